@@ -1,0 +1,47 @@
+// Command retrytop is a terminal dashboard for retry amplification: it reads
+// the Prometheus metrics of retry libraries, proxies and services and shows
+// originals vs attempts, budget denials, admission rejections kept apart
+// from provider errors, pool waits and split latency.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+)
+
+// Exit codes scripts can rely on.
+const (
+	exitOK      = 0
+	exitUsage   = 1 // bad flags or arguments
+	exitNoData  = 2 // no target could be read
+	exitFinding = 3 // --fail-on matched a finding
+)
+
+// exitError carries an exit code up to main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+func main() {
+	cmd := newRootCmd()
+	if err := cmd.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "retrytop:", err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
+		os.Exit(exitUsage)
+	}
+}

@@ -1,0 +1,33 @@
+package model
+
+import "time"
+
+// TargetStatus is the health of one scrape target as the collector sees it.
+type TargetStatus struct {
+	Name  string `json:"name"`
+	URL   string `json:"url"` // credentials already removed
+	Layer string `json:"layer,omitempty"`
+	Up    bool   `json:"up"`
+	// LastError is the newest scrape error, sanitised for display ("" when
+	// the newest scrape succeeded).
+	LastError      string        `json:"last_error,omitempty"`
+	LastScrape     time.Time     `json:"last_scrape"`
+	LastSuccess    time.Time     `json:"last_success"`
+	ScrapeDuration time.Duration `json:"scrape_duration_ns"`
+	Series         int           `json:"series"`
+	DroppedSeries  int           `json:"dropped_series,omitempty"`
+	Scrapes        int           `json:"scrapes"`
+	Failures       int           `json:"failures"`
+}
+
+// Frame is everything a view shows at one moment: target health, the
+// signals of every row over the rate window, and per-row timelines of
+// consecutive bins (oldest first) ending at Time.
+type Frame struct {
+	Time      time.Time // data time: the newest scrape the frame covers
+	Window    time.Duration
+	Bin       time.Duration
+	Targets   []TargetStatus
+	Rows      []Signals
+	Timelines map[Key][]Signals
+}

@@ -1,0 +1,183 @@
+package model
+
+import (
+	"strconv"
+)
+
+// The metric contract (docs/metrics.md): the family names every dialect
+// maps onto. Histogram families are named without the _bucket/_count/_sum
+// suffix.
+const (
+	MetricOriginals         = "retry_originals_total"
+	MetricAttempts          = "retry_attempts_total"
+	MetricRetries           = "retry_retries_total"
+	MetricRescued           = "retry_rescued_total"
+	MetricBudgetDenied      = "retry_budget_denied_total"
+	MetricAdmissionRejected = "retry_admission_rejected_total"
+	MetricResults           = "retry_results_total"
+	MetricActiveCalls       = "retry_active_calls"
+	MetricConcurrencyLimit  = "retry_concurrency_limit"
+	MetricPoolWait          = "retry_pool_wait_seconds"
+	MetricRequestDuration   = "retry_request_duration_seconds"
+	MetricAttemptDuration   = "retry_attempt_duration_seconds"
+	MetricBackoff           = "retry_backoff_seconds"
+	MetricBudgetBalance     = "retry_budget_balance"
+	MetricPolicyMaxAttempts = "retry_policy_max_attempts"
+	MetricPolicyDeadline    = "retry_policy_deadline_seconds"
+)
+
+// Contract label names and values.
+const (
+	LabelDependency  = "dependency"
+	LabelPriority    = "priority"
+	LabelOutcome     = "outcome"
+	LabelReason      = "reason"
+	LabelResult      = "result"
+	LabelResultClass = "result_class"
+
+	OutcomeSuccess        = "success"
+	OutcomeTemporaryError = "temporary_error"
+	OutcomePermanentError = "permanent_error"
+	OutcomeTimeout        = "timeout"
+
+	ResultSuccess           = "success"
+	ResultCapacityRejected  = "capacity_rejected"
+	ResultBudgetExhausted   = "budget_exhausted"
+	ResultDeadlineExhausted = "deadline_exhausted"
+	ResultProviderError     = "provider_error"
+	ResultPermanentError    = "permanent_error"
+	ResultCancelled         = "cancelled"
+
+	ClassSuccess     = "success"
+	ClassFastFailure = "fast_failure"
+	ClassFailure     = "failure"
+)
+
+// LatencyClasses are the result classes whose latency is kept apart, in
+// display order.
+var LatencyClasses = []string{ClassSuccess, ClassFastFailure, ClassFailure}
+
+// Value is a signal that may be absent. Absent (the endpoint does not
+// provide it, or the window has too little data) is different from zero
+// everywhere: in JSON it is null, on screen "-".
+type Value struct {
+	V  float64
+	OK bool
+}
+
+// Some returns a present value.
+func Some(v float64) Value { return Value{V: v, OK: true} }
+
+// Absent is the missing value.
+var Absent = Value{}
+
+// Get returns the value and whether it is present.
+func (v Value) Get() (float64, bool) { return v.V, v.OK }
+
+// Or returns the value, or def when absent.
+func (v Value) Or(def float64) float64 {
+	if v.OK {
+		return v.V
+	}
+	return def
+}
+
+// MarshalJSON writes null when absent.
+func (v Value) MarshalJSON() ([]byte, error) {
+	if !v.OK {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, v.V, 'g', -1, 64), nil
+}
+
+// UnmarshalJSON reads null as absent.
+func (v *Value) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*v = Absent
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return err
+	}
+	*v = Some(f)
+	return nil
+}
+
+// Quantiles holds the usual latency quantiles of one window, in seconds.
+type Quantiles struct {
+	P50 Value `json:"p50"`
+	P90 Value `json:"p90"`
+	P99 Value `json:"p99"`
+}
+
+// HistogramWindow is the increase of a classic histogram over a window:
+// cumulative bucket counts of the observations made inside it.
+type HistogramWindow struct {
+	Buckets []Bucket `json:"buckets"`
+	Count   float64  `json:"count"`
+	Sum     float64  `json:"sum"`
+}
+
+// Breakdown is a per-second rate split by labels (reason, priority, result).
+type Breakdown struct {
+	Labels Labels  `json:"-"`
+	Key    string  `json:"key"` // the labels as reason/priority text, for display and JSON
+	PerS   float64 `json:"per_s"`
+}
+
+// Signals are the retry signals of one (target, dependency) over one window.
+// Rates are per second; ratios are fractions (0..1), amplification is a
+// multiple. Every field may be Absent.
+type Signals struct {
+	Target     string `json:"target"`
+	Dependency string `json:"dependency"`
+	Dialect    string `json:"dialect,omitempty"`
+
+	StartMs int64 `json:"-"`
+	EndMs   int64 `json:"-"`
+
+	OriginalsPerS         Value `json:"originals_per_s"`
+	AttemptsPerS          Value `json:"attempts_per_s"`
+	Amplification         Value `json:"amplification"`
+	RetriesPerS           Value `json:"retries_per_s"`
+	RescuedPerS           Value `json:"rescued_per_s"`
+	BudgetDeniedPerS      Value `json:"budget_denied_per_s"`
+	AdmissionRejectedPerS Value `json:"admission_rejected_per_s"`
+	ProviderErrorsPerS    Value `json:"provider_errors_per_s"`
+	TemporaryErrorsPerS   Value `json:"temporary_errors_per_s"`
+	PermanentErrorsPerS   Value `json:"permanent_errors_per_s"`
+	TimeoutsPerS          Value `json:"timeouts_per_s"`
+	SuccessesPerS         Value `json:"successes_per_s"`
+	DeadlineExhaustedPerS Value `json:"deadline_exhausted_per_s"`
+	EffectiveSuccess      Value `json:"effective_success"`
+	AttemptSuccess        Value `json:"attempt_success"`
+	ActiveCalls           Value `json:"active_calls"`
+	ConcurrencyLimit      Value `json:"concurrency_limit"`
+	PoolWaitP50           Value `json:"pool_wait_p50_s"`
+	PoolWaitP99           Value `json:"pool_wait_p99_s"`
+	BackoffP50            Value `json:"backoff_p50_s"`
+	BackoffP99            Value `json:"backoff_p99_s"`
+	BudgetBalance         Value `json:"budget_balance"`
+	MaxAttempts           Value `json:"policy_max_attempts"`
+	DeadlineSeconds       Value `json:"policy_deadline_seconds"`
+
+	// AdmissionRejectedBy splits admission rejections by reason and priority.
+	AdmissionRejectedBy []Breakdown `json:"admission_rejected_by,omitempty"`
+	// ResultsPerS is the final result of originals, keyed by result.
+	ResultsPerS map[string]Value `json:"results_per_s,omitempty"`
+	// Latency is the whole-operation latency per result class
+	// (success, fast_failure, failure) and MixedLatency all classes together.
+	Latency      map[string]Quantiles `json:"latency,omitempty"`
+	MixedLatency Quantiles            `json:"mixed_latency"`
+	// LatencyHist is the window's latency histogram per result class.
+	LatencyHist map[string]HistogramWindow `json:"-"`
+}
+
+// Key identifies a row: one dependency as seen by one target.
+type Key struct {
+	Target, Dependency string
+}
+
+// Key returns the signals' row key.
+func (s *Signals) Key() Key { return Key{Target: s.Target, Dependency: s.Dependency} }
