@@ -1,0 +1,184 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+)
+
+// Result is the final result of one operation; its String is the
+// retry_results_total "result" label value.
+type Result uint8
+
+// Results, one per retry_results_total label value.
+const (
+	ResultSuccess           Result = iota // an attempt succeeded
+	ResultCapacityRejected                // the Limiter refused an attempt (load shed)
+	ResultBudgetExhausted                 // a retry was wanted but the Budget was empty
+	ResultDeadlineExhausted               // too little time left for a useful attempt
+	ResultProviderError                   // the last allowed attempt failed temporarily
+	ResultPermanentError                  // an attempt failed permanently; not retried
+	ResultCancelled                       // the caller's context was cancelled
+
+	numResults = 7
+)
+
+var resultNames = [numResults]string{
+	"success", "capacity_rejected", "budget_exhausted", "deadline_exhausted",
+	"provider_error", "permanent_error", "cancelled",
+}
+
+// phrase is the sentinel's text without its package prefix.
+func (r Result) phrase() string {
+	if int(r) < numResults && sentinels[r] != nil {
+		return strings.TrimPrefix(sentinels[r].Error(), "retry: ")
+	}
+	return r.String()
+}
+
+// String returns the metric label value.
+func (r Result) String() string {
+	if int(r) < numResults {
+		return resultNames[r]
+	}
+	return fmt.Sprintf("Result(%d)", r)
+}
+
+// Sentinel errors, one per failing Result. Every error Do returns wraps
+// exactly one of them; test with errors.Is.
+var (
+	ErrCapacityRejected  = errors.New("retry: capacity rejected")
+	ErrBudgetExhausted   = errors.New("retry: retry budget exhausted")
+	ErrDeadlineExhausted = errors.New("retry: deadline exhausted")
+	ErrProviderError     = errors.New("retry: provider error after last attempt")
+	ErrPermanentError    = errors.New("retry: permanent error")
+	ErrCancelled         = errors.New("retry: cancelled")
+)
+
+var sentinels = [numResults]error{
+	nil, ErrCapacityRejected, ErrBudgetExhausted, ErrDeadlineExhausted,
+	ErrProviderError, ErrPermanentError, ErrCancelled,
+}
+
+// Error is the error Do returns for every operation that did not succeed.
+//
+// errors.Is(err, ErrX) tells which result it was; errors.Is/As also reach the
+// last attempt's error (Err) and, for cancellation, the context's error. When
+// owners are nested (an attempt of one calls another Owner), the inner
+// *Error is part of the chain too; read Result from errors.As to get the
+// outermost result exactly.
+type Error struct {
+	Dependency string
+	Result     Result
+	// Attempts is how many attempts reached the provider.
+	Attempts int
+	// Err is the last attempt's error; nil if no attempt was made.
+	Err error
+
+	ctxErr error // the caller's ctx.Err() for cancelled/deadline results
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("retry %s: %s after %d attempt(s)", e.Dependency, e.Result.phrase(), e.Attempts)
+	switch {
+	case e.Err != nil:
+		return msg + ": " + e.Err.Error()
+	case e.ctxErr != nil:
+		return msg + ": " + e.ctxErr.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the result's sentinel, then the last attempt's error and
+// the caller's context error when present.
+func (e *Error) Unwrap() []error {
+	errs := make([]error, 0, 3)
+	if int(e.Result) < numResults && sentinels[e.Result] != nil {
+		errs = append(errs, sentinels[e.Result])
+	}
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	if e.ctxErr != nil {
+		errs = append(errs, e.ctxErr)
+	}
+	return errs
+}
+
+// RetryAfterer is implemented by errors that carry a provider's Retry-After
+// hint. The Owner waits at least that long before the next attempt.
+type RetryAfterer interface {
+	RetryAfter() time.Duration
+}
+
+// classifiedError marks an error's Class for DefaultClassify.
+type classifiedError struct {
+	err   error
+	class Class
+	after time.Duration
+}
+
+func (e *classifiedError) Error() string             { return e.err.Error() }
+func (e *classifiedError) Unwrap() error             { return e.err }
+func (e *classifiedError) RetryAfter() time.Duration { return e.after }
+func (e *classifiedError) retryClass() Class         { return e.class }
+
+type classer interface{ retryClass() Class }
+
+// MarkTemporary marks err as worth retrying. retryAfter is the provider's
+// requested minimum wait (0 if none); the Owner never waits less. This is
+// how an attempt reports a documented temporary failure (the seed's
+// TemporaryQuoteFailure).
+func MarkTemporary(err error, retryAfter time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	return &classifiedError{err: err, class: Temporary, after: max(retryAfter, 0)}
+}
+
+// MarkPermanent marks err as not to be retried, overriding
+// DefaultClassify's rule that timeouts are temporary (for example a timed
+// out payment without an idempotency contract).
+func MarkPermanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &classifiedError{err: err, class: Permanent}
+}
+
+// DefaultClassify is the classification used when Config.Classify is nil.
+// The first error in the chain marked by MarkTemporary, MarkPermanent or a
+// *StatusError decides; otherwise timeouts (context.DeadlineExceeded, a
+// net.Error whose Timeout is true) are Temporary and everything else is
+// Permanent: only documented temporary failures are retried.
+func DefaultClassify(err error) Class {
+	var c classer
+	if errors.As(err, &c) {
+		return c.retryClass()
+	}
+	if isTimeout(err) {
+		return Temporary
+	}
+	return Permanent
+}
+
+// isTimeout decides the "timeout" attempt outcome.
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// retryAfter extracts a Retry-After hint from err's chain.
+func retryAfter(err error) time.Duration {
+	var ra RetryAfterer
+	if errors.As(err, &ra) {
+		return max(ra.RetryAfter(), 0)
+	}
+	return 0
+}

@@ -1,0 +1,322 @@
+package retry
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Transport is an http.RoundTripper for use under an Owner. It sends each
+// request exactly once and reports connection pool wait:
+//
+//   - Hidden retries are disabled. net/http's Transport silently re-sends a
+//     replayable request (GET, HEAD, OPTIONS, TRACE, or any request with an
+//     Idempotency-Key header; with no body or with GetBody) when a reused
+//     keep-alive connection fails. Those would be provider attempts the
+//     Owner neither counts nor budgets, so Transport hands the base a request
+//     whose body cannot be rewound: a non-nil body without GetBody, which
+//     the documented rule never replays. For bodyless GET, HEAD, OPTIONS and
+//     DELETE the empty body is probed away by net/http and the wire is
+//     unchanged. A bodyless request of another method that net/http would
+//     still replay (TRACE, or POST/PUT with an Idempotency-Key and no body)
+//     is passed through unchanged: its hidden retry cannot be disabled this
+//     way.
+//     Over HTTP/2 the same body makes a bodyless GET carry an empty DATA
+//     frame, and the streams net/http/2 would have re-sent (REFUSED_STREAM,
+//     GOAWAY) come back as errors, which HTTPClient classifies like a reset
+//     connection.
+//   - Inside an Owner attempt it measures GetConn -> GotConn with
+//     net/http/httptrace and records it in retry_pool_wait_seconds. That
+//     span covers waiting for an idle connection (or for MaxConnsPerHost)
+//     and, when a new connection is needed, dialing it (DNS, TCP, TLS).
+//
+// Transport does not interpret responses; HTTPClient does.
+type Transport struct {
+	// Base does the round trips; nil means http.DefaultTransport. Set its
+	// dial, TLS handshake and response header timeouts: the attempt ctx
+	// bounds the whole attempt, but those bound each step.
+	Base http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := t.Base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	ctx := req.Context()
+	if o := ownerFrom(ctx); o != nil {
+		ctx = httptrace.WithClientTrace(ctx, poolWaitTrace(o))
+	}
+	r := req.WithContext(ctx) // a shallow copy: a RoundTripper must not modify req
+	r.Body, r.GetBody = oneShotBody(req)
+	return base.RoundTrip(r)
+}
+
+// poolWaitTrace times GetConn -> GotConn. The mutex is belt and braces: the
+// hooks normally run on the RoundTrip goroutine.
+func poolWaitTrace(o *Owner) *httptrace.ClientTrace {
+	var (
+		mu    sync.Mutex
+		start time.Time
+	)
+	return &httptrace.ClientTrace{
+		GetConn: func(string) {
+			mu.Lock()
+			start = o.clock.Now()
+			mu.Unlock()
+		},
+		GotConn: func(httptrace.GotConnInfo) {
+			mu.Lock()
+			s := start
+			mu.Unlock()
+			if !s.IsZero() {
+				o.in.poolWait.Observe(max(o.clock.Now().Sub(s), 0).Seconds())
+			}
+		},
+	}
+}
+
+// noRewind is a request body net/http cannot rewind, hence never replays.
+type noRewind struct{ io.ReadCloser }
+
+func oneShotBody(req *http.Request) (io.ReadCloser, func() (io.ReadCloser, error)) {
+	if !replayable(req) {
+		return req.Body, req.GetBody
+	}
+	if req.Body != nil && req.Body != http.NoBody {
+		return noRewind{req.Body}, nil
+	}
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodDelete:
+		// net/http probes an unknown-length body of these methods, finds it
+		// empty and sends no body: the wire is as if Body were nil.
+		return noRewind{http.NoBody}, nil
+	}
+	return req.Body, req.GetBody
+}
+
+// replayable mirrors net/http's rule for when Transport may re-send.
+func replayable(req *http.Request) bool {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return false
+	}
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return hasIdempotencyKey(req)
+}
+
+func hasIdempotencyKey(req *http.Request) bool {
+	_, a := req.Header["Idempotency-Key"]
+	_, b := req.Header["X-Idempotency-Key"]
+	return a || b
+}
+
+// idempotent reports whether re-sending req after an ambiguous failure (the
+// request may have reached the provider) is safe: RFC 9110 idempotent
+// methods, or an explicit idempotency key.
+func idempotent(req *http.Request) bool {
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace,
+		http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return hasIdempotencyKey(req)
+}
+
+// StatusError is a provider's answer with a failing HTTP status.
+// HTTPClient returns it, classified, for 429 and 5xx responses.
+type StatusError struct {
+	StatusCode int
+	Status     string
+	Header     http.Header
+	// Wait is the parsed Retry-After (0 when absent or invalid).
+	Wait time.Duration
+
+	class Class
+}
+
+func (e *StatusError) Error() string {
+	if e.Wait > 0 {
+		return fmt.Sprintf("http status %s (retry after %v)", e.Status, e.Wait)
+	}
+	return "http status " + e.Status
+}
+
+// RetryAfter implements RetryAfterer.
+func (e *StatusError) RetryAfter() time.Duration { return e.Wait }
+
+// Temporary reports whether the status is one worth retrying.
+func (e *StatusError) Temporary() bool { return e.class == Temporary }
+
+func (e *StatusError) retryClass() Class { return e.class }
+
+// HTTPClient performs each HTTP request as one Owner operation. Each attempt
+// goes through a Transport and reads the whole response body before the
+// attempt ends, so the per-attempt timeout and the admission slot cover the
+// body too and the returned response's body is already in memory.
+//
+// An attempt's answer is classified as follows:
+//   - 429 and 503 are Temporary, with Retry-After (delta-seconds or
+//     HTTP-date) as the least wait before the next attempt;
+//   - any other 5xx is Permanent (only documented temporary failures are
+//     retried); the body is discarded and a *StatusError returned;
+//   - any other status is a successful attempt: the provider answered, and
+//     the response (4xx included) is returned to the caller to interpret;
+//   - a failure to connect (the request was never sent) is Temporary;
+//   - a timeout or a broken connection after the request may have been sent
+//     is Temporary only for idempotent requests (GET, HEAD, OPTIONS, TRACE,
+//     PUT, DELETE, or with an Idempotency-Key header) and Permanent
+//     otherwise: a timed-out payment may have been charged;
+//   - TLS certificate and unknown-host errors are Permanent.
+type HTTPClient struct {
+	owner  *Owner
+	client *http.Client
+}
+
+// NewHTTPClient returns an HTTPClient running requests under o, with base as
+// the Transport's base (nil means http.DefaultTransport). Redirects are
+// followed as by http.Client, within the same attempt.
+func NewHTTPClient(o *Owner, base http.RoundTripper) *HTTPClient {
+	return &HTTPClient{owner: o, client: &http.Client{Transport: &Transport{Base: base}}}
+}
+
+// Do sends req under the Owner with priority p and returns the successful
+// attempt's response, its body fully read, or the Owner's *Error. req's
+// context is ignored in favour of ctx. A request with a body needs GetBody
+// (http.NewRequest sets it for in-memory bodies) to be retried.
+func (c *HTTPClient) Do(ctx context.Context, p Priority, req *http.Request) (*http.Response, error) {
+	var (
+		out  *http.Response
+		sent int
+	)
+	err := c.owner.Do(ctx, p, func(actx context.Context) error {
+		sent++
+		r := req.WithContext(actx)
+		if sent > 1 && req.Body != nil && req.Body != http.NoBody {
+			if req.GetBody == nil {
+				return MarkPermanent(errors.New("retry: request body cannot be re-sent: Request.GetBody is nil"))
+			}
+			body, err := req.GetBody()
+			if err != nil {
+				return MarkPermanent(err)
+			}
+			r.Body = body
+		}
+		resp, err := c.client.Do(r)
+		if err != nil {
+			return classifyTransportError(req, err)
+		}
+		if serr := c.statusError(resp); serr != nil {
+			// Drain a little so the connection can be reused.
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			_ = resp.Body.Close()
+			return serr
+		}
+		b, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil {
+			return classifyTransportError(req, err)
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+		out = resp
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *HTTPClient) statusError(resp *http.Response) error {
+	code := resp.StatusCode
+	if code != http.StatusTooManyRequests && code < 500 {
+		return nil
+	}
+	e := &StatusError{StatusCode: code, Status: resp.Status, Header: resp.Header, class: Permanent}
+	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
+		e.class = Temporary
+		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), c.owner.clock.Now()); ok {
+			e.Wait = d
+		}
+	}
+	return e
+}
+
+// classifyTransportError marks a client.Do or body read error.
+func classifyTransportError(req *http.Request, err error) error {
+	var (
+		cert *tls.CertificateVerificationError
+		dns  *net.DNSError
+		op   *net.OpError
+	)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return err
+	case errors.As(err, &cert):
+		return MarkPermanent(err)
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return MarkPermanent(err)
+	case errors.As(err, &op) && op.Op == "dial":
+		return MarkTemporary(err, 0) // never sent: safe for any method
+	}
+	ambiguous := isTimeout(err) || errors.As(err, &op) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		// HTTP/2 refused the stream or went away, and would have re-sent it
+		// had Transport not made the body non-rewindable. net/http does not
+		// wrap the cause, so only the text identifies it.
+		strings.Contains(err.Error(), "http2: Transport: cannot retry err")
+	switch {
+	case !ambiguous:
+		return MarkPermanent(err)
+	case idempotent(req):
+		return MarkTemporary(err, 0)
+	default:
+		return MarkPermanent(err)
+	}
+}
+
+// maxRetryAfterSeconds keeps delta-seconds from overflowing time.Duration.
+const maxRetryAfterSeconds = math.MaxInt64 / int64(time.Second)
+
+// ParseRetryAfter parses a Retry-After header value (RFC 9110 10.2.3):
+// delta-seconds ("120") or an HTTP-date, relative to now. A date in the
+// past means no wait (0, true). An empty or malformed value returns
+// (0, false).
+func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if v[0] >= '0' && v[0] <= '9' {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			var ne *strconv.NumError
+			if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) && strings.Trim(v, "0123456789") == "" {
+				return time.Duration(maxRetryAfterSeconds) * time.Second, true
+			}
+			return 0, false
+		}
+		return time.Duration(min(n, maxRetryAfterSeconds)) * time.Second, true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return max(t.Sub(now), 0), true
+}
