@@ -59,6 +59,7 @@ type targetHistory struct {
 }
 
 type storedSeries struct {
+	key      string // identity within the target; also the stable sort order
 	name     string
 	labels   Labels
 	typ      MetricType
@@ -122,7 +123,7 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 				res.Dropped++
 				return
 			}
-			ss = &storedSeries{name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, values: make([]float64, len(th.times))}
+			ss = &storedSeries{key: key, name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, values: make([]float64, len(th.times))}
 			for i := range ss.values {
 				ss.values[i] = math.NaN()
 			}
@@ -205,22 +206,31 @@ func (s *Store) Stats(target string) TargetStats {
 }
 
 // Times returns the retained scrape times of target, oldest first.
-func (s *Store) Times(target string) []int64 {
+func (s *Store) Times(target string) []int64 { return s.TimesSince(target, math.MinInt64) }
+
+// TimesSince returns the retained scrape times of target from the last one
+// at or before sinceMs (or the oldest retained), oldest first: the same
+// range SelectSince returns points for.
+func (s *Store) TimesSince(target string, sinceMs int64) []int64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	th := s.targets[target]
 	if th == nil {
 		return nil
 	}
-	return th.orderedTimes()
+	from, n := th.rangeSince(sinceMs)
+	out := make([]int64, 0, n)
+	for i := from; i < from+int64(n); i++ {
+		out = append(out, th.times[i%int64(len(th.times))])
+	}
+	return out
 }
 
 func (th *targetHistory) orderedTimes() []int64 {
-	n := th.retained()
+	from, n := th.rangeSince(math.MinInt64)
 	out := make([]int64, n)
-	start := th.next - int64(n)
-	for i := 0; i < n; i++ {
-		out[i] = th.times[(start+int64(i))%int64(len(th.times))]
+	for i := range out {
+		out[i] = th.times[(from+int64(i))%int64(len(th.times))]
 	}
 	return out
 }
@@ -232,9 +242,40 @@ func (th *targetHistory) retained() int {
 	return len(th.times)
 }
 
+// rangeSince returns the scrape index of the last retained scrape at or
+// before sinceMs (the oldest retained when none is) and how many scrapes
+// from there to the newest.
+func (th *targetHistory) rangeSince(sinceMs int64) (from int64, n int) {
+	kept := th.retained()
+	oldest := th.next - int64(kept)
+	// Binary search over the retained scrapes, which are in time order.
+	lo, hi := 0, kept // first retained position with time > sinceMs
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if th.times[(oldest+int64(mid))%int64(len(th.times))] > sinceMs {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	start := lo - 1
+	if start < 0 {
+		start = 0
+	}
+	return oldest + int64(start), kept - start
+}
+
 // Select copies the retained history of target's series named name whose
 // labels satisfy match (nil matches all), in a stable order.
 func (s *Store) Select(target, name string, match func(Labels) bool) []Series {
+	return s.SelectSince(target, name, match, math.MinInt64)
+}
+
+// SelectSince is Select restricted to the scrapes TimesSince(target,
+// sinceMs) returns, plus, for a series absent at the first of them, its
+// newest earlier sample: a window and the sample just before it, which is
+// all a rate over the window needs.
+func (s *Store) SelectSince(target, name string, match func(Labels) bool, sinceMs int64) []Series {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	th := s.targets[target]
@@ -243,15 +284,26 @@ func (s *Store) Select(target, name string, match func(Labels) bool) []Series {
 	}
 	list := th.byName[name]
 	out := make([]Series, 0, len(list))
-	n := th.retained()
-	start := th.next - int64(n)
+	from, n := th.rangeSince(sinceMs)
+	keys := make([]string, 0, len(list))
 	for _, ss := range list {
 		if match != nil && !match(ss.labels) {
 			continue
 		}
-		pts := make([]Point, 0, n)
-		for i := 0; i < n; i++ {
-			slot := (start + int64(i)) % int64(len(th.times))
+		pts := make([]Point, 0, n+1)
+		// A series absent at the first scrape of the range still needs its
+		// newest earlier sample: it is where an increase starts from.
+		if v := ss.values[from%int64(len(th.times))]; math.IsNaN(v) {
+			for i := from - 1; i >= th.next-int64(th.retained()); i-- {
+				slot := i % int64(len(th.times))
+				if v := ss.values[slot]; !math.IsNaN(v) {
+					pts = append(pts, Point{T: th.times[slot], V: v})
+					break
+				}
+			}
+		}
+		for i := from; i < from+int64(n); i++ {
+			slot := i % int64(len(th.times))
 			v := ss.values[slot]
 			if math.IsNaN(v) {
 				continue
@@ -259,9 +311,23 @@ func (s *Store) Select(target, name string, match func(Labels) bool) []Series {
 			pts = append(pts, Point{T: th.times[slot], V: v})
 		}
 		out = append(out, Series{Target: target, Name: name, Labels: ss.labels, Type: ss.typ, Points: pts, Stale: ss.lastSeen != th.next-1})
+		keys = append(keys, ss.key)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Labels.String() < out[j].Labels.String() })
+	sort.Sort(byKey{out, keys})
 	return out
+}
+
+// byKey sorts series by their store identity without building strings.
+type byKey struct {
+	series []Series
+	keys   []string
+}
+
+func (b byKey) Len() int           { return len(b.series) }
+func (b byKey) Less(i, j int) bool { return b.keys[i] < b.keys[j] }
+func (b byKey) Swap(i, j int) {
+	b.series[i], b.series[j] = b.series[j], b.series[i]
+	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
 }
 
 // Names lists the series names retained for target, sorted.

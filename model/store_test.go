@@ -180,3 +180,40 @@ func BenchmarkStoreAppend2000(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2000, "ns/series")
 }
+
+func TestSelectSinceKeepsTheSampleBeforeTheWindow(t *testing.T) {
+	st := NewStore(StoreConfig{History: 10})
+	for i := int64(1); i <= 6; i++ {
+		st.Append(snap("a", i, counter("c", float64(i))))
+	}
+	tests := []struct {
+		since      int64
+		wantPoints string
+		wantTimes  string
+	}{
+		{3500, "[{3000 3} {4000 4} {5000 5} {6000 6}]", "[3000 4000 5000 6000]"},
+		{3000, "[{3000 3} {4000 4} {5000 5} {6000 6}]", "[3000 4000 5000 6000]"},
+		{0, "[{1000 1} {2000 2} {3000 3} {4000 4} {5000 5} {6000 6}]", "[1000 2000 3000 4000 5000 6000]"},
+		{9000, "[{6000 6}]", "[6000]"},
+	}
+	for _, tt := range tests {
+		got := st.SelectSince("a", "c", nil, tt.since)
+		if len(got) != 1 || fmt.Sprint(got[0].Points) != tt.wantPoints {
+			t.Errorf("SelectSince(%d) = %v, want %s", tt.since, got, tt.wantPoints)
+		}
+		if ts := fmt.Sprint(st.TimesSince("a", tt.since)); ts != tt.wantTimes {
+			t.Errorf("TimesSince(%d) = %s, want %s", tt.since, ts, tt.wantTimes)
+		}
+	}
+}
+
+func TestSelectSinceReachesBackOverAGap(t *testing.T) {
+	st := NewStore(StoreConfig{History: 10})
+	st.Append(snap("a", 1, counter("c", 1), counter("d", 1)))
+	st.Append(snap("a", 2, counter("d", 2)))
+	st.Append(snap("a", 3, counter("c", 3), counter("d", 3)))
+	got := st.SelectSince("a", "c", nil, 2000)
+	if len(got) != 1 || fmt.Sprint(got[0].Points) != "[{1000 1} {3000 3}]" {
+		t.Errorf("SelectSince over a gap = %v, want the sample before the gap too", got)
+	}
+}

@@ -1,0 +1,244 @@
+package analysis
+
+import (
+	"math"
+	"sort"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// SignalsFor computes the retry signals of one (target, dependency) over
+// [startMs, endMs] from the metric contract's families in st. Counters use
+// the samples inside the window (see Increase) and are divided by the time
+// between the target's first and last scrape in it; gauges are read at the
+// target's newest scrape in it. Any signal without enough data is Absent.
+func SignalsFor(st *model.Store, target, dependency string, startMs, endMs int64) model.Signals {
+	r := selectRow(st, target, dependency, startMs)
+	return r.eval(rangeWindow(r.times, startMs, endMs))
+}
+
+// Dependencies lists, sorted, the dependency label values target exposes in
+// any family of the metric contract within the retained history.
+func Dependencies(st *model.Store, target string) []string {
+	seen := make(map[string]bool)
+	for _, n := range dependencyNames {
+		for _, s := range st.Select(target, n, nil) {
+			if d := s.Labels.Get(model.LabelDependency); d != "" {
+				seen[d] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// dependencyNames are the cheapest flat series that cover every contract
+// family: counters and gauges as they are, histograms by their _count.
+var dependencyNames = func() []string {
+	var ns []string
+	ns = append(ns, counterNames[:]...)
+	ns = append(ns, gaugeNames[:]...)
+	for _, h := range histNames {
+		ns = append(ns, h+"_count")
+	}
+	return append(ns, model.MetricAttemptDuration+"_count")
+}()
+
+// selectRow selects one (target, dependency) from the store.
+func selectRow(st *model.Store, target, dep string, sinceMs int64) *row {
+	times := st.TimesSince(target, sinceMs)
+	if r := selectTarget(st, target, times, matchDependency(dep), sinceMs).rows()[dep]; r != nil {
+		return r
+	}
+	return emptyRow(target, dep, times)
+}
+
+// eval computes the row's signals over one window.
+func (r *row) eval(w window) model.Signals {
+	s := model.Signals{Target: r.target, Dependency: r.dep, StartMs: w.start, EndMs: w.end}
+
+	s.OriginalsPerS = w.rate(r.sum(cOriginals, &w))
+	s.RetriesPerS = w.rate(r.sum(cRetries, &w))
+	s.RescuedPerS = w.rate(r.sum(cRescued, &w))
+	s.BudgetDeniedPerS = w.rate(r.sum(cBudgetDenied, &w))
+	r.attempts(&s, &w)
+	s.Amplification = ratio(s.AttemptsPerS, s.OriginalsPerS)
+	r.admissionRejected(&s, &w)
+	r.finalResults(&s, &w)
+	s.EffectiveSuccess = ratio(s.SuccessesPerS, s.OriginalsPerS)
+
+	s.ActiveCalls = r.gauge(gActive, &w, sumOf)
+	s.ConcurrencyLimit = r.gauge(gLimit, &w, sumOf)
+	s.BudgetBalance = r.gauge(gBalance, &w, sumOf)
+	s.MaxAttempts = r.gauge(gMaxAttempts, &w, maxOf)
+	s.DeadlineSeconds = r.gauge(gDeadline, &w, maxOf)
+
+	if h, ok := r.histogram(hPoolWait, &w); ok {
+		s.PoolWaitP50, s.PoolWaitP99 = quantile(0.5, h.Buckets), quantile(0.99, h.Buckets)
+	}
+	if h, ok := r.histogram(hBackoff, &w); ok {
+		s.BackoffP50, s.BackoffP99 = quantile(0.5, h.Buckets), quantile(0.99, h.Buckets)
+	}
+	r.latency(&s, &w)
+	return s
+}
+
+// sum adds up the window increases of every series of a counter family;
+// ok when at least one series had enough data.
+func (r *row) sum(c int, w *window) (float64, bool) {
+	var total float64
+	seen := false
+	for i := range r.counters[c] {
+		if inc, ok := increase(w.span(r.counters[c][i].points)); ok {
+			total += inc
+			seen = true
+		}
+	}
+	return total, seen
+}
+
+// attempts fills attempts/s and its split by outcome. Provider errors are
+// the errors the provider answered with (temporary + permanent); timeouts
+// are their own outcome and never provider errors.
+func (r *row) attempts(s *model.Signals, w *window) {
+	var total, success, temporary, permanent, timeout float64
+	seen := false
+	for _, c := range r.counters[cAttempts] {
+		inc, ok := increase(w.span(c.points))
+		if !ok {
+			continue
+		}
+		seen = true
+		total += inc
+		switch c.key {
+		case model.OutcomeSuccess:
+			success += inc
+		case model.OutcomeTemporaryError:
+			temporary += inc
+		case model.OutcomePermanentError:
+			permanent += inc
+		case model.OutcomeTimeout:
+			timeout += inc
+		}
+	}
+	s.AttemptsPerS = w.rate(total, seen)
+	s.TemporaryErrorsPerS = w.rate(temporary, seen)
+	s.PermanentErrorsPerS = w.rate(permanent, seen)
+	s.ProviderErrorsPerS = w.rate(temporary+permanent, seen)
+	s.TimeoutsPerS = w.rate(timeout, seen)
+	s.AttemptSuccess = ratio(w.rate(success, seen), s.AttemptsPerS)
+}
+
+// admissionRejected fills admission rejections/s and their split by
+// (reason, priority), sorted by key; only keys with enough data are listed.
+func (r *row) admissionRejected(s *model.Signals, w *window) {
+	var total float64
+	seen := false
+	for _, g := range r.admission {
+		inc, ok := groupIncrease(g.series, w)
+		if !ok {
+			continue
+		}
+		seen = true
+		total += inc
+		if v := w.rate(inc, true); v.OK {
+			s.AdmissionRejectedBy = append(s.AdmissionRejectedBy, model.Breakdown{Labels: g.labels, Key: g.key, PerS: v.V})
+		}
+	}
+	s.AdmissionRejectedPerS = w.rate(total, seen)
+}
+
+// finalResults fills results/s by result. When the family has data, every
+// result of the contract is listed, zero when it never occurred.
+func (r *row) finalResults(s *model.Signals, w *window) {
+	if len(r.results) == 0 || w.seconds <= 0 {
+		return
+	}
+	var buf [16]float64
+	incs := buf[:0]
+	seen := false
+	for _, g := range r.results {
+		inc, ok := groupIncrease(g.series, w)
+		incs = append(incs, inc)
+		seen = seen || ok
+	}
+	if !seen {
+		return
+	}
+	s.ResultsPerS = make(map[string]model.Value, len(r.results))
+	for i, g := range r.results {
+		s.ResultsPerS[g.key] = w.rate(incs[i], true)
+	}
+	s.SuccessesPerS = s.ResultsPerS[model.ResultSuccess]
+	s.DeadlineExhaustedPerS = s.ResultsPerS[model.ResultDeadlineExhausted]
+}
+
+func groupIncrease(series []points, w *window) (float64, bool) {
+	var total float64
+	seen := false
+	for _, pts := range series {
+		if inc, ok := increase(w.span(pts)); ok {
+			total += inc
+			seen = true
+		}
+	}
+	return total, seen
+}
+
+func sumOf(a, b float64) float64 { return a + b }
+func maxOf(a, b float64) float64 { return math.Max(a, b) }
+
+// gauge combines a gauge family's values at the window's newest scrape.
+func (r *row) gauge(g int, w *window, combine func(a, b float64) float64) model.Value {
+	out := model.Absent
+	for _, pts := range r.gauges[g] {
+		v, ok := w.gauge(pts)
+		if !ok {
+			continue
+		}
+		if out.OK {
+			v = combine(out.V, v)
+		}
+		out = model.Some(v)
+	}
+	return out
+}
+
+// histogram is the window increase of a single-group histogram family.
+func (r *row) histogram(h int, w *window) (model.HistogramWindow, bool) {
+	if len(r.hists[h]) == 0 {
+		return model.HistogramWindow{}, false
+	}
+	return r.hists[h][0].parts.increase(*w)
+}
+
+// latency fills per-class latency quantiles and histograms, and the mixed
+// latency of all classes summed by le.
+func (r *row) latency(s *model.Signals, w *window) {
+	groups := r.hists[hRequest]
+	if len(groups) == 0 {
+		return
+	}
+	s.Latency = make(map[string]model.Quantiles, len(groups))
+	var present []model.HistogramWindow
+	for _, g := range groups {
+		h, ok := g.parts.increase(*w)
+		if !ok {
+			s.Latency[g.class] = model.Quantiles{}
+			continue
+		}
+		if s.LatencyHist == nil {
+			s.LatencyHist = make(map[string]model.HistogramWindow, len(groups))
+		}
+		s.LatencyHist[g.class] = h
+		s.Latency[g.class] = Quantiles(h.Buckets)
+		present = append(present, h)
+	}
+	if len(present) > 0 {
+		s.MixedLatency = Quantiles(MergeHistograms(present...).Buckets)
+	}
+}

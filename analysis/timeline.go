@@ -1,0 +1,37 @@
+package analysis
+
+import (
+	"time"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// Timeline computes the signals of one row over consecutive bins
+// [startMs+i*bin, startMs+(i+1)*bin], oldest first; a last bin that would
+// pass endMs is cut at endMs. Bins share their edges: a counter's increase
+// in a bin runs from its last sample at or before the bin's start to its
+// last sample at or before the bin's end, and rates are divided by the bin's
+// width. So the sum over the bins of rate x width is the increase over the
+// whole range, with nothing lost between bins and nothing counted twice.
+// Gauges are read at the target's newest scrape inside each bin.
+//
+// It returns nil when bin is shorter than a millisecond or endMs <= startMs.
+func Timeline(st *model.Store, key model.Key, bin time.Duration, startMs, endMs int64) []model.Signals {
+	binMs := bin.Milliseconds()
+	if binMs <= 0 || endMs <= startMs {
+		return nil
+	}
+	return selectRow(st, key.Target, key.Dependency, startMs).timeline(binMs, startMs, endMs)
+}
+
+// timeline evaluates the row over consecutive bins.
+func (r *row) timeline(binMs, startMs, endMs int64) []model.Signals {
+	if binMs <= 0 || endMs <= startMs {
+		return nil
+	}
+	out := make([]model.Signals, 0, (endMs-startMs+binMs-1)/binMs)
+	for a := startMs; a < endMs; a += binMs {
+		out = append(out, r.eval(binWindow(r.times, a, min(a+binMs, endMs))))
+	}
+	return out
+}

@@ -1,0 +1,136 @@
+package analysis
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+func TestTimelineBins(t *testing.T) {
+	dep := []string{model.LabelDependency, "db"}
+	// Scrapes every second from t0+20 s to t0+60 s: nothing before.
+	st := load(t, nil, "svc", every(t0+20000, 1000, 41),
+		ts{model.MetricOriginals, dep, "0+2x40"},
+		ts{model.MetricActiveCalls, dep, "0+1x40"},
+	)
+	bins := Timeline(st, model.Key{Target: "svc", Dependency: "db"}, 10*time.Second, t0, t0+65000)
+	if len(bins) != 7 {
+		t.Fatalf("%d bins, want 7", len(bins))
+	}
+	for i, b := range bins {
+		wantStart, wantEnd := t0+int64(i)*10000, min(t0+int64(i+1)*10000, t0+65000)
+		if b.StartMs != wantStart || b.EndMs != wantEnd || b.Target != "svc" || b.Dependency != "db" {
+			t.Errorf("bin %d = %s/%s [%d, %d], want [%d, %d]", i, b.Target, b.Dependency, b.StartMs-t0, b.EndMs-t0, wantStart-t0, wantEnd-t0)
+		}
+	}
+	for i, tc := range []struct{ originals, active float64 }{
+		{absent, absent}, // before the data
+		// The first scrape is on this bin's end edge: one sample is not
+		// enough for a rate, but the gauge has its value.
+		{absent, 0},
+		{2, 10},
+		{2, 20},
+		{2, 30},
+		{2, 40},
+		// The last bin, cut at t0+65 s, holds no scrape after the one on
+		// its start edge.
+		{absent, 40},
+	} {
+		checkValue(t, fmt.Sprint("originals bin ", i), bins[i].OriginalsPerS, tc.originals)
+		checkValue(t, fmt.Sprint("active bin ", i), bins[i].ActiveCalls, tc.active)
+	}
+	if got := Timeline(st, model.Key{Target: "svc", Dependency: "db"}, 0, t0, t0+1000); got != nil {
+		t.Errorf("zero bin: %v", got)
+	}
+	if got := Timeline(st, model.Key{Target: "svc", Dependency: "db"}, time.Second, t0, t0); got != nil {
+		t.Errorf("empty range: %v", got)
+	}
+}
+
+// The timeline's defining property: rate x width summed over the bins is
+// the increase over the whole range, whatever the jitter, gaps, restarts and
+// bin phase.
+func TestTimelineAddsUp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 30 {
+		const n = 300
+		times := make([]int64, n)
+		for i := range times {
+			times[i] = t0 + int64(i)*1000 + int64(rng.IntN(400)) - 200
+		}
+		gen := func() string {
+			var b strings.Builder
+			v := 0.0
+			for range n {
+				switch r := rng.IntN(100); {
+				case r < 5:
+					b.WriteString(" _")
+					continue
+				case r < 7:
+					v = float64(rng.IntN(3)) // restart
+				default:
+					v += float64(rng.IntN(10))
+				}
+				b.WriteString(" " + model.FormatFloat(v))
+			}
+			return b.String()
+		}
+		dep := []string{model.LabelDependency, "db"}
+		origVals := [2]string{gen(), gen()}
+		st := load(t, nil, "svc", times,
+			ts{model.MetricOriginals, append(dep, "priority", "a"), origVals[0]},
+			ts{model.MetricOriginals, append(dep, "priority", "b"), origVals[1]},
+			ts{model.MetricAttempts, append(dep, "outcome", "timeout"), gen()},
+		)
+		bin := time.Duration(2000+rng.IntN(20000)) * time.Millisecond
+		start := t0 + int64(rng.IntN(30000)) - 10000
+		end := start + 10*bin.Milliseconds() + int64(rng.IntN(2000)) // a cut last bin too
+		var sum float64
+		for _, b := range Timeline(st, model.Key{Target: "svc", Dependency: "db"}, bin, start, end) {
+			sum += b.OriginalsPerS.Or(0) * float64(b.EndMs-b.StartMs) / 1000
+		}
+		var want float64
+		for _, vals := range origVals {
+			inc, _ := increase(lookback(pointsOf(t, times, vals), start, end))
+			want += inc
+		}
+		if !near(sum, want) {
+			t.Fatalf("trial %d: bins add up to %v, range increase %v", trial, sum, want)
+		}
+	}
+}
+
+// With a scrape on the range's start, the bins add up to exactly what
+// SignalsFor and Increase report for the whole range.
+func TestTimelineMatchesWindow(t *testing.T) {
+	st := fixture(t)
+	key := model.Key{Target: "svc", Dependency: "db"}
+	bins := Timeline(st, key, 5*time.Second, t0, t0+30000)
+	whole := SignalsFor(st, "svc", "db", t0, t0+30000)
+	for _, sig := range []struct {
+		name string
+		get  func(*model.Signals) model.Value
+	}{
+		{"originals", func(s *model.Signals) model.Value { return s.OriginalsPerS }},
+		{"attempts", func(s *model.Signals) model.Value { return s.AttemptsPerS }},
+		{"timeouts", func(s *model.Signals) model.Value { return s.TimeoutsPerS }},
+		{"admission", func(s *model.Signals) model.Value { return s.AdmissionRejectedPerS }},
+		{"successes", func(s *model.Signals) model.Value { return s.SuccessesPerS }},
+	} {
+		var sum float64
+		for i := range bins {
+			sum += sig.get(&bins[i]).V * float64(bins[i].EndMs-bins[i].StartMs) / 1000
+		}
+		if w := sig.get(&whole).V * 30; !near(sum, w) {
+			t.Errorf("%s: bins add up to %v, window %v", sig.name, sum, w)
+		}
+	}
+	// Histograms per bin: the success class sees 5 s of observations.
+	checkHistogram(t, bins[0].LatencyHist["success"], model.HistogramWindow{
+		Buckets: bk(0.1, 25, 0.5, 40, 1, 40, inf, 40), Count: 40, Sum: 7.5,
+	})
+}

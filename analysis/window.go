@@ -1,0 +1,148 @@
+package analysis
+
+import "github.com/retrytop/retrytop/model"
+
+// points is one flat series' samples. Every sample of a target's series
+// lies on one of the target's scrape times; when a series has no gap, its
+// samples are a contiguous run of those times starting at base, and a
+// window finds its span by index instead of searching it.
+type points struct {
+	pts  []model.Point
+	base int // index of pts[0] in the target's scrape times; -1: search
+}
+
+// newPoints indexes pts against the target's scrape times (nil: never).
+func newPoints(times []int64, pts []model.Point) points {
+	p := points{pts: pts, base: -1}
+	n := len(pts)
+	if n == 0 || len(times) == 0 {
+		return p
+	}
+	b := timesAfter(times, pts[0].T) - 1
+	if b >= 0 && times[b] == pts[0].T && b+n <= len(times) && times[b+n-1] == pts[n-1].T {
+		p.base = b // n distinct scrape times from b to b+n-1: no gap
+	}
+	return p
+}
+
+// window is one range a row is evaluated over, resolved against the
+// target's scrape times.
+type window struct {
+	start, end int64
+	// back selects lookback spans (timeline bins: from the sample at or
+	// before start) instead of the samples inside [start, end].
+	back bool
+	// seconds is the rate denominator; rates are absent when it is 0.
+	seconds float64
+	// last is the target's newest scrape in [start, end], where gauges are
+	// read; hasLast is false when the target has no scrape there.
+	last    int64
+	hasLast bool
+	// Indexes in the target's scrape times of the first scrape at or after
+	// start, the first after start and the first after end.
+	iFrom, iAfter, iEnd int
+}
+
+func newWindow(times []int64, start, end int64, back bool) window {
+	w := window{start: start, end: end, back: back}
+	w.iFrom, w.iAfter, w.iEnd = timesAfter(times, start-1), timesAfter(times, start), timesAfter(times, end)
+	if w.iFrom < w.iEnd {
+		w.last, w.hasLast = times[w.iEnd-1], true
+	}
+	return w
+}
+
+// plainWindow is a window over series not indexed against scrape times
+// (the exported functions' inputs): [start, end] as given.
+func plainWindow(start, end int64) window {
+	return window{start: start, end: end, last: end, hasLast: true}
+}
+
+// rangeWindow is a window of the samples inside [start, end]. Rates are
+// divided by the time between the target's first and last scrape in it, so
+// a counter's rate is its exact increase over exactly the time it took.
+func rangeWindow(times []int64, start, end int64) window {
+	w := newWindow(times, start, end, false)
+	if w.hasLast {
+		w.seconds = float64(w.last-times[w.iFrom]) / 1000
+	}
+	return w
+}
+
+// binWindow is a timeline bin [start, end]: increases run from each series'
+// sample at or before start to its last sample at or before end, and rates
+// are divided by the bin's width, so that rate x width over consecutive bins
+// adds up to the increase over all of them.
+func binWindow(times []int64, start, end int64) window {
+	w := newWindow(times, start, end, true)
+	w.seconds = float64(end-start) / 1000
+	return w
+}
+
+// span returns the samples of one series that the window's increase uses.
+func (w *window) span(p points) []model.Point {
+	if !w.hasLast {
+		return nil // no scrape in the window: no sample either
+	}
+	if p.base < 0 {
+		// Up to the newest scrape the window knows of, so that a sample
+		// appended after the scrape times were read is never used.
+		if w.back {
+			return lookback(p.pts, w.start, w.last)
+		}
+		return inside(p.pts, w.start, w.last)
+	}
+	// The number of samples at or before a time is the number of scrapes
+	// at or before it, less base, within [0, len].
+	n := len(p.pts)
+	clamp := func(k int) int { return min(max(k-p.base, 0), n) }
+	var i int
+	if w.back {
+		if i = clamp(w.iAfter); i > 0 {
+			i--
+		}
+	} else {
+		i = clamp(w.iFrom)
+	}
+	j := clamp(w.iEnd)
+	if i >= j {
+		return nil
+	}
+	return p.pts[i:j]
+}
+
+// rate turns a summed increase into a per-second Value.
+func (w *window) rate(inc float64, ok bool) model.Value {
+	if !ok || w.seconds <= 0 {
+		return model.Absent
+	}
+	return model.Some(inc / w.seconds)
+}
+
+// gauge returns a gauge series' value at the window's newest scrape; a
+// series absent from that scrape is stale and has no value.
+func (w *window) gauge(p points) (float64, bool) {
+	if !w.hasLast {
+		return 0, false
+	}
+	var j int
+	if p.base >= 0 {
+		if j = w.iEnd - 1 - p.base; j >= len(p.pts) {
+			j = -1
+		}
+	} else {
+		j = searchAfter(p.pts, w.last) - 1
+	}
+	if j < 0 || p.pts[j].T != w.last {
+		return 0, false
+	}
+	return p.pts[j].V, true
+}
+
+// ratio is num/den, absent when either is absent or den is 0.
+func ratio(num, den model.Value) model.Value {
+	if !num.OK || !den.OK || den.V == 0 {
+		return model.Absent
+	}
+	return model.Some(num.V / den.V)
+}
