@@ -1,0 +1,110 @@
+package analysis
+
+import (
+	"sort"
+	"time"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// Report is what `retrytop analyze` prints: the signals of every
+// (target, dependency) over the window ending at the newest scrape, and a
+// timeline of consecutive bins over everything retained. Its JSON shape is
+// the documented schema of docs/analyze-json.md.
+type Report struct {
+	WindowSeconds float64              `json:"window_seconds"`
+	StartUnix     float64              `json:"start_unix"`
+	EndUnix       float64              `json:"end_unix"`
+	BinSeconds    float64              `json:"bin_seconds"`
+	Targets       []model.TargetStatus `json:"targets"`
+	Dependencies  []DependencyReport   `json:"dependencies"`
+}
+
+// DependencyReport is one row of a Report.
+type DependencyReport struct {
+	model.Signals
+	// LatencyP99 is the p99 of the whole-operation latency per result
+	// class (success, fast_failure, failure), in seconds.
+	LatencyP99 map[string]model.Value `json:"latency_p99_s"`
+	Timeline   []BinReport            `json:"timeline"`
+}
+
+// BinReport is one timeline bin: the same per-second signals over
+// [StartUnix, EndUnix].
+type BinReport struct {
+	StartUnix float64 `json:"start_unix"`
+	EndUnix   float64 `json:"end_unix"`
+	model.Signals
+}
+
+// ReportOptions shape a Report; zero fields take the defaults.
+type ReportOptions struct {
+	Window time.Duration // default DefaultWindow
+	Bin    time.Duration // default DefaultBin
+	EndMs  int64         // 0 = the newest scrape of any target
+}
+
+// BuildReport computes a Report from the store. The rows cover
+// [end-Window, end]; the timeline covers [oldest retained scrape, end] in
+// Bin-wide bins, so summing a rate times its bin's width over the timeline
+// gives the increase over the whole recording.
+func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptions) Report {
+	if opts.Window <= 0 {
+		opts.Window = DefaultWindow
+	}
+	if opts.Bin < time.Millisecond {
+		opts.Bin = DefaultBin
+	}
+	rep := Report{
+		WindowSeconds: opts.Window.Seconds(),
+		BinSeconds:    opts.Bin.Seconds(),
+		Targets:       targets,
+		Dependencies:  []DependencyReport{},
+	}
+	if rep.Targets == nil {
+		rep.Targets = []model.TargetStatus{}
+	}
+	start, end := int64(0), opts.EndMs
+	for _, t := range st.Targets() {
+		ts := st.Times(t)
+		if len(ts) == 0 {
+			continue
+		}
+		if start == 0 || ts[0] < start {
+			start = ts[0]
+		}
+		if opts.EndMs == 0 && ts[len(ts)-1] > end {
+			end = ts[len(ts)-1]
+		}
+	}
+	if end == 0 || start >= end {
+		return rep
+	}
+	rep.StartUnix, rep.EndUnix = float64(start)/1000, float64(end)/1000
+	binMs := opts.Bin.Milliseconds()
+	winStart := end - opts.Window.Milliseconds()
+	for _, t := range st.Targets() {
+		for _, r := range selectTarget(st, t, st.Times(t), nil, start).rows() {
+			dr := DependencyReport{Signals: r.eval(rangeWindow(r.times, winStart, end)), Timeline: []BinReport{}}
+			dr.LatencyP99 = make(map[string]model.Value, len(model.LatencyClasses))
+			for _, c := range model.LatencyClasses {
+				dr.LatencyP99[c] = dr.Latency[c].P99
+			}
+			for _, b := range r.timeline(binMs, start, end) {
+				dr.Timeline = append(dr.Timeline, BinReport{StartUnix: float64(b.StartMs) / 1000, EndUnix: float64(b.EndMs) / 1000, Signals: b})
+			}
+			rep.Dependencies = append(rep.Dependencies, dr)
+		}
+	}
+	sortReport(rep.Dependencies)
+	return rep
+}
+
+func sortReport(deps []DependencyReport) {
+	sort.Slice(deps, func(i, j int) bool {
+		if deps[i].Target != deps[j].Target {
+			return deps[i].Target < deps[j].Target
+		}
+		return deps[i].Dependency < deps[j].Dependency
+	})
+}

@@ -1,0 +1,656 @@
+package collect
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"io"
+	"log"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/config"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// stepClock returns a clock that starts at t0 and advances a second per
+// call, so successive scrapes get increasing timestamps.
+func stepClock() func() time.Time {
+	var n atomic.Int64
+	return func() time.Time { return t0.Add(time.Duration(n.Add(1)-1) * time.Second) }
+}
+
+func serve(t *testing.T, h http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func exposition(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ctText)
+		_, _ = w.Write([]byte(body))
+	}
+}
+
+const smallBody = "# TYPE retry_originals_total counter\nretry_originals_total{dependency=\"db\"} 7\n"
+
+func target(name, url string) Target {
+	return Target{Name: name, URL: url, Interval: time.Second, HTTP: config.DefaultHTTPClientConfig}
+}
+
+func statusOf(t *testing.T, sts []model.TargetStatus, name string) model.TargetStatus {
+	t.Helper()
+	for _, st := range sts {
+		if st.Name == name {
+			return st
+		}
+	}
+	t.Fatalf("no status for %q in %+v", name, sts)
+	return model.TargetStatus{}
+}
+
+func TestScrapeOnceStoresSnapshot(t *testing.T) {
+	var accept, encoding, timeout string
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		accept, encoding = r.Header.Get("Accept"), r.Header.Get("Accept-Encoding")
+		timeout = r.Header.Get("X-Prometheus-Scrape-Timeout-Seconds")
+		w.Header().Set("Content-Type", ctText)
+		_, _ = w.Write(readFixture(t, "text_good.prom"))
+	})
+	store := model.NewStore(model.StoreConfig{})
+	s := NewScraper([]Target{{URL: srv.URL + "/metrics", Layer: "app", Timeout: 1500 * time.Millisecond}}, store, Options{Clock: stepClock()})
+	sts := s.ScrapeOnce(t.Context())
+
+	name := strings.TrimPrefix(srv.URL, "http://") // defaults to host:port
+	st := statusOf(t, sts, name)
+	if !st.Up || st.LastError != "" || st.Scrapes != 1 || st.Failures != 0 {
+		t.Fatalf("status = %+v, want up after one scrape", st)
+	}
+	if !st.LastSuccess.Equal(t0) || !st.LastScrape.Equal(t0) || st.Layer != "app" || st.URL != srv.URL+"/metrics" {
+		t.Errorf("status = %+v", st)
+	}
+	// 1 gauge + 2 counters + summary (2 quantiles, sum, count) + histogram (3 buckets, sum, count) + 1 untyped
+	if st.Series != 1+2+4+5+1 {
+		t.Errorf("series = %d, want 13", st.Series)
+	}
+	if accept != DefaultAcceptHeader || encoding != "gzip" || timeout != "1.5" {
+		t.Errorf("request headers: Accept %q, Accept-Encoding %q, timeout %q", accept, encoding, timeout)
+	}
+	got := store.Select(name, "retry_originals_total", nil)
+	if len(got) != 2 || got[0].Points[0].V != 50 || got[0].Points[0].T != t0.UnixMilli() {
+		t.Errorf("stored series = %+v", got)
+	}
+	if got := store.Select(name, "retry_request_duration_seconds_bucket", nil); len(got) != 3 {
+		t.Errorf("stored buckets = %d series, want 3", len(got))
+	}
+}
+
+func TestScrapeGzip(t *testing.T) {
+	body := readFixture(t, "text_good.prom")
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			http.Error(w, "want gzip", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", ctText)
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		_, _ = zw.Write(body)
+		_ = zw.Close()
+	})
+	s := NewScraper([]Target{target("gz", srv.URL)}, nil, Options{Clock: stepClock()})
+	for i := 0; i < 2; i++ { // the second scrape reuses the gzip reader
+		st := s.ScrapeOnce(t.Context())[0]
+		if !st.Up || st.Series != 13 {
+			t.Fatalf("scrape %d: status = %+v", i, st)
+		}
+	}
+	if n := len(s.Store().Times("gz")); n != 2 {
+		t.Errorf("store has %d scrapes, want 2", n)
+	}
+}
+
+func TestScrapeBodyLimit(t *testing.T) {
+	big := "# TYPE m gauge\n" + strings.Repeat("m{pad=\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"} 1\n", 100) // > 1 KiB
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		want    string
+	}{
+		{"declared", exposition(big), `target "declared": GET http://`},
+		{"chunked", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", ctText)
+			for i := 0; i < 10; i++ {
+				_, _ = w.Write([]byte(big[:len(big)/10]))
+				w.(http.Flusher).Flush()
+			}
+		}, `target "chunked": GET http://`},
+		{"gzipbomb", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			_, _ = zw.Write(bytes.Repeat([]byte("# comment\n"), 100000)) // 1 MB that compresses to ~2 KB
+			_ = zw.Close()
+		}, `target "gzipbomb": GET http://`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := serve(t, tc.handler)
+			s := NewScraper([]Target{target(tc.name, srv.URL)}, nil, Options{BodyLimit: 1024})
+			st := s.ScrapeOnce(t.Context())[0]
+			if st.Up || !strings.HasPrefix(st.LastError, tc.want) || !strings.Contains(st.LastError, "exceeds the body limit of 1 KiB") {
+				t.Fatalf("status = %+v, want down naming target and the 1 KiB limit", st)
+			}
+		})
+	}
+}
+
+func TestDeadTargetDoesNotStopOthers(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL + "/metrics"
+	dead.Close() // nothing listens there any more
+	live := serve(t, exposition(smallBody))
+
+	s := NewScraper([]Target{target("dead", deadURL), target("live", live.URL)}, nil, Options{Clock: stepClock()})
+	for i := 0; i < 3; i++ {
+		s.ScrapeOnce(t.Context())
+	}
+	sts := s.Statuses()
+	if sts[0].Name != "dead" || sts[1].Name != "live" {
+		t.Fatalf("statuses not in target order: %+v", sts)
+	}
+	d := sts[0]
+	if d.Up || d.Scrapes != 3 || d.Failures != 3 || !d.LastSuccess.IsZero() {
+		t.Errorf("dead status = %+v", d)
+	}
+	if !strings.HasPrefix(d.LastError, `target "dead": GET `+deadURL+": ") || !strings.Contains(d.LastError, "refused") {
+		t.Errorf("dead error = %q", d.LastError)
+	}
+	l := sts[1]
+	if !l.Up || l.Scrapes != 3 || l.Failures != 0 || l.Series != 1 {
+		t.Errorf("live status = %+v", l)
+	}
+	if n := len(s.Store().Times("live")); n != 3 {
+		t.Errorf("live target has %d scrapes stored, want 3", n)
+	}
+	if n := len(s.Store().Times("dead")); n != 0 {
+		t.Errorf("dead target has %d scrapes stored, want 0", n)
+	}
+}
+
+// blockingServer answers only when the test ends.
+func blockingServer(t *testing.T) *httptest.Server {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // runs first: unblock, then close
+	return srv
+}
+
+func TestSlowTargetDoesNotBlockOthers(t *testing.T) {
+	slow := blockingServer(t)
+	fast := serve(t, exposition(smallBody))
+	slowT := target("slow", slow.URL)
+	slowT.Timeout = 100 * time.Millisecond
+	s := NewScraper([]Target{slowT, target("fast", fast.URL)}, nil, Options{Clock: stepClock()})
+
+	sts := s.ScrapeOnce(t.Context())
+	if st := statusOf(t, sts, "fast"); !st.Up {
+		t.Errorf("fast status = %+v", st)
+	}
+	st := statusOf(t, sts, "slow")
+	if st.Up || !strings.Contains(st.LastError, `target "slow": GET `) || !strings.HasSuffix(st.LastError, "timed out after 100ms") {
+		t.Errorf("slow status = %+v", st)
+	}
+}
+
+// TestRunSlowTargetDoesNotDelayOthers runs the scraper loop with a target
+// that never answers within its long timeout and waits, through Updates,
+// for the fast target to be scraped several times.
+func TestRunSlowTargetDoesNotDelayOthers(t *testing.T) {
+	slow := blockingServer(t)
+	fast := serve(t, exposition(smallBody))
+	slowT := target("slow", slow.URL)
+	slowT.Interval, slowT.Timeout = time.Minute, time.Minute
+	fastT := target("fast", fast.URL)
+	fastT.Interval = 10 * time.Millisecond
+	s := NewScraper([]Target{slowT, fastT}, nil, Options{})
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	deadline := time.After(10 * time.Second)
+	for statusOf(t, s.Statuses(), "fast").Scrapes < 5 {
+		select {
+		case <-s.Updates():
+		case <-deadline:
+			t.Fatalf("fast target not scraped 5 times: %+v", s.Statuses())
+		}
+	}
+	if err := s.Run(ctx); err == nil {
+		t.Error("second concurrent Run returned nil, want an error")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v, want nil after cancel", err)
+	}
+	if st := statusOf(t, s.Statuses(), "fast"); !st.Up || st.Failures != 0 {
+		t.Errorf("fast status = %+v", st)
+	}
+	// The abandoned slow scrape is not reported as a failure.
+	if st := statusOf(t, s.Statuses(), "slow"); st.Scrapes != 0 && st.Failures != 0 {
+		t.Errorf("slow status = %+v", st)
+	}
+}
+
+func TestUpdatesDoNotBlock(t *testing.T) {
+	srv := serve(t, exposition(smallBody))
+	s := NewScraper([]Target{target("a", srv.URL), target("b", srv.URL)}, nil, Options{Clock: stepClock()})
+	for i := 0; i < 3; i++ {
+		s.ScrapeOnce(t.Context()) // nobody reads Updates: must not block
+	}
+	select {
+	case <-s.Updates():
+	default:
+		t.Fatal("no pending update after scrapes")
+	}
+	select {
+	case <-s.Updates():
+		t.Fatal("updates queued a backlog")
+	default:
+	}
+}
+
+func TestBasicAuth(t *testing.T) {
+	const user, pass = "scraper", "hunter2-secret"
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if !ok || u != user || p != pass {
+			w.Header().Set("WWW-Authenticate", `Basic realm="metrics"`)
+			http.Error(w, "unauthorized "+p, http.StatusUnauthorized) // a server that echoes secrets
+			return
+		}
+		exposition(smallBody)(w, r)
+	})
+	good := target("good", srv.URL)
+	good.HTTP.BasicAuth = &config.BasicAuth{Username: user, Password: pass}
+	bad := target("bad", srv.URL)
+	bad.HTTP.BasicAuth = &config.BasicAuth{Username: user, Password: "wrong-password-123"}
+	inURL := target("inurl", strings.Replace(srv.URL, "http://", "http://scraper:wrong-url-password@", 1))
+	s := NewScraper([]Target{good, bad, inURL}, nil, Options{})
+	sts := s.ScrapeOnce(t.Context())
+	if !sts[0].Up {
+		t.Errorf("good: %+v", sts[0])
+	}
+	for _, st := range sts[1:] {
+		if st.Up || !strings.Contains(st.LastError, "401 Unauthorized") {
+			t.Errorf("%s: %+v", st.Name, st)
+		}
+		for _, secret := range []string{"wrong-password-123", "wrong-url-password", "scraper:"} {
+			if strings.Contains(st.LastError, secret) || strings.Contains(st.URL, secret) {
+				t.Errorf("%s: secret %q shown: error %q, url %q", st.Name, secret, st.LastError, st.URL)
+			}
+		}
+	}
+	// Connection errors carry the URL too: it must be shown without userinfo.
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	s = NewScraper([]Target{target("dead", strings.Replace(dead.URL, "http://", "http://u:p4ssw0rd@", 1))}, nil, Options{})
+	if st := s.ScrapeOnce(t.Context())[0]; strings.Contains(st.LastError, "p4ssw0rd") || strings.Contains(st.LastError, "u:") {
+		t.Errorf("dead target error shows credentials: %q", st.LastError)
+	}
+}
+
+func TestBearerTokenFromFile(t *testing.T) {
+	const token = "tok-7c2f9e1d-very-secret"
+	dir := t.TempDir()
+	good := filepath.Join(dir, "token")
+	if err := os.WriteFile(good, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wrong := filepath.Join(dir, "wrong")
+	if err := os.WriteFile(wrong, []byte("tok-wrong-also-secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if got := r.Header.Get("Authorization"); got != "Bearer "+token {
+			http.Error(w, "forbidden: "+got, http.StatusForbidden)
+			return
+		}
+		exposition(smallBody)(w, r)
+	})
+	withFile := func(name, file string) Target {
+		t := target(name, srv.URL)
+		t.HTTP.Authorization = &config.Authorization{Type: "Bearer", CredentialsFile: file}
+		return t
+	}
+	legacy := target("legacy", srv.URL)
+	legacy.HTTP.BearerTokenFile = good
+	s := NewScraper([]Target{withFile("good", good), legacy, withFile("wrong", wrong), withFile("missing", filepath.Join(dir, "nope"))}, nil, Options{})
+	sts := s.ScrapeOnce(t.Context())
+	if !sts[0].Up || !sts[1].Up {
+		t.Errorf("token from file refused: %+v", sts[:2])
+	}
+	if st := sts[2]; st.Up || !strings.Contains(st.LastError, "403 Forbidden") || strings.Contains(st.LastError, "tok-wrong") {
+		t.Errorf("wrong token: %+v", st)
+	}
+	if st := sts[3]; st.Up || !strings.Contains(st.LastError, filepath.Join(dir, "nope")) {
+		t.Errorf("missing token file: %+v", st)
+	}
+	for _, st := range sts {
+		if strings.Contains(st.LastError, token) {
+			t.Errorf("%s: token shown in %q", st.Name, st.LastError)
+		}
+	}
+}
+
+func TestTLSWithCAAndClientCertificate(t *testing.T) {
+	dir := t.TempDir()
+	caKey, caCert := newCA(t)
+	clientCert, clientKey := newLeaf(t, caKey, caCert, "retrytop-client")
+	writePEM(t, filepath.Join(dir, "client.crt"), "CERTIFICATE", clientCert)
+	writePEM(t, filepath.Join(dir, "client.key"), "PRIVATE KEY", clientKey)
+
+	srv := httptest.NewUnstartedServer(exposition(smallBody))
+	pool := x509.NewCertPool()
+	pool.AddCert(caCert)
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes are expected
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	writePEM(t, filepath.Join(dir, "server-ca.crt"), "CERTIFICATE", srv.Certificate().Raw)
+
+	ok := target("mtls", srv.URL)
+	ok.HTTP.TLSConfig = config.TLSConfig{
+		CAFile:   filepath.Join(dir, "server-ca.crt"),
+		CertFile: filepath.Join(dir, "client.crt"),
+		KeyFile:  filepath.Join(dir, "client.key"),
+	}
+	noCert := target("nocert", srv.URL)
+	noCert.HTTP.TLSConfig = config.TLSConfig{CAFile: filepath.Join(dir, "server-ca.crt")}
+	noCA := target("noca", srv.URL)
+	missingCA := target("missingca", srv.URL)
+	missingCA.HTTP.TLSConfig = config.TLSConfig{CAFile: filepath.Join(dir, "absent.crt")}
+
+	s := NewScraper([]Target{ok, noCert, noCA, missingCA}, nil, Options{})
+	sts := s.ScrapeOnce(t.Context())
+	if !sts[0].Up {
+		t.Errorf("mTLS: %+v", sts[0])
+	}
+	if sts[1].Up || sts[1].LastError == "" {
+		t.Errorf("without client certificate: %+v", sts[1])
+	}
+	if sts[2].Up || !strings.Contains(sts[2].LastError, "certificate") {
+		t.Errorf("without CA: %+v", sts[2])
+	}
+	if st := sts[3]; st.Up || st.Scrapes != 0 || !strings.Contains(st.LastError, `target "missingca": HTTP settings: `) || !strings.Contains(st.LastError, "absent.crt") {
+		t.Errorf("missing CA file: %+v", st)
+	}
+}
+
+type fakeParser struct{ err error }
+
+func (p fakeParser) Parse(string, []byte, string, func(string) bool) ([]model.Family, error) {
+	return nil, p.err
+}
+
+func TestErrorsAreSanitised(t *testing.T) {
+	srv := serve(t, exposition(smallBody))
+	evil := "bad \x1b[31mred\x1b[0m\nsecond line \u202eevil\xff " + strings.Repeat("x", 2000)
+	s := NewScraper([]Target{target("evil", srv.URL)}, nil, Options{Parser: fakeParser{errors.New(evil)}})
+	st := s.ScrapeOnce(t.Context())[0]
+	if st.Up {
+		t.Fatal("scrape succeeded")
+	}
+	if strings.ContainsAny(st.LastError, "\x1b\n\u202e") || !strings.Contains(st.LastError, `\x1b[31mred`) {
+		t.Errorf("error not sanitised: %q", st.LastError)
+	}
+	if len(st.LastError) > MaxTextLen || !strings.HasPrefix(st.LastError, `target "evil": parse: bad`) {
+		t.Errorf("error = %q (%d bytes)", st.LastError, len(st.LastError))
+	}
+}
+
+func TestGarbageTarget(t *testing.T) {
+	garbage := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("ok_metric 1\n\x00\x1b[2J\xff\xfe garbage\n"))
+	})
+	html := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte("<html>login</html>\n"))
+	})
+	status := serve(t, func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusServiceUnavailable) })
+	encoding := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "br")
+		_, _ = w.Write([]byte("xx"))
+	})
+	good := serve(t, exposition(smallBody))
+	s := NewScraper([]Target{
+		target("garbage", garbage.URL), target("html", html.URL), target("status", status.URL),
+		target("encoding", encoding.URL), target("good", good.URL),
+	}, nil, Options{})
+	sts := s.ScrapeOnce(t.Context())
+	wants := []string{
+		`target "garbage": line 2: `,
+		`target "html": line 1: `,
+		`target "status": GET ` + status.URL + `: server returned HTTP status 503 Service Unavailable`,
+		`target "encoding": GET ` + encoding.URL + `: unsupported Content-Encoding "br"`,
+	}
+	for i, want := range wants {
+		if sts[i].Up || !strings.HasPrefix(sts[i].LastError, want) {
+			t.Errorf("%s: error %q, want prefix %q", sts[i].Name, sts[i].LastError, want)
+		}
+		if strings.ContainsAny(sts[i].LastError, "\x00\x1b") {
+			t.Errorf("%s: raw control characters in %q", sts[i].Name, sts[i].LastError)
+		}
+	}
+	if !strings.Contains(sts[1].LastError, `content type "text/html"`) {
+		t.Errorf("html error does not mention the content type: %q", sts[1].LastError)
+	}
+	if !sts[4].Up {
+		t.Errorf("good target: %+v", sts[4])
+	}
+}
+
+func TestNewScraperBadTargets(t *testing.T) {
+	srv := serve(t, exposition(smallBody))
+	s := NewScraper([]Target{
+		{Name: "ftp", URL: "ftp://user:pw-secret@host/"},
+		{URL: "::not a url"},
+		target("dup", srv.URL),
+		target("dup", srv.URL),
+		{Name: "conflict", URL: srv.URL, HTTP: config.HTTPClientConfig{BearerToken: "abc-secret", BearerTokenFile: "/x"}},
+		target("good", srv.URL),
+	}, nil, Options{})
+	sts := s.Statuses() // reported before any scrape
+	wants := []string{
+		`target "ftp": target URL "ftp://host/": scheme "ftp" not supported`,
+		`target URL "::not a url": `,
+		"",
+		`target "dup": duplicate name`,
+		`target "conflict": HTTP settings: at most one of bearer_token & bearer_token_file`,
+		"",
+	}
+	for i, want := range wants {
+		if !strings.HasPrefix(sts[i].LastError, want) || (want == "") != (sts[i].LastError == "") {
+			t.Errorf("target %d (%s): error %q, want prefix %q", i, sts[i].Name, sts[i].LastError, want)
+		}
+	}
+	sts = s.ScrapeOnce(t.Context())
+	if !sts[2].Up || !sts[5].Up || sts[3].Up || sts[3].Scrapes != 0 {
+		t.Errorf("statuses after scrape: %+v", sts)
+	}
+	for _, st := range sts {
+		if strings.Contains(st.LastError, "pw-secret") || strings.Contains(st.URL, "pw-secret") {
+			t.Errorf("secret shown: %+v", st)
+		}
+	}
+}
+
+func TestStatusesAreCopies(t *testing.T) {
+	srv := serve(t, exposition(smallBody))
+	s := NewScraper([]Target{target("a", srv.URL)}, nil, Options{})
+	sts := s.Statuses()
+	sts[0].Name = "changed"
+	if s.Statuses()[0].Name != "a" {
+		t.Error("Statuses returned the scraper's own slice")
+	}
+}
+
+func TestScrapeOnceCancelled(t *testing.T) {
+	srv := serve(t, exposition(smallBody))
+	s := NewScraper([]Target{target("a", srv.URL)}, nil, Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if st := s.ScrapeOnce(ctx)[0]; st.Scrapes != 0 || st.Failures != 0 {
+		t.Errorf("cancelled scrape was recorded: %+v", st)
+	}
+}
+
+// TestClientGolangServesText checks the Accept header against a real
+// client_golang handler that could serve OpenMetrics: it serves the text
+// format, with UTF-8 names unescaped.
+func TestClientGolangServesText(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "retry.originals_total", Help: "h"}, []string{"dependency"})
+	reg.MustRegister(c)
+	c.WithLabelValues("db").Add(3)
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
+	var ct atomic.Value
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		ct.Store(w.Header().Get("Content-Type"))
+	})
+	s := NewScraper([]Target{target("cg", srv.URL)}, nil, Options{})
+	if st := s.ScrapeOnce(t.Context())[0]; !st.Up {
+		t.Fatalf("status = %+v", st)
+	}
+	if got, _ := ct.Load().(string); !strings.HasPrefix(got, "text/plain; version=0.0.4") {
+		t.Errorf("served content type %q, want the text format", got)
+	}
+	if got := s.Store().Select("cg", "retry.originals_total", nil); len(got) != 1 || got[0].Points[0].V != 3 {
+		t.Errorf("stored = %+v (names %v)", got, s.Store().Names("cg"))
+	}
+}
+
+func TestFilterAppliesToScrapes(t *testing.T) {
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ctText)
+		_, _ = w.Write(readFixture(t, "text_good.prom"))
+	})
+	s := NewScraper([]Target{target("f", srv.URL)}, nil, Options{Filter: only("retry_request_duration_seconds")})
+	st := s.ScrapeOnce(t.Context())[0]
+	if !st.Up || st.Series != 5 {
+		t.Fatalf("status = %+v, want 5 series of the histogram", st)
+	}
+	if names := s.Store().Names("f"); len(names) != 3 {
+		t.Errorf("stored names = %v", names)
+	}
+}
+
+func TestJitterIsDeterministicAndWithinInterval(t *testing.T) {
+	seen := map[time.Duration]bool{}
+	for _, name := range []string{"a", "b", "c", "d", "localhost:9090"} {
+		j := jitter(name, time.Second)
+		if j != jitter(name, time.Second) || j < 0 || j >= time.Second {
+			t.Errorf("jitter(%q) = %v", name, j)
+		}
+		seen[j] = true
+	}
+	if len(seen) < 4 {
+		t.Errorf("jitter does not spread targets: %v", seen)
+	}
+}
+
+func newCA(t *testing.T) (*ecdsa.PrivateKey, *x509.Certificate) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "retrytop test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, cert
+}
+
+func newLeaf(t *testing.T, caKey *ecdsa.PrivateKey, ca *x509.Certificate, cn string) (certDER, keyDER []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	certDER, err = x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err = x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return certDER, keyDER
+}
+
+func writePEM(t *testing.T, path, typ string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRunWithoutUsableTargetsWaitsForCancel(t *testing.T) {
+	s := NewScraper([]Target{{URL: "not a url"}}, nil, Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned %v before cancel", err)
+	default:
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+}
