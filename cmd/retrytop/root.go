@@ -19,6 +19,6 @@ into successes and fast failures.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCmd())
+	root.AddCommand(newVersionCmd(), newAnalyzeCmd())
 	return root
 }

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/ui"
+)
+
+type analyzeFlags struct {
+	window   time.Duration
+	interval time.Duration
+	bin      time.Duration
+	format   string
+	quiet    bool
+}
+
+func newAnalyzeCmd() *cobra.Command {
+	var f analyzeFlags
+	cmd := &cobra.Command{
+		Use:   "analyze TARGET...",
+		Short: "Scrape targets over a window and print their retry signals",
+		Long: `analyze scrapes every target at the start and the end of the window (and
+at the interval in between), then prints, per target and dependency, the
+retry signals: originals/s, attempts/s, amplification, retries, rescued,
+budget denials, admission rejections, provider errors, timeouts, active
+calls vs limit, pool wait and split latency, plus a timeline of bins.
+
+TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
+2 no target could be scraped.`,
+		Example: `  retrytop analyze http://127.0.0.1:9102/metrics
+  retrytop analyze app=http://10.0.0.5:8080/metrics client=http://10.0.0.6:9090/metrics --window 1m
+  retrytop analyze app=http://127.0.0.1:9102/metrics --format json | jq '.dependencies[].amplification'`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			targets, err := parseTargets(args, f.interval)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			if f.window <= 0 {
+				return withCode(exitUsage, errors.New("--window must be positive"))
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			scraper := collect.NewScraper(targets, model.NewStore(model.StoreConfig{}), collect.Options{})
+			showProgress := !f.quiet && isTerminal(os.Stderr)
+			progress := func(round int, _ []model.TargetStatus) {
+				if showProgress {
+					fmt.Fprintf(cmd.ErrOrStderr(), "\rscraping %d target(s): round %d", len(targets), round)
+				}
+			}
+			statuses := scraper.ScrapeWindow(ctx, f.window, f.interval, progress)
+			if showProgress {
+				fmt.Fprintln(cmd.ErrOrStderr())
+			}
+			if !collect.AnyScraped(statuses) {
+				for _, s := range statuses {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", ui.Sanitize(s.Name), ui.Sanitize(s.LastError))
+				}
+				return withCode(exitNoData, errors.New("no target could be scraped"))
+			}
+			rep := analysis.BuildReport(scraper.Store(), statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin})
+			return ui.WriteReport(cmd.OutOrStdout(), rep, f.format)
+		},
+	}
+	cmd.Flags().DurationVarP(&f.window, "window", "w", 30*time.Second, "rate window: how long to scrape before printing")
+	cmd.Flags().DurationVar(&f.interval, "interval", collect.DefaultInterval, "scrape interval")
+	cmd.Flags().DurationVar(&f.bin, "bin", analysis.DefaultBin, "width of one timeline bin")
+	cmd.Flags().StringVarP(&f.format, "format", "o", "text", "output format: text, json or markdown")
+	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(ui.ReportFormats, cobra.ShellCompDirectiveNoFileComp))
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		for _, ok := range ui.ReportFormats {
+			if f.format == ok || (f.format == "md" && ok == "markdown") {
+				return nil
+			}
+		}
+		return withCode(exitUsage, fmt.Errorf("unknown --format %q (want text, json or markdown)", f.format))
+	}
+	return cmd
+}
+
+// parseTargets turns "URL" and "name=URL" arguments into scrape targets.
+func parseTargets(args []string, interval time.Duration) ([]collect.Target, error) {
+	out := make([]collect.Target, 0, len(args))
+	for _, a := range args {
+		t, err := collect.ParseTarget(a)
+		if err != nil {
+			return nil, err
+		}
+		t.Interval = interval
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// isTerminal reports whether f is a character device (a terminal), where a
+// progress line that rewrites itself makes sense.
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

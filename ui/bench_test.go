@@ -1,0 +1,88 @@
+package ui
+
+import (
+	"io"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// benchFrames alternates two frames so that every iteration is a cache
+// miss: a new frame arrives and the whole screen is rendered again.
+func benchModel(b *testing.B, colour bool, detail bool) (*Model, [2]frameMsg) {
+	r := lipgloss.NewRenderer(io.Discard)
+	if colour {
+		r.SetColorProfile(termenv.ANSI)
+	}
+	m := newTestModel(b, Options{Renderer: r}, nil)
+	frames := [2]frameMsg{
+		liveFrame(bigFrame(dataTime, 40, 0)),
+		liveFrame(bigFrame(dataTime.Add(time.Second), 40, 1)),
+	}
+	send(m, tea.WindowSizeMsg{Width: 200, Height: 60}, frames[0])
+	if detail {
+		send(m, keyMsg("enter"))
+	}
+	m.View()
+	return m, frames
+}
+
+func benchFrame(b *testing.B, colour, detail bool) {
+	m, frames := benchModel(b, colour, detail)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		m.Update(frames[i%2])
+		if len(m.View()) == 0 {
+			b.Fatal("empty view")
+		}
+	}
+}
+
+// BenchmarkFrame: a new frame arrives and the full 200x60 screen renders.
+func BenchmarkFrameOverview200x60(b *testing.B)       { benchFrame(b, false, false) }
+func BenchmarkFrameOverview200x60Colour(b *testing.B) { benchFrame(b, true, false) }
+func BenchmarkFrameDetail200x60(b *testing.B)         { benchFrame(b, false, true) }
+func BenchmarkFrameDetail200x60Colour(b *testing.B)   { benchFrame(b, true, true) }
+
+// BenchmarkFrameKeyMove: the cursor moves; the table renders again, the
+// header and footer are reused.
+func BenchmarkFrameKeyMove200x60Colour(b *testing.B) {
+	m, _ := benchModel(b, true, false)
+	down, up := keyMsg("down"), keyMsg("up")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			m.Update(down)
+		} else {
+			m.Update(up)
+		}
+		m.View()
+	}
+}
+
+// BenchmarkFrameClockTick: only the header clock changed; every panel
+// comes from its cache.
+func BenchmarkFrameClockTick200x60Colour(b *testing.B) {
+	m, _ := benchModel(b, true, false)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		m.Update(clockMsg{gen: m.clockGen})
+		m.View()
+	}
+}
+
+// BenchmarkFrameUnchanged: View with nothing new is the cached string.
+func BenchmarkFrameUnchanged(b *testing.B) {
+	m, _ := benchModel(b, true, false)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		m.View()
+	}
+}

@@ -1,0 +1,132 @@
+package ui
+
+import (
+	"math"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// Chart renderers are plain functions of values, sizes and glyphs that
+// write into a lineWriter: no lipgloss, no measuring, no allocation beyond
+// the finished lines.
+
+// maxValue is the largest present value (0 when none).
+func maxValue(vals []model.Value) float64 {
+	m := 0.0
+	for _, v := range vals {
+		if v.OK && v.V > m && !math.IsInf(v.V, 1) {
+			m = v.V
+		}
+	}
+	return m
+}
+
+// level maps v in (0, max] to a sparkline level 0..7; any positive value
+// gets at least the lowest level so that "a little" never reads as zero.
+func level(v, maxV float64) int {
+	if maxV <= 0 {
+		return 0
+	}
+	i := int(math.Ceil(v/maxV*8)) - 1
+	return min(max(i, 0), 7)
+}
+
+// spark writes one cell group of cols columns per value: an absent value
+// is a gap, zero the zero glyph (dim), anything else a level in sp.
+func (l *lineWriter) spark(vals []model.Value, maxV float64, cols int, g *glyphs, sp, dim span) {
+	for _, v := range vals {
+		for c := 0; c < cols; c++ {
+			switch {
+			case !v.OK || math.IsNaN(v.V):
+				l.glyph(g.gap, span{})
+			case v.V <= 0:
+				l.glyph(g.zero, dim)
+			default:
+				l.glyph(g.levels[level(v.V, maxV)], sp)
+			}
+		}
+	}
+}
+
+// seriesOf extracts one signal of every bin into dst.
+func seriesOf(dst []model.Value, tl []model.Signals, f func(*model.Signals) model.Value) []model.Value {
+	dst = dst[:0]
+	for i := range tl {
+		dst = append(dst, f(&tl[i]))
+	}
+	return dst
+}
+
+// twoSeries draws originals (solid, in front) and attempts (shaded, behind)
+// as columns of height rows, cols columns per bin, after a gutter that
+// carries the scale. The shaded part above the solid one is the retries.
+func twoSeries(dst []line, l *lineWriter, orig, att []model.Value, height, cols, gutter int, g *glyphs, st *styles) []line {
+	maxV := max(maxValue(orig), maxValue(att))
+	steps := float64(height * g.sub)
+	for r := height - 1; r >= 0; r-- {
+		switch {
+		case r == height-1:
+			l.num = appendNum(l.num[:0], maxV)
+			l.num = append(l.num, "/s"...)
+			l.cellBytes(l.num, gutter-1, true, st.dim)
+			l.pad(1)
+		case r == 0:
+			l.cell("0", gutter-1, true, st.dim)
+			l.pad(1)
+		default:
+			l.pad(gutter)
+		}
+		lo := r * g.sub
+		for i := range orig {
+			o, a := scaled(orig[i], maxV, steps), -1.0
+			if i < len(att) {
+				a = scaled(att[i], maxV, steps)
+			}
+			glyph, sp := g.gap, span{}
+			k := int(math.Round(o)) - lo
+			if r == 0 && o > 0 && k <= 0 {
+				k = 1 // a little is never drawn as nothing
+			}
+			switch {
+			case k >= g.sub:
+				glyph, sp = g.fill[g.sub], st.originals
+			case k > 0:
+				glyph, sp = g.fill[k], st.originals
+			case a > 0 && math.Round(a/float64(g.sub)) > float64(r):
+				glyph, sp = g.above, st.attempts
+			case r == 0 && (o == 0 || a == 0):
+				glyph, sp = g.zero, st.dim
+			}
+			for c := 0; c < cols; c++ {
+				l.glyph(glyph, sp)
+			}
+		}
+		dst = append(dst, l.line())
+	}
+	return dst
+}
+
+// scaled maps a value to chart steps: -1 when absent, 0 when zero.
+func scaled(v model.Value, maxV, steps float64) float64 {
+	if !v.OK || math.IsNaN(v.V) {
+		return -1
+	}
+	if maxV <= 0 || v.V <= 0 {
+		return 0
+	}
+	return math.Min(v.V/maxV, 1) * steps
+}
+
+// gauge writes a bar of width cells filled to v/limit.
+func (l *lineWriter) gauge(v, limit float64, width int, g *glyphs, sp, dim span) {
+	n := 0
+	if limit > 0 {
+		n = int(math.Round(v / limit * float64(width)))
+		if v > 0 && n == 0 {
+			n = 1
+		}
+		n = min(max(n, 0), width)
+	}
+	l.repeat(g.bar, n, sp)
+	l.repeat(g.barEmpty, width-n, dim)
+}

@@ -1,0 +1,15 @@
+// Package ui is retrytop's dashboard: a bubbletea program that renders
+// model.Frame values computed from a Source.
+//
+// The root Model composes sub-models that each own their Update and View
+// (header, overview table, detail view, help). Data arrives as typed
+// messages produced by tea.Cmds: a Cmd waits on the Source's update
+// channel and builds the next frame outside Update, so Update never blocks.
+// Rendering is hand-written into reusable byte buffers with styles
+// precomputed from one Theme, and every panel caches its output until its
+// inputs change, so a full 200x60 frame costs well under a millisecond and
+// an idle dashboard renders nothing.
+//
+// All text that comes from a target (label values, error messages) passes
+// through Sanitize before it reaches the terminal.
+package ui

@@ -1,0 +1,127 @@
+package ui
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/retrytop/retrytop/model"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// golden compares got with testdata/name.golden (rewritten with -update).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./ui -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden file (go test ./ui -update rewrites it)\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+	}
+}
+
+// screen is View() with escape sequences stripped, checked for size.
+func screen(t *testing.T, m *Model) string {
+	t.Helper()
+	before := m.overflows
+	v := ansi.Strip(m.View())
+	if m.overflows != before {
+		t.Errorf("%dx%d: %d lines were wider than the screen and cut", m.c.width, m.c.height, m.overflows-before)
+	}
+	lines := strings.Split(v, "\n")
+	if w, h := m.c.width, m.c.height; w >= MinWidth && h >= MinHeight {
+		if len(lines) != h {
+			t.Errorf("%dx%d: view has %d lines", w, h, len(lines))
+		}
+	}
+	for i, l := range lines {
+		if lw := ansi.StringWidth(l); lw > m.c.width {
+			t.Errorf("%dx%d: line %d is %d columns wide: %q", m.c.width, m.c.height, i, lw, l)
+		}
+	}
+	return v + "\n"
+}
+
+var goldenSizes = []struct{ w, h int }{{80, 24}, {120, 40}, {200, 60}}
+
+func sizeName(w, h int) string { return itoa(w) + "x" + itoa(h) }
+
+func itoa(i int) string { return string(appendCount(nil, float64(i))) }
+
+func goldenModel(t *testing.T, opts Options, w, h int) *Model {
+	m := newTestModel(t, opts, func(req frameRequest) model.Frame { return fixtureFrame(dataTime, req.Window, 0) })
+	send(m, tea.WindowSizeMsg{Width: w, Height: h}, liveFrame(fixtureFrame(dataTime, time.Minute, 0)))
+	return m
+}
+
+func TestGoldenOverview(t *testing.T) {
+	for _, sz := range goldenSizes {
+		t.Run(sizeName(sz.w, sz.h), func(t *testing.T) {
+			m := goldenModel(t, Options{}, sz.w, sz.h)
+			golden(t, "overview_"+sizeName(sz.w, sz.h), screen(t, m))
+		})
+	}
+}
+
+func TestGoldenDetail(t *testing.T) {
+	for _, sz := range goldenSizes {
+		t.Run(sizeName(sz.w, sz.h), func(t *testing.T) {
+			m := goldenModel(t, Options{}, sz.w, sz.h)
+			send(m, keyMsg("enter"))
+			golden(t, "detail_"+sizeName(sz.w, sz.h), screen(t, m))
+		})
+	}
+}
+
+func TestGoldenVariants(t *testing.T) {
+	t.Run("detail_ascii_120x40", func(t *testing.T) {
+		m := goldenModel(t, Options{Charset: CharsetASCII}, 120, 40)
+		send(m, keyMsg("enter"))
+		golden(t, "detail_ascii_120x40", screen(t, m))
+	})
+	t.Run("overview_ascii_paused_80x24", func(t *testing.T) {
+		m := goldenModel(t, Options{Charset: CharsetASCII}, 80, 24)
+		send(m, keyMsg("space"), liveFrame(fixtureFrame(dataTime.Add(7*time.Second), time.Minute, 1)))
+		golden(t, "overview_ascii_paused_80x24", screen(t, m))
+	})
+	t.Run("detail_braille_200x60", func(t *testing.T) {
+		m := goldenModel(t, Options{Charset: CharsetBraille}, 200, 60)
+		send(m, keyMsg("enter"))
+		golden(t, "detail_braille_200x60", screen(t, m))
+	})
+	t.Run("help_120x40", func(t *testing.T) {
+		m := goldenModel(t, Options{}, 120, 40)
+		send(m, keyMsg("?"))
+		golden(t, "help_120x40", screen(t, m))
+	})
+	t.Run("detail_absent_120x40", func(t *testing.T) {
+		// The row whose endpoint exposes only originals and attempts, and
+		// whose target is down: every other signal reads "-".
+		m := goldenModel(t, Options{}, 120, 40)
+		send(m, keyMsg("G"), keyMsg("enter"))
+		golden(t, "detail_absent_120x40", screen(t, m))
+	})
+	t.Run("too_small_79x24", func(t *testing.T) {
+		m := goldenModel(t, Options{}, 79, 24)
+		golden(t, "too_small_79x24", screen(t, m))
+	})
+	t.Run("replay_rec_filter_120x40", func(t *testing.T) {
+		m := goldenModel(t, Options{Mode: ModeReplay, Badges: []string{"● REC"}}, 120, 40)
+		send(m, keyMsg("/"), keyMsg("pay"))
+		golden(t, "replay_rec_filter_120x40", screen(t, m))
+	})
+}

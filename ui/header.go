@@ -1,0 +1,237 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// headerModel renders the status line: mode, window, target health, data
+// age and the wall clock. It is cheap and re-rendered on every change.
+type headerModel struct {
+	c *common
+}
+
+func (h *headerModel) view(dst []line, m *Model) []line {
+	c, st, g := h.c, &h.c.st, h.c.g
+	l := &m.lw
+	width := c.width
+
+	// Mode badge.
+	switch {
+	case m.paused:
+		b := append(l.num[:0], g.pause...)
+		if c.opts.Mode == ModeReplay {
+			b = append(b, " REPLAY"...)
+		}
+		b = append(b, " PAUSED "...)
+		if d := m.behind(); d > 0 {
+			b = appendAge(b, d)
+		} else {
+			b = append(b, "0s"...)
+		}
+		b = append(b, " behind"...)
+		l.num = b
+		l.bytes(b, st.paused)
+	case c.opts.Mode == ModeReplay:
+		l.text(g.replay+" REPLAY", st.replay)
+	default:
+		l.text(g.live+" LIVE", st.live)
+	}
+	for _, b := range c.opts.Badges {
+		l.pad(1)
+		l.text(Sanitize(b), st.badge)
+	}
+	if m.closed {
+		l.pad(1)
+		l.text("(source ended)", st.dim)
+	}
+
+	// Window; an ellipsis while frames for a new window are being built.
+	l.plain("  window ")
+	l.text(windowLabel(c.window), st.bold)
+	if m.shown != nil && m.shown.Window != c.window {
+		l.text("…", st.dim)
+	}
+
+	// Right side: newest data age and the clock; a compact form when a
+	// down target needs the room.
+	var right, short [64]byte
+	r, rs := right[:0], short[:0]
+	if m.live != nil && !m.live.Time.IsZero() {
+		age := max(m.now.Sub(m.live.Time), 0)
+		r = append(r, "newest scrape "...)
+		r = appendAge(r, age)
+		r = append(r, " ago  "...)
+		rs = append(rs, "age "...)
+		rs = appendAge(rs, age)
+		rs = append(rs, "  "...)
+	} else {
+		r = append(r, "no data yet  "...)
+		rs = append(rs, "no data  "...)
+	}
+	r = m.now.AppendFormat(r, "15:04:05")
+	rs = m.now.AppendFormat(rs, "15:04:05")
+
+	// Targets: up/total, the first down one named with its last error.
+	l.plain("  targets ")
+	up, total, firstDown, nDown := 0, 0, -1, 0
+	if m.live != nil {
+		for i := range m.live.Targets {
+			total++
+			if m.live.Targets[i].Up {
+				up++
+			} else {
+				nDown++
+				if firstDown < 0 {
+					firstDown = i
+				}
+			}
+		}
+	}
+	l.num = strconv.AppendInt(l.num[:0], int64(up), 10)
+	l.num = append(l.num, '/')
+	l.num = strconv.AppendInt(l.num, int64(total), 10)
+	l.num = append(l.num, " up"...)
+	if nDown > 0 {
+		l.bytes(l.num, st.down)
+	} else {
+		l.bytes(l.num, st.text)
+	}
+	if firstDown >= 0 {
+		t := &m.live.Targets[firstDown]
+		var b strings.Builder
+		b.WriteString(Sanitize(t.Name))
+		b.WriteString(" down: ")
+		if e := Sanitize(t.LastError); e != "" {
+			b.WriteString(e)
+		} else {
+			b.WriteString("no successful scrape")
+		}
+		if nDown > 1 {
+			b.WriteString(" (+")
+			b.WriteString(strconv.Itoa(nDown - 1))
+			b.WriteString(" more)")
+		}
+		l.plain(" ")
+		room := width - l.w - 2 - len(r) - 2
+		if room < 40 {
+			r = rs
+			room = width - l.w - 2 - len(r) - 2
+		}
+		if room < 12 {
+			// No room for the clock: the down target matters more.
+			r = r[:0]
+			room = width - l.w - 2
+		}
+		l.text(g.down, st.down)
+		l.pad(1)
+		l.cell(b.String(), max(room, 1), false, st.down)
+	}
+	if len(r) > 0 {
+		if width-l.w-len(r) < 2 {
+			r = rs
+		}
+		if pad := width - l.w - len(r); pad >= 2 {
+			l.pad(pad)
+			l.bytes(r, st.dim)
+		}
+	}
+	return append(dst, trimSpaceRight(l.line()))
+}
+
+// footer is the key help line, or the filter input while it is open.
+func (m *Model) footer() line {
+	l := &m.lw
+	w := m.c.width
+	if m.view == viewOverview && m.overview.filtering {
+		l.text("filter", m.c.st.title)
+		l.pad(1)
+		s := m.overview.filter.View()
+		l.buf = append(l.buf, s...)
+		l.w += ansi.StringWidth(s)
+		l.plain("  enter apply · esc clear")
+		return l.line()
+	}
+	fk := [2]int{w, int(m.view)}
+	if m.footerKey != fk || m.footerLine.s == "" {
+		var keys help.KeyMap = viewKeys{k: &m.c.keys, view: m.view}
+		s := m.help.ShortHelpView(keys.ShortHelp())
+		m.footerLine, m.footerKey = line{s: s, w: ansi.StringWidth(s)}, fk
+	}
+	return m.footerLine
+}
+
+// helpLines is the help screen: the full key map, then what the columns
+// and glyphs mean.
+func (m *Model) helpLines(height int) []line {
+	g, st := m.c.g, &m.c.st
+	var out []line
+	l := &m.lw
+	out = append(out, (&painter{c: m.c, l: lineWriter{}}).title(nil, "KEYS", "esc or ? closes", m.c.width)...)
+	for _, s := range strings.Split(m.help.FullHelpView(m.c.keys.FullHelp()), "\n") {
+		out = append(out, line{s: s, w: ansi.StringWidth(s)})
+	}
+	out = append(out, line{})
+	out = append(out, (&painter{c: m.c}).title(nil, "COLUMNS", "absent values show as "+absentText+", never 0", m.c.width)...)
+	gloss := [][2]string{
+		{"ORIG/s ATT/s", "originals (caller requests) and attempts (incl. retries) per second"},
+		{"AMP", "amplification: attempts / originals"},
+		{"EFF% ATT%", "effective success (originals) vs attempt success (every attempt)"},
+		{"RETR/s " + g.outcome[outRescued] + "RSC/s", "retries, and originals rescued by a retry"},
+		{g.outcome[outBudget] + "BDG/s", "retries denied by the retry budget (protection, not a provider error)"},
+		{g.outcome[outAdmission] + "ADM/s", "calls rejected by admission control (protection, not a provider error)"},
+		{g.outcome[outProvider] + "ERR/s " + g.outcome[outTimeout] + "TMO/s", "attempts the provider failed, and attempts that timed out"},
+		{"ACT/LIM POOL99", "active calls / concurrency limit, pool wait p99"},
+		{"OK p99 FF p99", "latency p99 of successes and of fast failures"},
+	}
+	for _, e := range gloss {
+		l.cell(e[0], 16, false, st.accent)
+		l.pad(1)
+		l.cell(e[1], m.c.width-17, false, st.text)
+		out = append(out, trimSpaceRight(l.line()))
+	}
+	out = append(out, line{})
+	l.text("outcomes:", st.dim)
+	for o := outcome(0); o < numOutcomes; o++ {
+		l.pad(2)
+		l.text(g.outcome[o], st.outcome[o])
+		l.pad(1)
+		l.plain(outcomeNames[o])
+	}
+	ln := l.line()
+	if ln.w > m.c.width {
+		ln = line{}
+	}
+	out = append(out, ln)
+	if len(out) > height {
+		out = out[:height]
+	}
+	return out
+}
+
+func newHelp(c *common, t Theme) help.Model {
+	h := help.New()
+	r := c.opts.Renderer
+	key, desc, sep := r.NewStyle(), r.NewStyle(), r.NewStyle()
+	if !c.opts.NoColor {
+		if t.Accent != nil {
+			key = key.Foreground(t.Accent)
+		}
+		if t.Dim != nil {
+			sep = sep.Foreground(t.Dim)
+		}
+	}
+	h.Styles = help.Styles{
+		Ellipsis:       sep,
+		ShortKey:       key,
+		ShortDesc:      desc,
+		ShortSeparator: sep,
+		FullKey:        key,
+		FullDesc:       desc,
+		FullSeparator:  sep,
+	}
+	return h
+}

@@ -1,0 +1,86 @@
+package ui
+
+import "github.com/charmbracelet/bubbles/key"
+
+// KeyMap is every key binding of the dashboard. The help screen (?) and
+// the footer are generated from it, so a remapped key is documented where
+// it is used. No default uses ctrl+h/j/k/l (tmux pane navigation).
+type KeyMap struct {
+	Quit       key.Binding
+	Help       key.Binding
+	Pause      key.Binding
+	WindowDown key.Binding
+	WindowUp   key.Binding
+	Sort       key.Binding
+	Filter     key.Binding
+	SwitchView key.Binding
+	Up         key.Binding
+	Down       key.Binding
+	PageUp     key.Binding
+	PageDown   key.Binding
+	Top        key.Binding
+	Bottom     key.Binding
+	Open       key.Binding
+	Back       key.Binding
+}
+
+// DefaultKeyMap returns the default bindings.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Pause:      key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "pause/resume")),
+		WindowDown: key.NewBinding(key.WithKeys("["), key.WithHelp("[", "shorter window")),
+		WindowUp:   key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "longer window")),
+		Sort:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
+		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		SwitchView: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "switch view")),
+		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:     key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
+		PageDown:   key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
+		Top:        key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "first")),
+		Bottom:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
+		Open:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "detail")),
+		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+	}
+}
+
+// ShortHelp is the footer line.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Quit, k.Help, k.Pause, k.WindowDown, k.WindowUp, k.Sort, k.Filter, k.Open, k.Back, k.SwitchView}
+}
+
+// FullHelp is the help screen, one group per column.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Open, k.Back, k.SwitchView, k.Sort, k.Filter},
+		{k.Pause, k.WindowDown, k.WindowUp, k.Help, k.Quit},
+	}
+}
+
+// viewKeys is the KeyMap as seen from one view: bindings that do nothing
+// there are left out of the footer.
+type viewKeys struct {
+	k    *KeyMap
+	view viewID
+}
+
+func (v viewKeys) ShortHelp() []key.Binding {
+	k := v.k
+	// Short labels so the line fits 80 columns; [ and ] share one entry.
+	short := func(b key.Binding, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc))
+	}
+	window := key.NewBinding(key.WithKeys(append(k.WindowDown.Keys(), k.WindowUp.Keys()...)...),
+		key.WithHelp(k.WindowDown.Help().Key+k.WindowUp.Help().Key, "window"))
+	common := []key.Binding{short(k.Quit, "quit"), short(k.Help, "help"), short(k.Pause, "pause"), window}
+	switch v.view {
+	case viewDetail:
+		return append(common, short(k.Down, "scroll"), short(k.Back, "back"), short(k.SwitchView, "view"))
+	}
+	return append(common, short(k.Sort, "sort"), short(k.Filter, "filter"), short(k.Open, "detail"), short(k.SwitchView, "view"))
+}
+
+func (v viewKeys) FullHelp() [][]key.Binding { return v.k.FullHelp() }

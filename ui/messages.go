@@ -1,0 +1,81 @@
+package ui
+
+import (
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/retrytop/retrytop/model"
+)
+
+// frameRequest is what one frame is built for.
+type frameRequest struct {
+	Window time.Duration
+	Bin    time.Duration
+	EndMs  int64 // 0: the newest data
+	Bins   int
+}
+
+// frameKind says why a frame was built, which decides where it goes.
+type frameKind int
+
+const (
+	// frameLive: the newest data, after an update (the wait loop re-arms).
+	frameLive frameKind = iota
+	// frameRebuild: the newest data again, after the window changed.
+	frameRebuild
+	// frameFrozen: the paused moment again, after the window changed
+	// while paused.
+	frameFrozen
+)
+
+// frameMsg carries a frame built in a tea.Cmd.
+type frameMsg struct {
+	frame model.Frame
+	req   frameRequest
+	kind  frameKind
+}
+
+// sourceClosedMsg: the source's update channel was closed (a replay
+// ended, the collector stopped).
+type sourceClosedMsg struct{}
+
+// clockMsg advances the header clock while no data arrives; gen ties it to
+// one quiet spell so stale ticks die (bubbles' spinner tag discipline).
+type clockMsg struct {
+	gen int
+}
+
+// FindingsMsg replaces the findings strip under the header. The strip is
+// reserved for analysis findings (amplification chains, hidden retries);
+// each entry is one line, sanitised before display.
+type FindingsMsg []string
+
+// waitCmd waits for the source's next update (or the end of the program)
+// and builds a frame for the window at hand.
+func waitCmd(src Source, done <-chan struct{}, build buildFunc, req frameRequest) tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case _, ok := <-src.Updates():
+			if !ok {
+				return sourceClosedMsg{}
+			}
+		case <-done:
+			return nil
+		}
+		return frameMsg{frame: build(src, req), req: req, kind: frameLive}
+	}
+}
+
+// buildCmd builds a frame right away.
+func buildCmd(src Source, build buildFunc, req frameRequest, kind frameKind) tea.Cmd {
+	return func() tea.Msg {
+		return frameMsg{frame: build(src, req), req: req, kind: kind}
+	}
+}
+
+// clockCmd schedules the next quiet-spell clock tick.
+func clockCmd(after time.Duration, gen int) tea.Cmd {
+	return tea.Tick(after, func(time.Time) tea.Msg { return clockMsg{gen: gen} })
+}
+
+type buildFunc func(Source, frameRequest) model.Frame

@@ -1,0 +1,393 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/retrytop/retrytop/model"
+)
+
+// Minimum terminal size; below it the dashboard asks for a bigger one.
+const (
+	MinWidth  = 80
+	MinHeight = 24
+	// wideWidth is where panels go side by side.
+	wideWidth = 100
+)
+
+// viewID names the main views that tab cycles through.
+type viewID int
+
+const (
+	viewOverview viewID = iota
+	viewDetail
+	numViews
+)
+
+// common is the state every sub-model reads: size, styles, glyphs, keys
+// and options. Sub-models hold a pointer to the root's copy.
+type common struct {
+	opts          Options
+	width, height int
+	st            styles
+	g             *glyphs
+	keys          KeyMap
+	window        time.Duration
+}
+
+// Model is the root bubbletea model: it owns the frames and the mode
+// (paused, view, window) and delegates rendering and view-specific keys to
+// its sub-models. Use it through a pointer (NewModel).
+type Model struct {
+	c     *common
+	src   Source
+	done  <-chan struct{}
+	build buildFunc
+
+	view      viewID
+	showHelp  bool
+	windowIdx int
+
+	live     *model.Frame // the newest frame built
+	shown    *model.Frame // the frame on screen (== live unless paused)
+	shownSeq uint64       // bumped whenever shown changes
+	paused   bool
+	closed   bool
+	findings []string
+
+	now      time.Time
+	clockGen int
+
+	header   headerModel
+	overview overviewModel
+	detail   detailModel
+	help     help.Model
+
+	lw         lineWriter // scratch for header, findings and footer
+	overflows  int        // lines cut at the screen edge (layout slack; tests want 0)
+	dirty      bool
+	viewCache  string
+	lines      []line
+	footerLine line
+	footerKey  [2]int
+}
+
+// NewModel returns the dashboard model for src. It does no I/O: frames are
+// built by the commands Init and Update return.
+func NewModel(src Source, opts Options) *Model {
+	opts = opts.withDefaults()
+	keys := DefaultKeyMap()
+	if opts.Keys != nil {
+		keys = *opts.Keys
+	}
+	theme := DefaultTheme()
+	if opts.Theme != nil {
+		theme = *opts.Theme
+	}
+	c := &common{
+		opts:   opts,
+		st:     newStyles(theme, opts.Renderer, opts.NoColor),
+		g:      glyphsFor(opts.Charset),
+		keys:   keys,
+		window: opts.Window,
+	}
+	m := &Model{
+		c:     c,
+		src:   src,
+		build: buildFrame,
+		now:   opts.Now(),
+		dirty: true,
+	}
+	for i, w := range opts.Windows {
+		if w == opts.Window {
+			m.windowIdx = i
+		}
+	}
+	m.header = headerModel{c: c}
+	m.overview = newOverview(c)
+	m.detail = detailModel{c: c, pane: painter{c: c}}
+	m.help = newHelp(c, theme)
+	return m
+}
+
+// Init builds a first frame at once and starts waiting for updates.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{
+		buildCmd(m.src, m.build, m.request(0), frameRebuild),
+		waitCmd(m.src, m.done, m.build, m.request(0)),
+	}
+	if m.c.opts.StaleAfter > 0 {
+		cmds = append(cmds, clockCmd(m.c.opts.StaleAfter, m.clockGen))
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) request(endMs int64) frameRequest {
+	return frameRequest{Window: m.c.window, Bin: m.c.opts.Bin, EndMs: endMs, Bins: m.c.opts.Bins}
+}
+
+// Paused reports whether the view is frozen.
+func (m *Model) Paused() bool { return m.paused }
+
+// Window is the rate window in force.
+func (m *Model) Window() time.Duration { return m.c.window }
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.c.width, m.c.height = msg.Width, msg.Height
+		m.help.Width = msg.Width
+		m.overview.setWidth(msg.Width)
+		m.dirty = true
+		return m, nil
+
+	case frameMsg:
+		return m, m.onFrame(msg)
+
+	case clockMsg:
+		if msg.gen != m.clockGen {
+			return m, nil
+		}
+		m.now = m.c.opts.Now()
+		m.dirty = true
+		// Seconds matter in the first minute of silence; after that the
+		// age is shown in minutes and a tick every 5 s is enough.
+		every := time.Second
+		if m.live != nil && !m.live.Time.IsZero() && m.now.Sub(m.live.Time) > time.Minute {
+			every = 5 * time.Second
+		}
+		return m, clockCmd(every, m.clockGen)
+
+	case sourceClosedMsg:
+		m.closed = true
+		m.dirty = true
+		return m, nil
+
+	case FindingsMsg:
+		m.findings = m.findings[:0]
+		for _, f := range msg {
+			m.findings = append(m.findings, Sanitize(f))
+		}
+		m.dirty = true
+		return m, nil
+
+	case tea.KeyMsg:
+		m.now = m.c.opts.Now()
+		m.dirty = true
+		return m, m.onKey(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) onFrame(msg frameMsg) tea.Cmd {
+	var cmds []tea.Cmd
+	if msg.kind == frameLive {
+		// Re-arm the wait loop whatever happens to this frame.
+		cmds = append(cmds, waitCmd(m.src, m.done, m.build, m.request(0)))
+	}
+	if msg.req.Window != m.c.window {
+		// Built for a window that is no longer in force.
+		return tea.Batch(cmds...)
+	}
+	f := msg.frame
+	switch msg.kind {
+	case frameLive, frameRebuild:
+		m.live = &f
+		if !m.paused {
+			m.setShown(&f)
+		}
+		m.now = m.c.opts.Now()
+		m.clockGen++
+		if m.c.opts.StaleAfter > 0 {
+			cmds = append(cmds, clockCmd(m.c.opts.StaleAfter, m.clockGen))
+		}
+	case frameFrozen:
+		if !m.paused || m.shown == nil || msg.req.EndMs != m.shown.Time.UnixMilli() {
+			return tea.Batch(cmds...)
+		}
+		m.setShown(&f)
+	}
+	m.dirty = true
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) setShown(f *model.Frame) {
+	m.shown = f
+	m.shownSeq++
+	m.overview.setFrame(f)
+}
+
+func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
+	k := &m.c.keys
+	// The filter input owns the keyboard while it is open, except ctrl+c.
+	if m.view == viewOverview && m.overview.filtering {
+		if msg.String() == "ctrl+c" {
+			return tea.Quit
+		}
+		return m.overview.update(msg)
+	}
+	if m.showHelp {
+		switch {
+		case key.Matches(msg, k.Quit):
+			return tea.Quit
+		case key.Matches(msg, k.Help), key.Matches(msg, k.Back):
+			m.showHelp = false
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+		return nil
+	case key.Matches(msg, k.Pause):
+		return m.togglePause()
+	case key.Matches(msg, k.WindowDown):
+		return m.stepWindow(-1)
+	case key.Matches(msg, k.WindowUp):
+		return m.stepWindow(+1)
+	case key.Matches(msg, k.SwitchView):
+		m.switchView((m.view + 1) % numViews)
+		return nil
+	}
+	switch m.view {
+	case viewDetail:
+		if key.Matches(msg, k.Back) {
+			m.switchView(viewOverview)
+			return nil
+		}
+		m.detail.update(msg)
+		return nil
+	default:
+		if key.Matches(msg, k.Open) {
+			if _, ok := m.overview.selectedKey(); ok {
+				m.switchView(viewDetail)
+			}
+			return nil
+		}
+		return m.overview.update(msg)
+	}
+}
+
+func (m *Model) switchView(v viewID) {
+	if v == viewDetail {
+		sel, ok := m.overview.selectedKey()
+		if !ok {
+			return
+		}
+		m.detail.open(sel)
+	}
+	m.view = v
+}
+
+// togglePause freezes or thaws the view. Frames keep arriving while
+// paused: they update m.live (and the "behind" badge), not the screen.
+func (m *Model) togglePause() tea.Cmd {
+	m.paused = !m.paused
+	if !m.paused && m.live != nil && m.live != m.shown {
+		m.setShown(m.live)
+	}
+	return nil
+}
+
+// stepWindow moves to the previous or next window and asks for frames
+// computed with it: the newest data, and the frozen moment when paused.
+func (m *Model) stepWindow(d int) tea.Cmd {
+	i := min(max(m.windowIdx+d, 0), len(m.c.opts.Windows)-1)
+	if i == m.windowIdx {
+		return nil
+	}
+	m.windowIdx = i
+	m.c.window = m.c.opts.Windows[i]
+	cmds := []tea.Cmd{buildCmd(m.src, m.build, m.request(0), frameRebuild)}
+	if m.paused && m.shown != nil && !m.shown.Time.IsZero() {
+		cmds = append(cmds, buildCmd(m.src, m.build, m.request(m.shown.Time.UnixMilli()), frameFrozen))
+	}
+	return tea.Batch(cmds...)
+}
+
+// behind is how far the frozen view trails the newest data.
+func (m *Model) behind() time.Duration {
+	if !m.paused || m.live == nil || m.shown == nil {
+		return 0
+	}
+	return max(m.live.Time.Sub(m.shown.Time), 0)
+}
+
+// View renders the whole screen. Nothing is rendered again unless a
+// message changed something, and each panel reuses its own cache.
+func (m *Model) View() string {
+	if !m.dirty {
+		return m.viewCache
+	}
+	m.dirty = false
+	w, h := m.c.width, m.c.height
+	if w <= 0 || h <= 0 {
+		m.viewCache = ""
+		return ""
+	}
+	if w < MinWidth || h < MinHeight {
+		msg := "terminal too small (" + strconv.Itoa(w) + "x" + strconv.Itoa(h) + "): need " +
+			strconv.Itoa(MinWidth) + "x" + strconv.Itoa(MinHeight) + ", please enlarge it"
+		s, _ := truncate(msg, w)
+		m.viewCache = s
+		return s
+	}
+
+	lines := m.lines[:0]
+	lines = m.header.view(lines, m)
+	for _, f := range m.findings {
+		l := &m.lw
+		l.text(m.c.g.warn, m.c.st.warn)
+		l.pad(1)
+		l.cell(f, w-2, false, m.c.st.text)
+		lines = append(lines, trimSpaceRight(l.line()))
+	}
+	footer := m.footer()
+	bodyH := h - len(lines) - 1
+	if bodyH > 0 {
+		switch {
+		case m.showHelp:
+			lines = append(lines, m.helpLines(bodyH)...)
+		case m.view == viewDetail:
+			lines = m.detail.view(lines, m.shown, m.shownSeq, w, bodyH)
+		default:
+			lines = m.overview.view(lines, w, bodyH)
+		}
+	}
+	// Pad the body so the footer sits on the last line.
+	for len(lines) < h-1 {
+		lines = append(lines, line{})
+	}
+	lines = append(lines[:h-1], footer)
+	for i := range lines {
+		if lines[i].w > w {
+			// Never let a line wrap: the renderer would scroll the screen.
+			lines[i] = line{s: ansi.Truncate(lines[i].s, w, ""), w: w}
+			m.overflows++
+		}
+	}
+	m.lines = lines
+
+	n := len(lines)
+	for _, ln := range lines {
+		n += len(ln.s)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, ln := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(ln.s)
+	}
+	m.viewCache = b.String()
+	return m.viewCache
+}

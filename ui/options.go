@@ -1,0 +1,171 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+)
+
+// Charset selects the glyphs used for charts, bars and markers.
+type Charset int
+
+const (
+	// CharsetBlock draws with Unicode block elements (the default).
+	CharsetBlock Charset = iota
+	// CharsetBraille draws charts with Braille patterns.
+	CharsetBraille
+	// CharsetASCII draws with printable ASCII only (TERM=linux, non-UTF-8
+	// locales, fonts without block or Braille glyphs).
+	CharsetASCII
+)
+
+func (c Charset) String() string {
+	switch c {
+	case CharsetBraille:
+		return "braille"
+	case CharsetASCII:
+		return "ascii"
+	}
+	return "block"
+}
+
+// ParseCharset reads a --charset value: braille, block or ascii.
+func ParseCharset(s string) (Charset, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "block", "blocks":
+		return CharsetBlock, nil
+	case "braille":
+		return CharsetBraille, nil
+	case "ascii", "tty":
+		return CharsetASCII, nil
+	}
+	return CharsetBlock, fmt.Errorf("unknown charset %q (want braille, block or ascii)", s)
+}
+
+// CharsetFromEnv returns the default charset for an environment, given as a
+// lookup function (os.Getenv in production, a map in tests): ascii when
+// TERM is "linux" (the Linux console has no Braille and few block glyphs)
+// or when the locale (LC_ALL, else LC_CTYPE, else LANG) is not UTF-8,
+// block otherwise. An unset locale is the POSIX locale, which is not UTF-8.
+func CharsetFromEnv(getenv func(string) string) Charset {
+	if getenv == nil {
+		return CharsetBlock
+	}
+	if strings.TrimSpace(getenv("TERM")) == "linux" {
+		return CharsetASCII
+	}
+	locale := ""
+	for _, k := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if v := getenv(k); v != "" {
+			locale = v
+			break
+		}
+	}
+	l := strings.ToLower(locale)
+	if strings.Contains(l, "utf-8") || strings.Contains(l, "utf8") {
+		return CharsetBlock
+	}
+	return CharsetASCII
+}
+
+// NoColorFromEnv reports whether the environment asks for no colour:
+// NO_COLOR set to a non-empty value (https://no-color.org).
+func NoColorFromEnv(getenv func(string) string) bool {
+	return getenv != nil && getenv("NO_COLOR") != ""
+}
+
+// Mode is what the header says the data is.
+type Mode int
+
+const (
+	// ModeLive shows frames as a collector scrapes them.
+	ModeLive Mode = iota
+	// ModeReplay shows frames from a recording.
+	ModeReplay
+)
+
+// DefaultWindows are the rate windows that [ and ] step through.
+var DefaultWindows = []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute}
+
+// Options configure the dashboard. The zero value is usable: every zero
+// field takes the default named in its comment.
+type Options struct {
+	// Window is the initial rate window (default 1m). A value not in
+	// Windows is added to it.
+	Window time.Duration
+	// Windows are the windows [ and ] cycle through (default
+	// DefaultWindows).
+	Windows []time.Duration
+	// Bin is the width of one timeline bin (default 10s) and Bins how many
+	// the detail view may show (default 30).
+	Bin  time.Duration
+	Bins int
+
+	// Charset picks glyphs; use CharsetFromEnv for the default.
+	Charset Charset
+	// NoColor drops every colour and attribute; state stays readable
+	// through glyphs and positions. Set it from --no-color or
+	// NoColorFromEnv.
+	NoColor bool
+	// Theme holds the colours (nil: DefaultTheme).
+	Theme *Theme
+	// Keys are the key bindings (nil: DefaultKeyMap). Help is generated
+	// from them.
+	Keys *KeyMap
+	// Renderer detects the terminal's colour profile (nil: lipgloss'
+	// default renderer, bound to stdout).
+	Renderer *lipgloss.Renderer
+
+	// Mode is LIVE or REPLAY in the header; Badges are extra header badges
+	// such as "● REC", sanitised before display.
+	Mode   Mode
+	Badges []string
+
+	// Now is the wall clock shown in the header (default time.Now).
+	Now func() time.Time
+	// StaleAfter: when no data arrived for this long, the header clock
+	// and scrape age advance once a second until data arrives again
+	// (default 2s; negative disables). With data arriving, the clock moves
+	// on data and input only, so an idle dashboard does not tick.
+	StaleAfter time.Duration
+	// FPS caps the renderer's frame rate in Run (default 15; bubbletea's
+	// default of 60 costs idle CPU for nothing here: its renderer wakes up
+	// at this rate even when nothing changed).
+	FPS int
+}
+
+func (o Options) withDefaults() Options {
+	if len(o.Windows) == 0 {
+		o.Windows = DefaultWindows
+	}
+	o.Windows = slices.Clone(o.Windows)
+	if o.Window <= 0 {
+		o.Window = time.Minute
+	}
+	if !slices.Contains(o.Windows, o.Window) {
+		o.Windows = append(o.Windows, o.Window)
+	}
+	slices.Sort(o.Windows)
+	if o.Bin <= 0 {
+		o.Bin = 10 * time.Second
+	}
+	if o.Bins <= 0 {
+		o.Bins = 30
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.StaleAfter == 0 {
+		o.StaleAfter = 2 * time.Second
+	}
+	if o.FPS <= 0 {
+		o.FPS = 15
+	}
+	if o.Renderer == nil {
+		o.Renderer = lipgloss.DefaultRenderer()
+	}
+	return o
+}

@@ -1,0 +1,661 @@
+package ui
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/retrytop/retrytop/model"
+)
+
+// sortKey is what the overview is ordered by; s cycles through them.
+type sortKey int
+
+const (
+	sortAmplification sortKey = iota
+	sortProviderErrors
+	sortOriginals
+	sortP99
+	numSorts
+)
+
+var sortNames = [numSorts]string{"amplification", "provider errors", "originals/s", "success p99"}
+
+func (k sortKey) String() string { return sortNames[k] }
+
+func (k sortKey) value(s *model.Signals) model.Value {
+	switch k {
+	case sortProviderErrors:
+		return s.ProviderErrorsPerS
+	case sortOriginals:
+		return s.OriginalsPerS
+	case sortP99:
+		return s.Latency[model.ClassSuccess].P99
+	}
+	return s.Amplification
+}
+
+// colID is a numeric column of the overview table, in display order.
+type colID int
+
+const (
+	colOrig colID = iota
+	colAtt
+	colAmp
+	colEff
+	colAttOK
+	colRetry
+	colRescued
+	colBudget
+	colAdmission
+	colErrors
+	colTimeouts
+	colActive
+	colPool
+	colOK99
+	colFF99
+	numCols
+)
+
+// colSpec: header, the outcome whose glyph prefixes the header (-1: none),
+// width, and priority (lower survives narrower terminals).
+type colSpec struct {
+	head  string
+	glyph outcome
+	width int
+	prio  int
+}
+
+var colSpecs = [numCols]colSpec{
+	colOrig:      {"ORIG/s", -1, 6, 1},
+	colAtt:       {"ATT/s", -1, 6, 2},
+	colAmp:       {"AMP", -1, 6, 0},
+	colEff:       {"EFF%", -1, 6, 6},
+	colAttOK:     {"ATT%", -1, 6, 8},
+	colRetry:     {"RETR/s", -1, 6, 14},
+	colRescued:   {"RSC/s", outRescued, 6, 13},
+	colBudget:    {"BDG/s", outBudget, 6, 5},
+	colAdmission: {"ADM/s", outAdmission, 6, 4},
+	colErrors:    {"ERR/s", outProvider, 6, 3},
+	colTimeouts:  {"TMO/s", outTimeout, 6, 9},
+	colActive:    {"ACT/LIM", -1, 9, 11},
+	colPool:      {"POOL99", -1, 6, 12},
+	colOK99:      {"OK p99", -1, 6, 7},
+	colFF99:      {"FF p99", -1, 6, 10},
+}
+
+// tableLayout is which columns fit a width and how wide the names are.
+type tableLayout struct {
+	show            [numCols]bool
+	targetW, depW   int
+	hidden          int
+	width, natT, nD int
+}
+
+const (
+	markerW  = 2  // selection and target-down markers
+	minNameW = 16 // names identify rows: they give way after most columns
+)
+
+func computeLayout(width, natT, natD int) tableLayout {
+	lay := tableLayout{width: width, natT: natT, nD: natD}
+	natT = max(natT, len("TARGET"))
+	natD = max(natD, len("DEPENDENCY"))
+	lay.targetW, lay.depW = min(natT, minNameW), min(natD, minNameW)
+	used := markerW + lay.targetW + 1 + lay.depW
+	var order [numCols]colID
+	for i := range order {
+		order[i] = colID(i)
+	}
+	slices.SortStableFunc(order[:], func(a, b colID) int { return cmp.Compare(colSpecs[a].prio, colSpecs[b].prio) })
+	for _, id := range order {
+		if used+1+colSpecs[id].width <= width {
+			lay.show[id] = true
+			used += 1 + colSpecs[id].width
+		} else {
+			lay.hidden++
+		}
+	}
+	// Spare columns widen the names, target first, up to 32 each.
+	spare := width - used
+	grow := min(spare, min(natT, 32)-lay.targetW)
+	if grow > 0 {
+		lay.targetW += grow
+		spare -= grow
+	}
+	grow = min(spare, min(natD, 32)-lay.depW)
+	if grow > 0 {
+		lay.depW += grow
+	}
+	return lay
+}
+
+// rowNames are a row's sanitised names and its lower-case filter text.
+type rowNames struct{ target, dep, hay string }
+
+// overviewModel is the table of (target, dependency) rows with sorting,
+// filtering, a selection that follows its row across refreshes, and a
+// preview of the selected row under the table.
+type overviewModel struct {
+	c     *common
+	frame *model.Frame
+	order []int // indices into frame.Rows, in display order
+
+	sortBy    sortKey
+	filter    textinput.Model
+	filtering bool
+	terms     []string
+
+	cursor, offset int
+	sel            model.Key // the wanted row; kept while it is absent
+	hasSel         bool
+	visible        int // table rows on screen at the last render
+
+	names      map[model.Key]rowNames
+	down       map[string]bool
+	natT, natD int
+
+	pane painter
+	lay  tableLayout
+
+	rev      uint64 // bumped on every change that alters the table
+	cacheKey [3]uint64
+	cache    []line
+}
+
+func newOverview(c *common) overviewModel {
+	ti := textinput.New()
+	ti.Prompt = "/"
+	ti.Placeholder = "target or dependency"
+	ti.CharLimit = 64
+	ti.Cursor.SetMode(cursor.CursorStatic) // no blinking: nothing ticks
+	r := c.opts.Renderer
+	ti.PromptStyle = r.NewStyle()
+	ti.TextStyle = r.NewStyle()
+	ti.PlaceholderStyle = r.NewStyle()
+	ti.Cursor.Style = r.NewStyle()
+	ti.Cursor.TextStyle = r.NewStyle()
+	if !c.opts.NoColor {
+		ti.Cursor.Style = r.NewStyle().Reverse(true)
+	}
+	return overviewModel{
+		c:      c,
+		filter: ti,
+		names:  make(map[model.Key]rowNames),
+		down:   make(map[string]bool),
+		pane:   painter{c: c},
+	}
+}
+
+func (o *overviewModel) setWidth(w int) {
+	o.filter.Width = max(w-40, 10)
+	o.rev++
+}
+
+// setFrame shows a new frame, keeping the selection on its row.
+func (o *overviewModel) setFrame(f *model.Frame) {
+	o.frame = f
+	clear(o.down)
+	for i := range f.Targets {
+		if !f.Targets[i].Up {
+			o.down[f.Targets[i].Name] = true
+		}
+	}
+	if len(o.names) > 4*len(f.Rows)+64 {
+		clear(o.names)
+	}
+	o.natT, o.natD = 0, 0
+	for i := range f.Rows {
+		n := o.namesOf(&f.Rows[i])
+		o.natT = max(o.natT, textWidth(n.target))
+		o.natD = max(o.natD, textWidth(n.dep))
+	}
+	o.refresh()
+}
+
+func (o *overviewModel) namesOf(s *model.Signals) rowNames {
+	k := s.Key()
+	n, ok := o.names[k]
+	if !ok {
+		n.target, n.dep = Sanitize(s.Target), Sanitize(s.Dependency)
+		n.hay = strings.ToLower(n.target + " " + n.dep + " " + Sanitize(s.Dialect))
+		o.names[k] = n
+	}
+	return n
+}
+
+// refresh recomputes the visible rows (filter, sort) and puts the cursor
+// back on the selected row.
+func (o *overviewModel) refresh() {
+	o.rev++
+	o.order = o.order[:0]
+	if o.frame == nil {
+		return
+	}
+	rows := o.frame.Rows
+	for i := range rows {
+		if o.matches(&rows[i]) {
+			o.order = append(o.order, i)
+		}
+	}
+	slices.SortFunc(o.order, func(a, b int) int { return o.compare(&rows[a], &rows[b]) })
+	if len(o.order) == 0 {
+		o.cursor = 0
+		return
+	}
+	if o.hasSel {
+		for i, idx := range o.order {
+			if rows[idx].Key() == o.sel {
+				o.cursor = i
+				return
+			}
+		}
+		// The selected row is not here (filtered out, gone for now): stay
+		// at the same position, remember the row in case it comes back.
+		o.cursor = min(max(o.cursor, 0), len(o.order)-1)
+		return
+	}
+	o.cursor = 0
+	o.sel, o.hasSel = rows[o.order[0]].Key(), true
+}
+
+func (o *overviewModel) matches(s *model.Signals) bool {
+	if len(o.terms) == 0 {
+		return true
+	}
+	hay := o.namesOf(s).hay
+	for _, t := range o.terms {
+		if !strings.Contains(hay, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// compare orders rows by the sort key, largest first, absent values last,
+// then by target and dependency so equal rows never swap between frames.
+func (o *overviewModel) compare(a, b *model.Signals) int {
+	va, vb := o.sortBy.value(a), o.sortBy.value(b)
+	okA, okB := va.OK && !math.IsNaN(va.V), vb.OK && !math.IsNaN(vb.V)
+	switch {
+	case okA && !okB:
+		return -1
+	case !okA && okB:
+		return 1
+	case okA && okB && va.V != vb.V:
+		if va.V > vb.V {
+			return -1
+		}
+		return 1
+	}
+	if c := strings.Compare(a.Target, b.Target); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Dependency, b.Dependency)
+}
+
+// selectedKey is the row under the cursor.
+func (o *overviewModel) selectedKey() (model.Key, bool) {
+	if o.frame == nil || len(o.order) == 0 {
+		return model.Key{}, false
+	}
+	return o.frame.Rows[o.order[o.cursor]].Key(), true
+}
+
+func (o *overviewModel) moveTo(i int) {
+	if len(o.order) == 0 {
+		return
+	}
+	o.cursor = min(max(i, 0), len(o.order)-1)
+	o.sel, o.hasSel = o.frame.Rows[o.order[o.cursor]].Key(), true
+	o.rev++
+}
+
+func (o *overviewModel) setFilter(s string) {
+	o.terms = strings.Fields(strings.ToLower(s))
+	o.refresh()
+}
+
+// update handles the overview's keys.
+func (o *overviewModel) update(msg tea.KeyMsg) tea.Cmd {
+	k := &o.c.keys
+	if o.filtering {
+		switch msg.Type {
+		case tea.KeyEnter:
+			o.filtering = false
+			o.filter.Blur()
+			o.rev++
+			return nil
+		case tea.KeyEsc:
+			o.filtering = false
+			o.filter.Blur()
+			o.filter.Reset()
+			o.setFilter("")
+			return nil
+		}
+		before := o.filter.Value()
+		var cmd tea.Cmd
+		o.filter, cmd = o.filter.Update(msg)
+		if v := o.filter.Value(); v != before {
+			o.setFilter(v)
+		}
+		o.rev++
+		return cmd
+	}
+	page := max(o.visible-1, 1)
+	switch {
+	case key.Matches(msg, k.Up):
+		o.moveTo(o.cursor - 1)
+	case key.Matches(msg, k.Down):
+		o.moveTo(o.cursor + 1)
+	case key.Matches(msg, k.PageUp):
+		o.moveTo(o.cursor - page)
+	case key.Matches(msg, k.PageDown):
+		o.moveTo(o.cursor + page)
+	case key.Matches(msg, k.Top):
+		o.moveTo(0)
+	case key.Matches(msg, k.Bottom):
+		o.moveTo(len(o.order) - 1)
+	case key.Matches(msg, k.Sort):
+		o.sortBy = (o.sortBy + 1) % numSorts
+		o.refresh()
+	case key.Matches(msg, k.Filter):
+		o.filtering = true
+		o.filter.CursorEnd()
+		o.rev++
+		return o.filter.Focus()
+	case key.Matches(msg, k.Back):
+		if o.filter.Value() != "" {
+			o.filter.Reset()
+			o.setFilter("")
+		}
+	}
+	return nil
+}
+
+// view renders the table and, when there is room, the selected row's
+// preview under it.
+func (o *overviewModel) view(dst []line, width, height int) []line {
+	ck := [3]uint64{o.rev, uint64(width), uint64(height)}
+	if o.cache != nil && ck == o.cacheKey {
+		return append(dst, o.cache...)
+	}
+	if o.lay.width != width || o.lay.natT != o.natT || o.lay.nD != o.natD {
+		o.lay = computeLayout(width, o.natT, o.natD)
+	}
+	out := o.cache[:0]
+	wide := width >= wideWidth
+
+	// Height: the table first; a preview when at least a few rows and
+	// the preview both fit.
+	tableNeed := 2 + max(len(o.order), 1)
+	previewMin := 8
+	if !wide {
+		previewMin = 7
+	}
+	tableH := height
+	chartH := 0
+	sel, hasRow := o.selectedRow()
+	if hasRow && height-previewMin-1 >= 2+min(len(o.order), 5) {
+		tableH = min(tableNeed, height-previewMin-1)
+		chartH = min(height-tableH-1-5, 8)
+		if wide {
+			// Beside the seven outcome rows; the rest of the room goes to
+			// the latency histograms.
+			chartH = min(max(chartH, 4), 6)
+		}
+	}
+	out = o.table(out, width, tableH)
+	if chartH >= 3 {
+		out = append(out, line{})
+		tl := o.frame.Timelines[sel.Key()]
+		p := &o.pane
+		if wide {
+			leftW := (width - 3) / 2
+			left := p.trafficSection(nil, sel, tl, o.frame, leftW, chartH)
+			right := p.outcomeSection(nil, sel, tl, o.frame, width-leftW-3)
+			out = append(out, joinColumns([][]line{left, right}, []int{leftW, 0}, "   ")...)
+			// More of the selected row while the screen has room.
+			if room := height - len(out) - 1; room >= 8 {
+				more := p.latencySection(nil, sel, width, true)
+				if len(more) <= room {
+					out = append(out, line{})
+					out = append(out, more...)
+				}
+			}
+		} else {
+			out = p.trafficSection(out, sel, tl, o.frame, width, chartH)
+			if room := height - len(out) - 1; room >= 1+int(numOutcomes) {
+				out = append(out, line{})
+				out = p.outcomeSection(out, sel, tl, o.frame, width)
+			}
+		}
+	}
+	if len(out) > height {
+		out = out[:height]
+	}
+	o.cache, o.cacheKey = out, ck
+	return append(dst, out...)
+}
+
+func (o *overviewModel) selectedRow() (*model.Signals, bool) {
+	if o.frame == nil || len(o.order) == 0 {
+		return nil, false
+	}
+	return &o.frame.Rows[o.order[o.cursor]], true
+}
+
+// table renders the title, the column header and the visible rows.
+func (o *overviewModel) table(dst []line, width, height int) []line {
+	st, g := &o.c.st, o.c.g
+	l := &o.pane.l
+	lay := &o.lay
+
+	// Scroll so the cursor is visible.
+	o.visible = max(height-2, 1)
+	n := len(o.order)
+	if o.cursor < o.offset {
+		o.offset = o.cursor
+	}
+	if o.cursor >= o.offset+o.visible {
+		o.offset = o.cursor - o.visible + 1
+	}
+	o.offset = min(max(o.offset, 0), max(n-o.visible, 0))
+
+	// Title.
+	b := l.num[:0]
+	if n > o.visible {
+		b = append(b, "rows "...)
+		b = strconv.AppendInt(b, int64(o.offset+1), 10)
+		b = append(b, '-')
+		b = strconv.AppendInt(b, int64(min(o.offset+o.visible, n)), 10)
+		b = append(b, " of "...)
+	}
+	b = strconv.AppendInt(b, int64(n), 10)
+	if n == 1 {
+		b = append(b, " row"...)
+	} else {
+		b = append(b, " rows"...)
+	}
+	b = append(b, " · sort "...)
+	b = append(b, o.sortBy.String()...)
+	b = append(b, ' ')
+	b = append(b, g.arrowDown...)
+	if v := o.filter.Value(); v != "" && !o.filtering {
+		b = append(b, " · filter \""...)
+		b = append(b, v...)
+		b = append(b, '"')
+	}
+	if lay.hidden > 0 {
+		b = append(b, " · +"...)
+		b = strconv.AppendInt(b, int64(lay.hidden), 10)
+		b = append(b, " cols: widen or enter"...)
+	}
+	l.num = b
+	dst = o.pane.title(dst, "OVERVIEW", string(b), width)
+
+	// Column header.
+	l.pad(markerW)
+	l.cell("TARGET", lay.targetW, false, st.bold)
+	l.pad(1)
+	l.cell("DEPENDENCY", lay.depW, false, st.bold)
+	for id := colID(0); id < numCols; id++ {
+		if !lay.show[id] {
+			continue
+		}
+		cs := &colSpecs[id]
+		l.pad(1)
+		head := cs.head
+		if cs.glyph >= 0 && g != &asciiGlyphs {
+			l.pad(cs.width - len(head) - 1)
+			l.text(g.outcome[cs.glyph], st.outcome[cs.glyph])
+			l.text(head, st.bold)
+		} else {
+			l.cell(head, cs.width, true, st.bold)
+		}
+	}
+	dst = append(dst, trimSpaceRight(l.line()))
+
+	if n == 0 {
+		msg := "waiting for the first scrape…"
+		switch {
+		case o.frame != nil && len(o.frame.Rows) > 0:
+			msg = "no row matches the filter (esc clears it)"
+		case o.frame != nil && !o.frame.Time.IsZero():
+			msg = "no retry metrics found on any target yet"
+		}
+		l.pad(markerW)
+		l.text(msg, st.dim)
+		return append(dst, l.line())
+	}
+
+	rows := o.frame.Rows
+	end := min(o.offset+o.visible, n)
+	for i := o.offset; i < end; i++ {
+		dst = append(dst, o.row(&rows[o.order[i]], i == o.cursor))
+	}
+	return dst
+}
+
+// row renders one table row. The selected row is marked by a glyph (and
+// reverse video when colours are on), so it reads without colour too.
+func (o *overviewModel) row(s *model.Signals, selected bool) line {
+	st, g := &o.c.st, o.c.g
+	l := &o.pane.l
+	lay := &o.lay
+	names := o.namesOf(s)
+	down := o.down[s.Target]
+
+	hl := selected && st.selected.pre != ""
+	sp := func(x span) span {
+		if hl {
+			return span{}
+		}
+		return x
+	}
+	if hl {
+		l.buf = append(l.buf, st.selected.pre...)
+	}
+	if selected {
+		l.text(g.selected, sp(st.accent))
+	} else {
+		l.pad(1)
+	}
+	if down {
+		l.text(g.down, sp(st.down))
+	} else {
+		l.pad(1)
+	}
+	tsp := st.text
+	if down {
+		tsp = st.down
+	}
+	l.cell(names.target, lay.targetW, false, sp(tsp))
+	l.pad(1)
+	l.cell(names.dep, lay.depW, false, sp(st.text))
+	for id := colID(0); id < numCols; id++ {
+		if !lay.show[id] {
+			continue
+		}
+		l.pad(1)
+		var vs span
+		l.num, vs = o.cellValue(id, s, l.num[:0])
+		l.cellBytes(l.num, colSpecs[id].width, true, sp(vs))
+	}
+	if hl {
+		l.buf = append(l.buf, st.selected.post...)
+		return l.line()
+	}
+	return trimSpaceRight(l.line())
+}
+
+// cellValue formats one numeric cell and picks its span: protection
+// (admission, budget) and provider failures keep their own colours.
+func (o *overviewModel) cellValue(id colID, s *model.Signals, b []byte) ([]byte, span) {
+	st, g := &o.c.st, o.c.g
+	rate := func(v model.Value, hot span) ([]byte, span) {
+		return appendRate(b, v), rateSpan(st, v, hot)
+	}
+	switch id {
+	case colOrig:
+		return rate(s.OriginalsPerS, st.text)
+	case colAtt:
+		return rate(s.AttemptsPerS, st.text)
+	case colAmp:
+		return appendAmp(b, s.Amplification), ampSpan(st, s.Amplification)
+	case colEff:
+		return appendPct(b, s.EffectiveSuccess), pctSpan(st, s.EffectiveSuccess)
+	case colAttOK:
+		return appendPct(b, s.AttemptSuccess), pctSpan(st, s.AttemptSuccess)
+	case colRetry:
+		return rate(s.RetriesPerS, st.text)
+	case colRescued:
+		return rate(s.RescuedPerS, st.outcome[outRescued])
+	case colBudget:
+		return rate(s.BudgetDeniedPerS, st.outcome[outBudget])
+	case colAdmission:
+		return rate(s.AdmissionRejectedPerS, st.outcome[outAdmission])
+	case colErrors:
+		return rate(s.ProviderErrorsPerS, st.outcome[outProvider])
+	case colTimeouts:
+		return rate(s.TimeoutsPerS, st.outcome[outTimeout])
+	case colActive:
+		sp := st.text
+		if !s.ActiveCalls.OK {
+			sp = st.dim
+		} else if s.ConcurrencyLimit.OK && s.ConcurrencyLimit.V > 0 && s.ActiveCalls.V >= 0.9*s.ConcurrencyLimit.V {
+			sp = st.warn
+		}
+		return appendActive(b, s.ActiveCalls, s.ConcurrencyLimit), sp
+	case colPool:
+		return secondsCell(b, s.PoolWaitP99, g, st)
+	case colOK99:
+		return secondsCell(b, s.Latency[model.ClassSuccess].P99, g, st)
+	case colFF99:
+		return secondsCell(b, s.Latency[model.ClassFastFailure].P99, g, st)
+	}
+	return append(b, absentText...), st.dim
+}
+
+func secondsCell(b []byte, v model.Value, g *glyphs, st *styles) ([]byte, span) {
+	if !v.OK {
+		return append(b, absentText...), st.dim
+	}
+	return appendSeconds(b, v, g.micro), st.text
+}
+
+func pctSpan(st *styles, v model.Value) span {
+	switch {
+	case !v.OK:
+		return st.dim
+	case v.V < 0.99:
+		return st.warn
+	}
+	return st.text
+}

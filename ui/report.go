@@ -1,0 +1,157 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/model"
+)
+
+// Report formats accepted by WriteReport.
+var ReportFormats = []string{"text", "json", "markdown"}
+
+// reportColumn is one column of the analyze table.
+type reportColumn struct {
+	head string
+	cell func(d *analysis.DependencyReport) string
+}
+
+func rateCell(get func(s *model.Signals) model.Value) func(*analysis.DependencyReport) string {
+	return func(d *analysis.DependencyReport) string { return string(appendRate(nil, get(&d.Signals))) }
+}
+
+var reportColumns = []reportColumn{
+	{"TARGET", func(d *analysis.DependencyReport) string { return Sanitize(d.Target) }},
+	{"DEPENDENCY", func(d *analysis.DependencyReport) string { return Sanitize(d.Dependency) }},
+	{"ORIG/s", rateCell(func(s *model.Signals) model.Value { return s.OriginalsPerS })},
+	{"ATT/s", rateCell(func(s *model.Signals) model.Value { return s.AttemptsPerS })},
+	{"AMP", func(d *analysis.DependencyReport) string { return string(appendAmp(nil, d.Amplification)) }},
+	{"EFF%", func(d *analysis.DependencyReport) string { return string(appendPct(nil, d.EffectiveSuccess)) }},
+	{"ATT%", func(d *analysis.DependencyReport) string { return string(appendPct(nil, d.AttemptSuccess)) }},
+	{"RETRY/s", rateCell(func(s *model.Signals) model.Value { return s.RetriesPerS })},
+	{"RESCUED/s", rateCell(func(s *model.Signals) model.Value { return s.RescuedPerS })},
+	{"BUDGET-DENIED/s", rateCell(func(s *model.Signals) model.Value { return s.BudgetDeniedPerS })},
+	{"ADMISSION-REJ/s", rateCell(func(s *model.Signals) model.Value { return s.AdmissionRejectedPerS })},
+	{"PROVIDER-ERR/s", rateCell(func(s *model.Signals) model.Value { return s.ProviderErrorsPerS })},
+	{"TIMEOUT/s", rateCell(func(s *model.Signals) model.Value { return s.TimeoutsPerS })},
+	{"ACTIVE/LIMIT", func(d *analysis.DependencyReport) string {
+		return string(appendGauge(nil, d.ActiveCalls)) + "/" + string(appendGauge(nil, d.ConcurrencyLimit))
+	}},
+	{"POOL-WAIT-p99", func(d *analysis.DependencyReport) string { return string(appendSeconds(nil, d.PoolWaitP99, "us")) }},
+	{"OK-p99", func(d *analysis.DependencyReport) string {
+		return string(appendSeconds(nil, d.LatencyP99[model.ClassSuccess], "us"))
+	}},
+	{"FAST-FAIL-p99", func(d *analysis.DependencyReport) string {
+		return string(appendSeconds(nil, d.LatencyP99[model.ClassFastFailure], "us"))
+	}},
+}
+
+// WriteReport prints an analyze report as text (aligned columns), markdown
+// (for a postmortem) or JSON (the schema of docs/analyze-json.md). Every
+// label value and error text is sanitised; absent signals print as "-".
+func WriteReport(w io.Writer, rep analysis.Report, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	case "text":
+		return writeReportText(w, rep)
+	case "markdown", "md":
+		return writeReportMarkdown(w, rep)
+	}
+	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(ReportFormats, ", "))
+}
+
+func reportSpan(rep analysis.Report) string {
+	if rep.EndUnix == 0 {
+		return "no data"
+	}
+	end := time.Unix(0, int64(rep.EndUnix*1e9)).UTC()
+	return fmt.Sprintf("window %s ending %s (recorded %s)", windowLabel(time.Duration(rep.WindowSeconds*float64(time.Second))),
+		end.Format(time.RFC3339), (time.Duration((rep.EndUnix-rep.StartUnix)*1e3) * time.Millisecond).String())
+}
+
+func targetLine(t model.TargetStatus) string {
+	state := "up"
+	if !t.Up {
+		state = "DOWN"
+	}
+	line := fmt.Sprintf("%s %s %s (%d scrapes, %d failed, %d series)", Sanitize(t.Name), state, Sanitize(t.URL), t.Scrapes, t.Failures, t.Series)
+	if t.LastError != "" {
+		line += ": " + Sanitize(t.LastError)
+	}
+	if t.DroppedSeries > 0 {
+		line += fmt.Sprintf(" [%d series dropped by the per-target cap]", t.DroppedSeries)
+	}
+	return line
+}
+
+func writeReportText(w io.Writer, rep analysis.Report) error {
+	fmt.Fprintf(w, "retrytop analyze: %s\n\n", reportSpan(rep))
+	for _, t := range rep.Targets {
+		fmt.Fprintf(w, "  %s\n", targetLine(t))
+	}
+	fmt.Fprintln(w)
+	if len(rep.Dependencies) == 0 {
+		_, err := fmt.Fprintln(w, "no retry metrics found (see docs/metrics.md for the families retrytop reads)")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for i, c := range reportColumns {
+		if i > 0 {
+			tw.Write([]byte("\t"))
+		}
+		tw.Write([]byte(c.head))
+	}
+	tw.Write([]byte("\t\n"))
+	for i := range rep.Dependencies {
+		for j, c := range reportColumns {
+			if j > 0 {
+				tw.Write([]byte("\t"))
+			}
+			tw.Write([]byte(c.cell(&rep.Dependencies[i])))
+		}
+		tw.Write([]byte("\t\n"))
+	}
+	return tw.Flush()
+}
+
+func writeReportMarkdown(w io.Writer, rep analysis.Report) error {
+	fmt.Fprintf(w, "## retrytop analyze\n\n%s\n\n### Targets\n\n", reportSpan(rep))
+	for _, t := range rep.Targets {
+		fmt.Fprintf(w, "- %s\n", mdEscape(targetLine(t)))
+	}
+	fmt.Fprintf(w, "\n### Dependencies\n\n")
+	if len(rep.Dependencies) == 0 {
+		_, err := fmt.Fprintln(w, "No retry metrics found.")
+		return err
+	}
+	heads := make([]string, len(reportColumns))
+	rule := make([]string, len(reportColumns))
+	for i, c := range reportColumns {
+		heads[i] = c.head
+		rule[i] = "---:"
+	}
+	rule[0], rule[1] = "---", "---"
+	fmt.Fprintf(w, "| %s |\n|%s|\n", strings.Join(heads, " | "), strings.Join(rule, "|"))
+	for i := range rep.Dependencies {
+		cells := make([]string, len(reportColumns))
+		for j, c := range reportColumns {
+			cells[j] = mdEscape(c.cell(&rep.Dependencies[i]))
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// mdEscape keeps untrusted text from breaking a markdown table.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "`", "'", "<", "&lt;", ">", "&gt;").Replace(s)
+}

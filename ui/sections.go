@@ -1,0 +1,614 @@
+package ui
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// painter renders the panels of one row (detail view, overview preview)
+// into lines, reusing its scratch buffers across frames.
+type painter struct {
+	c      *common
+	l      lineWriter
+	a, b   []model.Value
+	bounds []float64
+	counts [3][]float64
+}
+
+const (
+	gutterW = 16 // label column of timeline rows
+	valueW  = 9  // value column right of timeline rows
+)
+
+// title writes a section title: bold text, then a dim rule to width.
+func (p *painter) title(dst []line, text string, note string, width int) []line {
+	l, st, g := &p.l, &p.c.st, p.c.g
+	l.text(text, st.title)
+	if note != "" {
+		l.pad(1)
+		l.text(note, st.dim)
+	}
+	if rest := width - l.w - 1; rest > 0 {
+		l.pad(1)
+		l.repeat(g.rule, rest, st.dim)
+	}
+	return append(dst, l.line())
+}
+
+// binLayout fits n bins into area columns: the first bin shown and the
+// columns per bin. Bins that do not fit are dropped from the old end.
+func binLayout(n, area int) (first, cols int) {
+	if n <= 0 || area <= 0 {
+		return 0, 1
+	}
+	if area >= n {
+		return 0, area / n
+	}
+	return n - area, 1
+}
+
+// binNote says what the timeline spans: "10s bins, last 5m".
+func binNote(bin time.Duration, bins int) string {
+	if bin <= 0 || bins <= 0 {
+		return ""
+	}
+	return windowLabel(bin) + " bins, last " + spanLabel(bin*time.Duration(bins))
+}
+
+// spanLabel names a time span: 5m, 30s, 3m50s.
+func spanLabel(d time.Duration) string {
+	if d >= time.Minute && d%time.Minute != 0 {
+		return string(appendAge(nil, d))
+	}
+	return windowLabel(d)
+}
+
+// gutter writes a row label: glyph (may be ""), name, fitted to gutterW.
+func (p *painter) gutter(glyph string, gsp span, name string) {
+	l := &p.l
+	start := l.w
+	if glyph != "" {
+		l.text(glyph, gsp)
+		l.pad(1)
+	}
+	l.cell(name, gutterW-1-(l.w-start), false, p.c.st.text)
+	l.pad(1)
+}
+
+// valueCell writes the right-hand value of a timeline row.
+func (p *painter) valueCell(b []byte, sp span) {
+	p.l.pad(1)
+	p.l.cellBytes(b, valueW-1, true, sp)
+}
+
+func rateSpan(st *styles, v model.Value, hot span) span {
+	if !v.OK || v.V <= 0 {
+		return st.dim
+	}
+	return hot
+}
+
+// trafficSection: originals vs attempts per bin with each bin's
+// amplification below.
+func (p *painter) trafficSection(dst []line, row *model.Signals, tl []model.Signals, f *model.Frame, width, height int) []line {
+	l, st, g := &p.l, &p.c.st, p.c.g
+	first, cols := binLayout(len(tl), width-gutterW-valueW)
+	tl = tl[first:]
+	dst = p.title(dst, "ORIGINALS vs ATTEMPTS", binNote(f.Bin, len(tl)), width)
+
+	// Legend with the window's values: the glyphs name the series.
+	names := [3]string{" originals ", " attempts ", "/s  amplification "}
+	if width < 60 {
+		names = [3]string{" orig ", " att ", "/s  amp "}
+	}
+	l.text(g.fill[g.sub], st.originals)
+	l.plain(names[0])
+	l.num = appendRate(l.num[:0], row.OriginalsPerS)
+	l.bytes(l.num, st.bold)
+	l.plain("/s  ")
+	l.text(g.above, st.attempts)
+	l.plain(names[1])
+	l.num = appendRate(l.num[:0], row.AttemptsPerS)
+	l.bytes(l.num, st.bold)
+	l.plain(names[2])
+	l.num = appendAmp(l.num[:0], row.Amplification)
+	l.bytes(l.num, ampSpan(st, row.Amplification))
+	dst = append(dst, l.line())
+
+	if len(tl) == 0 {
+		l.text("no timeline yet", st.dim)
+		return append(dst, l.line())
+	}
+	p.a = seriesOf(p.a, tl, func(s *model.Signals) model.Value { return s.OriginalsPerS })
+	p.b = seriesOf(p.b, tl, func(s *model.Signals) model.Value { return s.AttemptsPerS })
+	dst = twoSeries(dst, l, p.a, p.b, height, cols, gutterW, g, st)
+
+	// Amplification of each bin: numbers when they fit, else a sparkline.
+	p.gutter("", span{}, "amplification")
+	p.a = seriesOf(p.a, tl, func(s *model.Signals) model.Value { return s.Amplification })
+	if cols >= 4 {
+		for _, v := range p.a {
+			l.num = appendAmpShort(l.num[:0], v)
+			l.cellBytes(l.num, cols, true, ampSpan(st, v))
+		}
+	} else {
+		l.spark(p.a, maxValue(p.a), cols, g, st.warn, st.dim)
+	}
+	l.padTo(gutterW + len(tl)*cols)
+	l.num = appendAmp(l.num[:0], row.Amplification)
+	p.valueCell(l.num, ampSpan(st, row.Amplification))
+	dst = append(dst, l.line())
+	if cols < 4 {
+		// Too narrow for a number per bin: label every bin that has room,
+		// right-aligned under its bin.
+		// Newest first, so the latest bins are always labelled.
+		p.gutter("", span{}, "  x per bin")
+		var picked [256]int
+		np := 0
+		limit := len(tl) * cols
+		for i := len(p.a) - 1; i >= 0 && np < len(picked); i-- {
+			v := p.a[i]
+			if !v.OK {
+				continue
+			}
+			l.num = appendAmpShort(l.num[:0], v)
+			end := (i + 1) * cols
+			if end > limit || end-len(l.num) < 0 {
+				continue
+			}
+			picked[np] = i
+			np++
+			limit = end - len(l.num) - 1
+		}
+		for j := np - 1; j >= 0; j-- {
+			v := p.a[picked[j]]
+			l.num = appendAmpShort(l.num[:0], v)
+			l.padTo(gutterW + (picked[j]+1)*cols - len(l.num))
+			l.bytes(l.num, ampSpan(st, v))
+		}
+		dst = append(dst, trimSpaceRight(l.line()))
+	}
+
+	// Time axis.
+	l.pad(gutterW)
+	spanW := len(tl) * cols
+	if f.Bin > 0 && spanW >= 12 {
+		ago := "-" + spanLabel(f.Bin*time.Duration(len(tl)))
+		l.text(ago, st.dim)
+		l.padTo(gutterW + spanW - 3)
+		l.text("now", st.dim)
+	}
+	return append(dst, trimSpaceRight(l.line()))
+}
+
+func ampSpan(st *styles, v model.Value) span {
+	switch {
+	case !v.OK:
+		return st.dim
+	case v.V >= 1.5:
+		return st.warn
+	}
+	return st.text
+}
+
+// outcomeSection: one row per outcome at a fixed position, each with its
+// own glyph, colour and scale, and the window's rate on the right.
+func (p *painter) outcomeSection(dst []line, row *model.Signals, tl []model.Signals, f *model.Frame, width int) []line {
+	l, st, g := &p.l, &p.c.st, p.c.g
+	first, cols := binLayout(len(tl), width-gutterW-valueW)
+	tl = tl[first:]
+	dst = p.title(dst, "OUTCOMES", "per bin, each row to its own peak", width)
+	for o := outcome(0); o < numOutcomes; o++ {
+		sp := st.outcome[o]
+		p.gutter(g.outcome[o], sp, outcomeNames[o])
+		p.a = seriesOf(p.a, tl, func(s *model.Signals) model.Value { return o.value(s) })
+		l.spark(p.a, maxValue(p.a), cols, g, sp, st.dim)
+		l.padTo(gutterW + len(tl)*cols)
+		v := o.value(row)
+		l.num = appendRate(l.num[:0], v)
+		if v.OK {
+			l.num = append(l.num, "/s"...)
+		}
+		p.valueCell(l.num, rateSpan(st, v, sp))
+		dst = append(dst, l.line())
+	}
+	return dst
+}
+
+// capacitySection: active calls against the limit as a gauge with its
+// history, and pool wait p50/p99 with theirs.
+func (p *painter) capacitySection(dst []line, row *model.Signals, tl []model.Signals, f *model.Frame, width int) []line {
+	l, st, g := &p.l, &p.c.st, p.c.g
+	first, cols := binLayout(len(tl), width-gutterW-valueW)
+	tl = tl[first:]
+	dst = p.title(dst, "CAPACITY", "", width)
+
+	// Gauge.
+	p.gutter("", span{}, "active / limit")
+	barW := min(max(width-gutterW-2-8-12, 4), 40)
+	if row.ConcurrencyLimit.OK && row.ActiveCalls.OK {
+		l.text("[", st.dim)
+		l.gauge(row.ActiveCalls.V, row.ConcurrencyLimit.V, barW, g, gaugeSpan(st, row), st.dim)
+		l.text("]", st.dim)
+		if row.ConcurrencyLimit.V > 0 {
+			l.pad(1)
+			l.num = strconvPct(l.num[:0], row.ActiveCalls.V/row.ConcurrencyLimit.V)
+			l.bytes(l.num, gaugeSpan(st, row))
+		}
+	} else {
+		l.text("no limit exposed", st.dim)
+	}
+	l.pad(2)
+	l.num = appendActive(l.num[:0], row.ActiveCalls, row.ConcurrencyLimit)
+	l.bytes(l.num, st.bold)
+	dst = append(dst, l.line())
+
+	if len(tl) > 0 {
+		p.gutter("", span{}, "  active hist")
+		p.a = seriesOf(p.a, tl, func(s *model.Signals) model.Value { return s.ActiveCalls })
+		p.b = seriesOf(p.b, tl, func(s *model.Signals) model.Value { return s.ConcurrencyLimit })
+		l.spark(p.a, max(maxValue(p.a), maxValue(p.b)), cols, g, st.accent, st.dim)
+		dst = append(dst, l.line())
+	}
+
+	p.gutter("", span{}, "pool wait")
+	l.plain("p50 ")
+	l.num = appendSeconds(l.num[:0], row.PoolWaitP50, g.micro)
+	l.bytes(l.num, st.bold)
+	l.plain("  p99 ")
+	l.num = appendSeconds(l.num[:0], row.PoolWaitP99, g.micro)
+	l.bytes(l.num, st.bold)
+	dst = append(dst, l.line())
+	if len(tl) > 0 {
+		p.a = seriesOf(p.a, tl, func(s *model.Signals) model.Value { return s.PoolWaitP99 })
+		p.b = seriesOf(p.b, tl, func(s *model.Signals) model.Value { return s.PoolWaitP50 })
+		m := max(maxValue(p.a), maxValue(p.b))
+		p.gutter("", span{}, "  p99 hist")
+		l.spark(p.a, m, cols, g, st.warn, st.dim)
+		dst = append(dst, l.line())
+		p.gutter("", span{}, "  p50 hist")
+		l.spark(p.b, m, cols, g, st.accent, st.dim)
+		dst = append(dst, l.line())
+	}
+	return dst
+}
+
+func gaugeSpan(st *styles, row *model.Signals) span {
+	if row.ConcurrencyLimit.OK && row.ConcurrencyLimit.V > 0 && row.ActiveCalls.V >= 0.9*row.ConcurrencyLimit.V {
+		return st.warn
+	}
+	return st.accent
+}
+
+func strconvPct(dst []byte, ratio float64) []byte {
+	return appendPct(dst, model.Some(math.Min(ratio, 1)))
+}
+
+// appendActive writes active/limit: 12/50, 12/-, -.
+func appendActive(dst []byte, active, limit model.Value) []byte {
+	if !active.OK && !limit.OK {
+		return append(dst, absentText...)
+	}
+	dst = appendGauge(dst, active)
+	dst = append(dst, '/')
+	return appendGauge(dst, limit)
+}
+
+// kv is one labelled value of the signals section.
+type kv struct {
+	label string
+	val   []byte
+	sp    span
+}
+
+// signalsSection lists every signal of the row, in two columns when wide.
+func (p *painter) signalsSection(dst []line, row *model.Signals, width int) []line {
+	l, st, g := &p.l, &p.c.st, p.c.g
+	dst = p.title(dst, "SIGNALS", "window "+windowLabel(p.c.window), width)
+	var buf [512]byte
+	b := buf[:0]
+	var items [40]kv
+	n := 0
+	add := func(label string, sp span, f func([]byte) []byte) {
+		start := len(b)
+		b = f(b)
+		items[n] = kv{label: label, val: b[start:len(b):len(b)], sp: sp}
+		n++
+	}
+	rate := func(v model.Value) func([]byte) []byte {
+		return func(d []byte) []byte {
+			d = appendRate(d, v)
+			if v.OK {
+				d = append(d, "/s"...)
+			}
+			return d
+		}
+	}
+	secs := func(v model.Value) func([]byte) []byte {
+		return func(d []byte) []byte { return appendSeconds(d, v, g.micro) }
+	}
+	pct := func(v model.Value) func([]byte) []byte {
+		return func(d []byte) []byte { return appendPct(d, v) }
+	}
+	add("originals", st.bold, rate(row.OriginalsPerS))
+	add("attempts", st.bold, rate(row.AttemptsPerS))
+	add("amplification", ampSpan(st, row.Amplification), func(d []byte) []byte { return appendAmp(d, row.Amplification) })
+	add("retries", st.text, rate(row.RetriesPerS))
+	add(g.outcome[outRescued]+" rescued", rateSpan(st, row.RescuedPerS, st.outcome[outRescued]), rate(row.RescuedPerS))
+	add("effective success", st.text, pct(row.EffectiveSuccess))
+	add("attempt success", st.text, pct(row.AttemptSuccess))
+	add(g.outcome[outProvider]+" provider errors", rateSpan(st, row.ProviderErrorsPerS, st.outcome[outProvider]), rate(row.ProviderErrorsPerS))
+	add("  temporary", rateSpan(st, row.TemporaryErrorsPerS, st.outcome[outProvider]), rate(row.TemporaryErrorsPerS))
+	add("  permanent", rateSpan(st, row.PermanentErrorsPerS, st.outcome[outProvider]), rate(row.PermanentErrorsPerS))
+	add(g.outcome[outTimeout]+" timeouts", rateSpan(st, row.TimeoutsPerS, st.outcome[outTimeout]), rate(row.TimeoutsPerS))
+	add(g.outcome[outDeadline]+" deadline exhausted", rateSpan(st, row.DeadlineExhaustedPerS, st.outcome[outDeadline]), rate(row.DeadlineExhaustedPerS))
+	split := n // protection, capacity, policy and latency go right
+	add(g.outcome[outAdmission]+" admission rejected", rateSpan(st, row.AdmissionRejectedPerS, st.outcome[outAdmission]), rate(row.AdmissionRejectedPerS))
+	for i := range row.AdmissionRejectedBy {
+		if n >= len(items)-14 {
+			break
+		}
+		br := &row.AdmissionRejectedBy[i]
+		add("  "+Sanitize(br.Key), rateSpan(st, model.Some(br.PerS), st.outcome[outAdmission]), rate(model.Some(br.PerS)))
+	}
+	add(g.outcome[outBudget]+" budget denied", rateSpan(st, row.BudgetDeniedPerS, st.outcome[outBudget]), rate(row.BudgetDeniedPerS))
+	add("budget balance", st.text, func(d []byte) []byte { return appendGauge(d, row.BudgetBalance) })
+	add("active / limit", st.text, func(d []byte) []byte { return appendActive(d, row.ActiveCalls, row.ConcurrencyLimit) })
+	add("pool wait p50", st.text, secs(row.PoolWaitP50))
+	add("pool wait p99", st.text, secs(row.PoolWaitP99))
+	add("backoff p50", st.text, secs(row.BackoffP50))
+	add("backoff p99", st.text, secs(row.BackoffP99))
+	add("max attempts", st.text, func(d []byte) []byte { return appendGauge(d, row.MaxAttempts) })
+	add("deadline", st.text, secs(row.DeadlineSeconds))
+	for ci, class := range model.LatencyClasses {
+		add(g.classGlyph[ci]+" "+classLabel(class)+" p99", st.class[ci], secs(row.Latency[class].P99))
+	}
+	add("mixed p99", st.text, secs(row.MixedLatency.P99))
+	add("dep. received", st.text, rate(row.DependencyReceivedPerS))
+	add("dep. service p50", st.text, secs(row.DependencyServiceTimeP50))
+	add("dep. work after cancel", rateSpan(st, row.DependencyWorkAfterCancelPerS, st.warn), rate(row.DependencyWorkAfterCancelPerS))
+
+	colW := width
+	labelW := min(24, colW-10)
+	if width < 64 {
+		for i := 0; i < n; i++ {
+			l.cell(items[i].label, labelW, false, st.dim)
+			l.pad(1)
+			l.cellBytes(items[i].val, colW-labelW-1, false, items[i].sp)
+			dst = append(dst, trimSpaceRight(l.line()))
+		}
+		return dst
+	}
+	colW = (width - 2) / 2
+	labelW = min(24, colW-10)
+	for r := 0; r < max(split, n-split); r++ {
+		for c, i := range [2]int{r, split + r} {
+			if (c == 0 && i >= split) || i >= n {
+				continue
+			}
+			l.padTo(c * (colW + 2))
+			l.cell(items[i].label, labelW, false, st.dim)
+			l.pad(1)
+			l.cellBytes(items[i].val, colW-labelW-1, false, items[i].sp)
+		}
+		dst = append(dst, trimSpaceRight(l.line()))
+	}
+	return dst
+}
+
+func classLabel(class string) string {
+	switch class {
+	case model.ClassFastFailure:
+		return "fast failure"
+	case model.ClassFailure:
+		return "failure"
+	}
+	return "success"
+}
+
+// latencySection: the split latency histograms, side by side when wide,
+// and the warning when the mixed p99 misleads.
+func (p *painter) latencySection(dst []line, row *model.Signals, width int, side bool) []line {
+	l, st, g := &p.l, &p.c.st, p.c.g
+	l.num = append(l.num[:0], "mixed p99 "...)
+	l.num = appendSeconds(l.num, row.MixedLatency.P99, g.micro)
+	dst = p.title(dst, "LATENCY by result", string(l.num), width)
+	if w := mixedWarning(row); w.show {
+		b := append(l.num[:0], g.warn...)
+		b = append(b, " mixed p99 "...)
+		b = appendSeconds(b, row.MixedLatency.P99, g.micro)
+		b = append(b, " misleads: "...)
+		b = appendPct(b, model.Some(w.fastShare))
+		b = append(b, " of calls are fast failures; success p99 is "...)
+		b = appendSeconds(b, row.Latency[model.ClassSuccess].P99, g.micro)
+		l.num = b
+		l.cell(string(b), width, false, st.warn)
+		dst = append(dst, trimSpaceRight(l.line()))
+	}
+
+	// Shared bucket rows: the union of bounds, from the first to the last
+	// bucket with observations in any class.
+	p.bounds = p.bounds[:0]
+	for _, class := range model.LatencyClasses {
+		for _, b := range row.LatencyHist[class].Buckets {
+			p.bounds = append(p.bounds, b.UpperBound)
+		}
+	}
+	slices.Sort(p.bounds)
+	p.bounds = slices.Compact(p.bounds)
+	lo, hi := len(p.bounds), -1
+	for ci, class := range model.LatencyClasses {
+		p.counts[ci] = perBucket(p.counts[ci][:0], row.LatencyHist[class].Buckets, p.bounds)
+		for i, n := range p.counts[ci] {
+			if n > 0 {
+				lo, hi = min(lo, i), max(hi, i)
+			}
+		}
+	}
+	if hi < 0 {
+		msg := "no latency observations in the window"
+		if len(row.LatencyHist) == 0 {
+			msg = "no latency histogram: the target does not expose " + model.MetricRequestDuration
+		}
+		l.text(msg, st.dim)
+		return append(dst, l.line())
+	}
+	// Keep the table short: at most 16 bucket rows, dropping the emptiest
+	// edge first.
+	for hi-lo+1 > 16 {
+		lo++
+	}
+
+	if side {
+		colW := (width - 4) / 3
+		var cols [3][]line
+		for ci := range model.LatencyClasses {
+			cols[ci] = p.histColumn(nil, row, ci, lo, hi, colW)
+		}
+		return append(dst, joinColumns(cols[:], []int{colW, colW, colW}, "  ")...)
+	}
+	for ci := range model.LatencyClasses {
+		dst = p.histColumn(dst, row, ci, lo, hi, width)
+	}
+	return dst
+}
+
+type warning struct {
+	show      bool
+	fastShare float64
+}
+
+// mixedWarning says whether the mixed p99 misleads: fast failures are at
+// least half of the observations and the mixed p99 is under half the
+// success p99, so a latency dashboard would call a melting dependency fast.
+func mixedWarning(row *model.Signals) warning {
+	succ := row.Latency[model.ClassSuccess].P99
+	mixed := row.MixedLatency.P99
+	if !succ.OK || !mixed.OK || succ.V <= 0 {
+		return warning{}
+	}
+	var total float64
+	for _, h := range row.LatencyHist {
+		total += h.Count
+	}
+	if total <= 0 {
+		return warning{}
+	}
+	share := row.LatencyHist[model.ClassFastFailure].Count / total
+	if share >= 0.5 && mixed.V < succ.V/2 {
+		return warning{show: true, fastShare: share}
+	}
+	return warning{}
+}
+
+// perBucket turns cumulative buckets into per-bucket counts over bounds.
+func perBucket(dst []float64, buckets []model.Bucket, bounds []float64) []float64 {
+	prev := 0.0
+	j := 0
+	cum := 0.0
+	for _, b := range bounds {
+		for j < len(buckets) && buckets[j].UpperBound <= b {
+			cum = math.Max(cum, buckets[j].Count)
+			j++
+		}
+		dst = append(dst, math.Max(cum-prev, 0))
+		prev = cum
+	}
+	return dst
+}
+
+// histColumn renders one class: title, quantiles, then one bar per bucket
+// (vegeta hist style) with p50/p90/p99 marked at their buckets.
+func (p *painter) histColumn(dst []line, row *model.Signals, ci, lo, hi, width int) []line {
+	l, st, g := &p.l, &p.c.st, p.c.g
+	class := model.LatencyClasses[ci]
+	h, has := row.LatencyHist[class]
+	q := row.Latency[class]
+	sp := st.class[ci]
+
+	l.text(g.classGlyph[ci], sp)
+	l.pad(1)
+	l.text(classLabel(class), st.bold)
+	l.plain(" n=")
+	if has {
+		l.num = appendCount(l.num[:0], h.Count)
+	} else {
+		l.num = append(l.num[:0], absentText...)
+	}
+	l.bytes(l.num, st.text)
+	dst = append(dst, l.line())
+
+	qs := [3]model.Value{q.P50, q.P90, q.P99}
+	names := [3]string{"p50 ", "  p90 ", "  p99 "}
+	for i := range qs {
+		l.plain(names[i])
+		l.num = appendSeconds(l.num[:0], qs[i], g.micro)
+		l.bytes(l.num, st.bold)
+	}
+	dst = append(dst, trimSpaceRight(l.line()))
+
+	const boundW, countW, markW = 6, 5, 13
+	barW := max(width-boundW-countW-markW-3, 3)
+	counts := p.counts[ci]
+	peak := 0.0
+	for i := lo; i <= hi; i++ {
+		peak = math.Max(peak, counts[i])
+	}
+	var marks [3]int
+	for i := range qs {
+		marks[i] = -1
+		if qs[i].OK {
+			marks[i] = sort64(p.bounds, qs[i].V)
+		}
+	}
+	for i := lo; i <= hi; i++ {
+		l.num = appendBound(l.num[:0], p.bounds[i], g.micro)
+		l.cellBytes(l.num, boundW, true, st.dim)
+		l.pad(1)
+		n := 0
+		if peak > 0 {
+			n = int(math.Round(counts[i] / peak * float64(barW)))
+			if counts[i] > 0 && n == 0 {
+				n = 1
+			}
+		}
+		if has {
+			l.repeat(g.classBar[ci], n, sp)
+			l.pad(barW - n)
+			l.pad(1)
+			l.num = appendCount(l.num[:0], counts[i])
+			l.cellBytes(l.num, countW, true, rateSpan(st, model.Some(counts[i]), st.text))
+		} else {
+			l.pad(barW + 1)
+			l.cell(absentText, countW, true, st.dim)
+		}
+		first := true
+		for k, m := range marks {
+			if m != i {
+				continue
+			}
+			if first {
+				l.pad(1)
+				l.text(g.mark, st.warn)
+				first = false
+			} else {
+				l.plain(",")
+			}
+			l.text(names[k][len(names[k])-4:len(names[k])-1], st.warn)
+		}
+		dst = append(dst, trimSpaceRight(l.line()))
+	}
+	return dst
+}
+
+// sort64 is the index of the first bound >= v (the bucket holding v).
+func sort64(bounds []float64, v float64) int {
+	i, _ := slices.BinarySearch(bounds, v)
+	if i >= len(bounds) {
+		return len(bounds) - 1
+	}
+	return i
+}

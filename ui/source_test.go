@@ -1,0 +1,130 @@
+package ui
+
+import (
+	"io"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/retrytop/retrytop/model"
+)
+
+// storeSource is a Source over a real store, as collect.Scraper is.
+type storeSource struct {
+	st       *model.Store
+	statuses []model.TargetStatus
+	updates  chan struct{}
+}
+
+func (s *storeSource) Store() *model.Store            { return s.st }
+func (s *storeSource) Statuses() []model.TargetStatus { return s.statuses }
+func (s *storeSource) Updates() <-chan struct{}       { return s.updates }
+
+// contractSnapshot is one scrape of a target exposing the metric contract
+// for dependency db after i seconds: 10 originals/s, 15 attempts/s (12 ok,
+// 3 temporary errors), 1 admission rejection/s, 0.5 budget denials/s.
+func contractSnapshot(t0 time.Time, i int) *model.Snapshot {
+	n := float64(i)
+	dep := model.LabelsFromPairs(model.LabelDependency, "db")
+	c := func(name string, v float64, extra ...string) model.Family {
+		return model.Family{Name: name, Type: model.Counter, Samples: []model.Sample{{Labels: model.LabelsFromPairs(append([]string{model.LabelDependency, "db"}, extra...)...), Value: v}}}
+	}
+	att := c(model.MetricAttempts, 12*n, model.LabelOutcome, model.OutcomeSuccess)
+	att.Samples = append(att.Samples, model.Sample{Labels: model.LabelsFromPairs(model.LabelDependency, "db", model.LabelOutcome, model.OutcomeTemporaryError), Value: 3 * n})
+	res := c(model.MetricResults, 9*n, model.LabelResult, model.ResultSuccess)
+	res.Samples = append(res.Samples, model.Sample{Labels: model.LabelsFromPairs(model.LabelDependency, "db", model.LabelResult, model.ResultCapacityRejected), Value: n})
+	hist := model.Family{Name: model.MetricRequestDuration, Type: model.Histogram}
+	for ci, class := range model.LatencyClasses {
+		per := []float64{0, 0, 0, 0}
+		per[ci] = 1
+		if class == model.ClassFastFailure {
+			per = []float64{1, 0, 0, 0}
+		}
+		var bs []model.Bucket
+		cum := 0.0
+		for j, ub := range []float64{0.005, 0.05, 0.5, math.Inf(1)} {
+			cum += per[j] * n
+			bs = append(bs, model.Bucket{UpperBound: ub, Count: cum})
+		}
+		hist.Samples = append(hist.Samples, model.Sample{Labels: dep.With(model.LabelResultClass, class), Buckets: bs, Count: cum, Sum: cum * 0.01})
+	}
+	return &model.Snapshot{Target: "app", Time: t0.Add(time.Duration(i) * time.Second), Families: []model.Family{
+		c(model.MetricOriginals, 10*n),
+		att,
+		c(model.MetricRetries, 5*n),
+		c(model.MetricBudgetDenied, 0.5*n),
+		c(model.MetricAdmissionRejected, n, model.LabelReason, "concurrency", model.LabelPriority, "critical"),
+		res,
+		{Name: model.MetricActiveCalls, Type: model.Gauge, Samples: []model.Sample{{Labels: dep, Value: 7}}},
+		{Name: model.MetricConcurrencyLimit, Type: model.Gauge, Samples: []model.Sample{{Labels: dep, Value: 32}}},
+		hist,
+	}}
+}
+
+// TestRealFrames runs the model's own commands against a real store: the
+// first frame is built by Init, the next one after an update.
+func TestRealFrames(t *testing.T) {
+	st := model.NewStore(model.StoreConfig{})
+	t0 := time.Date(2025, 3, 4, 3, 0, 0, 0, time.UTC)
+	for i := 0; i <= 120; i++ {
+		st.Append(contractSnapshot(t0, i))
+	}
+	src := &storeSource{st: st, updates: make(chan struct{}, 1), statuses: []model.TargetStatus{
+		{Name: "app", Up: true, LastScrape: t0.Add(120 * time.Second)},
+		{Name: "db-exporter", Up: false, LastError: "context deadline exceeded\x1b[0m"},
+	}}
+	m := NewModel(src, Options{Now: func() time.Time { return t0.Add(121 * time.Second) }, StaleAfter: -1, Renderer: lipgloss.NewRenderer(io.Discard)})
+	done := make(chan struct{})
+	defer close(done)
+	m.done = done
+	send(m, tea.WindowSizeMsg{Width: 160, Height: 48})
+	// Init: a frame at once, and a wait for the next update.
+	batch, ok := m.Init()().(tea.BatchMsg)
+	if !ok || len(batch) != 2 {
+		t.Fatalf("Init: %#v", batch)
+	}
+	m.Update(batch[0]())
+	waiting := make(chan tea.Msg, 1)
+	go func() { waiting <- batch[1]() }()
+	if m.shown == nil || len(m.shown.Rows) != 1 {
+		t.Fatalf("no frame from Init: %+v", m.shown)
+	}
+	v := ansi.Strip(m.View())
+	r := lineWith(v, " db ")
+	for _, want := range []string{"app", "10.0", "15.0", "1.50x", "90.0%", "80.0%", "0.50", "1.00", "3.00", "7/32"} {
+		if !strings.Contains(r, want) {
+			t.Errorf("row lacks %q: %q", want, r)
+		}
+	}
+	if h := firstLine(v); !strings.Contains(h, "targets 1/2 up") || !strings.Contains(h, "db-exporter down: context deadline exceeded") || !strings.Contains(h, "newest scrape 1s ago") {
+		t.Errorf("header: %q", h)
+	}
+
+	// An update: the wait loop builds the next frame.
+	st.Append(contractSnapshot(t0, 121))
+	src.updates <- struct{}{}
+	var msg tea.Msg
+	select {
+	case msg = <-waiting:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no frame after an update")
+	}
+	if _, rearm := m.Update(msg); rearm == nil {
+		t.Error("wait loop not re-armed")
+	}
+	if !m.shown.Time.Equal(t0.Add(121 * time.Second)) {
+		t.Errorf("frame after update at %v", m.shown.Time)
+	}
+	keys(m, "enter")
+	d := ansi.Strip(m.View())
+	for _, want := range []string{"DETAIL  app → db", "fast failure n=", "concurrency/critical"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("detail lacks %q:\n%s", want, d)
+		}
+	}
+	screen(t, m)
+}
