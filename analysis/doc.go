@@ -105,6 +105,19 @@
 // and the increase across a target outage lands in the first bin after it.
 // Gauges are read at the newest scrape inside each bin.
 //
+// # Server side, chains, findings and phases
+//
+// When a row's dependency is itself a target exporting the server-side
+// families (model.MetricServer*, without a dependency label), the row also
+// carries that target's received requests, service-time p50 and work after
+// cancel over the same window or bin (Signals.Dependency*).
+//
+// InferChains links rows into call paths, EvaluateChain computes per-hop
+// and end-to-end amplification and the gaps between hops, Evaluate and
+// EvaluateHistory run the finding rules, and Phases tells a row's timeline
+// as an incident story. docs/findings.md documents every rule, its
+// thresholds and the phase classification.
+//
 // # Frames and cost
 //
 // BuildFrame copies each target's contract series out of the store once

@@ -73,13 +73,19 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 	binMs := opts.Bin.Milliseconds()
 	tlStart := end - int64(opts.Bins)*binMs
 	since := min(winStart, tlStart)
+	servers := make(map[string]*server)
 	for i, t := range names {
-		ts := times[i]
 		// Keep the scrapes the window and the timeline need, plus the one
 		// just before them (the same range SelectSince copies).
-		if k := sort.Search(len(ts), func(j int) bool { return ts[j] > since }); k > 0 {
-			ts = ts[k-1:]
+		if k := sort.Search(len(times[i]), func(j int) bool { return times[i][j] > since }); k > 0 {
+			times[i] = times[i][k-1:]
 		}
+		if sv := selectServer(st, t, times[i], since); sv != nil {
+			servers[t] = sv
+		}
+	}
+	for i, t := range names {
+		ts := times[i]
 		rows := selectTarget(st, t, ts, nil, since).rows()
 		deps := make([]string, 0, len(rows))
 		for d := range rows {
@@ -88,6 +94,7 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 		sort.Strings(deps)
 		for _, d := range deps {
 			r := rows[d]
+			r.server = servers[d]
 			f.Rows = append(f.Rows, r.eval(rangeWindow(r.times, winStart, end)))
 			f.Timelines[model.Key{Target: t, Dependency: d}] = r.timeline(binMs, tlStart, end)
 		}

@@ -85,6 +85,9 @@ type row struct {
 	// hists holds per family one group per result_class (request duration)
 	// or a single group of all label sets (pool wait, backoff).
 	hists [numHists][]histGroup
+	// server is the dependency's own server-side series, when the
+	// dependency is a target that exports them (nil otherwise).
+	server *server
 }
 
 // cseries is one counter series and the value of the label it is split by.

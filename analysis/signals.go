@@ -51,10 +51,12 @@ var dependencyNames = func() []string {
 // selectRow selects one (target, dependency) from the store.
 func selectRow(st *model.Store, target, dep string, sinceMs int64) *row {
 	times := st.TimesSince(target, sinceMs)
-	if r := selectTarget(st, target, times, matchDependency(dep), sinceMs).rows()[dep]; r != nil {
-		return r
+	r := selectTarget(st, target, times, matchDependency(dep), sinceMs).rows()[dep]
+	if r == nil {
+		r = emptyRow(target, dep, times)
 	}
-	return emptyRow(target, dep, times)
+	r.server = selectServer(st, dep, st.TimesSince(dep, sinceMs), sinceMs)
+	return r
 }
 
 // eval computes the row's signals over one window.
@@ -84,6 +86,7 @@ func (r *row) eval(w window) model.Signals {
 		s.BackoffP50, s.BackoffP99 = quantile(0.5, h.Buckets), quantile(0.99, h.Buckets)
 	}
 	r.latency(&s, &w)
+	r.server.fill(&s, &w)
 	return s
 }
 

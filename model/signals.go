@@ -26,6 +26,16 @@ const (
 	MetricPolicyDeadline    = "retry_policy_deadline_seconds"
 )
 
+// Server-side families: what a dependency that is itself a scrape target
+// says about the requests it serves, without a dependency label. The sim's
+// provider exports them; any provider may. analysis joins them onto the
+// rows of the targets that call it (Signals.Dependency*).
+const (
+	MetricServerReceived        = "sim_provider_requests_received_total"
+	MetricServerServiceTime     = "sim_provider_service_time_seconds"
+	MetricServerWorkAfterCancel = "sim_provider_work_after_cancel_total"
+)
+
 // Contract label names and values.
 const (
 	LabelDependency  = "dependency"
@@ -161,6 +171,15 @@ type Signals struct {
 	BudgetBalance         Value `json:"budget_balance"`
 	MaxAttempts           Value `json:"policy_max_attempts"`
 	DeadlineSeconds       Value `json:"policy_deadline_seconds"`
+
+	// The dependency's own view, when the dependency is itself a scrape
+	// target exporting the server-side families (MetricServer*), over the
+	// same window: requests it received (from every caller), the median
+	// time a request held one of its execution slots, and requests it
+	// finished after the caller had given up. Absent otherwise.
+	DependencyReceivedPerS        Value `json:"dependency_received_per_s"`
+	DependencyServiceTimeP50      Value `json:"dependency_service_time_p50_s"`
+	DependencyWorkAfterCancelPerS Value `json:"dependency_work_after_cancel_per_s"`
 
 	// AdmissionRejectedBy splits admission rejections by reason and priority.
 	AdmissionRejectedBy []Breakdown `json:"admission_rejected_by,omitempty"`

@@ -1,0 +1,321 @@
+package analysis
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// Gap codes: the two ways a hop's arrivals can disagree with what its
+// callers sent.
+const (
+	CodeHiddenRetries = "HIDDEN_RETRIES"
+	CodeHopLoss       = "HOP_LOSS"
+)
+
+// Hop is one step of a call path: Target calling its Dependency.
+type Hop struct {
+	Target     string `json:"target"`
+	Dependency string `json:"dependency"`
+}
+
+// Chain is an ordered call path from the user-facing layer down to the
+// provider; hop i's dependency is hop i+1's target.
+type Chain struct {
+	Name string `json:"name"`
+	Hops []Hop  `json:"hops"`
+}
+
+// chainName is the default name of a chain: its targets and the last
+// dependency joined by " -> ".
+func chainName(hops []Hop) string {
+	if len(hops) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(hops)+1)
+	for _, h := range hops {
+		parts = append(parts, h.Target)
+	}
+	parts = append(parts, hops[len(hops)-1].Dependency)
+	return strings.Join(parts, " -> ")
+}
+
+// InferChains links the rows into call paths: a row (A, B) is followed by
+// every row (B, C), since a dependency named like a target is taken to be
+// that target. It returns every maximal path: each starts at a row whose
+// target nobody calls (or, for hops only reachable around a cycle, at the
+// smallest such hop) and follows links until a dependency that is not a
+// target or a target already on the path. A row linked to nothing is a
+// chain of one hop. When a target calls several targets the paths branch
+// and share their first hops.
+//
+// The result is deterministic: longest first, then by name; duplicate rows
+// count once.
+func InferChains(rows []model.Signals) []Chain {
+	next := make(map[string][]Hop) // target -> its hops, sorted by dependency
+	called := make(map[string]bool)
+	seen := make(map[Hop]bool)
+	for i := range rows {
+		h := Hop{Target: rows[i].Target, Dependency: rows[i].Dependency}
+		if seen[h] || h.Target == "" || h.Dependency == "" {
+			continue
+		}
+		seen[h] = true
+		next[h.Target] = append(next[h.Target], h)
+		called[h.Dependency] = true
+	}
+	var targets []string
+	for t, hs := range next {
+		targets = append(targets, t)
+		slices.SortFunc(hs, func(a, b Hop) int { return cmp.Compare(a.Dependency, b.Dependency) })
+	}
+	slices.Sort(targets)
+
+	var paths [][]Hop
+	covered := make(map[Hop]bool)
+	var walk func(path []Hop, onPath map[string]bool)
+	walk = func(path []Hop, onPath map[string]bool) {
+		last := path[len(path)-1]
+		var ext []Hop
+		if !onPath[last.Dependency] {
+			ext = next[last.Dependency]
+		}
+		if len(ext) == 0 {
+			paths = append(paths, slices.Clone(path))
+			for _, h := range path {
+				covered[h] = true
+			}
+			return
+		}
+		onPath[last.Dependency] = true
+		for _, h := range ext {
+			walk(append(path, h), onPath)
+		}
+		delete(onPath, last.Dependency)
+	}
+	start := func(h Hop) { walk([]Hop{h}, map[string]bool{h.Target: true}) }
+	for _, t := range targets {
+		if called[t] {
+			continue
+		}
+		for _, h := range next[t] {
+			start(h)
+		}
+	}
+	// Hops reachable only around a cycle.
+	for _, t := range targets {
+		for _, h := range next[t] {
+			if !covered[h] {
+				start(h)
+			}
+		}
+	}
+
+	out := make([]Chain, 0, len(paths))
+	for _, p := range paths {
+		out = append(out, Chain{Name: chainName(p), Hops: p})
+	}
+	slices.SortFunc(out, func(a, b Chain) int {
+		if c := cmp.Compare(len(b.Hops), len(a.Hops)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// GapTolerance is how far a hop's arrivals may differ from what its callers
+// sent before the difference is called a gap: Relative of what was sent
+// plus AbsolutePerS. Attempts are counted when they end and originals when
+// they start, and every target is scraped at its own moments, so windows
+// never agree exactly.
+type GapTolerance struct {
+	Relative     float64 `json:"relative"`
+	AbsolutePerS float64 `json:"absolute_per_s"`
+}
+
+// DefaultGapTolerance is 5 % of what was sent plus 0.5 per second.
+func DefaultGapTolerance() GapTolerance {
+	return GapTolerance{Relative: 0.05, AbsolutePerS: 0.5}
+}
+
+// HopResult is one hop of an evaluated chain.
+type HopResult struct {
+	Target        string      `json:"target"`
+	Dependency    string      `json:"dependency"`
+	Found         bool        `json:"found"` // the rows hold this hop
+	OriginalsPerS model.Value `json:"originals_per_s"`
+	AttemptsPerS  model.Value `json:"attempts_per_s"`
+	RetriesPerS   model.Value `json:"retries_per_s"`
+	Amplification model.Value `json:"amplification"`
+	MaxAttempts   model.Value `json:"max_attempts"`
+}
+
+// Gap is a hop whose arrivals disagree with what its callers sent.
+type Gap struct {
+	// Code is HIDDEN_RETRIES (more arrived than was sent) or HOP_LOSS
+	// (fewer arrived).
+	Code string `json:"code"`
+	// From is the sending hop, To the receiving target.
+	From Hop    `json:"from"`
+	To   string `json:"to"`
+	// SentPerS is the attempts/s every visible caller of To sent it (the
+	// sum over all rows whose dependency is To, so a second visible caller
+	// is not mistaken for a hidden layer). ArrivedPerS is To's originals/s
+	// on its next hop, or for a last hop whose dependency is a target with
+	// server-side metrics, the requests/s it received.
+	SentPerS    float64 `json:"sent_per_s"`
+	ArrivedPerS float64 `json:"arrived_per_s"`
+	// GapPerS is ArrivedPerS - SentPerS: positive for hidden retries.
+	GapPerS float64 `json:"gap_per_s"`
+	// Relative is GapPerS / SentPerS and Factor ArrivedPerS / SentPerS
+	// (what a hidden layer multiplies by); both absent when nothing was sent.
+	Relative model.Value `json:"relative"`
+	Factor   model.Value `json:"factor"`
+	// TolerancePerS is the difference that was allowed.
+	TolerancePerS float64 `json:"tolerance_per_s"`
+}
+
+// ChainResult is a chain's amplification now.
+type ChainResult struct {
+	Name string      `json:"name"`
+	Hops []HopResult `json:"hops"`
+	// EndToEndAmplification is the last hop's attempts/s over the first
+	// hop's originals/s: provider calls per user action.
+	EndToEndAmplification model.Value `json:"end_to_end_amplification"`
+	// ProductAmplification multiplies the hops' amplifications; it differs
+	// from the end-to-end figure when hops disagree (gaps).
+	ProductAmplification model.Value `json:"product_amplification"`
+	// WorstCaseAmplification multiplies the hops' configured max attempts
+	// (absent when any hop does not export it): what the configuration
+	// allows when every layer exhausts its attempts.
+	WorstCaseAmplification model.Value `json:"worst_case_amplification"`
+	Gaps                   []Gap       `json:"gaps"`
+}
+
+// EvaluateChain computes a chain's per-hop and end-to-end amplification
+// and its gaps from the rows, with DefaultGapTolerance.
+func EvaluateChain(c Chain, rows []model.Signals) ChainResult {
+	return EvaluateChainWith(c, rows, DefaultGapTolerance())
+}
+
+// EvaluateChainWith is EvaluateChain with a given gap tolerance.
+//
+// Gaps compare, for every hop after the first, its originals/s with the
+// attempts/s its callers sent it. For the last hop, whose dependency is
+// usually a provider that is not a target, there is nothing to compare
+// with unless the rows carry the dependency's own received requests/s
+// (Signals.DependencyReceivedPerS). A comparison with an absent side is
+// skipped.
+func EvaluateChainWith(c Chain, rows []model.Signals, tol GapTolerance) ChainResult {
+	byKey := make(map[model.Key]*model.Signals, len(rows))
+	sentTo := make(map[string]float64)
+	sentOK := make(map[string]bool)
+	for i := range rows {
+		k := rows[i].Key()
+		if _, dup := byKey[k]; dup {
+			continue
+		}
+		byKey[k] = &rows[i]
+		if v, ok := rows[i].AttemptsPerS.Get(); ok {
+			sentTo[k.Dependency] += v
+			sentOK[k.Dependency] = true
+		}
+	}
+	name := c.Name
+	if name == "" {
+		name = chainName(c.Hops)
+	}
+	res := ChainResult{Name: name, Hops: make([]HopResult, 0, len(c.Hops)), Gaps: []Gap{}}
+	product, worst := model.Some(1), model.Some(1)
+	for _, h := range c.Hops {
+		hr := HopResult{Target: h.Target, Dependency: h.Dependency}
+		if s := byKey[model.Key{Target: h.Target, Dependency: h.Dependency}]; s != nil {
+			hr.Found = true
+			hr.OriginalsPerS, hr.AttemptsPerS, hr.RetriesPerS = s.OriginalsPerS, s.AttemptsPerS, s.RetriesPerS
+			hr.Amplification, hr.MaxAttempts = s.Amplification, s.MaxAttempts
+		}
+		product = mul(product, hr.Amplification)
+		worst = mul(worst, hr.MaxAttempts)
+		res.Hops = append(res.Hops, hr)
+	}
+	if len(res.Hops) == 0 {
+		product, worst = model.Absent, model.Absent
+	}
+	res.ProductAmplification, res.WorstCaseAmplification = product, worst
+	if n := len(res.Hops); n > 0 {
+		res.EndToEndAmplification = ratio(res.Hops[n-1].AttemptsPerS, res.Hops[0].OriginalsPerS)
+	}
+
+	check := func(from Hop, to string, arrived model.Value) {
+		sent, ok := sentTo[to]
+		if !ok || !sentOK[to] || !arrived.OK {
+			return
+		}
+		if g, bad := gapOf(from, to, sent, arrived.V, tol); bad {
+			res.Gaps = append(res.Gaps, g)
+		}
+	}
+	for i := 1; i < len(res.Hops); i++ {
+		prev := res.Hops[i-1]
+		if prev.Found && prev.AttemptsPerS.OK && res.Hops[i].Found {
+			check(c.Hops[i-1], c.Hops[i].Target, res.Hops[i].OriginalsPerS)
+		}
+	}
+	if n := len(c.Hops); n > 0 {
+		last := c.Hops[n-1]
+		if s := byKey[model.Key{Target: last.Target, Dependency: last.Dependency}]; s != nil && s.AttemptsPerS.OK {
+			check(last, last.Dependency, s.DependencyReceivedPerS)
+		}
+	}
+	return res
+}
+
+// gapOf compares what arrived at to with what its callers sent; bad when
+// the difference exceeds the tolerance.
+func gapOf(from Hop, to string, sent, arrived float64, tol GapTolerance) (Gap, bool) {
+	g := Gap{
+		From: from, To: to, SentPerS: sent, ArrivedPerS: arrived, GapPerS: arrived - sent,
+		TolerancePerS: tol.Relative*sent + tol.AbsolutePerS,
+	}
+	if sent > 0 {
+		g.Relative = model.Some(g.GapPerS / sent)
+		g.Factor = model.Some(arrived / sent)
+	}
+	switch {
+	case g.GapPerS > g.TolerancePerS:
+		g.Code = CodeHiddenRetries
+	case -g.GapPerS > g.TolerancePerS:
+		g.Code = CodeHopLoss
+	default:
+		return g, false
+	}
+	return g, true
+}
+
+// mul multiplies two values; absent when either is.
+func mul(a, b model.Value) model.Value {
+	if !a.OK || !b.OK {
+		return model.Absent
+	}
+	return model.Some(a.V * b.V)
+}
+
+// EvaluateChains evaluates chains over rows with the given tolerance; with
+// no chains it evaluates InferChains(rows).
+func EvaluateChains(rows []model.Signals, chains []Chain, tol GapTolerance) []ChainResult {
+	if len(chains) == 0 {
+		chains = InferChains(rows)
+	}
+	out := make([]ChainResult, 0, len(chains))
+	for _, c := range chains {
+		out = append(out, EvaluateChainWith(c, rows, tol))
+	}
+	return out
+}
+
+// finite reports whether v is a usable number (not NaN or infinite).
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

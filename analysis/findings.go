@@ -1,0 +1,1014 @@
+package analysis
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// Finding codes. docs/findings.md explains each one, its rule and its
+// default thresholds.
+const (
+	CodeRetryAmplification  = "RETRY_AMPLIFICATION"
+	CodeMultipleRetryLayers = "MULTIPLE_RETRY_LAYERS"
+	// CodeHiddenRetries and CodeHopLoss are defined with the chains.
+	CodeBudgetExhausted   = "BUDGET_EXHAUSTED"
+	CodeAdmissionShedding = "ADMISSION_SHEDDING"
+	CodePoolSaturation    = "POOL_SATURATION"
+	CodeCapacityShortfall = "CAPACITY_SHORTFALL"
+	CodeMisleadingLatency = "MISLEADING_LATENCY"
+	CodeWorkAfterCancel   = "WORK_AFTER_CANCEL"
+	CodeMetastable        = "METASTABLE"
+)
+
+// Severity ranks findings: info < warning < critical. Its JSON and text
+// form is the lower-case name.
+type Severity int
+
+// Severities, in increasing order.
+const (
+	SeverityInfo Severity = iota + 1
+	SeverityWarning
+	SeverityCritical
+)
+
+var severityNames = map[Severity]string{
+	SeverityInfo: "info", SeverityWarning: "warning", SeverityCritical: "critical",
+}
+
+func (s Severity) String() string {
+	if n, ok := severityNames[s]; ok {
+		return n
+	}
+	return "severity(" + strconv.Itoa(int(s)) + ")"
+}
+
+// ParseSeverity reads "info", "warning" or "critical" (any case).
+func ParseSeverity(s string) (Severity, error) {
+	for sev, n := range severityNames {
+		if strings.EqualFold(s, n) {
+			return sev, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown severity %q (want info, warning or critical)", s)
+}
+
+// MarshalText writes the severity's name.
+func (s Severity) MarshalText() ([]byte, error) {
+	if _, ok := severityNames[s]; !ok {
+		return nil, fmt.Errorf("invalid severity %d", int(s))
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText reads a severity's name.
+func (s *Severity) UnmarshalText(b []byte) error {
+	v, err := ParseSeverity(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// Number is one named evidence value.
+type Number struct {
+	Name  string
+	Value float64
+}
+
+// Evidence is a finding's numbers in a fixed order (the most telling
+// first). Values are always finite. In JSON it is an object whose keys keep
+// that order.
+type Evidence []Number
+
+// Get returns the value named name.
+func (e Evidence) Get(name string) (float64, bool) {
+	for _, n := range e {
+		if n.Name == name {
+			return n.Value, true
+		}
+	}
+	return 0, false
+}
+
+func (e *Evidence) add(name string, v float64) {
+	if finite(v) {
+		*e = append(*e, Number{Name: name, Value: v})
+	}
+}
+
+func (e *Evidence) addValue(name string, v model.Value) {
+	if v.OK {
+		e.add(name, v.V)
+	}
+}
+
+// MarshalJSON writes an object with the numbers in order.
+func (e Evidence) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, n := range e {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(n.Name)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		if !finite(n.Value) {
+			return nil, fmt.Errorf("evidence %s is not finite", n.Name)
+		}
+		b.WriteString(strconv.FormatFloat(n.Value, 'g', -1, 64))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads an object, keeping the keys' order.
+func (e *Evidence) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if t == nil {
+		*e = nil
+		return nil
+	}
+	if d, ok := t.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("evidence: want an object")
+	}
+	out := Evidence{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var v float64
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		out = append(out, Number{Name: kt.(string), Value: v})
+	}
+	*e = out
+	return nil
+}
+
+// Finding is one diagnosis: a stable code, a severity, the row (or chain)
+// it is about, a one-line message and the numbers behind it.
+type Finding struct {
+	Code       string   `json:"code"`
+	Severity   Severity `json:"severity"`
+	Target     string   `json:"target"`
+	Dependency string   `json:"dependency"`
+	// Chain names the chain of a chain finding (MULTIPLE_RETRY_LAYERS);
+	// Target is then its first hop's target and Dependency its last hop's
+	// dependency.
+	Chain    string   `json:"chain,omitempty"`
+	Message  string   `json:"message"`
+	Evidence Evidence `json:"evidence"`
+	// Start and End are the data times the evidence covers: the row's
+	// window, the bins a history finding held in, or a METASTABLE stretch.
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
+}
+
+// Thresholds configure the rules. Start from DefaultThresholds: a zero
+// field is taken literally. docs/findings.md gives the reasoning behind
+// every default.
+type Thresholds struct {
+	// MinOriginalsPerS is the traffic below which a row's ratios are noise
+	// and the ratio rules (and phases) skip it.
+	MinOriginalsPerS float64 `json:"min_originals_per_s"`
+	// MinEventsPerS is the rate below which counted events (retries,
+	// denials, rejections, work after cancel) are ignored.
+	MinEventsPerS float64 `json:"min_events_per_s"`
+
+	// Amplification is the attempts per original above which
+	// RETRY_AMPLIFICATION fires (with a stress signal); at or above
+	// AmplificationCritical it is critical, and so is a hidden layer that
+	// multiplies by that much.
+	Amplification         float64 `json:"amplification"`
+	AmplificationCritical float64 `json:"amplification_critical"`
+	// FailureShare is the share of attempts failing (provider errors plus
+	// timeouts) that counts as "errors rising".
+	FailureShare float64 `json:"failure_share"`
+	// A latency is rising when it is at least LatencyRise times its
+	// baseline (the lowest in the row's timeline) and at least
+	// LatencyRiseMin above it.
+	LatencyRise    float64       `json:"latency_rise"`
+	LatencyRiseMin time.Duration `json:"latency_rise_min"`
+
+	// RetryingShare: a hop retries when its retries/s are at least
+	// MinEventsPerS and at least this share of its originals.
+	RetryingShare float64 `json:"retrying_share"`
+
+	// Gap is the tolerance of HIDDEN_RETRIES and HOP_LOSS.
+	Gap GapTolerance `json:"gap"`
+
+	// BudgetBalanceLow is the balance (retries allowed) at or below which
+	// the budget counts as empty; denials of at least BudgetDeniedShare of
+	// the originals make BUDGET_EXHAUSTED a warning instead of info.
+	BudgetBalanceLow  float64 `json:"budget_balance_low"`
+	BudgetDeniedShare float64 `json:"budget_denied_share"`
+
+	// PoolUtilisation is the share of the concurrency limit in use that
+	// counts as "at the limit"; PoolWaitHigh the pool-wait p99 that is
+	// high whatever the baseline.
+	PoolUtilisation float64       `json:"pool_utilisation"`
+	PoolWaitHigh    time.Duration `json:"pool_wait_high"`
+
+	// CapacityCritical: CAPACITY_SHORTFALL is critical when the slots
+	// needed are at least this multiple of the limit.
+	CapacityCritical float64 `json:"capacity_critical"`
+
+	// MisleadingRatio: MISLEADING_LATENCY fires when the mixed p99 is at
+	// most this fraction of the success p99 and fast failures are at least
+	// FastFailureShare of the operations.
+	MisleadingRatio  float64 `json:"misleading_ratio"`
+	FastFailureShare float64 `json:"fast_failure_share"`
+
+	// TriggerRise: the trigger (the dependency's service time) is on in a
+	// bin when its p50 is at least this multiple of its baseline and at
+	// least LatencyRiseMin above it.
+	TriggerRise float64 `json:"trigger_rise"`
+	// GoodputLow and GoodputOverloaded are effective-success levels
+	// (successes / originals): below the first a bin is degraded, below the
+	// second overloaded.
+	GoodputLow        float64 `json:"goodput_low"`
+	GoodputOverloaded float64 `json:"goodput_overloaded"`
+	// MetastableAfter is how long goodput must stay low and amplification
+	// high after the trigger ended for METASTABLE.
+	MetastableAfter time.Duration `json:"metastable_after"`
+
+	// HistoryMinBins is how many timeline bins a finding must hold in for
+	// EvaluateHistory to report it.
+	HistoryMinBins int `json:"history_min_bins"`
+	// GapWindow is the span of bins EvaluateHistory compares hops over.
+	GapWindow time.Duration `json:"gap_window"`
+
+	// WorkAfterCancelShare is the share of the requests the dependency
+	// received that it must finish after the caller gave up for
+	// WORK_AFTER_CANCEL (when it exports what it received).
+	WorkAfterCancelShare float64 `json:"work_after_cancel_share"`
+}
+
+// DefaultThresholds are the documented defaults (docs/findings.md).
+func DefaultThresholds() Thresholds {
+	return Thresholds{
+		MinOriginalsPerS:      1,
+		MinEventsPerS:         0.1,
+		Amplification:         1.2,
+		AmplificationCritical: 2,
+		FailureShare:          0.05,
+		LatencyRise:           2,
+		LatencyRiseMin:        5 * time.Millisecond,
+		RetryingShare:         0.02,
+		Gap:                   DefaultGapTolerance(),
+		BudgetBalanceLow:      1,
+		BudgetDeniedShare:     0.05,
+		PoolUtilisation:       0.9,
+		PoolWaitHigh:          50 * time.Millisecond,
+		CapacityCritical:      2,
+		MisleadingRatio:       0.5,
+		FastFailureShare:      0.1,
+		TriggerRise:           2,
+		GoodputLow:            0.9,
+		GoodputOverloaded:     0.5,
+		MetastableAfter:       30 * time.Second,
+		HistoryMinBins:        2,
+		GapWindow:             30 * time.Second,
+		WorkAfterCancelShare:  0.05,
+	}
+}
+
+// baseline is a row's reference levels: the lowest value of each signal
+// over its timeline.
+type baseline struct {
+	successP50, poolWaitP99, serviceP50 model.Value
+}
+
+func minValue(cur, v model.Value) model.Value {
+	if v.OK && finite(v.V) && (!cur.OK || v.V < cur.V) {
+		return v
+	}
+	return cur
+}
+
+func baselineOf(tl []model.Signals) baseline {
+	var b baseline
+	for i := range tl {
+		b.successP50 = minValue(b.successP50, successP50(&tl[i]))
+		b.poolWaitP99 = minValue(b.poolWaitP99, tl[i].PoolWaitP99)
+		b.serviceP50 = minValue(b.serviceP50, tl[i].DependencyServiceTimeP50)
+	}
+	return b
+}
+
+// rising reports whether v is at least factor times base and at least
+// minAbs (seconds) above it.
+func rising(v, base model.Value, factor, minAbs float64) bool {
+	return v.OK && base.OK && v.V >= factor*base.V && v.V-base.V >= minAbs
+}
+
+// successP50 is the success class's median latency, or the mixed one when
+// the classes are not split.
+func successP50(s *model.Signals) model.Value {
+	if q, ok := s.Latency[model.ClassSuccess]; ok && q.P50.OK {
+		return q.P50
+	}
+	return s.MixedLatency.P50
+}
+
+// Evaluate runs the rules over a frame: the row rules over its rows (the
+// current window, with baselines from the rows' timelines), the chain
+// rules over chains (see EvaluateChains; build them with th.Gap), and
+// METASTABLE over the timelines. Findings are sorted by severity (most
+// severe first), then code, target, dependency and chain.
+func Evaluate(frame model.Frame, chains []ChainResult, th Thresholds) []Finding {
+	bases := make(map[model.Key]baseline, len(frame.Timelines))
+	for k, tl := range frame.Timelines {
+		bases[k] = baselineOf(tl)
+	}
+	out := evaluateRows(frame.Rows, bases, th)
+	out = append(out, evaluateChains(chains, chains, frame.Rows, th)...)
+	for _, k := range sortedKeys(frame.Timelines) {
+		if f, ok := metastable(k, frame.Timelines[k], th); ok {
+			out = append(out, f)
+		}
+	}
+	sortFindings(out)
+	return out
+}
+
+// EvaluateHistory runs the row and chain rules over every bin of the
+// frame's timelines as if each were the current window (chains declared,
+// or inferred from the timelines' rows when none are), then METASTABLE over
+// the timelines. A finding seen in several bins is reported once, from the
+// bin where it was most severe (then largest first evidence number), with
+// Start and End spanning the bins it held in and the evidence "bins";
+// findings that held in fewer than th.HistoryMinBins bins are dropped.
+// It answers "what happened" over a dump or a whole session, where Evaluate
+// answers "what is wrong now".
+//
+// Gaps compare counts of different targets, and a bin's rate is its
+// increase between the scrapes at or before its edges divided by its width:
+// with scrapes 1 s apart, a 5 s bin of one target may cover 4 s and its
+// neighbour's 6 s. So the gap rules see, at each bin, the rates over the
+// last th.GapWindow of bins (skipped until that many bins exist, and where
+// a side lacks data in one of them), where the error of one scrape interval
+// at either edge is small.
+func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding {
+	keys := sortedKeys(frame.Timelines)
+	bases := make(map[model.Key]baseline, len(keys))
+	n := 0
+	for _, k := range keys {
+		bases[k] = baselineOf(frame.Timelines[k])
+		n = max(n, len(frame.Timelines[k]))
+	}
+	if len(chains) == 0 {
+		rows := make([]model.Signals, 0, len(keys))
+		for _, k := range keys {
+			rows = append(rows, model.Signals{Target: k.Target, Dependency: k.Dependency})
+		}
+		chains = InferChains(rows)
+	}
+	type acc struct {
+		best       Finding
+		bins       int
+		start, end time.Time
+	}
+	merged := make(map[string]*acc)
+	var order []string
+	span := gapSpan(frame.Timelines, keys, th)
+	for i := range n {
+		var rows, agg []model.Signals
+		for _, k := range keys {
+			tl := frame.Timelines[k]
+			if i < len(tl) {
+				rows = append(rows, tl[i])
+			}
+			if i < len(tl) && i+1 >= span {
+				agg = append(agg, aggregate(tl[i+1-span:i+1]))
+			}
+		}
+		layers := make([]ChainResult, 0, len(chains))
+		var gaps []ChainResult
+		for _, c := range chains {
+			layers = append(layers, EvaluateChainWith(c, rows, th.Gap))
+			if len(agg) > 0 {
+				gaps = append(gaps, EvaluateChainWith(c, agg, th.Gap))
+			}
+		}
+		fs := evaluateRows(rows, bases, th)
+		fs = append(fs, evaluateChains(layers, nil, rows, th)...)
+		fs = append(fs, evaluateChains(nil, gaps, agg, th)...)
+		for _, f := range fs {
+			id := f.Code + "\x00" + f.Target + "\x00" + f.Dependency + "\x00" + f.Chain
+			a := merged[id]
+			if a == nil {
+				a = &acc{best: f, start: f.Start}
+				merged[id] = a
+				order = append(order, id)
+			} else if f.Severity > a.best.Severity ||
+				(f.Severity == a.best.Severity && firstEvidence(f) > firstEvidence(a.best)) {
+				a.best = f
+			}
+			a.bins++
+			a.end = f.End
+		}
+	}
+	var out []Finding
+	for _, id := range order {
+		a := merged[id]
+		if a.bins < th.HistoryMinBins {
+			continue
+		}
+		f := a.best
+		f.Evidence = append(slices.Clone(f.Evidence), Number{Name: "bins", Value: float64(a.bins)})
+		f.Start, f.End = a.start, a.end
+		out = append(out, f)
+	}
+	for _, k := range keys {
+		if f, ok := metastable(k, frame.Timelines[k], th); ok {
+			out = append(out, f)
+		}
+	}
+	sortFindings(out)
+	return out
+}
+
+// gapSpan is how many bins make th.GapWindow (at least 1), from the width
+// of the first bin.
+func gapSpan(tls map[model.Key][]model.Signals, keys []model.Key, th Thresholds) int {
+	for _, k := range keys {
+		if tl := tls[k]; len(tl) > 0 {
+			if w := tl[0].EndMs - tl[0].StartMs; w > 0 {
+				return max(1, int((th.GapWindow.Milliseconds()+w-1)/w))
+			}
+		}
+	}
+	return 1
+}
+
+// aggregate is the rates a chain's gaps use over consecutive bins: each
+// rate's increase summed over the bins (rate x width) over their total
+// width; absent unless every bin has it, so that both sides of a gap cover
+// the same time.
+func aggregate(bins []model.Signals) model.Signals {
+	first, last := &bins[0], &bins[len(bins)-1]
+	s := model.Signals{Target: first.Target, Dependency: first.Dependency, StartMs: first.StartMs, EndMs: last.EndMs}
+	width := float64(last.EndMs-first.StartMs) / 1000
+	sum := func(get func(*model.Signals) model.Value) model.Value {
+		var total float64
+		for i := range bins {
+			v, ok := get(&bins[i]).Get()
+			if !ok {
+				return model.Absent
+			}
+			total += v * float64(bins[i].EndMs-bins[i].StartMs) / 1000
+		}
+		if width <= 0 {
+			return model.Absent
+		}
+		return model.Some(total / width)
+	}
+	s.OriginalsPerS = sum(func(s *model.Signals) model.Value { return s.OriginalsPerS })
+	s.AttemptsPerS = sum(func(s *model.Signals) model.Value { return s.AttemptsPerS })
+	s.RetriesPerS = sum(func(s *model.Signals) model.Value { return s.RetriesPerS })
+	s.DependencyReceivedPerS = sum(func(s *model.Signals) model.Value { return s.DependencyReceivedPerS })
+	s.Amplification = ratio(s.AttemptsPerS, s.OriginalsPerS)
+	s.MaxAttempts = last.MaxAttempts
+	return s
+}
+
+func firstEvidence(f Finding) float64 {
+	if len(f.Evidence) == 0 {
+		return 0
+	}
+	return math.Abs(f.Evidence[0].Value)
+}
+
+func sortedKeys(m map[model.Key][]model.Signals) []model.Key {
+	keys := make([]model.Key, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b model.Key) int {
+		if c := cmp.Compare(a.Target, b.Target); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Dependency, b.Dependency)
+	})
+	return keys
+}
+
+func sortFindings(fs []Finding) {
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		if c := cmp.Compare(b.Severity, a.Severity); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Code, b.Code); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Target, b.Target); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Dependency, b.Dependency); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Chain, b.Chain); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Message, b.Message)
+	})
+}
+
+// evaluateRows runs the row rules over rows.
+func evaluateRows(rows []model.Signals, bases map[model.Key]baseline, th Thresholds) []Finding {
+	var out []Finding
+	wac := make(map[string]Finding) // WORK_AFTER_CANCEL, one per dependency
+	for i := range rows {
+		s := &rows[i]
+		b := bases[s.Key()]
+		for _, rule := range rowRules {
+			if f, ok := rule(s, b, th); ok {
+				f.Target, f.Dependency = s.Target, s.Dependency
+				f.Start, f.End = msTime(s.StartMs), msTime(s.EndMs)
+				out = append(out, f)
+			}
+		}
+		if f, ok := workAfterCancel(s, th); ok {
+			f.Start, f.End = msTime(s.StartMs), msTime(s.EndMs)
+			// Every caller of the dependency carries the same numbers:
+			// report it once, on the caller that timed out most.
+			if prev, seen := wac[s.Dependency]; !seen || timeoutsOf(f) > timeoutsOf(prev) {
+				wac[s.Dependency] = f
+			}
+		}
+	}
+	for _, d := range sortedStrings(wac) {
+		out = append(out, wac[d])
+	}
+	return out
+}
+
+// evaluateChains runs MULTIPLE_RETRY_LAYERS over layers and the gap rules
+// over gaps, one finding per (code, target, dependency, chain), stamped
+// with the span of rows' windows.
+func evaluateChains(layers, gaps []ChainResult, rows []model.Signals, th Thresholds) []Finding {
+	var start, end int64
+	for i := range rows {
+		if s := rows[i].StartMs; s != 0 && (start == 0 || s < start) {
+			start = s
+		}
+		end = max(end, rows[i].EndMs)
+	}
+	var out []Finding
+	seen := make(map[string]bool)
+	add := func(fs []Finding) {
+		for _, f := range fs {
+			id := f.Code + "\x00" + f.Target + "\x00" + f.Dependency + "\x00" + f.Chain
+			if !seen[id] {
+				seen[id] = true
+				f.Start, f.End = msTime(start), msTime(end)
+				out = append(out, f)
+			}
+		}
+	}
+	for _, c := range layers {
+		add(layerFindings(c, th))
+	}
+	for _, c := range gaps {
+		add(gapFindings(c, th))
+	}
+	return out
+}
+
+func sortedStrings[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func timeoutsOf(f Finding) float64 {
+	v, _ := f.Evidence.Get("caller_timeouts_per_s")
+	return v
+}
+
+// msTime is a Unix millisecond as a time; 0 is the zero time.
+func msTime(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+type rowRule func(s *model.Signals, b baseline, th Thresholds) (Finding, bool)
+
+var rowRules = []rowRule{
+	retryAmplification,
+	budgetExhausted,
+	admissionShedding,
+	poolSaturation,
+	capacityShortfall,
+	misleadingLatency,
+}
+
+func hop(s *model.Signals) string { return s.Target + " -> " + s.Dependency }
+
+// busy reports whether the row has enough originals for its ratios.
+func busy(s *model.Signals, th Thresholds) bool {
+	v, ok := s.OriginalsPerS.Get()
+	return ok && v >= th.MinOriginalsPerS && v > 0
+}
+
+func retryAmplification(s *model.Signals, b baseline, th Thresholds) (Finding, bool) {
+	amp, ok := s.Amplification.Get()
+	if !ok || !busy(s, th) || amp <= th.Amplification {
+		return Finding{}, false
+	}
+	failShare := model.Absent
+	if att, ok := s.AttemptsPerS.Get(); ok && att > 0 && (s.ProviderErrorsPerS.OK || s.TimeoutsPerS.OK) {
+		failShare = model.Some((s.ProviderErrorsPerS.Or(0) + s.TimeoutsPerS.Or(0)) / att)
+	}
+	failing := failShare.OK && failShare.V >= th.FailureShare
+	lat := successP50(s)
+	slower := rising(lat, b.successP50, th.LatencyRise, th.LatencyRiseMin.Seconds())
+	if !failing && !slower {
+		return Finding{}, false
+	}
+	f := Finding{Code: CodeRetryAmplification, Severity: SeverityWarning}
+	if amp >= th.AmplificationCritical {
+		f.Severity = SeverityCritical
+	}
+	var why []string
+	if failing {
+		why = append(why, fmt.Sprintf("%s of attempts fail (errors %s, timeouts %s)",
+			pct(failShare.V), perS(s.ProviderErrorsPerS.Or(0)), perS(s.TimeoutsPerS.Or(0))))
+	}
+	if slower {
+		why = append(why, fmt.Sprintf("success p50 rose %s -> %s", secs(b.successP50.V), secs(lat.V)))
+	}
+	f.Message = fmt.Sprintf("%s: %s attempts per original (%s for %s) while %s; the retries add load to a struggling provider",
+		hop(s), x2(amp), perS(s.AttemptsPerS.V), perS(s.OriginalsPerS.V), strings.Join(why, " and "))
+	f.Evidence.add("amplification", amp)
+	f.Evidence.addValue("originals_per_s", s.OriginalsPerS)
+	f.Evidence.addValue("attempts_per_s", s.AttemptsPerS)
+	f.Evidence.addValue("provider_errors_per_s", s.ProviderErrorsPerS)
+	f.Evidence.addValue("timeouts_per_s", s.TimeoutsPerS)
+	f.Evidence.addValue("failure_share", failShare)
+	f.Evidence.addValue("success_p50_s", lat)
+	f.Evidence.addValue("baseline_success_p50_s", b.successP50)
+	return f, true
+}
+
+func budgetExhausted(s *model.Signals, _ baseline, th Thresholds) (Finding, bool) {
+	denied, ok := s.BudgetDeniedPerS.Get()
+	if !ok || denied < th.MinEventsPerS || denied <= 0 {
+		return Finding{}, false
+	}
+	if bal, ok := s.BudgetBalance.Get(); ok && bal > th.BudgetBalanceLow {
+		return Finding{}, false
+	}
+	share := model.Absent
+	if o, ok := s.OriginalsPerS.Get(); ok && o > 0 {
+		share = model.Some(denied / o)
+	}
+	f := Finding{Code: CodeBudgetExhausted, Severity: SeverityInfo}
+	if share.OK && share.V >= th.BudgetDeniedShare {
+		f.Severity = SeverityWarning
+	}
+	bal := "no balance exported"
+	if s.BudgetBalance.OK {
+		bal = "balance " + num(s.BudgetBalance.V)
+	}
+	shareText := ""
+	if share.OK {
+		shareText = fmt.Sprintf(", %s of originals", pct(share.V))
+	}
+	f.Message = fmt.Sprintf("%s: retry budget empty (%s): %s retries denied%s; those operations fail as budget_exhausted instead of adding load",
+		hop(s), bal, perS(denied), shareText)
+	f.Evidence.add("budget_denied_per_s", denied)
+	f.Evidence.addValue("budget_balance", s.BudgetBalance)
+	f.Evidence.addValue("denied_share", share)
+	f.Evidence.addValue("budget_exhausted_per_s", s.ResultsPerS[model.ResultBudgetExhausted])
+	f.Evidence.addValue("originals_per_s", s.OriginalsPerS)
+	return f, true
+}
+
+func admissionShedding(s *model.Signals, _ baseline, th Thresholds) (Finding, bool) {
+	rej, ok := s.AdmissionRejectedPerS.Get()
+	if !ok || rej < th.MinEventsPerS || rej <= 0 {
+		return Finding{}, false
+	}
+	share := model.Absent
+	if o, ok := s.OriginalsPerS.Get(); ok && o > 0 {
+		shed := rej
+		if v, ok := s.ResultsPerS[model.ResultCapacityRejected].Get(); ok {
+			shed = v
+		}
+		share = model.Some(shed / o)
+	}
+	byPrio := make(map[string]float64)
+	for _, b := range s.AdmissionRejectedBy {
+		p := b.Labels.Get(model.LabelPriority)
+		if p == "" {
+			if _, after, ok := strings.Cut(b.Key, "/"); ok {
+				p = after
+			}
+		}
+		if p == "" {
+			p = "unknown"
+		}
+		byPrio[p] += b.PerS
+	}
+	prios := sortedStrings(byPrio)
+	slices.SortStableFunc(prios, func(a, b string) int { return cmp.Compare(byPrio[b], byPrio[a]) })
+	var parts []string
+	for _, p := range prios {
+		if byPrio[p] > 0 {
+			parts = append(parts, p+" "+perS(byPrio[p]))
+		}
+	}
+	f := Finding{Code: CodeAdmissionShedding, Severity: SeverityInfo}
+	shareText := perS(rej) + " rejected"
+	if share.OK {
+		shareText = fmt.Sprintf("%s of originals (%s rejected)", pct(share.V), perS(rej))
+	}
+	shed := ""
+	if len(parts) > 0 {
+		shed = "; shed: " + strings.Join(parts, ", ")
+	}
+	f.Message = fmt.Sprintf("%s: admission control refused %s%s; protection working, not provider errors",
+		hop(s), shareText, shed)
+	f.Evidence.add("admission_rejected_per_s", rej)
+	f.Evidence.addValue("share_of_originals", share)
+	f.Evidence.addValue("capacity_rejected_per_s", s.ResultsPerS[model.ResultCapacityRejected])
+	for _, p := range sortedStrings(byPrio) {
+		f.Evidence.add("rejected_per_s."+p, byPrio[p])
+	}
+	return f, true
+}
+
+func poolSaturation(s *model.Signals, b baseline, th Thresholds) (Finding, bool) {
+	active, ok1 := s.ActiveCalls.Get()
+	limit, ok2 := s.ConcurrencyLimit.Get()
+	wait, ok3 := s.PoolWaitP99.Get()
+	if !ok1 || !ok2 || !ok3 || limit <= 0 || active < th.PoolUtilisation*limit {
+		return Finding{}, false
+	}
+	high := wait >= th.PoolWaitHigh.Seconds()
+	up := rising(s.PoolWaitP99, b.poolWaitP99, th.LatencyRise, th.LatencyRiseMin.Seconds())
+	if !high && !up {
+		return Finding{}, false
+	}
+	f := Finding{Code: CodePoolSaturation, Severity: SeverityWarning}
+	was := ""
+	if b.poolWaitP99.OK {
+		was = " (baseline " + secs(b.poolWaitP99.V) + ")"
+	}
+	f.Message = fmt.Sprintf("%s: %s of %s slots busy and pool wait p99 %s%s: the pool is the bottleneck, whatever the CPU says",
+		hop(s), num(active), num(limit), secs(wait), was)
+	f.Evidence.add("active_calls", active)
+	f.Evidence.add("concurrency_limit", limit)
+	f.Evidence.add("utilisation", active/limit)
+	f.Evidence.add("pool_wait_p99_s", wait)
+	f.Evidence.addValue("baseline_pool_wait_p99_s", b.poolWaitP99)
+	return f, true
+}
+
+func capacityShortfall(s *model.Signals, _ baseline, th Thresholds) (Finding, bool) {
+	limit, ok := s.ConcurrencyLimit.Get()
+	att, ok2 := s.AttemptsPerS.Get()
+	if !ok || !ok2 || limit <= 0 {
+		return Finding{}, false
+	}
+	rej := s.AdmissionRejectedPerS.Or(0)
+	arrival := att + rej
+	if arrival < th.MinEventsPerS {
+		return Finding{}, false
+	}
+	lat, how := model.Absent, "mean"
+	if h, ok := s.LatencyHist[model.ClassSuccess]; ok && h.Count > 0 && h.Sum > 0 {
+		lat = model.Some(h.Sum / h.Count)
+	} else if q, ok := s.Latency[model.ClassSuccess]; ok && q.P50.OK {
+		lat, how = q.P50, "p50"
+	}
+	if !lat.OK || lat.V <= 0 {
+		return Finding{}, false
+	}
+	needed := arrival * lat.V
+	if needed <= limit {
+		return Finding{}, false
+	}
+	f := Finding{Code: CodeCapacityShortfall, Severity: SeverityWarning}
+	if needed >= th.CapacityCritical*limit {
+		f.Severity = SeverityCritical
+	}
+	f.Message = fmt.Sprintf("%s: needs %s slots, has %s (Little's law: %s arriving x %s %s success latency); the excess waits or is shed",
+		hop(s), num(math.Ceil(needed)), num(limit), perS(arrival), secs(lat.V), how)
+	f.Evidence.add("needed_slots", needed)
+	f.Evidence.add("concurrency_limit", limit)
+	f.Evidence.add("arrival_per_s", arrival)
+	f.Evidence.add("attempts_per_s", att)
+	f.Evidence.addValue("admission_rejected_per_s", s.AdmissionRejectedPerS)
+	f.Evidence.add("latency_s", lat.V)
+	return f, true
+}
+
+func misleadingLatency(s *model.Signals, _ baseline, th Thresholds) (Finding, bool) {
+	mixed, ok1 := s.MixedLatency.P99.Get()
+	succ, ok2 := s.Latency[model.ClassSuccess].P99.Get()
+	if !ok1 || !ok2 || succ <= 0 || !busy(s, th) || mixed > th.MisleadingRatio*succ {
+		return Finding{}, false
+	}
+	var total float64
+	for _, h := range s.LatencyHist {
+		total += h.Count
+	}
+	fast := s.LatencyHist[model.ClassFastFailure].Count
+	if total <= 0 || fast/total < th.FastFailureShare {
+		return Finding{}, false
+	}
+	f := Finding{Code: CodeMisleadingLatency, Severity: SeverityWarning}
+	f.Message = fmt.Sprintf("%s: mixed p99 %s looks fine but success p99 is %s: %s of operations are fast failures pulling it down",
+		hop(s), secs(mixed), secs(succ), pct(fast/total))
+	f.Evidence.add("mixed_p99_s", mixed)
+	f.Evidence.add("success_p99_s", succ)
+	f.Evidence.add("ratio", mixed/succ)
+	f.Evidence.add("fast_failure_share", fast/total)
+	f.Evidence.addValue("fast_failure_p99_s", s.Latency[model.ClassFastFailure].P99)
+	return f, true
+}
+
+func workAfterCancel(s *model.Signals, th Thresholds) (Finding, bool) {
+	w, ok := s.DependencyWorkAfterCancelPerS.Get()
+	if !ok || w < th.MinEventsPerS || w <= 0 {
+		return Finding{}, false
+	}
+	f := Finding{Code: CodeWorkAfterCancel, Severity: SeverityWarning, Target: s.Target, Dependency: s.Dependency}
+	share := model.Absent
+	if r, ok := s.DependencyReceivedPerS.Get(); ok && r > 0 {
+		share = model.Some(w / r)
+	}
+	if share.OK && share.V < th.WorkAfterCancelShare {
+		return Finding{}, false
+	}
+	shareText := ""
+	if share.OK {
+		shareText = fmt.Sprintf(" (%s of what it received)", pct(share.V))
+	}
+	f.Message = fmt.Sprintf("%s: %s still finishes %s of requests its callers gave up on%s; a local timeout frees the caller, not the provider",
+		hop(s), s.Dependency, perS(w), shareText)
+	f.Evidence.add("work_after_cancel_per_s", w)
+	f.Evidence.addValue("dependency_received_per_s", s.DependencyReceivedPerS)
+	f.Evidence.addValue("share_of_received", share)
+	f.Evidence.addValue("caller_timeouts_per_s", s.TimeoutsPerS)
+	return f, true
+}
+
+// retrying reports whether a hop retried in the window.
+func retrying(h HopResult, th Thresholds) (float64, bool) {
+	o, ok := h.OriginalsPerS.Get()
+	if !ok || o <= 0 {
+		return 0, false
+	}
+	r, ok := h.RetriesPerS.Get()
+	if !ok {
+		a, aok := h.AttemptsPerS.Get()
+		if !aok {
+			return 0, false
+		}
+		r = math.Max(a-o, 0)
+	}
+	return r, r >= th.MinEventsPerS && r >= th.RetryingShare*o && r > 0
+}
+
+// layerFindings is MULTIPLE_RETRY_LAYERS for the chain.
+func layerFindings(c ChainResult, th Thresholds) []Finding {
+	var out []Finding
+	if len(c.Hops) >= 2 {
+		var observed, configured []string
+		var ev Evidence
+		for _, h := range c.Hops {
+			if r, ok := retrying(h, th); ok {
+				observed = append(observed, h.Target)
+				ev.add("retries_per_s."+h.Target, r)
+			}
+			if m, ok := h.MaxAttempts.Get(); ok && m > 1 {
+				configured = append(configured, h.Target)
+			}
+		}
+		if len(observed) >= 2 || len(configured) >= 2 {
+			f := Finding{
+				Code: CodeMultipleRetryLayers, Severity: SeverityWarning, Chain: c.Name,
+				Target: c.Hops[0].Target, Dependency: c.Hops[len(c.Hops)-1].Dependency,
+			}
+			worst := ""
+			if c.WorstCaseAmplification.OK {
+				worst = fmt.Sprintf("; worst case %s attempts per user action", num(c.WorstCaseAmplification.V))
+			}
+			if len(observed) >= 2 {
+				f.Message = fmt.Sprintf("%s: %d layers retry (%s), their attempts multiply%s; pick one retry owner",
+					c.Name, len(observed), strings.Join(observed, ", "), worst)
+			} else {
+				f.Severity = SeverityInfo
+				f.Message = fmt.Sprintf("%s: %d layers are configured to retry (%s), not retrying now%s; pick one retry owner",
+					c.Name, len(configured), strings.Join(configured, ", "), worst)
+			}
+			f.Evidence.add("retrying_hops", float64(len(observed)))
+			f.Evidence.add("configured_retry_hops", float64(len(configured)))
+			f.Evidence.addValue("end_to_end_amplification", c.EndToEndAmplification)
+			f.Evidence.addValue("product_amplification", c.ProductAmplification)
+			f.Evidence.addValue("worst_case_amplification", c.WorstCaseAmplification)
+			f.Evidence = append(f.Evidence, ev...)
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// gapFindings are HIDDEN_RETRIES or HOP_LOSS for each of the chain's gaps
+// beyond th.Gap.
+func gapFindings(c ChainResult, th Thresholds) []Finding {
+	var out []Finding
+	for _, g := range c.Gaps {
+		tol := th.Gap.Relative*g.SentPerS + th.Gap.AbsolutePerS
+		if math.Abs(g.GapPerS) <= tol {
+			continue
+		}
+		f := Finding{Code: g.Code, Severity: SeverityWarning, Target: g.From.Target, Dependency: g.From.Dependency}
+		if g.Code == CodeHiddenRetries {
+			if g.Factor.OK && g.Factor.V >= th.AmplificationCritical {
+				f.Severity = SeverityCritical
+			}
+			factor := ""
+			if g.Factor.OK {
+				factor = " (x" + x2(g.Factor.V) + ")"
+			}
+			f.Message = fmt.Sprintf("%s -> %s: %s received %s but its visible callers sent %s: something in between adds %s%s, a hidden retry layer (SDK, proxy, sidecar)",
+				g.From.Target, g.To, g.To, perS(g.ArrivedPerS), perS(g.SentPerS), perS(g.GapPerS), factor)
+		} else {
+			rel := ""
+			if g.Relative.OK {
+				rel = " (" + pct(-g.Relative.V) + ")"
+			}
+			f.Message = fmt.Sprintf("%s -> %s: its callers sent %s but %s received %s: %s%s lost, shed in between or not counted",
+				g.From.Target, g.To, perS(g.SentPerS), g.To, perS(g.ArrivedPerS), perS(-g.GapPerS), rel)
+		}
+		f.Evidence.add("gap_per_s", g.GapPerS)
+		f.Evidence.add("sent_per_s", g.SentPerS)
+		f.Evidence.add("arrived_per_s", g.ArrivedPerS)
+		f.Evidence.addValue("relative", g.Relative)
+		f.Evidence.addValue("factor", g.Factor)
+		f.Evidence.add("tolerance_per_s", tol)
+		out = append(out, f)
+	}
+	return out
+}
+
+// Number formatting for messages.
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func perS(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "/s" }
+
+func x2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+func pct(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) + "%" }
+
+// secs formats seconds as a duration rounded to 3 significant digits.
+func secs(v float64) string {
+	if !finite(v) {
+		return "-"
+	}
+	d := time.Duration(v * float64(time.Second))
+	switch {
+	case d >= 10*time.Second:
+		d = d.Round(100 * time.Millisecond)
+	case d >= time.Second:
+		d = d.Round(10 * time.Millisecond)
+	case d >= 100*time.Millisecond:
+		d = d.Round(time.Millisecond)
+	case d >= 10*time.Millisecond:
+		d = d.Round(100 * time.Microsecond)
+	default:
+		d = d.Round(10 * time.Microsecond)
+	}
+	return d.String()
+}

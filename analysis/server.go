@@ -1,0 +1,66 @@
+package analysis
+
+import "github.com/retrytop/retrytop/model"
+
+// server is the server-side series of one target (model.MetricServer*,
+// series without a dependency label), selected once and joined onto the
+// rows of every target that names it as its dependency.
+type server struct {
+	times           []int64 // the server target's own scrape times
+	received        []points
+	workAfterCancel []points
+	service         parts
+}
+
+// noDependency accepts series without a dependency label.
+func noDependency(ls model.Labels) bool { return ls.Get(model.LabelDependency) == "" }
+
+// selectServer copies target's server-side series from the store; nil when
+// target exports none (or is not a target at all).
+func selectServer(st *model.Store, target string, times []int64, sinceMs int64) *server {
+	if len(times) == 0 {
+		return nil
+	}
+	sv := &server{times: times}
+	for _, s := range st.SelectSince(target, model.MetricServerReceived, noDependency, sinceMs) {
+		sv.received = append(sv.received, newPoints(times, s.Points))
+	}
+	for _, s := range st.SelectSince(target, model.MetricServerWorkAfterCancel, noDependency, sinceMs) {
+		sv.workAfterCancel = append(sv.workAfterCancel, newPoints(times, s.Points))
+	}
+	var hs []model.Series
+	for _, suffix := range []string{"_bucket", "_sum"} {
+		hs = append(hs, st.SelectSince(target, model.MetricServerServiceTime+suffix, noDependency, sinceMs)...)
+	}
+	if len(hs) > 0 {
+		sv.service = histParts(hs, times)
+	}
+	if len(sv.received) == 0 && len(sv.workAfterCancel) == 0 && len(sv.service) == 0 {
+		return nil
+	}
+	return sv
+}
+
+// fill sets the Dependency* signals of s from the server's series over the
+// same range as w (a range window or a bin, resolved against the server's
+// own scrape times). A nil server leaves them Absent.
+func (sv *server) fill(s *model.Signals, w *window) {
+	if sv == nil {
+		return
+	}
+	var sw window
+	if w.back {
+		sw = binWindow(sv.times, w.start, w.end)
+	} else {
+		sw = rangeWindow(sv.times, w.start, w.end)
+	}
+	if len(sv.received) > 0 {
+		s.DependencyReceivedPerS = sw.rate(groupIncrease(sv.received, &sw))
+	}
+	if len(sv.workAfterCancel) > 0 {
+		s.DependencyWorkAfterCancelPerS = sw.rate(groupIncrease(sv.workAfterCancel, &sw))
+	}
+	if h, ok := sv.service.increase(sw); ok {
+		s.DependencyServiceTimeP50 = quantile(0.5, h.Buckets)
+	}
+}
