@@ -14,11 +14,28 @@ request costs (amplification), which retries rescued a request, which were
 denied by a retry budget, admission rejections kept apart from provider
 errors, active calls against their limit, pool wait time, and latency split
 into successes and fast failures.`,
-		Example: `  # run the tests / see version information
-  retrytop version`,
+		Example: `  # see a real overload incident on loopback, no setup
+  retrytop demo
+
+  # watch live endpoints (watch is the default verb)
+  retrytop watch app=http://10.0.0.5:8080/metrics client=http://10.0.0.6:9090/metrics
+  retrytop http://127.0.0.1:9102/metrics
+
+  # print the signals over one minute as JSON
+  retrytop analyze app=http://127.0.0.1:9102/metrics --window 1m --format json`,
+		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCmd(), newAnalyzeCmd())
+	// retrytop TARGET... with no verb is watch.
+	var f dashboardFlags
+	f.register(root)
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		return runWatch(cmd.Context(), &f, args)
+	}
+	root.AddCommand(newVersionCmd(), newAnalyzeCmd(), newWatchCmd())
 	return root
 }

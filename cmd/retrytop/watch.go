@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/ui"
+)
+
+// dashboardFlags are the flags every command that opens the dashboard takes.
+type dashboardFlags struct {
+	interval time.Duration
+	window   time.Duration
+	charset  string
+	noColor  bool
+	history  time.Duration
+}
+
+func (f *dashboardFlags) register(cmd *cobra.Command) {
+	cmd.Flags().DurationVar(&f.interval, "interval", collect.DefaultInterval, "scrape interval")
+	cmd.Flags().DurationVarP(&f.window, "window", "w", analysis.DefaultWindow, "rate window (change live with [ and ])")
+	cmd.Flags().StringVar(&f.charset, "charset", "", "chart glyphs: braille, block or ascii (default block; ascii when the locale is not UTF-8 or TERM=linux)")
+	cmd.Flags().BoolVar(&f.noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
+	cmd.Flags().DurationVar(&f.history, "history", 15*time.Minute, "history kept per series")
+	_ = cmd.RegisterFlagCompletionFunc("charset", cobra.FixedCompletions([]string{"braille", "block", "ascii"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// options turns the flags into dashboard options.
+func (f *dashboardFlags) options() (ui.Options, error) {
+	opts := ui.Options{
+		Window:  f.window,
+		Charset: ui.CharsetFromEnv(os.Getenv),
+		NoColor: f.noColor || ui.NoColorFromEnv(os.Getenv),
+	}
+	if f.charset != "" {
+		cs, err := ui.ParseCharset(f.charset)
+		if err != nil {
+			return opts, err
+		}
+		opts.Charset = cs
+	}
+	if f.interval <= 0 || f.window <= 0 || f.history <= 0 {
+		return opts, fmt.Errorf("--interval, --window and --history must be positive")
+	}
+	return opts, nil
+}
+
+// storeConfig sizes the store to hold --history at --interval.
+func (f *dashboardFlags) storeConfig() model.StoreConfig {
+	return model.StoreConfig{History: int(f.history / f.interval)}
+}
+
+func newWatchCmd() *cobra.Command {
+	var f dashboardFlags
+	cmd := &cobra.Command{
+		Use:   "watch TARGET...",
+		Short: "Open the live dashboard on Prometheus endpoints",
+		Long: `watch scrapes every target at the interval and shows, per target and
+dependency, originals vs attempts and their ratio (amplification), retries,
+rescues, budget denials, admission rejections kept apart from provider
+errors, timeouts, active calls vs limit, pool wait and latency split into
+successes and fast failures. A dead target is shown as down while the
+others keep updating.
+
+TARGET is URL or name=URL. Press ? in the dashboard for the keys.`,
+		Example: `  retrytop watch app=http://127.0.0.1:9102/metrics client=http://127.0.0.1:9103/metrics
+  retrytop http://10.0.0.5:8080/metrics --window 1m      # watch is the default verb
+  NO_COLOR=1 retrytop watch --charset ascii http://127.0.0.1:9102/metrics`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runWatch(cmd.Context(), &f, args)
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func runWatch(ctx context.Context, f *dashboardFlags, args []string) error {
+	opts, err := f.options()
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	targets, err := parseTargets(args, f.interval)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	scraper := collect.NewScraper(targets, model.NewStore(f.storeConfig()), collect.Options{})
+	return runDashboard(ctx, scraper, opts)
+}
+
+// runDashboard scrapes in the background while the dashboard runs, and
+// stops both when either ends.
+func runDashboard(ctx context.Context, scraper *collect.Scraper, opts ui.Options) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = scraper.Run(ctx)
+	}()
+	err := ui.Run(ctx, scraper, opts)
+	cancel()
+	<-done
+	return err
+}
