@@ -18,6 +18,11 @@ type Report struct {
 	BinSeconds    float64              `json:"bin_seconds"`
 	Targets       []model.TargetStatus `json:"targets"`
 	Dependencies  []DependencyReport   `json:"dependencies"`
+	// Chains are the declared amplification chains, or those inferred
+	// where a dependency names another target, over the window.
+	Chains []ChainResult `json:"chains"`
+	// Findings are what happened over the whole recording (EvaluateHistory).
+	Findings []Finding `json:"findings"`
 }
 
 // DependencyReport is one row of a Report.
@@ -27,6 +32,8 @@ type DependencyReport struct {
 	// class (success, fast_failure, failure), in seconds.
 	LatencyP99 map[string]model.Value `json:"latency_p99_s"`
 	Timeline   []BinReport            `json:"timeline"`
+	// Phases tell the row's timeline as an incident story.
+	Phases []Phase `json:"phases"`
 }
 
 // BinReport is one timeline bin: the same per-second signals over
@@ -42,6 +49,10 @@ type ReportOptions struct {
 	Window time.Duration // default DefaultWindow
 	Bin    time.Duration // default DefaultBin
 	EndMs  int64         // 0 = the newest scrape of any target
+	// Chains are declared chains; none means infer them.
+	Chains []Chain
+	// Thresholds for findings and phases; nil means DefaultThresholds.
+	Thresholds *Thresholds
 }
 
 // BuildReport computes a Report from the store. The rows cover
@@ -60,6 +71,12 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		BinSeconds:    opts.Bin.Seconds(),
 		Targets:       targets,
 		Dependencies:  []DependencyReport{},
+		Chains:        []ChainResult{},
+		Findings:      []Finding{},
+	}
+	th := DefaultThresholds()
+	if opts.Thresholds != nil {
+		th = *opts.Thresholds
 	}
 	if rep.Targets == nil {
 		rep.Targets = []model.TargetStatus{}
@@ -83,6 +100,7 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 	rep.StartUnix, rep.EndUnix = float64(start)/1000, float64(end)/1000
 	binMs := opts.Bin.Milliseconds()
 	winStart := end - opts.Window.Milliseconds()
+	history := model.Frame{Time: time.UnixMilli(end), Window: opts.Window, Bin: opts.Bin, Targets: targets, Timelines: map[model.Key][]model.Signals{}}
 	for _, t := range st.Targets() {
 		for _, r := range selectTarget(st, t, st.Times(t), nil, start).rows() {
 			dr := DependencyReport{Signals: r.eval(rangeWindow(r.times, winStart, end)), Timeline: []BinReport{}}
@@ -90,13 +108,26 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 			for _, c := range model.LatencyClasses {
 				dr.LatencyP99[c] = dr.Latency[c].P99
 			}
-			for _, b := range r.timeline(binMs, start, end) {
+			bins := r.timeline(binMs, start, end)
+			for _, b := range bins {
 				dr.Timeline = append(dr.Timeline, BinReport{StartUnix: float64(b.StartMs) / 1000, EndUnix: float64(b.EndMs) / 1000, Signals: b})
 			}
+			dr.Phases = Phases(bins, th)
+			if dr.Phases == nil {
+				dr.Phases = []Phase{}
+			}
+			history.Rows = append(history.Rows, dr.Signals)
+			history.Timelines[dr.Key()] = bins
 			rep.Dependencies = append(rep.Dependencies, dr)
 		}
 	}
 	sortReport(rep.Dependencies)
+	if cs := EvaluateChains(history.Rows, opts.Chains, th.Gap); cs != nil {
+		rep.Chains = cs
+	}
+	if fs := EvaluateHistory(history, opts.Chains, th); fs != nil {
+		rep.Findings = fs
+	}
 	return rep
 }
 

@@ -119,7 +119,82 @@ func writeReportText(w io.Writer, rep analysis.Report) error {
 		}
 		tw.Write([]byte("\t\n"))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	writeStory(w, rep, "", "")
+	return nil
+}
+
+// writeStory prints chains, findings and phases; head and item prefix the
+// section titles and list items (markdown uses "### " and "- ").
+func writeStory(w io.Writer, rep analysis.Report, head, item string) {
+	esc := func(s string) string { return Sanitize(s) }
+	if head != "" {
+		esc = func(s string) string { return mdEscape(Sanitize(s)) }
+	}
+	if len(rep.Chains) > 0 {
+		fmt.Fprintf(w, "\n%sChains\n\n", head)
+		for _, c := range rep.Chains {
+			fmt.Fprintf(w, "%s%s\n", item, esc(chainLine(c)))
+			for _, g := range c.Gaps {
+				fmt.Fprintf(w, "%s  %s: %s -> %s sent %s/s, %s/s arrived (%+.1f/s)\n", item, g.Code,
+					esc(g.From.Target), esc(g.To), appendNum(nil, g.SentPerS), appendNum(nil, g.ArrivedPerS), g.GapPerS)
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n%sFindings\n\n", head)
+	if len(rep.Findings) == 0 {
+		fmt.Fprintf(w, "%snone\n", item)
+	}
+	for _, f := range rep.Findings {
+		fmt.Fprintf(w, "%s%-8s %s %s/%s: %s%s\n", item, strings.ToUpper(f.Severity.String()), f.Code,
+			esc(f.Target), esc(f.Dependency), esc(f.Message), evidenceText(f.Evidence))
+	}
+	var phased bool
+	for _, d := range rep.Dependencies {
+		if len(d.Phases) < 2 {
+			continue // a single phase tells no story
+		}
+		if !phased {
+			fmt.Fprintf(w, "\n%sIncident phases\n\n", head)
+			phased = true
+		}
+		fmt.Fprintf(w, "%s%s -> %s\n", item, esc(d.Target), esc(d.Dependency))
+		for _, p := range d.Phases {
+			line := fmt.Sprintf("%s  %s-%s %-10s peak amp %s, goodput %s/s of %s/s", item,
+				p.Start.UTC().Format("15:04:05"), p.End.UTC().Format("15:04:05"), p.Kind,
+				appendAmp(nil, p.PeakAmplification), appendRate(nil, p.GoodputPerS), appendRate(nil, p.OriginalsPerS))
+			if p.RecoveryS.OK {
+				line += fmt.Sprintf(", recovered %.0fs after the trigger ended", p.RecoveryS.V)
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+}
+
+// chainLine renders a chain as hops with their amplification.
+func chainLine(c analysis.ChainResult) string {
+	var b strings.Builder
+	for i, h := range c.Hops {
+		if i == 0 {
+			b.WriteString(h.Target)
+		}
+		fmt.Fprintf(&b, " -(%s)-> %s", appendAmp(nil, h.Amplification), h.Dependency)
+	}
+	fmt.Fprintf(&b, "  end-to-end %s, worst case %s", appendAmp(nil, c.EndToEndAmplification), appendAmp(nil, c.WorstCaseAmplification))
+	return b.String()
+}
+
+func evidenceText(e analysis.Evidence) string {
+	if len(e) == 0 {
+		return ""
+	}
+	parts := make([]string, len(e))
+	for i, n := range e {
+		parts[i] = n.Name + "=" + string(appendNum(nil, n.Value))
+	}
+	return " [" + strings.Join(parts, " ") + "]"
 }
 
 func writeReportMarkdown(w io.Writer, rep analysis.Report) error {
@@ -147,6 +222,7 @@ func writeReportMarkdown(w io.Writer, rep analysis.Report) error {
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
+	writeStory(w, rep, "### ", "- ")
 	_, err := fmt.Fprintln(w)
 	return err
 }

@@ -21,6 +21,7 @@ type analyzeFlags struct {
 	bin      time.Duration
 	format   string
 	quiet    bool
+	failOn   string
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -34,11 +35,15 @@ retry signals: originals/s, attempts/s, amplification, retries, rescued,
 budget denials, admission rejections, provider errors, timeouts, active
 calls vs limit, pool wait and split latency, plus a timeline of bins.
 
+It also prints the amplification chains (where a dependency names another
+target), findings over the whole run and the incident phases per row.
+
 TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
-2 no target could be scraped.`,
+2 no target could be scraped, 3 a finding at or above --fail-on.`,
 		Example: `  retrytop analyze http://127.0.0.1:9102/metrics
   retrytop analyze app=http://10.0.0.5:8080/metrics client=http://10.0.0.6:9090/metrics --window 1m
-  retrytop analyze app=http://127.0.0.1:9102/metrics --format json | jq '.dependencies[].amplification'`,
+  retrytop analyze app=http://127.0.0.1:9102/metrics --format json | jq '.dependencies[].amplification'
+  retrytop analyze app=http://127.0.0.1:9102/metrics --window 5m --fail-on warning   # gate a load test`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			targets, err := parseTargets(args, f.interval)
@@ -68,7 +73,10 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 				return withCode(exitNoData, errors.New("no target could be scraped"))
 			}
 			rep := analysis.BuildReport(scraper.Store(), statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin})
-			return ui.WriteReport(cmd.OutOrStdout(), rep, f.format)
+			if err := ui.WriteReport(cmd.OutOrStdout(), rep, f.format); err != nil {
+				return err
+			}
+			return failOn(rep.Findings, f.failOn)
 		},
 	}
 	cmd.Flags().DurationVarP(&f.window, "window", "w", 30*time.Second, "rate window: how long to scrape before printing")
@@ -76,8 +84,15 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 	cmd.Flags().DurationVar(&f.bin, "bin", analysis.DefaultBin, "width of one timeline bin")
 	cmd.Flags().StringVarP(&f.format, "format", "o", "text", "output format: text, json or markdown")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
+	cmd.Flags().StringVar(&f.failOn, "fail-on", "", "exit 3 when a finding of this severity or worse is present: info, warning or critical")
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "critical"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(ui.ReportFormats, cobra.ShellCompDirectiveNoFileComp))
 	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if f.failOn != "" {
+			if _, err := analysis.ParseSeverity(f.failOn); err != nil {
+				return withCode(exitUsage, err)
+			}
+		}
 		for _, ok := range ui.ReportFormats {
 			if f.format == ok || (f.format == "md" && ok == "markdown") {
 				return nil
@@ -107,4 +122,25 @@ func parseTargets(args []string, interval time.Duration) ([]collect.Target, erro
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// failOn turns findings at or above the named severity into exit code 3.
+func failOn(findings []analysis.Finding, severity string) error {
+	if severity == "" {
+		return nil
+	}
+	min, err := analysis.ParseSeverity(severity)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	n := 0
+	for _, fd := range findings {
+		if fd.Severity >= min {
+			n++
+		}
+	}
+	if n > 0 {
+		return withCode(exitFinding, fmt.Errorf("%d finding(s) at or above %s", n, min))
+	}
+	return nil
 }
