@@ -213,7 +213,7 @@ func newTestModel(t testing.TB, opts Options, frames func(frameRequest) model.Fr
 		tt.Cleanup(func() { close(done) })
 	}
 	if frames != nil {
-		m.build = func(_ Source, req frameRequest) model.Frame { return frames(req) }
+		m.build = func(_ Source, req frameRequest) (model.Frame, []string) { return frames(req), nil }
 	}
 	return m
 }

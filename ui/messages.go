@@ -30,9 +30,10 @@ const (
 
 // frameMsg carries a frame built in a tea.Cmd.
 type frameMsg struct {
-	frame model.Frame
-	req   frameRequest
-	kind  frameKind
+	frame    model.Frame
+	findings []string // the findings strip for this frame
+	req      frameRequest
+	kind     frameKind
 }
 
 // sourceClosedMsg: the source's update channel was closed (a replay
@@ -62,14 +63,16 @@ func waitCmd(src Source, done <-chan struct{}, build buildFunc, req frameRequest
 		case <-done:
 			return nil
 		}
-		return frameMsg{frame: build(src, req), req: req, kind: frameLive}
+		f, findings := build(src, req)
+		return frameMsg{frame: f, findings: findings, req: req, kind: frameLive}
 	}
 }
 
 // buildCmd builds a frame right away.
 func buildCmd(src Source, build buildFunc, req frameRequest, kind frameKind) tea.Cmd {
 	return func() tea.Msg {
-		return frameMsg{frame: build(src, req), req: req, kind: kind}
+		f, findings := build(src, req)
+		return frameMsg{frame: f, findings: findings, req: req, kind: kind}
 	}
 }
 
@@ -78,4 +81,5 @@ func clockCmd(after time.Duration, gen int) tea.Cmd {
 	return tea.Tick(after, func(time.Time) tea.Msg { return clockMsg{gen: gen} })
 }
 
-type buildFunc func(Source, frameRequest) model.Frame
+// buildFunc builds a frame and the findings strip's lines for it.
+type buildFunc func(Source, frameRequest) (model.Frame, []string)

@@ -53,12 +53,13 @@ type Model struct {
 	showHelp  bool
 	windowIdx int
 
-	live     *model.Frame // the newest frame built
-	shown    *model.Frame // the frame on screen (== live unless paused)
-	shownSeq uint64       // bumped whenever shown changes
-	paused   bool
-	closed   bool
-	findings []string
+	live         *model.Frame // the newest frame built
+	shown        *model.Frame // the frame on screen (== live unless paused)
+	shownSeq     uint64       // bumped whenever shown changes
+	paused       bool
+	closed       bool
+	findings     []string // the strip on screen (sanitised)
+	liveFindings []string // the strip of the newest frame, shown on resume
 
 	now      time.Time
 	clockGen int
@@ -199,8 +200,10 @@ func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 	switch msg.kind {
 	case frameLive, frameRebuild:
 		m.live = &f
+		m.liveFindings = msg.findings
 		if !m.paused {
 			m.setShown(&f)
+			m.findings = msg.findings
 		}
 		m.now = m.c.opts.Now()
 		m.clockGen++
@@ -212,6 +215,7 @@ func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 			return tea.Batch(cmds...)
 		}
 		m.setShown(&f)
+		m.findings = msg.findings
 	}
 	m.dirty = true
 	return tea.Batch(cmds...)
@@ -293,6 +297,7 @@ func (m *Model) togglePause() tea.Cmd {
 	m.paused = !m.paused
 	if !m.paused && m.live != nil && m.live != m.shown {
 		m.setShown(m.live)
+		m.findings = m.liveFindings
 	}
 	return nil
 }

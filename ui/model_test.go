@@ -576,9 +576,9 @@ func TestSourceLoop(t *testing.T) {
 	src := &testSource{updates: make(chan struct{}, 1)}
 	built := 0
 	m := NewModel(src, Options{Now: func() time.Time { return fixedNow }, StaleAfter: -1, Renderer: lipgloss.NewRenderer(io.Discard)})
-	m.build = func(_ Source, req frameRequest) model.Frame {
+	m.build = func(_ Source, req frameRequest) (model.Frame, []string) {
 		built++
-		return fixtureFrame(dataTime.Add(time.Duration(built)*time.Second), req.Window, 0)
+		return fixtureFrame(dataTime.Add(time.Duration(built)*time.Second), req.Window, 0), nil
 	}
 	done := make(chan struct{})
 	defer close(done)

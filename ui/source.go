@@ -1,6 +1,9 @@
 package ui
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/model"
 )
@@ -15,17 +18,40 @@ type Source interface {
 	Updates() <-chan struct{}
 }
 
-// buildFrame is the dashboard's one call into analysis. It runs inside a
-// tea.Cmd, never in Update.
-func buildFrame(src Source, req frameRequest) model.Frame {
+// maxFindingLines caps the findings strip so the table keeps the screen.
+const maxFindingLines = 3
+
+// buildFrame is the dashboard's one call into analysis: the frame and the
+// findings over its window. It runs inside a tea.Cmd, never in Update.
+func buildFrame(src Source, req frameRequest) (model.Frame, []string) {
 	st := src.Store()
 	if st == nil {
-		return model.Frame{Window: req.Window, Bin: req.Bin, Targets: src.Statuses()}
+		return model.Frame{Window: req.Window, Bin: req.Bin, Targets: src.Statuses()}, nil
 	}
-	return analysis.BuildFrame(st, src.Statuses(), analysis.FrameOptions{
+	f := analysis.BuildFrame(st, src.Statuses(), analysis.FrameOptions{
 		Window: req.Window,
 		Bin:    req.Bin,
 		EndMs:  req.EndMs,
 		Bins:   req.Bins,
 	})
+	return f, findingLines(f, analysis.DefaultThresholds())
+}
+
+// findingLines renders the frame's current findings, most severe first, one
+// line each: "CRITICAL RETRY_AMPLIFICATION app→client: message".
+func findingLines(f model.Frame, th analysis.Thresholds) []string {
+	fs := analysis.Evaluate(f, analysis.EvaluateChains(f.Rows, nil, th.Gap), th)
+	var out []string
+	for i, fd := range fs {
+		if i == maxFindingLines {
+			out[len(out)-1] += fmt.Sprintf("  (+%d more: retrytop analyze lists them all)", len(fs)-maxFindingLines)
+			break
+		}
+		where := fd.Target + "→" + fd.Dependency
+		if fd.Chain != "" {
+			where = "chain " + fd.Chain
+		}
+		out = append(out, fmt.Sprintf("%s %s %s: %s", strings.ToUpper(fd.Severity.String()), fd.Code, where, fd.Message))
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -127,4 +128,29 @@ func TestRealFrames(t *testing.T) {
 		}
 	}
 	screen(t, m)
+}
+
+func TestFindingLinesNameTheRuleAndCap(t *testing.T) {
+	row := func(target string) model.Signals {
+		return model.Signals{
+			Target: target, Dependency: "db",
+			OriginalsPerS: model.Some(100), AttemptsPerS: model.Some(250), Amplification: model.Some(2.5),
+			RetriesPerS: model.Some(150), TimeoutsPerS: model.Some(80), ProviderErrorsPerS: model.Some(20),
+			TemporaryErrorsPerS: model.Some(20), PermanentErrorsPerS: model.Some(0),
+		}
+	}
+	f := model.Frame{Window: time.Minute, Rows: []model.Signals{row("a"), row("b"), row("c"), row("d")}}
+	lines := findingLines(f, analysis.DefaultThresholds())
+	if len(lines) != maxFindingLines {
+		t.Fatalf("lines = %d, want the cap %d: %q", len(lines), maxFindingLines, lines)
+	}
+	if !strings.Contains(lines[0], "RETRY_AMPLIFICATION") || !strings.Contains(lines[0], "→db") {
+		t.Errorf("first line = %q, want the amplification finding on a →db row", lines[0])
+	}
+	if !strings.Contains(lines[len(lines)-1], "more: retrytop analyze") {
+		t.Errorf("last line = %q, want the overflow note", lines[len(lines)-1])
+	}
+	if got := findingLines(model.Frame{Window: time.Minute}, analysis.DefaultThresholds()); len(got) != 0 {
+		t.Errorf("no rows gave findings %q", got)
+	}
 }
