@@ -1,0 +1,211 @@
+package sim
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// testProvider is a provider with a fixed phase and a step channel.
+type testProvider struct {
+	*provider
+	reg   *prometheus.Registry
+	steps chan string
+	wg    sync.WaitGroup
+}
+
+func newTestProvider(t *testing.T, cfg ProviderConfig, ph Phase) *testProvider {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	tp := &testProvider{reg: reg, steps: make(chan string, 100)}
+	tp.provider = newProvider(cfg, nil, func() Phase { return ph }, 1, reg)
+	tp.trace = func(s string) { tp.steps <- s }
+	t.Cleanup(func() {
+		tp.shutdown()
+		tp.wg.Wait()
+	})
+	return tp
+}
+
+// serve runs one request in the background under ctx.
+func (tp *testProvider) serve(ctx context.Context) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx)
+	tp.wg.Add(1)
+	go func() {
+		defer tp.wg.Done()
+		tp.ServeHTTP(rec, req)
+	}()
+	return rec
+}
+
+// expect waits for the next steps, in any order.
+func (tp *testProvider) expect(t *testing.T, steps ...string) {
+	t.Helper()
+	want := map[string]int{}
+	for _, s := range steps {
+		want[s]++
+	}
+	for range steps {
+		select {
+		case s := <-tp.steps:
+			if want[s] == 0 {
+				t.Fatalf("unexpected step %q, still waiting for %v", s, want)
+			}
+			want[s]--
+		case <-time.After(10 * time.Second): // a hang guard, not a synchronisation
+			t.Fatalf("steps %v never came", want)
+		}
+	}
+}
+
+func TestProviderSlotsQueueAndCancel(t *testing.T) {
+	tp := newTestProvider(t, ProviderConfig{Slots: 4}, Phase{ServiceTime: time.Hour})
+	var cancels []context.CancelFunc
+	for range 6 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancels = append(cancels, cancel)
+		tp.serve(ctx)
+	}
+	tp.expect(t, "granted", "granted", "granted", "granted", "queued", "queued")
+	tr := tp.truth()
+	if tr.Received != 6 || tr.InFlight != 4 || tr.QueueDepth != 2 {
+		t.Fatalf("truth %+v, want 6 received, 4 in flight, 2 queued", tr)
+	}
+
+	// Which of the six got slots is up to the scheduler; find a queued one
+	// by cancelling until a queued request leaves.
+	cancels[5]()
+	var step string
+	select {
+	case step = <-tp.steps:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no step after a cancel")
+	}
+	if step == "cancelled-executing" {
+		// It was running: its slot went to a waiter.
+		tp.expect(t, "granted")
+		if tr := tp.truth(); tr.InFlight != 4 || tr.QueueDepth != 1 || tr.CancelledExecuting != 1 {
+			t.Fatalf("after cancelling a running request: %+v", tr)
+		}
+	} else {
+		if step != "cancelled-queued" {
+			t.Fatalf("step %q after a cancel", step)
+		}
+		if tr := tp.truth(); tr.InFlight != 4 || tr.QueueDepth != 1 || tr.CancelledQueued != 1 {
+			t.Fatalf("after cancelling a queued request: %+v", tr)
+		}
+	}
+
+	fams := families(t, tp.reg)
+	for name, want := range map[string]float64{
+		"sim_provider_requests_received_total": 6,
+		"sim_provider_in_flight":               4,
+		"sim_provider_queue_depth":             1,
+		"sim_provider_slots":                   4,
+		"sim_provider_in_flight_peak":          4,
+		"sim_provider_queue_depth_peak":        2,
+		"sim_provider_completed_total":         0,
+	} {
+		if got, _ := value(fams, name, nil); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	if got, _ := value(fams, "sim_provider_cancelled_total", nil); got != 1 {
+		t.Errorf("sim_provider_cancelled_total = %v, want 1", got)
+	}
+	for _, c := range cancels {
+		c()
+	}
+	tp.wg.Wait() // every handler has returned
+	tr = tp.truth()
+	if tr.InFlight != 0 || tr.QueueDepth != 0 || tr.Completed != 0 || tr.WorkAfterCancel != 0 ||
+		tr.CancelledQueued+tr.CancelledExecuting != 6 {
+		t.Fatalf("after cancelling everything: %+v", tr)
+	}
+}
+
+func TestProviderIgnoreCancel(t *testing.T) {
+	// The caller is gone before the request is even served; the provider
+	// does the work anyway and counts it.
+	tp := newTestProvider(t, ProviderConfig{Slots: 1, IgnoreCancel: true}, Phase{ServiceTime: time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tp.serve(ctx)
+	tp.serve(ctx)
+	tp.expect(t, "granted", "queued", "done", "granted", "done")
+	tr := tp.truth()
+	if tr.Completed != 2 || tr.WorkAfterCancel != 2 || tr.CancelledQueued+tr.CancelledExecuting != 0 {
+		t.Fatalf("truth %+v, want 2 completed after cancel", tr)
+	}
+	fams := families(t, tp.reg)
+	if got, _ := value(fams, "sim_provider_work_after_cancel_total", nil); got != 2 {
+		t.Errorf("sim_provider_work_after_cancel_total = %v, want 2", got)
+	}
+	if got, _ := value(fams, "sim_provider_service_time_seconds", nil); got != 2 {
+		t.Errorf("service time histogram count = %v, want 2", got)
+	}
+	if got, _ := value(fams, "sim_provider_ignore_cancel", nil); got != 1 {
+		t.Errorf("sim_provider_ignore_cancel = %v, want 1", got)
+	}
+}
+
+func TestProviderBoundedQueue(t *testing.T) {
+	tp := newTestProvider(t, ProviderConfig{Slots: 1, MaxQueue: 1, RetryAfter: 1500 * time.Millisecond}, Phase{ServiceTime: time.Hour})
+	tp.serve(context.Background())
+	tp.serve(context.Background())
+	tp.expect(t, "granted", "queued")
+	rec := httptest.NewRecorder()
+	tp.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "2" || rec.Header().Get(HeaderResult) != "provider_overloaded" {
+		t.Fatalf("full queue answered %d, Retry-After %q, %s %q", rec.Code, rec.Header().Get("Retry-After"),
+			HeaderResult, rec.Header().Get(HeaderResult))
+	}
+	if tr := tp.truth(); tr.RejectedQueueFull != 1 || tr.Received != 3 {
+		t.Fatalf("truth %+v", tr)
+	}
+	if got, _ := value(families(t, tp.reg), "sim_provider_rejected_total", map[string]string{"reason": "queue_full"}); got != 1 {
+		t.Errorf("rejected{queue_full} = %v, want 1", got)
+	}
+}
+
+func TestProviderServiceAndErrors(t *testing.T) {
+	ok := newTestProvider(t, ProviderConfig{}, Phase{ServiceTime: 0})
+	rec := httptest.NewRecorder()
+	ok.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("healthy provider answered %d", rec.Code)
+	}
+	bad := newTestProvider(t, ProviderConfig{}, Phase{ErrorFraction: 1})
+	rec = httptest.NewRecorder()
+	bad.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "" {
+		t.Fatalf("injected error answered %d with Retry-After %q", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if tr := bad.truth(); tr.InjectedErrors != 1 || tr.Completed != 0 {
+		t.Fatalf("truth %+v", tr)
+	}
+}
+
+func TestLatencyHist(t *testing.T) {
+	h := newLatencyHist()
+	if l := h.summary(); l.Count != 0 || l.P99 != 0 {
+		t.Fatalf("empty summary %+v", l)
+	}
+	for i := 1; i <= 100; i++ {
+		h.observe(time.Duration(i) * time.Millisecond)
+	}
+	h.observe(time.Minute) // beyond the buckets
+	l := h.summary()
+	// Quantiles are the upper edge of the 1 ms bucket holding the ranked
+	// observation: 51ms lies in [51ms, 52ms).
+	if l.Count != 101 || l.P50 != 52*time.Millisecond || l.P90 != 92*time.Millisecond ||
+		l.P99 != 101*time.Millisecond || l.Max != time.Minute {
+		t.Errorf("summary %+v", l)
+	}
+}

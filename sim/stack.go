@@ -1,0 +1,436 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Options are the run-time knobs of Start and Compare; they map one to one
+// onto `retrytop demo` flags (docs/scenarios.md).
+type Options struct {
+	// ListenBase is the first loopback port (--listen-base): the browser
+	// gets ListenBase, then each layer in order, then the provider. 0 picks
+	// free ephemeral ports.
+	ListenBase int
+	// Duration (--duration) scales the scenario's phases to this total,
+	// keeping their proportions. 0 keeps the scenario's durations.
+	Duration time.Duration
+	// Healthy, Slow and Recovered set single phase durations; they apply
+	// after Duration. 0 leaves a phase as it is.
+	Healthy, Slow, Recovered time.Duration
+	// Rate overrides the arrival rate (originals per second); 0 keeps the
+	// scenario's.
+	Rate float64
+	// HiddenHop inserts HiddenProxy() between the last layer and the
+	// provider.
+	HiddenHop bool
+	// Seed makes error injection and backoff jitter repeatable; runs with
+	// the same Seed and Options see the same arrivals.
+	Seed uint64
+	// Clock drives the arrival and phase schedules (default: real time).
+	// Service times, timeouts and latencies always use real time.
+	Clock Clock
+	// OnPhase, if set, is called when a phase begins (index, name) and once
+	// more when the last one ends (len(phases), ""), from the stack's
+	// goroutine, right after the phase's ground-truth snapshot.
+	OnPhase func(index int, name string)
+	// OnStart, if set, is called with each stack Compare starts, before
+	// its traffic begins (to print targets, watch it headless).
+	OnStart func(*Stack)
+}
+
+// Target is one scrape target of the stack.
+type Target struct {
+	Name string
+	// URL is the target's /metrics endpoint.
+	URL string
+	// Layer is its role: browser, app, client, provider.
+	Layer string
+}
+
+// Stack is a running scenario: HTTP servers on loopback, the generator and
+// the ground truth.
+type Stack struct {
+	sc       Scenario
+	opts     Options
+	clock    Clock
+	sched    Schedule
+	start    time.Time
+	targets  []Target
+	hops     []*hop // browser first, then the layers
+	prov     *provider
+	gen      *generator
+	servers  []*http.Server
+	cancel   context.CancelFunc
+	done     chan struct{} // closed when the generator finished and drained
+	bg       sync.WaitGroup
+	closeErr error
+	closed   sync.Once
+
+	mu        sync.Mutex
+	snaps     []snapshot // snaps[i]: at the start of phase i; one more at the end
+	ring      []snapshot // one per second, the newest last, for rates
+	backlogAt time.Duration
+	backlog   bool // queue above slots seen after the slowdown ended
+}
+
+// snapshot is the cumulative counters at one moment.
+type snapshot struct {
+	at       time.Duration
+	sent     int64
+	hops     []hopSnap
+	received int64
+}
+
+type hopSnap struct{ originals, attempts int64 }
+
+func (s *Stack) snap() snapshot {
+	sn := snapshot{at: s.clock.Now().Sub(s.start), sent: s.gen.sent.Load(), received: s.prov.counts.received.Load()}
+	for _, h := range s.hops {
+		sn.hops = append(sn.hops, hopSnap{h.counts.originals.Load(), h.counts.attempts.Load()})
+	}
+	return sn
+}
+
+// Start builds and starts the stack for sc. Traffic begins at once and
+// stops when the schedule ends or ctx is done; call Close to free the ports.
+func Start(ctx context.Context, sc Scenario, opts Options) (*Stack, error) {
+	sc, err := applyOptions(sc, opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{sc: sc, opts: opts, clock: clockOr(opts.Clock), sched: sc.Schedule, done: make(chan struct{})}
+
+	// Listen everywhere first, so every hop knows its next hop's URL.
+	names := []string{NameBrowser}
+	for _, l := range sc.Layers {
+		names = append(names, l.Name)
+	}
+	names = append(names, NameProvider)
+	lns := make([]net.Listener, len(names))
+	for i := range names {
+		addr := "127.0.0.1:0"
+		if opts.ListenBase > 0 {
+			addr = "127.0.0.1:" + strconv.Itoa(opts.ListenBase+i)
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			for _, l := range lns[:i] {
+				_ = l.Close()
+			}
+			return nil, fmt.Errorf("sim: listen for %s: %w", names[i], err)
+		}
+		lns[i] = ln
+	}
+	base := func(i int) string { return "http://" + lns[i].Addr().String() }
+
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x6a177e5))
+	var rngMu sync.Mutex
+	jitter := func(n int64) int64 {
+		rngMu.Lock()
+		defer rngMu.Unlock()
+		return rng.Int64N(n)
+	}
+
+	regs := make([]*prometheus.Registry, len(names))
+	hidden := make([]bool, len(names))
+	roles := make([]string, len(names))
+	roles[0], roles[len(names)-1] = NameBrowser, NameProvider
+	for i, l := range sc.Layers {
+		hidden[i+1] = l.Hidden
+		roles[i+1] = l.Role
+		if roles[i+1] == "" {
+			roles[i+1] = l.Name
+		}
+	}
+	for i := range names {
+		if !hidden[i] {
+			regs[i] = prometheus.NewRegistry()
+		}
+	}
+	// nextVisible is the name a hop's dependency carries: the next target
+	// its callers can see.
+	nextVisible := func(i int) string {
+		for j := i + 1; j < len(names); j++ {
+			if !hidden[j] {
+				return names[j]
+			}
+		}
+		return NameProvider
+	}
+	reg := func(i int) prometheus.Registerer {
+		if regs[i] == nil {
+			return nil
+		}
+		return regs[i]
+	}
+
+	fail := func(err error) (*Stack, error) {
+		for _, l := range lns {
+			_ = l.Close()
+		}
+		return nil, err
+	}
+	policies := []HopPolicy{sc.Browser}
+	for _, l := range sc.Layers {
+		policies = append(policies, l.Policy)
+	}
+	for i := 0; i < len(names)-1; i++ {
+		h, err := newHop(names[i], roles[i], nextVisible(i), base(i+1)+"/", hidden[i], policies[i], reg(i), jitter)
+		if err != nil {
+			return fail(err)
+		}
+		s.hops = append(s.hops, h)
+	}
+	s.prov = newProvider(sc.Provider, s.clock, s.phaseNow, opts.Seed, regs[len(names)-1])
+
+	browser := s.hops[0]
+	opDeadline := max(sc.Generator.UserDeadline, sc.Browser.Retry.Deadline)
+	send := func(ctx context.Context, _ int64) Outcome {
+		ctx, cancel := context.WithTimeout(ctx, opDeadline)
+		defer cancel()
+		return userOutcome(browser.call(ctx))
+	}
+
+	// The schedule starts now: everything is listening.
+	s.start = s.clock.Now()
+	arr := Arrivals{Start: s.start, Rate: sc.Generator.Rate}
+	limit := arr.Before(s.start.Add(s.sched.Total()))
+	s.gen = newGenerator(sc.Generator, s.clock, arr, limit, send, regs[0])
+	s.gen.phaseBins = make([]bin, len(s.sched.Phases))
+	s.gen.phaseOf = func(due time.Duration) int {
+		i, _, _ := s.sched.At(due)
+		return i
+	}
+	s.registerPhase(regs[0])
+
+	for i := range names {
+		mux := http.NewServeMux()
+		if regs[i] != nil {
+			mux.Handle("/metrics", promhttp.HandlerFor(regs[i], promhttp.HandlerOpts{}))
+		}
+		switch {
+		case i == len(names)-1:
+			mux.Handle("/", s.prov)
+		case i > 0:
+			mux.Handle("/", s.hops[i])
+		}
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		s.servers = append(s.servers, srv)
+		if !hidden[i] {
+			s.targets = append(s.targets, Target{Name: names[i], URL: base(i) + "/metrics", Layer: roles[i]})
+		}
+		s.bg.Add(1)
+		go func(ln net.Listener) {
+			defer s.bg.Done()
+			_ = srv.Serve(ln) // returns http.ErrServerClosed on Close
+		}(lns[i])
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	s.cancel = cancel
+	first := s.snap()
+	first.at = 0
+	s.snaps = []snapshot{first}
+	s.ring = []snapshot{s.snaps[0]}
+	watched := make(chan struct{})
+	s.bg.Add(3)
+	go func() {
+		defer s.bg.Done()
+		defer close(s.done)
+		s.gen.run(runCtx)
+		<-watched // the end-of-schedule snapshot is taken
+	}()
+	go func() { defer s.bg.Done(); defer close(watched); s.watchPhases(runCtx) }()
+	go func() { defer s.bg.Done(); s.sample(runCtx) }()
+	return s, nil
+}
+
+// applyOptions returns sc with opts' overrides, validated.
+func applyOptions(sc Scenario, opts Options) (Scenario, error) {
+	sc.Generator = sc.Generator.withDefaults()
+	if opts.Rate > 0 {
+		sc.Generator.Rate = opts.Rate
+	}
+	if opts.Duration > 0 {
+		sc.Schedule = sc.Schedule.scaled(opts.Duration)
+	} else {
+		sc.Schedule = Schedule{Phases: append([]Phase(nil), sc.Schedule.Phases...)}
+	}
+	for name, d := range map[string]time.Duration{PhaseHealthy: opts.Healthy, PhaseSlow: opts.Slow, PhaseRecovered: opts.Recovered} {
+		if i := sc.Schedule.Index(name); i >= 0 && d > 0 {
+			sc.Schedule.Phases[i].Duration = d
+		}
+	}
+	sc.Layers = append([]Layer(nil), sc.Layers...)
+	if opts.HiddenHop {
+		sc.Layers = append(sc.Layers, HiddenProxy())
+	}
+	if err := sc.Validate(); err != nil {
+		return sc, err
+	}
+	return sc, nil
+}
+
+// phaseNow is the phase in force now; after the end, the last phase.
+func (s *Stack) phaseNow() Phase {
+	i, _, ok := s.sched.At(s.clock.Now().Sub(s.start))
+	if !ok {
+		i = len(s.sched.Phases) - 1
+	}
+	return s.sched.Phases[i]
+}
+
+func (s *Stack) registerPhase(reg prometheus.Registerer) {
+	for i, p := range s.sched.Phases {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "sim_phase",
+			Help:        "1 for the phase of the experiment in force now, 0 for the others.",
+			ConstLabels: prometheus.Labels{"phase": p.Name, "index": strconv.Itoa(i)},
+		}, func() float64 {
+			j, _, ok := s.sched.At(s.clock.Now().Sub(s.start))
+			if ok && j == i {
+				return 1
+			}
+			return 0
+		}))
+	}
+}
+
+// watchPhases takes a snapshot at each phase boundary (the first one was
+// taken by Start) and tells OnPhase.
+func (s *Stack) watchPhases(ctx context.Context) {
+	if s.opts.OnPhase != nil {
+		s.opts.OnPhase(0, s.sched.Phases[0].Name)
+	}
+	for i := 1; i <= len(s.sched.Phases); i++ {
+		wait := s.start.Add(s.sched.Start(i)).Sub(s.clock.Now())
+		if wait > 0 {
+			t := s.clock.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C():
+			}
+		}
+		sn := s.snap()
+		s.mu.Lock()
+		s.snaps = append(s.snaps, sn)
+		s.mu.Unlock()
+		if s.opts.OnPhase != nil {
+			name := ""
+			if i < len(s.sched.Phases) {
+				name = s.sched.Phases[i].Name
+			}
+			s.opts.OnPhase(i, name)
+		}
+	}
+}
+
+const (
+	sampleEvery = 100 * time.Millisecond
+	ringLen     = 61 // one-second snapshots kept for rates
+	rateSpan    = 5 * time.Second
+)
+
+// sample watches the provider's queue for the recovery measurement and
+// keeps one-second snapshots for rates, until the run is over.
+func (s *Stack) sample(ctx context.Context) {
+	slowEnd, hasSlow := s.slowEnd()
+	for tick := 1; ; tick++ {
+		t := s.clock.NewTimer(sampleEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.done:
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		now := s.clock.Now().Sub(s.start)
+		st := s.prov.q.stats(s.clock.Now())
+		s.mu.Lock()
+		if hasSlow && now >= slowEnd && now < s.sched.Total() && st.Depth > s.prov.cfg.Slots {
+			s.backlog, s.backlogAt = true, now
+		}
+		s.mu.Unlock()
+		if tick%10 == 0 {
+			sn := s.snap()
+			s.mu.Lock()
+			s.ring = append(s.ring, sn)
+			if len(s.ring) > ringLen {
+				s.ring = append(s.ring[:0], s.ring[1:]...)
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// slowEnd is the offset at which the slow phase ends, if there is one.
+func (s *Stack) slowEnd() (time.Duration, bool) {
+	i := s.sched.Index(PhaseSlow)
+	if i < 0 {
+		return 0, false
+	}
+	return s.sched.Start(i + 1), true
+}
+
+// Targets lists the scrape targets, browser first, provider last; hidden
+// hops are not among them.
+func (s *Stack) Targets() []Target { return append([]Target(nil), s.targets...) }
+
+// Scenario returns the scenario as run, with the options applied.
+func (s *Stack) Scenario() Scenario { return s.sc }
+
+// Started is when the schedule began (on the stack's clock).
+func (s *Stack) Started() time.Time { return s.start }
+
+// Done is closed when the schedule has ended and every original finished.
+func (s *Stack) Done() <-chan struct{} { return s.done }
+
+// Wait blocks until the schedule has ended and every original finished, or
+// the Start context is done.
+func (s *Stack) Wait() { <-s.done }
+
+// Close stops the traffic, shuts every server down and frees the ports. It
+// is safe to call more than once.
+func (s *Stack) Close() error {
+	s.closed.Do(func() {
+		s.cancel()
+		s.prov.shutdown() // ignore-cancel work must not hold shutdown up
+		<-s.done
+		// Our own clients' idle connections first: a connection dialled for
+		// an attempt that was cancelled before its request was written sits
+		// in a pool, and the server would wait for it as a new connection.
+		for _, h := range s.hops {
+			h.transport.CloseIdleConnections()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		var errs []error
+		for _, srv := range s.servers {
+			if err := srv.Shutdown(ctx); err != nil {
+				// The run is over: cut what still lingers.
+				errs = append(errs, srv.Close())
+			}
+		}
+		s.bg.Wait()
+		for _, h := range s.hops {
+			h.transport.CloseIdleConnections()
+		}
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}

@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// freeBase finds four consecutive free loopback ports and returns the
+// first.
+func freeBase(t *testing.T, n int) int {
+	t.Helper()
+	for try := 0; try < 20; try++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := ln.Addr().(*net.TCPAddr).Port
+		_ = ln.Close()
+		if base+n > 65535 {
+			continue
+		}
+		ok := true
+		for i := 0; i < n && ok; i++ {
+			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+i))
+			if err != nil {
+				ok = false
+				continue
+			}
+			_ = l.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Skip("no run of free loopback ports")
+	return 0
+}
+
+// A stack on fixed ports frees them on Close: a second run right after
+// gets them again. The hidden hop retries without showing up anywhere.
+func TestStackPortsAndHiddenHop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loopback run of about 3s")
+	}
+	sc, _ := ScenarioByName("baseline")
+	base := freeBase(t, 5)
+	opts := Options{ListenBase: base, Healthy: 300 * time.Millisecond, Slow: 700 * time.Millisecond, Recovered: 300 * time.Millisecond, HiddenHop: true}
+	for run := range 2 {
+		s, err := Start(context.Background(), sc, opts)
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		tg := s.Targets()
+		var names []string
+		for i, x := range tg {
+			names = append(names, x.Name)
+			if !strings.HasPrefix(x.URL, "http://127.0.0.1:") || !strings.HasSuffix(x.URL, "/metrics") {
+				t.Errorf("target URL %s", x.URL)
+			}
+			if want := "http://127.0.0.1:" + strconv.Itoa(base+i) + "/metrics"; i < 3 && x.URL != want {
+				t.Errorf("target %s at %s, want %s", x.Name, x.URL, want)
+			}
+		}
+		if strings.Join(names, ",") != "browser,app,client,provider" {
+			t.Fatalf("targets %v; the hidden proxy must not be one", names)
+		}
+		s.Wait()
+		tr := s.Truth()
+		if err := s.Close(); err != nil {
+			t.Fatalf("run %d: Close: %v", run, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatalf("second Close: %v", err)
+		}
+		deps := map[string]string{}
+		for _, h := range tr.Hops {
+			deps[h.Name] = h.Dependency
+		}
+		if deps["browser"] != "app" || deps["app"] != "client" || deps["client"] != "provider" || deps["proxy"] != "provider" {
+			t.Errorf("dependencies %v: each must name the next visible target", deps)
+		}
+		proxy, ok := tr.hop(NameProxy)
+		client, _ := tr.hop(NameClient)
+		// An attempt cancelled before it was written never reaches the
+		// provider, so received <= proxy attempts; but during the slowdown
+		// the proxy's retries show as more requests at the provider than
+		// the client ever sent.
+		if !ok || !proxy.Hidden || proxy.Originals != client.Attempts || tr.Provider.Received > proxy.Attempts ||
+			tr.Provider.Received <= client.Attempts {
+			t.Errorf("proxy %+v, client attempts %d, provider received %d", proxy, client.Attempts, tr.Provider.Received)
+		}
+		if !tr.Done || tr.User.Sent == 0 || tr.User.InFlight != 0 {
+			t.Errorf("truth after Wait: done %v, sent %d, in flight %d", tr.Done, tr.User.Sent, tr.User.InFlight)
+		}
+		var buf bytes.Buffer
+		tr.WriteTable(&buf)
+		for _, want := range []string{"scenario baseline", "proxy (hidden)", "provider: received", "slow"} {
+			if !strings.Contains(buf.String(), want) {
+				t.Errorf("table lacks %q:\n%s", want, buf.String())
+			}
+		}
+	}
+}
+
+func TestStartRejectsBadScenario(t *testing.T) {
+	sc, _ := ScenarioByName("bounded")
+	sc.Layers = append(sc.Layers, Layer{Name: NameApp})
+	if s, err := Start(context.Background(), sc, Options{}); err == nil {
+		_ = s.Close()
+		t.Fatal("Start accepted two layers named app")
+	}
+}
