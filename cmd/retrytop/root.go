@@ -36,6 +36,6 @@ into successes and fast failures.`,
 		}
 		return runWatch(cmd.Context(), &f, args)
 	}
-	root.AddCommand(newVersionCmd(), newAnalyzeCmd(), newWatchCmd())
+	root.AddCommand(newVersionCmd(), newAnalyzeCmd(), newWatchCmd(), newDemoCmd())
 	return root
 }

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// requirePeer skips when a real peer binary is missing, unless CI demands
+// peers (RETRYTOP_REQUIRE_PEERS=1), where a missing peer is a failure.
+func requirePeer(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("RETRYTOP_REQUIRE_PEERS") == "1" {
+			t.Fatalf("%s is required (RETRYTOP_REQUIRE_PEERS=1) but not on PATH", name)
+		}
+		t.Skipf("%s not installed; skipping (install it or set RETRYTOP_REQUIRE_PEERS=1 to make this fail)", name)
+	}
+	return path
+}
+
+// buildRetrytop compiles the command once per test into a temp dir.
+func buildRetrytop(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "retrytop")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// tmuxSession drives one detached tmux server private to the test.
+type tmuxSession struct {
+	t      *testing.T
+	tmux   string
+	socket string
+}
+
+func newTmux(t *testing.T, width, height int, command string) *tmuxSession {
+	tmux := requirePeer(t, "tmux")
+	s := &tmuxSession{t: t, tmux: tmux, socket: filepath.Join(t.TempDir(), "tmux.sock")}
+	s.run("-f", "/dev/null", "new-session", "-d", "-x", itoa(width), "-y", itoa(height), "-s", "e2e",
+		"env", "TERM=xterm-256color", "LANG=C.UTF-8", "sh", "-c", command)
+	s.run("set-option", "-t", "e2e", "remain-on-exit", "on")
+	t.Cleanup(func() { _ = exec.Command(s.tmux, "-S", s.socket, "kill-server").Run() })
+	return s
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func (s *tmuxSession) run(args ...string) string {
+	s.t.Helper()
+	out, err := exec.Command(s.tmux, append([]string{"-S", s.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (s *tmuxSession) screen() string { return s.run("capture-pane", "-p", "-t", "e2e") }
+
+func (s *tmuxSession) keys(keys ...string) {
+	s.run(append([]string{"send-keys", "-t", "e2e"}, keys...)...)
+}
+
+// waitFor polls the screen until cond holds or the deadline passes; the
+// condition, not a fixed sleep, is what the test synchronises on.
+func (s *tmuxSession) waitFor(what string, timeout time.Duration, cond func(screen string) bool) string {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var scr string
+	for time.Now().Before(deadline) {
+		scr = s.screen()
+		if cond(scr) {
+			return scr
+		}
+		if strings.Contains(scr, "Pane is dead") {
+			s.t.Fatalf("the program exited while waiting for %s; screen:\n%s", what, scr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.t.Fatalf("timed out after %v waiting for %s; screen:\n%s", timeout, what, scr)
+	return ""
+}
+
+func TestTmuxDemoDashboard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("tmux end-to-end test runs on linux only")
+	}
+	bin := buildRetrytop(t)
+	status := filepath.Join(t.TempDir(), "status")
+	s := newTmux(t, 160, 48, bin+" demo --duration 2m --listen-base 0; echo EXIT=$? > "+status)
+
+	hops := []string{"browser", "app", "client"}
+	s.waitFor("the header and a row per demo hop with numbers", 60*time.Second, func(scr string) bool {
+		if !strings.Contains(scr, "LIVE") {
+			return false
+		}
+		for _, h := range hops {
+			if !rowHasNumbers(scr, h) {
+				return false
+			}
+		}
+		return true
+	})
+
+	s.keys("Enter")
+	s.waitFor("the detail view", 10*time.Second, func(scr string) bool {
+		return strings.Contains(scr, "DETAIL") && strings.Contains(scr, "LATENCY by result")
+	})
+	// Escape and the next key sent together read as alt+key: wait for the
+	// overview before asking for help.
+	s.keys("Escape")
+	s.waitFor("the overview again", 10*time.Second, func(scr string) bool {
+		return strings.Contains(scr, "OVERVIEW")
+	})
+	s.keys("?")
+	s.waitFor("the help view", 10*time.Second, func(scr string) bool {
+		return strings.Contains(scr, "quit") && strings.Contains(scr, "pause")
+	})
+	s.keys("q")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(status)
+		if err == nil {
+			if got := strings.TrimSpace(string(b)); got != "EXIT=0" {
+				t.Fatalf("retrytop exited with %s", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("retrytop did not exit after q; screen:\n%s", s.screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The alternate screen is gone: the terminal shows the normal screen again.
+	if scr := s.screen(); strings.Contains(scr, "LIVE") {
+		t.Errorf("terminal not restored after exit; screen:\n%s", scr)
+	}
+}
+
+// rowHasNumbers reports whether some line naming the hop carries a digit
+// in a column after the name (a rate, not only the name itself).
+func rowHasNumbers(screen, hop string) bool {
+	for _, line := range strings.Split(screen, "\n") {
+		i := strings.Index(line, hop)
+		if i < 0 {
+			continue
+		}
+		if strings.ContainsAny(line[i+len(hop):], "123456789") {
+			return true
+		}
+	}
+	return false
+}
