@@ -21,7 +21,8 @@ type Report struct {
 	// Chains are the declared amplification chains, or those inferred
 	// where a dependency names another target, over the window.
 	Chains []ChainResult `json:"chains"`
-	// Findings are what happened over the whole recording (EvaluateHistory).
+	// Findings are what happened over the whole recording (EvaluateHistory)
+	// and what holds over the window at its end (Evaluate), each once.
 	Findings []Finding `json:"findings"`
 }
 
@@ -49,8 +50,9 @@ type ReportOptions struct {
 	Window time.Duration // default DefaultWindow
 	Bin    time.Duration // default DefaultBin
 	EndMs  int64         // 0 = the newest scrape of any target
-	// Chains are declared chains; none means infer them.
-	Chains []Chain
+	// Chains and ChainSpecs are declared chains; none means infer them.
+	Chains     []Chain
+	ChainSpecs []ChainSpec
 	// Thresholds for findings and phases; nil means DefaultThresholds.
 	Thresholds *Thresholds
 }
@@ -122,12 +124,11 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		}
 	}
 	sortReport(rep.Dependencies)
-	if cs := EvaluateChains(history.Rows, opts.Chains, th.Gap); cs != nil {
+	chains := ResolveChains(opts.Chains, opts.ChainSpecs, history.Rows)
+	if cs := EvaluateChains(history.Rows, chains, th.Gap); cs != nil {
 		rep.Chains = cs
 	}
-	if fs := EvaluateHistory(history, opts.Chains, th); fs != nil {
-		rep.Findings = fs
-	}
+	rep.Findings = mergeFindings(EvaluateHistory(history, chains, th), Evaluate(history, rep.Chains, th))
 	return rep
 }
 
@@ -138,4 +139,23 @@ func sortReport(deps []DependencyReport) {
 		}
 		return deps[i].Dependency < deps[j].Dependency
 	})
+}
+
+// mergeFindings adds to the history's findings those of the final window
+// that the history does not already report (a recording shorter than
+// Thresholds.HistoryMinBins bins still says what is wrong now).
+func mergeFindings(history, now []Finding) []Finding {
+	type id struct{ code, target, dep, chain string }
+	seen := map[id]bool{}
+	out := append([]Finding{}, history...)
+	for _, f := range history {
+		seen[id{f.Code, f.Target, f.Dependency, f.Chain}] = true
+	}
+	for _, f := range now {
+		if !seen[id{f.Code, f.Target, f.Dependency, f.Chain}] {
+			out = append(out, f)
+		}
+	}
+	sortFindings(out)
+	return out
 }

@@ -109,8 +109,11 @@ func (r *row) sum(c int, w *window) (float64, bool) {
 // are their own outcome and never provider errors.
 func (r *row) attempts(s *model.Signals, w *window) {
 	var total, success, temporary, permanent, timeout float64
-	seen := false
+	seen, split := false, false
 	for _, c := range r.counters[cAttempts] {
+		// An emitter that does not label attempts by outcome (Envoy,
+		// HAProxy) says nothing about errors: those stay absent, not 0.
+		split = split || c.key != ""
 		inc, ok := increase(w.span(c.points))
 		if !ok {
 			continue
@@ -129,11 +132,11 @@ func (r *row) attempts(s *model.Signals, w *window) {
 		}
 	}
 	s.AttemptsPerS = w.rate(total, seen)
-	s.TemporaryErrorsPerS = w.rate(temporary, seen)
-	s.PermanentErrorsPerS = w.rate(permanent, seen)
-	s.ProviderErrorsPerS = w.rate(temporary+permanent, seen)
-	s.TimeoutsPerS = w.rate(timeout, seen)
-	s.AttemptSuccess = ratio(w.rate(success, seen), s.AttemptsPerS)
+	s.TemporaryErrorsPerS = w.rate(temporary, seen && split)
+	s.PermanentErrorsPerS = w.rate(permanent, seen && split)
+	s.ProviderErrorsPerS = w.rate(temporary+permanent, seen && split)
+	s.TimeoutsPerS = w.rate(timeout, seen && split)
+	s.AttemptSuccess = ratio(w.rate(success, seen && split), s.AttemptsPerS)
 }
 
 // admissionRejected fills admission rejections/s and their split by

@@ -344,3 +344,18 @@ func TestSignalsForJitteredScrapes(t *testing.T) {
 }
 
 func fmtFloat(v float64) string { return model.FormatFloat(v) }
+
+// Attempts without an outcome label (Envoy, HAProxy) give attempts/s but
+// leave the outcome signals absent rather than a made-up 0.
+func TestAttemptsWithoutOutcomeLeaveErrorsAbsent(t *testing.T) {
+	times := every(1_000_000, 1000, 11)
+	st := load(t, nil, "edge", times,
+		ts{model.MetricOriginals, []string{model.LabelDependency, "svc"}, "0+10x10"},
+		ts{model.MetricAttempts, []string{model.LabelDependency, "svc"}, "0+12x10"},
+	)
+	s := SignalsFor(st, "edge", "svc", times[0], times[10])
+	checkValue(t, "attempts", s.AttemptsPerS, 12)
+	checkValue(t, "provider errors", s.ProviderErrorsPerS, absent)
+	checkValue(t, "timeouts", s.TimeoutsPerS, absent)
+	checkValue(t, "attempt success", s.AttemptSuccess, absent)
+}

@@ -57,6 +57,22 @@ type Options struct {
 	UserAgent string
 	// AcceptHeader overrides DefaultAcceptHeader.
 	AcceptHeader string
+	// Translate, when set, rewrites every parsed snapshot before it is
+	// stored: a dialect turning an emitter's families into the metric
+	// contract (collect/dialect's Translator.Translate). dialect is the
+	// target's Target.Dialect ("" to detect); it returns the snapshot to
+	// store and the dialect name(s) shown in the target's status. An error
+	// (an unknown dialect) fails the scrape with that message. It is called
+	// for one target at a time, in scrape order, and may be called for
+	// different targets concurrently.
+	Translate func(dialect string, snap *model.Snapshot) (*model.Snapshot, string, error)
+	// OnScrape, when set, is called after every scrape that was not
+	// abandoned, from the target's goroutine: with the body exactly as
+	// served (after gzip) and its Content-Type when the fetch succeeded,
+	// whether or not it then parses; with err (sanitised, no secrets) when
+	// the fetch failed. body is valid only during the call. A recorder
+	// (collect/dump) hooks in here.
+	OnScrape func(target string, at time.Time, body []byte, contentType string, err error)
 }
 
 // Scraper scrapes many targets into a store. Each target has its own
@@ -87,9 +103,10 @@ type scrapeTarget struct {
 	// mu serialises scrapes of this target (Run and ScrapeOnce may
 	// overlap), which keeps its snapshots in time order and guards buf
 	// and gz.
-	mu  sync.Mutex
-	buf bytes.Buffer
-	gz  *gzip.Reader
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	gz      *gzip.Reader
+	fetched bool // the current scrape read a body (OnScrape saw it)
 }
 
 // NewScraper prepares targets for scraping into store (nil: a store with
@@ -137,7 +154,7 @@ func NewScraper(targets []Target, store *model.Store, opts Options) *Scraper {
 		if st.t.Name == "" {
 			st.t.Name = fmt.Sprintf("target-%d", i+1)
 		}
-		s.statuses[i] = model.TargetStatus{Name: st.t.Name, URL: st.safeURL, Layer: Sanitize(st.t.Layer)}
+		s.statuses[i] = model.TargetStatus{Name: st.t.Name, URL: st.safeURL, Layer: Sanitize(st.t.Layer), Dialect: Sanitize(st.t.Dialect)}
 		if st.cfgErr != nil {
 			s.statuses[i].LastError = st.errorText(st.cfgErr)
 		}
@@ -276,10 +293,24 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 
 	at := s.opts.Clock()
 	start := time.Now()
+	st.fetched = false
 	snap, err := s.fetch(ctx, st, at)
+	dialect := st.t.Dialect
+	if err == nil && s.opts.Translate != nil {
+		var name string
+		snap, name, err = s.opts.Translate(st.t.Dialect, snap)
+		if err != nil {
+			err = fmt.Errorf("target %q: dialect: %w", st.t.Name, err)
+		} else {
+			dialect = name
+		}
+	}
 	took := time.Since(start)
 	if err != nil && ctx.Err() != nil {
 		return // abandoned, not failed: the caller stopped
+	}
+	if err != nil && !st.fetched && s.opts.OnScrape != nil {
+		s.opts.OnScrape(st.t.Name, at, nil, "", errors.New(st.errorText(err)))
 	}
 	var res model.AppendResult
 	if err == nil {
@@ -299,6 +330,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 	} else {
 		ts.Up = true
 		ts.LastError = ""
+		ts.Dialect = Sanitize(dialect)
 		ts.LastSuccess = at
 		ts.Series = snap.SeriesCount()
 		ts.DroppedSeries = res.Dropped
@@ -361,6 +393,10 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, at time.Time) (*m
 			return nil, st.requestError(ctx, err)
 		}
 		return nil, fmt.Errorf("target %q: GET %s: %w", name, st.safeURL, err)
+	}
+	st.fetched = true
+	if s.opts.OnScrape != nil {
+		s.opts.OnScrape(name, at, body, resp.Header.Get("Content-Type"), nil)
 	}
 	fams, err := s.opts.Parser.Parse(name, body, resp.Header.Get("Content-Type"), s.opts.Filter)
 	st.releaseBuffer()

@@ -26,6 +26,10 @@ type Target struct {
 	URL string
 	// Layer optionally groups targets for display (e.g. "edge", "app").
 	Layer string
+	// Dialect forces how the target's exposition is read (e.g. "envoy",
+	// see collect/dialect); empty means detected from the exposition.
+	// Only used when Options.Translate is set.
+	Dialect string
 	// Interval between scrapes; zero means DefaultInterval.
 	Interval time.Duration
 	// Timeout of one scrape; zero means Interval. A scrape that takes
@@ -39,9 +43,13 @@ type Target struct {
 	HTTP config.HTTPClientConfig
 }
 
-// ParseTarget reads a target given as "URL" or "name=URL", as on the
-// command line. The name defaults to the URL's host:port (with the scheme's
-// default port when the URL has none). The HTTP settings are
+// ParseTarget reads a target given as "URL", "name=URL", "URL@dialect" or
+// "name=URL@dialect", as on the command line. The name defaults to the URL's
+// host:port (with the scheme's default port when the URL has none). A
+// dialect suffix is an '@' after the URL's authority (so after a path:
+// "http://h:9901/stats/prometheus@envoy") followed by a dialect name
+// (letters, digits, '_', '-', '.'); an '@' inside the authority is user
+// information as usual. The HTTP settings are
 // config.DefaultHTTPClientConfig. Errors never show credentials.
 func ParseTarget(s string) (Target, error) {
 	s = strings.TrimSpace(s)
@@ -59,8 +67,45 @@ func ParseTarget(s string) (Target, error) {
 	} else {
 		raw = s
 	}
-	t := Target{Name: name, URL: raw, HTTP: config.DefaultHTTPClientConfig}
+	raw, dialect := splitDialect(raw)
+	t := Target{Name: name, URL: raw, Dialect: dialect, HTTP: config.DefaultHTTPClientConfig}
 	return t.normalize()
+}
+
+// splitDialect cuts a trailing "@dialect" after the URL's authority.
+func splitDialect(raw string) (url, dialect string) {
+	at := strings.LastIndexByte(raw, '@')
+	if at < 0 {
+		return raw, ""
+	}
+	start := 0
+	if i := strings.Index(raw, "://"); i >= 0 {
+		start = i + 3
+	}
+	authEnd := strings.IndexAny(raw[start:], "/?#")
+	if authEnd < 0 || at < start+authEnd {
+		return raw, "" // no path: the '@' is user information
+	}
+	d := raw[at+1:]
+	if d == "" || !validDialectName(d) {
+		return raw, ""
+	}
+	return strings.TrimSpace(raw[:at]), d
+}
+
+func validDialectName(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // normalize validates the target and fills in its defaults.

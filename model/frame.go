@@ -7,7 +7,12 @@ type TargetStatus struct {
 	Name  string `json:"name"`
 	URL   string `json:"url"` // credentials already removed
 	Layer string `json:"layer,omitempty"`
-	Up    bool   `json:"up"`
+	// Dialect names the dialect(s) the target is read with, detected from
+	// its exposition or forced with name=URL@dialect ("native", "envoy",
+	// "native+pools"; "" before the first successful scrape or when no
+	// dialect applies).
+	Dialect string `json:"dialect,omitempty"`
+	Up      bool   `json:"up"`
 	// LastError is the newest scrape error, sanitised for display ("" when
 	// the newest scrape succeeded).
 	LastError      string        `json:"last_error,omitempty"`

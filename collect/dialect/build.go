@@ -1,0 +1,416 @@
+package dialect
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// contractLabels are the label names the contract gives a meaning to. A raw
+// label with one of these names that a dialect keeps is renamed with the
+// prefix "src_", so that it can never be read as the contract's label.
+var contractLabels = map[string]bool{
+	model.LabelDependency:  true,
+	model.LabelPriority:    true,
+	model.LabelOutcome:     true,
+	model.LabelReason:      true,
+	model.LabelResult:      true,
+	model.LabelResultClass: true,
+	"le":                   true,
+	"quantile":             true,
+}
+
+// raw indexes a snapshot's families by name.
+type raw map[string]*model.Family
+
+func index(fams []model.Family) raw {
+	r := make(raw, len(fams))
+	for i := range fams {
+		r[fams[i].Name] = &fams[i]
+	}
+	return r
+}
+
+// has reports whether any of the names is a family of the snapshot.
+func (r raw) has(names ...string) bool {
+	for _, n := range names {
+		if r[n] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// first returns the first of the names that is a family, or nil.
+func (r raw) first(names ...string) *model.Family {
+	for _, n := range names {
+		if f := r[n]; f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// samples returns the samples of the named family (nil when absent).
+func (r raw) samples(name string) []model.Sample {
+	if f := r[name]; f != nil {
+		return f.Samples
+	}
+	return nil
+}
+
+// hasPrefix reports whether some family name starts with prefix.
+func (r raw) hasPrefix(prefix string) bool {
+	for n := range r {
+		if strings.HasPrefix(n, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// scalar is the value of a counter, gauge or untyped sample, or the count of
+// a histogram or summary sample.
+func scalar(f *model.Family, s *model.Sample) float64 {
+	switch f.Type {
+	case model.Histogram, model.Summary:
+		return s.Count
+	}
+	return s.Value
+}
+
+// valid reports whether v can be stored as a counter or gauge value.
+func valid(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// relabel returns the labels of a raw series as an output series of
+// dependency dep: the labels named in drop removed, raw labels that collide
+// with contract label names renamed src_<name>, and dependency set.
+func relabel(ls model.Labels, dep string, drop ...string) model.Labels {
+	out := make(model.Labels, 0, len(ls)+1)
+next:
+	for _, l := range ls {
+		for _, d := range drop {
+			if l.Name == d {
+				continue next
+			}
+		}
+		if contractLabels[l.Name] {
+			l.Name = "src_" + l.Name
+		}
+		out = append(out, l)
+	}
+	out = append(out, model.Label{Name: model.LabelDependency, Value: dep})
+	out.Sort()
+	return out
+}
+
+// out accumulates a translated snapshot. Series with the same name and
+// labels are added together (counters, gauges, histograms with the same
+// bucket bounds), which is how several raw counters of one identity become
+// one contract counter.
+type out struct {
+	fams  map[string]*model.Family
+	index map[string]map[string]int // family -> label key -> sample index
+	buf   []byte
+}
+
+func newOut() *out {
+	return &out{fams: map[string]*model.Family{}, index: map[string]map[string]int{}}
+}
+
+func (o *out) family(name string, typ model.MetricType, help string) *model.Family {
+	f := o.fams[name]
+	if f == nil {
+		f = &model.Family{Name: name, Type: typ, Help: help}
+		o.fams[name] = f
+		o.index[name] = map[string]int{}
+	}
+	return f
+}
+
+// slot returns the sample of ls in family name, creating it; fresh reports
+// whether it was created.
+func (o *out) slot(name string, typ model.MetricType, ls model.Labels) (*model.Sample, bool) {
+	f := o.family(name, typ, helpOf(name))
+	o.buf = ls.AppendKey(o.buf[:0])
+	if i, ok := o.index[name][string(o.buf)]; ok {
+		return &f.Samples[i], false
+	}
+	o.index[name][string(o.buf)] = len(f.Samples)
+	f.Samples = append(f.Samples, model.Sample{Labels: ls})
+	return &f.Samples[len(f.Samples)-1], true
+}
+
+// counter adds v to the counter series name{ls}. NaN and infinite values
+// are skipped: they are absent, not numbers.
+func (o *out) counter(name string, ls model.Labels, v float64) {
+	o.scalar(name, model.Counter, ls, v)
+}
+
+// seed creates the counter series name{ls, label=v} at 0 for every value
+// that has none yet. Emitters create a series on its first event (a new
+// status code, outcome or kind); the contract series they are summed into
+// exist from the moment their family does, at 0, which is exact (nothing
+// happened yet) and lets the first events count instead of being taken as
+// the series' starting point.
+func (o *out) seed(name string, ls model.Labels, label string, values ...string) {
+	for _, v := range values {
+		o.slot(name, model.Counter, ls.With(label, v))
+	}
+}
+
+// allOutcomes and allResults are the contract's label values.
+var (
+	allOutcomes = []string{model.OutcomeSuccess, model.OutcomeTemporaryError, model.OutcomePermanentError, model.OutcomeTimeout}
+	allResults  = []string{model.ResultSuccess, model.ResultCapacityRejected, model.ResultBudgetExhausted,
+		model.ResultDeadlineExhausted, model.ResultProviderError, model.ResultPermanentError, model.ResultCancelled}
+)
+
+// gauge adds v to the gauge series name{ls}.
+func (o *out) gauge(name string, ls model.Labels, v float64) {
+	o.scalar(name, model.Gauge, ls, v)
+}
+
+func (o *out) scalar(name string, typ model.MetricType, ls model.Labels, v float64) {
+	if !valid(v) {
+		return
+	}
+	s, _ := o.slot(name, typ, ls)
+	s.Value += v
+}
+
+// histogram adds a raw histogram sample to name{ls}, its bucket bounds and
+// sum multiplied by scale (0.001 turns milliseconds into seconds; 1 keeps
+// them). A sample whose bounds differ from the series' first one is
+// dropped: buckets of different ladders cannot be added.
+func (o *out) histogram(name string, ls model.Labels, src *model.Sample, scale float64) {
+	if scale == 0 {
+		scale = 1
+	}
+	s, fresh := o.slot(name, model.Histogram, ls)
+	if fresh {
+		s.Buckets = make([]model.Bucket, len(src.Buckets))
+		for i, b := range src.Buckets {
+			s.Buckets[i] = model.Bucket{UpperBound: scaleBound(b.UpperBound, scale), Count: b.Count}
+		}
+		s.Count, s.Sum = src.Count, src.Sum*scale
+		return
+	}
+	if len(s.Buckets) != len(src.Buckets) {
+		return
+	}
+	for i, b := range src.Buckets {
+		if scaleBound(b.UpperBound, scale) != s.Buckets[i].UpperBound {
+			return
+		}
+	}
+	for i, b := range src.Buckets {
+		s.Buckets[i].Count += b.Count
+	}
+	s.Count += src.Count
+	s.Sum += src.Sum * scale
+}
+
+// countSum adds a histogram without buckets (only +Inf) made of an
+// observation count and a sum, e.g. a Prometheus summary's _count/_sum or
+// a pair of counters: quantiles stay absent, the mean is exact.
+func (o *out) countSum(name string, ls model.Labels, count, sum float64) {
+	if !valid(count) {
+		return
+	}
+	s, fresh := o.slot(name, model.Histogram, ls)
+	if fresh {
+		s.Buckets = []model.Bucket{{UpperBound: math.Inf(+1)}}
+		s.Sum = 0
+	}
+	if len(s.Buckets) != 1 {
+		return
+	}
+	s.Buckets[0].Count += count
+	s.Count += count
+	s.Sum += sum // NaN stays NaN: an absent sum
+}
+
+func scaleBound(b, scale float64) float64 {
+	if math.IsInf(b, 0) {
+		return b
+	}
+	return b * scale
+}
+
+// empty reports whether nothing was emitted.
+func (o *out) empty() bool { return len(o.fams) == 0 }
+
+// families returns the accumulated families sorted by name.
+func (o *out) families() []model.Family {
+	names := make([]string, 0, len(o.fams))
+	for n := range o.fams {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fams := make([]model.Family, 0, len(names))
+	for _, n := range names {
+		fams = append(fams, *o.fams[n])
+	}
+	return fams
+}
+
+// snapshot wraps the families as a snapshot of the same target and time.
+func (o *out) snapshot(src *model.Snapshot) *model.Snapshot {
+	return &model.Snapshot{Target: src.Target, Time: src.Time, Families: o.families()}
+}
+
+// guard keeps counters derived by subtraction monotonic. A difference of
+// two counters read from one exposition can dip for a moment (a retry
+// counted before its attempt, a scrape that reads the two counters a few
+// microseconds apart); analysis would read any dip as a counter reset and
+// count the whole value again. diff holds the previous value through such a
+// dip; when the minuend itself went down the emitter restarted, and the
+// new, smaller value passes so that the reset is seen as one.
+type guard struct {
+	last map[string]guardEntry
+	gen  uint64
+	buf  []byte
+}
+
+type guardEntry struct {
+	out, plus float64
+	gen       uint64
+}
+
+// begin starts a scrape: entries not used since the previous one are
+// forgotten by end.
+func (g *guard) begin() {
+	if g.last == nil {
+		g.last = map[string]guardEntry{}
+	}
+	g.gen++
+}
+
+// end forgets the series that were not derived in this scrape.
+func (g *guard) end() {
+	for k, e := range g.last {
+		if e.gen != g.gen {
+			delete(g.last, k)
+		}
+	}
+}
+
+// diff returns plus - minus for the derived series name{ls}, never below 0
+// and never below its previous value unless plus went down.
+func (g *guard) diff(name string, ls model.Labels, plus, minus float64) float64 {
+	if g.last == nil {
+		g.begin()
+	}
+	v := plus - minus
+	if v < 0 || math.IsNaN(v) {
+		v = 0
+	}
+	g.buf = append(g.buf[:0], name...)
+	g.buf = append(g.buf, 0xff)
+	g.buf = ls.AppendKey(g.buf)
+	if e, ok := g.last[string(g.buf)]; ok && plus >= e.plus && v < e.out {
+		v = e.out
+	}
+	g.last[string(g.buf)] = guardEntry{out: v, plus: plus, gen: g.gen}
+	return v
+}
+
+// helpOf is the HELP text of a contract (or extension) family.
+func helpOf(name string) string {
+	switch name {
+	case model.MetricOriginals:
+		return "Logical operations started (translated by a retrytop dialect)."
+	case model.MetricAttempts:
+		return "Calls that went to the provider (translated by a retrytop dialect)."
+	case model.MetricRetries:
+		return "Attempts after the first (translated by a retrytop dialect)."
+	case model.MetricRescued:
+		return "Originals that succeeded after a retry (translated by a retrytop dialect)."
+	case model.MetricBudgetDenied:
+		return "Retries refused by a retry budget or retry circuit breaker (translated by a retrytop dialect)."
+	case model.MetricAdmissionRejected:
+		return "Calls refused locally before reaching the provider (translated by a retrytop dialect)."
+	case model.MetricResults:
+		return "Final result of each original (translated by a retrytop dialect)."
+	case model.MetricRetryLimitExceeded:
+		return "Originals that wanted a retry after the last allowed attempt (translated by a retrytop dialect)."
+	case model.MetricRequestTimeouts:
+		return "Originals ended by their whole-request deadline (translated by a retrytop dialect)."
+	}
+	return "Translated by a retrytop dialect."
+}
+
+// statusClass is the class digit of an HTTP status or class label value
+// ("503" -> '5', "5xx" -> '5', "5" -> '5'); 0 when unknown.
+func statusClass(v string) byte {
+	if v == "" || v[0] < '1' || v[0] > '5' {
+		return 0
+	}
+	return v[0]
+}
+
+// httpOutcome classifies the final HTTP status of one attempt as the
+// contract's outcome: below 500 except 429 is an answer (success), 429 and
+// 5xx are temporary errors.
+func httpOutcome(status string) string {
+	if status == "429" {
+		return model.OutcomeTemporaryError
+	}
+	switch statusClass(status) {
+	case '1', '2', '3', '4':
+		return model.OutcomeSuccess
+	case '5':
+		return model.OutcomeTemporaryError
+	}
+	return ""
+}
+
+// grpcOutcome classifies a gRPC status name (or number) as an attempt
+// outcome, following docs/metrics.md: an answer the caller accepts
+// (including application errors such as NOT_FOUND) is success; codes gRPC
+// itself calls retryable are temporary errors; DEADLINE_EXCEEDED is a
+// timeout; the rest are permanent errors. CANCELLED is ""
+// (the caller gave up; not the provider's outcome).
+func grpcOutcome(code string) string {
+	switch strings.ToUpper(code) {
+	case "OK", "0", "INVALID_ARGUMENT", "3", "NOT_FOUND", "5", "ALREADY_EXISTS", "6",
+		"PERMISSION_DENIED", "7", "FAILED_PRECONDITION", "9", "OUT_OF_RANGE", "11", "UNAUTHENTICATED", "16":
+		return model.OutcomeSuccess
+	case "UNAVAILABLE", "14", "RESOURCE_EXHAUSTED", "8", "ABORTED", "10":
+		return model.OutcomeTemporaryError
+	case "DEADLINE_EXCEEDED", "4":
+		return model.OutcomeTimeout
+	case "CANCELLED", "1":
+		return ""
+	}
+	return model.OutcomePermanentError // UNKNOWN, INTERNAL, UNIMPLEMENTED, DATA_LOSS, ...
+}
+
+// grpcResult is the final result of a call that ended with a gRPC status.
+func grpcResult(code string) string {
+	switch grpcOutcome(code) {
+	case model.OutcomeSuccess:
+		return model.ResultSuccess
+	case model.OutcomeTemporaryError:
+		return model.ResultProviderError
+	case model.OutcomeTimeout:
+		return model.ResultDeadlineExhausted
+	case model.OutcomePermanentError:
+		return model.ResultPermanentError
+	}
+	return model.ResultCancelled
+}
+
+// resultClass is the latency class of a final result.
+func resultClass(result string) string {
+	switch result {
+	case model.ResultSuccess:
+		return model.ClassSuccess
+	case model.ResultCapacityRejected, model.ResultBudgetExhausted:
+		return model.ClassFastFailure
+	}
+	return model.ClassFailure
+}

@@ -1,0 +1,398 @@
+// Package dialect translates what real emitters expose (Envoy, Linkerd,
+// HAProxy, gRPC's OpenTelemetry metrics, resilience4j, Istio, connection
+// pools, or a custom mapping) into retrytop's metric contract
+// (docs/metrics.md) before a snapshot is stored, so that analysis only ever
+// knows the contract. docs/dialects.md documents every mapping, what each
+// emitter cannot tell, and the pitfalls.
+//
+// Rules every dialect follows:
+//
+//   - A signal the emitter cannot provide is not emitted: absent, never 0.
+//   - Counters combined linearly stay counters. A difference of counters is
+//     kept monotonic (see guard), so a momentary dip is never read as a
+//     reset.
+//   - Raw labels that identify a series (a route, a method, a server) are
+//     kept, so that analysis sums increases per series rather than summing
+//     counters first; only the labels a dialect consumes are dropped.
+//   - Durations are seconds: millisecond and nanosecond histograms have
+//     their bucket bounds and sums scaled.
+//
+// A Translator (Auto) detects each target's dialects from its exposition,
+// keeps per-target state, and is what collect.Options.Translate calls. The
+// package imports model only.
+package dialect
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// Dialect reads one emitter's families. A Dialect value belongs to one
+// target: it may keep state between that target's scrapes (see guard), and
+// Translate is never called concurrently on one value.
+type Dialect interface {
+	// Name is the dialect's name, as in name=URL@name.
+	Name() string
+	// Families lists the raw family names the dialect reads (histogram and
+	// summary families by their base name). A name ending in "*" is a
+	// prefix. It feeds the parser's filter; names it does not list may be
+	// dropped before Translate sees them.
+	Families() []string
+	// Detect reports whether an exposition looks like the dialect's.
+	Detect(fams []model.Family) bool
+	// Translate returns the contract families for the snapshot (same
+	// target and time). It must not modify snap. A snapshot with nothing
+	// the dialect reads yields a snapshot without families.
+	Translate(snap *model.Snapshot) *model.Snapshot
+}
+
+// Factory makes a fresh Dialect for one target.
+type Factory func() Dialect
+
+type entry struct {
+	name  string
+	new   Factory
+	proto Dialect // for Detect and Families, never Translate
+}
+
+var (
+	regMu    sync.RWMutex
+	registry []entry // in detection order
+)
+
+// Register adds a dialect to the default registry, after those already
+// registered (detection tries them in that order). It panics on a duplicate
+// or empty name.
+func Register(name string, f Factory) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	registry = addEntry(registry, name, f)
+}
+
+func addEntry(es []entry, name string, f Factory) []entry {
+	if name == "" || f == nil {
+		panic("dialect: Register with an empty name or nil factory")
+	}
+	for _, e := range es {
+		if e.name == name {
+			panic(fmt.Sprintf("dialect: %q registered twice", name))
+		}
+	}
+	return append(es, entry{name: name, new: f, proto: f()})
+}
+
+func init() {
+	// Detection order. Istio before Envoy (an Istio sidecar exposes both
+	// and the istio dialect reads them together); pools and native last,
+	// since they combine with anything.
+	Register(NameIstio, func() Dialect { return &istio{} })
+	Register(NameEnvoy, func() Dialect { return &envoy{} })
+	Register(NameLinkerd, func() Dialect { return &linkerd{} })
+	Register(NameHAProxy, func() Dialect { return &haproxy{} })
+	Register(NameGRPC, func() Dialect { return &grpcOTel{} })
+	Register(NameResilience4j, func() Dialect { return &resilience4j{} })
+	Register(NamePools, func() Dialect { return &Pools{} })
+	Register(NameNative, func() Dialect { return native{} })
+}
+
+// Names of the built-in dialects.
+const (
+	NameNative       = "native"
+	NameEnvoy        = "envoy"
+	NameIstio        = "istio"
+	NameLinkerd      = "linkerd"
+	NameHAProxy      = "haproxy"
+	NameGRPC         = "grpc"
+	NameResilience4j = "resilience4j"
+	NamePools        = "pools"
+)
+
+// Names lists the registered dialects in detection order.
+func Names() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	out := make([]string, len(registry))
+	for i, e := range registry {
+		out[i] = e.name
+	}
+	return out
+}
+
+// New returns a fresh dialect of the default registry by name.
+func New(name string) (Dialect, error) {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	for _, e := range registry {
+		if e.name == name {
+			return e.new(), nil
+		}
+	}
+	return nil, unknown(name, registry)
+}
+
+func unknown(name string, es []entry) error {
+	names := make([]string, len(es))
+	for i, e := range es {
+		names[i] = e.name
+	}
+	return fmt.Errorf("unknown dialect %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// Config configures a Translator.
+type Config struct {
+	// Custom dialects, from a config file's dialects: section. They are
+	// detected before the built-in ones, in order.
+	Custom []Mapping
+	// PoolDependency attaches connection pools to dependencies: pool name
+	// (HikariCP's pool label, database/sql's db_name) -> dependency. A
+	// pool not listed is its own dependency.
+	PoolDependency map[string]string
+}
+
+// Translator detects every target's dialects and translates its snapshots.
+// It is safe for concurrent use by many targets.
+type Translator struct {
+	entries  []entry
+	filter   map[string]bool
+	prefixes []string
+
+	mu      sync.Mutex
+	targets map[string]*targetState
+}
+
+type targetState struct {
+	mu       sync.Mutex
+	forced   string
+	dialects []Dialect // detected so far (or the forced one), in detection order
+	names    string
+}
+
+// Auto returns a Translator over the built-in dialects: each target's
+// dialects are detected from its exposition.
+func Auto() *Translator {
+	t, _ := NewTranslator(Config{})
+	return t
+}
+
+// NewTranslator returns a Translator over the custom dialects of cfg and
+// the built-in ones. It fails on an invalid custom mapping.
+func NewTranslator(cfg Config) (*Translator, error) {
+	var es []entry
+	for i := range cfg.Custom {
+		m := cfg.Custom[i]
+		if err := m.compile(); err != nil {
+			return nil, err
+		}
+		for _, n := range Names() {
+			if n == m.Name {
+				return nil, fmt.Errorf("custom dialect %q: name of a built-in dialect", m.Name)
+			}
+		}
+		mc := m
+		es = addEntryErr(es, m.Name, func() Dialect { return &custom{mc} })
+		if es == nil {
+			return nil, fmt.Errorf("custom dialect %q defined twice", m.Name)
+		}
+	}
+	regMu.RLock()
+	for _, e := range registry {
+		f := e.new
+		if e.name == NamePools && len(cfg.PoolDependency) > 0 {
+			attach := cfg.PoolDependency
+			f = func() Dialect { return &Pools{Attach: attach} }
+		}
+		es = append(es, entry{name: e.name, new: f, proto: f()})
+	}
+	regMu.RUnlock()
+	t := &Translator{entries: es, filter: map[string]bool{}, targets: map[string]*targetState{}}
+	for _, e := range es {
+		for _, n := range e.proto.Families() {
+			if p, ok := strings.CutSuffix(n, "*"); ok {
+				t.prefixes = append(t.prefixes, p)
+			} else {
+				t.filter[n] = true
+			}
+		}
+	}
+	return t, nil
+}
+
+func addEntryErr(es []entry, name string, f Factory) (out []entry) {
+	defer func() {
+		if recover() != nil {
+			out = nil
+		}
+	}()
+	return addEntry(es, name, f)
+}
+
+// Names lists the translator's dialects in detection order.
+func (t *Translator) Names() []string {
+	out := make([]string, len(t.entries))
+	for i, e := range t.entries {
+		out[i] = e.name
+	}
+	return out
+}
+
+// Check returns an error when name is not one of the translator's
+// dialects (for validating name=URL@dialect early).
+func (t *Translator) Check(name string) error {
+	if name == "" {
+		return nil
+	}
+	for _, e := range t.entries {
+		if e.name == name {
+			return nil
+		}
+	}
+	return unknown(name, t.entries)
+}
+
+// Filter reports whether a family may be read by one of the translator's
+// dialects; it fits collect.Options.Filter and the Parser's filter
+// contract (cheap, pure, safe for concurrent use).
+func (t *Translator) Filter(name string) bool {
+	if t.filter[name] {
+		return true
+	}
+	for _, p := range t.prefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Translate translates one target's snapshot. forced is the dialect given
+// with name=URL@dialect ("" to detect). It returns the snapshot to store
+// and the dialect name(s) to show. Detection is sticky: once a dialect has
+// been seen on a target it keeps translating it (families that appear late,
+// such as Envoy's lazily created stats, never make a target flap). With no
+// dialect detected the snapshot is returned unchanged and the name is "".
+func (t *Translator) Translate(forced string, snap *model.Snapshot) (*model.Snapshot, string, error) {
+	t.mu.Lock()
+	st := t.targets[snap.Target]
+	if st == nil {
+		st = &targetState{}
+		t.targets[snap.Target] = st
+	}
+	t.mu.Unlock()
+
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if forced != "" {
+		if st.forced != forced || len(st.dialects) == 0 {
+			d, err := t.newDialect(forced)
+			if err != nil {
+				return nil, "", err
+			}
+			st.forced, st.dialects, st.names = forced, []Dialect{d}, forced
+		}
+	} else {
+		if st.forced != "" {
+			st.forced, st.dialects, st.names = "", nil, ""
+		}
+		t.detect(st, snap.Families)
+	}
+	if len(st.dialects) == 0 {
+		return snap, "", nil
+	}
+	if len(st.dialects) == 1 {
+		return st.dialects[0].Translate(snap), st.names, nil
+	}
+	o := newOut()
+	for _, d := range st.dialects {
+		merge(o, d.Translate(snap).Families)
+	}
+	return o.snapshot(snap), st.names, nil
+}
+
+// detect adds the dialects newly recognised in fams, keeping detection
+// order. A dialect that reads another's families supersedes it (istio reads
+// Envoy's cluster stats itself): the superseded one is dropped and never
+// detected again on that target.
+func (t *Translator) detect(st *targetState, fams []model.Family) {
+	skip := make(map[string]bool, len(st.dialects)+2)
+	for _, d := range st.dialects {
+		skip[d.Name()] = true
+	}
+	added := false
+	for _, e := range t.entries {
+		if !skip[e.name] && e.proto.Detect(fams) {
+			st.dialects = append(st.dialects, e.new())
+			skip[e.name] = true
+			added = true
+		}
+	}
+	if !added {
+		return
+	}
+	for _, d := range st.dialects {
+		if sup, ok := d.(interface{ Supersedes() []string }); ok {
+			for _, n := range sup.Supersedes() {
+				st.dialects = slices.DeleteFunc(st.dialects, func(x Dialect) bool { return x.Name() == n })
+			}
+		}
+	}
+	rank := make(map[string]int, len(t.entries))
+	for i, e := range t.entries {
+		rank[e.name] = i
+	}
+	sort.SliceStable(st.dialects, func(i, j int) bool { return rank[st.dialects[i].Name()] < rank[st.dialects[j].Name()] })
+	names := make([]string, len(st.dialects))
+	for i, d := range st.dialects {
+		names[i] = d.Name()
+	}
+	st.names = strings.Join(names, "+")
+}
+
+func (t *Translator) newDialect(name string) (Dialect, error) {
+	for _, e := range t.entries {
+		if e.name == name {
+			return e.new(), nil
+		}
+	}
+	return nil, unknown(name, t.entries)
+}
+
+// Forget drops a target's state (detected dialects, derived counters).
+func (t *Translator) Forget(target string) {
+	t.mu.Lock()
+	delete(t.targets, target)
+	t.mu.Unlock()
+}
+
+// merge adds translated families into o: two dialects that emit the same
+// series (same name and labels) are added together.
+func merge(o *out, fams []model.Family) {
+	for i := range fams {
+		f := &fams[i]
+		for j := range f.Samples {
+			s := &f.Samples[j]
+			switch f.Type {
+			case model.Histogram:
+				o.histogram(f.Name, s.Labels, s, 1)
+			case model.Counter:
+				o.counter(f.Name, s.Labels, s.Value)
+			case model.Gauge:
+				o.gauge(f.Name, s.Labels, s.Value)
+			default:
+				// Summaries and untyped families (native passthrough)
+				// are copied as they are, first one wins.
+				ns, fresh := o.slot(f.Name, f.Type, s.Labels)
+				if fresh {
+					*ns = *s
+				}
+			}
+		}
+		if of := o.fams[f.Name]; of != nil && of.Help == helpOf(f.Name) && f.Help != "" {
+			of.Help = f.Help
+		}
+	}
+}

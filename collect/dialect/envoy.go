@@ -1,0 +1,153 @@
+package dialect
+
+import (
+	"strings"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// Envoy's /stats/prometheus: cluster stats envoy_cluster_<stat> with the
+// cluster in label envoy_cluster_name (Envoy's default tag extractors) or
+// cluster_name (Istio's bootstrap). Counters have no _total suffix unless
+// the stat's own name ends in _total; upstream_rq_time is in milliseconds.
+const (
+	enCompleted       = "envoy_cluster_upstream_rq_completed"
+	enTotal           = "envoy_cluster_upstream_rq_total"
+	enPerTryTimeout   = "envoy_cluster_upstream_rq_per_try_timeout"
+	enTimeout         = "envoy_cluster_upstream_rq_timeout"
+	enRetry           = "envoy_cluster_upstream_rq_retry"
+	enRetrySuccess    = "envoy_cluster_upstream_rq_retry_success"
+	enRetryOverflow   = "envoy_cluster_upstream_rq_retry_overflow"
+	enRetryLimit      = "envoy_cluster_upstream_rq_retry_limit_exceeded"
+	enPendingOverflow = "envoy_cluster_upstream_rq_pending_overflow"
+	enActive          = "envoy_cluster_upstream_rq_active"
+	enPendingActive   = "envoy_cluster_upstream_rq_pending_active"
+	enTime            = "envoy_cluster_upstream_rq_time"
+
+	enClusterLabel      = "envoy_cluster_name"
+	istioClusterLabel   = "cluster_name"
+	istioOutboundPrefix = "outbound|"
+)
+
+var envoyFamilies = []string{enCompleted, enTotal, enPerTryTimeout, enTimeout, enRetry, enRetrySuccess,
+	enRetryOverflow, enRetryLimit, enPendingOverflow, enActive, enPendingActive, enTime}
+
+type envoy struct{ g guard }
+
+func (*envoy) Name() string       { return NameEnvoy }
+func (*envoy) Families() []string { return envoyFamilies }
+
+// Detect: envoy_cluster_upstream_rq_total is present and
+// istio_requests_total is not (an Istio sidecar is read by the istio
+// dialect, which includes these stats).
+func (*envoy) Detect(fams []model.Family) bool {
+	r := index(fams)
+	return r.has(enTotal) && !r.has(istioRequests)
+}
+
+func (e *envoy) Translate(snap *model.Snapshot) *model.Snapshot {
+	o := newOut()
+	e.g.begin()
+	translateEnvoy(index(snap.Families), o, &e.g, envoyAll)
+	e.g.end()
+	return o.snapshot(snap)
+}
+
+// envoyCluster returns the dependency of an Envoy cluster series and the
+// labels of its output series; ok is false without a cluster label. Istio's
+// outbound clusters "outbound|port|subset|host" are named by their host,
+// the destination_service of istio_requests_total.
+func envoyCluster(ls model.Labels) (model.Labels, bool) {
+	name, label := ls.Get(enClusterLabel), enClusterLabel
+	if name == "" {
+		name, label = ls.Get(istioClusterLabel), istioClusterLabel
+	}
+	if name == "" {
+		return nil, false
+	}
+	if rest, ok := strings.CutPrefix(name, istioOutboundPrefix); ok {
+		if i := strings.LastIndexByte(rest, '|'); i >= 0 && i+1 < len(rest) {
+			name = rest[i+1:]
+		}
+	}
+	return relabel(ls, name, label), true
+}
+
+// envoyParts selects what translateEnvoy emits.
+type envoyParts struct{ originals, admission bool }
+
+var envoyAll = envoyParts{originals: true, admission: true}
+
+// translateEnvoy emits the cluster stats' contract families into o. Under
+// Istio, istio_requests_total counts the originals and its response flags
+// the admission rejections, so those parts are left out.
+func translateEnvoy(r raw, o *out, g *guard, parts envoyParts) {
+	each := func(name string, fn func(ls model.Labels, v float64)) {
+		f := r[name]
+		if f == nil {
+			return
+		}
+		for i := range f.Samples {
+			s := &f.Samples[i]
+			if ls, ok := envoyCluster(s.Labels); ok {
+				fn(ls, scalar(f, s))
+			}
+		}
+	}
+	// Originals: every logical request ends with exactly one final
+	// response charged to upstream_rq_completed, Envoy's own local
+	// replies (timeout 504, overflow/reset 503) included; responses that
+	// triggered a retry are charged under retry.* instead.
+	if parts.originals {
+		each(enCompleted, func(ls model.Labels, v float64) { o.counter(model.MetricOriginals, ls, v) })
+	}
+	// Attempts: streams attached to an upstream connection, first tries,
+	// retries, hedges and shadows. Per-try timeouts are the only outcome
+	// Envoy counts per attempt.
+	perTry := map[string]float64{}
+	var key []byte
+	each(enPerTryTimeout, func(ls model.Labels, v float64) {
+		key = ls.AppendKey(key[:0])
+		perTry[string(key)] += v
+	})
+	each(enTotal, func(ls model.Labels, v float64) {
+		key = ls.AppendKey(key[:0])
+		t, ok := perTry[string(key)]
+		if !ok {
+			o.counter(model.MetricAttempts, ls, v)
+			return
+		}
+		o.counter(model.MetricAttempts, ls.With(model.LabelOutcome, model.OutcomeTimeout), t)
+		o.counter(model.MetricAttempts, ls, g.diff(model.MetricAttempts, ls, v, t))
+	})
+	each(enRetry, func(ls model.Labels, v float64) { o.counter(model.MetricRetries, ls, v) })
+	each(enRetrySuccess, func(ls model.Labels, v float64) { o.counter(model.MetricRescued, ls, v) })
+	each(enRetryOverflow, func(ls model.Labels, v float64) { o.counter(model.MetricBudgetDenied, ls, v) })
+	each(enRetryLimit, func(ls model.Labels, v float64) { o.counter(model.MetricRetryLimitExceeded, ls, v) })
+	each(enTimeout, func(ls model.Labels, v float64) { o.counter(model.MetricRequestTimeouts, ls, v) })
+	if parts.admission {
+		each(enPendingOverflow, func(ls model.Labels, v float64) {
+			o.counter(model.MetricAdmissionRejected, ls.With(model.LabelReason, "queue"), v)
+		})
+	}
+	each(enActive, func(ls model.Labels, v float64) { o.gauge(model.MetricActiveCalls, ls, v) })
+	each(enPendingActive, func(ls model.Labels, v float64) { o.gauge(model.MetricPendingCalls, ls, v) })
+	// Latency: per logical request (earlier attempts and backoff included),
+	// only for requests completed with an upstream response, not split by
+	// result; milliseconds.
+	if f := r[enTime]; f != nil {
+		for i := range f.Samples {
+			s := &f.Samples[i]
+			ls, ok := envoyCluster(s.Labels)
+			if !ok {
+				continue
+			}
+			switch f.Type {
+			case model.Histogram:
+				o.histogram(model.MetricRequestDuration, ls, s, 0.001)
+			case model.Summary:
+				o.countSum(model.MetricRequestDuration, ls, s.Count, s.Sum*0.001)
+			}
+		}
+	}
+}

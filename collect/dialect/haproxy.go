@@ -1,0 +1,168 @@
+package dialect
+
+import (
+	"math"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// HAProxy's built-in Prometheus exporter (PROMEX): haproxy_backend_* per
+// backend (label proxy, the dependency) and haproxy_server_* per server.
+// No family gives retries directly, and several that look like attempts are
+// not: docs/dialects.md explains the choices, checked against a real
+// HAProxy by TestHAProxyIntegration.
+const (
+	haBackendRequests   = "haproxy_backend_http_requests_total"
+	haBackendConnects   = "haproxy_backend_connection_attempts_total"
+	haBackendReuses     = "haproxy_backend_connection_reuses_total"
+	haBackendConnErrors = "haproxy_backend_connection_errors_total"
+	haBackendResponses  = "haproxy_backend_http_responses_total"
+	haBackendQueue      = "haproxy_backend_current_queue"
+	haBackendQueueAvg   = "haproxy_backend_queue_time_average_seconds"
+	haServerSessions    = "haproxy_server_current_sessions"
+	haServerLimit       = "haproxy_server_limit_sessions"
+	haProcessPrefix     = "haproxy_process_"
+)
+
+type haproxy struct{ g guard }
+
+func (*haproxy) Name() string { return NameHAProxy }
+
+func (*haproxy) Families() []string {
+	return []string{haBackendRequests, haBackendConnects, haBackendReuses, haBackendConnErrors,
+		haBackendResponses, haBackendQueue, haBackendQueueAvg, haServerSessions, haServerLimit}
+}
+
+// Detect: a haproxy_backend_http_requests_total family (PROMEX exports it
+// for every backend, HTTP or not).
+func (*haproxy) Detect(fams []model.Family) bool {
+	return index(fams).has(haBackendRequests)
+}
+
+func (h *haproxy) Translate(snap *model.Snapshot) *model.Snapshot {
+	r := index(snap.Families)
+	o := newOut()
+	h.g.begin()
+	defer h.g.end()
+
+	type backend struct {
+		originals, attempts, connErrors, xx5   float64
+		hasOrig, hasAttempts, hasErrors, hasXX bool
+		ls                                     model.Labels
+	}
+	backends := map[string]*backend{}
+	var order []string
+	get := func(ls model.Labels) *backend {
+		name := ls.Get("proxy")
+		if name == "" {
+			return nil
+		}
+		b := backends[name]
+		if b == nil {
+			b = &backend{ls: relabel(ls, name, "proxy")}
+			backends[name] = b
+			order = append(order, name)
+		}
+		return b
+	}
+
+	for _, s := range r.samples(haBackendRequests) {
+		if b := get(s.Labels); b != nil && valid(s.Value) {
+			b.originals += s.Value
+			b.hasOrig = true
+			o.counter(model.MetricOriginals, b.ls, s.Value)
+		}
+	}
+	// Attempts: every connection handed a request, new or reused.
+	// Requests refused in the queue never get one; L7 retries get one
+	// each (HAProxy 2.6: equal to the provider's count, see the
+	// integration test).
+	for _, name := range []string{haBackendConnects, haBackendReuses} {
+		for _, s := range r.samples(name) {
+			if b := get(s.Labels); b != nil && valid(s.Value) {
+				b.attempts += s.Value
+				b.hasAttempts = true
+			}
+		}
+	}
+	// Admission: connection errors count requests that never got a
+	// server connection: queue timeout, full queue, no server, and
+	// connections that failed once the retries were spent.
+	for _, s := range r.samples(haBackendConnErrors) {
+		if b := get(s.Labels); b != nil && valid(s.Value) {
+			b.connErrors += s.Value
+			b.hasErrors = true
+			o.counter(model.MetricAdmissionRejected, b.ls.With(model.LabelReason, "queue"), s.Value)
+		}
+	}
+	// Final responses by class, HAProxy's own 503/504 included.
+	for _, s := range r.samples(haBackendResponses) {
+		b := get(s.Labels)
+		if b == nil || !valid(s.Value) {
+			continue
+		}
+		code := s.Labels.Get("code")
+		switch statusClass(code) {
+		case '1', '2', '3', '4':
+			o.counter(model.MetricResults, b.ls.With(model.LabelResult, model.ResultSuccess), s.Value)
+		case '5':
+			b.xx5 += s.Value
+			b.hasXX = true
+		}
+	}
+	for _, name := range order {
+		b := backends[name]
+		if b.hasAttempts {
+			o.counter(model.MetricAttempts, b.ls, b.attempts)
+		}
+		if b.hasAttempts && b.hasOrig && b.hasErrors {
+			// Retries decided: attempts - (originals - refused).
+			o.counter(model.MetricRetries, b.ls, h.g.diff(model.MetricRetries, b.ls, b.attempts+b.connErrors, b.originals))
+		}
+		if b.hasXX && b.hasErrors {
+			o.counter(model.MetricResults, b.ls.With(model.LabelResult, model.ResultCapacityRejected), b.connErrors)
+			o.counter(model.MetricResults, b.ls.With(model.LabelResult, model.ResultProviderError),
+				h.g.diff(model.MetricResults+"/provider_error", b.ls, b.xx5, b.connErrors))
+		}
+	}
+
+	for _, s := range r.samples(haBackendQueue) {
+		if b := get(s.Labels); b != nil {
+			o.gauge(model.MetricPendingCalls, b.ls, s.Value)
+		}
+	}
+	for _, s := range r.samples(haBackendQueueAvg) {
+		if b := get(s.Labels); b != nil {
+			o.gauge(model.MetricPoolWaitAverage, b.ls, s.Value)
+		}
+	}
+	for _, s := range r.samples(haServerSessions) {
+		if name := s.Labels.Get("proxy"); name != "" {
+			o.gauge(model.MetricActiveCalls, relabel(s.Labels, name, "proxy"), s.Value)
+		}
+	}
+	// The limit is the sum of the servers' maxconn, and only when every
+	// server of the backend has one (0 or NaN: unlimited).
+	limits := map[string]float64{}
+	unlimited := map[string]bool{}
+	var lorder []string
+	for _, s := range r.samples(haServerLimit) {
+		name := s.Labels.Get("proxy")
+		if name == "" {
+			continue
+		}
+		if _, seen := limits[name]; !seen {
+			lorder = append(lorder, name)
+		}
+		if !(s.Value > 0) || math.IsInf(s.Value, 0) {
+			unlimited[name] = true
+		}
+		limits[name] += s.Value
+	}
+	for _, name := range lorder {
+		if !unlimited[name] {
+			o.gauge(model.MetricConcurrencyLimit, model.LabelsFromPairs(model.LabelDependency, name), limits[name])
+		}
+	}
+	return o.snapshot(snap)
+}

@@ -1,0 +1,354 @@
+package dialect
+
+import (
+	"github.com/retrytop/retrytop/model"
+)
+
+// Linkerd's proxy (:4191/metrics). Two generations may coexist: the
+// Gateway-API/policy route families of 2.16+ (outbound_{http,grpc}_route_*,
+// dependency = parent_name, the Service called) and the legacy
+// ServiceProfile route families (route_*, route_actual_*, dependency = dst).
+const (
+	lkStatuses        = "outbound_http_route_request_statuses_total"
+	lkGRPCStatuses    = "outbound_grpc_route_request_statuses_total"
+	lkBackendReqs     = "outbound_http_route_backend_requests_total"
+	lkGRPCBackendReqs = "outbound_grpc_route_backend_requests_total"
+	lkBackendStatus   = "outbound_http_route_backend_response_statuses_total"
+	lkGRPCBackendStat = "outbound_grpc_route_backend_response_statuses_total"
+	lkDuration        = "outbound_http_route_request_duration_seconds"
+	lkGRPCDuration    = "outbound_grpc_route_request_duration_seconds"
+	lkBackendDur      = "outbound_http_route_backend_response_duration_seconds"
+	lkGRPCBackendDur  = "outbound_grpc_route_backend_response_duration_seconds"
+	lkQueueLength     = "outbound_http_balancer_queue_length"
+	lkGRPCQueueLength = "outbound_grpc_balancer_queue_length"
+	lkQueueLatency    = "outbound_http_balancer_queue_latency_seconds"
+	lkGRPCQueueLat    = "outbound_grpc_balancer_queue_latency_seconds"
+
+	lkLegacyRequests      = "route_request_total"
+	lkLegacyResponses     = "route_response_total"
+	lkLegacyActualReqs    = "route_actual_request_total"
+	lkLegacyActualResps   = "route_actual_response_total"
+	lkLegacyRetryable     = "route_retryable_total"
+	lkLegacyRetrySkipped  = "route_actual_retry_skipped_total"
+	lkLegacyLatency       = "route_response_latency_ms"
+	lkParentLabel         = "parent_name"
+	lkLegacyDependencyLbl = "dst"
+)
+
+// Retry families of 2.16+, per protocol: retries, rescued, limit exceeded,
+// budget denied.
+var lkRetry = [][4]string{
+	{"outbound_http_route_retry_requests_total", "outbound_http_route_retry_successes_total",
+		"outbound_http_route_retry_limit_exceeded_total", "outbound_http_route_retry_overflow_total"},
+	{"outbound_grpc_route_retry_requests_total", "outbound_grpc_route_retry_successes_total",
+		"outbound_grpc_route_retry_limit_exceeded_total", "outbound_grpc_route_retry_overflow_total"},
+}
+
+type linkerd struct{ g guard }
+
+func (*linkerd) Name() string { return NameLinkerd }
+
+func (*linkerd) Families() []string {
+	fs := []string{lkStatuses, lkGRPCStatuses, lkBackendReqs, lkGRPCBackendReqs, lkBackendStatus, lkGRPCBackendStat,
+		lkDuration, lkGRPCDuration, lkBackendDur, lkGRPCBackendDur, lkQueueLength, lkGRPCQueueLength,
+		lkQueueLatency, lkGRPCQueueLat, lkLegacyRequests, lkLegacyResponses, lkLegacyActualReqs,
+		lkLegacyActualResps, lkLegacyRetryable, lkLegacyRetrySkipped, lkLegacyLatency}
+	for _, r := range lkRetry {
+		fs = append(fs, r[:]...)
+	}
+	return fs
+}
+
+// Detect: a 2.16+ route family or a legacy ServiceProfile route family.
+func (*linkerd) Detect(fams []model.Family) bool {
+	return index(fams).has(lkStatuses, lkGRPCStatuses, lkBackendReqs, lkGRPCBackendReqs,
+		lkLegacyRequests, lkLegacyResponses, lkLegacyActualReqs, lkLegacyActualResps)
+}
+
+// lkErrorResult classifies the error label of a route status.
+func lkErrorResult(e string) (result, reason string) {
+	switch e {
+	case "":
+		return "", ""
+	case "FAIL_FAST", "LOAD_SHED":
+		return model.ResultCapacityRejected, "queue"
+	case "REQUEST_TIMEOUT", "RESPONSE_HEADERS_TIMEOUT", "RESPONSE_STREAM_TIMEOUT", "IDLE_TIMEOUT":
+		return model.ResultDeadlineExhausted, ""
+	case "CANCEL":
+		return model.ResultCancelled, ""
+	}
+	return model.ResultProviderError, "" // RESET, IO, REFUSED, GO_AWAY, ENHANCE_YOUR_CALM, UNKNOWN, ...
+}
+
+func lkHTTPResult(status string) string {
+	switch httpOutcome(status) {
+	case model.OutcomeSuccess:
+		return model.ResultSuccess
+	case model.OutcomeTemporaryError:
+		return model.ResultProviderError
+	}
+	return model.ResultPermanentError
+}
+
+func (l *linkerd) Translate(snap *model.Snapshot) *model.Snapshot {
+	r := index(snap.Families)
+	o := newOut()
+	l.g.begin()
+	defer l.g.end()
+	l.policy(r, o)
+	l.legacy(r, o)
+	return o.snapshot(snap)
+}
+
+// policy translates the 2.16+ families.
+func (l *linkerd) policy(r raw, o *out) {
+	dep := func(ls model.Labels, drop ...string) (model.Labels, bool) {
+		d := ls.Get(lkParentLabel)
+		if d == "" {
+			return nil, false
+		}
+		return relabel(ls, d, append(drop, lkParentLabel)...), true
+	}
+	// Originals and their final results: route statuses are recorded
+	// above the retry layer, once per logical request.
+	for _, fam := range []string{lkStatuses, lkGRPCStatuses} {
+		f := r[fam]
+		if f == nil {
+			continue
+		}
+		for i := range f.Samples {
+			s := &f.Samples[i]
+			ls, ok := dep(s.Labels, "http_status", "grpc_status", "error")
+			if !ok {
+				continue
+			}
+			v := scalar(f, s)
+			o.counter(model.MetricOriginals, ls, v)
+			res, reason := lkErrorResult(s.Labels.Get("error"))
+			if res == "" {
+				if fam == lkGRPCStatuses {
+					res = grpcResult(s.Labels.Get("grpc_status"))
+				} else {
+					res = lkHTTPResult(s.Labels.Get("http_status"))
+				}
+			}
+			o.counter(model.MetricResults, ls.With(model.LabelResult, res), v)
+			if reason != "" {
+				o.counter(model.MetricAdmissionRejected, ls.With(model.LabelReason, reason), v)
+			}
+		}
+	}
+	// Attempts: route-backend dispatches, below the retry layer. Their
+	// response statuses split them by outcome; without those, the request
+	// counter gives the total only.
+	for i, pair := range [][2]string{{lkBackendStatus, lkBackendReqs}, {lkGRPCBackendStat, lkGRPCBackendReqs}} {
+		if f := r[pair[0]]; f != nil {
+			for j := range f.Samples {
+				s := &f.Samples[j]
+				ls, ok := dep(s.Labels, "http_status", "grpc_status", "error")
+				if !ok {
+					continue
+				}
+				outcome := ""
+				switch e := s.Labels.Get("error"); {
+				case e == "CANCEL":
+				case e != "":
+					if r, _ := lkErrorResult(e); r == model.ResultDeadlineExhausted {
+						outcome = model.OutcomeTimeout
+					} else {
+						outcome = model.OutcomeTemporaryError
+					}
+				case i == 1:
+					outcome = grpcOutcome(s.Labels.Get("grpc_status"))
+				default:
+					outcome = httpOutcome(s.Labels.Get("http_status"))
+				}
+				if outcome != "" {
+					ls = ls.With(model.LabelOutcome, outcome)
+				}
+				o.counter(model.MetricAttempts, ls, scalar(f, s))
+			}
+		} else if f := r[pair[1]]; f != nil {
+			for j := range f.Samples {
+				s := &f.Samples[j]
+				if ls, ok := dep(s.Labels); ok {
+					o.counter(model.MetricAttempts, ls, scalar(f, s))
+				}
+			}
+		}
+	}
+	for _, fams := range lkRetry {
+		for k, name := range fams {
+			target := [4]string{model.MetricRetries, model.MetricRescued, model.MetricRetryLimitExceeded, model.MetricBudgetDenied}[k]
+			f := r[name]
+			if f == nil {
+				continue
+			}
+			for i := range f.Samples {
+				s := &f.Samples[i]
+				if ls, ok := dep(s.Labels); ok {
+					o.counter(target, ls, scalar(f, s))
+				}
+			}
+		}
+	}
+	hist := func(name, to string) {
+		f := r[name]
+		if f == nil || f.Type != model.Histogram {
+			return
+		}
+		for i := range f.Samples {
+			s := &f.Samples[i]
+			if ls, ok := dep(s.Labels); ok {
+				o.histogram(to, ls, s, 1)
+			}
+		}
+	}
+	hist(lkDuration, model.MetricRequestDuration)
+	hist(lkGRPCDuration, model.MetricRequestDuration)
+	hist(lkBackendDur, model.MetricAttemptDuration)
+	hist(lkGRPCBackendDur, model.MetricAttemptDuration)
+	hist(lkQueueLatency, model.MetricPoolWait)
+	hist(lkGRPCQueueLat, model.MetricPoolWait)
+	for _, name := range []string{lkQueueLength, lkGRPCQueueLength} {
+		f := r[name]
+		if f == nil {
+			continue
+		}
+		for i := range f.Samples {
+			s := &f.Samples[i]
+			if ls, ok := dep(s.Labels); ok {
+				o.gauge(model.MetricPendingCalls, ls, s.Value)
+			}
+		}
+	}
+}
+
+// legacy translates the ServiceProfile route families (outbound only).
+func (l *linkerd) legacy(r raw, o *out) {
+	dep := func(ls model.Labels, drop ...string) (model.Labels, bool) {
+		d := ls.Get(lkLegacyDependencyLbl)
+		if d == "" || ls.Get("direction") == "inbound" {
+			return nil, false
+		}
+		return relabel(ls, d, append(drop, lkLegacyDependencyLbl)...), true
+	}
+	type pair struct {
+		ls                model.Labels
+		effective, actual float64
+		hasEff, hasAct    bool
+	}
+	pairs := map[string]*pair{}
+	var order []string
+	var key []byte
+	at := func(ls model.Labels) *pair {
+		key = ls.AppendKey(key[:0])
+		p := pairs[string(key)]
+		if p == nil {
+			p = &pair{ls: ls}
+			pairs[string(key)] = p
+			order = append(order, string(key))
+		}
+		return p
+	}
+	// Effective (per logical request, above retries).
+	if f := r[lkLegacyRequests]; f != nil {
+		for i := range f.Samples {
+			s := &f.Samples[i]
+			if ls, ok := dep(s.Labels); ok {
+				v := scalar(f, s)
+				o.counter(model.MetricOriginals, ls, v)
+				p := at(ls)
+				p.effective += v
+				p.hasEff = true
+			}
+		}
+	}
+	if f := r[lkLegacyResponses]; f != nil {
+		for i := range f.Samples {
+			s := &f.Samples[i]
+			ls, ok := dep(s.Labels, "classification", "status_code", "grpc_status_code", "error")
+			if !ok {
+				continue
+			}
+			res := model.ResultSuccess
+			if s.Labels.Get("classification") == "failure" {
+				res = model.ResultProviderError
+			}
+			o.counter(model.MetricResults, ls.With(model.LabelResult, res), scalar(f, s))
+		}
+	}
+	// Actual (below the retry layer): attempts.
+	if f := r[lkLegacyActualReqs]; f != nil {
+		for i := range f.Samples {
+			s := &f.Samples[i]
+			if ls, ok := dep(s.Labels); ok {
+				p := at(ls)
+				p.actual += scalar(f, s)
+				p.hasAct = true
+			}
+		}
+	}
+	if f := r[lkLegacyActualResps]; f != nil {
+		for i := range f.Samples {
+			s := &f.Samples[i]
+			ls, ok := dep(s.Labels, "classification", "status_code", "grpc_status_code", "error")
+			if !ok {
+				continue
+			}
+			outcome := model.OutcomeSuccess
+			if s.Labels.Get("classification") == "failure" {
+				outcome = model.OutcomeTemporaryError
+			}
+			o.counter(model.MetricAttempts, ls.With(model.LabelOutcome, outcome), scalar(f, s))
+		}
+	} else {
+		for _, k := range order {
+			if p := pairs[k]; p.hasAct {
+				o.counter(model.MetricAttempts, p.ls, p.actual)
+			}
+		}
+	}
+	// Retries: actual - effective requests of the same route.
+	for _, k := range order {
+		if p := pairs[k]; p.hasAct && p.hasEff {
+			o.counter(model.MetricRetries, p.ls, l.g.diff(model.MetricRetries, p.ls, p.actual, p.effective))
+		}
+	}
+	// Retries skipped for want of budget: route_retryable_total{skipped=
+	// "no_budget"} (proxy edge-20.1.4 on), route_actual_retry_skipped_total
+	// {skipped="budget"} before.
+	for _, c := range []struct{ fam, value string }{{lkLegacyRetryable, "no_budget"}, {lkLegacyRetrySkipped, "budget"}} {
+		f := r[c.fam]
+		if f == nil {
+			continue
+		}
+		for i := range f.Samples {
+			s := &f.Samples[i]
+			if s.Labels.Get("skipped") != c.value {
+				continue
+			}
+			if ls, ok := dep(s.Labels, "skipped"); ok {
+				o.counter(model.MetricBudgetDenied, ls, scalar(f, s))
+			}
+		}
+	}
+	// Latency per logical request, in milliseconds, split by the response
+	// classification when it is there.
+	if f := r[lkLegacyLatency]; f != nil && f.Type == model.Histogram {
+		for i := range f.Samples {
+			s := &f.Samples[i]
+			ls, ok := dep(s.Labels, "classification", "status_code", "grpc_status_code", "error")
+			if !ok {
+				continue
+			}
+			switch s.Labels.Get("classification") {
+			case "success":
+				ls = ls.With(model.LabelResultClass, model.ClassSuccess)
+			case "failure":
+				ls = ls.With(model.LabelResultClass, model.ClassFailure)
+			}
+			o.histogram(model.MetricRequestDuration, ls, s, 0.001)
+		}
+	}
+}
