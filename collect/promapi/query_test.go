@@ -1,0 +1,79 @@
+package promapi
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBuildQueriesGolden(t *testing.T) {
+	qs, err := BuildQueries([]string{"job"}, `{job="checkout"}`, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, q := range qs {
+		if _, dup := got[q.Name]; dup {
+			t.Errorf("duplicate query for %s", q.Name)
+		}
+		got[q.Name] = q.PromQL
+	}
+	golden := map[string]string{
+		"retry_originals_total":                 `sum by (job, dependency, priority) (increase(retry_originals_total{job="checkout"}[1m]))`,
+		"retry_attempts_total":                  `sum by (job, dependency, outcome) (increase(retry_attempts_total{job="checkout"}[1m]))`,
+		"retry_retries_total":                   `sum by (job, dependency) (increase(retry_retries_total{job="checkout"}[1m]))`,
+		"retry_admission_rejected_total":        `sum by (job, dependency, priority, reason) (increase(retry_admission_rejected_total{job="checkout"}[1m]))`,
+		"retry_results_total":                   `sum by (job, dependency, priority, result) (increase(retry_results_total{job="checkout"}[1m]))`,
+		"retry_active_calls":                    `sum by (job, dependency) (retry_active_calls{job="checkout"})`,
+		"retry_concurrency_limit":               `sum by (job, dependency) (retry_concurrency_limit{job="checkout"})`,
+		"retry_policy_max_attempts":             `max by (job, dependency) (retry_policy_max_attempts{job="checkout"})`,
+		"retry_request_duration_seconds_bucket": `sum by (job, dependency, result_class, le) (increase(retry_request_duration_seconds_bucket{job="checkout"}[1m]))`,
+		"retry_request_duration_seconds_count":  `sum by (job, dependency, result_class) (increase(retry_request_duration_seconds_count{job="checkout"}[1m]))`,
+		"retry_request_duration_seconds_sum":    `sum by (job, dependency, result_class) (increase(retry_request_duration_seconds_sum{job="checkout"}[1m]))`,
+		"retry_pool_wait_seconds_bucket":        `sum by (job, dependency, le) (increase(retry_pool_wait_seconds_bucket{job="checkout"}[1m]))`,
+		"sim_provider_requests_received_total":  `sum by (job, dependency) (increase(sim_provider_requests_received_total{job="checkout"}[1m]))`,
+	}
+	for name, want := range golden {
+		if got[name] != want {
+			t.Errorf("%s:\n got %s\nwant %s", name, got[name], want)
+		}
+	}
+	// 9 counters, 5 gauges, 5 histograms of 3 series each.
+	if len(qs) != 9+5+5*3 {
+		t.Errorf("%d queries", len(qs))
+	}
+}
+
+func TestBuildQueriesByAndSelector(t *testing.T) {
+	tests := []struct {
+		by       []string
+		selector string
+		rng      time.Duration
+		want     string
+	}{
+		{[]string{"job"}, "", 15 * time.Second, `sum by (job, dependency, priority) (increase(retry_originals_total[15s]))`},
+		{[]string{"namespace", "job"}, `namespace="shop", pod=~"checkout-.*"`, 1500 * time.Millisecond,
+			`sum by (namespace, job, dependency, priority) (increase(retry_originals_total{namespace="shop", pod=~"checkout-.*"}[1500ms]))`},
+		{[]string{"dependency"}, `{ job="a", }`, 2 * time.Hour, `sum by (dependency, priority) (increase(retry_originals_total{job="a"}[2h]))`},
+	}
+	for _, tt := range tests {
+		qs, err := BuildQueries(tt.by, tt.selector, tt.rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if qs[0].PromQL != tt.want {
+			t.Errorf("got  %s\nwant %s", qs[0].PromQL, tt.want)
+		}
+	}
+	for _, bad := range []struct {
+		by  []string
+		sel string
+	}{{nil, ""}, {[]string{"job-name"}, ""}, {[]string{"job"}, `{job="a"`}, {[]string{"0x"}, ""}} {
+		if _, err := BuildQueries(bad.by, bad.sel, time.Minute); err == nil {
+			t.Errorf("BuildQueries(%q, %q): no error", bad.by, bad.sel)
+		}
+	}
+	if _, err := BuildQueries([]string{"job"}, "", 0); err == nil || !strings.Contains(err.Error(), "range") {
+		t.Errorf("zero range: %v", err)
+	}
+}

@@ -1,0 +1,441 @@
+package promapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/model"
+)
+
+// Defaults of Options.
+const (
+	DefaultRange       = time.Minute
+	DefaultBackfill    = 15 * time.Minute
+	DefaultConcurrency = 8
+	DefaultServerName  = "prometheus"
+)
+
+// Options configure a Source. Zero fields take the defaults.
+type Options struct {
+	Client ClientConfig
+	// Selector is merged into every metric's selector, e.g.
+	// `{job="checkout"}` or `namespace="shop"`.
+	Selector string
+	// By are the grouping labels whose values name a retrytop target
+	// (joined with "/"), default ["job"]. dependency and each family's
+	// contract labels are always kept.
+	By []string
+	// Step is the refresh interval and the query_range step (default
+	// collect.DefaultInterval).
+	Step time.Duration
+	// Range is the range of increase(F[Range]) (default DefaultRange). It
+	// must span at least two of the server's scrape intervals; the
+	// shorter, the less the signals lag (docs/prometheus.md).
+	Range time.Duration
+	// Backfill is how much history the first refresh loads with
+	// query_range (default: DefaultBackfill, capped to what the store
+	// holds at Step; negative: none).
+	Backfill time.Duration
+	// Concurrency caps queries in flight (default DefaultConcurrency).
+	Concurrency int
+	// Store receives the snapshots (nil: a store with model.DefaultStoreConfig).
+	Store *model.Store
+	// Clock is the evaluation time of instant queries (default time.Now).
+	Clock func() time.Time
+	// ServerName names the Prometheus server's own status (default
+	// DefaultServerName).
+	ServerName string
+	Logger     *slog.Logger
+}
+
+// Source turns PromQL results into snapshots: one per target (a distinct
+// value of the By labels) per evaluation time. It implements the trio
+// Store/Statuses/Updates of collect.Scraper (ui.Source) and is safe for
+// concurrent use.
+type Source struct {
+	opts    Options
+	client  *Client
+	queries []Query
+	store   *model.Store
+	updates chan struct{}
+
+	refreshMu  sync.Mutex // serialises refreshes; guards the fields below it
+	integ      map[string]*integral
+	backfilled bool
+
+	mu      sync.Mutex // guards statuses
+	server  model.TargetStatus
+	targets map[string]*model.TargetStatus
+	running bool
+}
+
+// integral is the synthetic counter of one increase series.
+type integral struct {
+	t int64   // evaluation time of the newest sample (ms)
+	v float64 // cumulative value
+}
+
+// New checks the options and builds the source; nothing is queried yet.
+func New(opts Options) (*Source, error) {
+	if len(opts.By) == 0 {
+		opts.By = []string{"job"}
+	}
+	if opts.Step <= 0 {
+		opts.Step = collect.DefaultInterval
+	}
+	if opts.Range <= 0 {
+		opts.Range = DefaultRange
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.ServerName == "" {
+		opts.ServerName = DefaultServerName
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Store == nil {
+		opts.Store = model.NewStore(model.StoreConfig{})
+	}
+	if opts.Backfill == 0 {
+		opts.Backfill = DefaultBackfill
+	}
+	if max := time.Duration(opts.Store.Config().History-1) * opts.Step; opts.Backfill > max {
+		opts.Backfill = max
+	}
+	if opts.Client.Timeout <= 0 {
+		opts.Client.Timeout = max(opts.Step, time.Second)
+	}
+	qs, err := BuildQueries(opts.By, opts.Selector, opts.Range)
+	if err != nil {
+		return nil, err
+	}
+	c, err := NewClient(opts.Client)
+	if err != nil {
+		return nil, err
+	}
+	return &Source{
+		opts:    opts,
+		client:  c,
+		queries: qs,
+		store:   opts.Store,
+		updates: make(chan struct{}, 1),
+		integ:   make(map[string]*integral),
+		server:  model.TargetStatus{Name: opts.ServerName, URL: c.URL(), Layer: "prometheus", Dialect: "prometheus-api"},
+		targets: make(map[string]*model.TargetStatus),
+	}, nil
+}
+
+// Queries returns the PromQL of one refresh.
+func (s *Source) Queries() []Query { return append([]Query(nil), s.queries...) }
+
+// Store returns the store snapshots are appended to.
+func (s *Source) Store() *model.Store { return s.store }
+
+// Updates receives after every refresh without blocking the source.
+func (s *Source) Updates() <-chan struct{} { return s.updates }
+
+// Statuses returns the server's status first, then every target seen so
+// far, sorted by name.
+func (s *Source) Statuses() []model.TargetStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []model.TargetStatus{s.server}
+	names := make([]string, 0, len(s.targets))
+	for n := range s.targets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		out = append(out, *s.targets[n])
+	}
+	return out
+}
+
+// Run refreshes at once and then every Step until ctx is done.
+func (s *Source) Run(ctx context.Context) error {
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return errors.New("promapi: Source.Run is already running")
+	}
+	s.running = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.running = false
+		s.mu.Unlock()
+		s.client.Close()
+	}()
+	tick := time.NewTicker(s.opts.Step)
+	defer tick.Stop()
+	for {
+		s.Refresh(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// queryResult is one query's outcome in a refresh.
+type queryResult struct {
+	res Result
+	err error
+}
+
+// Refresh runs every query once, concurrently (at most Concurrency at a
+// time), appends the snapshots and returns the statuses. The first
+// successful refresh loads Backfill of history with query_range; later
+// ones are instant queries at the clock's time. A failed or timed-out
+// query leaves its series without a sample at this time (stale) and
+// the others unaffected. If ctx ends first, nothing is recorded.
+func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	start := time.Now()
+	at := s.opts.Clock().Truncate(time.Millisecond)
+	backfill := !s.backfilled && s.opts.Backfill > 0
+	results := make([]queryResult, len(s.queries))
+	sem := make(chan struct{}, s.opts.Concurrency)
+	var wg sync.WaitGroup
+	for i, q := range s.queries {
+		wg.Go(func() {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				results[i].err = ctx.Err()
+				return
+			}
+			defer func() { <-sem }()
+			if backfill {
+				results[i].res, results[i].err = s.client.QueryRange(ctx, q.PromQL, at.Add(-s.opts.Backfill), at, s.opts.Step)
+			} else {
+				results[i].res, results[i].err = s.client.Query(ctx, q.PromQL, at)
+			}
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return s.Statuses()
+	}
+	ok := 0
+	var firstErr string
+	var warnings []string
+	for i, r := range results {
+		if r.err != nil {
+			if firstErr == "" {
+				firstErr = s.queries[i].Name + ": " + r.err.Error()
+			}
+			continue
+		}
+		ok++
+		warnings = append(warnings, r.res.Warnings...)
+	}
+	if ok > 0 {
+		s.backfilled = true
+	}
+	seen := s.apply(results, at)
+	s.setStatuses(at, time.Since(start), ok, firstErr, warnings, seen)
+	select {
+	case s.updates <- struct{}{}:
+	default:
+	}
+	return s.Statuses()
+}
+
+// apply integrates the results and appends one snapshot per target and
+// evaluation time; it returns the series count per target at at.
+func (s *Source) apply(results []queryResult, at time.Time) map[string]int {
+	atMs := at.UnixMilli()
+	rangeMs := float64(s.opts.Range.Milliseconds())
+	maxGap := max(s.opts.Range, s.opts.Step).Milliseconds()
+	type famKey struct {
+		target string
+		q      int
+	}
+	snaps := map[int64]map[famKey]*model.Family{}
+	add := func(t int64, target string, q int, ls model.Labels, v float64) {
+		byT := snaps[t]
+		if byT == nil {
+			byT = map[famKey]*model.Family{}
+			snaps[t] = byT
+		}
+		k := famKey{target, q}
+		f := byT[k]
+		if f == nil {
+			typ := model.Counter
+			if s.queries[q].Kind == Level {
+				typ = model.Gauge
+			}
+			f = &model.Family{Name: s.queries[q].Name, Type: typ}
+			byT[k] = f
+		}
+		f.Samples = append(f.Samples, model.Sample{Labels: ls, Value: v})
+	}
+	var key []byte
+	for qi, r := range results {
+		if r.err != nil {
+			continue
+		}
+		q := s.queries[qi]
+		for _, ser := range r.res.Series {
+			target := s.targetName(ser.Labels)
+			ls := ser.Labels.Without(append([]string{"__name__"}, s.opts.By...)...)
+			if q.Kind == Level {
+				for _, p := range ser.Points {
+					if !math.IsNaN(p.V) {
+						add(p.T, target, qi, ls, p.V)
+					}
+				}
+				continue
+			}
+			key = append(append(append(key[:0], q.Name...), 0xff), target...)
+			key = ls.AppendKey(append(key, 0xff))
+			st := s.integ[string(key)]
+			for _, p := range ser.Points {
+				// increase() is never negative; NaN or ±Inf (a broken
+				// exporter, a division in a recording rule) would poison
+				// the running sum forever: no sample.
+				if math.IsNaN(p.V) || math.IsInf(p.V, 0) || p.V < 0 {
+					continue
+				}
+				switch {
+				case st == nil:
+					// The first evaluation is the baseline, as the first
+					// scrape of a counter is.
+					st = &integral{t: p.T}
+					s.integ[string(key)] = st
+				case p.T <= st.t:
+					continue
+				default:
+					dt := min(p.T-st.t, maxGap)
+					st.v += p.V * float64(dt) / rangeMs
+					st.t = p.T
+				}
+				add(p.T, target, qi, ls, st.v)
+			}
+		}
+	}
+	// Forget integrals not updated for the store's whole history.
+	horizon := atMs - int64(s.store.Config().History)*s.opts.Step.Milliseconds()
+	for k, st := range s.integ {
+		if st.t < horizon {
+			delete(s.integ, k)
+		}
+	}
+	times := make([]int64, 0, len(snaps))
+	for t := range snaps {
+		times = append(times, t)
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	seen := map[string]int{}
+	for _, t := range times {
+		byTarget := map[string]*model.Snapshot{}
+		for k, f := range snaps[t] {
+			sn := byTarget[k.target]
+			if sn == nil {
+				sn = &model.Snapshot{Target: k.target, Time: time.UnixMilli(t)}
+				byTarget[k.target] = sn
+			}
+			sn.Families = append(sn.Families, *f)
+		}
+		for target, sn := range byTarget {
+			sort.Slice(sn.Families, func(i, j int) bool { return sn.Families[i].Name < sn.Families[j].Name })
+			s.store.Append(sn)
+			if t == atMs {
+				seen[target] = sn.SeriesCount()
+			}
+		}
+	}
+	return seen
+}
+
+// targetName joins the values of the By labels with "/".
+func (s *Source) targetName(ls model.Labels) string {
+	parts := make([]string, len(s.opts.By))
+	for i, l := range s.opts.By {
+		parts[i] = ls.Get(l)
+	}
+	name := strings.Join(parts, "/")
+	if strings.Trim(name, "/") == "" {
+		return "(no " + strings.Join(s.opts.By, ",") + ")"
+	}
+	return collect.Sanitize(name)
+}
+
+func (s *Source) setStatuses(at time.Time, took time.Duration, ok int, firstErr string, warnings []string, seen map[string]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sv := &s.server
+	wasUp, first := sv.Up, sv.Scrapes == 0
+	sv.Scrapes++
+	sv.LastScrape = at
+	sv.ScrapeDuration = took
+	sv.Series = 0
+	for _, n := range seen {
+		sv.Series += n
+	}
+	failed := len(s.queries) - ok
+	switch {
+	case ok == 0:
+		sv.Up = false
+		sv.Failures++
+		sv.LastError = collect.Sanitize(firstErr)
+	case failed > 0:
+		sv.Up = true
+		sv.LastSuccess = at
+		sv.LastError = collect.Sanitize(fmt.Sprintf("%d of %d queries failed (their signals are stale): %s", failed, len(s.queries), firstErr))
+	default:
+		sv.Up = true
+		sv.LastSuccess = at
+		sv.LastError = ""
+		if len(warnings) > 0 {
+			sv.LastError = collect.Sanitize("warning: " + strings.Join(warnings, "; "))
+		}
+	}
+	for name, n := range seen {
+		ts := s.targets[name]
+		if ts == nil {
+			ts = &model.TargetStatus{Name: name, URL: s.server.URL, Dialect: "prometheus-api"}
+			s.targets[name] = ts
+		}
+		ts.Up, ts.LastError, ts.LastSuccess, ts.Series = true, "", at, n
+	}
+	for name, ts := range s.targets {
+		ts.Scrapes++
+		ts.LastScrape = at
+		ts.ScrapeDuration = took
+		if _, ok := seen[name]; ok {
+			continue
+		}
+		ts.Up = false
+		ts.Failures++
+		ts.Series = 0
+		if ok == 0 {
+			ts.LastError = "prometheus: " + sv.LastError
+		} else {
+			ts.LastError = "no series in the latest query results"
+		}
+	}
+	log := s.opts.Logger
+	switch {
+	case ok == 0 && (wasUp || first):
+		log.Warn("prometheus down", "url", sv.URL, "err", sv.LastError)
+	case ok > 0 && !wasUp:
+		log.Info("prometheus up", "url", sv.URL, "targets", len(seen))
+	}
+}

@@ -1,0 +1,225 @@
+package promapi
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/model"
+)
+
+// fakeAPI answers like Prometheus: originals increase by 4 per 2s range
+// (2/s) for app->db, the gauge is 3, attempts fail with an execution
+// error, retries are too slow, and rescued is NaN.
+type fakeAPI struct {
+	mu      sync.Mutex
+	queries []string
+	slow    chan struct{}
+}
+
+func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q := r.FormValue("query")
+	f.mu.Lock()
+	f.queries = append(f.queries, r.Method+" "+r.URL.Path+" "+q)
+	f.mu.Unlock()
+	if r.Method != http.MethodPost {
+		http.Error(w, "want POST", http.StatusBadRequest)
+		return
+	}
+	var times []float64
+	switch r.URL.Path {
+	case "/prefix/api/v1/query":
+		t, _ := strconv.ParseFloat(r.FormValue("time"), 64)
+		times = []float64{t}
+	case "/prefix/api/v1/query_range":
+		start, _ := strconv.ParseFloat(r.FormValue("start"), 64)
+		end, _ := strconv.ParseFloat(r.FormValue("end"), 64)
+		step, _ := strconv.ParseFloat(r.FormValue("step"), 64)
+		for t := start; t <= end+1e-9; t += step {
+			times = append(times, t)
+		}
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	series := func(metric, value string) string {
+		var pts []string
+		for _, t := range times {
+			pts = append(pts, fmt.Sprintf("[%.3f,%q]", t, value))
+		}
+		if r.URL.Path == "/prefix/api/v1/query" {
+			return fmt.Sprintf(`{"metric":%s,"value":%s}`, metric, pts[0])
+		}
+		return fmt.Sprintf(`{"metric":%s,"values":[%s]}`, metric, strings.Join(pts, ","))
+	}
+	typ := "vector"
+	if r.URL.Path == "/prefix/api/v1/query_range" {
+		typ = "matrix"
+	}
+	var result []string
+	switch {
+	case strings.Contains(q, "(increase(retry_originals_total{"):
+		result = append(result, series(`{"job":"app","dependency":"db","priority":"critical"}`, "4"))
+		result = append(result, series(`{"job":"web","dependency":"app","priority":"critical"}`, "1"))
+	case strings.Contains(q, "(retry_active_calls{"):
+		result = append(result, series(`{"job":"app","dependency":"db"}`, "3"))
+	case strings.Contains(q, "(increase(retry_rescued_total{"):
+		result = append(result, series(`{"job":"app","dependency":"db"}`, "NaN"))
+	case strings.Contains(q, "(increase(retry_attempts_total{"):
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		fmt.Fprint(w, `{"status":"error","errorType":"execution","error":"too many samples"}`)
+		return
+	case strings.Contains(q, "(increase(retry_retries_total{"):
+		select {
+		case <-f.slow:
+		case <-r.Context().Done():
+		}
+	}
+	fmt.Fprintf(w, `{"status":"success","data":{"resultType":%q,"result":[%s]}}`, typ, strings.Join(result, ","))
+}
+
+func TestSourceIntegratesIncreases(t *testing.T) {
+	fake := &fakeAPI{slow: make(chan struct{})}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	defer close(fake.slow)
+	now := time.Unix(1700000100, 0)
+	var clockMu sync.Mutex
+	src, err := New(Options{
+		Client:   ClientConfig{URL: srv.URL + "/prefix/", Timeout: 300 * time.Millisecond},
+		Selector: `{env="prod"}`,
+		Step:     time.Second,
+		Range:    2 * time.Second,
+		Backfill: 3 * time.Second,
+		Clock: func() time.Time {
+			clockMu.Lock()
+			defer clockMu.Unlock()
+			return now
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	st := src.Refresh(context.Background())
+	if took := time.Since(began); took > 3*time.Second {
+		t.Errorf("a slow query blocked the refresh for %v", took)
+	}
+	clockMu.Lock()
+	now = now.Add(time.Second)
+	clockMu.Unlock()
+	st = src.Refresh(context.Background())
+	select {
+	case <-src.Updates():
+	default:
+		t.Error("no update after a refresh")
+	}
+
+	// Statuses: the server first, up with two failed queries named, then
+	// the targets in name order.
+	if len(st) != 3 || st[0].Name != "prometheus" || st[1].Name != "app" || st[2].Name != "web" {
+		t.Fatalf("statuses %+v", st)
+	}
+	if !st[0].Up || !strings.Contains(st[0].LastError, "2 of 29 queries failed") ||
+		!strings.Contains(st[0].LastError, "retry_attempts_total") || !strings.Contains(st[0].LastError, "execution: too many samples") {
+		t.Errorf("server status %+v", st[0])
+	}
+	if !st[1].Up || st[1].Scrapes != 2 || st[1].Series != 2 || st[1].URL != srv.URL+"/prefix/" {
+		t.Errorf("app status %+v", st[1])
+	}
+
+	store := src.Store()
+	// Backfill at -3s..0s (baseline, +2, +2, +2), then the instant query.
+	origs := store.Select("app", model.MetricOriginals, nil)
+	if len(origs) != 1 || !origs[0].Labels.Equal(model.LabelsFromPairs("dependency", "db", "priority", "critical")) {
+		t.Fatalf("originals %+v", origs)
+	}
+	var vals []float64
+	for _, p := range origs[0].Points {
+		vals = append(vals, p.V)
+	}
+	if fmt.Sprint(vals) != "[0 2 4 6 8]" {
+		t.Errorf("synthetic counter %v, want [0 2 4 6 8]", vals)
+	}
+	if got := store.Times("app"); len(got) != 5 || got[0] != 1700000097000 || got[4] != 1700000101000 {
+		t.Errorf("times %v", got)
+	}
+	act := store.Select("app", model.MetricActiveCalls, nil)
+	if len(act) != 1 || len(act[0].Points) != 5 || act[0].Points[4].V != 3 {
+		t.Errorf("active calls %+v", act)
+	}
+	// Failed, slow and NaN families leave no samples.
+	for _, name := range []string{model.MetricAttempts, model.MetricRetries, model.MetricRescued} {
+		if got := store.Select("app", name, nil); len(got) != 0 {
+			t.Errorf("%s: %+v", name, got)
+		}
+	}
+	// analysis' rate over the store is the server's rate: 4 per 2 s.
+	sig := analysis.SignalsFor(store, "app", "db", 1700000097000, 1700000101000)
+	if v, ok := sig.OriginalsPerS.Get(); !ok || math.Abs(v-2) > 1e-9 {
+		t.Errorf("originals/s %v", sig.OriginalsPerS)
+	}
+	if v, ok := sig.ActiveCalls.Get(); !ok || v != 3 {
+		t.Errorf("active calls %v", sig.ActiveCalls)
+	}
+	if sig.AttemptsPerS.OK {
+		t.Errorf("attempts present though their query failed: %v", sig.AttemptsPerS)
+	}
+
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	ranges, instants := 0, 0
+	for _, q := range fake.queries {
+		switch {
+		case strings.HasPrefix(q, "POST /prefix/api/v1/query_range "):
+			ranges++
+		case strings.HasPrefix(q, "POST /prefix/api/v1/query "):
+			instants++
+		}
+		if !strings.Contains(q, `{env="prod"}`) {
+			t.Errorf("selector not merged: %s", q)
+		}
+	}
+	if ranges != 29 || instants != 29 {
+		t.Errorf("%d range and %d instant queries, want 29 each", ranges, instants)
+	}
+}
+
+func TestSourceServerDown(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprint(w, "upstream connect error\x1b[2J")
+	}))
+	defer srv.Close()
+	src, err := New(Options{Client: ClientConfig{URL: "http://user:hunter2@" + strings.TrimPrefix(srv.URL, "http://")}, Backfill: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := src.Refresh(context.Background())
+	if len(st) != 1 || st[0].Up || st[0].Failures != 1 || !strings.Contains(st[0].LastError, "HTTP 503: upstream connect error\\x1b[2J") {
+		t.Fatalf("statuses %+v", st)
+	}
+	if strings.Contains(st[0].URL, "hunter2") || strings.Contains(st[0].LastError, "hunter2") {
+		t.Errorf("password shown: %+v", st[0])
+	}
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	for _, o := range []Options{
+		{Client: ClientConfig{URL: "ftp://x"}},
+		{Client: ClientConfig{URL: "http://x"}, Selector: `{job="a"`},
+		{Client: ClientConfig{URL: "http://x"}, By: []string{"a-b"}},
+	} {
+		if _, err := New(o); err == nil {
+			t.Errorf("New(%+v): no error", o)
+		}
+	}
+}
