@@ -642,6 +642,12 @@ func retryAmplification(s *model.Signals, b baseline, th Thresholds) (Finding, b
 	if !ok || !busy(s, th) || amp <= th.Amplification {
 		return Finding{}, false
 	}
+	// Originals are counted when they start and attempts when they end, so
+	// a hop that never retries can show attempts above originals for a bin
+	// while its calls pile up; without retries there is no amplification.
+	if r, ok := s.RetriesPerS.Get(); ok && r < th.MinEventsPerS {
+		return Finding{}, false
+	}
 	failShare := model.Absent
 	if att, ok := s.AttemptsPerS.Get(); ok && att > 0 && (s.ProviderErrorsPerS.OK || s.TimeoutsPerS.OK) {
 		failShare = model.Some((s.ProviderErrorsPerS.Or(0) + s.TimeoutsPerS.Or(0)) / att)

@@ -733,3 +733,18 @@ func TestHistoryGapWindow(t *testing.T) {
 		t.Error("no gap per bin")
 	}
 }
+
+// A hop that makes no retries is never RETRY_AMPLIFICATION, whatever a
+// transient bin's attempts/originals ratio (starts and ends counted apart).
+func TestRetryAmplificationNeedsRetries(t *testing.T) {
+	s := model.Signals{Target: "browser", Dependency: "app",
+		OriginalsPerS: model.Some(40), AttemptsPerS: model.Some(50), Amplification: model.Some(1.25),
+		RetriesPerS: model.Some(0), ProviderErrorsPerS: model.Some(50), TimeoutsPerS: model.Some(0)}
+	if _, ok := retryAmplification(&s, baseline{}, DefaultThresholds()); ok {
+		t.Error("RETRY_AMPLIFICATION fired on a hop without retries")
+	}
+	s.RetriesPerS = model.Some(10)
+	if _, ok := retryAmplification(&s, baseline{}, DefaultThresholds()); !ok {
+		t.Error("RETRY_AMPLIFICATION did not fire with retries and failures")
+	}
+}

@@ -103,8 +103,15 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 	binMs := opts.Bin.Milliseconds()
 	winStart := end - opts.Window.Milliseconds()
 	history := model.Frame{Time: time.UnixMilli(end), Window: opts.Window, Bin: opts.Bin, Targets: targets, Timelines: map[model.Key][]model.Signals{}}
+	servers := make(map[string]*server)
+	for _, t := range st.Targets() {
+		if sv := selectServer(st, t, st.Times(t), start); sv != nil {
+			servers[t] = sv
+		}
+	}
 	for _, t := range st.Targets() {
 		for _, r := range selectTarget(st, t, st.Times(t), nil, start).rows() {
+			r.server = servers[r.dep] // the dependency's own server-side metrics
 			dr := DependencyReport{Signals: r.eval(rangeWindow(r.times, winStart, end)), Timeline: []BinReport{}}
 			dr.LatencyP99 = make(map[string]model.Value, len(model.LatencyClasses))
 			for _, c := range model.LatencyClasses {
