@@ -139,7 +139,7 @@ type GapTolerance struct {
 
 // DefaultGapTolerance is 5 % of what was sent plus 0.5 per second.
 func DefaultGapTolerance() GapTolerance {
-	return GapTolerance{Relative: 0.05, AbsolutePerS: 0.5}
+	return GapTolerance{Relative: 0.15, AbsolutePerS: 0.5}
 }
 
 // HopResult is one hop of an evaluated chain.
