@@ -1,0 +1,171 @@
+package dump
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// benchDump is a 1-hour dump of 10 targets x 2,016 series at 1 s (36,000
+// frames), written once per test process into a temporary directory.
+var benchDump struct {
+	once sync.Once
+	path string
+	dir  string
+	err  error
+}
+
+const (
+	benchTargets = 10
+	benchScrapes = 3600
+	benchSeries  = 2000
+)
+
+var benchStart = time.Unix(1741057965, 0)
+
+// BenchDumpPath returns the benchmark dump, writing it on first use (about
+// a minute on the 2-core machine). The caller's process removes it at exit
+// through TestMain.
+func BenchDumpPath(tb testing.TB) string {
+	benchDump.once.Do(func() {
+		dir, err := os.MkdirTemp("", "retrytop-bench-")
+		if err != nil {
+			benchDump.err = err
+			return
+		}
+		benchDump.dir = dir
+		path := filepath.Join(dir, "hour.rtd")
+		w, err := Create(path, false, WriterOptions{})
+		if err != nil {
+			benchDump.err = err
+			return
+		}
+		gens := make([]*genTarget, benchTargets)
+		names := make([]string, benchTargets)
+		for k := range gens {
+			gens[k] = newGenTarget(uint64(k+1), benchSeries)
+			names[k] = "envoy-" + string(rune('a'+k))
+		}
+		start := time.Now()
+		for i := 0; i < benchScrapes; i++ {
+			for k, g := range gens {
+				at := benchStart.Add(time.Duration(i)*time.Second + time.Duration(k)*37*time.Millisecond)
+				if err := w.Append(names[k], at, "text/plain; version=0.0.4", g.body()); err != nil {
+					benchDump.err = err
+					return
+				}
+				g.step()
+			}
+		}
+		benchDump.err = w.Close()
+		benchDump.path = path
+		fi, _ := os.Stat(path)
+		tb.Logf("wrote the benchmark dump: %d frames, %d MB, in %v", benchScrapes*benchTargets, fi.Size()>>20, time.Since(start).Round(time.Second))
+	})
+	if benchDump.err != nil {
+		tb.Fatal(benchDump.err)
+	}
+	return benchDump.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchDump.dir != "" {
+		os.RemoveAll(benchDump.dir)
+	}
+	os.Exit(code)
+}
+
+// BenchmarkOpenIndex opens the 1-hour dump: reads every frame header,
+// checks every checksum and sorts the index by time.
+func BenchmarkOpenIndex(b *testing.B) {
+	path := BenchDumpPath(b)
+	fi, _ := os.Stat(path)
+	b.SetBytes(fi.Size())
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Len() != benchScrapes*benchTargets {
+			b.Fatalf("%d frames", r.Len())
+		}
+		r.Close()
+	}
+}
+
+// BenchmarkSeek jumps to a random time of the open dump and decodes the
+// newest frame of every target at that time: what the dashboard needs to
+// show one moment (the bodies, before parsing).
+func BenchmarkSeek(b *testing.B) {
+	path := BenchDumpPath(b)
+	r, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		at := benchStart.Add(time.Duration(rng.Int64N(int64(benchScrapes * time.Second))))
+		j := r.Search(at)
+		// The newest frame of each target at or before at.
+		seen := map[string]bool{}
+		for k := min(j, r.Len()-1); k >= 0 && len(seen) < benchTargets; k-- {
+			tg := r.Info(k).Target
+			if seen[tg] {
+				continue
+			}
+			seen[tg] = true
+			if _, err := r.Frame(k); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkReadSequential decodes every frame in time order (replay at any
+// speed, analyze FILE, export): reported per frame.
+func BenchmarkReadSequential(b *testing.B) {
+	path := BenchDumpPath(b)
+	r, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := r.Frame(i % r.Len()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAppend encodes and writes one 2,016-series scrape.
+func BenchmarkAppend(b *testing.B) {
+	g := newGenTarget(1, benchSeries)
+	bodies := make([][]byte, 64)
+	for i := range bodies {
+		bodies[i] = g.body()
+		g.step()
+	}
+	w, err := NewWriter(discard{}, WriterOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(bodies[0])))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := w.Append("envoy", benchStart.Add(time.Duration(i)*time.Second), "text/plain", bodies[i%len(bodies)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

@@ -1,0 +1,646 @@
+package dump
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// The body codec: a lossless transform of an exposition body into its
+// structure (the text with every sample value and timestamp cut out) and
+// its numbers, so that a frame can be stored as the difference from the
+// previous frame of its target. See docs/dump-format.md, "Delta frames".
+
+// Structure bytes: slotMark stands for one number; escMark escapes a
+// literal slotMark or escMark byte of the body.
+const (
+	slotMark = 0x00
+	escMark  = 0x01
+)
+
+// maxDigits bounds the mantissa digits of a number stored as a slot; longer
+// numbers stay in the structure as text.
+const maxDigits = 18
+
+// num is one number of a body as written: m·10^(exp-f), rendered as the
+// decimal digits of m with f of them after the point, then "e±XX" when
+// hasExp. Only numbers that render back to exactly their text are slots.
+type num struct {
+	m      int64
+	exp    int16
+	f      uint8
+	hasExp bool
+	// d is how much m grew at the last delta frame (0 after a key frame
+	// or a change of shape): the next value is predicted as m+d.
+	d int64
+}
+
+func (n num) sameValue(o num) bool { return n.m == o.m && n.sameShape(o) }
+
+func (n num) scale() int { return int(n.exp) - int(n.f) }
+
+func (n num) sameShape(o num) bool { return n.f == o.f && n.hasExp == o.hasExp && n.exp == o.exp }
+
+// parseNum reads tok as a slot number: -?D+(.D+)?(e[+-]DD+)?, in the one
+// spelling appendNum renders (no leading zeros, two or more exponent digits).
+func parseNum(tok []byte) (num, bool) {
+	var n num
+	i := 0
+	neg := false
+	if i < len(tok) && tok[i] == '-' {
+		neg = true
+		i++
+	}
+	var m uint64
+	digits := 0
+	start := i
+	for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
+		m = m*10 + uint64(tok[i]-'0')
+		digits++
+		i++
+	}
+	if i == start || digits > maxDigits {
+		return n, false
+	}
+	if i < len(tok) && tok[i] == '.' {
+		i++
+		fs := i
+		for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
+			m = m*10 + uint64(tok[i]-'0')
+			digits++
+			i++
+		}
+		if i == fs || digits > maxDigits {
+			return n, false
+		}
+		n.f = uint8(i - fs)
+	}
+	if i < len(tok) && tok[i] == 'e' {
+		i++
+		if i >= len(tok) || (tok[i] != '+' && tok[i] != '-') {
+			return n, false
+		}
+		eneg := tok[i] == '-'
+		i++
+		es := i
+		e := 0
+		for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' && i-es < 4 {
+			e = e*10 + int(tok[i]-'0')
+			i++
+		}
+		if i-es < 2 {
+			return n, false
+		}
+		if eneg {
+			e = -e
+		}
+		n.hasExp, n.exp = true, int16(e)
+	}
+	if i != len(tok) {
+		return n, false
+	}
+	n.m = int64(m)
+	if neg {
+		n.m = -n.m
+	}
+	// Only the canonical spelling is a slot: "007", "-0" and "1e+6" stay text.
+	var buf [48]byte
+	if !bytes.Equal(appendNum(buf[:0], n), tok) {
+		return n, false
+	}
+	return n, true
+}
+
+// appendNum renders n.
+func appendNum(dst []byte, n num) []byte {
+	u := uint64(n.m)
+	if n.m < 0 {
+		dst = append(dst, '-')
+		u = -u
+	}
+	var dbuf [24]byte
+	d := strconv.AppendUint(dbuf[:0], u, 10)
+	for len(d) < int(n.f)+1 && len(d) < len(dbuf) {
+		d = append(d, 0)
+		copy(d[1:], d)
+		d[0] = '0'
+	}
+	f := int(n.f)
+	if f > len(d) {
+		f = len(d)
+	}
+	dst = append(dst, d[:len(d)-f]...)
+	if f > 0 {
+		dst = append(dst, '.')
+		dst = append(dst, d[len(d)-f:]...)
+	}
+	if n.hasExp {
+		dst = append(dst, 'e')
+		e := int(n.exp)
+		if e < 0 {
+			dst = append(dst, '-')
+			e = -e
+		} else {
+			dst = append(dst, '+')
+		}
+		if e < 10 {
+			dst = append(dst, '0')
+		}
+		dst = strconv.AppendInt(dst, int64(e), 10)
+	}
+	return dst
+}
+
+// tokens is a body split into structure and numbers.
+type tokens struct {
+	structure []byte
+	nums      []num
+	// lines maps a line of the structure to its first slot; built on
+	// demand when a later frame's structure differs from this one.
+	lines map[string]int32
+}
+
+// maxSlotsPerLine: the value and the timestamp of a sample line.
+const maxSlotsPerLine = 2
+
+// tokenize splits body into t (reusing t's buffers). Only sample lines
+// have slots: the value and an optional timestamp after the series name
+// and labels. Comments, blank lines and anything unusual stay text.
+func tokenize(body []byte, t *tokens) {
+	t.structure = t.structure[:0]
+	t.nums = t.nums[:0]
+	t.lines = nil
+	for off := 0; off < len(body); {
+		end := bytes.IndexByte(body[off:], '\n')
+		next := len(body)
+		if end < 0 {
+			end = len(body)
+		} else {
+			end += off
+			next = end + 1
+		}
+		tokenizeLine(body[off:end], t)
+		if next > end {
+			t.structure = append(t.structure, '\n')
+		}
+		off = next
+	}
+}
+
+func tokenizeLine(line []byte, t *tokens) {
+	i := seriesEnd(line)
+	if i <= 0 {
+		t.appendText(line)
+		return
+	}
+	t.appendText(line[:i])
+	slots := 0
+	for i < len(line) && slots < maxSlotsPerLine {
+		j := i
+		for j < len(line) && (line[j] == ' ' || line[j] == '\t') {
+			j++
+		}
+		if j == i || j == len(line) {
+			break
+		}
+		k := j
+		for k < len(line) && line[k] != ' ' && line[k] != '\t' {
+			k++
+		}
+		n, ok := parseNum(line[j:k])
+		if !ok {
+			break
+		}
+		t.appendText(line[i:j])
+		t.structure = append(t.structure, slotMark)
+		t.nums = append(t.nums, n)
+		slots++
+		i = k
+	}
+	t.appendText(line[i:])
+}
+
+// seriesEnd returns where the series (name and labels) of a sample line
+// ends, or 0 when the line is not a sample line.
+func seriesEnd(line []byte) int {
+	if len(line) == 0 || line[0] == '#' || line[0] == ' ' || line[0] == '\t' {
+		return 0
+	}
+	i := 0
+	for i < len(line) && line[i] != '{' && line[i] != ' ' && line[i] != '\t' {
+		if line[i] == '"' {
+			return 0 // a quoted name outside braces: leave it alone
+		}
+		i++
+	}
+	if i < len(line) && line[i] == '{' {
+		inQuote := false
+		for i++; i < len(line); i++ {
+			c := line[i]
+			switch {
+			case inQuote && c == '\\':
+				i++
+			case c == '"':
+				inQuote = !inQuote
+			case !inQuote && c == '}':
+				return i + 1
+			}
+		}
+		return 0
+	}
+	return i
+}
+
+// appendText appends body bytes to the structure, escaping the marks.
+func (t *tokens) appendText(b []byte) {
+	for len(b) > 0 {
+		k := bytes.IndexAny(b, "\x00\x01")
+		if k < 0 {
+			t.structure = append(t.structure, b...)
+			return
+		}
+		t.structure = append(t.structure, b[:k]...)
+		t.structure = append(t.structure, escMark, b[k])
+		b = b[k+1:]
+	}
+}
+
+// render writes the body t stands for.
+func (t *tokens) render(dst []byte) ([]byte, error) {
+	s := t.structure
+	slot := 0
+	for len(s) > 0 {
+		k := bytes.IndexAny(s, "\x00\x01")
+		if k < 0 {
+			dst = append(dst, s...)
+			break
+		}
+		dst = append(dst, s[:k]...)
+		if s[k] == escMark {
+			if k+1 >= len(s) {
+				return dst, errors.New("structure ends inside an escape")
+			}
+			dst = append(dst, s[k+1])
+			s = s[k+2:]
+			continue
+		}
+		if slot >= len(t.nums) {
+			return dst, errors.New("more slots than numbers")
+		}
+		dst = appendNum(dst, t.nums[slot])
+		slot++
+		s = s[k+1:]
+	}
+	if slot != len(t.nums) {
+		return dst, errors.New("fewer slots than numbers")
+	}
+	return dst, nil
+}
+
+// countSlots counts the slots of a structure (escapes skipped).
+func countSlots(s []byte) int {
+	if bytes.IndexByte(s, escMark) < 0 {
+		return bytes.Count(s, []byte{slotMark})
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case escMark:
+			i++
+		case slotMark:
+			n++
+		}
+	}
+	return n
+}
+
+// lineIndex maps each line of the structure (newline included) to the
+// index of its first slot; lines without slots are left out, and of equal
+// lines the first counts.
+func (t *tokens) lineIndex() map[string]int32 {
+	if t.lines != nil {
+		return t.lines
+	}
+	t.lines = make(map[string]int32)
+	forLines(t.structure, func(line []byte, first int) {
+		if _, dup := t.lines[string(line)]; !dup {
+			t.lines[string(line)] = int32(first)
+		}
+	})
+	return t.lines
+}
+
+// forLines calls fn for every line of structure s that has a slot, with
+// the index of its first slot.
+func forLines(s []byte, fn func(line []byte, first int)) {
+	slot := 0
+	for off := 0; off < len(s); {
+		end := bytes.IndexByte(s[off:], '\n')
+		next := len(s)
+		if end >= 0 {
+			next = off + end + 1
+		}
+		line := s[off:next]
+		n := countSlots(line)
+		if n > 0 {
+			fn(line, slot)
+		}
+		slot += n
+		off = next
+	}
+}
+
+// Slot kinds of a delta frame.
+const (
+	slotSame    = 0 // the base's number, unchanged
+	slotDelta   = 1 // the base's shape; ints: m - base.m
+	slotReshape = 2 // shapes: a new shape; ints: the difference at the finer scale
+	slotAbs     = 3 // shapes: the shape; ints: m (no usable base)
+)
+
+// pow10 holds 10^0..10^18.
+var pow10 = func() [19]int64 {
+	var p [19]int64
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// rescale returns m·10^k when it fits comfortably in an int64.
+func rescale(m int64, k int) (int64, bool) {
+	if k < 0 || k > 18 {
+		return 0, false
+	}
+	if k == 0 {
+		return m, true
+	}
+	lim := (int64(1) << 61) / pow10[k]
+	if m > lim || m < -lim {
+		return 0, false
+	}
+	return m * pow10[k], true
+}
+
+// encodeDelta writes cur as a difference from base into dst: flags, the
+// structure when it differs from the base's, then per slot a kind, the
+// shapes and the integers. It sets cur's growths (num.d) for the next
+// delta.
+func encodeDelta(dst []byte, cur, base *tokens) []byte {
+	same := bytes.Equal(cur.structure, base.structure)
+	flags := uint64(0)
+	if same {
+		flags |= 1
+	}
+	dst = binary.AppendUvarint(dst, flags)
+	if !same {
+		dst = binary.AppendUvarint(dst, uint64(len(cur.structure)))
+		dst = append(dst, cur.structure...)
+	}
+	n := len(cur.nums)
+	dst = binary.AppendUvarint(dst, uint64(n))
+	kinds := len(dst)
+	dst = append(dst, make([]byte, n)...)
+	var shapes, ints []byte
+	align := baseAlignment(cur, base, len(cur.nums), same)
+	for i, c := range cur.nums {
+		bi := align(i)
+		if bi < 0 {
+			dst[kinds+i] = slotAbs
+			shapes = appendShape(shapes, c)
+			ints = binary.AppendVarint(ints, c.m)
+			cur.nums[i].d = 0
+			continue
+		}
+		b := base.nums[bi]
+		cur.nums[i].d = 0
+		switch {
+		case c.sameValue(b):
+			dst[kinds+i] = slotSame
+		case c.sameShape(b):
+			// Counters grow at a steady rate: code the difference from
+			// the base plus its last growth.
+			dst[kinds+i] = slotDelta
+			ints = binary.AppendVarint(ints, c.m-b.m-b.d)
+			cur.nums[i].d = c.m - b.m
+		default:
+			t := min(c.scale(), b.scale())
+			cm, ok1 := rescale(c.m, c.scale()-t)
+			bm, ok2 := rescale(b.m, b.scale()-t)
+			if ok1 && ok2 {
+				dst[kinds+i] = slotReshape
+				shapes = appendShape(shapes, c)
+				ints = binary.AppendVarint(ints, cm-bm)
+			} else {
+				dst[kinds+i] = slotAbs
+				shapes = appendShape(shapes, c)
+				ints = binary.AppendVarint(ints, c.m)
+			}
+		}
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(shapes)))
+	dst = append(dst, shapes...)
+	return append(dst, ints...)
+}
+
+// baseAlignment returns, for slot i of cur, the slot of base it is
+// compared with, or -1. With equal structures slots align one to one;
+// otherwise a slot is compared with the same slot of the base's line with
+// exactly the same text (the same series).
+func baseAlignment(cur, base *tokens, n int, same bool) func(int) int {
+	if same {
+		return func(i int) int { return i }
+	}
+	if len(base.nums) == 0 {
+		return func(int) int { return -1 }
+	}
+	idx := base.lineIndex()
+	m := make([]int32, n)
+	for i := range m {
+		m[i] = -1
+	}
+	forLines(cur.structure, func(line []byte, first int) {
+		if b, ok := idx[string(line)]; ok {
+			for k := 0; first+k < len(m) && int(b)+k < len(base.nums) && k < countSlots(line); k++ {
+				m[first+k] = b + int32(k)
+			}
+		}
+	})
+	return func(i int) int {
+		if i >= len(m) {
+			return -1
+		}
+		return int(m[i])
+	}
+}
+
+func appendShape(dst []byte, n num) []byte {
+	b := n.f
+	if n.hasExp {
+		b |= 0x80
+	}
+	dst = append(dst, b)
+	if n.hasExp {
+		dst = binary.AppendVarint(dst, int64(n.exp))
+	}
+	return dst
+}
+
+// decodeDelta rebuilds into cur the tokens that src (an encodeDelta
+// output) describes against base. cur must not share buffers with base.
+func decodeDelta(src []byte, base, cur *tokens) error {
+	r := byteReader{b: src}
+	flags := r.uvarint()
+	cur.lines = nil
+	if flags&1 != 0 {
+		cur.structure = append(cur.structure[:0], base.structure...)
+	} else {
+		n := r.uvarint()
+		s := r.bytes(n)
+		cur.structure = append(cur.structure[:0], s...)
+	}
+	n := r.uvarint()
+	if r.err != nil {
+		return r.err
+	}
+	want := len(base.nums)
+	if flags&1 == 0 {
+		want = countSlots(cur.structure)
+	}
+	if uint64(want) != n {
+		return fmt.Errorf("delta: %d numbers for %d slots", n, want)
+	}
+	kinds := r.bytes(n)
+	shapes := byteReader{b: r.bytes(r.uvarint())}
+	ints := byteReader{b: r.rest()}
+	if r.err != nil {
+		return r.err
+	}
+	cur.nums = cur.nums[:0]
+	align := baseAlignment(cur, base, int(n), flags&1 != 0)
+	for i := 0; i < int(n); i++ {
+		k := kinds[i]
+		bi := -1
+		if k != slotAbs {
+			if bi = align(i); bi < 0 || bi >= len(base.nums) {
+				return fmt.Errorf("delta: slot %d has no base", i)
+			}
+		}
+		var c num
+		switch k {
+		case slotSame:
+			c = base.nums[bi]
+			c.d = 0
+		case slotDelta:
+			c = base.nums[bi]
+			c.d += ints.varint()
+			c.m += c.d
+		case slotReshape:
+			b := base.nums[bi]
+			c = shapes.shape()
+			d := ints.varint()
+			t := min(c.scale(), b.scale())
+			bm, ok := rescale(b.m, b.scale()-t)
+			if !ok || c.scale()-t > 18 {
+				return fmt.Errorf("delta: slot %d: bad rescale", i)
+			}
+			c.m = (d + bm) / pow10[c.scale()-t]
+		case slotAbs:
+			c = shapes.shape()
+			c.m = ints.varint()
+		default:
+			return fmt.Errorf("delta: slot %d: unknown kind %d", i, k)
+		}
+		cur.nums = append(cur.nums, c)
+	}
+	if shapes.err != nil {
+		return shapes.err
+	}
+	if ints.err != nil {
+		return ints.err
+	}
+	if len(ints.b) != 0 || len(shapes.b) != 0 {
+		return errors.New("delta: trailing bytes")
+	}
+	return nil
+}
+
+// byteReader reads varints and byte strings, remembering the first error.
+type byteReader struct {
+	b   []byte
+	err error
+}
+
+var errShort = errors.New("truncated data")
+
+func (r *byteReader) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+	r.b = nil
+}
+
+func (r *byteReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail(errShort)
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *byteReader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail(errShort)
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *byteReader) byte() byte {
+	if len(r.b) == 0 {
+		r.fail(errShort)
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *byteReader) bytes(n uint64) []byte {
+	if n > uint64(len(r.b)) {
+		r.fail(errShort)
+		return nil
+	}
+	s := r.b[:n]
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *byteReader) rest() []byte {
+	s := r.b
+	r.b = nil
+	return s
+}
+
+func (r *byteReader) shape() num {
+	b := r.byte()
+	n := num{f: b & 0x7f, hasExp: b&0x80 != 0}
+	if n.f > maxDigits {
+		r.fail(errors.New("bad number shape"))
+	}
+	if n.hasExp {
+		e := r.varint()
+		if e > 9999 || e < -9999 {
+			r.fail(errors.New("bad exponent"))
+		}
+		n.exp = int16(e)
+	}
+	return n
+}

@@ -1,0 +1,145 @@
+package dump
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+)
+
+// File layout (docs/dump-format.md):
+//
+//	header: "RTOPDUMP" | version uint16 LE | flags uint16 LE | crc32c of the first 12 bytes
+//	frame:  sync "\xf5RTF" | length uint32 LE | crc32c uint32 LE of the body | body (length bytes)
+//	body:   kind byte | time varint (Unix ns) | base uvarint (ns back to the base frame of the same target, 0 for a key frame)
+//	        | target (uvarint length, bytes) | content type (uvarint length, bytes; empty in a delta: the base's)
+//	        | body length uvarint | body crc32c uint32 LE | payload
+const (
+	magic = "RTOPDUMP"
+	// Version is the format version this package writes and the newest it
+	// reads.
+	Version = 1
+
+	headerSize      = 16
+	frameHeaderSize = 12
+
+	// MaxBodySize bounds a decoded body (and so what a damaged or hostile
+	// file can make the reader allocate).
+	MaxBodySize = 256 << 20
+	// maxFrameSize bounds a stored frame.
+	maxFrameSize = MaxBodySize + 1<<20
+
+	maxTargetLen      = 1024
+	maxContentTypeLen = 1024
+)
+
+var syncMark = [4]byte{0xf5, 'R', 'T', 'F'}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Frame kinds.
+const (
+	kindKey   = 1 // payload: zstd of the body
+	kindDelta = 2 // payload: dict id uvarint, zstd of the delta from the base frame
+	kindError = 3 // payload: the error of a failed scrape, as text
+)
+
+// maxErrorLen bounds the text of a failed scrape.
+const maxErrorLen = 4096
+
+func appendFileHeader(dst []byte) []byte {
+	dst = append(dst, magic...)
+	dst = binary.LittleEndian.AppendUint16(dst, Version)
+	dst = binary.LittleEndian.AppendUint16(dst, 0)
+	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[len(dst)-12:], castagnoli))
+}
+
+// checkFileHeader validates the first headerSize bytes of a dump.
+func checkFileHeader(b []byte) error {
+	if len(b) < headerSize || string(b[:8]) != magic {
+		return fmt.Errorf("not a retrytop dump (no %q header)", magic)
+	}
+	if crc32.Checksum(b[:12], castagnoli) != binary.LittleEndian.Uint32(b[12:16]) {
+		return fmt.Errorf("dump header is damaged (checksum mismatch)")
+	}
+	if v := binary.LittleEndian.Uint16(b[8:10]); v != Version {
+		if v > Version {
+			return fmt.Errorf("dump format version %d is newer than this retrytop reads (%d); upgrade retrytop", v, Version)
+		}
+		return fmt.Errorf("dump format version %d is not supported", v)
+	}
+	return nil
+}
+
+// meta is a frame's decoded body header.
+type meta struct {
+	kind        byte
+	timeNs      int64
+	base        uint64 // ns back from this frame's time to its base frame's (same target)
+	target      string
+	contentType string
+	bodyLen     uint64
+	bodyCRC     uint32
+	payload     []byte
+}
+
+func appendFrame(dst []byte, m *meta) []byte {
+	start := len(dst)
+	dst = append(dst, syncMark[:]...)
+	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0) // length and crc, filled below
+	body := len(dst)
+	dst = append(dst, m.kind)
+	dst = binary.AppendVarint(dst, m.timeNs)
+	dst = binary.AppendUvarint(dst, m.base)
+	dst = binary.AppendUvarint(dst, uint64(len(m.target)))
+	dst = append(dst, m.target...)
+	dst = binary.AppendUvarint(dst, uint64(len(m.contentType)))
+	dst = append(dst, m.contentType...)
+	dst = binary.AppendUvarint(dst, m.bodyLen)
+	dst = binary.LittleEndian.AppendUint32(dst, m.bodyCRC)
+	dst = append(dst, m.payload...)
+	binary.LittleEndian.PutUint32(dst[start+4:], uint32(len(dst)-body))
+	binary.LittleEndian.PutUint32(dst[start+8:], crc32.Checksum(dst[body:], castagnoli))
+	return dst
+}
+
+// parseMeta decodes a frame body whose checksum has been verified.
+func parseMeta(b []byte) (meta, error) {
+	var m meta
+	r := byteReader{b: b}
+	m.kind = r.byte()
+	m.timeNs = r.varint()
+	m.base = r.uvarint()
+	tl := r.uvarint()
+	if tl > maxTargetLen {
+		return m, fmt.Errorf("target name of %d bytes", tl)
+	}
+	m.target = string(r.bytes(tl))
+	cl := r.uvarint()
+	if cl > maxContentTypeLen {
+		return m, fmt.Errorf("content type of %d bytes", cl)
+	}
+	m.contentType = string(r.bytes(cl))
+	m.bodyLen = r.uvarint()
+	if c := r.bytes(4); len(c) == 4 {
+		m.bodyCRC = binary.LittleEndian.Uint32(c)
+	}
+	m.payload = r.rest()
+	if r.err != nil {
+		return m, fmt.Errorf("frame header: %w", r.err)
+	}
+	switch {
+	case m.kind != kindKey && m.kind != kindDelta && m.kind != kindError:
+		return m, fmt.Errorf("unknown frame kind %d", m.kind)
+	case m.kind != kindDelta && m.base != 0:
+		return m, fmt.Errorf("key frame with a base")
+	case m.kind == kindError && (m.bodyLen != 0 || len(m.payload) > maxErrorLen):
+		return m, fmt.Errorf("malformed error frame")
+	case m.kind == kindDelta && m.base == 0:
+		return m, fmt.Errorf("delta frame without a base")
+	case m.bodyLen > MaxBodySize:
+		return m, fmt.Errorf("body of %d bytes exceeds the limit of %d", m.bodyLen, MaxBodySize)
+	case m.target == "":
+		return m, fmt.Errorf("frame without a target")
+	}
+	return m, nil
+}

@@ -1,0 +1,171 @@
+package dump
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// flat renders snapshots one series per line, for comparisons.
+func flat(snaps []model.Snapshot) string {
+	var b strings.Builder
+	for _, s := range snaps {
+		fmt.Fprintf(&b, "%s @%d\n", s.Target, s.Time.UnixMilli())
+		s.Flatten(func(fs model.FlatSeries) {
+			fmt.Fprintf(&b, "  %s%s %s %v\n", fs.Name, fs.Labels, fs.Type, fs.Value)
+		})
+	}
+	return b.String()
+}
+
+func TestImporters(t *testing.T) {
+	tests := []struct {
+		file, format, want string
+	}{
+		{"metrics.om", FormatOpenMetrics, `app @1741057965000
+  retry_active_calls{dependency="db"} gauge 3
+  retry_attempts_total{dependency="db",outcome="success"} counter 10
+  retry_request_duration_seconds_bucket{dependency="db",le="0.1"} untyped 5
+  retry_request_duration_seconds_bucket{dependency="db",le="+Inf"} untyped 10
+  retry_request_duration_seconds_count{dependency="db"} untyped 10
+  retry_request_duration_seconds_sum{dependency="db"} untyped 1.5
+client @1741057965000
+  retry_attempts_total{dependency="db",outcome="success"} counter 7
+app @1741057966500
+  retry_active_calls{dependency="db"} gauge 4
+  retry_attempts_total{dependency="db",outcome="success"} counter 25
+`},
+		{"query_range.json", FormatPromJSON, `app @1741057965000
+  retry_attempts_total{dependency="db",job="svc",outcome="success"} counter 10
+  retry_request_duration_seconds_bucket{dependency="db",job="svc",le="0.1"} untyped 5
+app @1741057966500
+  retry_attempts_total{dependency="db",job="svc",outcome="success"} counter 25
+  retry_request_duration_seconds_bucket{dependency="db",job="svc",le="0.1"} untyped NaN
+`},
+		{"export.jsonl", FormatVMJSON, `app @1741057965000
+  retry_attempts_total{dependency="db",outcome="success"} counter 10
+client @1741057965000
+  retry_active_calls{dependency="db"} untyped 3
+app @1741057966500
+  retry_attempts_total{dependency="db",outcome="success"} counter 25
+client @1741057966500
+  retry_active_calls{dependency="db"} untyped NaN
+`},
+		{"snapshots.prom", FormatConcat, `app @1741057965000
+  retry_attempts_total{dependency="db",outcome="success"} counter 10
+client @1741057965000
+  retry_active_calls{dependency="db"} untyped 3
+app @1741057966500
+  retry_attempts_total{dependency="db",outcome="success"} counter 25
+`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "import", tt.file)
+			head, _ := os.ReadFile(path)
+			if got, err := DetectFormat(head); err != nil || got != tt.format {
+				t.Fatalf("detected %q, %v; want %q", got, err, tt.format)
+			}
+			snaps, err := Import(path, "", ImportOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := flat(snaps); got != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
+			}
+			rec, err := OpenRecording(path, OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Format() != tt.format || rec.Len() != len(snaps) {
+				t.Errorf("recording: %s, %d entries", rec.Format(), rec.Len())
+			}
+		})
+	}
+}
+
+func TestImportDefaultTarget(t *testing.T) {
+	snaps, err := ImportBytes([]byte("x_total 1 100\nx_total 2 101\n# EOF\n"), "f.om", FormatOpenMetrics, ImportOptions{Target: "svc"})
+	if err != nil || len(snaps) != 2 || snaps[0].Target != "svc" || !snaps[1].Time.Equal(time.Unix(101, 0)) {
+		t.Fatalf("%v %v", flat(snaps), err)
+	}
+}
+
+// TestImportErrors: every error names the file and the line (or offset).
+func TestImportErrors(t *testing.T) {
+	tests := []struct {
+		format, in, want string
+	}{
+		{FormatOpenMetrics, "# TYPE x counter\nx_total 1\n", "f:2: sample of \"x_total\" has no timestamp"},
+		{FormatOpenMetrics, "x{a=\"b} 1 2\n", "f:1: label \"a\": unterminated string"},
+		{FormatOpenMetrics, "x 1 2\n# EOF\nx 1 3\n", "f:3: content after # EOF"},
+		{FormatOpenMetrics, "x one 2\n", "f:1: bad value \"one\""},
+		{FormatOpenMetrics, "x 1 two\n", "f:1: bad timestamp \"two\""},
+		{FormatOpenMetrics, "# TYPE x frobnicator\n", "f:1: unknown metric type"},
+		{FormatPromJSON, "{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error\"}", "f: the query failed: bad_data: parse error"},
+		{FormatPromJSON, "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}", "resultType \"vector\": want \"matrix\""},
+		{FormatPromJSON, "{\n\"status\": \"success\",\n\"data\": [1,\n}", "f:4: invalid JSON"},
+		{FormatPromJSON, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"1"]]}]}}`, "series 0 ({}) has no __name__"},
+		{FormatPromJSON, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"x"},"values":[[1,1]]}]}}`, "value must be a string"},
+		{FormatVMJSON, "{\"metric\":{\"__name__\":\"x\"},\"values\":[1],\"timestamps\":[1]}\n{\"metric\":{\"__name__\":\"x\"},\"values\":[1,2],\"timestamps\":[1]}\n", "f:2: 2 values for 1 timestamps"},
+		{FormatVMJSON, "{\"metric\":{\"__name__\":\"x\"},\"values\":[1],\"timestamps\":[1]}\n{oops\n", "f:2: invalid JSON"},
+		{FormatVMJSON, "{\"metric\":{\"__name__\":\"x\"},\"values\":[true],\"timestamps\":[1]}\n", "f:1: value 0: bad value true"},
+		{FormatConcat, "x 1\n", "f:1: expected a timestamp line"},
+		{FormatConcat, "1741057965\nx 1\nx{ 2\n", "f:3: "},
+		{FormatConcat, "\n\n", "f: no snapshot found"},
+	}
+	for _, tt := range tests {
+		_, err := ImportBytes([]byte(tt.in), "f", tt.format, ImportOptions{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s %q: error %v, want %q", tt.format, tt.in, err, tt.want)
+		}
+	}
+}
+
+func TestDetectFormat(t *testing.T) {
+	tests := map[string]string{
+		"RTOPDUMP\x01":                           FormatDump,
+		"{\n  \"status\": \"success\",\n":        FormatPromJSON,
+		`{"metric":{"__name__":"x"},"values":[]`: FormatVMJSON,
+		"\n1741057965\nx 1\n":                    FormatConcat,
+		"2025-03-04T03:12:45Z app\n":             FormatConcat,
+		"# TYPE x gauge\nx 1 1741057965\n":       FormatOpenMetrics,
+		"# TYPE x gauge\n# EOF\n":                FormatOpenMetrics,
+	}
+	for in, want := range tests {
+		if got, err := DetectFormat([]byte(in)); got != want {
+			t.Errorf("%q: %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "x 1\n", "{\"foo\":1}\n", "hello"} {
+		if got, err := DetectFormat([]byte(in)); err == nil {
+			t.Errorf("%q detected as %q", in, got)
+		}
+	}
+}
+
+func TestStampLines(t *testing.T) {
+	for in, want := range map[string]int64{
+		"1741057965":                     1741057965000,
+		"1741057965.5":                   1741057965500,
+		"1741057965.123456789 app":       1741057965123,
+		"# 1741057965 app":               1741057965000,
+		"2025-03-04T03:12:45+01:00":      1741054365000,
+		"2025-03-04T03:12:45.25Z client": 1741057965250,
+	} {
+		ts, _, ok := parseStampLine(in)
+		if !ok || ts.UnixMilli() != want {
+			t.Errorf("%q: %v %v, want %d", in, ts.UnixMilli(), ok, want)
+		}
+	}
+	for _, in := range []string{"x 1", "1e9", "NaN", "# HELP x y", "12 a b", "-5", "1741057965 \"app\""} {
+		if _, _, ok := parseStampLine(in); ok {
+			t.Errorf("%q read as a timestamp line", in)
+		}
+	}
+}

@@ -1,0 +1,737 @@
+package dump
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/model"
+)
+
+// Format names, as --format takes them.
+const (
+	FormatDump        = "dump"            // retrytop's own dump
+	FormatOpenMetrics = "openmetrics"     // OpenMetrics text with timestamps
+	FormatPromJSON    = "prometheus"      // Prometheus HTTP API query_range JSON (matrix)
+	FormatVMJSON      = "victoriametrics" // VictoriaMetrics /api/v1/export JSON lines
+	FormatConcat      = "concat"          // exposition snapshots with a timestamp line before each
+)
+
+// Formats lists the readable formats (for flag help).
+var Formats = []string{FormatDump, FormatOpenMetrics, FormatPromJSON, FormatVMJSON, FormatConcat}
+
+// ImportOptions tune the importers.
+type ImportOptions struct {
+	// Target names the snapshots of series that carry no instance label
+	// (default: the file's base name without its extension).
+	Target string
+	// Parser reads the snapshots of a concat file (default
+	// collect.ExpfmtParser{}).
+	Parser collect.Parser
+	// Filter keeps only the families it selects (nil: all), as
+	// collect.Parser's filter.
+	Filter func(name string) bool
+}
+
+// ImportError is a file that could not be imported, with the place.
+type ImportError struct {
+	File   string
+	Line   int   // 1-based; 0 when the format has no lines
+	Offset int64 // byte offset, when Line is 0; -1 when unknown
+	Msg    string
+}
+
+func (e *ImportError) Error() string {
+	switch {
+	case e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	case e.Offset >= 0:
+		return fmt.Sprintf("%s: offset %d: %s", e.File, e.Offset, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// DetectFormat tells the format of a file from its first bytes (head; a
+// few KiB are plenty).
+func DetectFormat(head []byte) (string, error) {
+	if bytes.HasPrefix(head, []byte(magic)) {
+		return FormatDump, nil
+	}
+	trim := bytes.TrimLeft(head, " \t\r\n")
+	if len(trim) == 0 {
+		return "", errors.New("empty file")
+	}
+	if trim[0] == '{' {
+		line := trim
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+		var probe map[string]json.RawMessage
+		if json.Unmarshal(line, &probe) == nil {
+			if _, ok := probe["metric"]; ok {
+				return FormatVMJSON, nil
+			}
+		}
+		if bytes.Contains(head, []byte(`"resultType"`)) || bytes.Contains(head, []byte(`"status"`)) || bytes.Contains(head, []byte(`"data"`)) {
+			return FormatPromJSON, nil
+		}
+		if bytes.Contains(line, []byte(`"metric"`)) {
+			return FormatVMJSON, nil
+		}
+		return "", errors.New("JSON, but neither a Prometheus query_range result nor a VictoriaMetrics export; use --format")
+	}
+	first := true
+	for _, l := range bytes.Split(head, []byte("\n")) {
+		l = bytes.TrimRight(l, "\r")
+		if first {
+			if len(bytes.TrimSpace(l)) == 0 {
+				continue
+			}
+			first = false
+			if _, _, ok := parseStampLine(string(l)); ok {
+				return FormatConcat, nil
+			}
+		}
+		if string(l) == "# EOF" {
+			return FormatOpenMetrics, nil
+		}
+		if len(l) > 0 && l[0] != '#' {
+			if _, rest, err := splitSeries(string(l)); err == nil && len(strings.Fields(rest)) >= 2 {
+				return FormatOpenMetrics, nil
+			}
+		}
+	}
+	return "", errors.New("cannot tell the format (not a dump, JSON, OpenMetrics with timestamps, or snapshots with timestamp lines); use --format")
+}
+
+// Import reads a file in one of the foreign formats (not FormatDump) into
+// snapshots in time order (ties by target). format "" detects it.
+func Import(path, format string, opts ImportOptions) ([]model.Snapshot, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if format == "" {
+		if format, err = DetectFormat(b[:min(len(b), 64<<10)]); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if opts.Target == "" {
+		base := filepath.Base(path)
+		opts.Target = strings.TrimSuffix(base, filepath.Ext(base))
+	}
+	return ImportBytes(b, path, format, opts)
+}
+
+// ImportBytes is Import on a file's content; name labels errors.
+func ImportBytes(b []byte, name, format string, opts ImportOptions) ([]model.Snapshot, error) {
+	if opts.Target == "" {
+		opts.Target = "imported"
+	}
+	im := &importer{file: name, opts: opts, groups: make(map[groupKey]*group)}
+	var err error
+	switch format {
+	case FormatOpenMetrics:
+		err = im.openMetrics(b)
+	case FormatPromJSON:
+		err = im.promJSON(b)
+	case FormatVMJSON:
+		err = im.vmJSON(b)
+	case FormatConcat:
+		return importConcat(b, name, opts)
+	case FormatDump:
+		return nil, fmt.Errorf("%s: a dump is opened with Open, not imported", name)
+	default:
+		return nil, fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return im.snapshots(), nil
+}
+
+// A group is the samples of one target at one time: one snapshot.
+type groupKey struct {
+	target string
+	ms     int64
+}
+
+type group struct {
+	fams map[string]*model.Family
+}
+
+type importer struct {
+	file   string
+	opts   ImportOptions
+	groups map[groupKey]*group
+	types  map[string]model.MetricType // OpenMetrics family types
+}
+
+// add stores one flat sample. labels may contain __name__ (ignored) and
+// instance (the target).
+func (im *importer) add(name string, labels model.Labels, ms int64, v float64) {
+	if im.opts.Filter != nil && !im.opts.Filter(name) && !im.opts.Filter(familyOf(name)) {
+		return
+	}
+	target := im.opts.Target
+	out := labels[:0:0]
+	for _, l := range labels {
+		switch l.Name {
+		case "__name__":
+		case "instance":
+			if l.Value != "" {
+				target = l.Value
+			}
+		case "le", "quantile":
+			if f, err := model.ParseFloat(l.Value); err == nil {
+				l.Value = model.FormatFloat(f)
+			}
+			out = append(out, l)
+		default:
+			out = append(out, l)
+		}
+	}
+	out.Sort()
+	k := groupKey{target, ms}
+	g := im.groups[k]
+	if g == nil {
+		g = &group{fams: make(map[string]*model.Family)}
+		im.groups[k] = g
+	}
+	f := g.fams[name]
+	if f == nil {
+		f = &model.Family{Name: name, Type: im.typeOf(name)}
+		g.fams[name] = f
+	}
+	f.Samples = append(f.Samples, model.Sample{Labels: out, Value: v})
+}
+
+// familyOf strips one histogram or summary suffix.
+func familyOf(name string) string {
+	for _, suf := range []string{"_bucket", "_count", "_sum"} {
+		if strings.HasSuffix(name, suf) {
+			return strings.TrimSuffix(name, suf)
+		}
+	}
+	return name
+}
+
+// typeOf is the type a flat sample name is stored with: counters and
+// gauges keep theirs; histogram and summary parts are stored flat, as the
+// store keeps them, untyped.
+func (im *importer) typeOf(name string) model.MetricType {
+	if t, ok := im.types[name]; ok && (t == model.Gauge || t == model.Untyped) {
+		return t
+	}
+	if strings.HasSuffix(name, "_total") {
+		if t, ok := im.types[strings.TrimSuffix(name, "_total")]; !ok || t == model.Counter {
+			return model.Counter
+		}
+	}
+	return model.Untyped
+}
+
+func (im *importer) snapshots() []model.Snapshot {
+	keys := make([]groupKey, 0, len(im.groups))
+	for k := range im.groups {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].ms != keys[j].ms {
+			return keys[i].ms < keys[j].ms
+		}
+		return keys[i].target < keys[j].target
+	})
+	out := make([]model.Snapshot, 0, len(keys))
+	for _, k := range keys {
+		g := im.groups[k]
+		s := model.Snapshot{Target: k.target, Time: time.UnixMilli(k.ms)}
+		for _, f := range g.fams {
+			s.Families = append(s.Families, *f)
+		}
+		sort.Slice(s.Families, func(i, j int) bool { return s.Families[i].Name < s.Families[j].Name })
+		out = append(out, s)
+	}
+	return out
+}
+
+// ---- OpenMetrics text with timestamps ----
+
+func (im *importer) openMetrics(b []byte) error {
+	im.types = make(map[string]model.MetricType)
+	lineNo := 0
+	sawEOF := false
+	for len(b) > 0 {
+		lineNo++
+		var line string
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = string(b[:i]), b[i+1:]
+		} else {
+			line, b = string(b), nil
+		}
+		line = strings.TrimSuffix(line, "\r")
+		fail := func(format string, args ...any) error {
+			return &ImportError{File: im.file, Line: lineNo, Msg: fmt.Sprintf(format, args...)}
+		}
+		if sawEOF {
+			if strings.TrimSpace(line) != "" {
+				return fail("content after # EOF")
+			}
+			continue
+		}
+		switch {
+		case line == "# EOF":
+			sawEOF = true
+			continue
+		case strings.TrimSpace(line) == "":
+			continue
+		case strings.HasPrefix(line, "#"):
+			f := strings.Fields(line)
+			if len(f) >= 4 && f[1] == "TYPE" {
+				switch f[3] {
+				case "counter":
+					im.types[f[2]] = model.Counter
+				case "gauge":
+					im.types[f[2]] = model.Gauge
+				case "histogram", "gaugehistogram":
+					im.types[f[2]] = model.Histogram
+				case "summary":
+					im.types[f[2]] = model.Summary
+				case "unknown", "untyped", "info", "stateset":
+					im.types[f[2]] = model.Untyped
+				default:
+					return fail("unknown metric type %q", collect.Sanitize(f[3]))
+				}
+			}
+			continue
+		}
+		name, labels, rest, err := parseSeries(line)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if i := strings.Index(rest, " # "); i >= 0 {
+			rest = rest[:i] // an exemplar
+		}
+		fields := strings.Fields(rest)
+		if len(fields) < 2 {
+			return fail("sample of %q has no timestamp; every sample needs one (seconds since the epoch)", collect.Sanitize(name))
+		}
+		if len(fields) > 2 {
+			return fail("unexpected %q after the timestamp", collect.Sanitize(fields[2]))
+		}
+		v, err := model.ParseFloat(fields[0])
+		if err != nil {
+			return fail("bad value %q", collect.Sanitize(fields[0]))
+		}
+		ts, err := strconv.ParseFloat(fields[1], 64)
+		if err != nil || math.IsNaN(ts) || math.IsInf(ts, 0) || math.Abs(ts) > 1e13 {
+			return fail("bad timestamp %q (want seconds since the epoch)", collect.Sanitize(fields[1]))
+		}
+		if strings.HasSuffix(name, "_created") {
+			continue // creation times are not samples
+		}
+		im.add(name, labels, int64(math.Round(ts*1000)), v)
+	}
+	return nil
+}
+
+// parseSeries reads name{labels} at the start of line and returns the rest.
+func parseSeries(line string) (string, model.Labels, string, error) {
+	name, rest, err := splitSeries(line)
+	if err != nil {
+		return "", nil, "", err
+	}
+	var labels model.Labels
+	if strings.HasPrefix(rest, "{") {
+		var quotedName string
+		labels, quotedName, rest, err = parseLabels(rest)
+		if err != nil {
+			return "", nil, "", err
+		}
+		if name == "" {
+			name = quotedName
+		}
+	}
+	if name == "" {
+		return "", nil, "", errors.New("sample without a metric name")
+	}
+	if !utf8.ValidString(name) {
+		return "", nil, "", errors.New("metric name is not UTF-8")
+	}
+	return name, labels, rest, nil
+}
+
+// splitSeries splits off a bare metric name (empty when the line starts
+// with '{').
+func splitSeries(line string) (string, string, error) {
+	i := strings.IndexAny(line, "{ \t")
+	if i < 0 {
+		return "", "", errors.New("sample without a value")
+	}
+	return line[:i], line[i:], nil
+}
+
+// parseLabels reads {a="b",...}; a first quoted string not followed by '='
+// is the metric name (UTF-8 names).
+func parseLabels(s string) (model.Labels, string, string, error) {
+	var labels model.Labels
+	name := ""
+	i := 1
+	for {
+		for i < len(s) && (s[i] == ' ' || s[i] == ',') {
+			i++
+		}
+		if i >= len(s) {
+			return nil, "", "", errors.New("unterminated label set")
+		}
+		if s[i] == '}' {
+			i++
+			break
+		}
+		var ln string
+		if s[i] == '"' {
+			v, n, err := unquote(s[i:])
+			if err != nil {
+				return nil, "", "", err
+			}
+			i += n
+			for i < len(s) && s[i] == ' ' {
+				i++
+			}
+			if i < len(s) && s[i] != '=' {
+				if name != "" || len(labels) > 0 {
+					return nil, "", "", errors.New("quoted metric name must come first in the braces")
+				}
+				name = v
+				continue
+			}
+			ln = v
+		} else {
+			j := i
+			for j < len(s) && s[j] != '=' && s[j] != ' ' && s[j] != '}' && s[j] != ',' {
+				j++
+			}
+			ln = s[i:j]
+			i = j
+			for i < len(s) && s[i] == ' ' {
+				i++
+			}
+		}
+		if ln == "" || i >= len(s) || s[i] != '=' {
+			return nil, "", "", errors.New("malformed label: want name=\"value\"")
+		}
+		i++
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		if i >= len(s) || s[i] != '"' {
+			return nil, "", "", fmt.Errorf("label %q: value must be quoted", collect.Sanitize(ln))
+		}
+		v, n, err := unquote(s[i:])
+		if err != nil {
+			return nil, "", "", fmt.Errorf("label %q: %v", collect.Sanitize(ln), err)
+		}
+		i += n
+		labels = append(labels, model.Label{Name: ln, Value: v})
+	}
+	return labels, name, s[i:], nil
+}
+
+// unquote reads a double-quoted string with \\, \" and \n escapes; n is
+// how many bytes it took.
+func unquote(s string) (string, int, error) {
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"':
+			return b.String(), i + 1, nil
+		case '\\':
+			i++
+			if i >= len(s) {
+				return "", 0, errors.New("unterminated string")
+			}
+			switch s[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case '\\', '"':
+				b.WriteByte(s[i])
+			default:
+				return "", 0, fmt.Errorf("unknown escape \\%c", s[i])
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", 0, errors.New("unterminated string")
+}
+
+// ---- Prometheus query_range JSON ----
+
+type promResponse struct {
+	Status    string `json:"status"`
+	ErrorType string `json:"errorType"`
+	Error     string `json:"error"`
+	Data      *struct {
+		ResultType string `json:"resultType"`
+		Result     []struct {
+			Metric map[string]string    `json:"metric"`
+			Values [][2]json.RawMessage `json:"values"`
+		} `json:"result"`
+	} `json:"data"`
+}
+
+func (im *importer) promJSON(b []byte) error {
+	var resp promResponse
+	if err := json.Unmarshal(b, &resp); err != nil {
+		return im.jsonError(b, 0, err)
+	}
+	fail := func(format string, args ...any) error {
+		return &ImportError{File: im.file, Offset: -1, Msg: fmt.Sprintf(format, args...)}
+	}
+	if resp.Status != "success" {
+		if resp.Status == "" {
+			return fail("no \"status\": not a Prometheus API response")
+		}
+		return fail("the query failed: %s: %s", collect.Sanitize(resp.ErrorType), collect.Sanitize(resp.Error))
+	}
+	if resp.Data == nil {
+		return fail("no \"data\"")
+	}
+	if resp.Data.ResultType != "matrix" {
+		return fail("resultType %q: want \"matrix\", the result of /api/v1/query_range", collect.Sanitize(resp.Data.ResultType))
+	}
+	for i, r := range resp.Data.Result {
+		name := r.Metric["__name__"]
+		if name == "" {
+			return fail("series %d (%s) has no __name__: query raw series (a selector), not an expression", i, collect.Sanitize(model.LabelsFromMap(r.Metric).String()))
+		}
+		labels := model.LabelsFromMap(r.Metric)
+		for j, p := range r.Values {
+			var ts float64
+			var vs string
+			if err := json.Unmarshal(p[0], &ts); err != nil {
+				return fail("series %d (%s), value %d: bad timestamp %s", i, collect.Sanitize(name), j, collect.Sanitize(string(p[0])))
+			}
+			if err := json.Unmarshal(p[1], &vs); err != nil {
+				return fail("series %d (%s), value %d: value must be a string, got %s", i, collect.Sanitize(name), j, collect.Sanitize(string(p[1])))
+			}
+			v, err := model.ParseFloat(vs)
+			if err != nil {
+				return fail("series %d (%s), value %d: bad value %q", i, collect.Sanitize(name), j, collect.Sanitize(vs))
+			}
+			if math.IsNaN(ts) || math.Abs(ts) > 1e13 {
+				return fail("series %d (%s), value %d: bad timestamp", i, collect.Sanitize(name), j)
+			}
+			im.add(name, labels, int64(math.Round(ts*1000)), v)
+		}
+	}
+	return nil
+}
+
+// jsonError places a JSON error at its line of b (base: b's first line).
+func (im *importer) jsonError(b []byte, base int, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	off := int64(-1)
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off >= 0 && off <= int64(len(b)) {
+		return &ImportError{File: im.file, Line: base + 1 + bytes.Count(b[:off], []byte("\n")), Msg: "invalid JSON: " + collect.Sanitize(err.Error())}
+	}
+	if base > 0 {
+		return &ImportError{File: im.file, Line: base + 1, Msg: "invalid JSON: " + collect.Sanitize(err.Error())}
+	}
+	return &ImportError{File: im.file, Offset: -1, Msg: "invalid JSON: " + collect.Sanitize(err.Error())}
+}
+
+// ---- VictoriaMetrics /api/v1/export JSON lines ----
+
+type vmLine struct {
+	Metric     map[string]string `json:"metric"`
+	Values     []json.RawMessage `json:"values"`
+	Timestamps []int64           `json:"timestamps"`
+}
+
+func (im *importer) vmJSON(b []byte) error {
+	lineNo := 0
+	for len(b) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			line, b = b, nil
+		}
+		lineNo++
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		fail := func(format string, args ...any) error {
+			return &ImportError{File: im.file, Line: lineNo, Msg: fmt.Sprintf(format, args...)}
+		}
+		var l vmLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			return im.jsonError(line, lineNo-1, err)
+		}
+		name := l.Metric["__name__"]
+		if name == "" {
+			return fail("series without __name__")
+		}
+		if len(l.Values) != len(l.Timestamps) {
+			return fail("%d values for %d timestamps", len(l.Values), len(l.Timestamps))
+		}
+		labels := model.LabelsFromMap(l.Metric)
+		for j, raw := range l.Values {
+			v, err := vmValue(raw)
+			if err != nil {
+				return fail("value %d: %v", j, err)
+			}
+			im.add(name, labels, l.Timestamps[j], v)
+		}
+	}
+	return nil
+}
+
+// vmValue reads a value: a JSON number, or a string such as "NaN" or
+// "Inf".
+func vmValue(raw json.RawMessage) (float64, error) {
+	var f float64
+	if err := json.Unmarshal(raw, &f); err == nil {
+		return f, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		if v, err := model.ParseFloat(s); err == nil {
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("bad value %s", collect.Sanitize(string(raw)))
+}
+
+// ---- concatenated exposition snapshots ----
+
+// parseStampLine reads a timestamp line: [# ]TIMESTAMP [TARGET], where
+// TIMESTAMP is Unix seconds (with an optional fraction) or RFC 3339.
+func parseStampLine(line string) (time.Time, string, bool) {
+	s := strings.TrimSpace(line)
+	s = strings.TrimPrefix(s, "# ")
+	f := strings.Fields(s)
+	if len(f) == 0 || len(f) > 2 {
+		return time.Time{}, "", false
+	}
+	target := ""
+	if len(f) == 2 {
+		target = f[1]
+		if collect.Sanitize(target) != target || strings.ContainsAny(target, "\"\\{}") {
+			return time.Time{}, "", false
+		}
+	}
+	if t, err := time.Parse(time.RFC3339Nano, f[0]); err == nil {
+		return t, target, true
+	}
+	if strings.ContainsAny(f[0], "eEnN+") {
+		return time.Time{}, "", false
+	}
+	sec, frac, _ := strings.Cut(f[0], ".")
+	if sec == "" || len(sec) > 11 || len(frac) > 9 {
+		return time.Time{}, "", false
+	}
+	si, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil || si < 0 {
+		return time.Time{}, "", false
+	}
+	var ns int64
+	if frac != "" {
+		n, err := strconv.ParseUint(frac, 10, 64)
+		if err != nil {
+			return time.Time{}, "", false
+		}
+		ns = int64(n)
+		for k := len(frac); k < 9; k++ {
+			ns *= 10
+		}
+	}
+	return time.Unix(si, ns), target, true
+}
+
+func importConcat(b []byte, name string, opts ImportOptions) ([]model.Snapshot, error) {
+	parser := opts.Parser
+	if parser == nil {
+		parser = collect.ExpfmtParser{}
+	}
+	var out []model.Snapshot
+	var cur *model.Snapshot
+	var chunk []byte
+	chunkLine := 0
+	flush := func() error {
+		if cur == nil {
+			return nil
+		}
+		fams, err := parser.Parse(cur.Target, chunk, "text/plain; version=0.0.4", opts.Filter)
+		if err != nil {
+			var pe *collect.ParseError
+			if errors.As(err, &pe) {
+				line := 0
+				if pe.Line > 0 {
+					line = chunkLine + pe.Line
+				}
+				return &ImportError{File: name, Line: line, Offset: -1, Msg: pe.Msg}
+			}
+			return &ImportError{File: name, Line: chunkLine, Msg: err.Error()}
+		}
+		cur.Families = fams
+		out = append(out, *cur)
+		return nil
+	}
+	lineNo := 0
+	for off := 0; off < len(b); {
+		end := bytes.IndexByte(b[off:], '\n')
+		next := len(b)
+		if end < 0 {
+			end = len(b)
+		} else {
+			end += off
+			next = end + 1
+		}
+		lineNo++
+		line := string(bytes.TrimRight(b[off:end], "\r"))
+		if t, target, ok := parseStampLine(line); ok {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			if target == "" {
+				target = opts.Target
+			}
+			cur = &model.Snapshot{Target: target, Time: t}
+			chunk, chunkLine = chunk[:0], lineNo
+		} else if cur == nil {
+			if strings.TrimSpace(line) != "" {
+				return nil, &ImportError{File: name, Line: lineNo, Msg: "expected a timestamp line (Unix seconds or RFC 3339, optionally followed by a target name) before the first snapshot"}
+			}
+		} else {
+			chunk = append(chunk, b[off:next]...)
+		}
+		off = next
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, &ImportError{File: name, Offset: -1, Msg: "no snapshot found"}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	return out, nil
+}

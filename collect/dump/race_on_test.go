@@ -1,0 +1,5 @@
+//go:build race
+
+package dump
+
+const raceOn = true

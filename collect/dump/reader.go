@@ -1,0 +1,586 @@
+package dump
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Frame is one scrape of one target as recorded: the body exactly as the
+// target served it, its Content-Type and the scrape time.
+type Frame struct {
+	Target      string
+	Time        time.Time
+	ContentType string
+	Body        []byte
+	// Err is the error of a failed scrape (no body), "" otherwise.
+	Err string
+}
+
+// FrameInfo is one entry of a Reader's index.
+type FrameInfo struct {
+	Offset  int64 // where the frame starts in the file
+	Size    int   // its stored size, header included
+	Target  string
+	Time    time.Time
+	Key     bool // a key frame (decodable alone)
+	Failed  bool // a failed scrape: no body, an error
+	BodyLen int  // the decoded body's size
+}
+
+// Problem is damage found in a dump: a frame that was skipped, or a torn
+// tail. The reader goes on after it with the next intact frame.
+type Problem struct {
+	File   string
+	Offset int64 // where the damage starts
+	Len    int64 // how many bytes were skipped
+	Torn   bool  // an incomplete last frame: the recorder stopped while writing it
+	Msg    string
+}
+
+func (p *Problem) Error() string {
+	if p.File != "" {
+		return fmt.Sprintf("%s: offset %d: %s", p.File, p.Offset, p.Msg)
+	}
+	return fmt.Sprintf("dump: offset %d: %s", p.Offset, p.Msg)
+}
+
+// Reader reads a dump through its index. Open builds the index by reading
+// every frame header once (checksums included); frames are then decoded on
+// demand, in any order. It is safe for concurrent use.
+type Reader struct {
+	name   string
+	ra     io.ReaderAt
+	closer io.Closer
+	size   int64
+
+	entries  []entry // file order
+	order    []int32 // indexes into entries of decodable frames, in time order
+	targets  []string
+	problems []error
+
+	mu      sync.Mutex
+	dec     *zstd.Decoder
+	dictDec *zstd.Decoder
+	states  map[string]*decodeState
+	payload []byte
+	scratch []byte
+}
+
+type entry struct {
+	info   FrameInfo
+	ct     string
+	base   int32 // index of the base frame; -1 for a key frame
+	crc    uint32
+	payOff int64
+	payLen int32
+	bad    bool // undecodable: its base is damaged
+}
+
+// decodeState is the newest decoded frame of a target: what a following
+// delta frame needs.
+type decodeState struct {
+	idx       int32
+	cur, next tokens
+}
+
+// Open opens a dump file and builds its index. Damage does not fail Open:
+// it is listed by Problems, and every intact frame stays readable. Open
+// fails only when the file is not a dump or cannot be read.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r, err := newReader(f, fi.Size(), path)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r.closer = f
+	return r, nil
+}
+
+// NewReader reads a dump of size bytes from ra; name labels its problems.
+func NewReader(ra io.ReaderAt, size int64, name string) (*Reader, error) {
+	return newReader(ra, size, name)
+}
+
+func newReader(ra io.ReaderAt, size int64, name string) (*Reader, error) {
+	r := &Reader{name: name, ra: ra, size: size, states: make(map[string]*decodeState)}
+	var hdr [headerSize]byte
+	if size < headerSize {
+		if size > 0 {
+			if _, err := ra.ReadAt(hdr[:size], 0); err != nil && err != io.EOF {
+				return nil, err
+			}
+			if !bytes.HasPrefix([]byte(magic), hdr[:min(int(size), len(magic))]) {
+				return nil, fmt.Errorf("not a retrytop dump (no %q header)", magic)
+			}
+		}
+		return nil, fmt.Errorf("not a retrytop dump: %d bytes, shorter than its header", size)
+	}
+	if _, err := ra.ReadAt(hdr[:], 0); err != nil && err != io.EOF {
+		return nil, err
+	}
+	if err := checkFileHeader(hdr[:]); err != nil {
+		return nil, err
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxBodySize*4),
+		zstd.WithDecodeAllCapLimit(true))
+	if err != nil {
+		return nil, err
+	}
+	r.dec = dec
+	if err := r.scan(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// window is a read buffer over the file for the index scan.
+type window struct {
+	ra   io.ReaderAt
+	size int64
+	off  int64
+	buf  []byte
+}
+
+const windowSize = 4 << 20
+
+// get returns the file's bytes [off, off+n), n clipped to the file's end.
+func (w *window) get(off int64, n int) ([]byte, error) {
+	if off+int64(n) > w.size {
+		n = int(w.size - off)
+	}
+	if n <= 0 {
+		return nil, nil
+	}
+	if off >= w.off && off+int64(n) <= w.off+int64(len(w.buf)) {
+		return w.buf[off-w.off : off-w.off+int64(n)], nil
+	}
+	want := max(n, windowSize)
+	if off+int64(want) > w.size {
+		want = int(w.size - off)
+	}
+	if cap(w.buf) < want {
+		w.buf = make([]byte, want)
+	}
+	w.buf = w.buf[:want]
+	m, err := w.ra.ReadAt(w.buf, off)
+	if m < want {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		w.buf = w.buf[:0]
+		return nil, err
+	}
+	w.off = off
+	return w.buf[:n], nil
+}
+
+// errIncomplete: the frame runs past the end of the file.
+var errIncomplete = errors.New("incomplete frame")
+
+// frameAt validates the frame at off: its total size and metadata, or why
+// it is not a frame.
+func (r *Reader) frameAt(w *window, off int64) (int64, meta, error) {
+	h, err := w.get(off, frameHeaderSize)
+	if err != nil {
+		return 0, meta{}, err
+	}
+	if len(h) < frameHeaderSize {
+		if bytes.HasPrefix(syncMark[:], h[:min(len(h), len(syncMark))]) {
+			return 0, meta{}, errIncomplete
+		}
+		return 0, meta{}, errors.New("no frame sync marker")
+	}
+	if !bytes.Equal(h[:4], syncMark[:]) {
+		return 0, meta{}, errors.New("no frame sync marker")
+	}
+	n := int64(binary.LittleEndian.Uint32(h[4:8]))
+	sum := binary.LittleEndian.Uint32(h[8:12])
+	if n > maxFrameSize {
+		return 0, meta{}, fmt.Errorf("frame length %d exceeds the limit", n)
+	}
+	if off+frameHeaderSize+n > r.size {
+		return 0, meta{}, errIncomplete
+	}
+	body, err := w.get(off+frameHeaderSize, int(n))
+	if err != nil {
+		return 0, meta{}, err
+	}
+	if crc32.Checksum(body, castagnoli) != sum {
+		return 0, meta{}, errors.New("checksum mismatch")
+	}
+	m, err := parseMeta(body)
+	if err != nil {
+		return 0, meta{}, err
+	}
+	return frameHeaderSize + n, m, nil
+}
+
+// resync finds the next valid frame after off, or -1.
+func (r *Reader) resync(w *window, off int64) (int64, error) {
+	for pos := off; pos < r.size; {
+		chunk, err := w.get(pos, 1<<20)
+		if err != nil {
+			return -1, err
+		}
+		i := bytes.Index(chunk, syncMark[:])
+		if i < 0 {
+			if len(chunk) < len(syncMark) {
+				return -1, nil
+			}
+			pos += int64(len(chunk) - len(syncMark) + 1)
+			continue
+		}
+		cand := pos + int64(i)
+		if _, _, err := r.frameAt(w, cand); err == nil {
+			return cand, nil
+		}
+		pos = cand + 1
+	}
+	return -1, nil
+}
+
+func (r *Reader) problem(off, n int64, torn bool, format string, args ...any) {
+	r.problems = append(r.problems, &Problem{File: r.name, Offset: off, Len: n, Torn: torn, Msg: fmt.Sprintf(format, args...)})
+}
+
+// scan builds the index.
+func (r *Reader) scan() error {
+	w := &window{ra: r.ra, size: r.size, off: -1}
+	type key struct {
+		target string
+		ns     int64
+	}
+	byTime := make(map[key]int32) // the newest frame of a target at a time
+	targets := make(map[string]string)
+	for off := int64(headerSize); off < r.size; {
+		n, m, err := r.frameAt(w, off)
+		if err == nil {
+			t, ok := targets[m.target]
+			if !ok {
+				t = m.target
+				targets[t] = t
+			}
+			e := entry{
+				info: FrameInfo{Offset: off, Size: int(n), Target: t, Time: time.Unix(0, m.timeNs), Key: m.kind == kindKey,
+					Failed: m.kind == kindError, BodyLen: int(m.bodyLen)},
+				ct: m.contentType, base: -1, crc: m.bodyCRC,
+				payOff: off + n - int64(len(m.payload)), payLen: int32(len(m.payload)),
+			}
+			if m.kind == kindDelta {
+				e.base = -2
+				if bi, ok := byTime[key{t, m.timeNs - int64(m.base)}]; ok && m.base <= 1<<62 {
+					e.base, e.ct = bi, r.entries[bi].ct
+				}
+			}
+			if m.kind != kindError {
+				byTime[key{t, m.timeNs}] = int32(len(r.entries))
+			}
+			r.entries = append(r.entries, e)
+			off += n
+			continue
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) || (err != nil && !errors.Is(err, errIncomplete) && isIOError(err)) {
+			return fmt.Errorf("reading at offset %d: %w", off, err)
+		}
+		next, rerr := r.resync(w, off+1)
+		if rerr != nil {
+			return fmt.Errorf("reading at offset %d: %w", off, rerr)
+		}
+		if next < 0 {
+			if errors.Is(err, errIncomplete) {
+				r.problem(off, r.size-off, true, "torn tail: the last %d bytes are an incomplete frame (the recorder stopped while writing it); ignored", r.size-off)
+			} else {
+				r.problem(off, r.size-off, false, "damaged data to the end of the file (%d bytes): %v; ignored", r.size-off, err)
+			}
+			break
+		}
+		r.problem(off, next-off, false, "damaged frame (%v): skipped %d bytes, resumed at the next frame at offset %d", err, next-off, next)
+		off = next
+	}
+	r.resolveBases()
+	r.targets = make([]string, 0, len(targets))
+	for t := range targets {
+		r.targets = append(r.targets, t)
+	}
+	sort.Strings(r.targets)
+	return nil
+}
+
+// isIOError tells read failures from damaged content.
+func isIOError(err error) bool {
+	var pe *os.PathError
+	return errors.As(err, &pe)
+}
+
+// resolveBases marks the deltas whose base is missing or damaged and sorts
+// the decodable frames by time.
+func (r *Reader) resolveBases() {
+	type lost struct {
+		target string
+		root   int64 // offset of the missing base
+		first  int64
+		n      int
+	}
+	var losses []*lost
+	rootOf := make(map[int32]*lost)
+	for i := range r.entries {
+		e := &r.entries[i]
+		if e.base == -1 {
+			continue
+		}
+		var l *lost
+		switch {
+		case e.base == -2:
+			l = &lost{target: e.info.Target, first: e.info.Offset}
+			losses = append(losses, l)
+		case r.entries[e.base].bad:
+			l = rootOf[e.base]
+		}
+		if l != nil {
+			e.bad = true
+			l.n++
+			rootOf[int32(i)] = l
+		}
+	}
+	for _, l := range losses {
+		r.problem(l.first, 0, false, "%d frame(s) of target %q from here on skipped: they are deltas of a damaged or missing frame, and cannot be decoded up to the target's next key frame", l.n, l.target)
+	}
+	r.order = make([]int32, 0, len(r.entries))
+	for i := range r.entries {
+		if !r.entries[i].bad {
+			r.order = append(r.order, int32(i))
+		}
+	}
+	sort.SliceStable(r.order, func(a, b int) bool {
+		return r.entries[r.order[a]].info.Time.Before(r.entries[r.order[b]].info.Time)
+	})
+}
+
+// Problems lists the damage found while indexing, in file order: each is
+// a *Problem naming its offset. Frames after a damaged one are still read.
+func (r *Reader) Problems() []error {
+	out := make([]error, len(r.problems))
+	copy(out, r.problems)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].(*Problem).Offset < out[j].(*Problem).Offset })
+	return out
+}
+
+// Len is the number of readable frames.
+func (r *Reader) Len() int { return len(r.order) }
+
+// Info returns the i-th readable frame's index entry, in time order.
+func (r *Reader) Info(i int) FrameInfo { return r.entries[r.order[i]].info }
+
+// Targets lists the targets of the dump, sorted.
+func (r *Reader) Targets() []string { return r.targets }
+
+// Size is the dump's size in bytes.
+func (r *Reader) Size() int64 { return r.size }
+
+// Start and End are the times of the first and last readable frames (zero
+// when there are none).
+func (r *Reader) Start() time.Time {
+	if len(r.order) == 0 {
+		return time.Time{}
+	}
+	return r.Info(0).Time
+}
+
+// End is the time of the last readable frame.
+func (r *Reader) End() time.Time {
+	if len(r.order) == 0 {
+		return time.Time{}
+	}
+	return r.Info(len(r.order) - 1).Time
+}
+
+// Search returns the index of the first frame at or after t (Len() when
+// none is).
+func (r *Reader) Search(t time.Time) int {
+	return sort.Search(len(r.order), func(i int) bool { return !r.Info(i).Time.Before(t) })
+}
+
+// Frame decodes the i-th frame in time order. The body is a fresh slice.
+// A frame stored as a delta decodes its key frame and the deltas between;
+// reading forward reuses the previous frame of the target, so a full read
+// in order decodes every frame once.
+func (r *Reader) Frame(i int) (Frame, error) {
+	if i < 0 || i >= len(r.order) {
+		return Frame{}, fmt.Errorf("dump: frame %d out of range [0, %d)", i, len(r.order))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	idx := r.order[i]
+	e := &r.entries[idx]
+	if e.info.Failed {
+		msg := make([]byte, e.payLen)
+		if n, err := r.ra.ReadAt(msg, e.payOff); n < len(msg) {
+			return Frame{}, &Problem{File: r.name, Offset: e.info.Offset, Msg: fmt.Sprintf("reading: %v", err)}
+		}
+		return Frame{Target: e.info.Target, Time: e.info.Time, Err: string(msg)}, nil
+	}
+	st, err := r.decode(idx)
+	if err != nil {
+		r.dropState(e.info.Target)
+		return Frame{}, &Problem{File: r.name, Offset: e.info.Offset, Msg: fmt.Sprintf("frame of target %q cannot be decoded: %v", e.info.Target, err)}
+	}
+	body, err := st.cur.render(make([]byte, 0, e.info.BodyLen))
+	if err == nil && len(body) != e.info.BodyLen {
+		err = fmt.Errorf("decoded %d bytes, the frame says %d", len(body), e.info.BodyLen)
+	}
+	if err == nil && crc32.Checksum(body, castagnoli) != e.crc {
+		err = errors.New("the decoded body does not match its checksum")
+	}
+	if err != nil {
+		r.dropState(e.info.Target)
+		return Frame{}, &Problem{File: r.name, Offset: e.info.Offset, Msg: fmt.Sprintf("frame of target %q cannot be decoded: %v", e.info.Target, err)}
+	}
+	return Frame{Target: e.info.Target, Time: e.info.Time, ContentType: e.ct, Body: body}, nil
+}
+
+func (r *Reader) dropState(target string) { delete(r.states, target) }
+
+// decode brings the target's state to entry idx: from the cached state when
+// it is on idx's chain, else from the chain's key frame.
+func (r *Reader) decode(idx int32) (*decodeState, error) {
+	e := &r.entries[idx]
+	st := r.states[e.info.Target]
+	if st == nil {
+		st = &decodeState{idx: -1}
+		r.states[e.info.Target] = st
+	}
+	var chain []int32
+	for j := idx; ; j = r.entries[j].base {
+		if j == st.idx {
+			break
+		}
+		chain = append(chain, j)
+		if r.entries[j].base < 0 {
+			break
+		}
+	}
+	for k := len(chain) - 1; k >= 0; k-- {
+		if err := r.apply(st, chain[k]); err != nil {
+			st.idx = -1
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// apply decodes entry j on top of st (which holds j's base for a delta).
+func (r *Reader) apply(st *decodeState, j int32) error {
+	e := &r.entries[j]
+	if cap(r.payload) < int(e.payLen) {
+		r.payload = make([]byte, e.payLen)
+	}
+	p := r.payload[:e.payLen]
+	if n, err := r.ra.ReadAt(p, e.payOff); n < len(p) {
+		return fmt.Errorf("reading: %w", err)
+	}
+	if e.base < 0 {
+		body, err := r.dec.DecodeAll(p, make([]byte, 0, e.info.BodyLen))
+		if err != nil {
+			return fmt.Errorf("decompressing: %w", err)
+		}
+		if len(body) != e.info.BodyLen {
+			return fmt.Errorf("decoded %d bytes, the frame says %d", len(body), e.info.BodyLen)
+		}
+		tokenize(body, &st.cur)
+		st.idx = j
+		return nil
+	}
+	br := byteReader{b: p}
+	id := br.uvarint()
+	if br.err != nil || id > 1<<32-1 {
+		return errors.New("bad dictionary id")
+	}
+	dec := r.dec
+	if id != 0 {
+		var err error
+		if dec, err = r.dictDecoder(uint32(id), st.cur.structure); err != nil {
+			return err
+		}
+	}
+	// A delta is never much larger than its body: bound what a damaged
+	// frame can make the decoder produce.
+	limit := 4*e.info.BodyLen + 1024
+	if cap(r.scratch) < limit {
+		r.scratch = make([]byte, 0, limit)
+	}
+	delta, err := dec.DecodeAll(br.b, r.scratch[:0:limit])
+	if err != nil {
+		return fmt.Errorf("decompressing: %w", err)
+	}
+	if err := decodeDelta(delta, &st.cur, &st.next); err != nil {
+		return err
+	}
+	st.cur, st.next = st.next, st.cur
+	st.idx = j
+	return nil
+}
+
+func (r *Reader) dictDecoder(id uint32, dict []byte) (*zstd.Decoder, error) {
+	if r.dictDec == nil {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxBodySize*4),
+			zstd.WithDecodeAllCapLimit(true), zstd.WithDecoderDictRaw(id, dict))
+		if err != nil {
+			return nil, err
+		}
+		r.dictDec = d
+		return d, nil
+	}
+	if err := r.dictDec.ResetWithOptions(nil, zstd.WithDecoderDictDelete(), zstd.WithDecoderDictRaw(id, dict)); err != nil {
+		return nil, err
+	}
+	return r.dictDec, nil
+}
+
+// Clone returns a reader of the same dump that shares the index but
+// decodes on its own: for a second reader going through the dump at the
+// same time (each keeps its targets' newest decoded frames). Closing a
+// clone does not close the file.
+func (r *Reader) Clone() (*Reader, error) {
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxBodySize*4),
+		zstd.WithDecodeAllCapLimit(true))
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{name: r.name, ra: r.ra, size: r.size, entries: r.entries, order: r.order, targets: r.targets,
+		problems: r.problems, dec: dec, states: make(map[string]*decodeState)}, nil
+}
+
+// Close releases the file.
+func (r *Reader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.dec != nil {
+		r.dec.Close()
+	}
+	if r.dictDec != nil {
+		r.dictDec.Close()
+	}
+	if r.closer != nil {
+		return r.closer.Close()
+	}
+	return nil
+}

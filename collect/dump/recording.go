@@ -1,0 +1,232 @@
+package dump
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/model"
+)
+
+// Recording is a recording opened for replay or analysis: one entry per
+// scrape of one target, in time order. A dump is parsed entry by entry
+// when asked; an imported file is parsed whole when opened.
+type Recording interface {
+	Len() int
+	Target(i int) string
+	Time(i int) time.Time
+	// Snapshot parses entry i. A failed scrape returns a *ScrapeError;
+	// a body that does not parse, the parser's error.
+	Snapshot(i int) (*model.Snapshot, error)
+	// Targets lists the targets, sorted.
+	Targets() []string
+	// Problems lists damage that was skipped when opening (dumps only).
+	Problems() []error
+	// Format is the file's format name.
+	Format() string
+	// Fork returns a recording of the same data for a second reader going
+	// through it at the same time (a dump decodes fastest in order, per
+	// reader). Close it after use; the data stays open until the original
+	// is closed.
+	Fork() (Recording, error)
+	Close() error
+}
+
+// ScrapeError is a recorded failed scrape: the target was down.
+type ScrapeError struct {
+	Target string
+	Msg    string
+}
+
+func (e *ScrapeError) Error() string { return e.Msg }
+
+// OpenOptions tune OpenRecording.
+type OpenOptions struct {
+	// Format forces a format (one of Formats); "" detects it.
+	Format string
+	// Parser parses dump bodies and concat snapshots (default
+	// collect.ExpfmtParser{}).
+	Parser collect.Parser
+	// Filter keeps only the families it selects (nil: all).
+	Filter func(name string) bool
+	// Target names imported series without an instance label (default:
+	// the file's base name).
+	Target string
+}
+
+// OpenRecording opens a dump or imports a file in another format.
+func OpenRecording(path string, opts OpenOptions) (Recording, error) {
+	if opts.Parser == nil {
+		opts.Parser = collect.ExpfmtParser{}
+	}
+	format := opts.Format
+	if format == "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		head := make([]byte, 64<<10)
+		n, err := io.ReadFull(f, head)
+		f.Close()
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		if format, err = DetectFormat(head[:n]); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if format == FormatDump {
+		r, err := Open(path)
+		if err != nil {
+			return nil, err
+		}
+		return &dumpRecording{r: r, parser: opts.Parser, filter: opts.Filter}, nil
+	}
+	snaps, err := Import(path, format, ImportOptions{Target: opts.Target, Parser: opts.Parser, Filter: opts.Filter})
+	if err != nil {
+		return nil, err
+	}
+	return NewSnapshotRecording(snaps, format), nil
+}
+
+type dumpRecording struct {
+	r      *Reader
+	parser collect.Parser
+	filter func(string) bool
+}
+
+func (d *dumpRecording) Len() int             { return d.r.Len() }
+func (d *dumpRecording) Target(i int) string  { return d.r.Info(i).Target }
+func (d *dumpRecording) Time(i int) time.Time { return d.r.Info(i).Time }
+func (d *dumpRecording) Targets() []string    { return d.r.Targets() }
+func (d *dumpRecording) Problems() []error    { return d.r.Problems() }
+func (d *dumpRecording) Format() string       { return FormatDump }
+func (d *dumpRecording) Close() error         { return d.r.Close() }
+
+func (d *dumpRecording) Fork() (Recording, error) {
+	c, err := d.r.Clone()
+	if err != nil {
+		return nil, err
+	}
+	return &dumpRecording{r: c, parser: d.parser, filter: d.filter}, nil
+}
+
+// Reader returns the dump under the recording.
+func (d *dumpRecording) Reader() *Reader { return d.r }
+
+func (d *dumpRecording) Snapshot(i int) (*model.Snapshot, error) {
+	f, err := d.r.Frame(i)
+	if err != nil {
+		return nil, err
+	}
+	if f.Err != "" {
+		return nil, &ScrapeError{Target: f.Target, Msg: f.Err}
+	}
+	fams, err := d.parser.Parse(f.Target, f.Body, f.ContentType, d.filter)
+	if err != nil {
+		return nil, err
+	}
+	return &model.Snapshot{Target: f.Target, Time: f.Time, Families: fams}, nil
+}
+
+// DumpReader returns the dump a recording reads, or nil for an import.
+func DumpReader(rec Recording) *Reader {
+	if d, ok := rec.(*dumpRecording); ok {
+		return d.r
+	}
+	return nil
+}
+
+// NewSnapshotRecording is a recording of snapshots already in memory (an
+// import), sorted by time (stable).
+func NewSnapshotRecording(snaps []model.Snapshot, format string) Recording {
+	s := &snapRecording{snaps: snaps, format: format}
+	sort.SliceStable(s.snaps, func(i, j int) bool { return s.snaps[i].Time.Before(s.snaps[j].Time) })
+	seen := map[string]bool{}
+	for _, sn := range snaps {
+		if !seen[sn.Target] {
+			seen[sn.Target] = true
+			s.targets = append(s.targets, sn.Target)
+		}
+	}
+	sort.Strings(s.targets)
+	return s
+}
+
+type snapRecording struct {
+	snaps   []model.Snapshot
+	targets []string
+	format  string
+}
+
+func (s *snapRecording) Len() int             { return len(s.snaps) }
+func (s *snapRecording) Target(i int) string  { return s.snaps[i].Target }
+func (s *snapRecording) Time(i int) time.Time { return s.snaps[i].Time }
+func (s *snapRecording) Targets() []string    { return s.targets }
+func (s *snapRecording) Problems() []error    { return nil }
+func (s *snapRecording) Format() string       { return s.format }
+func (s *snapRecording) Close() error         { return nil }
+func (s *snapRecording) Fork() (Recording, error) {
+	return s, nil
+}
+func (s *snapRecording) Snapshot(i int) (*model.Snapshot, error) {
+	sn := s.snaps[i]
+	return &sn, nil
+}
+
+// Search returns the first entry of rec at or after t (rec.Len() if none).
+func Search(rec Recording, t time.Time) int {
+	return sort.Search(rec.Len(), func(i int) bool { return !rec.Time(i).Before(t) })
+}
+
+// LoadStore appends every entry of rec into st, in time order, and returns
+// the targets' statuses as a collector would report them after the last
+// entry. Entries that cannot be read count as failed scrapes. transform,
+// when not nil, rewrites each snapshot first (a dialect, as live).
+func LoadStore(rec Recording, st *model.Store, transform func(*model.Snapshot) (*model.Snapshot, error)) []model.TargetStatus {
+	statuses := make(map[string]*model.TargetStatus)
+	for _, t := range rec.Targets() {
+		statuses[t] = &model.TargetStatus{Name: t}
+	}
+	for i := 0; i < rec.Len(); i++ {
+		ApplyEntry(rec, i, st, statuses, transform)
+	}
+	out := make([]model.TargetStatus, 0, len(statuses))
+	for _, t := range rec.Targets() {
+		out = append(out, *statuses[t])
+	}
+	return out
+}
+
+// ApplyEntry appends entry i of rec to st and updates its target's status
+// as the scraper would.
+func ApplyEntry(rec Recording, i int, st *model.Store, statuses map[string]*model.TargetStatus, transform func(*model.Snapshot) (*model.Snapshot, error)) {
+	target, at := rec.Target(i), rec.Time(i)
+	ts := statuses[target]
+	if ts == nil {
+		ts = &model.TargetStatus{Name: target}
+		statuses[target] = ts
+	}
+	snap, err := rec.Snapshot(i)
+	if err == nil && transform != nil {
+		snap, err = transform(snap)
+	}
+	ts.Scrapes++
+	ts.LastScrape = at
+	if err != nil {
+		ts.Up = false
+		ts.Failures++
+		ts.LastError = collect.Sanitize(err.Error())
+		return
+	}
+	res := st.Append(snap)
+	ts.Up = true
+	ts.LastError = ""
+	ts.LastSuccess = at
+	ts.Series = snap.SeriesCount()
+	ts.DroppedSeries = res.Dropped
+}

@@ -1,0 +1,73 @@
+package dump_test
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/collect/dialect"
+	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/collect/replay"
+	"github.com/retrytop/retrytop/model"
+)
+
+// BenchmarkReplaySeek seeks the replay player to a random time of the
+// 1-hour, 10 x 2,000-series dump, until its store is ready to draw.
+// quick: the first 40 s of scrapes (what the rows' window needs), shown
+// at once; full: the whole 5-minute lookback (the timeline charts too).
+func BenchmarkReplaySeek(b *testing.B) {
+	path := dump.BenchDumpPath(b)
+	// dialects is what retrytop replay does: parse only the families a
+	// dialect reads (Envoy's here) and translate them into the contract.
+	dialects := func() replay.Transform {
+		tr := dialect.Auto()
+		return func(s *model.Snapshot) (*model.Snapshot, error) {
+			out, _, err := tr.Translate("", s)
+			return out, err
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		dialects bool
+		full     bool
+	}{
+		{"quick/all-families", false, false},
+		{"quick/dialects", true, false},
+		{"full/all-families", false, true},
+		{"full/dialects", true, true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			opts := dump.OpenOptions{}
+			ropts := replay.Options{}
+			if tc.dialects {
+				opts.Filter = dialect.Auto().Filter
+				ropts.NewTransform = dialects
+			}
+			rec, err := dump.OpenRecording(path, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rec.Close()
+			p := replay.New(rec, ropts)
+			rng := rand.New(rand.NewPCG(1, 2))
+			start, length := rec.Time(0), rec.Time(rec.Len()-1).Sub(rec.Time(0))
+			if tc.dialects {
+				// The Envoy clusters become rows.
+				p.Seek(start.Add(length / 2))
+				p.Settle()
+				if len(p.Store().Names(rec.Targets()[0])) == 0 {
+					b.Fatal("nothing stored")
+				}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				p.Seek(start.Add(time.Duration(rng.Int64N(int64(length)))))
+				if tc.full {
+					p.Settle()
+				} else {
+					p.Tick()
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,381 @@
+package dump
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// DefaultKeyEvery is how many frames of a target at most follow one key
+// frame: 120 (two minutes at 1 s). Key frames take about 10 times a delta
+// frame; fewer of them save space, more make seeking and a damaged frame
+// cheaper (docs/performance.md).
+const DefaultKeyEvery = 120
+
+// WriterOptions tune a Writer. The zero value is usable.
+type WriterOptions struct {
+	// KeyEvery: at most this many frames of one target are stored as
+	// deltas before a key frame (default DefaultKeyEvery). A key frame
+	// bounds what seeking must decode and what damage to one frame loses.
+	// 1 makes every frame a key frame.
+	KeyEvery int
+	// Sync calls fsync after every frame (slow; a frame written without
+	// it survives the recorder being killed, not a power cut). Close
+	// always syncs.
+	Sync bool
+	// Level is the zstd level (default zstd.SpeedDefault).
+	Level zstd.EncoderLevel
+}
+
+// TargetStats is what a Writer wrote for one target.
+type TargetStats struct {
+	Target    string
+	Frames    int    // frames written
+	KeyFrames int    // of which key frames
+	Failed    int    // of which failed scrapes (AppendError)
+	Bytes     int64  // bytes written, frame headers included
+	BodyBytes int64  // bytes of the bodies as scraped
+	Errors    int    // frames that could not be written
+	LastError string // the newest write error
+}
+
+// Stats is what a Writer wrote so far.
+type Stats struct {
+	Frames    int
+	Bytes     int64 // file size, header included
+	BodyBytes int64
+	Errors    int
+	Targets   []TargetStats // sorted by target
+}
+
+// Writer appends scrapes to a dump. It is safe for concurrent use: the
+// scraper calls Append from one goroutine per target.
+type Writer struct {
+	mu      sync.Mutex
+	w       io.Writer
+	f       *os.File // when writing to a file: truncated back after a failed write
+	off     int64
+	opts    WriterOptions
+	enc     *zstd.Encoder
+	dictEnc *zstd.Encoder
+	dictID  uint32
+	targets map[string]*writerTarget
+	stats   Stats
+	buf     []byte
+	delta   []byte
+	closed  bool
+	err     error // a failure that leaves the file unusable
+}
+
+type writerTarget struct {
+	stats    TargetStats
+	have     bool   // prev holds the newest frame written
+	prev     tokens // its tokens: the base of the next delta
+	cur      tokens // scratch
+	ct       string
+	sinceKey int
+	keySize  int
+	lastNs   int64
+}
+
+// Create creates a dump file at path, refusing to overwrite an existing
+// file unless overwrite is set.
+func Create(path string, overwrite bool, opts WriterOptions) (*Writer, error) {
+	flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if overwrite {
+		flag = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flag, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	w, err := newWriter(f, f, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// NewWriter writes a dump to w, starting with the file header.
+func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
+	return newWriter(w, nil, opts)
+}
+
+func newWriter(w io.Writer, f *os.File, opts WriterOptions) (*Writer, error) {
+	if opts.KeyEvery <= 0 {
+		opts.KeyEvery = DefaultKeyEvery
+	}
+	if opts.Level == 0 {
+		opts.Level = zstd.SpeedDefault
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(opts.Level), zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(false), zstd.WithWindowSize(8<<20))
+	if err != nil {
+		return nil, err
+	}
+	dw := &Writer{w: w, f: f, opts: opts, enc: enc, targets: make(map[string]*writerTarget)}
+	hdr := appendFileHeader(nil)
+	if _, err := w.Write(hdr); err != nil {
+		return nil, fmt.Errorf("dump: writing the header: %w", err)
+	}
+	dw.off = int64(len(hdr))
+	dw.stats.Bytes = dw.off
+	return dw, nil
+}
+
+// ErrClosed is returned by Append after Close.
+var ErrClosed = errors.New("dump: writer closed")
+
+// Append stores one scrape of target taken at at: body as served, with its
+// Content-Type. body is not retained. An error (a full disk, say) is
+// returned at once; the frame is then not in the dump, the file stays
+// readable, and later appends are tried again.
+func (w *Writer) Append(target string, at time.Time, contentType string, body []byte) error {
+	if target == "" || len(target) > maxTargetLen {
+		return fmt.Errorf("dump: target name must be 1 to %d bytes", maxTargetLen)
+	}
+	if len(contentType) > maxContentTypeLen {
+		contentType = contentType[:maxContentTypeLen]
+	}
+	if len(body) > MaxBodySize {
+		return fmt.Errorf("dump: body of %d bytes exceeds the limit of %d", len(body), MaxBodySize)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if w.err != nil {
+		return w.err
+	}
+	t := w.targets[target]
+	if t == nil {
+		t = &writerTarget{stats: TargetStats{Target: target}}
+		w.targets[target] = t
+	}
+	m := meta{timeNs: at.UnixNano(), target: target, contentType: contentType, bodyLen: uint64(len(body)),
+		bodyCRC: crc32.Checksum(body, castagnoli)}
+	tokenize(body, &t.cur)
+	key := !t.have || t.ct != contentType || t.sinceKey+1 >= w.opts.KeyEvery || m.timeNs <= t.lastNs
+	if !key {
+		w.delta = encodeDelta(w.delta[:0], &t.cur, &t.prev)
+		m.kind, m.base = kindDelta, uint64(m.timeNs-t.lastNs)
+		m.contentType = "" // a delta has its base's
+		var dictID uint32
+		enc := w.enc
+		if w.delta[0]&1 == 0 { // structure changed: compress against the base's
+			w.dictID++
+			if w.dictID == 0 {
+				w.dictID = 1
+			}
+			dictID = w.dictID
+			var err error
+			if enc, err = w.dictEncoder(dictID, t.prev.structure); err != nil {
+				return fmt.Errorf("dump: %w", err)
+			}
+		}
+		m.payload = appendUvarint(nil, uint64(dictID))
+		m.payload = enc.EncodeAll(w.delta, m.payload)
+		// A delta that saves little is not worth its dependency.
+		if len(m.payload) > t.keySize/2 && t.keySize > 0 {
+			key = true
+		}
+	}
+	if key {
+		m.kind, m.base, m.contentType = kindKey, 0, contentType
+		m.payload = w.enc.EncodeAll(body, nil)
+		// A reader starts from the key frame's own tokens: no growths.
+		for i := range t.cur.nums {
+			t.cur.nums[i].d = 0
+		}
+	}
+	w.buf = appendFrame(w.buf[:0], &m)
+	if err := w.write(w.buf); err != nil {
+		t.stats.Errors++
+		t.stats.LastError = err.Error()
+		w.stats.Errors++
+		t.have = false // the next frame of this target is a key frame
+		return err
+	}
+	if w.opts.Sync && w.f != nil {
+		if err := w.f.Sync(); err != nil {
+			return fmt.Errorf("dump: sync: %w", err)
+		}
+	}
+	t.prev, t.cur = t.cur, t.prev
+	t.prev.lines = nil
+	t.have, t.ct, t.lastNs = true, contentType, m.timeNs
+	if key {
+		t.sinceKey, t.keySize = 0, len(m.payload)
+		t.stats.KeyFrames++
+	} else {
+		t.sinceKey++
+	}
+	n := int64(len(w.buf))
+	w.off += n
+	t.stats.Frames++
+	t.stats.Bytes += n
+	t.stats.BodyBytes += int64(len(body))
+	w.stats.Frames++
+	w.stats.Bytes = w.off
+	w.stats.BodyBytes += int64(len(body))
+	return nil
+}
+
+func appendUvarint(dst []byte, v uint64) []byte {
+	for v >= 0x80 {
+		dst = append(dst, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(dst, byte(v))
+}
+
+// dictEncoder returns the encoder primed with a base structure.
+func (w *Writer) dictEncoder(id uint32, dict []byte) (*zstd.Encoder, error) {
+	if w.dictEnc == nil {
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(w.opts.Level), zstd.WithEncoderConcurrency(1),
+			zstd.WithEncoderCRC(false), zstd.WithWindowSize(8<<20), zstd.WithEncoderDictRaw(id, dict))
+		if err != nil {
+			return nil, err
+		}
+		w.dictEnc = enc
+		return enc, nil
+	}
+	if err := w.dictEnc.ResetWithOptions(nil, zstd.WithEncoderDictRaw(id, dict)); err != nil {
+		return nil, err
+	}
+	return w.dictEnc, nil
+}
+
+// write writes one frame whole or, failing that, takes back what part of
+// it reached the file.
+func (w *Writer) write(b []byte) error {
+	n, err := w.w.Write(b)
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("dump: write: %w", err)
+	if n > 0 {
+		if w.f == nil {
+			w.err = fmt.Errorf("%w (a partial frame was written; the dump ends there)", err)
+			return w.err
+		}
+		if terr := w.f.Truncate(w.off); terr != nil {
+			// The reader skips the torn frame and resyncs on the next.
+			w.off += int64(n)
+			return err
+		}
+		if _, serr := w.f.Seek(w.off, io.SeekStart); serr != nil {
+			w.err = fmt.Errorf("%w; seeking back: %v", err, serr)
+			return w.err
+		}
+	}
+	return err
+}
+
+// AppendError stores a failed scrape of target at at: the error text
+// (sanitised by the caller), so that a replay shows the target down as
+// the live view did. It does not change how the target's next body is
+// stored.
+func (w *Writer) AppendError(target string, at time.Time, msg string) error {
+	if target == "" || len(target) > maxTargetLen {
+		return fmt.Errorf("dump: target name must be 1 to %d bytes", maxTargetLen)
+	}
+	if len(msg) > maxErrorLen {
+		msg = msg[:maxErrorLen]
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if w.err != nil {
+		return w.err
+	}
+	t := w.targets[target]
+	if t == nil {
+		t = &writerTarget{stats: TargetStats{Target: target}}
+		w.targets[target] = t
+	}
+	m := meta{kind: kindError, timeNs: at.UnixNano(), target: target, payload: []byte(msg)}
+	w.buf = appendFrame(w.buf[:0], &m)
+	if err := w.write(w.buf); err != nil {
+		t.stats.Errors++
+		t.stats.LastError = err.Error()
+		w.stats.Errors++
+		return err
+	}
+	n := int64(len(w.buf))
+	w.off += n
+	t.stats.Frames++
+	t.stats.Failed++
+	t.stats.Bytes += n
+	w.stats.Frames++
+	w.stats.Bytes = w.off
+	return nil
+}
+
+// Hook returns a function for collect.Options.OnScrape that records every
+// scrape: bodies with Append, failed scrapes with AppendError. A write
+// error is counted in Stats and passed to onErr (when not nil) at once;
+// recording goes on with the next scrape.
+func (w *Writer) Hook(onErr func(error)) func(target string, at time.Time, body []byte, contentType string, err error) {
+	return func(target string, at time.Time, body []byte, contentType string, err error) {
+		var werr error
+		if err != nil {
+			werr = w.AppendError(target, at, err.Error())
+		} else {
+			werr = w.Append(target, at, contentType, body)
+		}
+		if werr != nil && onErr != nil {
+			onErr(werr)
+		}
+	}
+}
+
+// Stats returns what was written so far.
+func (w *Writer) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.stats
+	s.Targets = make([]TargetStats, 0, len(w.targets))
+	for _, t := range w.targets {
+		s.Targets = append(s.Targets, t.stats)
+	}
+	sort.Slice(s.Targets, func(i, j int) bool { return s.Targets[i].Target < s.Targets[j].Target })
+	return s
+}
+
+// Close syncs and closes the file (when Create opened it). Appends after
+// Close fail with ErrClosed.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	w.enc.Close()
+	if w.dictEnc != nil {
+		w.dictEnc.Close()
+	}
+	if w.f != nil {
+		serr := w.f.Sync()
+		cerr := w.f.Close()
+		if serr != nil {
+			return fmt.Errorf("dump: sync: %w", serr)
+		}
+		if cerr != nil {
+			return fmt.Errorf("dump: close: %w", cerr)
+		}
+	}
+	return nil
+}
