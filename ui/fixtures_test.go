@@ -213,7 +213,7 @@ func newTestModel(t testing.TB, opts Options, frames func(frameRequest) model.Fr
 		tt.Cleanup(func() { close(done) })
 	}
 	if frames != nil {
-		m.build = func(_ Source, req frameRequest) (model.Frame, []string) { return frames(req), nil }
+		m.build = func(_ Source, req frameRequest) (model.Frame, derived) { return frames(req), derived{} }
 	}
 	return m
 }

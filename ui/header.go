@@ -44,6 +44,12 @@ func (h *headerModel) view(dst []line, m *Model) []line {
 		l.pad(1)
 		l.text(Sanitize(b), st.badge)
 	}
+	if c.opts.Status != nil {
+		if b := c.opts.Status(); b != "" {
+			l.pad(1)
+			l.text(Sanitize(b), st.badge)
+		}
+	}
 	if m.closed {
 		l.pad(1)
 		l.text("(source ended)", st.dim)
@@ -154,6 +160,9 @@ func (m *Model) footer() line {
 		l.w += ansi.StringWidth(s)
 		l.plain("  enter apply · esc clear")
 		return l.line()
+	}
+	if m.player() != nil {
+		return m.replayFooter()
 	}
 	fk := [2]int{w, int(m.view)}
 	if m.footerKey != fk || m.footerLine.s == "" {

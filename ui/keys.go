@@ -79,6 +79,8 @@ func (v viewKeys) ShortHelp() []key.Binding {
 	switch v.view {
 	case viewDetail:
 		return append(common, short(k.Down, "scroll"), short(k.Back, "back"), short(k.SwitchView, "view"))
+	case viewChains:
+		return append(common, short(k.Back, "back"), short(k.SwitchView, "view"))
 	}
 	return append(common, short(k.Sort, "sort"), short(k.Filter, "filter"), short(k.Open, "detail"), short(k.SwitchView, "view"))
 }

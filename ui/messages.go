@@ -4,6 +4,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -30,10 +31,16 @@ const (
 
 // frameMsg carries a frame built in a tea.Cmd.
 type frameMsg struct {
-	frame    model.Frame
-	findings []string // the findings strip for this frame
-	req      frameRequest
-	kind     frameKind
+	frame model.Frame
+	derived
+	req  frameRequest
+	kind frameKind
+}
+
+// derived is what a frame's Cmd concludes from it besides the frame.
+type derived struct {
+	findings []string               // the findings strip
+	chains   []analysis.ChainResult // the chain view
 }
 
 // sourceClosedMsg: the source's update channel was closed (a replay
@@ -53,7 +60,12 @@ type FindingsMsg []string
 
 // waitCmd waits for the source's next update (or the end of the program)
 // and builds a frame for the window at hand.
-func waitCmd(src Source, done <-chan struct{}, build buildFunc, req frameRequest) tea.Cmd {
+//
+// Targets are scraped at spread-out moments, so updates come in bursts of
+// one per target; a frame is built no earlier than notBefore, folding the
+// updates that arrive meanwhile into one frame (one analysis pass per
+// refresh instead of one per target).
+func waitCmd(src Source, done <-chan struct{}, build buildFunc, req frameRequest, notBefore time.Time) tea.Cmd {
 	return func() tea.Msg {
 		select {
 		case _, ok := <-src.Updates():
@@ -63,16 +75,25 @@ func waitCmd(src Source, done <-chan struct{}, build buildFunc, req frameRequest
 		case <-done:
 			return nil
 		}
-		f, findings := build(src, req)
-		return frameMsg{frame: f, findings: findings, req: req, kind: frameLive}
+		if wait := time.Until(notBefore); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-done:
+				t.Stop()
+				return nil
+			}
+		}
+		f, d := build(src, req)
+		return frameMsg{frame: f, derived: d, req: req, kind: frameLive}
 	}
 }
 
 // buildCmd builds a frame right away.
 func buildCmd(src Source, build buildFunc, req frameRequest, kind frameKind) tea.Cmd {
 	return func() tea.Msg {
-		f, findings := build(src, req)
-		return frameMsg{frame: f, findings: findings, req: req, kind: kind}
+		f, d := build(src, req)
+		return frameMsg{frame: f, derived: d, req: req, kind: kind}
 	}
 }
 
@@ -81,5 +102,5 @@ func clockCmd(after time.Duration, gen int) tea.Cmd {
 	return tea.Tick(after, func(time.Time) tea.Msg { return clockMsg{gen: gen} })
 }
 
-// buildFunc builds a frame and the findings strip's lines for it.
-type buildFunc func(Source, frameRequest) (model.Frame, []string)
+// buildFunc builds a frame and what is derived from it.
+type buildFunc func(Source, frameRequest) (model.Frame, derived)

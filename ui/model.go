@@ -26,6 +26,7 @@ type viewID int
 const (
 	viewOverview viewID = iota
 	viewDetail
+	viewChains
 	numViews
 )
 
@@ -58,8 +59,10 @@ type Model struct {
 	shownSeq     uint64       // bumped whenever shown changes
 	paused       bool
 	closed       bool
-	findings     []string // the strip on screen (sanitised)
-	liveFindings []string // the strip of the newest frame, shown on resume
+	findings     []string // the strip from FindingsMsg (sanitised)
+	shownDerived derived  // findings and chains of the frame on screen
+	liveDerived  derived  // those of the newest frame, shown on resume
+	chains       chainsView
 
 	now      time.Time
 	clockGen int
@@ -113,14 +116,24 @@ func NewModel(src Source, opts Options) *Model {
 	m.overview = newOverview(c)
 	m.detail = detailModel{c: c, pane: painter{c: c}}
 	m.help = newHelp(c, theme)
+	m.chains = chainsView{c: c}
 	return m
+}
+
+// stripLines are the findings strip: those sent with FindingsMsg, or else
+// the ones derived from the frame on screen.
+func (m *Model) stripLines() []string {
+	if len(m.findings) > 0 {
+		return m.findings
+	}
+	return m.shownDerived.findings
 }
 
 // Init builds a first frame at once and starts waiting for updates.
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{
 		buildCmd(m.src, m.build, m.request(0), frameRebuild),
-		waitCmd(m.src, m.done, m.build, m.request(0)),
+		waitCmd(m.src, m.done, m.build, m.request(0), time.Time{}),
 	}
 	if m.c.opts.StaleAfter > 0 {
 		cmds = append(cmds, clockCmd(m.c.opts.StaleAfter, m.clockGen))
@@ -190,7 +203,7 @@ func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	if msg.kind == frameLive {
 		// Re-arm the wait loop whatever happens to this frame.
-		cmds = append(cmds, waitCmd(m.src, m.done, m.build, m.request(0)))
+		cmds = append(cmds, waitCmd(m.src, m.done, m.build, m.request(0), time.Now().Add(m.c.opts.MinFrameGap)))
 	}
 	if msg.req.Window != m.c.window {
 		// Built for a window that is no longer in force.
@@ -200,10 +213,10 @@ func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 	switch msg.kind {
 	case frameLive, frameRebuild:
 		m.live = &f
-		m.liveFindings = msg.findings
+		m.liveDerived = msg.derived
 		if !m.paused {
 			m.setShown(&f)
-			m.findings = msg.findings
+			m.shownDerived = msg.derived
 		}
 		m.now = m.c.opts.Now()
 		m.clockGen++
@@ -215,7 +228,7 @@ func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 			return tea.Batch(cmds...)
 		}
 		m.setShown(&f)
-		m.findings = msg.findings
+		m.shownDerived = msg.derived
 	}
 	m.dirty = true
 	return tea.Batch(cmds...)
@@ -245,6 +258,9 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if cmd, ok := m.replayKey(msg); ok {
+		return cmd
+	}
 	switch {
 	case key.Matches(msg, k.Quit):
 		return tea.Quit
@@ -258,10 +274,19 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.WindowUp):
 		return m.stepWindow(+1)
 	case key.Matches(msg, k.SwitchView):
-		m.switchView((m.view + 1) % numViews)
+		next := (m.view + 1) % numViews
+		if _, ok := m.overview.selectedKey(); next == viewDetail && !ok {
+			next = viewChains // no row to detail yet
+		}
+		m.switchView(next)
 		return nil
 	}
 	switch m.view {
+	case viewChains:
+		if key.Matches(msg, k.Back) {
+			m.switchView(viewOverview)
+		}
+		return nil
 	case viewDetail:
 		if key.Matches(msg, k.Back) {
 			m.switchView(viewOverview)
@@ -297,7 +322,7 @@ func (m *Model) togglePause() tea.Cmd {
 	m.paused = !m.paused
 	if !m.paused && m.live != nil && m.live != m.shown {
 		m.setShown(m.live)
-		m.findings = m.liveFindings
+		m.shownDerived = m.liveDerived
 	}
 	return nil
 }
@@ -348,7 +373,8 @@ func (m *Model) View() string {
 
 	lines := m.lines[:0]
 	lines = m.header.view(lines, m)
-	for _, f := range m.findings {
+	lines = m.replayBar(lines)
+	for _, f := range m.stripLines() {
 		l := &m.lw
 		l.text(m.c.g.warn, m.c.st.warn)
 		l.pad(1)
@@ -361,6 +387,8 @@ func (m *Model) View() string {
 		switch {
 		case m.showHelp:
 			lines = append(lines, m.helpLines(bodyH)...)
+		case m.view == viewChains:
+			lines = m.chains.view(lines, m.shownDerived.chains, w, bodyH)
 		case m.view == viewDetail:
 			lines = m.detail.view(lines, m.shown, m.shownSeq, w, bodyH)
 		default:

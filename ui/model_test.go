@@ -369,6 +369,10 @@ func TestViewsAndHelp(t *testing.T) {
 		t.Error("tab did not switch to detail")
 	}
 	keys(m, "tab")
+	if m.view != viewChains || !strings.Contains(ansi.Strip(m.View()), "CHAINS") {
+		t.Error("tab did not switch to the chain view")
+	}
+	keys(m, "tab")
 	if m.view != viewOverview {
 		t.Error("tab did not switch back")
 	}
@@ -576,15 +580,15 @@ func TestSourceLoop(t *testing.T) {
 	src := &testSource{updates: make(chan struct{}, 1)}
 	built := 0
 	m := NewModel(src, Options{Now: func() time.Time { return fixedNow }, StaleAfter: -1, Renderer: lipgloss.NewRenderer(io.Discard)})
-	m.build = func(_ Source, req frameRequest) (model.Frame, []string) {
+	m.build = func(_ Source, req frameRequest) (model.Frame, derived) {
 		built++
-		return fixtureFrame(dataTime.Add(time.Duration(built)*time.Second), req.Window, 0), nil
+		return fixtureFrame(dataTime.Add(time.Duration(built)*time.Second), req.Window, 0), derived{}
 	}
 	done := make(chan struct{})
 	defer close(done)
 	m.done = done
 
-	wait := waitCmd(src, m.done, m.build, m.request(0))
+	wait := waitCmd(src, m.done, m.build, m.request(0), time.Time{})
 	src.updates <- struct{}{}
 	msg := wait()
 	fm, ok := msg.(frameMsg)
@@ -599,7 +603,7 @@ func TestSourceLoop(t *testing.T) {
 		t.Fatal("the wait loop was not re-armed")
 	}
 	close(src.updates)
-	if msg := waitCmd(src, m.done, m.build, m.request(0))(); msg != (sourceClosedMsg{}) {
+	if msg := waitCmd(src, m.done, m.build, m.request(0), time.Time{})(); msg != (sourceClosedMsg{}) {
 		t.Fatalf("closed source: %#v", msg)
 	}
 	m.Update(sourceClosedMsg{})
@@ -612,7 +616,7 @@ func TestSourceLoop(t *testing.T) {
 	src2 := &testSource{updates: make(chan struct{})}
 	stop := make(chan struct{})
 	got := make(chan tea.Msg, 1)
-	go func() { got <- waitCmd(src2, stop, m.build, m.request(0))() }()
+	go func() { got <- waitCmd(src2, stop, m.build, m.request(0), time.Time{})() }()
 	close(stop)
 	select {
 	case msg := <-got:

@@ -123,6 +123,12 @@ type Options struct {
 	// such as "● REC", sanitised before display.
 	Mode   Mode
 	Badges []string
+	// Player, in ModeReplay, drives the replay: a timeline bar under the
+	// header and the player's keys (space, arrows, + and -, g and G).
+	Player Player
+	// Status, when set, is asked at every render for one more header
+	// badge (the recorder's "● REC", or its write error); "" shows none.
+	Status func() string
 
 	// Now is the wall clock shown in the header (default time.Now).
 	Now func() time.Time
@@ -131,6 +137,9 @@ type Options struct {
 	// (default 2s; negative disables). With data arriving, the clock moves
 	// on data and input only, so an idle dashboard does not tick.
 	StaleAfter time.Duration
+	// MinFrameGap is the least time between two live frames (default 1 s):
+	// updates from many targets within it make one frame.
+	MinFrameGap time.Duration
 	// FPS caps the renderer's frame rate in Run (default 15; bubbletea's
 	// default of 60 costs idle CPU for nothing here: its renderer wakes up
 	// at this rate even when nothing changed).
@@ -160,6 +169,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StaleAfter == 0 {
 		o.StaleAfter = 2 * time.Second
+	}
+	if o.MinFrameGap == 0 {
+		o.MinFrameGap = time.Second
 	}
 	if o.FPS <= 0 {
 		o.FPS = 15

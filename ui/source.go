@@ -23,10 +23,10 @@ const maxFindingLines = 3
 
 // buildFrame is the dashboard's one call into analysis: the frame and the
 // findings over its window. It runs inside a tea.Cmd, never in Update.
-func buildFrame(src Source, req frameRequest) (model.Frame, []string) {
+func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 	st := src.Store()
 	if st == nil {
-		return model.Frame{Window: req.Window, Bin: req.Bin, Targets: src.Statuses()}, nil
+		return model.Frame{Window: req.Window, Bin: req.Bin, Targets: src.Statuses()}, derived{}
 	}
 	f := analysis.BuildFrame(st, src.Statuses(), analysis.FrameOptions{
 		Window: req.Window,
@@ -34,13 +34,15 @@ func buildFrame(src Source, req frameRequest) (model.Frame, []string) {
 		EndMs:  req.EndMs,
 		Bins:   req.Bins,
 	})
-	return f, findingLines(f, analysis.DefaultThresholds())
+	th := analysis.DefaultThresholds()
+	chains := analysis.EvaluateChains(f.Rows, nil, th.Gap)
+	return f, derived{findings: findingLines(f, chains, th), chains: chains}
 }
 
 // findingLines renders the frame's current findings, most severe first, one
 // line each: "CRITICAL RETRY_AMPLIFICATION app→client: message".
-func findingLines(f model.Frame, th analysis.Thresholds) []string {
-	fs := analysis.Evaluate(f, analysis.EvaluateChains(f.Rows, nil, th.Gap), th)
+func findingLines(f model.Frame, chains []analysis.ChainResult, th analysis.Thresholds) []string {
+	fs := analysis.Evaluate(f, chains, th)
 	var out []string
 	for i, fd := range fs {
 		if i == maxFindingLines {
@@ -51,7 +53,7 @@ func findingLines(f model.Frame, th analysis.Thresholds) []string {
 		if fd.Chain != "" {
 			where = "chain " + fd.Chain
 		}
-		out = append(out, fmt.Sprintf("%s %s %s: %s", strings.ToUpper(fd.Severity.String()), fd.Code, where, fd.Message))
+		out = append(out, Sanitize(fmt.Sprintf("%s %s %s: %s", strings.ToUpper(fd.Severity.String()), fd.Code, where, fd.Message)))
 	}
 	return out
 }

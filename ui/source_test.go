@@ -140,7 +140,7 @@ func TestFindingLinesNameTheRuleAndCap(t *testing.T) {
 		}
 	}
 	f := model.Frame{Window: time.Minute, Rows: []model.Signals{row("a"), row("b"), row("c"), row("d")}}
-	lines := findingLines(f, analysis.DefaultThresholds())
+	lines := findingLines(f, analysis.EvaluateChains(f.Rows, nil, analysis.DefaultGapTolerance()), analysis.DefaultThresholds())
 	if len(lines) != maxFindingLines {
 		t.Fatalf("lines = %d, want the cap %d: %q", len(lines), maxFindingLines, lines)
 	}
@@ -150,7 +150,7 @@ func TestFindingLinesNameTheRuleAndCap(t *testing.T) {
 	if !strings.Contains(lines[len(lines)-1], "more: retrytop analyze") {
 		t.Errorf("last line = %q, want the overflow note", lines[len(lines)-1])
 	}
-	if got := findingLines(model.Frame{Window: time.Minute}, analysis.DefaultThresholds()); len(got) != 0 {
+	if got := findingLines(model.Frame{Window: time.Minute}, nil, analysis.DefaultThresholds()); len(got) != 0 {
 		t.Errorf("no rows gave findings %q", got)
 	}
 }

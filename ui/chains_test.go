@@ -1,0 +1,63 @@
+package ui
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/model"
+)
+
+func chainFixture() analysis.ChainResult {
+	hop := func(t, d string, orig, att, max float64) analysis.HopResult {
+		return analysis.HopResult{Target: t, Dependency: d, Found: true,
+			OriginalsPerS: model.Some(orig), AttemptsPerS: model.Some(att), Amplification: model.Some(att / orig), MaxAttempts: model.Some(max)}
+	}
+	return analysis.ChainResult{
+		Name: "browser",
+		Hops: []analysis.HopResult{
+			hop("browser", "app", 50, 50, 3),
+			hop("app", "client", 98, 110, 3),
+			hop("client", "provider", 110, 290, 3),
+		},
+		EndToEndAmplification:  model.Some(5.8),
+		ProductAmplification:   model.Some(2.91),
+		WorstCaseAmplification: model.Some(27),
+		Gaps: []analysis.Gap{{Code: analysis.CodeHiddenRetries, From: analysis.Hop{Target: "browser", Dependency: "app"}, To: "app",
+			SentPerS: 50, ArrivedPerS: 98, GapPerS: 48, Factor: model.Some(1.96)}},
+	}
+}
+
+func renderChains(t *testing.T, cs Charset, chains []analysis.ChainResult, w, h int) string {
+	t.Helper()
+	c := &common{opts: Options{Charset: cs}.withDefaults(), g: glyphsFor(cs), st: newStyles(DefaultTheme(), lipgloss.NewRenderer(io.Discard), true)}
+	v := chainsView{c: c}
+	var b strings.Builder
+	for _, ln := range v.view(nil, chains, w, h) {
+		if ln.w > w {
+			t.Errorf("line wider than %d: %q", w, ln.s)
+		}
+		b.WriteString(ansi.Strip(ln.s))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func TestGoldenChains(t *testing.T) {
+	golden(t, "chains_block_120x20", renderChains(t, CharsetBlock, []analysis.ChainResult{chainFixture()}, 120, 20))
+	golden(t, "chains_ascii_80x20", renderChains(t, CharsetASCII, []analysis.ChainResult{chainFixture()}, 80, 20))
+	golden(t, "chains_none_80x5", renderChains(t, CharsetBlock, nil, 80, 5))
+}
+
+func TestChainsViewShowsWorstCaseAndGap(t *testing.T) {
+	out := renderChains(t, CharsetBlock, []analysis.ChainResult{chainFixture()}, 120, 20)
+	for _, want := range []string{"worst case 27.0x", "end-to-end 5.80x", "HIDDEN_RETRIES browser sent 50.0/s to app, 98.0/s arrived (x1.96)", "max attempts 3", "provider"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("chain view lacks %q:\n%s", want, out)
+		}
+	}
+}
