@@ -16,16 +16,20 @@ import (
 )
 
 type analyzeFlags struct {
+	sourceFlags
 	window   time.Duration
 	interval time.Duration
 	bin      time.Duration
 	format   string
 	quiet    bool
 	failOn   string
+	// inputFormat forces the format of recordings (analyze_file.go).
+	inputFormat string
 }
 
 func newAnalyzeCmd() *cobra.Command {
 	var f analyzeFlags
+	var pf promFlags
 	cmd := &cobra.Command{
 		Use:   "analyze TARGET...",
 		Short: "Scrape targets over a window and print their retry signals",
@@ -38,15 +42,29 @@ calls vs limit, pool wait and split latency, plus a timeline of bins.
 It also prints the amplification chains (where a dependency names another
 target), findings over the whole run and the incident phases per row.
 
+A FILE argument instead of targets (a dump from retrytop record or watch
+--record, or an imported file: see retrytop replay --help) is analysed
+over the whole recording: the window ends at its last scrape and the
+timeline covers all of it.
+
 TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 2 no target could be scraped, 3 a finding at or above --fail-on.`,
 		Example: `  retrytop analyze http://127.0.0.1:9102/metrics
   retrytop analyze app=http://10.0.0.5:8080/metrics client=http://10.0.0.6:9090/metrics --window 1m
   retrytop analyze app=http://127.0.0.1:9102/metrics --format json | jq '.dependencies[].amplification'
-  retrytop analyze app=http://127.0.0.1:9102/metrics --window 5m --fail-on warning   # gate a load test`,
-		Args: cobra.MinimumNArgs(1),
+  retrytop analyze app=http://127.0.0.1:9102/metrics --window 5m --fail-on warning   # gate a load test
+  retrytop analyze --chain browser=http://127.0.0.1:9100/metrics,app=http://127.0.0.1:9101/metrics,client=http://127.0.0.1:9102/metrics
+  retrytop analyze --config retrytop.yaml
+  retrytop analyze incident.rtd --format json`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			targets, err := parseTargets(args, f.interval)
+			if pf.url != "" {
+				return analyzePrometheus(cmd, &pf, &f, args)
+			}
+			if recordingArgs(args) {
+				return analyzeRecordings(cmd, &f, args)
+			}
+			src, err := f.resolve(args, f.interval)
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
@@ -55,11 +73,11 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			scraper := collect.NewScraper(targets, model.NewStore(model.StoreConfig{}), collect.Options{})
+			scraper := src.scraper(model.NewStore(model.StoreConfig{}), collect.Options{})
 			showProgress := !f.quiet && isTerminal(os.Stderr)
 			progress := func(round int, _ []model.TargetStatus) {
 				if showProgress {
-					fmt.Fprintf(cmd.ErrOrStderr(), "\rscraping %d target(s): round %d", len(targets), round)
+					fmt.Fprintf(cmd.ErrOrStderr(), "\rscraping %d target(s): round %d", len(src.targets), round)
 				}
 			}
 			statuses := scraper.ScrapeWindow(ctx, f.window, f.interval, progress)
@@ -72,18 +90,21 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 				}
 				return withCode(exitNoData, errors.New("no target could be scraped"))
 			}
-			rep := analysis.BuildReport(scraper.Store(), statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin})
+			rep := analysis.BuildReport(scraper.Store(), statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: src.chains})
 			if err := ui.WriteReport(cmd.OutOrStdout(), rep, f.format); err != nil {
 				return err
 			}
 			return failOn(rep.Findings, f.failOn)
 		},
 	}
+	f.sourceFlags.register(cmd)
+	pf.register(cmd)
 	cmd.Flags().DurationVarP(&f.window, "window", "w", 30*time.Second, "rate window: how long to scrape before printing")
 	cmd.Flags().DurationVar(&f.interval, "interval", collect.DefaultInterval, "scrape interval")
 	cmd.Flags().DurationVar(&f.bin, "bin", analysis.DefaultBin, "width of one timeline bin")
 	cmd.Flags().StringVarP(&f.format, "format", "o", "text", "output format: text, json or markdown")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
+	cmd.Flags().StringVar(&f.inputFormat, "input-format", "", "format of FILE arguments (recordings): dump, openmetrics, prometheus, victoriametrics, concat (default: detected)")
 	cmd.Flags().StringVar(&f.failOn, "fail-on", "", "exit 3 when a finding of this severity or worse is present: info, warning or critical")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "critical"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(ui.ReportFormats, cobra.ShellCompDirectiveNoFileComp))
@@ -101,20 +122,6 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 		return withCode(exitUsage, fmt.Errorf("unknown --format %q (want text, json or markdown)", f.format))
 	}
 	return cmd
-}
-
-// parseTargets turns "URL" and "name=URL" arguments into scrape targets.
-func parseTargets(args []string, interval time.Duration) ([]collect.Target, error) {
-	out := make([]collect.Target, 0, len(args))
-	for _, a := range args {
-		t, err := collect.ParseTarget(a)
-		if err != nil {
-			return nil, err
-		}
-		t.Interval = interval
-		out = append(out, t)
-	}
-	return out, nil
 }
 
 // isTerminal reports whether f is a character device (a terminal), where a

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/sim"
 )
@@ -169,7 +170,14 @@ func runDemoDashboard(ctx context.Context, f *demoFlags, sc sim.Scenario, opts s
 		targets = append(targets, tgt)
 	}
 	uiOpts.Badges = append(uiOpts.Badges, "DEMO "+sc.Name)
-	scraper := collect.NewScraper(targets, model.NewStore(f.storeConfig()), collect.Options{})
+	var copts collect.Options
+	closeRec, err := f.startRecording(&uiOpts, &copts)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	defer closeRec()
+	src := &sources{targets: targets, translate: dialect.Auto()}
+	scraper := src.scraper(model.NewStore(f.storeConfig()), copts)
 	// The stack stays up after its schedule ends, so the recovery can be
 	// read at leisure; it closes when the dashboard does.
 	return runDashboard(ctx, scraper, uiOpts)

@@ -29,13 +29,15 @@ into successes and fast failures.`,
 	}
 	// retrytop TARGET... with no verb is watch.
 	var f dashboardFlags
+	var src sourceFlags
 	f.register(root)
+	src.register(root)
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return cmd.Help()
 		}
-		return runWatch(cmd.Context(), &f, args)
+		return runWatch(cmd.Context(), &f, &src, args)
 	}
-	root.AddCommand(newVersionCmd(), newAnalyzeCmd(), newWatchCmd(), newDemoCmd())
+	root.AddCommand(newVersionCmd(), newAnalyzeCmd(), newWatchCmd(), newDemoCmd(), newRecordCmd(), newReplayCmd(), newExportCmd())
 	return root
 }

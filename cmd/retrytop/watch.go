@@ -23,6 +23,9 @@ type dashboardFlags struct {
 	charset  string
 	noColor  bool
 	history  time.Duration
+	// record is --record's dump file (record.go: startRecording).
+	record      string
+	recordForce bool
 }
 
 func (f *dashboardFlags) register(cmd *cobra.Command) {
@@ -31,6 +34,8 @@ func (f *dashboardFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.charset, "charset", "", "chart glyphs: braille, block or ascii (default block; ascii when the locale is not UTF-8 or TERM=linux)")
 	cmd.Flags().BoolVar(&f.noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
 	cmd.Flags().DurationVar(&f.history, "history", 15*time.Minute, "history kept per series")
+	cmd.Flags().StringVar(&f.record, "record", "", "also record every scrape to this dump file (replay it with retrytop replay)")
+	cmd.Flags().BoolVar(&f.recordForce, "record-force", false, "overwrite the --record file if it exists")
 	_ = cmd.RegisterFlagCompletionFunc("charset", cobra.FixedCompletions([]string{"braille", "block", "ascii"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
@@ -61,6 +66,8 @@ func (f *dashboardFlags) storeConfig() model.StoreConfig {
 
 func newWatchCmd() *cobra.Command {
 	var f dashboardFlags
+	var src sourceFlags
+	var pf promFlags
 	cmd := &cobra.Command{
 		Use:   "watch TARGET...",
 		Short: "Open the live dashboard on Prometheus endpoints",
@@ -75,27 +82,38 @@ TARGET is URL or name=URL. Press ? in the dashboard for the keys.`,
 		Example: `  retrytop watch app=http://127.0.0.1:9102/metrics client=http://127.0.0.1:9103/metrics
   retrytop http://10.0.0.5:8080/metrics --window 1m      # watch is the default verb
   NO_COLOR=1 retrytop watch --charset ascii http://127.0.0.1:9102/metrics`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runWatch(cmd.Context(), &f, args)
+			if pf.url != "" {
+				return watchPrometheus(cmd.Context(), &pf, &f, args)
+			}
+			return runWatch(cmd.Context(), &f, &src, args)
 		},
 	}
 	f.register(cmd)
+	src.register(cmd)
+	pf.register(cmd)
 	return cmd
 }
 
-func runWatch(ctx context.Context, f *dashboardFlags, args []string) error {
+func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []string) error {
 	opts, err := f.options()
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	targets, err := parseTargets(args, f.interval)
+	sources, err := src.resolve(args, f.interval)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	scraper := collect.NewScraper(targets, model.NewStore(f.storeConfig()), collect.Options{})
+	var copts collect.Options
+	closeRec, err := f.startRecording(&opts, &copts)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	defer closeRec()
+	scraper := sources.scraper(model.NewStore(f.storeConfig()), copts)
 	return runDashboard(ctx, scraper, opts)
 }
 

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/collect/dialect"
+	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/ui"
+)
+
+// recordingArgs reports whether every argument names an existing file (a
+// recording) rather than a target URL.
+func recordingArgs(args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	for _, a := range args {
+		if strings.Contains(a, "://") {
+			return false
+		}
+		if fi, err := os.Stat(a); err != nil || fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// analyzeRecordings is analyze over recordings: every file is loaded whole
+// into one store, and the report is the one a live run ending at the last
+// scrape would print, with the timeline over the whole recording.
+func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error {
+	var recs []dump.Recording
+	defer func() {
+		for _, r := range recs {
+			r.Close()
+		}
+	}()
+	// As live: dialects translate each target into the metric contract.
+	tr := dialect.Auto()
+	hist := 2
+	for _, a := range args {
+		rec, err := openRecording(cmd.ErrOrStderr(), a, f.inputFormat, tr.Filter)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, rec)
+		per := map[string]int{}
+		for i := 0; i < rec.Len(); i++ {
+			per[rec.Target(i)]++
+		}
+		for _, n := range per {
+			hist = max(hist, n+1)
+		}
+	}
+	st := model.NewStore(model.StoreConfig{History: hist})
+	var statuses []model.TargetStatus
+	for _, rec := range recs {
+		statuses = append(statuses, dump.LoadStore(rec, st, func(s *model.Snapshot) (*model.Snapshot, error) {
+			out, _, err := tr.Translate("", s)
+			return out, err
+		})...)
+	}
+	if !anySuccess(statuses) {
+		return withCode(exitNoData, errors.New("no scrape in the recording could be read"))
+	}
+	rep := analysis.BuildReport(st, statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin})
+	if err := ui.WriteReport(cmd.OutOrStdout(), rep, f.format); err != nil {
+		return err
+	}
+	return failOn(rep.Findings, f.failOn)
+}
+
+func anySuccess(statuses []model.TargetStatus) bool {
+	for _, s := range statuses {
+		if !s.LastSuccess.IsZero() {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/collect/dialect"
+	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/sim"
+)
+
+// runScenarioReport runs one scenario with short phases on loopback,
+// scrapes every target through it the way watch and analyze do, and
+// returns the report over the whole run.
+func runScenarioReport(ctx context.Context, name string, opts sim.Options, th *analysis.Thresholds) (analysis.Report, error) {
+	sc, ok := sim.ScenarioByName(name)
+	if !ok {
+		return analysis.Report{}, fmt.Errorf("no scenario %q", name)
+	}
+	stack, err := sim.Start(ctx, sc, opts)
+	if err != nil {
+		return analysis.Report{}, err
+	}
+	defer stack.Close()
+	var targets []collect.Target
+	for _, t := range stack.Targets() {
+		tgt, err := collect.ParseTarget(t.Name + "=" + t.URL)
+		if err != nil {
+			return analysis.Report{}, err
+		}
+		targets = append(targets, tgt)
+	}
+	src := &sources{targets: targets, translate: dialect.Auto()}
+	scraper := src.scraper(model.NewStore(model.StoreConfig{}), collect.Options{})
+	scraper.ScrapeOnce(ctx)
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case <-stack.Done():
+			done = true
+		case <-tick.C:
+			scraper.ScrapeOnce(ctx)
+		case <-ctx.Done():
+			return analysis.Report{}, fmt.Errorf("%s did not finish in time", name)
+		}
+	}
+	statuses := scraper.ScrapeOnce(ctx)
+	return analysis.BuildReport(scraper.Store(), statuses, analysis.ReportOptions{Window: 5 * time.Second, Bin: 2 * time.Second, Thresholds: th}), nil
+}
+
+func codes(fs []analysis.Finding, min analysis.Severity) map[string]analysis.Finding {
+	out := map[string]analysis.Finding{}
+	for _, f := range fs {
+		if f.Severity >= min {
+			if _, dup := out[f.Code]; !dup {
+				out[f.Code] = f
+			}
+		}
+	}
+	return out
+}
+
+// TestFindingsOnTheSimScenarios checks the findings each scenario must
+// (and must not) produce, on real services on loopback.
+func TestFindingsOnTheSimScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loopback integration test skipped in -short mode")
+	}
+	phases := sim.Options{Healthy: 2 * time.Second, Slow: 5 * time.Second, Recovered: 3 * time.Second, Seed: 3}
+	hidden := phases
+	hidden.HiddenHop = true
+	type run struct {
+		name, scenario string
+		opts           sim.Options
+		check          func(t *testing.T, rep analysis.Report)
+	}
+	runs := []run{
+		{"baseline", "baseline", phases, func(t *testing.T, rep analysis.Report) {
+			if _, ok := codes(rep.Findings, analysis.SeverityWarning)[analysis.CodeRetryAmplification]; !ok {
+				t.Errorf("baseline: no RETRY_AMPLIFICATION during the slowdown; findings: %s", listCodes(rep.Findings))
+			}
+		}},
+		{"bounded", "bounded", phases, func(t *testing.T, rep analysis.Report) {
+			all := codes(rep.Findings, analysis.SeverityInfo)
+			if _, ok := all[analysis.CodeAdmissionShedding]; !ok {
+				t.Errorf("bounded: no ADMISSION_SHEDDING; findings: %s", listCodes(rep.Findings))
+			}
+			if f, ok := all[analysis.CodeRetryAmplification]; ok {
+				t.Errorf("bounded: RETRY_AMPLIFICATION fired: %s", f.Message)
+			}
+		}},
+		{"chain", "chain", phases, func(t *testing.T, rep analysis.Report) {
+			if _, ok := codes(rep.Findings, analysis.SeverityWarning)[analysis.CodeMultipleRetryLayers]; !ok {
+				t.Errorf("chain: no MULTIPLE_RETRY_LAYERS; findings: %s", listCodes(rep.Findings))
+			}
+			worst := false
+			for _, c := range rep.Chains {
+				if c.WorstCaseAmplification.OK && c.WorstCaseAmplification.V == 27 {
+					worst = true
+				}
+			}
+			if !worst {
+				t.Errorf("chain: no chain with a worst case of 27: %+v", rep.Chains)
+			}
+		}},
+		{"ignore-cancel", "ignore-cancel", phases, func(t *testing.T, rep analysis.Report) {
+			if _, ok := codes(rep.Findings, analysis.SeverityInfo)[analysis.CodeWorkAfterCancel]; !ok {
+				t.Errorf("ignore-cancel: no WORK_AFTER_CANCEL; findings: %s", listCodes(rep.Findings))
+			}
+		}},
+		{"hidden hop", "baseline", hidden, func(t *testing.T, rep analysis.Report) {
+			f, ok := codes(rep.Findings, analysis.SeverityInfo)[analysis.CodeHiddenRetries]
+			if !ok {
+				t.Errorf("hidden hop: no HIDDEN_RETRIES; findings: %s", listCodes(rep.Findings))
+				return
+			}
+			if v, ok := f.Evidence.Get("factor"); ok && v <= 1.05 {
+				t.Errorf("hidden hop: factor %v, want more arriving than sent", v)
+			}
+		}},
+	}
+	// One at a time: several stacks at once on a 2-core machine starve each
+	// other (and the race detector slows each one further), which makes
+	// every scenario look overloaded.
+	// The gap rules compare hops over GapWindow (30 s by default) so that
+	// one scrape interval at a bin's edge is small; these runs are 10 s
+	// long and scraped every 500 ms, so 4 s is as careful.
+	th := analysis.DefaultThresholds()
+	th.GapWindow = 4 * time.Second
+	short := &th
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, r := range runs {
+		rep, err := runScenarioReport(ctx, r.scenario, r.opts, short)
+		if err != nil {
+			t.Errorf("%s: %v", r.name, err)
+			continue
+		}
+		r.check(t, rep)
+	}
+
+	// The control: protection must not reject normal traffic.
+	rep, err := runScenarioReport(ctx, "healthy", phases, short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad := codes(rep.Findings, analysis.SeverityWarning); len(bad) > 0 {
+		t.Errorf("healthy: warning or critical findings: %s", listCodes(rep.Findings))
+	}
+}
+
+func listCodes(fs []analysis.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "\n  %s %s %s/%s: %s", f.Severity, f.Code, f.Target, f.Dependency, f.Message)
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
+}

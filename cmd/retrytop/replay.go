@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/retrytop/retrytop/collect/dialect"
+	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/collect/replay"
+	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/ui"
+)
+
+type replayFlags struct {
+	dashboardFlags
+	speed  float64
+	from   string
+	format string
+	paused bool
+}
+
+func newReplayCmd() *cobra.Command {
+	var f replayFlags
+	cmd := &cobra.Command{
+		Use:   "replay FILE",
+		Short: "Replay a recording in the dashboard, like a video",
+		Long: `replay opens a recording in the dashboard in REPLAY mode: the same views as
+live, at the playhead, with a timeline bar under the header that shows the
+position, the length and the bins where amplification or provider errors
+spiked.
+
+Keys: space play/pause, left/right step one scrape, shift+left/right jump
+one minute, + and - change the speed (0.25x to 64x), g and G go to the
+start and the end; ? shows the dashboard's other keys.
+
+FILE is a retrytop dump, or (detected, or forced with --format) OpenMetrics
+text with timestamps, a Prometheus query_range JSON result, a
+VictoriaMetrics /api/v1/export file, or exposition snapshots with a
+timestamp line before each (docs/dump-format.md).`,
+		Example: `  retrytop replay incident.rtd
+  retrytop replay incident.rtd --speed 8 --from 5m
+  retrytop replay query_range.json --from 2025-03-04T03:10:00Z`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReplay(cmd.Context(), cmd.ErrOrStderr(), &f, args[0])
+		},
+	}
+	f.dashboardFlags.register(cmd)
+	cmd.Flags().Float64Var(&f.speed, "speed", 1, "playback speed, 0.25 to 64")
+	cmd.Flags().StringVar(&f.from, "from", "", "start at this time: an offset from the start (5m), RFC 3339, or Unix seconds")
+	cmd.Flags().StringVar(&f.format, "format", "", "input format: "+strings.Join(dump.Formats, ", ")+" (default: detected)")
+	cmd.Flags().BoolVar(&f.paused, "paused", false, "open paused")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(dump.Formats, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// parseFrom reads --from against the recording's start.
+func parseFrom(s string, start time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return start.Add(d), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return time.Unix(0, int64(f*1e9)), nil
+	}
+	return time.Time{}, fmt.Errorf("--from %q: want an offset (5m), RFC 3339 or Unix seconds", s)
+}
+
+// openRecording opens FILE and reports what was skipped. filter (nil: all)
+// selects the families parsed.
+func openRecording(errw io.Writer, path, format string, filter func(string) bool) (dump.Recording, error) {
+	if format != "" && !contains(dump.Formats, format) {
+		return nil, withCode(exitUsage, fmt.Errorf("unknown --format %q (want one of %s)", format, strings.Join(dump.Formats, ", ")))
+	}
+	rec, err := dump.OpenRecording(path, dump.OpenOptions{Format: format, Filter: filter})
+	if err != nil {
+		return nil, withCode(exitNoData, err)
+	}
+	for _, p := range rec.Problems() {
+		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(p.Error()))
+	}
+	if rec.Len() == 0 {
+		rec.Close()
+		return nil, withCode(exitNoData, fmt.Errorf("%s: no readable scrape", path))
+	}
+	return rec, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string) error {
+	opts, err := f.options()
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if f.speed < replay.MinSpeed || f.speed > replay.MaxSpeed {
+		return withCode(exitUsage, fmt.Errorf("--speed %v: want %v to %v", f.speed, replay.MinSpeed, replay.MaxSpeed))
+	}
+	if f.record != "" {
+		return withCode(exitUsage, errors.New("--record does not apply to replay"))
+	}
+	// As live: only the families a dialect reads are parsed, and each
+	// target's exposition is translated into the metric contract.
+	rec, err := openRecording(errw, path, f.format, dialect.Auto().Filter)
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
+	from, err := parseFrom(f.from, rec.Time(0))
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	probe := replay.New(rec, replay.Options{})
+	interval := probe.Interval()
+	player := replay.New(rec, replay.Options{
+		Speed:         f.speed,
+		From:          from,
+		Play:          !f.paused,
+		Store:         model.StoreConfig{History: max(int(f.history/interval), 2)},
+		Lookback:      max(5*time.Minute, f.window+opts.Bin+interval),
+		QuickLookback: f.window,
+		NewTransform: func() replay.Transform {
+			tr := dialect.Auto()
+			return func(s *model.Snapshot) (*model.Snapshot, error) {
+				out, _, err := tr.Translate("", s)
+				return out, err
+			}
+		},
+	})
+	player.Tick()
+	opts.Mode = ui.ModeReplay
+	opts.Player = player
+	// A step or a jump shows at once (live frames wait up to 1 s to fold
+	// the targets' scrapes into one).
+	opts.MinFrameGap = 100 * time.Millisecond
+	opts.Now = func() time.Time {
+		pos, _, _ := player.Position()
+		return pos
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{}, 2)
+	go func() { _ = player.Run(ctx); done <- struct{}{} }()
+	go func() { _ = player.ComputeSpikes(ctx); done <- struct{}{} }()
+	err = ui.Run(ctx, player, opts)
+	cancel()
+	<-done
+	<-done
+	// Said before the dashboard took the screen; said again now.
+	for _, p := range rec.Problems() {
+		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(p.Error()))
+	}
+	if perr := player.Err(); perr != nil {
+		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(perr.Error()))
+	}
+	return err
+}

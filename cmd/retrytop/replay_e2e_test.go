@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/sim"
+)
+
+var barPos = regexp.MustCompile(`(\d+):(\d\d) / (\d+):(\d\d)`)
+
+// replayPosition reads the playhead and the length, in seconds, from the
+// timeline bar.
+func replayPosition(screen string) (pos, length int, ok bool) {
+	m := barPos.FindStringSubmatch(screen)
+	if m == nil {
+		return 0, 0, false
+	}
+	a, _ := strconv.Atoi(m[1])
+	b, _ := strconv.Atoi(m[2])
+	c, _ := strconv.Atoi(m[3])
+	d, _ := strconv.Atoi(m[4])
+	return a*60 + b, c*60 + d, true
+}
+
+// TestTmuxReplayDemo records a few seconds of the demo with retrytop
+// record, then replays it in tmux: step, jump, change speed, quit.
+func TestTmuxReplayDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("tmux end-to-end test runs on linux only")
+	}
+	requirePeer(t, "tmux")
+	bin := buildRetrytop(t)
+
+	// Record the demo stack for 8 s.
+	sc, _ := sim.ScenarioByName("baseline")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stack, err := sim.Start(ctx, sc, sim.Options{Duration: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stack.Close()
+	path := filepath.Join(t.TempDir(), "demo.rtd")
+	args := []string{"record", "-o", path, "--duration", "8s", "-q"}
+	for _, tg := range stack.Targets() {
+		args = append(args, tg.Name+"="+tg.URL)
+	}
+	if out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("retrytop record: %v\n%s", err, out)
+	}
+
+	status := filepath.Join(t.TempDir(), "status")
+	s := newTmux(t, 140, 40, bin+" replay --paused "+path+"; echo EXIT=$? > "+status)
+	scr := s.waitFor("the replay dashboard with rows", 30*time.Second, func(scr string) bool {
+		_, _, ok := replayPosition(scr)
+		return ok && strings.Contains(scr, "REPLAY") && rowHasNumbers(scr, "client") && strings.Contains(scr, "1x")
+	})
+	pos0, length, _ := replayPosition(scr)
+	if length < 5 || length > 9 {
+		t.Fatalf("recording of %ds, want about 7s:\n%s", length, scr)
+	}
+	position := func(what string, want func(pos int) bool) {
+		t.Helper()
+		s.waitFor(what, 10*time.Second, func(scr string) bool {
+			p, _, ok := replayPosition(scr)
+			return ok && want(p)
+		})
+	}
+	s.keys("Right")
+	position("a step forward", func(p int) bool { return p == pos0+1 })
+	s.keys("Left")
+	position("a step back", func(p int) bool { return p == pos0 })
+	s.keys("S-Right")
+	position("a jump to the end (1m is past it)", func(p int) bool { return p == length })
+	s.keys("S-Left")
+	position("a jump back to the start", func(p int) bool { return p == 0 })
+	s.keys("+")
+	s.waitFor("2x", 10*time.Second, func(scr string) bool { return strings.Contains(scr, " 2x ") })
+	// '-' is sent literally (a lone "-" argument is no key to tmux), one
+	// at a time (keys typed together reach the program as one string).
+	s.run("send-keys", "-t", "e2e", "-l", "--", "-")
+	s.waitFor("1x", 10*time.Second, func(scr string) bool { return strings.Contains(scr, " 1x ") })
+	s.run("send-keys", "-t", "e2e", "-l", "--", "-")
+	s.waitFor("0.5x", 10*time.Second, func(scr string) bool { return strings.Contains(scr, " 0.5x ") })
+	s.keys("G")
+	position("the end", func(p int) bool { return p == length })
+	s.keys("g")
+	position("the start", func(p int) bool { return p == 0 })
+	s.keys("q")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(status)
+		if err == nil {
+			if got := strings.TrimSpace(string(b)); got != "EXIT=0" {
+				t.Fatalf("retrytop replay exited with %s", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("retrytop replay did not exit after q; screen:\n%s", s.screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
