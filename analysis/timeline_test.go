@@ -134,3 +134,22 @@ func TestTimelineMatchesWindow(t *testing.T) {
 		Buckets: bk(0.1, 25, 0.5, 40, 1, 40, inf, 40), Count: 40, Sum: 7.5,
 	})
 }
+
+// A sliver at the end of the range joins the previous bin instead of
+// becoming a bin whose rate divides one scrape's increase by milliseconds.
+func TestTimelineMergesEndSliver(t *testing.T) {
+	times := every(1_000_000, 1000, 22)
+	st := load(t, nil, "svc", times, ts{model.MetricOriginals, []string{model.LabelDependency, "db"}, "0+10x21"})
+	bins := Timeline(st, model.Key{Target: "svc", Dependency: "db"}, 10*time.Second, times[0], times[0]+20_013)
+	if len(bins) != 2 {
+		t.Fatalf("bins = %d, want 2 (the 13 ms sliver merged)", len(bins))
+	}
+	if last := bins[1]; last.EndMs != times[0]+20_013 {
+		t.Errorf("last bin ends at %d, want the range end", last.EndMs)
+	}
+	for i, b := range bins {
+		if v := b.OriginalsPerS.Or(0); v > 10.1 || v < 9.9 {
+			t.Errorf("bin %d originals/s = %v, want about 10", i, v)
+		}
+	}
+}
