@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/retrytop/retrytop/internal/testpeer"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -182,7 +184,7 @@ func TestRecordCommand(t *testing.T) {
 // TestExportPromtool exports a dump as OpenMetrics, has promtool build
 // TSDB blocks from it, and reads a value back with promtool tsdb dump.
 func TestExportPromtool(t *testing.T) {
-	promtool := requirePeer(t, "promtool")
+	promtool := testpeer.Require(t, "promtool", "prometheus")
 	path := writeTestDump(t, 90, "app", "client")
 	om := filepath.Join(t.TempDir(), "out.om")
 	if _, stderr, err := execute(t, "export", path, "--format", "openmetrics", "-o", om); err != nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/retrytop/retrytop/internal/testpeer"
+
 	"context"
 	"os"
 	"os/exec"
@@ -40,7 +42,7 @@ func TestTmuxReplayDemo(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("tmux end-to-end test runs on linux only")
 	}
-	requirePeer(t, "tmux")
+	testpeer.Require(t, "tmux", "tmux")
 	bin := buildRetrytop(t)
 
 	// Record the demo stack for 8 s.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/retrytop/retrytop/internal/testpeer"
+
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,20 +12,6 @@ import (
 	"testing"
 	"time"
 )
-
-// requirePeer skips when a real peer binary is missing, unless CI demands
-// peers (RETRYTOP_REQUIRE_PEERS=1), where a missing peer is a failure.
-func requirePeer(t *testing.T, name string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("RETRYTOP_REQUIRE_PEERS") == "1" {
-			t.Fatalf("%s is required (RETRYTOP_REQUIRE_PEERS=1) but not on PATH", name)
-		}
-		t.Skipf("%s not installed; skipping (install it or set RETRYTOP_REQUIRE_PEERS=1 to make this fail)", name)
-	}
-	return path
-}
 
 // buildRetrytop compiles the command once per test into a temp dir.
 func buildRetrytop(t *testing.T) string {
@@ -48,7 +36,7 @@ type tmuxSession struct {
 }
 
 func newTmux(t *testing.T, width, height int, command string) *tmuxSession {
-	tmux := requirePeer(t, "tmux")
+	tmux := testpeer.Require(t, "tmux", "tmux")
 	s := &tmuxSession{t: t, tmux: tmux, socket: filepath.Join(t.TempDir(), "tmux.sock")}
 	s.run("-f", "/dev/null", "new-session", "-d", "-x", itoa(width), "-y", itoa(height), "-s", "e2e",
 		"env", "TERM=xterm-256color", "LANG=C.UTF-8", "sh", "-c", command)

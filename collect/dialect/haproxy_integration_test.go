@@ -1,6 +1,8 @@
 package dialect_test
 
 import (
+	"github.com/retrytop/retrytop/internal/testpeer"
+
 	"context"
 	"fmt"
 	"io"
@@ -66,9 +68,9 @@ type haScenario struct {
 }
 
 func TestHAProxyIntegration(t *testing.T) {
-	bin := requirePeer(t, "haproxy")
+	bin := testpeer.Require(t, "haproxy", "haproxy")
 	if out, err := exec.Command(bin, "-vv").CombinedOutput(); err != nil || !strings.Contains(string(out), "prometheus-exporter") {
-		if os.Getenv("RETRYTOP_REQUIRE_PEERS") == "1" {
+		if testpeer.Required() {
 			t.Fatalf("haproxy at %s lacks the built-in Prometheus exporter (-vv: %v)", bin, err)
 		}
 		t.Skipf("haproxy at %s lacks the built-in Prometheus exporter; skipping", bin)

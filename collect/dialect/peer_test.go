@@ -1,32 +1,17 @@
 package dialect_test
 
 import (
+
 	"context"
 	"fmt"
 	"math"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/retrytop/retrytop/model"
 )
-
-// requirePeer skips when a real peer binary is missing, unless CI demands
-// peers (RETRYTOP_REQUIRE_PEERS=1), where a missing peer is a failure.
-func requirePeer(t *testing.T, name string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("RETRYTOP_REQUIRE_PEERS") == "1" {
-			t.Fatalf("%s is required (RETRYTOP_REQUIRE_PEERS=1) but not on PATH", name)
-		}
-		t.Skipf("%s not installed; skipping (install it or set RETRYTOP_REQUIRE_PEERS=1 to make this fail)", name)
-	}
-	return path
-}
 
 // freePort returns a loopback port that was free a moment ago.
 func freePort(t *testing.T) int {

@@ -1,6 +1,8 @@
 package promapi
 
 import (
+	"github.com/retrytop/retrytop/internal/testpeer"
+
 	"context"
 	"fmt"
 	"math"
@@ -21,20 +23,6 @@ import (
 	"github.com/retrytop/retrytop/sim"
 )
 
-// requirePeer finds an external program, as cmd/retrytop's tests do:
-// missing means skipped, unless RETRYTOP_REQUIRE_PEERS=1 makes it a failure.
-func requirePeer(t *testing.T, name string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("RETRYTOP_REQUIRE_PEERS") == "1" {
-			t.Fatalf("%s is required (RETRYTOP_REQUIRE_PEERS=1) but not on PATH", name)
-		}
-		t.Skipf("%s not installed; skipping (install Debian's prometheus package or set RETRYTOP_REQUIRE_PEERS=1 to make this fail)", name)
-	}
-	return path
-}
-
 func freePort(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -53,7 +41,7 @@ func TestAgainstPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Prometheus integration test skipped in -short mode")
 	}
-	bin := requirePeer(t, "prometheus")
+	bin := testpeer.Require(t, "prometheus", "prometheus")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
