@@ -44,9 +44,17 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 func findingLines(f model.Frame, chains []analysis.ChainResult, th analysis.Thresholds) []string {
 	fs := analysis.Evaluate(f, chains, th)
 	var out []string
+	// A target over the store's series cap loses data silently unless the
+	// screen says so.
+	for _, t := range f.Targets {
+		if t.DroppedSeries > 0 {
+			out = append(out, Sanitize(fmt.Sprintf("WARNING SERIES_CAP %s: %d series dropped by the per-target series cap (%d kept); its signals may be incomplete",
+				t.Name, t.DroppedSeries, t.Series)))
+		}
+	}
 	for i, fd := range fs {
-		if i == maxFindingLines {
-			out[len(out)-1] += fmt.Sprintf("  (+%d more: retrytop analyze lists them all)", len(fs)-maxFindingLines)
+		if len(out) == maxFindingLines {
+			out[len(out)-1] += fmt.Sprintf("  (+%d more: retrytop analyze lists them all)", len(fs)-i)
 			break
 		}
 		where := fd.Target + "→" + fd.Dependency

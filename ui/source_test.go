@@ -154,3 +154,11 @@ func TestFindingLinesNameTheRuleAndCap(t *testing.T) {
 		t.Errorf("no rows gave findings %q", got)
 	}
 }
+
+func TestFindingLinesWarnOfDroppedSeries(t *testing.T) {
+	f := model.Frame{Targets: []model.TargetStatus{{Name: "envoy\x1b[2J", Up: true, Series: 20000, DroppedSeries: 812}}}
+	lines := findingLines(f, nil, analysis.DefaultThresholds())
+	if len(lines) != 1 || !strings.Contains(lines[0], "SERIES_CAP") || !strings.Contains(lines[0], "812 series dropped") || strings.Contains(lines[0], "\x1b") {
+		t.Errorf("lines = %q, want one sanitised SERIES_CAP warning", lines)
+	}
+}
