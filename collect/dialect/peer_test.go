@@ -1,7 +1,6 @@
 package dialect_test
 
 import (
-
 	"context"
 	"fmt"
 	"math"
