@@ -21,6 +21,9 @@ type Report struct {
 	// Chains are the declared amplification chains, or those inferred
 	// where a dependency names another target, over the window.
 	Chains []ChainResult `json:"chains"`
+	// Services are the service-side signals of every target exporting a
+	// service shape (model.ServiceFamilies) over the window, by target.
+	Services []model.ServiceSignals `json:"services"`
 	// Findings are what happened over the whole recording (EvaluateHistory)
 	// and what holds over the window at its end (Evaluate), each once.
 	Findings []Finding `json:"findings"`
@@ -74,6 +77,7 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		Targets:       targets,
 		Dependencies:  []DependencyReport{},
 		Chains:        []ChainResult{},
+		Services:      []model.ServiceSignals{},
 		Findings:      []Finding{},
 	}
 	th := DefaultThresholds()
@@ -108,7 +112,12 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		if sv := selectServer(st, t, st.Times(t), start); sv != nil {
 			servers[t] = sv
 		}
+		times := st.TimesSince(t, winStart)
+		if svc := selectService(st, t, times, winStart); svc != nil {
+			rep.Services = append(rep.Services, svc.eval(rangeWindow(times, winStart, end)))
+		}
 	}
+	sort.Slice(rep.Services, func(i, j int) bool { return rep.Services[i].Target < rep.Services[j].Target })
 	for _, t := range st.Targets() {
 		for _, r := range selectTarget(st, t, st.Times(t), nil, start).rows() {
 			r.server = servers[r.dep] // the dependency's own server-side metrics

@@ -51,6 +51,81 @@ var reportColumns = []reportColumn{
 	}},
 }
 
+// serviceColumn is one column of the services table.
+type serviceColumn struct {
+	head string
+	cell func(s *model.ServiceSignals) string
+}
+
+func svcRate(get func(s *model.ServiceSignals) model.Value) func(*model.ServiceSignals) string {
+	return func(s *model.ServiceSignals) string { return string(appendRate(nil, get(s))) }
+}
+
+func svcSeconds(get func(s *model.ServiceSignals) model.Value) func(*model.ServiceSignals) string {
+	return func(s *model.ServiceSignals) string { return string(appendSeconds(nil, get(s), "us")) }
+}
+
+var serviceColumns = []serviceColumn{
+	{"SERVICE", func(s *model.ServiceSignals) string { return Sanitize(s.Target) }},
+	{"SOURCE", func(s *model.ServiceSignals) string { return Sanitize(s.Source) }},
+	{"RECV/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.ReceivedPerS })},
+	{"IN-FLIGHT", func(s *model.ServiceSignals) string { return string(appendGauge(nil, s.InFlight)) }},
+	{"QUEUE", func(s *model.ServiceSignals) string { return string(appendGauge(nil, s.QueueDepth)) }},
+	{"QUEUE-OLDEST", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueOldestAge })},
+	{"QUEUE-WAIT-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueWaitP99 })},
+	{"SVC-p50", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP50 })},
+	{"SVC-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP99 })},
+	{"2xx/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses2xxPerS })},
+	{"429/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses429PerS })},
+	{"503/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses503PerS })},
+	{"5xx/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.ResponsesOther5xxPerS })},
+	{"AFTER-CANCEL/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.WorkAfterCancelPerS })},
+}
+
+// writeServices prints the services table: aligned text, or a markdown
+// table under head when md is set.
+func writeServices(w io.Writer, rep analysis.Report, head string, md bool) error {
+	if len(rep.Services) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\n%sServices\n\n", head)
+	if md {
+		heads := make([]string, len(serviceColumns))
+		rule := make([]string, len(serviceColumns))
+		for i, c := range serviceColumns {
+			heads[i], rule[i] = c.head, "---:"
+		}
+		rule[0], rule[1] = "---", "---"
+		fmt.Fprintf(w, "| %s |\n|%s|\n", strings.Join(heads, " | "), strings.Join(rule, "|"))
+		for i := range rep.Services {
+			cells := make([]string, len(serviceColumns))
+			for j, c := range serviceColumns {
+				cells[j] = mdEscape(c.cell(&rep.Services[i]))
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for i, c := range serviceColumns {
+		if i > 0 {
+			tw.Write([]byte("\t"))
+		}
+		tw.Write([]byte(c.head))
+	}
+	tw.Write([]byte("\t\n"))
+	for i := range rep.Services {
+		for j, c := range serviceColumns {
+			if j > 0 {
+				tw.Write([]byte("\t"))
+			}
+			tw.Write([]byte(c.cell(&rep.Services[i])))
+		}
+		tw.Write([]byte("\t\n"))
+	}
+	return tw.Flush()
+}
+
 // WriteReport prints an analyze report as text (aligned columns), markdown
 // (for a postmortem) or JSON (the schema of docs/analyze-json.md). Every
 // label value and error text is sanitised; absent signals print as "-".
@@ -122,6 +197,9 @@ func writeReportText(w io.Writer, rep analysis.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := writeServices(w, rep, "", false); err != nil {
+		return err
+	}
 	writeStory(w, rep, "", "")
 	return nil
 }
@@ -137,6 +215,9 @@ func writeStory(w io.Writer, rep analysis.Report, head, item string) {
 		fmt.Fprintf(w, "\n%sChains\n\n", head)
 		for _, c := range rep.Chains {
 			fmt.Fprintf(w, "%s%s\n", item, esc(chainLine(c)))
+			if line, ok := cancelLine(rep, c); ok {
+				fmt.Fprintf(w, "%s  %s\n", item, esc(line))
+			}
 			for _, g := range c.Gaps {
 				fmt.Fprintf(w, "%s  %s: %s -> %s sent %s/s, %s/s arrived (%+.1f/s)\n", item, g.Code,
 					esc(g.From.Target), esc(g.To), appendNum(nil, g.SentPerS), appendNum(nil, g.ArrivedPerS), g.GapPerS)
@@ -171,6 +252,39 @@ func writeStory(w io.Writer, rep analysis.Report, head, item string) {
 			fmt.Fprintln(w, line)
 		}
 	}
+}
+
+// cancelLine tells, for a chain whose last hop's dependency is a service
+// reporting work after cancel, how many attempts/s the caller gave up on
+// (its timeouts) next to how many the provider still finished.
+func cancelLine(rep analysis.Report, c analysis.ChainResult) (string, bool) {
+	if len(c.Hops) == 0 {
+		return "", false
+	}
+	last := c.Hops[len(c.Hops)-1]
+	var svc *model.ServiceSignals
+	for i := range rep.Services {
+		if rep.Services[i].Target == last.Dependency {
+			svc = &rep.Services[i]
+		}
+	}
+	if svc == nil || !svc.WorkAfterCancelPerS.OK {
+		return "", false
+	}
+	gaveUp := model.Absent
+	for i := range rep.Dependencies {
+		if d := &rep.Dependencies[i]; d.Target == last.Target && d.Dependency == last.Dependency {
+			gaveUp = d.TimeoutsPerS
+		}
+	}
+	perS := func(v model.Value) string {
+		if !v.OK {
+			return absentText
+		}
+		return string(appendNum(nil, v.V)) + "/s"
+	}
+	return fmt.Sprintf("%s -> %s: caller gave up on %s, provider still finished %s", last.Target, last.Dependency,
+		perS(gaveUp), perS(svc.WorkAfterCancelPerS)), true
 }
 
 // chainLine renders a chain as hops with their amplification.
@@ -222,6 +336,7 @@ func writeReportMarkdown(w io.Writer, rep analysis.Report) error {
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
+	writeServices(w, rep, "### ", true)
 	writeStory(w, rep, "### ", "- ")
 	_, err := fmt.Fprintln(w)
 	return err

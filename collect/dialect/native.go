@@ -20,7 +20,13 @@ var contractFamilies = []string{
 type native struct{}
 
 func (native) Name() string       { return NameNative }
-func (native) Families() []string { return contractFamilies }
+func (native) Families() []string { return nativeFamilies }
+
+// nativeFamilies are the contract families plus the service-side families
+// (model.ServiceFamilies) that analysis.Services reads. The service
+// families are kept (Families, hence Translator.Filter) but do not make a
+// target native (Detect): a target exporting only them is stored as is.
+var nativeFamilies = append(append([]string{}, contractFamilies...), model.ServiceFamilies...)
 
 // Detect: any family of the contract (or the server-side families) is
 // present.

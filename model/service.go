@@ -1,0 +1,89 @@
+package model
+
+// Service-side families: what a scrape target says about the requests it
+// serves (the provider's half of the story), read by analysis.Services and
+// analysis.ServiceSignalsFor. Three shapes are understood, in order of
+// preference for each signal: the sim provider's own families, the common
+// client_golang promhttp shapes, and OpenTelemetry HTTP server metrics as
+// the Prometheus exporter names them. Histogram families are named without
+// the _bucket/_count/_sum suffix. MetricServerReceived, MetricServerServiceTime
+// and MetricServerWorkAfterCancel (signals.go) are the sim families already
+// joined onto caller rows.
+const (
+	// The sim provider (sim/provider.go).
+	MetricServiceInFlight       = "sim_provider_in_flight"
+	MetricServiceQueueDepth     = "sim_provider_queue_depth"
+	MetricServiceQueueOldestAge = "sim_provider_queue_oldest_age_seconds"
+	MetricServiceQueueWait      = "sim_provider_queue_wait_seconds"
+	MetricServiceCompleted      = "sim_provider_completed_total"
+	MetricServiceErrorsInjected = "sim_provider_errors_injected_total"
+	MetricServiceRejected       = "sim_provider_rejected_total"
+
+	// client_golang promhttp (InstrumentHandlerCounter/Duration/InFlight
+	// under their conventional names): a counter by status code, a
+	// duration histogram and an in-flight gauge.
+	MetricPromHTTPRequests = "http_requests_total"
+	MetricPromHTTPDuration = "http_request_duration_seconds"
+	MetricPromHTTPInFlight = "http_requests_in_flight"
+
+	// OpenTelemetry semantic conventions, as exported to Prometheus:
+	// http.server.request.duration (s) and http.server.active_requests.
+	MetricOTelServerDuration = "http_server_request_duration_seconds"
+	MetricOTelServerActive   = "http_server_active_requests"
+
+	// Status code labels of the promhttp and OTel shapes.
+	LabelCode           = "code"
+	LabelOTelStatusCode = "http_response_status_code"
+)
+
+// ServiceFamilies are every service-side family by base name, for scrape
+// filters.
+var ServiceFamilies = []string{
+	MetricServerReceived, MetricServerServiceTime, MetricServerWorkAfterCancel,
+	MetricServiceInFlight, MetricServiceQueueDepth, MetricServiceQueueOldestAge,
+	MetricServiceQueueWait, MetricServiceCompleted, MetricServiceErrorsInjected,
+	MetricServiceRejected,
+	MetricPromHTTPRequests, MetricPromHTTPDuration, MetricPromHTTPInFlight,
+	MetricOTelServerDuration, MetricOTelServerActive,
+}
+
+// Service shapes, the value of ServiceSignals.Source.
+const (
+	ServiceSourceSim      = "sim"
+	ServiceSourcePromHTTP = "promhttp"
+	ServiceSourceOTel     = "otel"
+)
+
+// ServiceSignals are what one service target says about the requests it
+// serves over one window. Rates are per second, times in seconds, gauges
+// are read at the newest scrape in the window. Every field may be Absent:
+// a shape that does not export a signal leaves it Absent, never 0.
+type ServiceSignals struct {
+	Target string `json:"target"`
+	// Source names the shape(s) read, "+"-joined when several contribute
+	// (sim, promhttp, otel).
+	Source string `json:"source"`
+
+	StartMs int64 `json:"-"`
+	EndMs   int64 `json:"-"`
+
+	ReceivedPerS Value `json:"received_per_s"`
+	InFlight     Value `json:"in_flight"`
+	QueueDepth   Value `json:"queue_depth"`
+	// QueueOldestAge is the age of the oldest waiting request; QueueWaitP99
+	// the p99 of the time requests waited for an execution slot.
+	QueueOldestAge Value `json:"queue_oldest_age_s"`
+	QueueWaitP99   Value `json:"queue_wait_p99_s"`
+	ServiceTimeP50 Value `json:"service_time_p50_s"`
+	ServiceTimeP99 Value `json:"service_time_p99_s"`
+	// Responses by status class. The sim's 2xx are the requests it
+	// finished for a caller still waiting; its 503s are injected errors
+	// plus queue-full rejections.
+	Responses2xxPerS      Value `json:"responses_2xx_per_s"`
+	Responses429PerS      Value `json:"responses_429_per_s"`
+	Responses503PerS      Value `json:"responses_503_per_s"`
+	ResponsesOther5xxPerS Value `json:"responses_other_5xx_per_s"`
+	// WorkAfterCancelPerS counts requests finished after their caller had
+	// disconnected.
+	WorkAfterCancelPerS Value `json:"work_after_cancel_per_s"`
+}
