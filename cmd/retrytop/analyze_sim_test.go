@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/sim"
 )
@@ -22,23 +21,12 @@ func TestAnalyzeAgreesWithSimGroundTruth(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	sc, _ := sim.ScenarioByName("baseline")
-	stack, err := sim.Start(ctx, sc, sim.Options{Healthy: 2 * time.Second, Slow: 4 * time.Second, Recovered: 2 * time.Second, Seed: 7})
+	run, err := startSimRun(ctx, "baseline", sim.Options{Healthy: 2 * time.Second, Slow: 4 * time.Second, Recovered: 2 * time.Second, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stack.Close()
-
-	var targets []collect.Target
-	for _, st := range stack.Targets() {
-		tgt, err := collect.ParseTarget(st.Name + "=" + st.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		targets = append(targets, tgt)
-	}
-	store := model.NewStore(model.StoreConfig{})
-	scraper := collect.NewScraper(targets, store, collect.Options{})
+	defer run.stack.Close()
+	stack, scraper := run.stack, run.scraper
 	// The truth just before and just after the first scrape bracket what
 	// the scrape saw; their midpoint is the starting count.
 	before := stack.Truth()
@@ -46,17 +34,8 @@ func TestAnalyzeAgreesWithSimGroundTruth(t *testing.T) {
 	after := stack.Truth()
 	// Scrape through the run (the timeline), then once more when every
 	// original has finished, so metrics and truth count the same things.
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	for done := false; !done; {
-		select {
-		case <-stack.Done():
-			done = true
-		case <-tick.C:
-			scraper.ScrapeOnce(ctx)
-		case <-ctx.Done():
-			t.Fatal("the scenario did not finish in time")
-		}
+	if err := run.scrapeUntilDone(ctx, 500*time.Millisecond); err != nil {
+		t.Fatal(err)
 	}
 	statuses := scraper.ScrapeOnce(ctx)
 	last := stack.Truth()
@@ -64,6 +43,7 @@ func TestAnalyzeAgreesWithSimGroundTruth(t *testing.T) {
 		t.Fatalf("truth not done after the stack finished: %+v", last)
 	}
 
+	store := scraper.Store()
 	rep := analysis.BuildReport(store, statuses, analysis.ReportOptions{Window: time.Hour})
 	rows := map[model.Key]analysis.DependencyReport{}
 	for _, d := range rep.Dependencies {

@@ -8,9 +8,6 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
-	"github.com/retrytop/retrytop/collect/dialect"
-	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/sim"
 )
 
@@ -18,40 +15,17 @@ import (
 // scrapes every target through it the way watch and analyze do, and
 // returns the report over the whole run.
 func runScenarioReport(ctx context.Context, name string, opts sim.Options, th *analysis.Thresholds) (analysis.Report, error) {
-	sc, ok := sim.ScenarioByName(name)
-	if !ok {
-		return analysis.Report{}, fmt.Errorf("no scenario %q", name)
-	}
-	stack, err := sim.Start(ctx, sc, opts)
+	run, err := startSimRun(ctx, name, opts)
 	if err != nil {
 		return analysis.Report{}, err
 	}
-	defer stack.Close()
-	var targets []collect.Target
-	for _, t := range stack.Targets() {
-		tgt, err := collect.ParseTarget(t.Name + "=" + t.URL)
-		if err != nil {
-			return analysis.Report{}, err
-		}
-		targets = append(targets, tgt)
+	defer run.stack.Close()
+	run.scraper.ScrapeOnce(ctx)
+	if err := run.scrapeUntilDone(ctx, 500*time.Millisecond); err != nil {
+		return analysis.Report{}, err
 	}
-	src := &sources{targets: targets, translate: dialect.Auto()}
-	scraper := src.scraper(model.NewStore(model.StoreConfig{}), collect.Options{})
-	scraper.ScrapeOnce(ctx)
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	for done := false; !done; {
-		select {
-		case <-stack.Done():
-			done = true
-		case <-tick.C:
-			scraper.ScrapeOnce(ctx)
-		case <-ctx.Done():
-			return analysis.Report{}, fmt.Errorf("%s did not finish in time", name)
-		}
-	}
-	statuses := scraper.ScrapeOnce(ctx)
-	return analysis.BuildReport(scraper.Store(), statuses, analysis.ReportOptions{Window: 5 * time.Second, Bin: 2 * time.Second, Thresholds: th}), nil
+	statuses := run.scraper.ScrapeOnce(ctx)
+	return analysis.BuildReport(run.scraper.Store(), statuses, analysis.ReportOptions{Window: 5 * time.Second, Bin: 2 * time.Second, Thresholds: th}), nil
 }
 
 func codes(fs []analysis.Finding, min analysis.Severity) map[string]analysis.Finding {

@@ -31,37 +31,15 @@ type serviceRun struct {
 
 func runServiceScenario(ctx context.Context, t *testing.T, name string, opts sim.Options) serviceRun {
 	t.Helper()
-	sc, ok := sim.ScenarioByName(name)
-	if !ok {
-		t.Fatalf("no scenario %q", name)
-	}
-	stack, err := sim.Start(ctx, sc, opts)
+	run, err := startSimRun(ctx, name, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stack.Close()
-	var targets []collect.Target
-	for _, tg := range stack.Targets() {
-		tgt, err := collect.ParseTarget(tg.Name + "=" + tg.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		targets = append(targets, tgt)
-	}
-	src := &sources{targets: targets, translate: dialect.Auto()}
-	scraper := src.scraper(model.NewStore(model.StoreConfig{}), collect.Options{})
+	defer run.stack.Close()
+	stack, scraper := run.stack, run.scraper
 	scraper.ScrapeOnce(ctx)
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	for done := false; !done; {
-		select {
-		case <-stack.Done():
-			done = true
-		case <-tick.C:
-			scraper.ScrapeOnce(ctx)
-		case <-ctx.Done():
-			t.Fatalf("%s did not finish in time", name)
-		}
+	if err := run.scrapeUntilDone(ctx, 500*time.Millisecond); err != nil {
+		t.Fatal(err)
 	}
 	// Work the provider still holds after the run may finish late: scrape
 	// until the ground truth no longer moves across a scrape.

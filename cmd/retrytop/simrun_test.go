@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/collect/dialect"
+	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/sim"
+)
+
+// simRun is one sim scenario on loopback with a scraper on its targets,
+// reading them through the dialects the way watch and analyze do.
+type simRun struct {
+	stack   *sim.Stack
+	scraper *collect.Scraper
+}
+
+// startSimRun starts the scenario; the caller closes the stack.
+func startSimRun(ctx context.Context, name string, opts sim.Options) (*simRun, error) {
+	sc, ok := sim.ScenarioByName(name)
+	if !ok {
+		return nil, fmt.Errorf("no scenario %q", name)
+	}
+	stack, err := sim.Start(ctx, sc, opts)
+	if err != nil {
+		return nil, err
+	}
+	var targets []collect.Target
+	for _, t := range stack.Targets() {
+		tgt, err := collect.ParseTarget(t.Name + "=" + t.URL)
+		if err != nil {
+			stack.Close()
+			return nil, err
+		}
+		targets = append(targets, tgt)
+	}
+	src := &sources{targets: targets, translate: dialect.Auto()}
+	return &simRun{stack: stack, scraper: src.scraper(model.NewStore(model.StoreConfig{}), collect.Options{})}, nil
+}
+
+// scrapeUntilDone scrapes every interval until the scenario's schedule has
+// ended and every original finished.
+func (r *simRun) scrapeUntilDone(ctx context.Context, every time.Duration) error {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.stack.Done():
+			return nil
+		case <-tick.C:
+			r.scraper.ScrapeOnce(ctx)
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not finish in time", r.stack.Scenario().Name)
+		}
+	}
+}
