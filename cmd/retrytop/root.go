@@ -6,7 +6,7 @@ import (
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
-		Use:   "retrytop",
+		Use:   "retrytop [TARGET...]",
 		Short: "See retry amplification, load shedding and pool waits live in your terminal",
 		Long: `retrytop reads the Prometheus metrics of retry libraries, proxies and
 services and shows, per rate window, how many provider calls each original
