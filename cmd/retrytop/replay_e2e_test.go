@@ -4,7 +4,6 @@ import (
 	"github.com/retrytop/retrytop/internal/testpeer"
 
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -101,18 +100,5 @@ func TestTmuxReplayDemo(t *testing.T) {
 	s.keys("g")
 	position("the start", func(p int) bool { return p == 0 })
 	s.keys("q")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(status)
-		if err == nil {
-			if got := strings.TrimSpace(string(b)); got != "EXIT=0" {
-				t.Fatalf("retrytop replay exited with %s", got)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("retrytop replay did not exit after q; screen:\n%s", s.screen())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	s.waitExit(status, 20*time.Second)
 }

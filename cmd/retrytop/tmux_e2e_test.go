@@ -82,6 +82,26 @@ func (s *tmuxSession) waitFor(what string, timeout time.Duration, cond func(scre
 	return ""
 }
 
+// waitExit waits for the program's exit status, which the pane's shell
+// writes to status as EXIT=N, and fails unless it is 0.
+func (s *tmuxSession) waitExit(status string, timeout time.Duration) {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		b, err := os.ReadFile(status)
+		if err == nil {
+			if got := strings.TrimSpace(string(b)); got != "EXIT=0" {
+				s.t.Fatalf("the program exited with %s", got)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the program did not exit within %v after q; screen:\n%s", timeout, s.screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func TestTmuxDemoDashboard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
@@ -121,20 +141,7 @@ func TestTmuxDemoDashboard(t *testing.T) {
 		return strings.Contains(scr, "quit") && strings.Contains(scr, "pause")
 	})
 	s.keys("q")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(status)
-		if err == nil {
-			if got := strings.TrimSpace(string(b)); got != "EXIT=0" {
-				t.Fatalf("retrytop exited with %s", got)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("retrytop did not exit after q; screen:\n%s", s.screen())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	s.waitExit(status, 20*time.Second)
 	// The alternate screen is gone: the terminal shows the normal screen again.
 	if scr := s.screen(); strings.Contains(scr, "LIVE") {
 		t.Errorf("terminal not restored after exit; screen:\n%s", scr)
