@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/collect/dump"
 	"github.com/retrytop/retrytop/model"
@@ -66,7 +67,7 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 			return out, err
 		})...)
 	}
-	if !anySuccess(statuses) {
+	if !collect.AnyScraped(statuses) {
 		return withCode(exitNoData, errors.New("no scrape in the recording could be read"))
 	}
 	rep := analysis.BuildReport(st, statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin})
@@ -74,13 +75,4 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 		return err
 	}
 	return failOn(rep.Findings, f.failOn)
-}
-
-func anySuccess(statuses []model.TargetStatus) bool {
-	for _, s := range statuses {
-		if !s.LastSuccess.IsZero() {
-			return true
-		}
-	}
-	return false
 }

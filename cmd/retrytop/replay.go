@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -85,7 +86,7 @@ func parseFrom(s string, start time.Time) (time.Time, error) {
 // openRecording opens FILE and reports what was skipped. filter (nil: all)
 // selects the families parsed.
 func openRecording(errw io.Writer, path, format string, filter func(string) bool) (dump.Recording, error) {
-	if format != "" && !contains(dump.Formats, format) {
+	if format != "" && !slices.Contains(dump.Formats, format) {
 		return nil, withCode(exitUsage, fmt.Errorf("unknown --format %q (want one of %s)", format, strings.Join(dump.Formats, ", ")))
 	}
 	rec, err := dump.OpenRecording(path, dump.OpenOptions{Format: format, Filter: filter})
@@ -100,15 +101,6 @@ func openRecording(errw io.Writer, path, format string, filter func(string) bool
 		return nil, withCode(exitNoData, fmt.Errorf("%s: no readable scrape", path))
 	}
 	return rec, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string) error {
