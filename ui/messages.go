@@ -14,6 +14,9 @@ type frameRequest struct {
 	Bin    time.Duration
 	EndMs  int64 // 0: the newest data
 	Bins   int
+	// Chains are the declared chains (--chain, --config); none means
+	// inferred ones.
+	Chains []analysis.ChainSpec
 }
 
 // frameKind says why a frame was built, which decides where it goes.

@@ -142,7 +142,7 @@ func (m *Model) Init() tea.Cmd {
 }
 
 func (m *Model) request(endMs int64) frameRequest {
-	return frameRequest{Window: m.c.window, Bin: m.c.opts.Bin, EndMs: endMs, Bins: m.c.opts.Bins}
+	return frameRequest{Window: m.c.window, Bin: m.c.opts.Bin, EndMs: endMs, Bins: m.c.opts.Bins, Chains: m.c.opts.Chains}
 }
 
 // Paused reports whether the view is frozen.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/retrytop/retrytop/analysis"
 )
 
 // Charset selects the glyphs used for charts, bars and markers.
@@ -137,6 +139,9 @@ type Options struct {
 	// (default 2s; negative disables). With data arriving, the clock moves
 	// on data and input only, so an idle dashboard does not tick.
 	StaleAfter time.Duration
+	// Chains are declared amplification chains by target names (from
+	// --chain or a config file); none means chains are inferred.
+	Chains []analysis.ChainSpec
 	// MinFrameGap is the least time between two live frames (default 1 s):
 	// updates from many targets within it make one frame.
 	MinFrameGap time.Duration

@@ -35,7 +35,7 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 		Bins:   req.Bins,
 	})
 	th := analysis.DefaultThresholds()
-	chains := analysis.EvaluateChains(f.Rows, nil, th.Gap)
+	chains := analysis.EvaluateChains(f.Rows, analysis.ResolveChains(nil, req.Chains, f.Rows), th.Gap)
 	return f, derived{findings: findingLines(f, chains, th), chains: chains}
 }
 

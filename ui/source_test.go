@@ -162,3 +162,23 @@ func TestFindingLinesWarnOfDroppedSeries(t *testing.T) {
 		t.Errorf("lines = %q, want one sanitised SERIES_CAP warning", lines)
 	}
 }
+
+// Chains declared with --chain or a config file reach the chain view; the
+// target "app" calls "db", which no target names, so none is inferred.
+func TestBuildFrameUsesDeclaredChains(t *testing.T) {
+	st := model.NewStore(model.StoreConfig{})
+	t0 := time.Date(2025, 3, 4, 3, 0, 0, 0, time.UTC)
+	for i := 0; i <= 60; i++ {
+		st.Append(contractSnapshot(t0, i))
+	}
+	src := &storeSource{st: st, updates: make(chan struct{}, 1)}
+	req := frameRequest{Window: time.Minute, Bin: 10 * time.Second, Bins: 6}
+	if _, d := buildFrame(src, req); len(d.chains) != 1 || d.chains[0].Name == "declared" {
+		t.Fatalf("inferred chains = %+v, want the lone row's one-hop chain", d.chains)
+	}
+	req.Chains = []analysis.ChainSpec{{Name: "declared", Targets: []string{"app"}}}
+	_, d := buildFrame(src, req)
+	if len(d.chains) != 1 || d.chains[0].Name != "declared" || len(d.chains[0].Hops) != 1 || d.chains[0].Hops[0].Dependency != "db" {
+		t.Errorf("declared chains = %+v, want the declared app -> db", d.chains)
+	}
+}

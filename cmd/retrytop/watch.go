@@ -105,6 +105,7 @@ func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []s
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
+	opts.Chains = sources.chains
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var copts collect.Options
