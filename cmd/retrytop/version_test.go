@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
@@ -24,12 +25,16 @@ func TestVersionPrintsGoVersion(t *testing.T) {
 	}
 }
 
-func TestUnknownCommandIsAnError(t *testing.T) {
+// With no verb, arguments are watch's targets: a word that is neither a
+// command nor a URL is a usage error naming it, before any terminal setup.
+func TestUnknownWordIsAUsageError(t *testing.T) {
 	cmd := newRootCmd()
 	cmd.SetArgs([]string{"frobnicate"})
 	cmd.SetOut(&bytes.Buffer{})
 	cmd.SetErr(&bytes.Buffer{})
-	if err := cmd.Execute(); err == nil {
-		t.Fatal("unknown command accepted")
+	err := cmd.Execute()
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "frobnicate") {
+		t.Fatalf("error = %v, want a usage error (exit %d) naming the word", err, exitUsage)
 	}
 }
