@@ -69,21 +69,40 @@ type ServiceSignals struct {
 
 	ReceivedPerS Value `json:"received_per_s"`
 	InFlight     Value `json:"in_flight"`
-	QueueDepth   Value `json:"queue_depth"`
+	// Slots is how many requests the service executes at once (its
+	// concurrency limit); QueueLimit the bound of its wait queue (0:
+	// unbounded). Both are configuration read from gauges.
+	Slots      Value `json:"slots"`
+	QueueDepth Value `json:"queue_depth"`
+	QueueLimit Value `json:"queue_limit"`
 	// QueueOldestAge is the age of the oldest waiting request; QueueWaitP99
 	// the p99 of the time requests waited for an execution slot.
 	QueueOldestAge Value `json:"queue_oldest_age_s"`
 	QueueWaitP99   Value `json:"queue_wait_p99_s"`
 	ServiceTimeP50 Value `json:"service_time_p50_s"`
 	ServiceTimeP99 Value `json:"service_time_p99_s"`
+	// Service time split by outcome where the shape labels it (promhttp and
+	// OTel by status code: success is 1xx-4xx except 429, error 429 and
+	// 5xx); Absent where it cannot be split.
+	SuccessServiceTimeP50 Value `json:"success_service_time_p50_s"`
+	SuccessServiceTimeP99 Value `json:"success_service_time_p99_s"`
+	ErrorServiceTimeP50   Value `json:"error_service_time_p50_s"`
+	ErrorServiceTimeP99   Value `json:"error_service_time_p99_s"`
 	// Responses by status class. The sim's 2xx are the requests it
 	// finished for a caller still waiting; its 503s are injected errors
 	// plus queue-full rejections.
-	Responses2xxPerS      Value `json:"responses_2xx_per_s"`
-	Responses429PerS      Value `json:"responses_429_per_s"`
-	Responses503PerS      Value `json:"responses_503_per_s"`
-	ResponsesOther5xxPerS Value `json:"responses_other_5xx_per_s"`
+	Responses2xxPerS Value `json:"responses_2xx_per_s"`
+	Responses429PerS Value `json:"responses_429_per_s"`
+	Responses503PerS Value `json:"responses_503_per_s"`
+	// Responses503RetryAfterPerS are the 503s that carried Retry-After
+	// (load shedding that tells callers when to come back), a part of
+	// Responses503PerS; Absent when the shape does not say.
+	Responses503RetryAfterPerS Value `json:"responses_503_retry_after_per_s"`
+	ResponsesOther5xxPerS      Value `json:"responses_other_5xx_per_s"`
 	// WorkAfterCancelPerS counts requests finished after their caller had
 	// disconnected.
 	WorkAfterCancelPerS Value `json:"work_after_cancel_per_s"`
+	// CancelledPerS counts requests abandoned because their caller gave up
+	// (and the service noticed), whatever stage they were in.
+	CancelledPerS Value `json:"cancelled_per_s"`
 }

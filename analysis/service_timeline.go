@@ -1,0 +1,39 @@
+package analysis
+
+import (
+	"time"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// ServiceTimeline computes the service-side signals of target over
+// consecutive bins, oldest first, with the bin rules of Timeline (shared
+// edges, a short remainder merged into the bin before it; gauges read at the
+// target's newest scrape inside each bin). A target exporting no service
+// family gets bins holding only its name and bounds, every signal Absent.
+//
+// It returns nil when bin is shorter than a millisecond or endMs <= startMs.
+func ServiceTimeline(st *model.Store, target string, bin time.Duration, startMs, endMs int64) []model.ServiceSignals {
+	binMs := bin.Milliseconds()
+	if binMs <= 0 || endMs <= startMs {
+		return nil
+	}
+	times := st.TimesSince(target, startMs)
+	sv := selectService(st, target, times, startMs)
+	out := make([]model.ServiceSignals, 0, (endMs-startMs+binMs-1)/binMs)
+	for a := startMs; a < endMs; a += binMs {
+		b := min(a+binMs, endMs)
+		if rest := endMs - b; rest > 0 && rest < binMs/2 {
+			b = endMs
+		}
+		if sv == nil {
+			out = append(out, model.ServiceSignals{Target: target, StartMs: a, EndMs: b})
+		} else {
+			out = append(out, sv.eval(binWindow(times, a, b)))
+		}
+		if b == endMs {
+			break
+		}
+	}
+	return out
+}
