@@ -105,28 +105,102 @@ type FlatSeries struct {
 // Label slices passed to fn are freshly built only for histogram and summary
 // components; callers must not retain them across calls without copying.
 func (s *Snapshot) Flatten(fn func(FlatSeries)) {
+	s.eachFlat(func(r *flatRef) { fn(r.series()) })
+}
+
+// flatRef is one flat series of a snapshot described without building it:
+// the store hashes its key from these parts and builds the FlatSeries (names
+// and labels, which allocate) only for a series it has not seen before.
+type flatRef struct {
+	fam    *Family
+	sample *Sample
+	suffix string // "", "_bucket", "_count" or "_sum"
+	// extra is the le or quantile label of a bucket or quantile series.
+	extra    string
+	extraVal float64
+	value    float64
+}
+
+// eachFlat calls fn for every flat series, in exposition order; r is reused
+// between calls.
+func (s *Snapshot) eachFlat(fn func(r *flatRef)) {
+	var r flatRef
 	for i := range s.Families {
 		f := &s.Families[i]
 		for j := range f.Samples {
 			sm := &f.Samples[j]
+			r = flatRef{fam: f, sample: sm}
 			switch f.Type {
 			case Histogram:
+				r.suffix, r.extra = "_bucket", "le"
 				for _, b := range sm.Buckets {
-					fn(FlatSeries{Name: f.Name + "_bucket", Labels: sm.Labels.With("le", FormatFloat(b.UpperBound)), Type: f.Type, Value: b.Count})
+					r.extraVal, r.value = b.UpperBound, b.Count
+					fn(&r)
 				}
-				fn(FlatSeries{Name: f.Name + "_count", Labels: sm.Labels, Type: f.Type, Value: sm.Count})
-				fn(FlatSeries{Name: f.Name + "_sum", Labels: sm.Labels, Type: f.Type, Value: sm.Sum})
 			case Summary:
+				r.extra = "quantile"
 				for _, q := range sm.Quantiles {
-					fn(FlatSeries{Name: f.Name, Labels: sm.Labels.With("quantile", FormatFloat(q.Quantile)), Type: f.Type, Value: q.Value})
+					r.extraVal, r.value = q.Quantile, q.Value
+					fn(&r)
 				}
-				fn(FlatSeries{Name: f.Name + "_count", Labels: sm.Labels, Type: f.Type, Value: sm.Count})
-				fn(FlatSeries{Name: f.Name + "_sum", Labels: sm.Labels, Type: f.Type, Value: sm.Sum})
 			default:
-				fn(FlatSeries{Name: f.Name, Labels: sm.Labels, Type: f.Type, Value: sm.Value})
+				r.value = sm.Value
+				fn(&r)
+				continue
 			}
+			r.extra = ""
+			r.suffix, r.value = "_count", sm.Count
+			fn(&r)
+			r.suffix, r.value = "_sum", sm.Sum
+			fn(&r)
 		}
 	}
+}
+
+// series builds the flat series r describes.
+func (r *flatRef) series() FlatSeries {
+	ls := r.sample.Labels
+	if r.extra != "" {
+		ls = ls.With(r.extra, FormatFloat(r.extraVal))
+	}
+	return FlatSeries{Name: r.fam.Name + r.suffix, Labels: ls, Type: r.fam.Type, Value: r.value}
+}
+
+// appendKey appends the series' store key, byte for byte what
+// FlatSeries.Name + 0xff + Labels.AppendKey gives for r.series(), without
+// allocating.
+func (r *flatRef) appendKey(buf []byte) []byte {
+	buf = append(buf, r.fam.Name...)
+	buf = append(buf, r.suffix...)
+	buf = append(buf, 0xff)
+	if r.extra == "" {
+		return r.sample.Labels.AppendKey(buf)
+	}
+	done := false
+	for _, l := range r.sample.Labels {
+		if !done && l.Name >= r.extra {
+			buf = appendFloatLabel(buf, r.extra, r.extraVal)
+			done = true
+			if l.Name == r.extra {
+				continue // With replaces a label of the same name
+			}
+		}
+		buf = append(buf, l.Name...)
+		buf = append(buf, 0)
+		buf = append(buf, l.Value...)
+		buf = append(buf, 0)
+	}
+	if !done {
+		buf = appendFloatLabel(buf, r.extra, r.extraVal)
+	}
+	return buf
+}
+
+func appendFloatLabel(buf []byte, name string, v float64) []byte {
+	buf = append(buf, name...)
+	buf = append(buf, 0)
+	buf = AppendFloat(buf, v)
+	return append(buf, 0)
 }
 
 // FormatFloat renders a float the way Prometheus renders le and quantile
@@ -141,6 +215,19 @@ func FormatFloat(v float64) string {
 		return "NaN"
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// AppendFloat appends FormatFloat(v) to dst.
+func AppendFloat(dst []byte, v float64) []byte {
+	switch {
+	case math.IsInf(v, +1):
+		return append(dst, "+Inf"...)
+	case math.IsInf(v, -1):
+		return append(dst, "-Inf"...)
+	case math.IsNaN(v):
+		return append(dst, "NaN"...)
+	}
+	return strconv.AppendFloat(dst, v, 'g', -1, 64)
 }
 
 // ParseFloat is the inverse of FormatFloat.

@@ -112,17 +112,16 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	th.next++
 
 	var res AppendResult
-	snap.Flatten(func(fs FlatSeries) {
-		th.keyBuf = append(th.keyBuf[:0], fs.Name...)
-		th.keyBuf = append(th.keyBuf, 0xff)
-		th.keyBuf = fs.Labels.AppendKey(th.keyBuf)
+	snap.eachFlat(func(r *flatRef) {
+		th.keyBuf = r.appendKey(th.keyBuf[:0])
 		ss := th.series[string(th.keyBuf)] // no allocation for the lookup
 		if ss == nil {
-			key := string(th.keyBuf)
 			if len(th.series) >= s.cfg.MaxSeriesPerTarget {
 				res.Dropped++
 				return
 			}
+			fs := r.series()
+			key := string(th.keyBuf)
 			ss = &storedSeries{key: key, name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, values: make([]float64, len(th.times))}
 			for i := range ss.values {
 				ss.values[i] = math.NaN()
@@ -130,7 +129,7 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 			th.series[key] = ss
 			th.byName[fs.Name] = append(th.byName[fs.Name], ss)
 		}
-		ss.values[slot] = fs.Value
+		ss.values[slot] = r.value
 		ss.lastSeen = idx
 		res.Series++
 	})

@@ -217,3 +217,68 @@ func TestSelectSinceReachesBackOverAGap(t *testing.T) {
 		t.Errorf("SelectSince over a gap = %v, want the sample before the gap too", got)
 	}
 }
+
+// The store hashes series keys without building them (flatRef.appendKey);
+// they must equal the keys of the built series, or a series would be stored
+// under one key and found under another.
+func TestFlatKeysMatchBuiltSeries(t *testing.T) {
+	labels := []Labels{
+		nil,
+		LabelsFromPairs("a", "1"),
+		LabelsFromPairs("a", "1", "z", "2"),
+		LabelsFromPairs("le", "7", "zz", "x"), // an exposed le is replaced, as With does
+		LabelsFromPairs("quantile", "q", "a", "b"),
+		LabelsFromPairs("m", "1", "n", "2"),
+	}
+	var fams []Family
+	for _, ls := range labels {
+		fams = append(fams,
+			Family{Name: "h", Type: Histogram, Samples: []Sample{{Labels: ls, Count: 3, Sum: 1.5,
+				Buckets: []Bucket{{0.005, 1}, {1e-9, 1}, {2.5e10, 2}, {math.Inf(1), 3}}}}},
+			Family{Name: "s", Type: Summary, Samples: []Sample{{Labels: ls, Count: 3, Sum: 1,
+				Quantiles: []QuantileValue{{0.5, 1}, {0.99, math.NaN()}}}}},
+			Family{Name: "c_total", Type: Counter, Samples: []Sample{{Labels: ls, Value: 4}}},
+		)
+	}
+	snap := &Snapshot{Families: fams}
+	var built []FlatSeries
+	snap.Flatten(func(fs FlatSeries) {
+		fs.Labels = append(Labels(nil), fs.Labels...)
+		built = append(built, fs)
+	})
+	i := 0
+	snap.eachFlat(func(r *flatRef) {
+		want := built[i].Labels.AppendKey(append([]byte(built[i].Name), 0xff))
+		if got := r.appendKey(nil); string(got) != string(want) {
+			t.Errorf("series %d (%s%s): key %q, want %q", i, built[i].Name, built[i].Labels, got, want)
+		}
+		if r.value != built[i].Value && !(math.IsNaN(r.value) && math.IsNaN(built[i].Value)) {
+			t.Errorf("series %d: value %v, want %v", i, r.value, built[i].Value)
+		}
+		i++
+	})
+	if i != len(built) || i != snap.SeriesCount() {
+		t.Errorf("%d keyed series, %d built, SeriesCount %d", i, len(built), snap.SeriesCount())
+	}
+}
+
+func BenchmarkStoreAppendHistograms(b *testing.B) {
+	// 50 histograms of 12 buckets with two labels: 700 flat series, the
+	// shape of a retry library's exposition.
+	f := Family{Name: "retry_attempt_duration_seconds", Type: Histogram}
+	for i := 0; i < 50; i++ {
+		var bs []Bucket
+		for j := 0; j < 11; j++ {
+			bs = append(bs, Bucket{UpperBound: 0.001 * math.Pow(2, float64(j)), Count: float64(j)})
+		}
+		bs = append(bs, Bucket{UpperBound: math.Inf(1), Count: 11})
+		f.Samples = append(f.Samples, Sample{Labels: LabelsFromPairs("dependency", fmt.Sprintf("d%d", i), "outcome", "success"), Count: 11, Sum: 3, Buckets: bs})
+	}
+	st := NewStore(StoreConfig{History: 900})
+	s := &Snapshot{Target: "a", Families: []Family{f}}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		s.Time = time.Unix(int64(i+1), 0)
+		st.Append(s)
+	}
+}
