@@ -132,6 +132,11 @@ func (p ExpfmtParser) Parse(target string, body []byte, contentType string, filt
 		}
 	}
 
+	if kind == formatText {
+		if fams, ok := fastText(in, filter); ok {
+			return fams, nil
+		}
+	}
 	var fams []*dto.MetricFamily
 	var err error
 	switch kind {
@@ -300,32 +305,38 @@ func convertLabels(lps []*dto.LabelPair) model.Labels {
 	return ls
 }
 
-// convertHistogram fills a classic histogram: cumulative buckets sorted by
-// upper bound and ending in +Inf. A missing _count is the +Inf bucket (they
-// are equal by definition); a missing _sum is NaN, which the store keeps as
-// absent, never as zero.
+// convertHistogram fills a classic histogram from expfmt's.
 func convertHistogram(s *model.Sample, h *dto.Histogram) {
 	if h == nil {
 		h = &dto.Histogram{}
 	}
 	bs := h.GetBucket()
-	s.Buckets = make([]model.Bucket, 0, len(bs)+1)
+	buckets := make([]model.Bucket, 0, len(bs)+1)
 	for _, b := range bs {
 		c := b.GetCumulativeCountFloat()
 		if b.CumulativeCount != nil {
 			c = float64(b.GetCumulativeCount())
 		}
-		s.Buckets = append(s.Buckets, model.Bucket{UpperBound: b.GetUpperBound(), Count: c})
+		buckets = append(buckets, model.Bucket{UpperBound: b.GetUpperBound(), Count: c})
 	}
-	sort.SliceStable(s.Buckets, func(i, j int) bool { return s.Buckets[i].UpperBound < s.Buckets[j].UpperBound })
-
-	countKnown := (h.SampleCount != nil || h.SampleCountFloat != nil)
+	var count float64
 	switch {
 	case h.SampleCountFloat != nil:
-		s.Count = h.GetSampleCountFloat()
+		count = h.GetSampleCountFloat()
 	case h.SampleCount != nil:
-		s.Count = float64(h.GetSampleCount())
+		count = float64(h.GetSampleCount())
 	}
+	finishHistogram(s, buckets, count, h.SampleCount != nil || h.SampleCountFloat != nil, h.GetSampleSum(), h.SampleSum != nil)
+}
+
+// finishHistogram fills a classic histogram: cumulative buckets sorted by
+// upper bound and ending in +Inf. A missing _count is the +Inf bucket (they
+// are equal by definition); a missing _sum is NaN, which the store keeps as
+// absent, never as zero. buckets is used in place.
+func finishHistogram(s *model.Sample, buckets []model.Bucket, count float64, countKnown bool, sum float64, sumKnown bool) {
+	s.Buckets = buckets
+	sort.SliceStable(s.Buckets, func(i, j int) bool { return s.Buckets[i].UpperBound < s.Buckets[j].UpperBound })
+	s.Count = count
 	if n := len(s.Buckets); n == 0 || !math.IsInf(s.Buckets[n-1].UpperBound, +1) {
 		if countKnown || n > 0 {
 			inf := s.Count
@@ -335,6 +346,9 @@ func convertHistogram(s *model.Sample, h *dto.Histogram) {
 			s.Buckets = append(s.Buckets, model.Bucket{UpperBound: math.Inf(+1), Count: inf})
 		}
 	}
+	if s.Buckets == nil {
+		s.Buckets = []model.Bucket{}
+	}
 	if !countKnown {
 		if n := len(s.Buckets); n > 0 {
 			s.Count = s.Buckets[n-1].Count
@@ -343,25 +357,34 @@ func convertHistogram(s *model.Sample, h *dto.Histogram) {
 		}
 	}
 	s.Sum = math.NaN()
-	if h.SampleSum != nil {
-		s.Sum = h.GetSampleSum()
+	if sumKnown {
+		s.Sum = sum
 	}
 }
 
-// convertSummary fills a summary: quantiles sorted, missing _count and _sum
-// as NaN (absent).
+// convertSummary fills a summary from expfmt's.
 func convertSummary(s *model.Sample, sm *dto.Summary) {
 	qs := sm.GetQuantile()
-	s.Quantiles = make([]model.QuantileValue, 0, len(qs))
+	quantiles := make([]model.QuantileValue, 0, len(qs))
 	for _, q := range qs {
-		s.Quantiles = append(s.Quantiles, model.QuantileValue{Quantile: q.GetQuantile(), Value: q.GetValue()})
+		quantiles = append(quantiles, model.QuantileValue{Quantile: q.GetQuantile(), Value: q.GetValue()})
 	}
+	finishSummary(s, quantiles, float64(sm.GetSampleCount()), sm != nil && sm.SampleCount != nil, sm.GetSampleSum(), sm != nil && sm.SampleSum != nil)
+}
+
+// finishSummary fills a summary: quantiles sorted, missing _count and _sum
+// as NaN (absent). quantiles is used in place.
+func finishSummary(s *model.Sample, quantiles []model.QuantileValue, count float64, countKnown bool, sum float64, sumKnown bool) {
+	if quantiles == nil {
+		quantiles = []model.QuantileValue{}
+	}
+	s.Quantiles = quantiles
 	sort.SliceStable(s.Quantiles, func(i, j int) bool { return s.Quantiles[i].Quantile < s.Quantiles[j].Quantile })
 	s.Count, s.Sum = math.NaN(), math.NaN()
-	if sm != nil && sm.SampleCount != nil {
-		s.Count = float64(sm.GetSampleCount())
+	if countKnown {
+		s.Count = count
 	}
-	if sm != nil && sm.SampleSum != nil {
-		s.Sum = sm.GetSampleSum()
+	if sumKnown {
+		s.Sum = sum
 	}
 }

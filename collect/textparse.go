@@ -1,0 +1,665 @@
+package collect
+
+import (
+	"bytes"
+	"math"
+	"sort"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// fastText parses the common shape of the Prometheus text format (0.0.4)
+// straight into model families, about ten times faster than expfmt and
+// with a fraction of its garbage: expfmt builds a protobuf message per
+// sample, which for a dashboard scraping ten targets a second was most of
+// its idle CPU (docs/performance.md).
+//
+// It is a fast path, not a second grammar: it follows expfmt's text parser
+// decision for decision (family lookup with _count/_sum/_bucket suffixes,
+// histogram and summary series grouped by their labels, le and quantile
+// handling, duplicate-label and reserved-name checks), and whenever a line
+// is outside the shape it knows — quoted UTF-8 names, gauge histograms,
+// anything malformed — it gives up (ok false) and the caller parses the
+// body with expfmt, which either accepts it or produces the error with its
+// line. So errors always come from expfmt, and for every body the fast
+// path accepts, its result equals expfmt's converted one
+// (TestFastTextMatchesExpfmt and FuzzFastText check this).
+func fastText(body []byte, filter func(string) bool) (fams []model.Family, ok bool) {
+	// A line cut off by the end of the body is an error for expfmt unless
+	// it is only blanks.
+	if i := bytes.LastIndexByte(body, '\n'); len(bytes.Trim(body[i+1:], " \t")) > 0 {
+		return nil, false
+	}
+	p := textParsers.Get().(*textParser)
+	defer p.release()
+	for rest := body; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			break // trailing blanks, checked above
+		}
+		if !p.line(rest[:i]) {
+			return nil, false
+		}
+		rest = rest[i+1:]
+	}
+	return p.families(filter), true
+}
+
+// Family types of the fast path; typeUnset until a TYPE line or the first
+// sample fixes it (the first sample makes it untyped, as in expfmt).
+const (
+	typeUnset = iota
+	typeCounter
+	typeGauge
+	typeUntyped
+	typeHistogram
+	typeSummary
+)
+
+type textFamily struct {
+	name    string
+	help    string
+	typ     int
+	samples []textSample
+	// series groups histogram and summary lines by their labels (without
+	// le or quantile), keyed by the labels' bytes.
+	series map[string]int
+}
+
+type textSample struct {
+	labels model.Labels
+	value  float64
+	tsMs   int64
+
+	buckets              []model.Bucket
+	quantiles            []model.QuantileValue
+	count, sum           float64
+	countKnown, sumKnown bool
+}
+
+type textParser struct {
+	byName map[string]*textFamily
+	order  []*textFamily
+
+	// strings interns names and label values across parses: a target
+	// exposes the same ones every scrape, so after the first scrape
+	// parsing allocates no strings. Bounded by maxInternBytes.
+	strings     map[string]string
+	stringBytes int
+
+	// scratch, reused across lines
+	pairs []rawPair
+	key   []byte
+	unesc []byte
+}
+
+// textParsers keeps parsers (and their interned strings) between parses.
+var textParsers = sync.Pool{New: func() any {
+	return &textParser{byName: map[string]*textFamily{}, strings: map[string]string{}}
+}}
+
+// maxInternBytes bounds a parser's interned strings; past it the table
+// starts over.
+const maxInternBytes = 4 << 20
+
+func (p *textParser) release() {
+	// Drop every reference into the body: Parse must not retain it.
+	clear(p.pairs[:cap(p.pairs)])
+	p.pairs = p.pairs[:0]
+	clear(p.byName)
+	clear(p.order)
+	p.order = p.order[:0]
+	textParsers.Put(p)
+}
+
+// str returns b as a string, interned.
+func (p *textParser) str(b []byte) string {
+	if s, ok := p.strings[string(b)]; ok {
+		return s
+	}
+	if p.stringBytes+len(b) > maxInternBytes {
+		clear(p.strings)
+		p.stringBytes = 0
+	}
+	s := string(b)
+	p.strings[s] = s
+	p.stringBytes += len(s)
+	return s
+}
+
+// rawPair is a label as it appears on the line; value is unescaped into
+// textParser.unesc when it had escapes.
+type rawPair struct {
+	name, value []byte
+}
+
+func isBlank(b byte) bool { return b == ' ' || b == '\t' }
+
+func skipBlanks(l []byte, i int) int {
+	for i < len(l) && isBlank(l[i]) {
+		i++
+	}
+	return i
+}
+
+func isNameStart(b byte) bool {
+	return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || b == '_'
+}
+
+func isLabelNameChar(b byte) bool { return isNameStart(b) || (b >= '0' && b <= '9') }
+
+func isMetricNameChar(b byte) bool { return isLabelNameChar(b) || b == ':' }
+
+// metricName reads an unquoted metric name at l[i:]; n is its end. A quote
+// anywhere in the name is expfmt's UTF-8 quoting: not for the fast path.
+func metricName(l []byte, i int) (n int, ok bool) {
+	if i >= len(l) || !(isNameStart(l[i]) || l[i] == ':') {
+		return i, false
+	}
+	n = i + 1
+	for n < len(l) && isMetricNameChar(l[n]) {
+		n++
+	}
+	if n < len(l) && l[n] == '"' {
+		return n, false
+	}
+	return n, true
+}
+
+func (p *textParser) line(l []byte) bool {
+	i := skipBlanks(l, 0)
+	if i == len(l) {
+		return true
+	}
+	if l[i] == '#' {
+		return p.comment(l, i+1)
+	}
+	return p.sample(l, i)
+}
+
+// lookup finds the family a name belongs to the way expfmt does: the exact
+// name, else a summary's or histogram's base for _count/_sum/_bucket. suffix
+// says which component the name is.
+func (p *textParser) lookup(name []byte) (f *textFamily, suffix string) {
+	if f = p.byName[string(name)]; f != nil {
+		return f, ""
+	}
+	for _, sfx := range [...]string{"_count", "_sum", "_bucket"} {
+		if !bytes.HasSuffix(name, []byte(sfx)) {
+			continue
+		}
+		if b := p.byName[string(name[:len(name)-len(sfx)])]; b != nil &&
+			(b.typ == typeHistogram || (b.typ == typeSummary && sfx != "_bucket")) {
+			return b, sfx
+		}
+	}
+	return nil, ""
+}
+
+func (p *textParser) family(name []byte) (*textFamily, string) {
+	if f, sfx := p.lookup(name); f != nil {
+		return f, sfx
+	}
+	f := &textFamily{name: p.str(name)}
+	p.byName[f.name] = f
+	p.order = append(p.order, f)
+	return f, ""
+}
+
+// comment reads a # line from l[i:] (after the '#').
+func (p *textParser) comment(l []byte, i int) bool {
+	i = skipBlanks(l, i)
+	k := i
+	for k < len(l) && !isBlank(l[k]) {
+		k++
+	}
+	keyword := l[i:k]
+	help := string(keyword) == "HELP"
+	if (!help && string(keyword) != "TYPE") || k == len(l) {
+		return true // a plain comment, or a keyword alone
+	}
+	i = skipBlanks(l, k)
+	if i == len(l) {
+		return true
+	}
+	n, ok := metricName(l, i)
+	if !ok {
+		return false
+	}
+	if n == len(l) {
+		return true // a name alone is not an error
+	}
+	if !isBlank(l[n]) {
+		return false
+	}
+	f, _ := p.family(l[i:n])
+	i = skipBlanks(l, n)
+	if i == len(l) {
+		return true
+	}
+	text := l[i:]
+	if help {
+		// text is not empty, so neither is an earlier HELP's.
+		if f.help != "" {
+			return false
+		}
+		s, ok := unescapeHelp(text)
+		if !ok {
+			return false
+		}
+		f.help = p.str(s)
+		return true
+	}
+	if f.typ != typeUnset {
+		return false
+	}
+	switch string(text) {
+	case "counter", "COUNTER":
+		f.typ = typeCounter
+	case "gauge", "GAUGE":
+		f.typ = typeGauge
+	case "untyped", "UNTYPED":
+		f.typ = typeUntyped
+	case "histogram", "HISTOGRAM":
+		f.typ = typeHistogram
+	case "summary", "SUMMARY":
+		f.typ = typeSummary
+	default:
+		return false // other spellings and gauge histograms: expfmt decides
+	}
+	return true
+}
+
+// unescapeHelp undoes HELP escapes (\\, \n and \"); any other escape is
+// expfmt's error to report.
+func unescapeHelp(b []byte) ([]byte, bool) {
+	if bytes.IndexByte(b, '\\') < 0 {
+		return b, true
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		i++
+		if i == len(b) {
+			return nil, false
+		}
+		switch b[i] {
+		case '\\', '"':
+			out = append(out, b[i])
+		case 'n':
+			out = append(out, '\n')
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// sample reads a sample line starting at l[i].
+func (p *textParser) sample(l []byte, i int) bool {
+	n, ok := metricName(l, i)
+	if !ok {
+		return false
+	}
+	f, sfx := p.family(l[i:n])
+	if f.typ == typeUnset {
+		f.typ = typeUntyped
+	}
+	i = skipBlanks(l, n)
+	p.pairs = p.pairs[:0]
+	p.unesc = p.unesc[:0]
+	if i < len(l) && l[i] == '{' {
+		if i, ok = p.labels(l, i+1); !ok {
+			return false
+		}
+	} else if i == n && i < len(l) {
+		return false // a name ended by something other than a blank or '{'
+	}
+
+	// The special labels of histograms and summaries.
+	special := ""
+	switch f.typ {
+	case typeHistogram:
+		special = "le"
+	case typeSummary:
+		special = "quantile"
+	}
+	specialVal, hasSpecial := math.NaN(), false
+	for _, pr := range p.pairs {
+		if string(pr.name) == "__name__" || !utf8.Valid(pr.value) {
+			return false
+		}
+		if special != "" && string(pr.name) == special {
+			v, ok := parseValue(pr.value)
+			if !ok {
+				return false
+			}
+			specialVal, hasSpecial = v, true
+		}
+	}
+	if hasDuplicateNames(p.pairs, special) {
+		return false
+	}
+
+	// The value, then an optional timestamp, each ended by a blank or the
+	// end of the line; nothing may follow the timestamp, not even a blank.
+	v0 := i
+	for i < len(l) && !isBlank(l[i]) {
+		i++
+	}
+	value, ok := parseValue(l[v0:i])
+	if !ok {
+		return false
+	}
+	var tsMs int64
+	hasTS := i < len(l)
+	if hasTS {
+		t0 := skipBlanks(l, i)
+		if t0 == len(l) {
+			return false // expfmt reads an empty timestamp
+		}
+		for _, c := range l[t0:] {
+			if isBlank(c) {
+				return false
+			}
+		}
+		ts, err := strconv.ParseInt(string(l[t0:]), 10, 64)
+		if err != nil {
+			return false
+		}
+		tsMs = ts
+	}
+
+	switch f.typ {
+	case typeHistogram, typeSummary:
+		s := p.grouped(f, special)
+		if hasTS { // the newest timestamp of the series' lines wins
+			s.tsMs = tsMs
+		}
+		return addComponent(f, s, sfx, value, specialVal, hasSpecial)
+	default:
+		f.samples = append(f.samples, textSample{labels: p.labelSet(""), value: value, tsMs: tsMs})
+	}
+	return true
+}
+
+// addComponent stores one line's value into a histogram or summary series
+// as expfmt does: _count and _sum by suffix, else a bucket or quantile when
+// the line had le or quantile, else nothing.
+func addComponent(f *textFamily, s *textSample, sfx string, value, special float64, hasSpecial bool) bool {
+	switch {
+	case sfx == "_count":
+		if f.typ == typeSummary {
+			value = float64(uint64(value)) // expfmt stores a summary's count as an integer
+		} else if value < 0 {
+			return false
+		}
+		s.count, s.countKnown = zeroPositive(value), true
+	case sfx == "_sum":
+		s.sum, s.sumKnown = value, true
+	case !hasSpecial || math.IsNaN(special):
+	case f.typ == typeHistogram:
+		if value < 0 {
+			return false
+		}
+		s.buckets = append(s.buckets, model.Bucket{UpperBound: special, Count: zeroPositive(value)})
+	default:
+		s.quantiles = append(s.quantiles, model.QuantileValue{Quantile: special, Value: value})
+	}
+	return true
+}
+
+// zeroPositive turns -0 into 0: expfmt stores counts as integers when they
+// are whole, which loses the sign of zero.
+func zeroPositive(v float64) float64 {
+	if v == 0 {
+		return 0
+	}
+	return v
+}
+
+// grouped returns the series of a histogram or summary family that the
+// line's labels (without the special one) name, creating it on first sight.
+func (p *textParser) grouped(f *textFamily, special string) *textSample {
+	// Insertion sort: a handful of labels, and sort.Slice allocates.
+	for a := 1; a < len(p.pairs); a++ {
+		for b := a; b > 0 && bytes.Compare(p.pairs[b].name, p.pairs[b-1].name) < 0; b-- {
+			p.pairs[b], p.pairs[b-1] = p.pairs[b-1], p.pairs[b]
+		}
+	}
+	p.key = p.key[:0]
+	for _, pr := range p.pairs {
+		if string(pr.name) == special {
+			continue
+		}
+		p.key = append(p.key, pr.name...)
+		p.key = append(p.key, 0)
+		p.key = append(p.key, pr.value...)
+		p.key = append(p.key, 0)
+	}
+	if f.series == nil {
+		f.series = map[string]int{}
+	}
+	if i, ok := f.series[string(p.key)]; ok {
+		return &f.samples[i]
+	}
+	f.series[string(p.key)] = len(f.samples)
+	ts := textSample{labels: p.labelSet(special)}
+	if n := len(f.samples); n > 0 && f.typ == typeHistogram {
+		// Series of a family usually share their buckets: size for them.
+		ts.buckets = make([]model.Bucket, 0, len(f.samples[n-1].buckets))
+	}
+	f.samples = append(f.samples, ts)
+	return &f.samples[len(f.samples)-1]
+}
+
+// labelSet builds the line's labels without the special one, sorted.
+func (p *textParser) labelSet(special string) model.Labels {
+	n := 0
+	for _, pr := range p.pairs {
+		if string(pr.name) != special {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	ls := make(model.Labels, 0, n)
+	for _, pr := range p.pairs {
+		if string(pr.name) != special {
+			ls = append(ls, model.Label{Name: p.str(pr.name), Value: p.str(pr.value)})
+		}
+	}
+	for a := 1; a < len(ls); a++ {
+		for b := a; b > 0 && ls[b].Name < ls[b-1].Name; b-- {
+			ls[b], ls[b-1] = ls[b-1], ls[b]
+		}
+	}
+	return ls
+}
+
+// hasDuplicateNames reports a label name given twice; the special label
+// is exempt, as in expfmt (a second le simply wins).
+func hasDuplicateNames(pairs []rawPair, special string) bool {
+	for a := 1; a < len(pairs); a++ {
+		if string(pairs[a].name) == special {
+			continue
+		}
+		for b := 0; b < a; b++ {
+			if bytes.Equal(pairs[a].name, pairs[b].name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// labels reads `name="value",...}` from l[i:] into p.pairs and returns the
+// index after the closing brace and any blanks.
+func (p *textParser) labels(l []byte, i int) (int, bool) {
+	for {
+		i = skipBlanks(l, i)
+		if i == len(l) {
+			return i, false
+		}
+		if l[i] == '}' {
+			return skipBlanks(l, i+1), true
+		}
+		if !isNameStart(l[i]) {
+			return i, false
+		}
+		n := i + 1
+		for n < len(l) && isLabelNameChar(l[n]) {
+			n++
+		}
+		name := l[i:n]
+		i = skipBlanks(l, n)
+		if i == len(l) || l[i] != '=' {
+			return i, false
+		}
+		i = skipBlanks(l, i+1)
+		if i == len(l) || l[i] != '"' {
+			return i, false
+		}
+		value, end, ok := p.labelValue(l, i+1)
+		if !ok {
+			return i, false
+		}
+		p.pairs = append(p.pairs, rawPair{name: name, value: value})
+		i = skipBlanks(l, end)
+		if i == len(l) {
+			return i, false
+		}
+		switch l[i] {
+		case ',':
+			i++
+		case '}':
+			return skipBlanks(l, i+1), true
+		default:
+			return i, false
+		}
+	}
+}
+
+// labelValue reads a quoted value from l[i:] (after the opening quote),
+// unescaping \\, \" and \n; end is the index after the closing quote.
+func (p *textParser) labelValue(l []byte, i int) (value []byte, end int, ok bool) {
+	j := i
+	for j < len(l) && l[j] != '"' && l[j] != '\\' {
+		j++
+	}
+	if j == len(l) {
+		return nil, j, false
+	}
+	if l[j] == '"' {
+		return l[i:j], j + 1, true
+	}
+	// Escapes: unescape into the shared scratch. Values already appended
+	// point into it, so it must not be reallocated under them: copy them
+	// out to a fresh buffer instead of growing in place.
+	start := len(p.unesc)
+	buf := p.unesc
+	if cap(buf)-len(buf) < len(l)-i {
+		buf = make([]byte, 0, max(2*cap(buf), len(l)))
+		start = 0
+	}
+	for k := i; k < len(l); k++ {
+		c := l[k]
+		switch c {
+		case '"':
+			p.unesc = buf
+			return buf[start:len(buf):len(buf)], k + 1, true
+		case '\\':
+			k++
+			if k == len(l) {
+				return nil, k, false
+			}
+			switch l[k] {
+			case '\\', '"':
+				buf = append(buf, l[k])
+			case 'n':
+				buf = append(buf, '\n')
+			default:
+				return nil, k, false
+			}
+		default:
+			buf = append(buf, c)
+		}
+	}
+	return nil, len(l), false
+}
+
+// parseValue parses a sample value or an le/quantile label as expfmt
+// does: strconv.ParseFloat, refusing the hex-float and underscore forms.
+// Plain integers, most of any exposition, are read without strconv.
+func parseValue(b []byte) (float64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	if len(b) <= 15 {
+		v, digits := 0.0, true
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				digits = false
+				break
+			}
+			v = v*10 + float64(c-'0')
+		}
+		if digits {
+			return v, true
+		}
+	}
+	if bytes.ContainsAny(b, "pP_xX") {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	return v, err == nil
+}
+
+// families converts what was read into model families: empty families
+// dropped, filtered, sorted by name, histograms and summaries finished as
+// convertFamilies finishes expfmt's.
+func (p *textParser) families(filter func(string) bool) []model.Family {
+	out := make([]model.Family, 0, len(p.order))
+	for _, f := range p.order {
+		if len(f.samples) == 0 || (filter != nil && !filter(f.name)) {
+			continue
+		}
+		mf := model.Family{Name: f.name, Help: Sanitize(f.help), Samples: make([]model.Sample, len(f.samples))}
+		switch f.typ {
+		case typeCounter:
+			mf.Type = model.Counter
+		case typeGauge:
+			mf.Type = model.Gauge
+		case typeHistogram:
+			mf.Type = model.Histogram
+		case typeSummary:
+			mf.Type = model.Summary
+		default:
+			mf.Type = model.Untyped
+		}
+		for i := range f.samples {
+			ts := &f.samples[i]
+			s := model.Sample{Labels: ts.labels, TimestampMs: ts.tsMs}
+			switch mf.Type {
+			case model.Histogram:
+				finishHistogram(&s, ts.buckets, ts.count, ts.countKnown, ts.sum, ts.sumKnown)
+			case model.Summary:
+				finishSummary(&s, ts.quantiles, ts.count, ts.countKnown, ts.sum, ts.sumKnown)
+			default:
+				s.Value = ts.value
+			}
+			mf.Samples[i] = s
+		}
+		out = append(out, mf)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
