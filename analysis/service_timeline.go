@@ -20,19 +20,13 @@ func ServiceTimeline(st *model.Store, target string, bin time.Duration, startMs,
 	}
 	times := st.TimesSince(target, startMs)
 	sv := selectService(st, target, times, startMs)
-	out := make([]model.ServiceSignals, 0, (endMs-startMs+binMs-1)/binMs)
-	for a := startMs; a < endMs; a += binMs {
-		b := min(a+binMs, endMs)
-		if rest := endMs - b; rest > 0 && rest < binMs/2 {
-			b = endMs
-		}
+	edges := binEdges(binMs, startMs, endMs)
+	out := make([]model.ServiceSignals, len(edges))
+	for i, b := range edges {
 		if sv == nil {
-			out = append(out, model.ServiceSignals{Target: target, StartMs: a, EndMs: b})
+			out[i] = model.ServiceSignals{Target: target, StartMs: b.start, EndMs: b.end}
 		} else {
-			out = append(out, sv.eval(binWindow(times, a, b)))
-		}
-		if b == endMs {
-			break
+			out[i] = sv.eval(binWindow(times, b.start, b.end))
 		}
 	}
 	return out

@@ -30,19 +30,10 @@ func (r *row) timeline(binMs, startMs, endMs int64) []model.Signals {
 	if binMs <= 0 || endMs <= startMs {
 		return nil
 	}
-	out := make([]model.Signals, 0, (endMs-startMs+binMs-1)/binMs)
-	for a := startMs; a < endMs; a += binMs {
-		b := min(a+binMs, endMs)
-		// A sliver left at the end joins the bin before it: a rate over a
-		// few milliseconds holding one scrape's increase is a spike of
-		// nothing (13 ms of a 5 s bin read 22k/s for 50/s of traffic).
-		if rest := endMs - b; rest > 0 && rest < binMs/2 {
-			b = endMs
-		}
-		out = append(out, r.eval(binWindow(r.times, a, b)))
-		if b == endMs {
-			break
-		}
+	edges := binEdges(binMs, startMs, endMs)
+	out := make([]model.Signals, len(edges))
+	for i, b := range edges {
+		out[i] = r.eval(binWindow(r.times, b.start, b.end))
 	}
 	return out
 }

@@ -35,4 +35,9 @@ type Frame struct {
 	Targets   []TargetStatus
 	Rows      []Signals
 	Timelines map[Key][]Signals
+	// FinalMs says, per row, up to when its timeline is final: every
+	// target the row reads had scraped at or past that time when the frame
+	// was built, so no later scrape can change a bin ending there or
+	// earlier. A later frame may reuse those bins (analysis.FrameOptions.Prev).
+	FinalMs map[Key]int64 `json:"-"`
 }
