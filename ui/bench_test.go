@@ -2,6 +2,7 @@ package ui
 
 import (
 	"io"
+	"strconv"
 	"testing"
 	"time"
 
@@ -21,6 +22,16 @@ func benchModel(b *testing.B, colour bool, detail bool) (*Model, [2]frameMsg) {
 	frames := [2]frameMsg{
 		liveFrame(bigFrame(dataTime, 40, 0)),
 		liveFrame(bigFrame(dataTime.Add(time.Second), 40, 1)),
+	}
+	// Eight services under the callers, the first one's bins included as
+	// when its detail is open.
+	for i := range frames {
+		for _, s := range append(fixtureServices(i), fixtureServices(i+2)...) {
+			s.Target += "-" + strconv.Itoa(len(frames[i].services))
+			frames[i].services = append(frames[i].services, s)
+		}
+		frames[i].svcTarget = frames[i].services[1].Target
+		frames[i].svcTimeline = serviceTimeline(frames[i].services[1], 30)
 	}
 	send(m, tea.WindowSizeMsg{Width: 200, Height: 60}, frames[0])
 	if detail {
@@ -47,6 +58,30 @@ func BenchmarkFrameOverview200x60(b *testing.B)       { benchFrame(b, false, fal
 func BenchmarkFrameOverview200x60Colour(b *testing.B) { benchFrame(b, true, false) }
 func BenchmarkFrameDetail200x60(b *testing.B)         { benchFrame(b, false, true) }
 func BenchmarkFrameDetail200x60Colour(b *testing.B)   { benchFrame(b, true, true) }
+
+// BenchmarkFrameServiceDetail: a new frame arrives while a service's
+// detail is open.
+func BenchmarkFrameServiceDetail200x60Colour(b *testing.B) {
+	m, frames := benchModel(b, true, false)
+	for range m.overview.total() {
+		if s, ok := m.overview.selectedService(); ok && s.Target == frames[0].svcTarget {
+			break
+		}
+		m.Update(keyMsg("down"))
+	}
+	m.Update(keyMsg("enter"))
+	if m.view != viewService || m.svcDetail.target != frames[0].svcTarget {
+		b.Fatalf("service detail not open: view %v target %q", m.view, m.svcDetail.target)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		m.Update(frames[i%2])
+		if len(m.View()) == 0 {
+			b.Fatal("empty view")
+		}
+	}
+}
 
 // BenchmarkFrameKeyMove: the cursor moves; the table renders again, the
 // header and footer are reused.

@@ -48,8 +48,8 @@ func (l *lineWriter) spark(vals []model.Value, maxV float64, cols int, g *glyphs
 	}
 }
 
-// seriesOf extracts one signal of every bin into dst.
-func seriesOf(dst []model.Value, tl []model.Signals, f func(*model.Signals) model.Value) []model.Value {
+// seriesOf extracts one signal of every bin (caller or service) into dst.
+func seriesOf[T any](dst []model.Value, tl []T, f func(*T) model.Value) []model.Value {
 	dst = dst[:0]
 	for i := range tl {
 		dst = append(dst, f(&tl[i]))
@@ -59,15 +59,15 @@ func seriesOf(dst []model.Value, tl []model.Signals, f func(*model.Signals) mode
 
 // twoSeries draws originals (solid, in front) and attempts (shaded, behind)
 // as columns of height rows, cols columns per bin, after a gutter that
-// carries the scale. The shaded part above the solid one is the retries.
-func twoSeries(dst []line, l *lineWriter, orig, att []model.Value, height, cols, gutter int, g *glyphs, st *styles) []line {
+// carries the scale (written by scale). The shaded part above the solid
+// one is the retries. att may be nil: one series of solid columns.
+func twoSeries(dst []line, l *lineWriter, orig, att []model.Value, height, cols, gutter int, scale func([]byte, float64) []byte, g *glyphs, st *styles) []line {
 	maxV := max(maxValue(orig), maxValue(att))
 	steps := float64(height * g.sub)
 	for r := height - 1; r >= 0; r-- {
 		switch {
 		case r == height-1:
-			l.num = appendNum(l.num[:0], maxV)
-			l.num = append(l.num, "/s"...)
+			l.num = scale(l.num[:0], maxV)
 			l.cellBytes(l.num, gutter-1, true, st.dim)
 			l.pad(1)
 		case r == 0:
@@ -105,6 +105,9 @@ func twoSeries(dst []line, l *lineWriter, orig, att []model.Value, height, cols,
 	}
 	return dst
 }
+
+// perSecond is twoSeries' scale for rates: 289/s.
+func perSecond(dst []byte, v float64) []byte { return append(appendNum(dst, v), "/s"...) }
 
 // scaled maps a value to chart steps: -1 when absent, 0 when zero.
 func scaled(v model.Value, maxV, steps float64) float64 {

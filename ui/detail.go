@@ -9,18 +9,82 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// detailModel shows everything about one row: traffic, outcomes,
-// capacity, split latency and the full list of signals. It scrolls when
-// the content is taller than the screen.
-type detailModel struct {
+// scroller shows a panel's rendered lines from a scroll position, with a
+// "more lines" note at the bottom when they do not fit. The detail views
+// embed it.
+type scroller struct {
 	c      *common
-	key    model.Key
 	scroll int
 	bodyH  int // lines on screen at the last render
 
 	pane     painter
 	cacheKey [3]uint64
 	cache    []line
+}
+
+func (s *scroller) update(msg tea.KeyMsg) {
+	k := &s.c.keys
+	page := max(s.bodyH-1, 1)
+	switch {
+	case key.Matches(msg, k.Up):
+		s.scroll--
+	case key.Matches(msg, k.Down):
+		s.scroll++
+	case key.Matches(msg, k.PageUp):
+		s.scroll -= page
+	case key.Matches(msg, k.PageDown):
+		s.scroll += page
+	case key.Matches(msg, k.Top):
+		s.scroll = 0
+	case key.Matches(msg, k.Bottom):
+		s.scroll = len(s.cache)
+	}
+	s.scroll = max(s.scroll, 0)
+}
+
+// stale reports whether the cache must be rendered again for this frame
+// (seq), width and window, and records the new key.
+func (s *scroller) stale(seq uint64, width int) bool {
+	ck := [3]uint64{seq, uint64(width), uint64(s.c.window)}
+	if s.cache != nil && ck == s.cacheKey {
+		return false
+	}
+	s.cacheKey = ck
+	return true
+}
+
+// show appends the part of the cache that fits height from the scroll
+// position.
+func (s *scroller) show(dst []line, height int) []line {
+	s.bodyH = height
+	all := s.cache
+	maxScroll := max(len(all)-height, 0)
+	s.scroll = min(s.scroll, maxScroll)
+	if len(all) <= height {
+		return append(dst, all...)
+	}
+	view := all[s.scroll : s.scroll+height]
+	dst = append(dst, view[:height-1]...)
+	l := &s.pane.l
+	more := len(all) - s.scroll - (height - 1)
+	b := append(l.num[:0], s.c.g.arrowDown...)
+	b = append(b, ' ')
+	if more > 0 {
+		b = strconv.AppendInt(b, int64(more), 10)
+		b = append(b, " more lines · "...)
+	}
+	b = append(b, "j/k scroll"...)
+	l.num = b
+	l.bytes(b, s.c.st.dim)
+	return append(dst, l.line())
+}
+
+// detailModel shows everything about one row: traffic, outcomes,
+// capacity, split latency and the full list of signals. It scrolls when
+// the content is taller than the screen.
+type detailModel struct {
+	scroller
+	key model.Key
 }
 
 func (d *detailModel) open(k model.Key) {
@@ -31,55 +95,13 @@ func (d *detailModel) open(k model.Key) {
 	d.cacheKey = [3]uint64{}
 }
 
-func (d *detailModel) update(msg tea.KeyMsg) {
-	k := &d.c.keys
-	page := max(d.bodyH-1, 1)
-	switch {
-	case key.Matches(msg, k.Up):
-		d.scroll--
-	case key.Matches(msg, k.Down):
-		d.scroll++
-	case key.Matches(msg, k.PageUp):
-		d.scroll -= page
-	case key.Matches(msg, k.PageDown):
-		d.scroll += page
-	case key.Matches(msg, k.Top):
-		d.scroll = 0
-	case key.Matches(msg, k.Bottom):
-		d.scroll = len(d.cache)
-	}
-	d.scroll = max(d.scroll, 0)
-}
-
 // view renders the content for width (cached per frame, row and width)
 // and shows the part that fits height from the scroll position.
 func (d *detailModel) view(dst []line, f *model.Frame, seq uint64, width, height int) []line {
-	d.bodyH = height
-	ck := [3]uint64{seq, uint64(width), uint64(d.c.window)}
-	if d.cache == nil || ck != d.cacheKey {
+	if d.stale(seq, width) {
 		d.cache = d.render(d.cache[:0], f, width)
-		d.cacheKey = ck
 	}
-	all := d.cache
-	maxScroll := max(len(all)-height, 0)
-	d.scroll = min(d.scroll, maxScroll)
-	if len(all) <= height {
-		return append(dst, all...)
-	}
-	view := all[d.scroll : d.scroll+height]
-	dst = append(dst, view[:height-1]...)
-	l := &d.pane.l
-	more := len(all) - d.scroll - (height - 1)
-	b := append(l.num[:0], d.c.g.arrowDown...)
-	b = append(b, ' ')
-	if more > 0 {
-		b = strconv.AppendInt(b, int64(more), 10)
-		b = append(b, " more lines · "...)
-	}
-	b = append(b, "j/k scroll"...)
-	l.num = b
-	l.bytes(b, d.c.st.dim)
-	return append(dst, l.line())
+	return d.show(dst, height)
 }
 
 func (d *detailModel) render(dst []line, f *model.Frame, width int) []line {
@@ -105,20 +127,7 @@ func (d *detailModel) render(dst []line, f *model.Frame, width int) []line {
 		l.plain("  dialect ")
 		l.text(Sanitize(row.Dialect), st.text)
 	}
-	if f != nil {
-		for i := range f.Targets {
-			t := &f.Targets[i]
-			if t.Name == d.key.Target && !t.Up {
-				l.pad(2)
-				l.text(g.down+" target down: "+Sanitize(t.LastError), st.down)
-			}
-		}
-	}
-	title := l.line()
-	if title.w > width {
-		title = line{s: ansi.Truncate(title.s, width, "…"), w: width}
-	}
-	dst = append(dst, title)
+	dst = p.endTitle(dst, f, d.key.Target, width)
 
 	if row == nil {
 		l.text("this row is not in the current data (esc: back to the overview)", st.dim)
@@ -148,4 +157,24 @@ func (d *detailModel) render(dst []line, f *model.Frame, width int) []line {
 	dst = p.latencySection(dst, row, width, false)
 	dst = append(dst, line{})
 	return p.signalsSection(dst, row, width)
+}
+
+// endTitle finishes a detail view's title line: the target's health when
+// it is down, cut to width.
+func (p *painter) endTitle(dst []line, f *model.Frame, target string, width int) []line {
+	l, st, g := &p.l, &p.c.st, p.c.g
+	if f != nil {
+		for i := range f.Targets {
+			t := &f.Targets[i]
+			if t.Name == target && !t.Up {
+				l.pad(2)
+				l.text(g.down+" target down: "+Sanitize(t.LastError), st.down)
+			}
+		}
+	}
+	title := l.line()
+	if title.w > width {
+		title = line{s: ansi.Truncate(title.s, width, "…"), w: width}
+	}
+	return append(dst, title)
 }

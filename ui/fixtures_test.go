@@ -249,3 +249,106 @@ func keyMsg(s string) tea.KeyMsg {
 func liveFrame(f model.Frame) frameMsg {
 	return frameMsg{frame: f, req: frameRequest{Window: f.Window, Bin: 10 * time.Second, Bins: 30}, kind: frameRebuild}
 }
+
+// fullService is a service with every signal present; scale varies it.
+func fullService(target, source string, recv float64) model.ServiceSignals {
+	return model.ServiceSignals{
+		Target: target, Source: source,
+		ReceivedPerS: some(recv), InFlight: some(58), Slots: some(64),
+		QueueDepth: some(37), QueueLimit: some(200), QueueOldestAge: some(1.84), QueueWaitP99: some(1.52),
+		ServiceTimeP50: some(0.118), ServiceTimeP99: some(0.47),
+		SuccessServiceTimeP50: some(0.121), SuccessServiceTimeP99: some(0.41),
+		ErrorServiceTimeP50: some(0.0032), ErrorServiceTimeP99: some(0.9),
+		Responses2xxPerS: some(recv * 0.7), Responses429PerS: some(recv * 0.05),
+		Responses503PerS: some(recv * 0.2), Responses503RetryAfterPerS: some(recv * 0.15),
+		ResponsesOther5xxPerS: some(recv * 0.01),
+		WorkAfterCancelPerS:   some(recv * 0.12), CancelledPerS: some(recv * 0.03),
+	}
+}
+
+// fixtureServices are the SERVICES rows of the service goldens, by name:
+// a sim-shaped service with every signal, a promhttp one without queue or
+// cancellation, the down target with nothing at all, and a hostile name.
+// variant shifts the numbers.
+func fixtureServices(variant int) []model.ServiceSignals {
+	v := float64(variant)
+	bank := fullService("bank-api", "promhttp", 160+v*40)
+	bank.Slots, bank.QueueDepth, bank.QueueLimit, bank.QueueOldestAge, bank.QueueWaitP99 = model.Absent, model.Absent, model.Absent, model.Absent, model.Absent
+	bank.WorkAfterCancelPerS, bank.CancelledPerS = model.Absent, model.Absent
+	bank.Responses503RetryAfterPerS = model.Absent
+	inv := fullService("inventory", "sim", 367+v*20)
+	inv.QueueLimit = some(0) // unbounded
+	inv.Responses429PerS, inv.ResponsesOther5xxPerS = some(0), model.Absent
+	evil := fullService("svc\x1b]0;pwned\x07\u202eevil", "sim\x1b[2J", 3)
+	return []model.ServiceSignals{bank, inv, {Target: "legacy"}, evil}
+}
+
+// serviceTimeline makes bins oldest first: load and queue building up,
+// with a missed scrape at bin 3 (absent, not zero).
+func serviceTimeline(s model.ServiceSignals, bins int) []model.ServiceSignals {
+	out := make([]model.ServiceSignals, bins)
+	for i := range out {
+		b := model.ServiceSignals{Target: s.Target}
+		x := float64(i+1) / float64(bins)
+		scale := func(v model.Value, k float64) model.Value {
+			if !v.OK {
+				return model.Absent
+			}
+			return some(v.V * k)
+		}
+		b.ReceivedPerS = scale(s.ReceivedPerS, 0.6+0.4*x)
+		b.InFlight = scale(s.InFlight, x)
+		b.Slots = s.Slots
+		b.QueueDepth = scale(s.QueueDepth, x*x)
+		b.QueueLimit = s.QueueLimit
+		b.QueueOldestAge = scale(s.QueueOldestAge, x*x)
+		b.QueueWaitP99 = scale(s.QueueWaitP99, x)
+		b.ServiceTimeP50 = scale(s.ServiceTimeP50, 0.5+x/2)
+		b.ServiceTimeP99 = scale(s.ServiceTimeP99, 0.5+x/2)
+		b.SuccessServiceTimeP99 = scale(s.SuccessServiceTimeP99, 0.5+x/2)
+		b.ErrorServiceTimeP99 = scale(s.ErrorServiceTimeP99, 1-x/2)
+		b.Responses2xxPerS = scale(s.Responses2xxPerS, 1.2-x/2)
+		b.Responses429PerS = scale(s.Responses429PerS, x)
+		b.Responses503PerS = scale(s.Responses503PerS, x*x)
+		b.Responses503RetryAfterPerS = scale(s.Responses503RetryAfterPerS, x*x)
+		b.ResponsesOther5xxPerS = scale(s.ResponsesOther5xxPerS, x)
+		b.WorkAfterCancelPerS = scale(s.WorkAfterCancelPerS, x*x)
+		b.CancelledPerS = scale(s.CancelledPerS, x)
+		if i == 3 {
+			b = model.ServiceSignals{Target: s.Target}
+		}
+		out[i] = b
+	}
+	return out
+}
+
+// svcDerived is what the build Cmd derives for fixtureServices: the
+// services, and the bins of req.Service when its detail is open.
+func svcDerived(req frameRequest, variant int) derived {
+	d := derived{services: fixtureServices(variant)}
+	if req.Service != "" {
+		d.svcTarget = req.Service
+		for _, s := range d.services {
+			if s.Target == req.Service {
+				d.svcTimeline = serviceTimeline(s, 30)
+			}
+		}
+	}
+	return d
+}
+
+// svcModel is goldenModel with services: every frame it builds carries
+// fixtureServices, and reqs records the requests.
+func svcModel(t *testing.T, opts Options, w, h int, reqs *[]frameRequest) *Model {
+	m := newTestModel(t, opts, nil)
+	m.build = func(_ Source, req frameRequest) (model.Frame, derived) {
+		if reqs != nil {
+			*reqs = append(*reqs, req)
+		}
+		return fixtureFrame(dataTime, req.Window, 0), svcDerived(req, 0)
+	}
+	f := liveFrame(fixtureFrame(dataTime, time.Minute, 0))
+	f.derived = svcDerived(f.req, 0)
+	send(m, tea.WindowSizeMsg{Width: w, Height: h}, f)
+	return m
+}

@@ -41,10 +41,24 @@ func (o outcome) value(s *model.Signals) model.Value {
 	return model.Absent
 }
 
+// respClass is one response class of a service, at a fixed row of the
+// service detail and with its own glyph.
+type respClass int
+
+const (
+	resp2xx   respClass = iota
+	resp429             // rate limited: the service's own protection
+	resp503RA           // 503 carrying Retry-After: shed, come back later
+	resp503             // 503 without Retry-After (all 503s when unknown)
+	resp5xx             // any other 5xx
+	numResp
+)
+
 // glyphs are the characters one charset draws with. Every entry is one
 // terminal column wide.
 type glyphs struct {
 	outcome [numOutcomes]string
+	resp    [numResp]string
 	// levels are the eight heights of a sparkline cell (lowest first);
 	// zero is drawn as zero and an absent value as a gap.
 	levels [8]string
@@ -64,6 +78,7 @@ type glyphs struct {
 	selected, down, warn, pause, live, replay string
 	sep, rule, arrowDown, arrowUp, mark       string
 	micro, to                                 string
+	inf                                       string // an unbounded limit
 }
 
 func glyphsFor(c Charset) *glyphs {
@@ -78,8 +93,11 @@ func glyphsFor(c Charset) *glyphs {
 
 var unicodeOutcomes = [numOutcomes]string{"✓", "↻", "⊘", "$", "◷", "✗", "⧗"}
 
+var unicodeResp = [numResp]string{"✓", "⊖", "↩", "⊗", "✗"}
+
 var blockGlyphs = glyphs{
 	outcome:    unicodeOutcomes,
+	resp:       unicodeResp,
 	levels:     [8]string{"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"},
 	zero:       "·",
 	gap:        " ",
@@ -101,10 +119,12 @@ var blockGlyphs = glyphs{
 	mark:       "◂",
 	micro:      "µs",
 	to:         "→",
+	inf:        "∞",
 }
 
 var brailleGlyphs = glyphs{
 	outcome:    unicodeOutcomes,
+	resp:       unicodeResp,
 	levels:     [8]string{"⣀", "⣀", "⣤", "⣤", "⣶", "⣶", "⣿", "⣿"},
 	zero:       "·",
 	gap:        " ",
@@ -126,10 +146,12 @@ var brailleGlyphs = glyphs{
 	mark:       "◂",
 	micro:      "µs",
 	to:         "→",
+	inf:        "∞",
 }
 
 var asciiGlyphs = glyphs{
 	outcome:    [numOutcomes]string{"S", "R", "A", "B", "D", "E", "T"},
+	resp:       [numResp]string{"2", "4", "R", "3", "5"},
 	levels:     [8]string{"_", "-", "=", "+", "*", "#", "%", "@"},
 	zero:       ".",
 	gap:        " ",
@@ -151,4 +173,5 @@ var asciiGlyphs = glyphs{
 	mark:       "<",
 	micro:      "us",
 	to:         "->",
+	inf:        "inf",
 }

@@ -125,3 +125,54 @@ func TestGoldenVariants(t *testing.T) {
 		golden(t, "replay_rec_filter_120x40", screen(t, m))
 	})
 }
+
+// selectService moves the cursor to the service row named target.
+func selectService(t *testing.T, m *Model, target string) {
+	t.Helper()
+	for range m.overview.total() {
+		if s, ok := m.overview.selectedService(); ok && s.Target == target {
+			return
+		}
+		m.Update(keyMsg("j"))
+	}
+	t.Fatalf("no service row %q", target)
+}
+
+// openService selects a service row, presses enter and runs the build
+// command that brings its bins.
+func openService(t *testing.T, m *Model, target string) {
+	t.Helper()
+	selectService(t, m, target)
+	run(t, m, keys(m, "enter"))
+	if m.view != viewService || m.shownDerived.svcTarget != target {
+		t.Fatalf("enter on %q: view %v, bins of %q", target, m.view, m.shownDerived.svcTarget)
+	}
+}
+
+func TestGoldenServices(t *testing.T) {
+	for _, sz := range goldenSizes {
+		t.Run("overview_services_"+sizeName(sz.w, sz.h), func(t *testing.T) {
+			m := svcModel(t, Options{}, sz.w, sz.h, nil)
+			golden(t, "overview_services_"+sizeName(sz.w, sz.h), screen(t, m))
+		})
+	}
+	for _, sz := range goldenSizes[:2] {
+		t.Run("service_detail_"+sizeName(sz.w, sz.h), func(t *testing.T) {
+			m := svcModel(t, Options{}, sz.w, sz.h, nil)
+			openService(t, m, "inventory")
+			golden(t, "service_detail_"+sizeName(sz.w, sz.h), screen(t, m))
+		})
+	}
+	t.Run("service_detail_absent_120x40", func(t *testing.T) {
+		// The down target that exports no service signal at all: every
+		// value reads "-".
+		m := svcModel(t, Options{}, 120, 40, nil)
+		openService(t, m, "legacy")
+		golden(t, "service_detail_absent_120x40", screen(t, m))
+	})
+	t.Run("overview_services_selected_ascii_80x24", func(t *testing.T) {
+		m := svcModel(t, Options{Charset: CharsetASCII}, 80, 24, nil)
+		selectService(t, m, "bank-api")
+		golden(t, "overview_services_selected_ascii_80x24", screen(t, m))
+	})
+}

@@ -195,6 +195,10 @@ func (m *Model) helpLines(height int) []line {
 		{g.outcome[outProvider] + "ERR/s " + g.outcome[outTimeout] + "TMO/s", "attempts the provider failed, and attempts that timed out"},
 		{"ACT/LIM POOL99", "active calls / concurrency limit, pool wait p99"},
 		{"OK p99 FF p99", "latency p99 of successes and of fast failures"},
+		{"RECV/s INFL/SLOT", "SERVICES: requests received; in flight / execution slots"},
+		{"QUEUE/LIM Q OLD", "queue depth / limit (" + g.inf + " unbounded), the oldest waiting request's age; QW p99 queue wait"},
+		{g.resp[resp503] + "503/s(RA)", "503s, in parentheses those carrying Retry-After; " + g.resp[resp429] + "429/s rate limited, " + g.resp[resp5xx] + "5xx/s other 5xx"},
+		{"WAC/s CNCL/s", "work finished after the caller cancelled; requests abandoned when it did"},
 	}
 	for _, e := range gloss {
 		l.cell(e[0], 16, false, st.accent)

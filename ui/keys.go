@@ -77,7 +77,7 @@ func (v viewKeys) ShortHelp() []key.Binding {
 		key.WithHelp(k.WindowDown.Help().Key+k.WindowUp.Help().Key, "window"))
 	common := []key.Binding{short(k.Quit, "quit"), short(k.Help, "help"), short(k.Pause, "pause"), window}
 	switch v.view {
-	case viewDetail:
+	case viewDetail, viewService:
 		return append(common, short(k.Down, "scroll"), short(k.Back, "back"), short(k.SwitchView, "view"))
 	case viewChains:
 		return append(common, short(k.Back, "back"), short(k.SwitchView, "view"))

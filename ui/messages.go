@@ -17,6 +17,9 @@ type frameRequest struct {
 	// Chains are the declared chains (--chain, --config); none means
 	// inferred ones.
 	Chains []analysis.ChainSpec
+	// Service is the service target whose per-bin timeline is wanted (its
+	// detail view is open); "" computes none, which keeps frames cheap.
+	Service string
 }
 
 // frameKind says why a frame was built, which decides where it goes.
@@ -44,6 +47,12 @@ type frameMsg struct {
 type derived struct {
 	findings []string               // the findings strip
 	chains   []analysis.ChainResult // the chain view
+	// services are the signals of every service target over the frame's
+	// window, sorted by target (the overview's SERVICES section).
+	services []model.ServiceSignals
+	// svcTarget names the service whose bins svcTimeline holds ("" none).
+	svcTarget   string
+	svcTimeline []model.ServiceSignals
 }
 
 // sourceClosedMsg: the source's update channel was closed (a replay

@@ -20,14 +20,16 @@ const (
 	wideWidth = 100
 )
 
-// viewID names the main views that tab cycles through.
+// viewID names the main views. tab cycles overview, a detail (of the
+// selected caller or service row) and chains.
 type viewID int
 
 const (
 	viewOverview viewID = iota
 	viewDetail
 	viewChains
-	numViews
+	// viewService is the detail of a service row.
+	viewService
 )
 
 // common is the state every sub-model reads: size, styles, glyphs, keys
@@ -60,17 +62,18 @@ type Model struct {
 	paused       bool
 	closed       bool
 	findings     []string // the strip from FindingsMsg (sanitised)
-	shownDerived derived  // findings and chains of the frame on screen
+	shownDerived derived  // findings, chains and services of the frame on screen
 	liveDerived  derived  // those of the newest frame, shown on resume
 	chains       chainsView
 
 	now      time.Time
 	clockGen int
 
-	header   headerModel
-	overview overviewModel
-	detail   detailModel
-	help     help.Model
+	header    headerModel
+	overview  overviewModel
+	detail    detailModel
+	svcDetail serviceDetailModel
+	help      help.Model
 
 	lw         lineWriter // scratch for header, findings and footer
 	overflows  int        // lines cut at the screen edge (layout slack; tests want 0)
@@ -114,7 +117,8 @@ func NewModel(src Source, opts Options) *Model {
 	}
 	m.header = headerModel{c: c}
 	m.overview = newOverview(c)
-	m.detail = detailModel{c: c, pane: painter{c: c}}
+	m.detail = detailModel{scroller: scroller{c: c, pane: painter{c: c}}}
+	m.svcDetail = serviceDetailModel{scroller: scroller{c: c, pane: painter{c: c}}}
 	m.help = newHelp(c, theme)
 	m.chains = chainsView{c: c}
 	return m
@@ -142,7 +146,16 @@ func (m *Model) Init() tea.Cmd {
 }
 
 func (m *Model) request(endMs int64) frameRequest {
-	return frameRequest{Window: m.c.window, Bin: m.c.opts.Bin, EndMs: endMs, Bins: m.c.opts.Bins, Chains: m.c.opts.Chains}
+	return frameRequest{Window: m.c.window, Bin: m.c.opts.Bin, EndMs: endMs, Bins: m.c.opts.Bins, Chains: m.c.opts.Chains, Service: m.wantService()}
+}
+
+// wantService is the service whose bins frames must carry: the one whose
+// detail is open.
+func (m *Model) wantService() string {
+	if m.view == viewService {
+		return m.svcDetail.target
+	}
+	return ""
 }
 
 // Paused reports whether the view is frozen.
@@ -213,10 +226,9 @@ func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 	switch msg.kind {
 	case frameLive, frameRebuild:
 		m.live = &f
-		m.liveDerived = msg.derived
+		m.liveDerived = m.keepTimeline(msg.derived, &m.liveDerived)
 		if !m.paused {
-			m.setShown(&f)
-			m.shownDerived = msg.derived
+			m.show(&f, m.liveDerived)
 		}
 		m.now = m.c.opts.Now()
 		m.clockGen++
@@ -227,17 +239,28 @@ func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 		if !m.paused || m.shown == nil || msg.req.EndMs != m.shown.Time.UnixMilli() {
 			return tea.Batch(cmds...)
 		}
-		m.setShown(&f)
-		m.shownDerived = msg.derived
+		m.show(&f, m.keepTimeline(msg.derived, &m.shownDerived))
 	}
 	m.dirty = true
 	return tea.Batch(cmds...)
 }
 
-func (m *Model) setShown(f *model.Frame) {
+// keepTimeline carries the open service's bins over from prev when d was
+// built for a request made before the view opened (the wait loop's), so
+// the charts do not blink empty until the next frame.
+func (m *Model) keepTimeline(d derived, prev *derived) derived {
+	if want := m.wantService(); want != "" && d.svcTarget != want && prev.svcTarget == want {
+		d.svcTarget, d.svcTimeline = prev.svcTarget, prev.svcTimeline
+	}
+	return d
+}
+
+// show puts a frame and what was derived from it on screen.
+func (m *Model) show(f *model.Frame, d derived) {
 	m.shown = f
 	m.shownSeq++
-	m.overview.setFrame(f)
+	m.shownDerived = d
+	m.overview.setFrame(f, d.services)
 }
 
 func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
@@ -274,11 +297,17 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.WindowUp):
 		return m.stepWindow(+1)
 	case key.Matches(msg, k.SwitchView):
-		next := (m.view + 1) % numViews
-		if _, ok := m.overview.selectedKey(); next == viewDetail && !ok {
-			next = viewChains // no row to detail yet
+		switch m.view {
+		case viewOverview:
+			if cmd, ok := m.openSelected(); ok {
+				return cmd
+			}
+			m.switchView(viewChains) // no row to detail yet
+		case viewDetail, viewService:
+			m.switchView(viewChains)
+		default:
+			m.switchView(viewOverview)
 		}
-		m.switchView(next)
 		return nil
 	}
 	switch m.view {
@@ -294,15 +323,36 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		m.detail.update(msg)
 		return nil
+	case viewService:
+		if key.Matches(msg, k.Back) {
+			m.switchView(viewOverview)
+			return nil
+		}
+		m.svcDetail.update(msg)
+		return nil
 	default:
 		if key.Matches(msg, k.Open) {
-			if _, ok := m.overview.selectedKey(); ok {
-				m.switchView(viewDetail)
-			}
-			return nil
+			cmd, _ := m.openSelected()
+			return cmd
 		}
 		return m.overview.update(msg)
 	}
+}
+
+// openSelected opens the detail of the row under the cursor: a caller
+// row's, or a service row's, whose bins are then built at once (they are
+// computed only while its detail is open).
+func (m *Model) openSelected() (tea.Cmd, bool) {
+	if s, ok := m.overview.selectedService(); ok {
+		m.svcDetail.open(s.Target)
+		m.view = viewService
+		return m.rebuild(), true
+	}
+	if _, ok := m.overview.selectedKey(); ok {
+		m.switchView(viewDetail)
+		return nil, true
+	}
+	return nil, false
 }
 
 func (m *Model) switchView(v viewID) {
@@ -316,13 +366,22 @@ func (m *Model) switchView(v viewID) {
 	m.view = v
 }
 
+// rebuild asks for frames built with the current request: the newest
+// data, and the frozen moment when paused.
+func (m *Model) rebuild() tea.Cmd {
+	cmds := []tea.Cmd{buildCmd(m.src, m.build, m.request(0), frameRebuild)}
+	if m.paused && m.shown != nil && !m.shown.Time.IsZero() {
+		cmds = append(cmds, buildCmd(m.src, m.build, m.request(m.shown.Time.UnixMilli()), frameFrozen))
+	}
+	return tea.Batch(cmds...)
+}
+
 // togglePause freezes or thaws the view. Frames keep arriving while
 // paused: they update m.live (and the "behind" badge), not the screen.
 func (m *Model) togglePause() tea.Cmd {
 	m.paused = !m.paused
 	if !m.paused && m.live != nil && m.live != m.shown {
-		m.setShown(m.live)
-		m.shownDerived = m.liveDerived
+		m.show(m.live, m.liveDerived)
 	}
 	return nil
 }
@@ -336,11 +395,7 @@ func (m *Model) stepWindow(d int) tea.Cmd {
 	}
 	m.windowIdx = i
 	m.c.window = m.c.opts.Windows[i]
-	cmds := []tea.Cmd{buildCmd(m.src, m.build, m.request(0), frameRebuild)}
-	if m.paused && m.shown != nil && !m.shown.Time.IsZero() {
-		cmds = append(cmds, buildCmd(m.src, m.build, m.request(m.shown.Time.UnixMilli()), frameFrozen))
-	}
-	return tea.Batch(cmds...)
+	return m.rebuild()
 }
 
 // behind is how far the frozen view trails the newest data.
@@ -391,6 +446,8 @@ func (m *Model) View() string {
 			lines = m.chains.view(lines, m.shownDerived.chains, w, bodyH)
 		case m.view == viewDetail:
 			lines = m.detail.view(lines, m.shown, m.shownSeq, w, bodyH)
+		case m.view == viewService:
+			lines = m.svcDetail.view(lines, m.shown, &m.shownDerived, m.shownSeq, w, bodyH)
 		default:
 			lines = m.overview.view(lines, w, bodyH)
 		}

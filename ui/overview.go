@@ -63,11 +63,12 @@ const (
 	numCols
 )
 
-// colSpec: header, the outcome whose glyph prefixes the header (-1: none),
-// width, and priority (lower survives narrower terminals).
+// colSpec: header, the index of the glyph that prefixes the header in its
+// table's glyph set (outcomes, service responses; -1: none), width, and
+// priority (lower survives narrower terminals).
 type colSpec struct {
 	head  string
-	glyph outcome
+	glyph int
 	width int
 	prio  int
 }
@@ -79,11 +80,11 @@ var colSpecs = [numCols]colSpec{
 	colEff:       {"EFF%", -1, 6, 6},
 	colAttOK:     {"ATT%", -1, 6, 8},
 	colRetry:     {"RETR/s", -1, 6, 14},
-	colRescued:   {"RSC/s", outRescued, 6, 13},
-	colBudget:    {"BDG/s", outBudget, 6, 5},
-	colAdmission: {"ADM/s", outAdmission, 6, 4},
-	colErrors:    {"ERR/s", outProvider, 6, 3},
-	colTimeouts:  {"TMO/s", outTimeout, 6, 9},
+	colRescued:   {"RSC/s", int(outRescued), 6, 13},
+	colBudget:    {"BDG/s", int(outBudget), 6, 5},
+	colAdmission: {"ADM/s", int(outAdmission), 6, 4},
+	colErrors:    {"ERR/s", int(outProvider), 6, 3},
+	colTimeouts:  {"TMO/s", int(outTimeout), 6, 9},
 	colActive:    {"ACT/LIM", -1, 9, 11},
 	colPool:      {"POOL99", -1, 6, 12},
 	colOK99:      {"OK p99", -1, 6, 7},
@@ -109,19 +110,7 @@ func computeLayout(width, natT, natD int) tableLayout {
 	natD = max(natD, len("DEPENDENCY"))
 	lay.targetW, lay.depW = min(natT, minNameW), min(natD, minNameW)
 	used := markerW + lay.targetW + 1 + lay.depW
-	var order [numCols]colID
-	for i := range order {
-		order[i] = colID(i)
-	}
-	slices.SortStableFunc(order[:], func(a, b colID) int { return cmp.Compare(colSpecs[a].prio, colSpecs[b].prio) })
-	for _, id := range order {
-		if used+1+colSpecs[id].width <= width {
-			lay.show[id] = true
-			used += 1 + colSpecs[id].width
-		} else {
-			lay.hidden++
-		}
-	}
+	used, lay.hidden = fitColumns(colSpecs[:], lay.show[:], used, width)
 	// Spare columns widen the names, target first, up to 32 each.
 	spare := width - used
 	grow := min(spare, min(natT, 32)-lay.targetW)
@@ -136,12 +125,36 @@ func computeLayout(width, natT, natD int) tableLayout {
 	return lay
 }
 
+// fitColumns shows columns by priority while they fit width after used
+// columns, one space before each; it returns the width used and how many
+// columns were left out.
+func fitColumns(specs []colSpec, show []bool, used, width int) (int, int) {
+	var buf [32]int
+	order := buf[:0]
+	for i := range specs {
+		order = append(order, i)
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(specs[a].prio, specs[b].prio) })
+	hidden := 0
+	for _, id := range order {
+		if used+1+specs[id].width <= width {
+			show[id] = true
+			used += 1 + specs[id].width
+		} else {
+			hidden++
+		}
+	}
+	return used, hidden
+}
+
 // rowNames are a row's sanitised names and its lower-case filter text.
 type rowNames struct{ target, dep, hay string }
 
 // overviewModel is the table of (target, dependency) rows with sorting,
 // filtering, a selection that follows its row across refreshes, and a
-// preview of the selected row under the table.
+// preview of the selected row under the table; below it the SERVICES
+// section, one row per service target. The cursor runs through the caller
+// rows, then the service rows.
 type overviewModel struct {
 	c     *common
 	frame *model.Frame
@@ -155,7 +168,15 @@ type overviewModel struct {
 	cursor, offset int
 	sel            model.Key // the wanted row; kept while it is absent
 	hasSel         bool
-	visible        int // table rows on screen at the last render
+	selSvc         bool // sel is a service row (sel.Target names it)
+	visible        int  // table rows on screen at the last render
+
+	services  []model.ServiceSignals // of the frame on screen, by target
+	svcOrder  []int                  // indices into services passing the filter
+	svcNames  map[string]rowNames
+	natS      int
+	svcLay    svcLayout
+	svcOffset int
 
 	names      map[model.Key]rowNames
 	down       map[string]bool
@@ -172,7 +193,7 @@ type overviewModel struct {
 func newOverview(c *common) overviewModel {
 	ti := textinput.New()
 	ti.Prompt = "/"
-	ti.Placeholder = "target or dependency"
+	ti.Placeholder = "target, dependency or service"
 	ti.CharLimit = 64
 	ti.Cursor.SetMode(cursor.CursorStatic) // no blinking: nothing ticks
 	r := c.opts.Renderer
@@ -185,11 +206,12 @@ func newOverview(c *common) overviewModel {
 		ti.Cursor.Style = r.NewStyle().Reverse(true)
 	}
 	return overviewModel{
-		c:      c,
-		filter: ti,
-		names:  make(map[model.Key]rowNames),
-		down:   make(map[string]bool),
-		pane:   painter{c: c},
+		c:        c,
+		filter:   ti,
+		names:    make(map[model.Key]rowNames),
+		svcNames: make(map[string]rowNames),
+		down:     make(map[string]bool),
+		pane:     painter{c: c},
 	}
 }
 
@@ -198,9 +220,18 @@ func (o *overviewModel) setWidth(w int) {
 	o.rev++
 }
 
-// setFrame shows a new frame, keeping the selection on its row.
-func (o *overviewModel) setFrame(f *model.Frame) {
+// setFrame shows a new frame and its services, keeping the selection on
+// its row.
+func (o *overviewModel) setFrame(f *model.Frame, services []model.ServiceSignals) {
 	o.frame = f
+	o.services = services
+	if len(o.svcNames) > 4*len(services)+64 {
+		clear(o.svcNames)
+	}
+	o.natS = 0
+	for i := range services {
+		o.natS = max(o.natS, textWidth(o.svcNamesOf(&services[i]).target))
+	}
 	clear(o.down)
 	for i := range f.Targets {
 		if !f.Targets[i].Up {
@@ -245,24 +276,69 @@ func (o *overviewModel) refresh() {
 		}
 	}
 	slices.SortFunc(o.order, func(a, b int) int { return o.compare(&rows[a], &rows[b]) })
-	if len(o.order) == 0 {
+	// Services stay in name order whatever the caller sort.
+	o.svcOrder = o.svcOrder[:0]
+	for i := range o.services {
+		if o.matchesSvc(&o.services[i]) {
+			o.svcOrder = append(o.svcOrder, i)
+		}
+	}
+	svcs := o.services
+	slices.SortFunc(o.svcOrder, func(a, b int) int { return strings.Compare(svcs[a].Target, svcs[b].Target) })
+	n := o.total()
+	if n == 0 {
 		o.cursor = 0
 		return
 	}
 	if o.hasSel {
-		for i, idx := range o.order {
-			if rows[idx].Key() == o.sel {
-				o.cursor = i
-				return
-			}
+		if i, ok := o.find(); ok {
+			o.cursor = i
+			return
 		}
 		// The selected row is not here (filtered out, gone for now): stay
 		// at the same position, remember the row in case it comes back.
-		o.cursor = min(max(o.cursor, 0), len(o.order)-1)
+		o.cursor = min(max(o.cursor, 0), n-1)
 		return
 	}
 	o.cursor = 0
-	o.sel, o.hasSel = rows[o.order[0]].Key(), true
+	o.selectAt(0)
+}
+
+// total is the number of selectable rows: callers, then services.
+func (o *overviewModel) total() int { return len(o.order) + len(o.svcOrder) }
+
+// onService reports whether the cursor is in the SERVICES section.
+func (o *overviewModel) onService() bool {
+	return o.cursor >= len(o.order) && o.cursor < o.total()
+}
+
+// find is the position of the wanted row among the visible ones.
+func (o *overviewModel) find() (int, bool) {
+	if o.selSvc {
+		for i, idx := range o.svcOrder {
+			if o.services[idx].Target == o.sel.Target {
+				return len(o.order) + i, true
+			}
+		}
+		return 0, false
+	}
+	rows := o.frame.Rows
+	for i, idx := range o.order {
+		if rows[idx].Key() == o.sel {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// selectAt makes the row at position i the wanted one.
+func (o *overviewModel) selectAt(i int) {
+	if i < len(o.order) {
+		o.sel, o.selSvc = o.frame.Rows[o.order[i]].Key(), false
+	} else {
+		o.sel, o.selSvc = model.Key{Target: o.services[o.svcOrder[i-len(o.order)]].Target}, true
+	}
+	o.hasSel = true
 }
 
 func (o *overviewModel) matches(s *model.Signals) bool {
@@ -300,20 +376,30 @@ func (o *overviewModel) compare(a, b *model.Signals) int {
 	return strings.Compare(a.Dependency, b.Dependency)
 }
 
-// selectedKey is the row under the cursor.
+// selectedKey is the caller row under the cursor; false when the cursor
+// is on a service row or there is none.
 func (o *overviewModel) selectedKey() (model.Key, bool) {
-	if o.frame == nil || len(o.order) == 0 {
+	if o.frame == nil || o.cursor >= len(o.order) {
 		return model.Key{}, false
 	}
 	return o.frame.Rows[o.order[o.cursor]].Key(), true
 }
 
+// selectedService is the service row under the cursor.
+func (o *overviewModel) selectedService() (*model.ServiceSignals, bool) {
+	if o.frame == nil || !o.onService() {
+		return nil, false
+	}
+	return &o.services[o.svcOrder[o.cursor-len(o.order)]], true
+}
+
 func (o *overviewModel) moveTo(i int) {
-	if len(o.order) == 0 {
+	n := o.total()
+	if o.frame == nil || n == 0 {
 		return
 	}
-	o.cursor = min(max(i, 0), len(o.order)-1)
-	o.sel, o.hasSel = o.frame.Rows[o.order[o.cursor]].Key(), true
+	o.cursor = min(max(i, 0), n-1)
+	o.selectAt(o.cursor)
 	o.rev++
 }
 
@@ -361,7 +447,7 @@ func (o *overviewModel) update(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Top):
 		o.moveTo(0)
 	case key.Matches(msg, k.Bottom):
-		o.moveTo(len(o.order) - 1)
+		o.moveTo(o.total() - 1)
 	case key.Matches(msg, k.Sort):
 		o.sortBy = (o.sortBy + 1) % numSorts
 		o.refresh()
@@ -389,30 +475,66 @@ func (o *overviewModel) view(dst []line, width, height int) []line {
 	if o.lay.width != width || o.lay.natT != o.natT || o.lay.nD != o.natD {
 		o.lay = computeLayout(width, o.natT, o.natD)
 	}
+	if len(o.services) > 0 && (o.svcLay.width != width || o.svcLay.natN != o.natS) {
+		o.svcLay = computeSvcLayout(width, o.natS)
+	}
 	out := o.cache[:0]
 	wide := width >= wideWidth
 
-	// Height: the table first; a preview when at least a few rows and
-	// the preview both fit.
-	tableNeed := 2 + max(len(o.order), 1)
+	// Height: the caller table first, then the services; a preview when at
+	// least a few rows of each and the preview fit. Without room for the
+	// preview the callers keep priority, but the SERVICES title and a line
+	// saying how many are hidden always show (the selected service row
+	// too when the cursor is there).
+	n, ns := len(o.order), len(o.svcOrder)
+	tableNeed := 2 + max(n, 1)
+	svcNeed, svcMin := 0, 0
+	if len(o.services) > 0 {
+		svcNeed, svcMin = 2+max(ns, 1), 2
+		if o.onService() {
+			svcMin = 3
+		}
+	}
 	previewMin := 8
 	if !wide {
 		previewMin = 7
 	}
-	tableH := height
+	tableH, svcH := height, 0
+	if svcNeed > 0 {
+		tableH = min(tableNeed, height-svcMin)
+		svcH = min(svcNeed, height-tableH)
+	}
 	chartH := 0
 	sel, hasRow := o.selectedRow()
-	if hasRow && height-previewMin-1 >= 2+min(len(o.order), 5) {
-		tableH = min(tableNeed, height-previewMin-1)
-		chartH = min(height-tableH-1-5, 8)
+	svc, hasSvc := o.selectedService()
+	tableMin := min(tableNeed, 2+min(n, 5))
+	svcFloor := min(svcNeed, 2+min(max(ns, 1), 3))
+	if (hasRow || hasSvc) && height-previewMin-1 >= tableMin+svcFloor {
+		extra := height - previewMin - 1 - tableMin - svcFloor
+		tableH = tableMin + min(tableNeed-tableMin, extra)
+		extra -= tableH - tableMin
+		svcH = svcFloor + min(svcNeed-svcFloor, extra)
+		chartH = min(height-tableH-svcH-1-5, 8)
 		if wide {
 			// Beside the seven outcome rows; the rest of the room goes to
 			// the latency histograms.
 			chartH = min(max(chartH, 4), 6)
 		}
+		if chartH < 3 && svcNeed > 0 {
+			// No preview after all: the rows take the room back.
+			tableH = min(tableNeed, height-svcMin)
+			svcH = min(svcNeed, height-tableH)
+		}
 	}
 	out = o.table(out, width, tableH)
-	if chartH >= 3 {
+	if svcNeed > 0 {
+		out = o.svcTable(out, width, svcH)
+	}
+	if hasSvc && chartH >= 3 {
+		// The selected service's signals; its charts are in its detail.
+		out = append(out, line{})
+		out = o.pane.serviceSignalsSection(out, svc, "SERVICE "+o.svcNamesOf(svc).target, width)
+	} else if hasRow && chartH >= 3 {
 		out = append(out, line{})
 		tl := o.frame.Timelines[sel.Key()]
 		p := &o.pane
@@ -445,7 +567,7 @@ func (o *overviewModel) view(dst []line, width, height int) []line {
 }
 
 func (o *overviewModel) selectedRow() (*model.Signals, bool) {
-	if o.frame == nil || len(o.order) == 0 {
+	if o.frame == nil || o.cursor >= len(o.order) {
 		return nil, false
 	}
 	return &o.frame.Rows[o.order[o.cursor]], true
@@ -457,14 +579,16 @@ func (o *overviewModel) table(dst []line, width, height int) []line {
 	l := &o.pane.l
 	lay := &o.lay
 
-	// Scroll so the cursor is visible.
+	// Scroll so the cursor is visible (when it is on a caller row).
 	o.visible = max(height-2, 1)
 	n := len(o.order)
-	if o.cursor < o.offset {
-		o.offset = o.cursor
-	}
-	if o.cursor >= o.offset+o.visible {
-		o.offset = o.cursor - o.visible + 1
+	if o.cursor < n {
+		if o.cursor < o.offset {
+			o.offset = o.cursor
+		}
+		if o.cursor >= o.offset+o.visible {
+			o.offset = o.cursor - o.visible + 1
+		}
 	}
 	o.offset = min(max(o.offset, 0), max(n-o.visible, 0))
 
@@ -505,21 +629,7 @@ func (o *overviewModel) table(dst []line, width, height int) []line {
 	l.cell("TARGET", lay.targetW, false, st.bold)
 	l.pad(1)
 	l.cell("DEPENDENCY", lay.depW, false, st.bold)
-	for id := colID(0); id < numCols; id++ {
-		if !lay.show[id] {
-			continue
-		}
-		cs := &colSpecs[id]
-		l.pad(1)
-		head := cs.head
-		if cs.glyph >= 0 && g != &asciiGlyphs {
-			l.pad(cs.width - len(head) - 1)
-			l.text(g.outcome[cs.glyph], st.outcome[cs.glyph])
-			l.text(head, st.bold)
-		} else {
-			l.cell(head, cs.width, true, st.bold)
-		}
-	}
+	o.headCells(colSpecs[:], lay.show[:], g.outcome[:], st.outcome[:])
 	dst = append(dst, trimSpaceRight(l.line()))
 
 	if n == 0 {
@@ -543,42 +653,37 @@ func (o *overviewModel) table(dst []line, width, height int) []line {
 	return dst
 }
 
+// headCells writes the column headers that are shown, each prefixed by
+// its glyph (not in ASCII, where headers stay words).
+func (o *overviewModel) headCells(specs []colSpec, show []bool, glyphs []string, spans []span) {
+	st, g := &o.c.st, o.c.g
+	l := &o.pane.l
+	for id := range specs {
+		if !show[id] {
+			continue
+		}
+		cs := &specs[id]
+		l.pad(1)
+		if cs.glyph >= 0 && g != &asciiGlyphs {
+			l.pad(cs.width - len(cs.head) - 1)
+			l.text(glyphs[cs.glyph], spans[cs.glyph])
+			l.text(cs.head, st.bold)
+		} else {
+			l.cell(cs.head, cs.width, true, st.bold)
+		}
+	}
+}
+
 // row renders one table row. The selected row is marked by a glyph (and
 // reverse video when colours are on), so it reads without colour too.
 func (o *overviewModel) row(s *model.Signals, selected bool) line {
-	st, g := &o.c.st, o.c.g
+	st := &o.c.st
 	l := &o.pane.l
 	lay := &o.lay
 	names := o.namesOf(s)
-	down := o.down[s.Target]
-
-	hl := selected && st.selected.pre != ""
-	sp := func(x span) span {
-		if hl {
-			return span{}
-		}
-		return x
-	}
-	if hl {
-		l.buf = append(l.buf, st.selected.pre...)
-	}
-	if selected {
-		l.text(g.selected, sp(st.accent))
-	} else {
-		l.pad(1)
-	}
-	if down {
-		l.text(g.down, sp(st.down))
-	} else {
-		l.pad(1)
-	}
-	tsp := st.text
-	if down {
-		tsp = st.down
-	}
-	l.cell(names.target, lay.targetW, false, sp(tsp))
+	hl := o.rowStart(selected, o.down[s.Target], names.target, lay.targetW)
 	l.pad(1)
-	l.cell(names.dep, lay.depW, false, sp(st.text))
+	l.cell(names.dep, lay.depW, false, unlessHL(hl, st.text))
 	for id := colID(0); id < numCols; id++ {
 		if !lay.show[id] {
 			continue
@@ -586,13 +691,52 @@ func (o *overviewModel) row(s *model.Signals, selected bool) line {
 		l.pad(1)
 		var vs span
 		l.num, vs = o.cellValue(id, s, l.num[:0])
-		l.cellBytes(l.num, colSpecs[id].width, true, sp(vs))
+		l.cellBytes(l.num, colSpecs[id].width, true, unlessHL(hl, vs))
 	}
+	return o.rowEnd(hl)
+}
+
+// rowStart writes a row's selection and down markers and its name; hl
+// says the row is drawn in reverse video, its cells without their own
+// spans.
+func (o *overviewModel) rowStart(selected, down bool, name string, nameW int) (hl bool) {
+	st, g := &o.c.st, o.c.g
+	l := &o.pane.l
+	hl = selected && st.selected.pre != ""
 	if hl {
-		l.buf = append(l.buf, st.selected.post...)
+		l.buf = append(l.buf, st.selected.pre...)
+	}
+	if selected {
+		l.text(g.selected, unlessHL(hl, st.accent))
+	} else {
+		l.pad(1)
+	}
+	tsp := st.text
+	if down {
+		l.text(g.down, unlessHL(hl, st.down))
+		tsp = st.down
+	} else {
+		l.pad(1)
+	}
+	l.cell(name, nameW, false, unlessHL(hl, tsp))
+	return hl
+}
+
+func (o *overviewModel) rowEnd(hl bool) line {
+	l := &o.pane.l
+	if hl {
+		l.buf = append(l.buf, o.c.st.selected.post...)
 		return l.line()
 	}
 	return trimSpaceRight(l.line())
+}
+
+// unlessHL drops a cell's span inside a reverse-video row.
+func unlessHL(hl bool, sp span) span {
+	if hl {
+		return span{}
+	}
+	return sp
 }
 
 // cellValue formats one numeric cell and picks its span: protection
@@ -626,13 +770,7 @@ func (o *overviewModel) cellValue(id colID, s *model.Signals, b []byte) ([]byte,
 	case colTimeouts:
 		return rate(s.TimeoutsPerS, st.outcome[outTimeout])
 	case colActive:
-		sp := st.text
-		if !s.ActiveCalls.OK {
-			sp = st.dim
-		} else if s.ConcurrencyLimit.OK && s.ConcurrencyLimit.V > 0 && s.ActiveCalls.V >= 0.9*s.ConcurrencyLimit.V {
-			sp = st.warn
-		}
-		return appendActive(b, s.ActiveCalls, s.ConcurrencyLimit), sp
+		return appendActive(b, s.ActiveCalls, s.ConcurrencyLimit), limitSpan(st, s.ActiveCalls, s.ConcurrencyLimit)
 	case colPool:
 		return secondsCell(b, s.PoolWaitP99, g, st)
 	case colOK99:
@@ -641,6 +779,17 @@ func (o *overviewModel) cellValue(id colID, s *model.Signals, b []byte) ([]byte,
 		return secondsCell(b, s.Latency[model.ClassFastFailure].P99, g, st)
 	}
 	return append(b, absentText...), st.dim
+}
+
+// limitSpan: dim when absent, a warning from 90% of the limit.
+func limitSpan(st *styles, v, limit model.Value) span {
+	switch {
+	case !v.OK:
+		return st.dim
+	case nearLimit(v, limit):
+		return st.warn
+	}
+	return st.text
 }
 
 func secondsCell(b []byte, v model.Value, g *glyphs, st *styles) ([]byte, span) {

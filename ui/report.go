@@ -70,16 +70,29 @@ var serviceColumns = []serviceColumn{
 	{"SOURCE", func(s *model.ServiceSignals) string { return Sanitize(s.Source) }},
 	{"RECV/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.ReceivedPerS })},
 	{"IN-FLIGHT", func(s *model.ServiceSignals) string { return string(appendGauge(nil, s.InFlight)) }},
+	{"SLOTS", func(s *model.ServiceSignals) string { return string(appendGauge(nil, s.Slots)) }},
 	{"QUEUE", func(s *model.ServiceSignals) string { return string(appendGauge(nil, s.QueueDepth)) }},
+	{"QUEUE-LIMIT", func(s *model.ServiceSignals) string {
+		if s.QueueLimit.OK && s.QueueLimit.V == 0 {
+			return "unbounded" // 0 is a real setting, not a missing value
+		}
+		return string(appendGauge(nil, s.QueueLimit))
+	}},
 	{"QUEUE-OLDEST", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueOldestAge })},
 	{"QUEUE-WAIT-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueWaitP99 })},
 	{"SVC-p50", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP50 })},
 	{"SVC-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP99 })},
+	{"OK-SVC-p50", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.SuccessServiceTimeP50 })},
+	{"OK-SVC-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.SuccessServiceTimeP99 })},
+	{"ERR-SVC-p50", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ErrorServiceTimeP50 })},
+	{"ERR-SVC-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ErrorServiceTimeP99 })},
 	{"2xx/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses2xxPerS })},
 	{"429/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses429PerS })},
 	{"503/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses503PerS })},
+	{"503-RETRY-AFTER/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses503RetryAfterPerS })},
 	{"5xx/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.ResponsesOther5xxPerS })},
 	{"AFTER-CANCEL/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.WorkAfterCancelPerS })},
+	{"CANCELLED/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.CancelledPerS })},
 }
 
 // writeServices prints the services table: aligned text, or a markdown

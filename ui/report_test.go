@@ -88,3 +88,75 @@ func TestWriteReportAbsentIsDashNotZero(t *testing.T) {
 		t.Errorf("provider errors = %q, want 0", got)
 	}
 }
+
+// The services table carries every ServiceSignals field, in text and
+// markdown: present values in their own column, absent ones as "-",
+// a queue limit of 0 as "unbounded".
+func TestWriteReportServices(t *testing.T) {
+	full := fullService("inventory", "sim", 100)
+	full.QueueLimit = some(0)
+	rep := reportFixture()
+	rep.Services = []model.ServiceSignals{full, {Target: "bare|svc\x1b[2J"}}
+	want := map[string]string{
+		"SERVICE": "inventory", "SOURCE": "sim", "RECV/s": "100", "IN-FLIGHT": "58", "SLOTS": "64",
+		"QUEUE": "37", "QUEUE-LIMIT": "unbounded", "QUEUE-OLDEST": "1.84s", "QUEUE-WAIT-p99": "1.52s",
+		"SVC-p50": "118ms", "SVC-p99": "470ms", "OK-SVC-p50": "121ms", "OK-SVC-p99": "410ms",
+		"ERR-SVC-p50": "3.2ms", "ERR-SVC-p99": "900ms",
+		"2xx/s": "70.0", "429/s": "5.00", "503/s": "20.0", "503-RETRY-AFTER/s": "15.0", "5xx/s": "1.00",
+		"AFTER-CANCEL/s": "12.0", "CANCELLED/s": "3.00",
+	}
+	if len(want) != len(serviceColumns) {
+		t.Fatalf("test covers %d columns, the table has %d", len(want), len(serviceColumns))
+	}
+
+	var b bytes.Buffer
+	if err := WriteReport(&b, rep, "text"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	lines := strings.Split(out[strings.Index(out, "\nServices\n"):], "\n")
+	head, row, bare := strings.Fields(lines[3]), strings.Fields(lines[4]), strings.Fields(lines[5])
+	if len(head) != len(serviceColumns) || len(row) != len(head) || len(bare) != len(head)-1 {
+		t.Fatalf("services table shape: %d heads, rows of %d and %d fields:\n%s", len(head), len(row), len(bare), out)
+	}
+	for i, h := range head {
+		if row[i] != want[h] {
+			t.Errorf("text %s = %q, want %q", h, row[i], want[h])
+		}
+	}
+	// The bare service has no source: every field after its name is "-".
+	if bare[0] != "bare|svc" {
+		t.Errorf("bare service name %q", bare[0])
+	}
+	for i, f := range bare[1:] {
+		if f != "-" {
+			t.Errorf("text absent %s = %q, want -", head[i+2], f)
+		}
+	}
+
+	b.Reset()
+	if err := WriteReport(&b, rep, "markdown"); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	var heads, cells []string
+	for _, l := range strings.Split(md, "\n") {
+		switch {
+		case strings.HasPrefix(l, "| SERVICE |"):
+			heads = strings.Split(strings.Trim(l, "| "), " | ")
+		case strings.HasPrefix(l, "| inventory |"):
+			cells = strings.Split(strings.Trim(l, "| "), " | ")
+		}
+	}
+	if len(heads) != len(serviceColumns) || len(cells) != len(heads) {
+		t.Fatalf("markdown services table: %q / %q\n%s", heads, cells, md)
+	}
+	for i, h := range heads {
+		if cells[i] != want[h] {
+			t.Errorf("markdown %s = %q, want %q", h, cells[i], want[h])
+		}
+	}
+	if !strings.Contains(md, `| bare\|svc |`) || strings.Contains(md, "\x1b") {
+		t.Errorf("markdown does not escape the service name:\n%s", md)
+	}
+}

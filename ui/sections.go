@@ -27,9 +27,10 @@ const (
 func (p *painter) title(dst []line, text string, note string, width int) []line {
 	l, st, g := &p.l, &p.c.st, p.c.g
 	l.text(text, st.title)
-	if note != "" {
+	if note != "" && width-l.w-1 > 0 {
+		// A narrow column cuts the note, never the line.
 		l.pad(1)
-		l.text(note, st.dim)
+		l.cell(note, min(textWidth(note), width-l.w), false, st.dim)
 	}
 	if rest := width - l.w - 1; rest > 0 {
 		l.pad(1)
@@ -124,7 +125,7 @@ func (p *painter) trafficSection(dst []line, row *model.Signals, tl []model.Sign
 	}
 	p.a = seriesOf(p.a, tl, func(s *model.Signals) model.Value { return s.OriginalsPerS })
 	p.b = seriesOf(p.b, tl, func(s *model.Signals) model.Value { return s.AttemptsPerS })
-	dst = twoSeries(dst, l, p.a, p.b, height, cols, gutterW, g, st)
+	dst = twoSeries(dst, l, p.a, p.b, height, cols, gutterW, perSecond, g, st)
 
 	// Amplification of each bin: numbers when they fit, else a sparkline.
 	p.gutter("", span{}, "amplification")
@@ -172,16 +173,45 @@ func (p *painter) trafficSection(dst []line, row *model.Signals, tl []model.Sign
 		dst = append(dst, trimSpaceRight(l.line()))
 	}
 
-	// Time axis.
+	return p.timeAxis(dst, f.Bin, len(tl), cols)
+}
+
+// timeAxis labels the bins under a chart: how long ago the first one
+// starts, and "now" under the newest.
+func (p *painter) timeAxis(dst []line, bin time.Duration, bins, cols int) []line {
+	l, st := &p.l, &p.c.st
 	l.pad(gutterW)
-	spanW := len(tl) * cols
-	if f.Bin > 0 && spanW >= 12 {
-		ago := "-" + spanLabel(f.Bin*time.Duration(len(tl)))
+	spanW := bins * cols
+	if bin > 0 && spanW >= 12 {
+		ago := "-" + spanLabel(bin*time.Duration(bins))
 		l.text(ago, st.dim)
 		l.padTo(gutterW + spanW - 3)
 		l.text("now", st.dim)
 	}
 	return append(dst, trimSpaceRight(l.line()))
+}
+
+// sparkRow is one labelled timeline row: glyph and name in the gutter, a
+// sparkline of vals (nb bins, cols columns each) scaled to maxV, and the
+// window's value on the right when value is not nil.
+func (p *painter) sparkRow(dst []line, glyph string, sp span, name string, vals []model.Value, maxV float64, nb, cols int, value []byte, vsp span) []line {
+	l, st, g := &p.l, &p.c.st, p.c.g
+	p.gutter(glyph, sp, name)
+	l.spark(vals, maxV, cols, g, sp, st.dim)
+	if value != nil {
+		l.padTo(gutterW + nb*cols)
+		p.valueCell(value, vsp)
+	}
+	return append(dst, l.line())
+}
+
+// perSecondValue is a rate for a value cell: 12.0/s, or "-".
+func perSecondValue(dst []byte, v model.Value) []byte {
+	dst = appendRate(dst, v)
+	if v.OK {
+		dst = append(dst, "/s"...)
+	}
+	return dst
 }
 
 func ampSpan(st *styles, v model.Value) span {
@@ -203,17 +233,10 @@ func (p *painter) outcomeSection(dst []line, row *model.Signals, tl []model.Sign
 	dst = p.title(dst, "OUTCOMES", "per bin, each row to its own peak", width)
 	for o := outcome(0); o < numOutcomes; o++ {
 		sp := st.outcome[o]
-		p.gutter(g.outcome[o], sp, outcomeNames[o])
 		p.a = seriesOf(p.a, tl, func(s *model.Signals) model.Value { return o.value(s) })
-		l.spark(p.a, maxValue(p.a), cols, g, sp, st.dim)
-		l.padTo(gutterW + len(tl)*cols)
 		v := o.value(row)
-		l.num = appendRate(l.num[:0], v)
-		if v.OK {
-			l.num = append(l.num, "/s"...)
-		}
-		p.valueCell(l.num, rateSpan(st, v, sp))
-		dst = append(dst, l.line())
+		l.num = perSecondValue(l.num[:0], v)
+		dst = p.sparkRow(dst, g.outcome[o], sp, outcomeNames[o], p.a, maxValue(p.a), len(tl), cols, l.num, rateSpan(st, v, sp))
 	}
 	return dst
 }
@@ -226,32 +249,11 @@ func (p *painter) capacitySection(dst []line, row *model.Signals, tl []model.Sig
 	tl = tl[first:]
 	dst = p.title(dst, "CAPACITY", "", width)
 
-	// Gauge.
-	p.gutter("", span{}, "active / limit")
-	barW := min(max(width-gutterW-2-8-12, 4), 40)
-	if row.ConcurrencyLimit.OK && row.ActiveCalls.OK {
-		l.text("[", st.dim)
-		l.gauge(row.ActiveCalls.V, row.ConcurrencyLimit.V, barW, g, gaugeSpan(st, row), st.dim)
-		l.text("]", st.dim)
-		if row.ConcurrencyLimit.V > 0 {
-			l.pad(1)
-			l.num = strconvPct(l.num[:0], row.ActiveCalls.V/row.ConcurrencyLimit.V)
-			l.bytes(l.num, gaugeSpan(st, row))
-		}
-	} else {
-		l.text("no limit exposed", st.dim)
-	}
-	l.pad(2)
-	l.num = appendActive(l.num[:0], row.ActiveCalls, row.ConcurrencyLimit)
-	l.bytes(l.num, st.bold)
-	dst = append(dst, l.line())
-
+	dst = p.gaugeLine(dst, "active / limit", row.ActiveCalls, row.ConcurrencyLimit, width)
 	if len(tl) > 0 {
-		p.gutter("", span{}, "  active hist")
 		p.a = seriesOf(p.a, tl, func(s *model.Signals) model.Value { return s.ActiveCalls })
 		p.b = seriesOf(p.b, tl, func(s *model.Signals) model.Value { return s.ConcurrencyLimit })
-		l.spark(p.a, max(maxValue(p.a), maxValue(p.b)), cols, g, st.accent, st.dim)
-		dst = append(dst, l.line())
+		dst = p.sparkRow(dst, "", st.accent, "  active hist", p.a, max(maxValue(p.a), maxValue(p.b)), len(tl), cols, nil, span{})
 	}
 
 	p.gutter("", span{}, "pool wait")
@@ -266,21 +268,47 @@ func (p *painter) capacitySection(dst []line, row *model.Signals, tl []model.Sig
 		p.a = seriesOf(p.a, tl, func(s *model.Signals) model.Value { return s.PoolWaitP99 })
 		p.b = seriesOf(p.b, tl, func(s *model.Signals) model.Value { return s.PoolWaitP50 })
 		m := max(maxValue(p.a), maxValue(p.b))
-		p.gutter("", span{}, "  p99 hist")
-		l.spark(p.a, m, cols, g, st.warn, st.dim)
-		dst = append(dst, l.line())
-		p.gutter("", span{}, "  p50 hist")
-		l.spark(p.b, m, cols, g, st.accent, st.dim)
-		dst = append(dst, l.line())
+		dst = p.sparkRow(dst, "", st.warn, "  p99 hist", p.a, m, len(tl), cols, nil, span{})
+		dst = p.sparkRow(dst, "", st.accent, "  p50 hist", p.b, m, len(tl), cols, nil, span{})
 	}
 	return dst
 }
 
-func gaugeSpan(st *styles, row *model.Signals) span {
-	if row.ConcurrencyLimit.OK && row.ConcurrencyLimit.V > 0 && row.ActiveCalls.V >= 0.9*row.ConcurrencyLimit.V {
+// gaugeLine: a use against its limit as a bar, the share and "12/50";
+// "no limit exposed" when either is absent.
+func (p *painter) gaugeLine(dst []line, name string, v, limit model.Value, width int) []line {
+	l, st, g := &p.l, &p.c.st, p.c.g
+	p.gutter("", span{}, name)
+	barW := min(max(width-gutterW-2-8-12, 4), 40)
+	if limit.OK && v.OK {
+		sp := gaugeSpan(st, v, limit)
+		l.text("[", st.dim)
+		l.gauge(v.V, limit.V, barW, g, sp, st.dim)
+		l.text("]", st.dim)
+		if limit.V > 0 {
+			l.pad(1)
+			l.num = strconvPct(l.num[:0], v.V/limit.V)
+			l.bytes(l.num, sp)
+		}
+	} else {
+		l.text("no limit exposed", st.dim)
+	}
+	l.pad(2)
+	l.num = appendActive(l.num[:0], v, limit)
+	l.bytes(l.num, st.bold)
+	return append(dst, l.line())
+}
+
+// gaugeSpan warns from 90% of the limit.
+func gaugeSpan(st *styles, v, limit model.Value) span {
+	if nearLimit(v, limit) {
 		return st.warn
 	}
 	return st.accent
+}
+
+func nearLimit(v, limit model.Value) bool {
+	return v.OK && limit.OK && limit.V > 0 && v.V >= 0.9*limit.V
 }
 
 func strconvPct(dst []byte, ratio float64) []byte {
@@ -306,7 +334,7 @@ type kv struct {
 
 // signalsSection lists every signal of the row, in two columns when wide.
 func (p *painter) signalsSection(dst []line, row *model.Signals, width int) []line {
-	l, st, g := &p.l, &p.c.st, p.c.g
+	st, g := &p.c.st, p.c.g
 	dst = p.title(dst, "SIGNALS", "window "+windowLabel(p.c.window), width)
 	var buf [512]byte
 	b := buf[:0]
@@ -319,13 +347,7 @@ func (p *painter) signalsSection(dst []line, row *model.Signals, width int) []li
 		n++
 	}
 	rate := func(v model.Value) func([]byte) []byte {
-		return func(d []byte) []byte {
-			d = appendRate(d, v)
-			if v.OK {
-				d = append(d, "/s"...)
-			}
-			return d
-		}
+		return func(d []byte) []byte { return perSecondValue(d, v) }
 	}
 	secs := func(v model.Value) func([]byte) []byte {
 		return func(d []byte) []byte { return appendSeconds(d, v, g.micro) }
@@ -371,6 +393,14 @@ func (p *painter) signalsSection(dst []line, row *model.Signals, width int) []li
 	add("dep. service p50", st.text, secs(row.DependencyServiceTimeP50))
 	add("dep. work after cancel", rateSpan(st, row.DependencyWorkAfterCancelPerS, st.warn), rate(row.DependencyWorkAfterCancelPerS))
 
+	return p.kvLines(dst, items[:n], split, width)
+}
+
+// kvLines lays labelled values out: one column under 64 columns, else two
+// with items[:split] on the left.
+func (p *painter) kvLines(dst []line, items []kv, split, width int) []line {
+	l, st := &p.l, &p.c.st
+	n := len(items)
 	colW := width
 	labelW := min(24, colW-10)
 	if width < 64 {

@@ -182,3 +182,66 @@ func TestBuildFrameUsesDeclaredChains(t *testing.T) {
 		t.Errorf("declared chains = %+v, want the declared app -> db", d.chains)
 	}
 }
+
+// providerSnapshot is one scrape of a sim-shaped service after i seconds:
+// 20 requests/s received for the first minute, 40/s after; 5 in flight,
+// 3 queued.
+func providerSnapshot(t0 time.Time, i int) *model.Snapshot {
+	recv := 20 * float64(i)
+	if i > 60 {
+		recv = 1200 + 40*float64(i-60)
+	}
+	c := func(name string, v float64) model.Family {
+		return model.Family{Name: name, Type: model.Counter, Samples: []model.Sample{{Value: v}}}
+	}
+	g := func(name string, v float64) model.Family {
+		return model.Family{Name: name, Type: model.Gauge, Samples: []model.Sample{{Value: v}}}
+	}
+	return &model.Snapshot{Target: "provider", Time: t0.Add(time.Duration(i) * time.Second), Families: []model.Family{
+		c(model.MetricServerReceived, recv),
+		g(model.MetricServiceInFlight, 5),
+		g(model.MetricServiceQueueDepth, 3),
+	}}
+}
+
+// The build Cmd derives the signals of every service over the frame's
+// window and end, and a service's bins only when its detail asks.
+func TestBuildFrameDerivesServices(t *testing.T) {
+	st := model.NewStore(model.StoreConfig{})
+	t0 := time.Date(2025, 3, 4, 3, 0, 0, 0, time.UTC)
+	for i := 0; i <= 120; i++ {
+		st.Append(contractSnapshot(t0, i))
+		st.Append(providerSnapshot(t0, i))
+	}
+	src := &storeSource{st: st}
+	req := frameRequest{Window: 30 * time.Second, Bin: 10 * time.Second, Bins: 6}
+	_, d := buildFrame(src, req)
+	if len(d.services) != 1 || d.services[0].Target != "provider" {
+		t.Fatalf("services = %+v, want the provider only (app exports no service family)", d.services)
+	}
+	s := d.services[0]
+	if !s.ReceivedPerS.OK || math.Abs(s.ReceivedPerS.V-40) > 0.01 || s.InFlight != model.Some(5) || s.QueueDepth != model.Some(3) {
+		t.Errorf("newest provider signals: %+v", s)
+	}
+	if s.Responses429PerS.OK || s.Slots.OK {
+		t.Errorf("signals the provider does not export are present: %+v", s)
+	}
+	if d.svcTarget != "" || d.svcTimeline != nil {
+		t.Errorf("bins computed with no service detail open: %q %d", d.svcTarget, len(d.svcTimeline))
+	}
+
+	// Frozen at 60 s: the services describe that moment, not the newest.
+	req.EndMs = t0.Add(60 * time.Second).UnixMilli()
+	req.Service = "provider"
+	f, d := buildFrame(src, req)
+	if !f.Time.Equal(t0.Add(60*time.Second)) || math.Abs(d.services[0].ReceivedPerS.V-20) > 0.01 {
+		t.Errorf("frozen frame at %v: received %+v, want 20/s", f.Time, d.services[0].ReceivedPerS)
+	}
+	if d.svcTarget != "provider" || len(d.svcTimeline) != 6 {
+		t.Fatalf("bins of the open service: %q, %d bins, want 6", d.svcTarget, len(d.svcTimeline))
+	}
+	last := d.svcTimeline[len(d.svcTimeline)-1]
+	if last.EndMs != req.EndMs || !last.ReceivedPerS.OK || math.Abs(last.ReceivedPerS.V-20) > 0.01 {
+		t.Errorf("last bin: %+v", last)
+	}
+}

@@ -77,6 +77,7 @@ type styles struct {
 	selected                             span
 	live, paused, replay, badge, down    span
 	outcome                              [numOutcomes]span
+	resp                                 [numResp]span
 	originals, attempts                  span
 	class                                [3]span // success, fast failure, failure
 }
@@ -136,6 +137,13 @@ func newStyles(t Theme, r *lipgloss.Renderer, noColor bool) styles {
 	s.outcome[outDeadline] = fg(t.DeadlineExhausted)
 	s.outcome[outProvider] = fg(t.ProviderError)
 	s.outcome[outTimeout] = fg(t.Timeout)
+	// Service responses reuse the outcome colours: 429 is protection,
+	// 503 with Retry-After the caller's cue to wait, the rest failures.
+	s.resp[resp2xx] = s.outcome[outSuccess]
+	s.resp[resp429] = s.outcome[outAdmission]
+	s.resp[resp503RA] = s.outcome[outDeadline]
+	s.resp[resp503] = s.outcome[outProvider]
+	s.resp[resp5xx] = s.outcome[outTimeout]
 	s.class[0] = fg(t.Success)
 	s.class[1] = fg(t.FastFailure)
 	s.class[2] = fg(t.Failure)

@@ -126,12 +126,31 @@ func TestTmuxDemoDashboard(t *testing.T) {
 		return true
 	})
 
+	// The provider serves the client: it is a row of the SERVICES section.
+	s.waitFor("the provider's service row with numbers", 30*time.Second, func(scr string) bool {
+		return serviceRowHasNumbers(scr, "provider")
+	})
+
 	s.keys("Enter")
 	s.waitFor("the detail view", 10*time.Second, func(scr string) bool {
 		return strings.Contains(scr, "DETAIL") && strings.Contains(scr, "LATENCY by result")
 	})
 	// Escape and the next key sent together read as alt+key: wait for the
-	// overview before asking for help.
+	// overview before the next key.
+	s.keys("Escape")
+	s.waitFor("the overview again", 10*time.Second, func(scr string) bool {
+		return strings.Contains(scr, "OVERVIEW")
+	})
+	// The last row is the service: G selects it, enter opens its detail.
+	s.keys("G")
+	s.waitFor("the service row selected", 10*time.Second, func(scr string) bool {
+		return strings.Contains(scr, "▶ provider")
+	})
+	s.keys("Enter")
+	s.waitFor("the service detail with its charts", 10*time.Second, func(scr string) bool {
+		return strings.Contains(scr, "SERVICE  provider") && strings.Contains(scr, "QUEUE") &&
+			strings.Contains(scr, "RESPONSES") && strings.Contains(scr, "now")
+	})
 	s.keys("Escape")
 	s.waitFor("the overview again", 10*time.Second, func(scr string) bool {
 		return strings.Contains(scr, "OVERVIEW")
@@ -158,6 +177,24 @@ func rowHasNumbers(screen, hop string) bool {
 		}
 		if strings.ContainsAny(line[i+len(hop):], "123456789") {
 			return true
+		}
+	}
+	return false
+}
+
+// serviceRowHasNumbers reports whether the SERVICES section has a row for
+// name carrying a digit after the name.
+func serviceRowHasNumbers(screen, name string) bool {
+	lines := strings.Split(screen, "\n")
+	for i, line := range lines {
+		if !strings.HasPrefix(line, "SERVICES") {
+			continue
+		}
+		for _, row := range lines[i+1:] {
+			rest, ok := strings.CutPrefix(strings.TrimLeft(row, " ▶!"), name+" ")
+			if ok && strings.ContainsAny(rest, "123456789") {
+				return true
+			}
 		}
 	}
 	return false
