@@ -83,10 +83,7 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 	f.Time = time.UnixMilli(end)
 	winStart := end - opts.Window.Milliseconds()
 	binMs := opts.Bin.Milliseconds()
-	tlStart := end - int64(opts.Bins)*binMs
-	if opts.Align {
-		tlStart = floorTo(end, binMs) - int64(opts.Bins-1)*binMs
-	}
+	tlStart := TimelineStart(end, opts.Bin, opts.Bins, opts.Align)
 	bins := binEdges(binMs, tlStart, end)
 	newest := make(map[string]int64, len(names))
 	for i, t := range names {
@@ -160,6 +157,23 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 		}
 	}
 	return f
+}
+
+// TimelineStart is where a timeline of bins bins ending at endMs starts.
+// Unaligned, bins are counted back from endMs. Aligned, edges sit on
+// multiples of bin and the newest bin runs from the last edge to endMs,
+// or from the edge before when that would be shorter than half a bin (the
+// sliver rule of Timeline), so there are always exactly bins bins.
+func TimelineStart(endMs int64, bin time.Duration, bins int, align bool) int64 {
+	binMs := bin.Milliseconds()
+	if !align || binMs <= 0 {
+		return endMs - int64(bins)*binMs
+	}
+	last := floorTo(endMs, binMs)
+	if rest := endMs - last; rest == 0 || rest < binMs/2 {
+		last -= binMs
+	}
+	return last - int64(bins-1)*binMs
 }
 
 // floorTo rounds t down to a multiple of step (toward minus infinity).

@@ -87,12 +87,35 @@ func TestBuildFrameReusesFinalBins(t *testing.T) {
 		t.Errorf("only %d bins reused over %d frames", reused, len(all))
 	}
 	last := prev.Timelines[model.Key{Target: "app", Dependency: "provider"}]
-	if len(last) != 8 || last[len(last)-1].EndMs != prev.Time.UnixMilli() || last[0].StartMs%5000 != t0%5000 {
+	if len(last) != 8 || last[len(last)-1].EndMs != prev.Time.UnixMilli() || last[0].StartMs%5000 != 0 {
 		t.Errorf("aligned timeline: %d bins, %d..%d", len(last), last[0].StartMs, last[len(last)-1].EndMs)
 	}
 	// The silent client's rows are final only up to its last scrape.
 	if got, want := prev.FinalMs[model.Key{Target: "client", Dependency: "app"}], t0+700+49*1000; got != want {
 		t.Errorf("client final at %d, want %d", got, want)
+	}
+}
+
+func TestTimelineStart(t *testing.T) {
+	const bin = 10 * time.Second
+	for _, tt := range []struct {
+		end   int64
+		align bool
+		want  int64
+	}{
+		{123_456, false, 123_456 - 30_000},
+		{120_000, true, 90_000},  // on an edge: three whole bins
+		{126_000, true, 100_000}, // newest bin 120-126 s
+		{124_000, true, 90_000},  // 4 s is under half a bin: newest bin 110-124 s
+		{125_000, true, 100_000}, // exactly half a bin stays its own bin
+	} {
+		start := TimelineStart(tt.end, bin, 3, tt.align)
+		if start != tt.want {
+			t.Errorf("TimelineStart(%d, align %v) = %d, want %d", tt.end, tt.align, start, tt.want)
+		}
+		if n := len(binEdges(bin.Milliseconds(), start, tt.end)); n != 3 {
+			t.Errorf("end %d align %v: %d bins, want 3", tt.end, tt.align, n)
+		}
 	}
 }
 
@@ -102,6 +125,24 @@ func TestFloorTo(t *testing.T) {
 	} {
 		if got := floorTo(tt.t, tt.step); got != tt.want {
 			t.Errorf("floorTo(%d, %d) = %d, want %d", tt.t, tt.step, got, tt.want)
+		}
+	}
+}
+
+// BenchmarkBuildFrameReuse is BenchmarkBuildFrame as a live view runs it:
+// aligned bins, built on the frame before (here the same moment, so every
+// bin but the newest is final and reused).
+func BenchmarkBuildFrameReuse(b *testing.B) {
+	st := benchStore()
+	opts := FrameOptions{Window: 30 * time.Second, Bin: 10 * time.Second, Bins: 30, Align: true}
+	prev := BuildFrame(st, nil, opts)
+	opts.Prev = &prev
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		f := BuildFrame(st, nil, opts)
+		if len(f.Rows) != 50 {
+			b.Fatalf("%d rows", len(f.Rows))
 		}
 	}
 }

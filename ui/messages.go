@@ -17,6 +17,11 @@ type frameRequest struct {
 	// Chains are the declared chains (--chain, --config); none means
 	// inferred ones.
 	Chains []analysis.ChainSpec
+	// Prev is the newest frame already built, whose final timeline bins
+	// the new one reuses (analysis.FrameOptions.Prev); nil for frames of a
+	// fixed moment. Frames are never modified once built, so the build
+	// Cmd may read it while Update runs.
+	Prev *model.Frame
 	// Service is the service target whose per-bin timeline is wanted (its
 	// detail view is open); "" computes none, which keeps frames cheap.
 	Service string

@@ -146,7 +146,11 @@ func (m *Model) Init() tea.Cmd {
 }
 
 func (m *Model) request(endMs int64) frameRequest {
-	return frameRequest{Window: m.c.window, Bin: m.c.opts.Bin, EndMs: endMs, Bins: m.c.opts.Bins, Chains: m.c.opts.Chains, Service: m.wantService()}
+	req := frameRequest{Window: m.c.window, Bin: m.c.opts.Bin, EndMs: endMs, Bins: m.c.opts.Bins, Chains: m.c.opts.Chains, Service: m.wantService()}
+	if endMs == 0 {
+		req.Prev = m.live
+	}
+	return req
 }
 
 // wantService is the service whose bins frames must carry: the one whose

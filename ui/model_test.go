@@ -666,3 +666,19 @@ func TestFindingsStrip(t *testing.T) {
 	}
 	screen(t, m)
 }
+
+// Live frames are built on the frame before (its final bins are reused);
+// frames of a fixed moment are built from scratch.
+func TestLiveRequestsCarryThePreviousFrame(t *testing.T) {
+	m := newTestModel(t, Options{}, nil)
+	if req := m.request(0); req.Prev != nil {
+		t.Fatalf("first request carries a frame: %v", req.Prev.Time)
+	}
+	send(m, tea.WindowSizeMsg{Width: 120, Height: 40}, liveFrame(fixtureFrame(dataTime, time.Minute, 0)))
+	if req := m.request(0); req.Prev == nil || req.Prev != m.live {
+		t.Errorf("live request does not carry the newest frame")
+	}
+	if req := m.request(dataTime.UnixMilli()); req.Prev != nil {
+		t.Errorf("a frozen moment's request carries a frame")
+	}
+}

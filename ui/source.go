@@ -33,6 +33,10 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 		Bin:    req.Bin,
 		EndMs:  req.EndMs,
 		Bins:   req.Bins,
+		// Bins on fixed edges, so each refresh evaluates only the newest
+		// ones and copies the rest from the frame before.
+		Align: true,
+		Prev:  req.Prev,
 	})
 	th := analysis.DefaultThresholds()
 	chains := analysis.EvaluateChains(f.Rows, analysis.ResolveChains(nil, req.Chains, f.Rows), th.Gap)
@@ -53,7 +57,8 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 			bins = analysis.DefaultBins
 		}
 		d.svcTarget = req.Service
-		d.svcTimeline = analysis.ServiceTimeline(st, req.Service, f.Bin, end-int64(bins)*f.Bin.Milliseconds(), end)
+		// The same bin edges as the frame's timelines.
+		d.svcTimeline = analysis.ServiceTimeline(st, req.Service, f.Bin, analysis.TimelineStart(end, f.Bin, bins, true), end)
 	}
 	return f, d
 }
