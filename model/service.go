@@ -3,21 +3,33 @@ package model
 // Service-side families: what a scrape target says about the requests it
 // serves (the provider's half of the story), read by analysis.Services and
 // analysis.ServiceSignalsFor. Three shapes are understood, in order of
-// preference for each signal: the sim provider's own families, the common
-// client_golang promhttp shapes, and OpenTelemetry HTTP server metrics as
-// the Prometheus exporter names them. Histogram families are named without
-// the _bucket/_count/_sum suffix. MetricServerReceived, MetricServerServiceTime
-// and MetricServerWorkAfterCancel (signals.go) are the sim families already
-// joined onto caller rows.
+// preference for each signal: the contract's service families (the sim
+// provider's names, which the HAProxy, Envoy and Istio dialects also
+// translate into), the common client_golang promhttp shapes, and
+// OpenTelemetry HTTP server metrics as the Prometheus exporter names them.
+// Histogram families are named without the _bucket/_count/_sum suffix.
+// MetricServerReceived, MetricServerServiceTime and
+// MetricServerWorkAfterCancel (signals.go) are the families also joined
+// onto caller rows. docs/metrics.md describes every family.
 const (
-	// The sim provider (sim/provider.go).
+	// The sim provider (sim/provider.go). Slots and QueueLimit are
+	// configuration gauges (queue limit 0: unbounded); Rejected counts the
+	// 503s answered with Retry-After (label reason); Cancelled the requests
+	// abandoned because the caller gave up (label stage: queued,
+	// executing); Responses the responses sent, by status code (label
+	// code: "200", "503"; a dialect that only knows the class writes
+	// "2xx", "5xx", "other").
 	MetricServiceInFlight       = "sim_provider_in_flight"
+	MetricServiceSlots          = "sim_provider_slots"
 	MetricServiceQueueDepth     = "sim_provider_queue_depth"
+	MetricServiceQueueLimit     = "sim_provider_queue_limit"
 	MetricServiceQueueOldestAge = "sim_provider_queue_oldest_age_seconds"
 	MetricServiceQueueWait      = "sim_provider_queue_wait_seconds"
 	MetricServiceCompleted      = "sim_provider_completed_total"
 	MetricServiceErrorsInjected = "sim_provider_errors_injected_total"
 	MetricServiceRejected       = "sim_provider_rejected_total"
+	MetricServiceCancelled      = "sim_provider_cancelled_total"
+	MetricServiceResponses      = "sim_provider_responses_total"
 
 	// client_golang promhttp (InstrumentHandlerCounter/Duration/InFlight
 	// under their conventional names): a counter by status code, a
@@ -31,7 +43,7 @@ const (
 	MetricOTelServerDuration = "http_server_request_duration_seconds"
 	MetricOTelServerActive   = "http_server_active_requests"
 
-	// Status code labels of the promhttp and OTel shapes.
+	// Status code labels of the sim (responses), promhttp and OTel shapes.
 	LabelCode           = "code"
 	LabelOTelStatusCode = "http_response_status_code"
 )
@@ -40,14 +52,18 @@ const (
 // filters.
 var ServiceFamilies = []string{
 	MetricServerReceived, MetricServerServiceTime, MetricServerWorkAfterCancel,
-	MetricServiceInFlight, MetricServiceQueueDepth, MetricServiceQueueOldestAge,
-	MetricServiceQueueWait, MetricServiceCompleted, MetricServiceErrorsInjected,
-	MetricServiceRejected,
+	MetricServiceInFlight, MetricServiceSlots, MetricServiceQueueDepth, MetricServiceQueueLimit,
+	MetricServiceQueueOldestAge, MetricServiceQueueWait, MetricServiceCompleted,
+	MetricServiceErrorsInjected, MetricServiceRejected, MetricServiceCancelled,
+	MetricServiceResponses,
 	MetricPromHTTPRequests, MetricPromHTTPDuration, MetricPromHTTPInFlight,
 	MetricOTelServerDuration, MetricOTelServerActive,
 }
 
-// Service shapes, the value of ServiceSignals.Source.
+// Service shapes, the value of ServiceSignals.Source. ServiceSourceSim is
+// the contract's service families, whoever emits them: the sim provider, or
+// a dialect that translated a proxy's server-side stats (the target's
+// TargetStatus.Dialect says which).
 const (
 	ServiceSourceSim      = "sim"
 	ServiceSourcePromHTTP = "promhttp"
@@ -79,6 +95,10 @@ type ServiceSignals struct {
 	// the p99 of the time requests waited for an execution slot.
 	QueueOldestAge Value `json:"queue_oldest_age_s"`
 	QueueWaitP99   Value `json:"queue_wait_p99_s"`
+	// QueueWaitMean is the exact mean wait of the requests granted a slot
+	// in the window (the queue-wait histogram's _sum/_count increases);
+	// Absent when none was.
+	QueueWaitMean  Value `json:"queue_wait_mean_s"`
 	ServiceTimeP50 Value `json:"service_time_p50_s"`
 	ServiceTimeP99 Value `json:"service_time_p99_s"`
 	// Service time split by outcome where the shape labels it (promhttp and
@@ -99,6 +119,10 @@ type ServiceSignals struct {
 	// Responses503PerS; Absent when the shape does not say.
 	Responses503RetryAfterPerS Value `json:"responses_503_retry_after_per_s"`
 	ResponsesOther5xxPerS      Value `json:"responses_other_5xx_per_s"`
+	// Responses5xxPerS is every 5xx, 503 included: the only 5xx figure of
+	// a shape that counts responses by class (HAProxy, Envoy), where 429,
+	// 503 and other 5xx stay Absent.
+	Responses5xxPerS Value `json:"responses_5xx_per_s"`
 	// WorkAfterCancelPerS counts requests finished after their caller had
 	// disconnected.
 	WorkAfterCancelPerS Value `json:"work_after_cancel_per_s"`

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"sync"
 	"testing"
@@ -230,6 +231,22 @@ func agreeExactly(t *testing.T, name string, ob *observed) {
 	eq("provider peak queue", int64(p.PeakQueueDepth), metric(t, f, NameProvider, "sim_provider_queue_depth_peak", nil))
 	eq("provider in flight", int64(p.InFlight), metric(t, f, NameProvider, "sim_provider_in_flight", nil))
 	eq("provider queue", int64(p.QueueDepth), metric(t, f, NameProvider, "sim_provider_queue_depth", nil))
+	eq("provider granted a slot", p.Granted, metric(t, f, NameProvider, "sim_provider_queue_wait_seconds", nil))
+	if sum := histSum(f[NameProvider]["sim_provider_queue_wait_seconds"]); math.Abs(sum-p.QueueWaited.Seconds()) > 1e-6 {
+		t.Errorf("%s: provider queue wait: truth %v, /metrics _sum %v s", name, p.QueueWaited, sum)
+	}
+	eq("provider 200s", p.Completed-p.WorkAfterCancel, metric(t, f, NameProvider, "sim_provider_responses_total", map[string]string{"code": "200"}))
+	eq("provider 503s", p.InjectedErrors+p.RejectedQueueFull+p.RejectedSafetyCap,
+		metric(t, f, NameProvider, "sim_provider_responses_total", map[string]string{"code": "503"}))
+}
+
+// histSum is the _sum of a histogram family's series (0 without one).
+func histSum(mf *dto.MetricFamily) float64 {
+	var s float64
+	for _, m := range mf.GetMetric() {
+		s += m.GetHistogram().GetSampleSum()
+	}
+	return s
 }
 
 // flows are the counters the phase checks use, read from a truth or from

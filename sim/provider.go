@@ -53,11 +53,33 @@ type providerCounts struct {
 	received, completed, workAfterCancel           atomic.Int64
 	cancelledQueued, cancelledRunning, injected    atomic.Int64
 	rejectedQueueFull, rejectedSafety, abandonedOn atomic.Int64
+	// granted and waited are the requests observed in the queue-wait
+	// histogram and their total wait, kept exactly (integer nanoseconds)
+	// apart from the histogram's float sum; one lock keeps the pair
+	// consistent for a reader.
+	waitMu  sync.Mutex
+	granted int64
+	waited  time.Duration
+}
+
+// grant records one request that got a slot after waiting d.
+func (c *providerCounts) grant(d time.Duration) {
+	c.waitMu.Lock()
+	c.granted++
+	c.waited += d
+	c.waitMu.Unlock()
+}
+
+// waits returns the requests granted so far and their total wait.
+func (c *providerCounts) waits() (int64, time.Duration) {
+	c.waitMu.Lock()
+	defer c.waitMu.Unlock()
+	return c.granted, c.waited
 }
 
 type providerMetrics struct {
 	received, completed, workAfterCancel, injected prometheus.Counter
-	cancelled, rejected                            *prometheus.CounterVec
+	cancelled, rejected, responses                 *prometheus.CounterVec
 	queueWait, serviceTime                         prometheus.Histogram
 }
 
@@ -114,6 +136,13 @@ func (p *provider) register(reg prometheus.Registerer) {
 		Name: "sim_provider_rejected_total",
 		Help: "Requests answered 503 with Retry-After because the queue was full (reason queue_full, or safety_cap for the sim's memory guard).",
 	}, []string{"reason"})
+	p.m.responses = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sim_provider_responses_total",
+		Help: "Responses sent, by status code (200 for finished work whose caller still waited, 503 for injected errors and rejections).",
+	}, []string{"code"})
+	for _, c := range []string{"200", "503"} {
+		p.m.responses.WithLabelValues(c)
+	}
 	for _, s := range []string{"queued", "executing"} {
 		p.m.cancelled.WithLabelValues(s)
 	}
@@ -130,7 +159,7 @@ func (p *provider) register(reg prometheus.Registerer) {
 		Help:    "Time a completed request held an execution slot.",
 		Buckets: []float64{0.005, 0.01, 0.02, 0.05, 0.1, 0.12, 0.15, 0.2, 0.3, 0.5, 1},
 	})
-	reg.MustRegister(p.m.cancelled, p.m.rejected, p.m.queueWait, p.m.serviceTime)
+	reg.MustRegister(p.m.cancelled, p.m.rejected, p.m.responses, p.m.queueWait, p.m.serviceTime)
 
 	g := func(name, help string, fn func() float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, fn))
@@ -169,6 +198,7 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.inject(ph.ErrorFraction) {
 		p.counts.injected.Add(1)
 		p.m.injected.Inc()
+		p.m.responses.WithLabelValues("503").Inc()
 		w.Header().Set(HeaderResult, "provider_error")
 		http.Error(w, "injected error", http.StatusServiceUnavailable)
 		return
@@ -183,6 +213,7 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.counts.rejectedQueueFull.Add(1)
 		}
 		p.m.rejected.WithLabelValues(reason).Inc()
+		p.m.responses.WithLabelValues("503").Inc()
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(p.cfg.RetryAfter.Seconds()))))
 		w.Header().Set(HeaderResult, "provider_overloaded")
 		http.Error(w, "queue full", http.StatusServiceUnavailable)
@@ -221,6 +252,7 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.m.queueWait.Observe(wt.waited.Seconds())
+	p.counts.grant(wt.waited)
 	p.step("granted")
 
 	service := p.phase().ServiceTime
@@ -248,6 +280,7 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.counts.workAfterCancel.Add(1)
 		p.m.workAfterCancel.Inc()
 	} else {
+		p.m.responses.WithLabelValues("200").Inc()
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("quote 4.20\n"))
 	}
@@ -287,6 +320,12 @@ type ProviderTruth struct {
 	RejectedQueueFull, RejectedSafetyCap int64
 	// Abandoned counts requests dropped by shutdown.
 	Abandoned int64
+	// Granted counts the requests that got an execution slot (at once or
+	// after queueing) and QueueWaited their total wait: exactly what the
+	// queue-wait histogram observed, so QueueWaited/Granted over a span is
+	// the mean wait its _sum/_count give.
+	Granted     int64
+	QueueWaited time.Duration
 	// InFlight and QueueDepth are current; the peaks are since start.
 	// PeakOpen is the most requests held at once, executing plus queued.
 	InFlight, QueueDepth, PeakInFlight, PeakQueueDepth, PeakOpen int
@@ -296,6 +335,7 @@ type ProviderTruth struct {
 func (p *provider) truth() ProviderTruth {
 	st := p.q.stats(p.clock.Now())
 	c := &p.counts
+	granted, waited := c.waits()
 	return ProviderTruth{
 		Slots:              p.cfg.Slots,
 		Received:           c.received.Load(),
@@ -307,6 +347,8 @@ func (p *provider) truth() ProviderTruth {
 		RejectedQueueFull:  c.rejectedQueueFull.Load(),
 		RejectedSafetyCap:  c.rejectedSafety.Load(),
 		Abandoned:          c.abandonedOn.Load(),
+		Granted:            granted,
+		QueueWaited:        waited,
 		InFlight:           st.Busy,
 		QueueDepth:         st.Depth,
 		PeakInFlight:       st.PeakBusy,

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -153,6 +154,19 @@ func TestProviderIgnoreCancel(t *testing.T) {
 	if got, _ := value(fams, "sim_provider_ignore_cancel", nil); got != 1 {
 		t.Errorf("sim_provider_ignore_cancel = %v, want 1", got)
 	}
+	// Nobody was there to answer: no response at all.
+	if got, _ := value(fams, "sim_provider_responses_total", nil); got != 0 {
+		t.Errorf("sim_provider_responses_total = %v, want 0", got)
+	}
+	// Both got a slot, the second after the first's millisecond of work:
+	// the truth's exact total wait is the histogram's sum.
+	if tr.Granted != 2 || tr.QueueWaited < time.Millisecond {
+		t.Errorf("truth granted %d, waited %v; want 2, at least 1ms", tr.Granted, tr.QueueWaited)
+	}
+	qw := fams["sim_provider_queue_wait_seconds"].GetMetric()[0].GetHistogram()
+	if qw.GetSampleCount() != 2 || math.Abs(qw.GetSampleSum()-tr.QueueWaited.Seconds()) > 1e-9 {
+		t.Errorf("queue wait histogram count %d sum %v, truth 2 and %v", qw.GetSampleCount(), qw.GetSampleSum(), tr.QueueWaited)
+	}
 }
 
 func TestProviderBoundedQueue(t *testing.T) {
@@ -172,6 +186,9 @@ func TestProviderBoundedQueue(t *testing.T) {
 	if got, _ := value(families(t, tp.reg), "sim_provider_rejected_total", map[string]string{"reason": "queue_full"}); got != 1 {
 		t.Errorf("rejected{queue_full} = %v, want 1", got)
 	}
+	if got, _ := value(families(t, tp.reg), "sim_provider_responses_total", map[string]string{"code": "503"}); got != 1 {
+		t.Errorf("responses{503} = %v, want 1", got)
+	}
 }
 
 func TestProviderServiceAndErrors(t *testing.T) {
@@ -189,6 +206,18 @@ func TestProviderServiceAndErrors(t *testing.T) {
 	}
 	if tr := bad.truth(); tr.InjectedErrors != 1 || tr.Completed != 0 {
 		t.Fatalf("truth %+v", tr)
+	}
+	for _, c := range []struct {
+		tp         *testProvider
+		name       string
+		n200, n503 float64
+	}{{ok, "ok", 1, 0}, {bad, "bad", 0, 1}} {
+		fams := families(t, c.tp.reg)
+		r200, _ := value(fams, "sim_provider_responses_total", map[string]string{"code": "200"})
+		r503, _ := value(fams, "sim_provider_responses_total", map[string]string{"code": "503"})
+		if r200 != c.n200 || r503 != c.n503 {
+			t.Errorf("%s provider: responses 200 %v, 503 %v; want %v, %v", c.name, r200, r503, c.n200, c.n503)
+		}
 	}
 }
 

@@ -90,12 +90,17 @@ type snapshot struct {
 	sent     int64
 	hops     []hopSnap
 	received int64
+	// granted and waited: the provider's slot grants and their total
+	// queue wait so far.
+	granted int64
+	waited  time.Duration
 }
 
 type hopSnap struct{ originals, attempts int64 }
 
 func (s *Stack) snap() snapshot {
 	sn := snapshot{at: s.clock.Now().Sub(s.start), sent: s.gen.sent.Load(), received: s.prov.counts.received.Load()}
+	sn.granted, sn.waited = s.prov.counts.waits()
 	for _, h := range s.hops {
 		sn.hops = append(sn.hops, hopSnap{h.counts.originals.Load(), h.counts.attempts.Load()})
 	}

@@ -49,6 +49,12 @@ type PhaseTruth struct {
 	// action.
 	ProviderReceived int64
 	Amplification    float64
+	// QueueGranted is the requests the provider gave an execution slot
+	// during the phase, QueueWaitMean their mean wait in its queue (0 when
+	// none): the exact value of the queue-wait histogram's
+	// _sum/_count increase over the phase.
+	QueueGranted  int64
+	QueueWaitMean time.Duration
 }
 
 // HopFlow is one hop's originals and attempts over a span.
@@ -164,6 +170,10 @@ func phaseTruth(p Phase, a, b snapshot, hops []HopTruth) PhaseTruth {
 	pt := PhaseTruth{
 		Name: p.Name, Start: a.at, End: b.at, ServiceTime: p.ServiceTime,
 		Sent: b.sent - a.sent, ProviderReceived: b.received - a.received,
+		QueueGranted: b.granted - a.granted,
+	}
+	if pt.QueueGranted > 0 {
+		pt.QueueWaitMean = (b.waited - a.waited) / time.Duration(pt.QueueGranted)
 	}
 	for i := range a.hops {
 		o, at := b.hops[i].originals-a.hops[i].originals, b.hops[i].attempts-a.hops[i].attempts

@@ -78,3 +78,17 @@ func TestCompareTable(t *testing.T) {
 		}
 	}
 }
+
+// A phase's queue wait is the grants and total wait between its two
+// snapshots; no grant, no mean (0).
+func TestPhaseTruthQueueWait(t *testing.T) {
+	a := snapshot{at: time.Second, granted: 10, waited: 2 * time.Second}
+	b := snapshot{at: 3 * time.Second, granted: 14, waited: 5 * time.Second}
+	pt := phaseTruth(Phase{Name: PhaseSlow}, a, b, nil)
+	if pt.QueueGranted != 4 || pt.QueueWaitMean != 750*time.Millisecond {
+		t.Errorf("granted %d, mean %v; want 4 and 750ms", pt.QueueGranted, pt.QueueWaitMean)
+	}
+	if pt := phaseTruth(Phase{Name: PhaseSlow}, a, a, nil); pt.QueueGranted != 0 || pt.QueueWaitMean != 0 {
+		t.Errorf("no grant: granted %d, mean %v", pt.QueueGranted, pt.QueueWaitMean)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,12 +22,24 @@ import (
 )
 
 // serviceRun is one scenario scraped on loopback: the store, the report
-// over the whole run and the sim's ground truth once the provider's counts
+// over the whole run, the sim's ground truth read right after each scrape
+// that reached the provider, and the final truth once the provider's counts
 // have settled and been scraped.
 type serviceRun struct {
-	store *model.Store
-	rep   analysis.Report
+	store   *model.Store
+	rep     analysis.Report
+	scrapes []scrapeTruth
+	truth   sim.Truth
+}
+
+// scrapeTruth pairs a provider scrape (its store time) with the ground
+// truth read just after it. clean says that no request was granted a slot
+// between the truth read just before the scrape and this one: the scrape
+// then saw exactly this truth's grants and total wait.
+type scrapeTruth struct {
+	atMs  int64
 	truth sim.Truth
+	clean bool
 }
 
 func runServiceScenario(ctx context.Context, t *testing.T, name string, opts sim.Options) serviceRun {
@@ -37,41 +50,110 @@ func runServiceScenario(ctx context.Context, t *testing.T, name string, opts sim
 	}
 	defer run.stack.Close()
 	stack, scraper := run.stack, run.scraper
-	scraper.ScrapeOnce(ctx)
-	if err := run.scrapeUntilDone(ctx, 500*time.Millisecond); err != nil {
-		t.Fatal(err)
+	var out serviceRun
+	var statuses []model.TargetStatus
+	scrape := func() {
+		before := stack.Truth().Provider.Granted
+		statuses = scraper.ScrapeOnce(ctx)
+		truth := stack.Truth()
+		if times := scraper.Store().Times(sim.NameProvider); len(times) > 0 {
+			at := times[len(times)-1]
+			if n := len(out.scrapes); n == 0 || out.scrapes[n-1].atMs != at {
+				out.scrapes = append(out.scrapes, scrapeTruth{at, truth, truth.Provider.Granted == before})
+			}
+		}
+		out.truth = truth
+	}
+	scrape()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for running := true; running; {
+		select {
+		case <-stack.Done():
+			running = false
+		case <-tick.C:
+			scrape()
+		case <-ctx.Done():
+			t.Fatalf("%s did not finish in time", name)
+		}
 	}
 	// Work the provider still holds after the run may finish late: scrape
-	// until the ground truth no longer moves across a scrape.
-	var statuses []model.TargetStatus
-	var truth sim.Truth
+	// until the ground truth no longer moves across a scrape (polling the
+	// running provider, bounded by ctx and 20 rounds).
 	for i := 0; i < 20; i++ {
 		before := stack.Truth().Provider.WorkAfterCancel
-		statuses = scraper.ScrapeOnce(ctx)
-		truth = stack.Truth()
-		if truth.Provider.WorkAfterCancel == before {
+		scrape()
+		if out.truth.Provider.WorkAfterCancel == before {
 			break
 		}
-		time.Sleep(200 * time.Millisecond)
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatalf("%s: provider did not settle", name)
+		}
 	}
-	rep := analysis.BuildReport(scraper.Store(), statuses, analysis.ReportOptions{Window: 5 * time.Second, Bin: 2 * time.Second})
-	return serviceRun{store: scraper.Store(), rep: rep, truth: truth}
+	out.store = scraper.Store()
+	out.rep = analysis.BuildReport(out.store, statuses, analysis.ReportOptions{Window: 5 * time.Second, Bin: 2 * time.Second})
+	return out
 }
 
-// workAfterCancel is the provider's work after cancel over the whole
-// scraped span, from ServiceSignalsFor's rate times the span.
-func workAfterCancel(t *testing.T, st *model.Store) (model.ServiceSignals, float64) {
+// whole is the provider's service signals over the whole scraped span and
+// that span in seconds.
+func whole(t *testing.T, st *model.Store) (model.ServiceSignals, float64) {
 	t.Helper()
 	times := st.Times(sim.NameProvider)
 	if len(times) < 2 {
 		t.Fatalf("provider scraped %d times", len(times))
 	}
 	first, last := times[0], times[len(times)-1]
-	s := analysis.ServiceSignalsFor(st, sim.NameProvider, first, last)
-	if !s.WorkAfterCancelPerS.OK {
-		t.Fatalf("provider work after cancel absent: %+v", s)
+	return analysis.ServiceSignalsFor(st, sim.NameProvider, first, last), float64(last-first) / 1000
+}
+
+// queueWait is the provider's mean queue wait between two scrapes, twice:
+// as retrytop computes it from the scraped histogram's _sum/_count, and as
+// the ground truth's exact grants and total wait read right after the same
+// two scrapes say.
+type queueWait struct {
+	scraped, truth float64 // seconds
+	granted        int64
+}
+
+func queueWaitBetween(t *testing.T, run serviceRun, a, b scrapeTruth) queueWait {
+	t.Helper()
+	s := analysis.ServiceSignalsFor(run.store, sim.NameProvider, a.atMs, b.atMs)
+	if !s.QueueWaitMean.OK {
+		t.Fatalf("queue wait mean absent over [%d, %d]: %+v", a.atMs, b.atMs, s)
 	}
-	return s, s.WorkAfterCancelPerS.V * float64(last-first) / 1000
+	pa, pb := a.truth.Provider, b.truth.Provider
+	granted := pb.Granted - pa.Granted
+	if granted <= 0 {
+		t.Fatalf("nobody granted a slot over [%d, %d]", a.atMs, b.atMs)
+	}
+	return queueWait{scraped: s.QueueWaitMean.V, truth: (pb.QueueWaited - pa.QueueWaited).Seconds() / float64(granted), granted: granted}
+}
+
+// phaseScrapes are the provider scrapes taken during a phase: the clean
+// ones (see scrapeTruth) when there are at least three, else all of them
+// (the truth read after a scrape may then count a grant or two more).
+func phaseScrapes(t *testing.T, run serviceRun, phase string) []scrapeTruth {
+	t.Helper()
+	var in, clean []scrapeTruth
+	for _, sc := range run.scrapes {
+		if sc.truth.Phase == phase {
+			in = append(in, sc)
+			if sc.clean {
+				clean = append(clean, sc)
+			}
+		}
+	}
+	t.Logf("phase %s: %d provider scrapes, %d clean", phase, len(in), len(clean))
+	if len(clean) >= 3 {
+		return clean
+	}
+	if len(in) < 3 {
+		t.Fatalf("%d provider scrapes in phase %s", len(in), phase)
+	}
+	return in
 }
 
 // TestServiceSignalsOnTheSim checks the provider's service signals against
@@ -87,22 +169,70 @@ func TestServiceSignalsOnTheSim(t *testing.T) {
 	if got := analysis.Services(model.NewStore(model.StoreConfig{})); len(got) != 0 {
 		t.Errorf("an empty store lists services %v", got)
 	}
+	within3 := func(what string, got, want float64) {
+		t.Helper()
+		if want <= 0 || got <= 0 || math.Abs(got-want) > 0.03*want {
+			t.Errorf("%s: scraped %.4g, truth %.4g: not within 3%%", what, got, want)
+		}
+	}
 
 	run := runServiceScenario(ctx, t, "ignore-cancel", phases)
-	s, got := workAfterCancel(t, run.store)
-	want := float64(run.truth.Provider.WorkAfterCancel)
+	s, span := whole(t, run.store)
+	if !s.WorkAfterCancelPerS.OK {
+		t.Fatalf("provider work after cancel absent: %+v", s)
+	}
+	got, want := s.WorkAfterCancelPerS.V*span, float64(run.truth.Provider.WorkAfterCancel)
 	t.Logf("ignore-cancel: work after cancel scraped %.0f, truth %.0f; services %s", got, want, strings.Join(analysis.Services(run.store), ","))
-	if want <= 0 || got <= 0 {
-		t.Fatalf("ignore-cancel: no work after cancel (scraped %v, truth %v)", got, want)
+	within3("ignore-cancel work after cancel", got, want)
+
+	// The queue: waits rise with the slowdown and keep rising through it,
+	// and the mean retrytop reads from the histogram's _sum/_count is the
+	// sim's exact mean over the same scrapes. The per-phase truth (phase
+	// boundaries, not scrapes) is logged for reference.
+	hs, ss := phaseScrapes(t, run, sim.PhaseHealthy), phaseScrapes(t, run, sim.PhaseSlow)
+	healthy := queueWaitBetween(t, run, hs[0], hs[len(hs)-1])
+	slow := queueWaitBetween(t, run, ss[0], ss[len(ss)-1])
+	early := queueWaitBetween(t, run, ss[0], ss[len(ss)/2])
+	late := queueWaitBetween(t, run, ss[len(ss)/2], ss[len(ss)-1])
+	for _, ph := range run.truth.Phases {
+		t.Logf("ignore-cancel phase %s: %d granted, mean queue wait %v (truth over the phase)", ph.Name, ph.QueueGranted, ph.QueueWaitMean)
 	}
-	if math.Abs(got-want) > 0.03*want {
-		t.Errorf("ignore-cancel: scraped work after cancel %.1f, truth %.0f: off by more than 3%%", got, want)
+	for _, w := range []struct {
+		name string
+		w    queueWait
+	}{{"healthy", healthy}, {"slow", slow}, {"slow, first half", early}, {"slow, second half", late}} {
+		t.Logf("ignore-cancel queue wait mean, %s: scraped %.6fs, truth %.6fs (%d granted)", w.name, w.w.scraped, w.w.truth, w.w.granted)
 	}
+	within3("ignore-cancel slow-phase queue wait mean", slow.scraped, slow.truth)
+	within3("ignore-cancel queue wait mean, slow phase's first half", early.scraped, early.truth)
+	within3("ignore-cancel queue wait mean, slow phase's second half", late.scraped, late.truth)
+	// Healthy waits may be exactly 0 (every request found a free slot).
+	if math.Abs(healthy.scraped-healthy.truth) > max(0.03*healthy.truth, 1e-6) {
+		t.Errorf("healthy-phase queue wait mean: scraped %v s, truth %v s", healthy.scraped, healthy.truth)
+	}
+	if !(slow.scraped > 2*healthy.scraped) || !(late.scraped > early.scraped) {
+		t.Errorf("queue wait did not rise with the slowdown: healthy %.4fs, slow %.4fs (first half %.4fs, second half %.4fs)",
+			healthy.scraped, slow.scraped, early.scraped, late.scraped)
+	}
+
 	if s.Source != model.ServiceSourceSim || !s.ReceivedPerS.OK || !s.QueueDepth.OK || !s.QueueOldestAge.OK || !s.ServiceTimeP99.OK {
 		t.Errorf("ignore-cancel: provider signals incomplete: %+v", s)
 	}
-	if s.Responses429PerS.OK || s.ResponsesOther5xxPerS.OK {
-		t.Errorf("ignore-cancel: the sim exports no 429 or other 5xx counter, yet they are present: %+v", s)
+	// Configuration, and what an unbounded ignore-cancel provider never
+	// does: refuse (no 503 with Retry-After), cancel, answer 429 or other
+	// 5xx. Those are 0 (the sim counts responses by code), not absent.
+	if s.Slots != model.Some(sim.ProviderSlots) || s.QueueLimit != model.Some(0) {
+		t.Errorf("ignore-cancel: slots %v, queue limit %v; want %d and 0 (unbounded)", s.Slots, s.QueueLimit, sim.ProviderSlots)
+	}
+	for name, v := range map[string]model.Value{"cancelled": s.CancelledPerS, "503 with Retry-After": s.Responses503RetryAfterPerS,
+		"429": s.Responses429PerS, "other 5xx": s.ResponsesOther5xxPerS, "5xx": s.Responses5xxPerS} {
+		if v != model.Some(0) {
+			t.Errorf("ignore-cancel: %s = %v, want 0", name, v)
+		}
+	}
+	// The sim does not split its service time by outcome.
+	if s.SuccessServiceTimeP50.OK || s.ErrorServiceTimeP99.OK {
+		t.Errorf("ignore-cancel: outcome-split service time present: %+v", s)
 	}
 	var found bool
 	for _, svc := range run.rep.Services {
@@ -122,13 +252,21 @@ func TestServiceSignalsOnTheSim(t *testing.T) {
 	t.Logf("ignore-cancel report:\n%s", text.String())
 
 	run = runServiceScenario(ctx, t, "baseline", phases)
-	_, got = workAfterCancel(t, run.store)
+	s, span = whole(t, run.store)
+	got = s.WorkAfterCancelPerS.V * span
 	t.Logf("baseline: work after cancel scraped %.0f, truth %d", got, run.truth.Provider.WorkAfterCancel)
 	// The default provider stops on cancel; a request finishing at the
 	// very moment its caller gives up may still count once.
-	if got > 1.5 || run.truth.Provider.WorkAfterCancel > 1 {
-		t.Errorf("baseline: work after cancel %.1f scraped, %d true; want ~0", got, run.truth.Provider.WorkAfterCancel)
+	if !s.WorkAfterCancelPerS.OK || got > 1.5 || run.truth.Provider.WorkAfterCancel > 1 {
+		t.Errorf("baseline: work after cancel %v scraped, %d true; want ~0", s.WorkAfterCancelPerS, run.truth.Provider.WorkAfterCancel)
 	}
+	// It abandons the work of callers that gave up instead: cancelled.
+	p := run.truth.Provider
+	if !s.CancelledPerS.OK {
+		t.Fatalf("baseline: cancelled absent: %+v", s)
+	}
+	t.Logf("baseline: cancelled scraped %.0f, truth %d", s.CancelledPerS.V*span, p.CancelledQueued+p.CancelledExecuting)
+	within3("baseline cancelled", s.CancelledPerS.V*span, float64(p.CancelledQueued+p.CancelledExecuting))
 }
 
 // TestServiceShapesReachTheStore scrapes a promhttp- and OTel-shaped
@@ -151,7 +289,16 @@ func TestServiceShapesReachTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := &sources{targets: []collect.Target{tgt}, translate: dialect.Auto()}
-	scraper := src.scraper(model.NewStore(model.StoreConfig{}), collect.Options{})
+	// Each scrape one second after the previous one, on an injected clock.
+	var mu sync.Mutex
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(time.Second)
+		return now
+	}
+	scraper := src.scraper(model.NewStore(model.StoreConfig{}), collect.Options{Clock: clock})
 	ctx := context.Background()
 	reqs.WithLabelValues("200", "get").Add(0)
 	dur.WithLabelValues("200")
@@ -165,7 +312,6 @@ func TestServiceShapesReachTheStore(t *testing.T) {
 	reqs.WithLabelValues("503", "get").Add(0)
 	inflight.Set(3)
 	active.Set(4)
-	time.Sleep(50 * time.Millisecond)
 	scraper.ScrapeOnce(ctx)
 
 	st := scraper.Store()
@@ -177,5 +323,10 @@ func TestServiceShapesReachTheStore(t *testing.T) {
 	if s.Source != "promhttp+otel" || !s.ReceivedPerS.OK || s.ReceivedPerS.V <= 0 || s.InFlight != model.Some(3) ||
 		!s.ServiceTimeP99.OK || !s.Responses503PerS.OK || s.Responses503PerS.V != 0 || s.WorkAfterCancelPerS.OK || s.QueueDepth.OK {
 		t.Errorf("api service signals: %+v", s)
+	}
+	// Durations labelled with their code split: 200s only, so successes
+	// have quantiles and errors none; Retry-After is not in these shapes.
+	if !s.SuccessServiceTimeP99.OK || s.ErrorServiceTimeP99.OK || s.Responses5xxPerS != model.Some(0) || s.Responses503RetryAfterPerS.OK {
+		t.Errorf("api split service time and 5xx: %+v", s)
 	}
 }

@@ -2,9 +2,15 @@ package dialect_test
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/model"
 )
@@ -434,5 +440,191 @@ dialects:
 		if _, err := dialect.ParseMappings("bad.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "bad.yaml") {
 			t.Errorf("accepted or unnamed error for %q: %v", bad, err)
 		}
+	}
+}
+
+// The server side of HAProxy, on a real 2.6.12 dump taken under load
+// (testdata/service_haproxy_2.6.12.1.prom, header says the setup): what the
+// frontends received and answered, the servers' sessions and maxconn as
+// the execution slots, and the queue, backend plus servers.
+func TestHAProxyServerSide(t *testing.T) {
+	s := translate(t, dialect.NameHAProxy, "service_haproxy_2.6.12.1.prom")
+	contractOnly(t, s)
+	want(t, s, 26, model.MetricServerReceived, "proxy", "fe")
+	want(t, s, 1, model.MetricServerReceived, "proxy", "prometheus") // this very scrape
+	want(t, s, 9, model.MetricServiceResponses, "proxy", "fe", model.LabelCode, "2xx")
+	want(t, s, 1, model.MetricServiceResponses, "proxy", "fe", model.LabelCode, "5xx")
+	want(t, s, 0, model.MetricServiceResponses, "proxy", "fe", model.LabelCode, "other")
+	want(t, s, 10, model.MetricServiceResponses, "proxy", "fe")
+	want(t, s, 2, model.MetricServiceInFlight, "proxy", "provider", "server", "p1")
+	want(t, s, 5, model.MetricServiceInFlight)
+	want(t, s, 9, model.MetricServiceQueueDepth, "proxy", "provider", "server", "!")
+	want(t, s, 2, model.MetricServiceQueueDepth, "proxy", "pinned", "server", "q1")
+	want(t, s, 11, model.MetricServiceQueueDepth)
+	want(t, s, 4, model.MetricServiceSlots, "proxy", "provider")
+	want(t, s, 1, model.MetricServiceSlots, "proxy", "pinned")
+	// Averages and a per-server maxqueue are no window quantile, mean or
+	// queue limit; HAProxy counts no cancellation or Retry-After apart.
+	for _, f := range []string{model.MetricServiceQueueLimit, model.MetricServiceQueueOldestAge, model.MetricServiceQueueWait,
+		model.MetricServerServiceTime, model.MetricServiceCancelled, model.MetricServerWorkAfterCancel,
+		model.MetricServiceRejected, model.MetricServiceErrorsInjected, model.MetricServiceCompleted} {
+		absent(t, s, f)
+	}
+	// The client side is unchanged by it: the queue HAProxy keeps for its
+	// backend is still that dependency's pending calls.
+	want(t, s, 9, model.MetricPendingCalls, dep, "provider")
+}
+
+// Slots are the sum of every server's maxconn, and absent as soon as one
+// server has none: a sum that leaves an unlimited server out would read as
+// a smaller limit.
+func TestHAProxySlotsNeedEveryMaxconn(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		limits string
+		want   float64 // NaN: absent
+	}{
+		{"all limited", "haproxy_server_limit_sessions{proxy=\"a\",server=\"s1\"} 2\nhaproxy_server_limit_sessions{proxy=\"b\",server=\"s2\"} 3\n", 5},
+		{"one unlimited (NaN)", "haproxy_server_limit_sessions{proxy=\"a\",server=\"s1\"} 2\nhaproxy_server_limit_sessions{proxy=\"b\",server=\"s2\"} NaN\n", nan()},
+		{"one unlimited (0)", "haproxy_server_limit_sessions{proxy=\"a\",server=\"s1\"} 2\nhaproxy_server_limit_sessions{proxy=\"b\",server=\"s2\"} 0\n", nan()},
+		{"no server", "", nan()},
+	} {
+		text := "# TYPE haproxy_backend_http_requests_total counter\nhaproxy_backend_http_requests_total{proxy=\"a\"} 1\n" +
+			"# TYPE haproxy_server_limit_sessions gauge\n" + tc.limits
+		fams, err := collect.ExpfmtParser{}.Parse(tc.name, []byte(text), "text/plain; version=0.0.4", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _ := dialect.New(dialect.NameHAProxy)
+		s := d.Translate(snapOf(fams))
+		if math.IsNaN(tc.want) {
+			absent(t, s, model.MetricServiceSlots)
+		} else {
+			want(t, s, tc.want, model.MetricServiceSlots)
+		}
+	}
+}
+
+// The server side of Envoy: the HTTP connection managers' downstream
+// stats, the admin listener left out.
+func TestEnvoyInbound(t *testing.T) {
+	s := translate(t, dialect.NameEnvoy, "service_envoy_inbound.1.prom")
+	contractOnly(t, s)
+	hcm := []string{"envoy_http_conn_manager_prefix", "ingress_http"}
+	want(t, s, 1000, model.MetricServerReceived, hcm...)
+	want(t, s, 1000, model.MetricServerReceived) // not the admin listener's 50
+	want(t, s, 9, model.MetricServiceInFlight)
+	want(t, s, 900, model.MetricServiceResponses, append(hcm, model.LabelCode, "2xx")...)
+	want(t, s, 40, model.MetricServiceResponses, append(hcm, model.LabelCode, "4xx")...)
+	want(t, s, 50, model.MetricServiceResponses, append(hcm, model.LabelCode, "5xx")...)
+	want(t, s, 990, model.MetricServiceResponses)
+	absent(t, s, model.MetricServiceResponses, "envoy_response_code_class", "2") // consumed
+	h := histogramOf(t, s, model.MetricServerServiceTime, hcm...)
+	if h.Count != 1000 || math.Abs(h.Sum-30) > 1e-9 || bucketAt(t, h, 0.025) != 500 || bucketAt(t, h, 0.1) != 990 {
+		t.Errorf("downstream rq time = %+v, want 1000 in seconds, 500 by 25 ms, 990 by 100 ms, sum 30 s", h)
+	}
+	// Downstream resets count resets Envoy sent as well as received: no
+	// cancellation; the cluster's pending queue is a dependency's.
+	for _, f := range []string{model.MetricServiceCancelled, model.MetricServiceSlots, model.MetricServiceQueueDepth,
+		model.MetricServiceQueueLimit, model.MetricServiceQueueWait, model.MetricServiceRejected, model.MetricServerWorkAfterCancel} {
+		absent(t, s, f)
+	}
+	want(t, s, 3, model.MetricPendingCalls, dep, "local_service")
+	// The older fixture: only downstream_rq_total, one listener and admin.
+	old := translate(t, dialect.NameEnvoy, "envoy.prom")
+	want(t, old, 1000, model.MetricServerReceived)
+	absent(t, old, model.MetricServiceInFlight)
+}
+
+// TestServiceSignalsFromExpositions runs two scrapes of each service shape
+// the way the scraper does (parse with the translator's filter, translate,
+// store) and checks every service signal by value, absent ones included:
+// the families must survive the filter and the translation, and mean the
+// same thing to analysis whoever emitted them.
+func TestServiceSignalsFromExpositions(t *testing.T) {
+	type want = map[string]float64 // signal -> value; missing: absent
+	for _, tc := range []struct {
+		fixture, dialect, source string
+		want                     want
+	}{
+		{"service_sim_provider", "native", model.ServiceSourceSim, want{
+			"received": 50, "in_flight": 4, "slots": 4, "queue_depth": 40, "queue_limit": 0, "oldest": 1.3,
+			"wait_p99": 0.995, "wait_mean": 0.8, "svc_p50": 0.11, "svc_p99": 0.1198,
+			"2xx": 20, "429": 0, "503": 0, "503ra": 0, "other5xx": 0, "5xx": 0, "wac": 10, "cancelled": 3,
+		}},
+		{"service_promhttp", "", model.ServiceSourcePromHTTP, want{
+			"received": 64, "in_flight": 7,
+			"svc_p50": 0.025 + 0.025*58/100, "svc_p99": 0.5 + 0.5*20.72/22,
+			"ok_p50": 0.025 + 0.025*49/100, "ok_p99": 0.025 + 0.025*98.98/100,
+			"err_p50": 0.5 + 0.5*9/22, "err_p99": 0.5 + 0.5*21.74/22,
+			"2xx": 50, "429": 2, "503": 10, "other5xx": 1, "5xx": 11,
+		}},
+		{"service_otel_http", "", model.ServiceSourceOTel, want{
+			"received": 26, "in_flight": 5,
+			"svc_p50": 0.05 + 0.025*24/40, "svc_p99": 0.25 + 0.25*9.48/10,
+			"ok_p50": 0.0625, "ok_p99": 0.05 + 0.025*0.99,
+			"err_p50": 0.25 + 0.25*4/10, "err_p99": 0.25 + 0.25*9.88/10,
+			"2xx": 20, "429": 1, "503": 5, "other5xx": 0, "5xx": 5,
+		}},
+		// Real dumps 2 s apart: frontends fe (+17) and prometheus (+1, the
+		// scrapes); 2xx +17 and +1, 5xx +3; at the second scrape 5
+		// sessions on 5 maxconn, 7 queued in backend provider and 1 on
+		// server q1. Classes only: 429, 503 and other 5xx are absent.
+		{"service_haproxy_2.6.12", "haproxy", model.ServiceSourceSim, want{
+			"received": 9, "in_flight": 5, "slots": 5, "queue_depth": 8, "2xx": 9, "5xx": 1.5,
+		}},
+		{"service_envoy_inbound", "envoy", model.ServiceSourceSim, want{
+			"received": 100, "in_flight": 12, "svc_p50": 0.025, "svc_p99": 0.095, "2xx": 80, "5xx": 15,
+		}},
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			tr := dialect.Auto()
+			st := model.NewStore(model.StoreConfig{})
+			for i := 1; i <= 2; i++ {
+				name := tc.fixture + "." + strconv.Itoa(i) + ".prom"
+				b, err := os.ReadFile(filepath.Join("testdata", name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				fams, err := collect.ExpfmtParser{}.Parse(name, b, "text/plain; version=0.0.4", tr.Filter)
+				if err != nil {
+					t.Fatal(err)
+				}
+				snap := &model.Snapshot{Target: "svc", Time: t0.Add(time.Duration(i-1) * 2 * time.Second), Families: fams}
+				out, got, err := tr.Translate("", snap)
+				if err != nil || got != tc.dialect {
+					t.Fatalf("scrape %d: dialect %q (%v), want %q", i, got, err, tc.dialect)
+				}
+				st.Append(out)
+			}
+			if got := analysis.Services(st); len(got) != 1 || got[0] != "svc" {
+				t.Fatalf("services %v; stored %v", got, st.Names("svc"))
+			}
+			s := analysis.ServiceSignalsFor(st, "svc", t0.UnixMilli(), t0.UnixMilli()+2000)
+			if s.Source != tc.source {
+				t.Errorf("source %q, want %q", s.Source, tc.source)
+			}
+			for name, v := range map[string]model.Value{
+				"received": s.ReceivedPerS, "in_flight": s.InFlight, "slots": s.Slots,
+				"queue_depth": s.QueueDepth, "queue_limit": s.QueueLimit, "oldest": s.QueueOldestAge,
+				"wait_p99": s.QueueWaitP99, "wait_mean": s.QueueWaitMean,
+				"svc_p50": s.ServiceTimeP50, "svc_p99": s.ServiceTimeP99,
+				"ok_p50": s.SuccessServiceTimeP50, "ok_p99": s.SuccessServiceTimeP99,
+				"err_p50": s.ErrorServiceTimeP50, "err_p99": s.ErrorServiceTimeP99,
+				"2xx": s.Responses2xxPerS, "429": s.Responses429PerS, "503": s.Responses503PerS,
+				"503ra": s.Responses503RetryAfterPerS, "other5xx": s.ResponsesOther5xxPerS, "5xx": s.Responses5xxPerS,
+				"wac": s.WorkAfterCancelPerS, "cancelled": s.CancelledPerS,
+			} {
+				w, ok := tc.want[name]
+				switch {
+				case !ok && v.OK:
+					t.Errorf("%s = %v, want absent", name, v.V)
+				case ok && !v.OK:
+					t.Errorf("%s absent, want %v", name, w)
+				case ok && math.Abs(v.V-w) > 1e-9*math.Max(1, math.Abs(w)):
+					t.Errorf("%s = %v, want %v", name, v.V, w)
+				}
+			}
+		})
 	}
 }

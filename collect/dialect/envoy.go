@@ -24,6 +24,18 @@ const (
 	enPendingActive   = "envoy_cluster_upstream_rq_pending_active"
 	enTime            = "envoy_cluster_upstream_rq_time"
 
+	// Server side: the HTTP connection managers' downstream stats
+	// (http.<stat_prefix>.downstream_rq_*), what this Envoy received.
+	enDownTotal  = "envoy_http_downstream_rq_total"
+	enDownActive = "envoy_http_downstream_rq_active"
+	enDownXX     = "envoy_http_downstream_rq_xx"
+	enDownTime   = "envoy_http_downstream_rq_time"
+
+	enHCMLabel       = "envoy_http_conn_manager_prefix"
+	istioHCMLabel    = "http_conn_manager_prefix"
+	enAdminHCM       = "admin"
+	enCodeClassLabel = "envoy_response_code_class"
+
 	enClusterLabel      = "envoy_cluster_name"
 	istioClusterLabel   = "cluster_name"
 	istioOutboundPrefix = "outbound|"
@@ -32,10 +44,15 @@ const (
 var envoyFamilies = []string{enCompleted, enTotal, enPerTryTimeout, enTimeout, enRetry, enRetrySuccess,
 	enRetryOverflow, enRetryLimit, enPendingOverflow, enActive, enPendingActive, enTime}
 
+var envoyDownstreamFamilies = []string{enDownTotal, enDownActive, enDownXX, enDownTime}
+
 type envoy struct{ g guard }
 
-func (*envoy) Name() string       { return NameEnvoy }
-func (*envoy) Families() []string { return envoyFamilies }
+func (*envoy) Name() string { return NameEnvoy }
+
+func (*envoy) Families() []string {
+	return append(append([]string{}, envoyFamilies...), envoyDownstreamFamilies...)
+}
 
 // Detect: envoy_cluster_upstream_rq_total is present and
 // istio_requests_total is not (an Istio sidecar is read by the istio
@@ -48,9 +65,69 @@ func (*envoy) Detect(fams []model.Family) bool {
 func (e *envoy) Translate(snap *model.Snapshot) *model.Snapshot {
 	o := newOut()
 	e.g.begin()
-	translateEnvoy(index(snap.Families), o, &e.g, envoyAll)
+	r := index(snap.Families)
+	translateEnvoy(r, o, &e.g, envoyAll)
+	translateEnvoyDownstream(r, o)
 	e.g.end()
 	return o.snapshot(snap)
+}
+
+// envoyHCM returns the labels of a downstream series as a server-side
+// series (no dependency); ok is false for the admin listener, whose
+// requests are the admin interface's own (scrapes of these very stats
+// included), and for a series without a connection manager label.
+func envoyHCM(ls model.Labels) (model.Labels, bool) {
+	name := ls.Get(enHCMLabel)
+	if name == "" {
+		name = ls.Get(istioHCMLabel)
+	}
+	if name == "" || name == enAdminHCM {
+		return nil, false
+	}
+	return relabelNoDep(ls), true
+}
+
+// translateEnvoyDownstream emits the service-side families from the HTTP
+// connection managers' downstream stats (docs/dialects.md, "Server side"):
+// requests received, requests active, responses by class and the request
+// time (milliseconds, scaled to seconds). Envoy exports no slots, queue or
+// cancellation a service could be judged by on this side: those stay
+// absent.
+func translateEnvoyDownstream(r raw, o *out) {
+	each := func(name string, fn func(ls model.Labels, f *model.Family, s *model.Sample)) {
+		f := r[name]
+		if f == nil {
+			return
+		}
+		for i := range f.Samples {
+			s := &f.Samples[i]
+			if ls, ok := envoyHCM(s.Labels); ok {
+				fn(ls, f, s)
+			}
+		}
+	}
+	each(enDownTotal, func(ls model.Labels, f *model.Family, s *model.Sample) {
+		o.counter(model.MetricServerReceived, ls, scalar(f, s))
+	})
+	each(enDownActive, func(ls model.Labels, f *model.Family, s *model.Sample) {
+		o.gauge(model.MetricServiceInFlight, ls, scalar(f, s))
+	})
+	// downstream_rq_1xx..5xx, one class digit per series: only classes.
+	each(enDownXX, func(ls model.Labels, f *model.Family, s *model.Sample) {
+		c := s.Labels.Get(enCodeClassLabel)
+		if len(c) != 1 || statusClass(c) == 0 {
+			return
+		}
+		o.counter(model.MetricServiceResponses, ls.Without(enCodeClassLabel).With(model.LabelCode, c+"xx"), scalar(f, s))
+	})
+	each(enDownTime, func(ls model.Labels, f *model.Family, s *model.Sample) {
+		switch f.Type {
+		case model.Histogram:
+			o.histogram(model.MetricServerServiceTime, ls, s, 0.001)
+		case model.Summary:
+			o.countSum(model.MetricServerServiceTime, ls, s.Count, s.Sum*0.001)
+		}
+	})
 }
 
 // envoyCluster returns the dependency of an Envoy cluster series and the

@@ -21,7 +21,12 @@ const (
 	haBackendQueueAvg   = "haproxy_backend_queue_time_average_seconds"
 	haServerSessions    = "haproxy_server_current_sessions"
 	haServerLimit       = "haproxy_server_limit_sessions"
+	haServerQueue       = "haproxy_server_current_queue"
 	haProcessPrefix     = "haproxy_process_"
+
+	// Server side: what HAProxy, as the front of a service, received.
+	haFrontendRequests  = "haproxy_frontend_http_requests_total"
+	haFrontendResponses = "haproxy_frontend_http_responses_total"
 )
 
 type haproxy struct{ g guard }
@@ -30,7 +35,8 @@ func (*haproxy) Name() string { return NameHAProxy }
 
 func (*haproxy) Families() []string {
 	return []string{haBackendRequests, haBackendConnects, haBackendReuses, haBackendConnErrors,
-		haBackendResponses, haBackendQueue, haBackendQueueAvg, haServerSessions, haServerLimit}
+		haBackendResponses, haBackendQueue, haBackendQueueAvg, haServerSessions, haServerLimit,
+		haServerQueue, haFrontendRequests, haFrontendResponses}
 }
 
 // Detect: a haproxy_backend_http_requests_total family (PROMEX exports it
@@ -159,10 +165,54 @@ func (h *haproxy) Translate(snap *model.Snapshot) *model.Snapshot {
 		}
 		limits[name] += s.Value
 	}
+	allLimited := len(lorder) > 0
 	for _, name := range lorder {
 		if !unlimited[name] {
 			o.gauge(model.MetricConcurrencyLimit, model.LabelsFromPairs(model.LabelDependency, name), limits[name])
 		}
+		allLimited = allLimited && !unlimited[name]
 	}
+	haproxyServerSide(r, o, lorder, limits, allLimited)
 	return o.snapshot(snap)
+}
+
+// haproxyServerSide emits the service-side families (docs/dialects.md,
+// "Server side"): HAProxy seen as the front of the services behind it,
+// whose execution slots are the servers' maxconn and whose queue is
+// HAProxy's. Series carry no dependency; proxy and server stay as
+// identity labels. limits are the backends' summed maxconn (in order);
+// slots are emitted only when every server of every backend has one, since
+// a sum that leaves out an unlimited server would read as a smaller limit.
+func haproxyServerSide(r raw, o *out, order []string, limits map[string]float64, allLimited bool) {
+	for _, s := range r.samples(haFrontendRequests) {
+		if s.Labels.Get("proxy") != "" {
+			o.counter(model.MetricServerReceived, relabelNoDep(s.Labels), s.Value)
+		}
+	}
+	// Classes only ("2xx", ..., "other"): kept as the code label.
+	for _, s := range r.samples(haFrontendResponses) {
+		if s.Labels.Get("proxy") != "" && s.Labels.Get("code") != "" {
+			o.counter(model.MetricServiceResponses, relabelNoDep(s.Labels), s.Value)
+		}
+	}
+	for _, s := range r.samples(haServerSessions) {
+		if s.Labels.Get("proxy") != "" {
+			o.gauge(model.MetricServiceInFlight, relabelNoDep(s.Labels), s.Value)
+		}
+	}
+	// The queue is the backend's (requests not yet assigned to a server)
+	// plus each server's (requests bound to that server): analysis adds
+	// them up.
+	for _, name := range []string{haBackendQueue, haServerQueue} {
+		for _, s := range r.samples(name) {
+			if s.Labels.Get("proxy") != "" {
+				o.gauge(model.MetricServiceQueueDepth, relabelNoDep(s.Labels), s.Value)
+			}
+		}
+	}
+	if allLimited {
+		for _, name := range order {
+			o.gauge(model.MetricServiceSlots, model.LabelsFromPairs("proxy", name), limits[name])
+		}
+	}
 }
