@@ -194,6 +194,9 @@ type ChainResult struct {
 	// allows when every layer exhausts its attempts.
 	WorstCaseAmplification model.Value `json:"worst_case_amplification"`
 	Gaps                   []Gap       `json:"gaps"`
+	// Provider is the last dependency's side (AttachProviders); nil until
+	// attached.
+	Provider *ChainProvider `json:"provider,omitempty"`
 }
 
 // EvaluateChain computes a chain's per-hop and end-to-end amplification

@@ -142,6 +142,7 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 	sortReport(rep.Dependencies)
 	chains := ResolveChains(opts.Chains, opts.ChainSpecs, history.Rows)
 	if cs := EvaluateChains(history.Rows, chains, th.Gap); cs != nil {
+		AttachProviders(cs, history.Rows, rep.Services)
 		rep.Chains = cs
 	}
 	rep.Findings = mergeFindings(EvaluateHistory(history, chains, th), Evaluate(history, rep.Chains, th))

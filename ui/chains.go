@@ -66,6 +66,21 @@ func (v *chainsView) view(dst []line, chains []analysis.ChainResult, width, heig
 // hopBox is one box's text, line by line: name, in, out, max.
 type hopBox [4]string
 
+// providerBox is the chain's last dependency: what its callers sent, what
+// it says arrived (when it reports it) and how old its queue is.
+func (v *chainsView) providerBox(last analysis.HopResult, p *analysis.ChainProvider) hopBox {
+	b := hopBox{Sanitize(last.Dependency), "in  " + string(appendRate(nil, last.AttemptsPerS)) + "/s"}
+	if p == nil || !p.ArrivedPerS.OK {
+		return b
+	}
+	b[1] = "sent    " + string(appendRate(nil, p.SentPerS)) + "/s"
+	b[2] = "arrived " + string(appendRate(nil, p.ArrivedPerS)) + "/s"
+	if p.QueueOldestAge.OK {
+		b[3] = "queue age " + string(appendSeconds(nil, p.QueueOldestAge, v.c.g.micro))
+	}
+	return b
+}
+
 func (v *chainsView) boxes(c analysis.ChainResult) ([]hopBox, []model.Value) {
 	var boxes []hopBox
 	var arrows []model.Value
@@ -77,7 +92,7 @@ func (v *chainsView) boxes(c analysis.ChainResult) ([]hopBox, []model.Value) {
 		boxes = append(boxes, b)
 		arrows = append(arrows, h.Amplification)
 		if i == len(c.Hops)-1 {
-			boxes = append(boxes, hopBox{Sanitize(h.Dependency), "in  " + string(appendRate(nil, h.AttemptsPerS)) + "/s"})
+			boxes = append(boxes, v.providerBox(h, c.Provider))
 		}
 	}
 	return boxes, arrows
@@ -118,6 +133,32 @@ func (v *chainsView) chain(dst []line, c analysis.ChainResult, width int) []line
 		dst = v.horizontal(dst, boxes, arrows, gapAt, boxW, g)
 	} else {
 		dst = v.vertical(dst, boxes, arrows, gapAt, width)
+	}
+	if p := c.Provider; p != nil && (p.WorkAfterCancelPerS.OK || p.QueueOldestAge.OK || p.InFlight.OK) {
+		l.text(Sanitize(p.Target), st.text)
+		l.text(": ", st.dim)
+		var b []byte
+		if p.WorkAfterCancelPerS.OK {
+			b = append(b, gaveUpText(p)...)
+		}
+		if p.QueueDepth.OK || p.QueueOldestAge.OK {
+			if len(b) > 0 {
+				b = append(b, " · "...)
+			}
+			b = append(b, "queue "...)
+			b = appendGauge(b, p.QueueDepth)
+			b = append(b, ", oldest "...)
+			b = appendSeconds(b, p.QueueOldestAge, v.c.g.micro)
+		}
+		if p.InFlight.OK {
+			if len(b) > 0 {
+				b = append(b, " · "...)
+			}
+			b = append(b, "in flight "...)
+			b = appendActive(b, p.InFlight, p.Slots)
+		}
+		l.cell(string(b), width-l.w, false, st.text)
+		dst = append(dst, trimSpaceRight(l.line()))
 	}
 	for _, gp := range c.Gaps {
 		l.text(v.c.g.warn, st.warn)

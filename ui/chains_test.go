@@ -61,3 +61,27 @@ func TestChainsViewShowsWorstCaseAndGap(t *testing.T) {
 		}
 	}
 }
+
+// The provider's side of the chain: what arrived against what was sent,
+// its queue, and the work it finished after the caller gave up.
+func TestChainsViewShowsProvider(t *testing.T) {
+	c := chainFixture()
+	c.Provider = &analysis.ChainProvider{Target: "provider", SentPerS: model.Some(290), ArrivedPerS: model.Some(288),
+		CallerTimeoutsPerS: model.Some(74.6), WorkAfterCancelPerS: model.Some(61.2),
+		QueueDepth: model.Some(41), QueueOldestAge: model.Some(1.84), QueueWaitP99: model.Some(1.52),
+		InFlight: model.Some(4), Slots: model.Some(4)}
+	out := renderChains(t, CharsetBlock, []analysis.ChainResult{c}, 120, 20)
+	golden(t, "chains_provider_120x20", out)
+	for _, want := range []string{"sent    290/s", "arrived 288/s", "queue age 1.84s",
+		"provider: caller gave up on 74.6/s, provider still finished 61.2/s · queue 41, oldest 1.84s · in flight 4/4"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("chain view lacks %q:\n%s", want, out)
+		}
+	}
+	// A provider reporting nothing of its own keeps the plain box.
+	c.Provider = &analysis.ChainProvider{Target: "provider", SentPerS: model.Some(290)}
+	out = renderChains(t, CharsetBlock, []analysis.ChainResult{c}, 120, 20)
+	if strings.Contains(out, "sent    ") || strings.Contains(out, "provider: caller") || !strings.Contains(out, "in  290/s") {
+		t.Errorf("provider without service signals:\n%s", out)
+	}
+}

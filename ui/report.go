@@ -228,7 +228,7 @@ func writeStory(w io.Writer, rep analysis.Report, head, item string) {
 		fmt.Fprintf(w, "\n%sChains\n\n", head)
 		for _, c := range rep.Chains {
 			fmt.Fprintf(w, "%s%s\n", item, esc(chainLine(c)))
-			if line, ok := cancelLine(rep, c); ok {
+			if line, ok := cancelLine(c); ok {
 				fmt.Fprintf(w, "%s  %s\n", item, esc(line))
 			}
 			for _, g := range c.Gaps {
@@ -267,37 +267,27 @@ func writeStory(w io.Writer, rep analysis.Report, head, item string) {
 	}
 }
 
-// cancelLine tells, for a chain whose last hop's dependency is a service
-// reporting work after cancel, how many attempts/s the caller gave up on
-// (its timeouts) next to how many the provider still finished.
-func cancelLine(rep analysis.Report, c analysis.ChainResult) (string, bool) {
-	if len(c.Hops) == 0 {
+// cancelLine tells, for a chain whose provider reports work after cancel,
+// how many attempts/s the caller gave up on (its timeouts) next to how many
+// the provider still finished.
+func cancelLine(c analysis.ChainResult) (string, bool) {
+	p := c.Provider
+	if p == nil || !p.WorkAfterCancelPerS.OK || len(c.Hops) == 0 {
 		return "", false
 	}
 	last := c.Hops[len(c.Hops)-1]
-	var svc *model.ServiceSignals
-	for i := range rep.Services {
-		if rep.Services[i].Target == last.Dependency {
-			svc = &rep.Services[i]
-		}
-	}
-	if svc == nil || !svc.WorkAfterCancelPerS.OK {
-		return "", false
-	}
-	gaveUp := model.Absent
-	for i := range rep.Dependencies {
-		if d := &rep.Dependencies[i]; d.Target == last.Target && d.Dependency == last.Dependency {
-			gaveUp = d.TimeoutsPerS
-		}
-	}
+	return fmt.Sprintf("%s -> %s: %s", last.Target, last.Dependency, gaveUpText(p)), true
+}
+
+// gaveUpText is "caller gave up on N/s, provider still finished M/s".
+func gaveUpText(p *analysis.ChainProvider) string {
 	perS := func(v model.Value) string {
 		if !v.OK {
 			return absentText
 		}
 		return string(appendNum(nil, v.V)) + "/s"
 	}
-	return fmt.Sprintf("%s -> %s: caller gave up on %s, provider still finished %s", last.Target, last.Dependency,
-		perS(gaveUp), perS(svc.WorkAfterCancelPerS)), true
+	return "caller gave up on " + perS(p.CallerTimeoutsPerS) + ", provider still finished " + perS(p.WorkAfterCancelPerS)
 }
 
 // chainLine renders a chain as hops with their amplification.

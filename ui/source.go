@@ -40,17 +40,22 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 	})
 	th := analysis.DefaultThresholds()
 	chains := analysis.EvaluateChains(f.Rows, analysis.ResolveChains(nil, req.Chains, f.Rows), th.Gap)
-	d := derived{findings: findingLines(f, chains, th), chains: chains}
+	d := derived{chains: chains}
+	if !f.Time.IsZero() {
+		// Service signals share the frame's window and its end, so a
+		// paused frame and its services describe the same moment.
+		end := f.Time.UnixMilli()
+		start := end - f.Window.Milliseconds()
+		for _, t := range analysis.Services(st) {
+			d.services = append(d.services, analysis.ServiceSignalsFor(st, t, start, end))
+		}
+	}
+	analysis.AttachProviders(chains, f.Rows, d.services)
+	d.findings = findingLines(f, chains, th)
 	if f.Time.IsZero() {
 		return f, d
 	}
-	// Service signals share the frame's window and its end, so a paused
-	// frame and its services describe the same moment.
 	end := f.Time.UnixMilli()
-	start := end - f.Window.Milliseconds()
-	for _, t := range analysis.Services(st) {
-		d.services = append(d.services, analysis.ServiceSignalsFor(st, t, start, end))
-	}
 	if req.Service != "" {
 		bins := req.Bins
 		if bins <= 0 {
