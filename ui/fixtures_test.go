@@ -255,13 +255,13 @@ func fullService(target, source string, recv float64) model.ServiceSignals {
 	return model.ServiceSignals{
 		Target: target, Source: source,
 		ReceivedPerS: some(recv), InFlight: some(58), Slots: some(64),
-		QueueDepth: some(37), QueueLimit: some(200), QueueOldestAge: some(1.84), QueueWaitP99: some(1.52),
+		QueueDepth: some(37), QueueLimit: some(200), QueueOldestAge: some(1.84), QueueWaitP99: some(1.52), QueueWaitMean: some(0.9),
 		ServiceTimeP50: some(0.118), ServiceTimeP99: some(0.47),
 		SuccessServiceTimeP50: some(0.121), SuccessServiceTimeP99: some(0.41),
 		ErrorServiceTimeP50: some(0.0032), ErrorServiceTimeP99: some(0.9),
 		Responses2xxPerS: some(recv * 0.7), Responses429PerS: some(recv * 0.05),
 		Responses503PerS: some(recv * 0.2), Responses503RetryAfterPerS: some(recv * 0.15),
-		ResponsesOther5xxPerS: some(recv * 0.01),
+		ResponsesOther5xxPerS: some(recv * 0.01), Responses5xxPerS: some(recv * 0.21),
 		WorkAfterCancelPerS:   some(recv * 0.12), CancelledPerS: some(recv * 0.03),
 	}
 }

@@ -80,6 +80,7 @@ var serviceColumns = []serviceColumn{
 	}},
 	{"QUEUE-OLDEST", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueOldestAge })},
 	{"QUEUE-WAIT-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueWaitP99 })},
+	{"QUEUE-WAIT-MEAN", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueWaitMean })},
 	{"SVC-p50", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP50 })},
 	{"SVC-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP99 })},
 	{"OK-SVC-p50", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.SuccessServiceTimeP50 })},
@@ -90,7 +91,7 @@ var serviceColumns = []serviceColumn{
 	{"429/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses429PerS })},
 	{"503/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses503PerS })},
 	{"503-RETRY-AFTER/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses503RetryAfterPerS })},
-	{"5xx/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.ResponsesOther5xxPerS })},
+	{"5xx/s", svcRate(other5xx)},
 	{"AFTER-CANCEL/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.WorkAfterCancelPerS })},
 	{"CANCELLED/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.CancelledPerS })},
 }

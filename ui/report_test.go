@@ -99,7 +99,7 @@ func TestWriteReportServices(t *testing.T) {
 	rep.Services = []model.ServiceSignals{full, {Target: "bare|svc\x1b[2J"}}
 	want := map[string]string{
 		"SERVICE": "inventory", "SOURCE": "sim", "RECV/s": "100", "IN-FLIGHT": "58", "SLOTS": "64",
-		"QUEUE": "37", "QUEUE-LIMIT": "unbounded", "QUEUE-OLDEST": "1.84s", "QUEUE-WAIT-p99": "1.52s",
+		"QUEUE": "37", "QUEUE-LIMIT": "unbounded", "QUEUE-OLDEST": "1.84s", "QUEUE-WAIT-p99": "1.52s", "QUEUE-WAIT-MEAN": "900ms",
 		"SVC-p50": "118ms", "SVC-p99": "470ms", "OK-SVC-p50": "121ms", "OK-SVC-p99": "410ms",
 		"ERR-SVC-p50": "3.2ms", "ERR-SVC-p99": "900ms",
 		"2xx/s": "70.0", "429/s": "5.00", "503/s": "20.0", "503-RETRY-AFTER/s": "15.0", "5xx/s": "1.00",

@@ -164,7 +164,7 @@ func respValue(c respClass, s *model.ServiceSignals, raKnown bool) model.Value {
 		}
 		return model.Some(max(s.Responses503PerS.V-s.Responses503RetryAfterPerS.V, 0))
 	case resp5xx:
-		return s.ResponsesOther5xxPerS
+		return other5xx(s)
 	}
 	return model.Absent
 }

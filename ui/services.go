@@ -224,7 +224,7 @@ func (o *overviewModel) svcCellValue(id svcColID, s *model.ServiceSignals, b []b
 	case svc503:
 		return append503(b, s.Responses503PerS, s.Responses503RetryAfterPerS), rateSpan(st, s.Responses503PerS, st.resp[resp503])
 	case svc5xx:
-		return rate(s.ResponsesOther5xxPerS, st.resp[resp5xx])
+		return rate(other5xx(s), st.resp[resp5xx])
 	case svcAfterCancel:
 		return rate(s.WorkAfterCancelPerS, st.warn)
 	case svcCancelled:
@@ -305,6 +305,7 @@ func (p *painter) serviceSignalsSection(dst []line, s *model.ServiceSignals, tit
 	})
 	add("queue oldest age", st.text, secs(s.QueueOldestAge))
 	add("queue wait p99", st.text, secs(s.QueueWaitP99))
+	add("queue wait mean", st.text, secs(s.QueueWaitMean))
 	add("work after cancel", rateSpan(st, s.WorkAfterCancelPerS, st.warn), rate(s.WorkAfterCancelPerS))
 	add("cancelled", st.text, rate(s.CancelledPerS))
 	split := n
@@ -312,7 +313,7 @@ func (p *painter) serviceSignalsSection(dst []line, s *model.ServiceSignals, tit
 	resp(resp429, "429", s.Responses429PerS)
 	resp(resp503, "503", s.Responses503PerS)
 	add("  "+g.resp[resp503RA]+" with Retry-After", rateSpan(st, s.Responses503RetryAfterPerS, st.resp[resp503RA]), rate(s.Responses503RetryAfterPerS))
-	resp(resp5xx, "other 5xx", s.ResponsesOther5xxPerS)
+	resp(resp5xx, "other 5xx", other5xx(s))
 	add("service time p50", st.text, secs(s.ServiceTimeP50))
 	add("service time p99", st.text, secs(s.ServiceTimeP99))
 	add("  success p50", st.text, secs(s.SuccessServiceTimeP50))
@@ -320,4 +321,14 @@ func (p *painter) serviceSignalsSection(dst []line, s *model.ServiceSignals, tit
 	add("  error p50", st.text, secs(s.ErrorServiceTimeP50))
 	add("  error p99", st.text, secs(s.ErrorServiceTimeP99))
 	return p.kvLines(dst, items[:n], split, width)
+}
+
+// other5xx is the 5xx/s not counted under 503: the other-5xx figure, or
+// for an emitter that counts responses only by class (HAProxy, Envoy) all
+// of its 5xx, its 503 being unknown.
+func other5xx(s *model.ServiceSignals) model.Value {
+	if s.ResponsesOther5xxPerS.OK || s.Responses503PerS.OK {
+		return s.ResponsesOther5xxPerS
+	}
+	return s.Responses5xxPerS
 }

@@ -322,3 +322,21 @@ func TestServicesFitEverySize(t *testing.T) {
 		screen(t, m)
 	}
 }
+
+// An emitter counting responses only by class (HAProxy, Envoy) knows its
+// 5xx but not its 503s: the 5xx column shows all of them; with 503s known
+// it shows the other 5xx only.
+func TestOther5xx(t *testing.T) {
+	byClass := model.ServiceSignals{Responses5xxPerS: some(16.8)}
+	if got := other5xx(&byClass); got != some(16.8) {
+		t.Errorf("class-only emitter: %v, want all 5xx", got)
+	}
+	exact := model.ServiceSignals{Responses503PerS: some(20), ResponsesOther5xxPerS: some(1), Responses5xxPerS: some(21)}
+	if got := other5xx(&exact); got != some(1) {
+		t.Errorf("exact codes: %v, want the other 5xx", got)
+	}
+	only503 := model.ServiceSignals{Responses503PerS: some(20), Responses5xxPerS: some(21)}
+	if got := other5xx(&only503); got.OK {
+		t.Errorf("503 known, other 5xx unknown: %v, want absent", got)
+	}
+}
