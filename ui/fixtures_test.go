@@ -262,7 +262,7 @@ func fullService(target, source string, recv float64) model.ServiceSignals {
 		Responses2xxPerS: some(recv * 0.7), Responses429PerS: some(recv * 0.05),
 		Responses503PerS: some(recv * 0.2), Responses503RetryAfterPerS: some(recv * 0.15),
 		ResponsesOther5xxPerS: some(recv * 0.01), Responses5xxPerS: some(recv * 0.21),
-		WorkAfterCancelPerS:   some(recv * 0.12), CancelledPerS: some(recv * 0.03),
+		WorkAfterCancelPerS: some(recv * 0.12), CancelledPerS: some(recv * 0.03),
 	}
 }
 
