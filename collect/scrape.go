@@ -2,6 +2,7 @@ package collect
 
 import (
 	"bytes"
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -10,9 +11,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -38,6 +41,12 @@ const DefaultAcceptHeader = "text/plain;version=0.0.4;escaping=allow-utf-8;q=0.5
 // DefaultUserAgent is sent when Options.UserAgent is empty.
 const DefaultUserAgent = "retrytop"
 
+// DefaultMaxConcurrent bounds the scrapes in flight when
+// Options.MaxConcurrent is zero. Scrapes mostly wait on the network, so it
+// is well above the core count; it bounds goroutines, sockets in use and
+// body buffers when there are hundreds or thousands of targets.
+const DefaultMaxConcurrent = 64
+
 // Options tune a Scraper. The zero value is usable.
 type Options struct {
 	// Clock stamps snapshots and statuses (default time.Now). Scrape
@@ -57,6 +66,13 @@ type Options struct {
 	UserAgent string
 	// AcceptHeader overrides DefaultAcceptHeader.
 	AcceptHeader string
+	// MaxConcurrent bounds the scrapes in flight across all targets, Run
+	// and ScrapeOnce together (default DefaultMaxConcurrent). Run keeps
+	// this many worker goroutines whatever the number of targets. A
+	// target whose scrape is due while all slots are busy waits for one;
+	// a target still waiting or still being scraped when its next scrape
+	// is due skips that tick.
+	MaxConcurrent int
 	// Translate, when set, rewrites every parsed snapshot before it is
 	// stored: a dialect turning an emitter's families into the metric
 	// contract (collect/dialect's Translator.Translate). dialect is the
@@ -67,46 +83,81 @@ type Options struct {
 	// different targets concurrently.
 	Translate func(dialect string, snap *model.Snapshot) (*model.Snapshot, string, error)
 	// OnScrape, when set, is called after every scrape that was not
-	// abandoned, from the target's goroutine: with the body exactly as
-	// served (after gzip) and its Content-Type when the fetch succeeded,
-	// whether or not it then parses; with err (sanitised, no secrets) when
-	// the fetch failed. body is valid only during the call. A recorder
-	// (collect/dump) hooks in here.
+	// abandoned, from the goroutine that scraped (never for one target
+	// twice at once): with the body exactly as served (after gzip) and its
+	// Content-Type when the fetch succeeded, whether or not it then
+	// parses; with err (sanitised, no secrets) when the fetch failed. body
+	// is valid only during the call. A recorder (collect/dump) hooks in
+	// here.
 	OnScrape func(target string, at time.Time, body []byte, contentType string, err error)
+	// Discover, when set, runs in its own goroutine while Run runs and
+	// calls set with every new target set (collect/discovery re-reading
+	// file_sd files); set is SetTargets. It must return when ctx ends.
+	Discover func(ctx context.Context, set func([]Target))
 }
 
 // Scraper scrapes many targets into a store. Each target has its own
-// goroutine, interval, timeout and HTTP client, so a dead, slow or
-// garbage-serving target never delays another. It is safe for concurrent
-// use.
+// interval, timeout and phase; a scheduler hands due targets to at most
+// Options.MaxConcurrent workers, so a dead or slow target delays another
+// only when that many are slow at once, and goroutines stay bounded with
+// thousands of targets. Targets with identical HTTP settings share one
+// HTTP client (and its connection pool), as a Prometheus scrape pool
+// does. The target set can change while it runs (SetTargets). It is safe
+// for concurrent use.
 type Scraper struct {
 	opts    Options
 	store   *model.Store
-	targets []*scrapeTarget
 	updates chan struct{}
+	// changed wakes Run's scheduler after SetTargets.
+	changed chan struct{}
+	// slots holds one token per scrape in flight.
+	slots chan struct{}
 
-	mu       sync.Mutex // guards statuses and running
-	statuses []model.TargetStatus
-	running  bool
+	bufMu sync.Mutex
+	bufs  []*scrapeBuf // idle body buffers, reused last-in first-out
+
+	mu      sync.Mutex // guards targets, clients, running and every target's status, removed and cancel
+	targets []*scrapeTarget
+	clients []*sharedClient
+	running bool
 }
 
-// scrapeTarget is one target with its client and reusable buffers.
+// scrapeTarget is one target of the current set.
 type scrapeTarget struct {
-	idx     int
 	t       Target
 	safeURL string
 	secrets []string
-	client  *http.Client
+	client  *sharedClient
 	cfgErr  error // set when the target can never be scraped
 	offset  time.Duration
 
 	// mu serialises scrapes of this target (Run and ScrapeOnce may
-	// overlap), which keeps its snapshots in time order and guards buf
-	// and gz.
+	// overlap), which keeps its snapshots in time order; it guards fetched.
 	mu      sync.Mutex
-	buf     bytes.Buffer
-	gz      *gzip.Reader
 	fetched bool // the current scrape read a body (OnScrape saw it)
+	// busy is set while Run has the target queued or being scraped, so
+	// a slow target skips ticks instead of piling up in the queue.
+	busy atomic.Bool
+
+	// Guarded by Scraper.mu.
+	status   model.TargetStatus
+	removed  bool               // no longer in the set: never scraped again
+	released bool               // its client reference was given up
+	cancel   context.CancelFunc // of the scrape in flight, if any
+}
+
+// sharedClient is one HTTP client and the number of targets using it.
+type sharedClient struct {
+	cfg    config.HTTPClientConfig
+	client *http.Client
+	refs   int
+}
+
+// scrapeBuf is a body buffer and gzip reader, owned by one scrape at a
+// time: there are at most MaxConcurrent of them, not one per target.
+type scrapeBuf struct {
+	buf bytes.Buffer
+	gz  *gzip.Reader
 }
 
 // NewScraper prepares targets for scraping into store (nil: a store with
@@ -134,37 +185,101 @@ func NewScraper(targets []Target, store *model.Store, opts Options) *Scraper {
 	if opts.AcceptHeader == "" {
 		opts.AcceptHeader = DefaultAcceptHeader
 	}
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = DefaultMaxConcurrent
+	}
 	if store == nil {
 		store = model.NewStore(model.StoreConfig{})
 	}
 	s := &Scraper{
-		opts:     opts,
-		store:    store,
-		updates:  make(chan struct{}, 1),
-		statuses: make([]model.TargetStatus, len(targets)),
+		opts:    opts,
+		store:   store,
+		updates: make(chan struct{}, 1),
+		changed: make(chan struct{}, 1),
+		slots:   make(chan struct{}, opts.MaxConcurrent),
 	}
+	s.SetTargets(targets)
+	return s
+}
+
+// SetTargets replaces the target set, also while Run runs. A target whose
+// name and settings are unchanged keeps its schedule and status; one that
+// is new is scheduled at its phase; one that is gone stops (a scrape of it
+// in flight is abandoned) and leaves the statuses. The store keeps every
+// history: a kept target's goes on, a removed one's stays until it is
+// overwritten by a target of the same name. Names are matched as given,
+// so a target named by its URL is replaced when its URL changes. Bad and
+// duplicate targets are kept and reported down as by NewScraper.
+func (s *Scraper) SetTargets(targets []Target) {
+	s.mu.Lock()
+	old := make(map[string]*scrapeTarget, len(s.targets))
+	for _, st := range s.targets {
+		if st.cfgErr == nil {
+			old[st.t.Name] = st
+		} else {
+			s.drop(st) // cheap to rebuild, and its error may have been fixed
+		}
+	}
+	next := make([]*scrapeTarget, 0, len(targets))
 	seen := make(map[string]bool, len(targets))
 	for i, t := range targets {
-		st := &scrapeTarget{idx: i, t: t, safeURL: SafeURL(t.URL), secrets: inlineSecrets(t)}
-		st.cfgErr = st.prepare(opts.UserAgent)
+		if nt, err := t.normalize(); err == nil && !seen[nt.Name] {
+			if prev := old[nt.Name]; prev != nil && sameTarget(prev.t, nt) {
+				delete(old, nt.Name)
+				seen[nt.Name] = true
+				next = append(next, prev)
+				continue
+			}
+		}
+		st := &scrapeTarget{t: t, safeURL: SafeURL(t.URL), secrets: inlineSecrets(t)}
+		st.cfgErr = s.prepare(st)
 		if st.cfgErr == nil && seen[st.t.Name] {
 			st.cfgErr = fmt.Errorf("target %q: duplicate name; name each target with name=URL", st.t.Name)
+			s.release(st)
 		}
 		seen[st.t.Name] = true
 		if st.t.Name == "" {
 			st.t.Name = fmt.Sprintf("target-%d", i+1)
 		}
-		s.statuses[i] = model.TargetStatus{Name: st.t.Name, URL: st.safeURL, Layer: Sanitize(st.t.Layer), Dialect: Sanitize(st.t.Dialect)}
-		if st.cfgErr != nil {
-			s.statuses[i].LastError = st.errorText(st.cfgErr)
+		if prev := old[st.t.Name]; prev != nil && st.cfgErr == nil {
+			st.status = prev.status // same name, new settings: keep its health and counts
 		}
-		s.targets = append(s.targets, st)
+		st.status.Name, st.status.URL = st.t.Name, st.safeURL
+		st.status.Layer, st.status.Dialect = Sanitize(st.t.Layer), Sanitize(st.t.Dialect)
+		if st.cfgErr != nil {
+			st.status.Up = false
+			st.status.LastError = st.errorText(st.cfgErr)
+		}
+		next = append(next, st)
 	}
-	return s
+	for _, st := range old {
+		s.drop(st)
+	}
+	s.targets = next
+	s.mu.Unlock()
+	notify(s.changed)
+	notify(s.updates)
 }
 
-// prepare normalises the target and builds its HTTP client.
-func (st *scrapeTarget) prepare(userAgent string) error {
+// sameTarget reports whether a and b (both normalised) scrape the same way.
+func sameTarget(a, b Target) bool {
+	return a.Name == b.Name && a.URL == b.URL && a.Layer == b.Layer && a.Dialect == b.Dialect &&
+		a.Interval == b.Interval && a.Timeout == b.Timeout && reflect.DeepEqual(a.HTTP, b.HTTP)
+}
+
+// drop takes st out of service: a scrape in flight is cancelled and its
+// client released. s.mu is held.
+func (s *Scraper) drop(st *scrapeTarget) {
+	st.removed = true
+	if st.cancel != nil {
+		st.cancel()
+	}
+	s.release(st)
+}
+
+// prepare normalises the target and finds or builds its HTTP client.
+// s.mu is held.
+func (s *Scraper) prepare(st *scrapeTarget) error {
 	t, err := st.t.normalize()
 	if err != nil {
 		if checkName(st.t.Name) != nil {
@@ -178,12 +293,48 @@ func (st *scrapeTarget) prepare(userAgent string) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("target %q: HTTP settings: %w", t.Name, err)
 	}
-	client, err := config.NewClientFromConfig(cfg, t.Name, config.WithUserAgent(userAgent))
+	// Validate fills in derived fields, so compare validated settings.
+	for _, c := range s.clients {
+		if reflect.DeepEqual(c.cfg, cfg) {
+			c.refs++
+			st.client = c
+			return nil
+		}
+	}
+	client, err := config.NewClientFromConfig(cfg, t.Name, config.WithUserAgent(s.opts.UserAgent))
 	if err != nil {
 		return fmt.Errorf("target %q: HTTP settings: %w", t.Name, err)
 	}
-	st.client = client
+	st.client = &sharedClient{cfg: cfg, client: client, refs: 1}
+	s.clients = append(s.clients, st.client)
 	return nil
+}
+
+// release gives up st's client, closing it when no target uses it any
+// more. s.mu is held.
+func (s *Scraper) release(st *scrapeTarget) {
+	c := st.client
+	if c == nil || st.released {
+		return
+	}
+	st.released = true // st.client stays: a scrape in flight still reads it
+	if c.refs--; c.refs > 0 {
+		return
+	}
+	c.client.CloseIdleConnections()
+	for i, x := range s.clients {
+		if x == c {
+			s.clients = append(s.clients[:i], s.clients[i+1:]...)
+			break
+		}
+	}
+}
+
+func notify(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
 // jitter is the target's fixed phase within its interval, from a hash of
@@ -201,21 +352,40 @@ func jitter(name string, interval time.Duration) time.Duration {
 func (s *Scraper) Store() *model.Store { return s.store }
 
 // Updates returns a channel that receives after every scrape, successful or
-// not, without blocking the scraper: a reader that falls behind sees one
-// pending notification, not a backlog.
+// not, and after every change of the target set, without blocking the
+// scraper: a reader that falls behind sees one pending notification, not a
+// backlog.
 func (s *Scraper) Updates() <-chan struct{} { return s.updates }
 
 // Statuses returns a copy of every target's status, in target order.
 func (s *Scraper) Statuses() []model.TargetStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]model.TargetStatus(nil), s.statuses...)
+	out := make([]model.TargetStatus, len(s.targets))
+	for i, st := range s.targets {
+		out[i] = st.status
+	}
+	return out
+}
+
+// active returns the targets that can be scraped, in target order.
+func (s *Scraper) active() []*scrapeTarget {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*scrapeTarget, 0, len(s.targets))
+	for _, st := range s.targets {
+		if st.cfgErr == nil {
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 // Run scrapes every target at its interval until ctx is done, then returns
 // nil once all scrapes have stopped. Each target's first scrape waits for
-// its jitter offset within the interval. Calling Run while it runs is an
-// error.
+// its jitter offset within the interval. Targets set with SetTargets (or
+// by Options.Discover) while it runs are picked up at once. Calling Run
+// while it runs is an error.
 func (s *Scraper) Run(ctx context.Context) error {
 	s.mu.Lock()
 	if s.running {
@@ -231,70 +401,196 @@ func (s *Scraper) Run(ctx context.Context) error {
 	}()
 
 	var wg sync.WaitGroup
-	for _, st := range s.targets {
-		if st.cfgErr != nil {
-			continue // reported in its status; nothing to retry
-		}
-		wg.Go(func() { s.loop(ctx, st) })
+	if s.opts.Discover != nil {
+		wg.Go(func() { s.opts.Discover(ctx, s.SetTargets) })
 	}
-	<-ctx.Done() // even when no target can be scraped
+	work := make(chan *scrapeTarget)
+	for range s.opts.MaxConcurrent {
+		wg.Go(func() {
+			for st := range work {
+				s.scrape(ctx, st)
+				st.busy.Store(false)
+			}
+		})
+	}
+	s.schedule(ctx, work)
+	close(work)
 	wg.Wait()
-	for _, st := range s.targets {
-		if st.client != nil {
-			st.client.CloseIdleConnections()
-		}
+	s.mu.Lock()
+	for _, c := range s.clients {
+		c.client.CloseIdleConnections()
 	}
+	s.mu.Unlock()
 	return nil
 }
 
-func (s *Scraper) loop(ctx context.Context, st *scrapeTarget) {
+// due is one target's next scrape time in the scheduler's heap.
+type due struct {
+	at time.Time
+	st *scrapeTarget
+}
+
+type dueHeap []due
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)        { *h = append(*h, x.(due)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// firstDue is when a target first scrapes after now: at its phase within
+// the interval on the wall clock, so phases hold across restarts.
+func firstDue(st *scrapeTarget, now time.Time) time.Time {
 	interval := st.t.Interval
-	now := time.Now().UnixNano()
-	wait := (st.offset - time.Duration(now%int64(interval)) + interval) % interval
-	timer := time.NewTimer(wait)
+	wait := (st.offset - time.Duration(now.UnixNano()%int64(interval)) + interval) % interval
+	return now.Add(wait)
+}
+
+// schedule runs Run's scheduler until ctx ends: one timer for the earliest
+// due target, a queue of due targets handed to the workers in turn. A
+// target already queued or being scraped when due again skips that tick:
+// ticks are dropped, never queued.
+func (s *Scraper) schedule(ctx context.Context, work chan<- *scrapeTarget) {
+	var h dueHeap
+	var ready []*scrapeTarget
+	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return
-	case <-timer.C:
+	resync := func() {
+		cur := s.active()
+		keep := make(map[*scrapeTarget]time.Time, len(h))
+		for _, d := range h {
+			keep[d.st] = d.at
+		}
+		now := time.Now()
+		h = h[:0]
+		for _, st := range cur {
+			at, ok := keep[st]
+			if !ok {
+				at = firstDue(st, now)
+			}
+			h = append(h, due{at: at, st: st})
+		}
+		heap.Init(&h)
 	}
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
+	resync()
 	for {
-		s.scrape(ctx, st)
+		if len(h) > 0 {
+			timer.Reset(time.Until(h[0].at))
+		} else {
+			timer.Stop()
+		}
+		var out chan<- *scrapeTarget
+		var head *scrapeTarget
+		if len(ready) > 0 {
+			out, head = work, ready[0]
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-ticker.C:
+		case <-s.changed:
+			resync()
+		case now := <-timer.C:
+			for len(h) > 0 && !h[0].at.After(now) {
+				d := &h[0]
+				if d.st.busy.CompareAndSwap(false, true) {
+					ready = append(ready, d.st)
+				}
+				iv := d.st.t.Interval
+				d.at = d.at.Add(iv)
+				if !d.at.After(now) { // missed ticks: the next one on the phase
+					d.at = d.at.Add((now.Sub(d.at)/iv + 1) * iv)
+				}
+				heap.Fix(&h, 0)
+			}
+		case out <- head:
+			ready[0] = nil
+			ready = ready[1:]
+			if len(ready) == 0 {
+				ready = nil // let the backing array go
+			}
 		}
 	}
 }
 
-// ScrapeOnce scrapes every target once, concurrently, and returns their
-// statuses in target order. A target that cannot be configured is not
-// contacted and keeps its error. If ctx ends first, unfinished scrapes are
-// abandoned without changing their status.
+// ScrapeOnce scrapes every target once, at most Options.MaxConcurrent at
+// a time, and returns their statuses in target order. A target that
+// cannot be configured is not contacted and keeps its error. If ctx ends
+// first, unfinished scrapes are abandoned without changing their status.
 func (s *Scraper) ScrapeOnce(ctx context.Context) []model.TargetStatus {
+	todo := s.active()
+	work := make(chan *scrapeTarget)
 	var wg sync.WaitGroup
-	for _, st := range s.targets {
-		if st.cfgErr != nil {
-			continue
-		}
-		wg.Go(func() { s.scrape(ctx, st) })
+	for range min(s.opts.MaxConcurrent, len(todo)) {
+		wg.Go(func() {
+			for st := range work {
+				s.scrape(ctx, st)
+			}
+		})
 	}
+	for _, st := range todo {
+		work <- st
+	}
+	close(work)
 	wg.Wait()
 	return s.Statuses()
+}
+
+// getBuf takes an idle body buffer, the most recently used first, so that
+// few buffers stay warm when scrapes rarely overlap.
+func (s *Scraper) getBuf() *scrapeBuf {
+	s.bufMu.Lock()
+	defer s.bufMu.Unlock()
+	if n := len(s.bufs); n > 0 {
+		b := s.bufs[n-1]
+		s.bufs = s.bufs[:n-1]
+		return b
+	}
+	return &scrapeBuf{}
+}
+
+func (s *Scraper) putBuf(b *scrapeBuf) {
+	b.release()
+	s.bufMu.Lock()
+	s.bufs = append(s.bufs, b)
+	s.bufMu.Unlock()
 }
 
 // scrape fetches, parses and stores one target once and records its status.
 func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-s.slots }()
+	s.mu.Lock()
+	if st.removed {
+		s.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st.cancel = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		st.cancel = nil
+		s.mu.Unlock()
+	}()
+	b := s.getBuf()
+	defer s.putBuf(b)
 
 	at := s.opts.Clock()
 	start := time.Now()
 	st.fetched = false
-	snap, err := s.fetch(ctx, st, at)
+	snap, err := s.fetch(ctx, st, b, at)
 	dialect := st.t.Dialect
 	if err == nil && s.opts.Translate != nil {
 		var name string
@@ -307,7 +603,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 	}
 	took := time.Since(start)
 	if err != nil && ctx.Err() != nil {
-		return // abandoned, not failed: the caller stopped
+		return // abandoned, not failed: the caller stopped or the target was removed
 	}
 	if err != nil && !st.fetched && s.opts.OnScrape != nil {
 		s.opts.OnScrape(st.t.Name, at, nil, "", errors.New(st.errorText(err)))
@@ -318,7 +614,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 	}
 
 	s.mu.Lock()
-	ts := &s.statuses[st.idx]
+	ts := &st.status
 	wasUp, first := ts.Up, ts.Scrapes == 0
 	ts.Scrapes++
 	ts.LastScrape = at
@@ -338,10 +634,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 	status := *ts
 	s.mu.Unlock()
 
-	select {
-	case s.updates <- struct{}{}:
-	default:
-	}
+	notify(s.updates)
 
 	log := s.opts.Logger
 	switch {
@@ -363,7 +656,7 @@ func (st *scrapeTarget) errorText(err error) string {
 }
 
 // fetch performs one HTTP scrape and parses it into a snapshot stamped at.
-func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, at time.Time) (*model.Snapshot, error) {
+func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at time.Time) (*model.Snapshot, error) {
 	name := st.t.Name
 	ctx, cancel := context.WithTimeout(ctx, st.t.Timeout)
 	defer cancel()
@@ -375,7 +668,7 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, at time.Time) (*m
 	req.Header.Set("Accept-Encoding", "gzip")
 	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.FormatFloat(st.t.Timeout.Seconds(), 'f', -1, 64))
 
-	resp, err := st.client.Do(req)
+	resp, err := st.client.client.Do(req)
 	if err != nil {
 		return nil, st.requestError(ctx, err)
 	}
@@ -387,7 +680,7 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, at time.Time) (*m
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("target %q: GET %s: server returned HTTP status %s", name, st.safeURL, Sanitize(resp.Status))
 	}
-	body, err := st.readBody(resp, s.opts.BodyLimit)
+	body, err := b.readBody(resp, s.opts.BodyLimit)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, st.requestError(ctx, err)
@@ -399,7 +692,6 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, at time.Time) (*m
 		s.opts.OnScrape(name, at, body, resp.Header.Get("Content-Type"), nil)
 	}
 	fams, err := s.opts.Parser.Parse(name, body, resp.Header.Get("Content-Type"), s.opts.Filter)
-	st.releaseBuffer()
 	if err != nil {
 		var perr *ParseError
 		if !errors.As(err, &perr) {
@@ -444,10 +736,10 @@ func (c *capReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readBody reads the (possibly gzipped) body into the target's buffer,
-// failing once it exceeds limit bytes after decompression. The returned
-// slice is valid until the next scrape of the target.
-func (st *scrapeTarget) readBody(resp *http.Response, limit int64) ([]byte, error) {
+// readBody reads the (possibly gzipped) body into the buffer, failing once
+// it exceeds limit bytes after decompression. The returned slice is valid
+// until the buffer is used again.
+func (sb *scrapeBuf) readBody(resp *http.Response, limit int64) ([]byte, error) {
 	tooLarge := func(what string) error {
 		return fmt.Errorf("%s exceeds the body limit of %s", what, formatBytes(limit))
 	}
@@ -463,10 +755,10 @@ func (st *scrapeTarget) readBody(resp *http.Response, limit int64) ([]byte, erro
 		// an endless stream decompress to nothing.
 		raw := &capReader{r: resp.Body, n: limit + 1}
 		var err error
-		if st.gz == nil {
-			st.gz, err = gzip.NewReader(raw)
+		if sb.gz == nil {
+			sb.gz, err = gzip.NewReader(raw)
 		} else {
-			err = st.gz.Reset(raw)
+			err = sb.gz.Reset(raw)
 		}
 		if err != nil {
 			if errors.Is(err, errCompressedTooLarge) {
@@ -474,33 +766,33 @@ func (st *scrapeTarget) readBody(resp *http.Response, limit int64) ([]byte, erro
 			}
 			return nil, fmt.Errorf("reading gzip body: %w", err)
 		}
-		r = st.gz
+		r = sb.gz
 	default:
 		return nil, fmt.Errorf("unsupported Content-Encoding %q", Sanitize(enc))
 	}
-	st.buf.Reset()
+	sb.buf.Reset()
 	if resp.ContentLength > 0 && resp.ContentLength <= limit && r == resp.Body {
-		st.buf.Grow(int(resp.ContentLength) + 1)
+		sb.buf.Grow(int(resp.ContentLength) + 1)
 	}
-	n, err := st.buf.ReadFrom(io.LimitReader(r, limit+1))
+	n, err := sb.buf.ReadFrom(io.LimitReader(r, limit+1))
 	switch {
 	case errors.Is(err, errCompressedTooLarge):
 		return nil, tooLarge("compressed body")
-	case err != nil && r == st.gz:
+	case err != nil && r == sb.gz:
 		return nil, fmt.Errorf("reading gzip body: %w", err)
 	case err != nil:
 		return nil, fmt.Errorf("reading body: %w", err)
 	case n > limit:
 		return nil, tooLarge("body")
 	}
-	return st.buf.Bytes(), nil
+	return sb.buf.Bytes(), nil
 }
 
-// releaseBuffer drops a body buffer much larger than the last body, so one
-// huge scrape does not pin its memory for the target's lifetime.
-func (st *scrapeTarget) releaseBuffer() {
-	if c := st.buf.Cap(); c > 1<<20 && c > 4*st.buf.Len() {
-		st.buf = bytes.Buffer{}
+// release drops a body buffer much larger than the last body, so one huge
+// scrape does not pin its memory for the scraper's lifetime.
+func (sb *scrapeBuf) release() {
+	if c := sb.buf.Cap(); c > 1<<20 && c > 4*sb.buf.Len() {
+		sb.buf = bytes.Buffer{}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"math/big"
@@ -19,7 +20,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -653,4 +658,448 @@ func TestRunWithoutUsableTargetsWaitsForCancel(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Run = %v", err)
 	}
+}
+
+// pathServer answers every path with smallBody and counts requests per
+// path.
+type pathServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	hits map[string]int
+}
+
+func newPathServer(t *testing.T) *pathServer {
+	ps := &pathServer{hits: map[string]int{}}
+	ps.Server = serve(t, func(w http.ResponseWriter, r *http.Request) {
+		ps.mu.Lock()
+		ps.hits[r.URL.Path]++
+		ps.mu.Unlock()
+		exposition(smallBody)(w, r)
+	})
+	return ps
+}
+
+// batchServer holds requests until limit of them wait, then answers that
+// batch with smallBody, so that scrapes pile up behind a concurrency cap
+// of limit: the cap is reached, and maxIn shows whether it was ever
+// exceeded. (A handler returns before its response is flushed, so a
+// client's next request always finds the previous one counted out.) A
+// request whose client goes away is dropped.
+type batchServer struct {
+	*httptest.Server
+	mu       sync.Mutex
+	inFlight int
+	maxIn    int
+	waiting  int
+	batch    chan struct{}
+}
+
+func newBatchServer(t *testing.T, limit int) *batchServer {
+	bs := &batchServer{batch: make(chan struct{})}
+	bs.Server = serve(t, func(w http.ResponseWriter, r *http.Request) {
+		bs.mu.Lock()
+		bs.inFlight++
+		bs.maxIn = max(bs.maxIn, bs.inFlight)
+		b := bs.batch
+		if bs.waiting++; bs.waiting == limit {
+			close(bs.batch)
+			bs.batch = make(chan struct{})
+			bs.waiting = 0
+		}
+		bs.mu.Unlock()
+		defer func() {
+			bs.mu.Lock()
+			bs.inFlight--
+			bs.mu.Unlock()
+		}()
+		select {
+		case <-b:
+			exposition(smallBody)(w, r)
+		case <-r.Context().Done():
+		}
+	})
+	return bs
+}
+
+func (bs *batchServer) max() int {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	return bs.maxIn
+}
+
+func (ps *pathServer) count(path string) int {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.hits[path]
+}
+
+// waitFor waits, through Updates, until cond holds; it fails the test
+// after 10 s.
+func waitFor(t *testing.T, s *Scraper, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for !cond() {
+		select {
+		case <-s.Updates():
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s: %+v", what, s.Statuses())
+		}
+	}
+}
+
+func scrapesOf(s *Scraper, name string) int {
+	for _, st := range s.Statuses() {
+		if st.Name == name {
+			return st.Scrapes
+		}
+	}
+	return -1
+}
+
+func namesOf(sts []model.TargetStatus) []string {
+	var out []string
+	for _, st := range sts {
+		out = append(out, st.Name)
+	}
+	return out
+}
+
+// TestSetTargetsWhileRunning changes the target set under a running
+// scraper: a new target is scraped, a removed one is not any more and
+// leaves the statuses, a kept one keeps its status and store history.
+func TestSetTargetsWhileRunning(t *testing.T) {
+	ps := newPathServer(t)
+	fast := func(name string) Target {
+		tg := target(name, ps.URL+"/"+name)
+		tg.Interval = 10 * time.Millisecond
+		tg.Timeout = 5 * time.Second
+		return tg
+	}
+	s := NewScraper([]Target{fast("a"), fast("b")}, nil, Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	}()
+
+	waitFor(t, s, "a and b scraped twice", func() bool { return scrapesOf(s, "a") >= 2 && scrapesOf(s, "b") >= 2 })
+	aBefore := scrapesOf(s, "a")
+	s.SetTargets([]Target{fast("c"), fast("a")})
+	if got := namesOf(s.Statuses()); !slices.Equal(got, []string{"c", "a"}) {
+		t.Fatalf("statuses after SetTargets = %v, want [c a] in the new order", got)
+	}
+	if n := scrapesOf(s, "a"); n < aBefore {
+		t.Errorf("kept target a: %d scrapes after SetTargets, had %d: its status was reset", n, aBefore)
+	}
+	waitFor(t, s, "c scraped 3 times", func() bool { return scrapesOf(s, "c") >= 3 })
+	bStopped := ps.count("/b")
+	cNow := scrapesOf(s, "c")
+	waitFor(t, s, "c scraped 5 more times", func() bool { return scrapesOf(s, "c") >= cNow+5 })
+	if n := ps.count("/b"); n != bStopped {
+		t.Errorf("removed target b was requested %d more times", n-bStopped)
+	}
+	if n := scrapesOf(s, "a"); n < aBefore+5 {
+		t.Errorf("kept target a: %d scrapes, want at least %d", n, aBefore+5)
+	}
+	// The store keeps every history: a's continued, b's is still there.
+	if n, sc := len(s.Store().Times("a")), scrapesOf(s, "a"); n != sc && n != sc-1 && n != sc+1 {
+		t.Errorf("a has %d scrapes stored for %d scrapes: its history was not kept", n, sc)
+	}
+	if n := len(s.Store().Times("b")); n < 2 {
+		t.Errorf("b's history has %d scrapes, want the 2+ from before its removal", n)
+	}
+}
+
+// TestSetTargetsChangedAndBad replaces a target whose URL changed (same
+// name: its counts carry over), keeps a duplicate reported down, and
+// shares one HTTP client between targets with the same settings.
+func TestSetTargetsChangedAndBad(t *testing.T) {
+	ps := newPathServer(t)
+	s := NewScraper([]Target{target("a", ps.URL+"/a"), target("b", ps.URL+"/b")}, nil, Options{Clock: stepClock()})
+	s.ScrapeOnce(t.Context())
+	s.mu.Lock()
+	nClients := len(s.clients)
+	s.mu.Unlock()
+	if nClients != 1 {
+		t.Errorf("%d HTTP clients for two targets with the same settings, want 1", nClients)
+	}
+
+	s.SetTargets([]Target{target("a", ps.URL+"/a2"), target("a", ps.URL+"/a3"), {Name: "bad", URL: "ftp://x/"}})
+	sts := s.ScrapeOnce(t.Context())
+	if got := namesOf(sts); !slices.Equal(got, []string{"a", "a", "bad"}) {
+		t.Fatalf("names = %v", got)
+	}
+	if sts[0].Scrapes != 2 || sts[0].URL != ps.URL+"/a2" || !sts[0].Up {
+		t.Errorf("a after its URL changed = %+v, want 2 scrapes (counts carried over) of /a2", sts[0])
+	}
+	if !strings.Contains(sts[1].LastError, "duplicate name") || sts[2].Up || !strings.Contains(sts[2].LastError, `scheme "ftp" not supported`) {
+		t.Errorf("duplicate and bad targets = %+v, %+v", sts[1], sts[2])
+	}
+	if ps.count("/a2") != 1 || ps.count("/a3") != 0 || ps.count("/b") != 1 {
+		t.Errorf("requests: /a2 %d, /a3 %d, /b %d; want 1, 0, 1", ps.count("/a2"), ps.count("/a3"), ps.count("/b"))
+	}
+
+	s.SetTargets(nil)
+	s.mu.Lock()
+	nClients = len(s.clients)
+	s.mu.Unlock()
+	if len(s.Statuses()) != 0 || nClients != 0 {
+		t.Errorf("after SetTargets(nil): %d statuses, %d clients; want none", len(s.Statuses()), nClients)
+	}
+}
+
+// TestScrapeOnceConcurrencyCap scrapes 60 targets with MaxConcurrent 4
+// against a batchServer: the cap is reached and never exceeded.
+func TestScrapeOnceConcurrencyCap(t *testing.T) {
+	const limit = 4
+	bs := newBatchServer(t, limit)
+	var targets []Target
+	for i := range 60 { // a multiple of the cap: the last batch fills too
+		targets = append(targets, target(fmt.Sprintf("t%02d", i), fmt.Sprintf("%s/t%02d", bs.URL, i)))
+	}
+	s := NewScraper(targets, nil, Options{MaxConcurrent: limit})
+	for _, st := range s.ScrapeOnce(t.Context()) {
+		if !st.Up {
+			t.Fatalf("status = %+v", st)
+		}
+	}
+	if m := bs.max(); m != limit {
+		t.Errorf("max scrapes in flight = %d, want exactly the cap %d", m, limit)
+	}
+}
+
+// TestRunConcurrencyCapManyTargets runs 200 targets at 20 ms with
+// MaxConcurrent 5 against a batchServer, so scrapes always pile up
+// behind the cap: it is reached and never exceeded, and the scraper's
+// goroutines stay bounded (not one per target).
+func TestRunConcurrencyCapManyTargets(t *testing.T) {
+	const limit, n = 5, 200
+	bs := newBatchServer(t, limit)
+	var targets []Target
+	for i := range n {
+		tg := target(fmt.Sprintf("t%03d", i), fmt.Sprintf("%s/t%03d", bs.URL, i))
+		tg.Interval, tg.Timeout = 20*time.Millisecond, 10*time.Second
+		targets = append(targets, tg)
+	}
+	base := runtime.NumGoroutine()
+	s := NewScraper(targets, nil, Options{MaxConcurrent: limit})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	maxG := 0
+	waitFor(t, s, "every target scraped twice", func() bool {
+		maxG = max(maxG, runtime.NumGoroutine()-base)
+		for _, st := range s.Statuses() {
+			if st.Scrapes < 2 {
+				return false
+			}
+		}
+		return true
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	for _, st := range s.Statuses() {
+		if st.Failures != 0 {
+			t.Fatalf("status = %+v, want no failure", st)
+		}
+	}
+	if m := bs.max(); m != limit {
+		t.Errorf("max requests in flight = %d, want exactly the cap %d", m, limit)
+	}
+	// Workers and scheduler, plus per open connection two goroutines of
+	// the client and two of the test server: about 26, far below one
+	// per target.
+	if maxG > 60 {
+		t.Errorf("%d goroutines above the baseline with %d targets, want at most 60", maxG, n)
+	}
+	t.Logf("%d goroutines above the baseline", maxG)
+}
+
+// TestRunDiscover feeds target sets through Options.Discover while Run
+// runs: the second set's target is scraped and the first's stops.
+func TestRunDiscover(t *testing.T) {
+	ps := newPathServer(t)
+	fast := func(name string) Target {
+		tg := target(name, ps.URL+"/"+name)
+		tg.Interval = 10 * time.Millisecond
+		return tg
+	}
+	sets := make(chan []Target)
+	s := NewScraper(nil, nil, Options{Discover: func(ctx context.Context, set func([]Target)) {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ts := <-sets:
+				set(ts)
+			}
+		}
+	}})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	sets <- []Target{fast("x")}
+	waitFor(t, s, "x scraped", func() bool { return scrapesOf(s, "x") >= 2 })
+	sets <- []Target{fast("y")}
+	waitFor(t, s, "y scraped", func() bool { return scrapesOf(s, "y") >= 2 })
+	if got := namesOf(s.Statuses()); !slices.Equal(got, []string{"y"}) {
+		t.Errorf("statuses = %v, want [y]", got)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+}
+
+// TestRemovedTargetInFlightIsAbandoned removes a target whose scrape
+// hangs: the scrape is cancelled at once, not recorded as a failure, and
+// Run carries on.
+func TestRemovedTargetInFlightIsAbandoned(t *testing.T) {
+	slow := blockingServer(t)
+	slowT := target("slow", slow.URL)
+	slowT.Interval, slowT.Timeout = 10*time.Millisecond, time.Minute
+	s := NewScraper([]Target{slowT}, nil, Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	// Wait until the scrape is in flight: its cancel func is set.
+	var st *scrapeTarget
+	for st == nil {
+		s.mu.Lock()
+		if len(s.targets) == 1 && s.targets[0].cancel != nil {
+			st = s.targets[0]
+		}
+		s.mu.Unlock()
+		runtime.Gosched()
+	}
+	s.SetTargets(nil)
+	// The abandoned scrape releases the target's lock when it returns.
+	st.mu.Lock()
+	st.mu.Unlock()
+	s.mu.Lock()
+	status := st.status
+	s.mu.Unlock()
+	if status.Scrapes != 0 || status.Failures != 0 {
+		t.Errorf("removed target's abandoned scrape was recorded: %+v", status)
+	}
+}
+
+// processCPU is this process's user+system CPU time from /proc/self/stat
+// (Linux; ok is false elsewhere), in clock ticks of 10 ms.
+func processCPU() (time.Duration, bool) {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0, false
+	}
+	// Fields after the command name, which is in parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	var ticks int64
+	for _, s := range f[11:13] { // utime, stime: fields 14 and 15
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, true
+}
+
+// BenchmarkManyTargets scrapes 200 targets, one loopback server answering
+// on 200 paths with an Envoy-shaped exposition of 280 series each (the
+// demo's largest endpoint has 277), at a 1 s interval. The server runs in
+// this process, so its CPU share is included. docs/performance.md
+// ("Many targets") records the numbers and the command.
+//
+//   - round: one ScrapeOnce of all 200, the work of one interval, with
+//     cpu-ms/op (process CPU per round).
+//   - run: Run for b.N seconds after a 2 s warm-up (every target's first
+//     scrape allocates its store rings); %cpu of one core in steady
+//     state, goroutines above the baseline (the most seen, sampled every
+//     100 ms) and the live heap after it (the store at its default
+//     900-scrape history).
+func BenchmarkManyTargets(b *testing.B) {
+	const n = 200
+	body, series := genEnvoy(280, false)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ctText)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+	}))
+	defer srv.Close()
+	targets := make([]Target, n)
+	for i := range targets {
+		targets[i] = target(fmt.Sprintf("t%03d", i), fmt.Sprintf("%s/t%03d", srv.URL, i))
+	}
+	checkUp := func(b *testing.B, s *Scraper, minScrapes int) {
+		for _, st := range s.Statuses() {
+			if !st.Up || st.Scrapes < minScrapes || st.Series != series {
+				b.Fatalf("status = %+v, want up with %d series after %d scrapes", st, series, minScrapes)
+			}
+		}
+	}
+
+	b.Run(fmt.Sprintf("targets=%d/series=%d/round", n, series), func(b *testing.B) {
+		s := NewScraper(targets, nil, Options{Clock: stepClock()})
+		s.ScrapeOnce(b.Context()) // allocates the store's rings
+		cpu0, ok := processCPU()
+		for b.Loop() {
+			s.ScrapeOnce(b.Context())
+		}
+		if cpu1, ok1 := processCPU(); ok && ok1 {
+			b.ReportMetric(float64((cpu1-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		}
+		checkUp(b, s, 2)
+	})
+
+	b.Run(fmt.Sprintf("targets=%d/series=%d/run", n, series), func(b *testing.B) {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		g0 := runtime.NumGoroutine()
+		s := NewScraper(targets, nil, Options{})
+		ctx, cancel := context.WithCancel(b.Context())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		maxG := 0
+		tick := time.NewTicker(100 * time.Millisecond)
+		for end := time.Now().Add(2 * time.Second); time.Now().Before(end); <-tick.C {
+			maxG = max(maxG, runtime.NumGoroutine()-g0)
+		}
+		b.ResetTimer()
+		cpu0, ok := processCPU()
+		start := time.Now()
+		for end := start.Add(time.Duration(b.N) * time.Second); time.Now().Before(end); <-tick.C {
+			maxG = max(maxG, runtime.NumGoroutine()-g0)
+		}
+		tick.Stop()
+		cpu1, ok1 := processCPU()
+		wall := time.Since(start)
+		cancel()
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+		checkUp(b, s, b.N)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if ok && ok1 {
+			b.ReportMetric(100*(cpu1-cpu0).Seconds()/wall.Seconds(), "%cpu")
+		}
+		b.ReportMetric(float64(maxG), "goroutines")
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MiB")
+		runtime.KeepAlive(s)
+	})
 }

@@ -16,6 +16,10 @@ const DefaultInterval = time.Second
 // maxNameLen bounds target names, which are shown on screen and key the store.
 const maxNameLen = 128
 
+// MaxNameLen is the longest target name in bytes; discovery shortens the
+// names it derives to fit.
+const MaxNameLen = maxNameLen
+
 // Target is one endpoint to scrape.
 type Target struct {
 	// Name identifies the target in snapshots, the store and on screen; it
@@ -107,6 +111,12 @@ func validDialectName(s string) bool {
 	}
 	return true
 }
+
+// Normalize validates the target and fills in its defaults as NewScraper
+// does (name from the URL, interval, timeout), so that code building
+// targets (discovery) can report a bad one before it reaches a scraper.
+// HTTP is left as given.
+func (t Target) Normalize() (Target, error) { return t.normalize() }
 
 // normalize validates the target and fills in its defaults.
 func (t Target) normalize() (Target, error) {

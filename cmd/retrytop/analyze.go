@@ -55,6 +55,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
   retrytop analyze app=http://127.0.0.1:9102/metrics --window 5m --fail-on warning   # gate a load test
   retrytop analyze --chain browser=http://127.0.0.1:9100/metrics,app=http://127.0.0.1:9101/metrics,client=http://127.0.0.1:9102/metrics
   retrytop analyze --config retrytop.yaml
+  retrytop analyze --prometheus-config prometheus.yml --job checkout --window 1m
   retrytop analyze incident.rtd --format json`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -49,7 +49,8 @@ written. Replay it with 'retrytop replay FILE', analyse it with
 
 TARGET is URL or name=URL.`,
 		Example: `  retrytop record app=http://127.0.0.1:9102/metrics client=http://127.0.0.1:9103/metrics -o incident.rtd
-  retrytop record --config retrytop.yaml -o soak.rtd --duration 1h --interval 5s`,
+  retrytop record --config retrytop.yaml -o soak.rtd --duration 1h --interval 5s
+  retrytop record --file-sd targets.json -o fleet.rtd --duration 10m`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.out == "" {
@@ -62,9 +63,8 @@ TARGET is URL or name=URL.`,
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			targets := src.targets
-			if len(targets) == 0 {
-				return withCode(exitUsage, errors.New("no target: give TARGET arguments, --config or --chain"))
+			if len(src.targets) == 0 {
+				return withCode(exitUsage, errors.New("no target: give TARGET arguments, --config, --chain, --file-sd or --prometheus-config with --job"))
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -73,7 +73,7 @@ TARGET is URL or name=URL.`,
 				ctx, cancel = context.WithTimeout(ctx, f.duration)
 				defer cancel()
 			}
-			return runRecord(ctx, cmd.ErrOrStderr(), &f, targets)
+			return runRecord(ctx, cmd.ErrOrStderr(), &f, src)
 		},
 	}
 	f.sourceFlags.register(cmd)
@@ -86,7 +86,8 @@ TARGET is URL or name=URL.`,
 	return cmd
 }
 
-func runRecord(ctx context.Context, errw io.Writer, f *recordFlags, targets []collect.Target) error {
+func runRecord(ctx context.Context, errw io.Writer, f *recordFlags, src *sources) error {
+	targets := src.targets
 	w, err := dump.Create(f.out, f.force, dump.WriterOptions{})
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
@@ -101,7 +102,8 @@ func runRecord(ctx context.Context, errw io.Writer, f *recordFlags, targets []co
 		fmt.Fprintf(errw, "\nretrytop: recording: %s\n", ui.Sanitize(err.Error()))
 	})
 	// The recorder keeps no history: one scrape per target is enough.
-	scraper := collect.NewScraper(targets, model.NewStore(model.StoreConfig{History: 2}), collect.Options{OnScrape: hook})
+	// Discovery files are followed; their changes and errors are printed.
+	scraper := collect.NewScraper(targets, model.NewStore(model.StoreConfig{History: 2}), src.follow(collect.Options{OnScrape: hook}, errw))
 	tty := isTerminal(os.Stderr)
 	every := f.progress
 	if every <= 0 {

@@ -1,8 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,20 +16,36 @@ import (
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/collect/dialect"
+	"github.com/retrytop/retrytop/collect/discovery"
 	"github.com/retrytop/retrytop/model"
 )
 
 // sourceFlags are where targets and chains come from: arguments, a config
-// file and --chain.
+// file, --chain, file_sd files and jobs of a prometheus.yml.
 type sourceFlags struct {
-	config string
-	chains []string
+	config     string
+	chains     []string
+	fileSD     []string
+	promConfig string
+	jobs       []string
+	// cmd tells whether --interval was given (it then wins over
+	// prometheus.yml) and where warnings go.
+	cmd *cobra.Command
 }
 
 func (f *sourceFlags) register(cmd *cobra.Command) {
+	f.cmd = cmd
 	cmd.Flags().StringVarP(&f.config, "config", "c", "", "config file with targets: and chains: (docs/config.md)")
 	cmd.Flags().StringArrayVar(&f.chains, "chain", nil, "a chain as name=URL,name=URL,... from the user-facing layer down (repeatable)")
+	cmd.Flags().StringArrayVar(&f.fileSD, "file-sd", nil, "Prometheus file_sd file (JSON or YAML target groups; a glob in the last path element is allowed), re-read when it changes (repeatable)")
+	cmd.Flags().StringVar(&f.promConfig, "prometheus-config", "", "prometheus.yml whose --job targets (static_configs, file_sd_configs) to scrape, with the job's scheme, metrics_path, params and auth; its scrape_interval applies unless --interval is given")
+	cmd.Flags().StringArrayVar(&f.jobs, "job", nil, "with --prometheus-config: a job_name whose targets to scrape (repeatable)")
+	_ = cmd.MarkFlagFilename("file-sd", "json", "yml", "yaml")
+	_ = cmd.MarkFlagFilename("prometheus-config", "yml", "yaml")
 }
+
+// discoveryPoll is how often discovery files are checked (tests shorten it).
+var discoveryPoll = discovery.DefaultPoll
 
 // sources is what the flags resolve to.
 type sources struct {
@@ -31,21 +53,95 @@ type sources struct {
 	chains  []analysis.ChainSpec
 	// translate reads every target's exposition in its dialect.
 	translate *dialect.Translator
+	// watcher re-reads --file-sd and --prometheus-config's file_sd files
+	// (nil without them); badge is its problems, for the dashboard.
+	watcher *discovery.Watcher
+	badge   atomic.Pointer[string]
 }
 
 // scraper builds the scraper for the sources onto store; opts may carry
-// other hooks (a recorder), the dialect translation is added here.
+// other hooks (a recorder), the dialect translation and the following of
+// discovery files are added here.
 func (s *sources) scraper(store *model.Store, opts collect.Options) *collect.Scraper {
 	opts.Translate, opts.Filter = s.translate.Translate, s.translate.Filter
-	return collect.NewScraper(s.targets, store, opts)
+	return collect.NewScraper(s.targets, store, s.follow(opts, nil))
+}
+
+// follow makes a running scraper take up every new target set of the
+// discovery files. Their errors and warnings feed status (the header
+// badge) and, when log is set, are printed there as they change.
+func (s *sources) follow(opts collect.Options, log io.Writer) collect.Options {
+	if s.watcher == nil {
+		return opts
+	}
+	opts.Discover = func(ctx context.Context, set func([]collect.Target)) {
+		s.watcher.Run(ctx, func(d discovery.Set) {
+			set(d.Targets)
+			s.setBadge(d)
+			if log != nil {
+				fmt.Fprintf(log, "\nretrytop: discovery: %d target(s)\n", len(d.Targets))
+				for _, e := range d.Errors {
+					fmt.Fprintf(log, "retrytop: discovery: %s\n", e)
+				}
+			}
+		})
+	}
+	return opts
+}
+
+// setBadge keeps the dashboard's discovery badge: the first error, else
+// the first warning, cut so the header keeps its room, and how many more
+// there are.
+func (s *sources) setBadge(d discovery.Set) {
+	msgs := append(append([]string(nil), d.Errors...), d.Warnings...)
+	b := ""
+	if len(msgs) > 0 {
+		first := msgs[0]
+		if file, rest, ok := strings.Cut(first, ": "); ok { // the file's base name is enough here
+			first = filepath.Base(file) + ": " + rest
+		}
+		b = "discovery: " + collect.SanitizeN(first, 72)
+		if len(msgs) > 1 {
+			b += fmt.Sprintf(" (+%d more)", len(msgs)-1)
+		}
+	}
+	s.badge.Store(&b)
+}
+
+// status returns the header badge function for the dashboard: the
+// discovery problems now, then whatever prev shows.
+func (s *sources) status(prev func() string) func() string {
+	if s.watcher == nil {
+		return prev
+	}
+	return func() string {
+		b := ""
+		if p := s.badge.Load(); p != nil {
+			b = *p
+		}
+		if prev != nil {
+			if p := prev(); p != "" && b != "" {
+				b += " " + p
+			} else if p != "" {
+				b = p
+			}
+		}
+		return b
+	}
 }
 
 // resolve collects the targets of the arguments, the config file and the
 // chains (a name given twice must mean the same URL), the declared chains
 // and the dialects (built-in, plus the config file's custom mappings).
 func (f *sourceFlags) resolve(args []string, interval time.Duration) (*sources, error) {
+	if f.promConfig == "" && len(f.jobs) > 0 {
+		return nil, errors.New("--job needs --prometheus-config FILE")
+	}
 	src, err := f.resolveTargets(args, interval)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.resolveDiscovery(src, interval); err != nil {
 		return nil, err
 	}
 	cfg := dialect.Config{}
@@ -127,8 +223,47 @@ func (f *sourceFlags) resolveTargets(args []string, interval time.Duration) (*so
 		}
 		specs = append(specs, analysis.ChainSpec{Name: fmt.Sprintf("chain%d", i+1), Targets: names})
 	}
-	if len(targets) == 0 {
-		return nil, fmt.Errorf("no targets: give URL or name=URL arguments, --config or --chain")
+	if len(targets) == 0 && len(f.fileSD) == 0 && f.promConfig == "" {
+		return nil, fmt.Errorf("no targets: give URL or name=URL arguments, --config, --chain, --file-sd or --prometheus-config with --job")
 	}
 	return &sources{targets: targets, chains: specs}, nil
+}
+
+// resolveDiscovery reads the --file-sd files and --prometheus-config's
+// jobs once, adds their targets after the others, and keeps the watcher
+// that re-reads them. A file that cannot be read or parsed now is an
+// error; warnings (what of prometheus.yml is not read, targets skipped)
+// are printed.
+func (f *sourceFlags) resolveDiscovery(src *sources, interval time.Duration) error {
+	var jobs []*discovery.Job
+	if f.promConfig != "" {
+		js, err := discovery.LoadPrometheus(f.promConfig, f.jobs)
+		if err != nil {
+			if len(f.jobs) == 0 {
+				return fmt.Errorf("--prometheus-config needs --job NAME: %w", err)
+			}
+			return err
+		}
+		jobs = append(jobs, js...)
+	}
+	if len(f.fileSD) > 0 {
+		jobs = append(jobs, discovery.FileSDJob(f.fileSD))
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	given := f.cmd != nil && f.cmd.Flags().Changed("interval")
+	w := discovery.NewWatcher(jobs, discovery.Options{Static: src.targets, Interval: interval, OverrideInterval: given, Poll: discoveryPoll})
+	set, _ := w.Refresh()
+	if len(set.Errors) > 0 {
+		return errors.New(strings.Join(set.Errors, "\n"))
+	}
+	if f.cmd != nil {
+		for _, wr := range set.Warnings {
+			fmt.Fprintf(f.cmd.ErrOrStderr(), "retrytop: warning: %s\n", wr)
+		}
+	}
+	src.targets, src.watcher = set.Targets, w
+	src.setBadge(set)
+	return nil
 }

@@ -81,7 +81,9 @@ others keep updating.
 TARGET is URL or name=URL. Press ? in the dashboard for the keys.`,
 		Example: `  retrytop watch app=http://127.0.0.1:9102/metrics client=http://127.0.0.1:9103/metrics
   retrytop http://10.0.0.5:8080/metrics --window 1m      # watch is the default verb
-  NO_COLOR=1 retrytop watch --charset ascii http://127.0.0.1:9102/metrics`,
+  NO_COLOR=1 retrytop watch --charset ascii http://127.0.0.1:9102/metrics
+  retrytop watch --file-sd '/etc/prometheus/targets/*.json'        # re-read when the files change
+  retrytop watch --prometheus-config /etc/prometheus/prometheus.yml --job checkout --interval 2s`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if pf.url != "" {
@@ -106,6 +108,7 @@ func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []s
 		return withCode(exitUsage, err)
 	}
 	opts.Chains = sources.chains
+	opts.Status = sources.status(opts.Status) // discovery file problems
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var copts collect.Options
