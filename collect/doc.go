@@ -1,7 +1,9 @@
 // Package collect reads Prometheus endpoints into model snapshots.
 //
-// A Scraper polls many targets, each on its own goroutine and interval with a
-// deterministic jitter, a timeout and a body size cap. It negotiates
+// A Scraper polls many targets, each on its own interval with a
+// deterministic jitter, a timeout and a body size cap; one scheduler hands
+// due scrapes to a bounded pool of workers, so hundreds of targets cost a
+// few dozen goroutines, and the target set may change while it runs. It negotiates
 // OpenMetrics or the Prometheus text format, accepts gzip, authenticates with
 // prometheus/common's HTTPClientConfig (basic auth, bearer tokens and their
 // files, TLS with custom CA and client certificates) and appends every

@@ -90,6 +90,10 @@ type Options struct {
 	// is valid only during the call. A recorder (collect/dump) hooks in
 	// here.
 	OnScrape func(target string, at time.Time, body []byte, contentType string, err error)
+	// OnForget, when set, is called with the name of a target that left
+	// the set (SetTargets), after its history was dropped from the store:
+	// state kept per target elsewhere (a dialect Translator's) can go too.
+	OnForget func(target string)
 	// Discover, when set, runs in its own goroutine while Run runs and
 	// calls set with every new target set (collect/discovery re-reading
 	// file_sd files); set is SetTargets. It must return when ctx ends.
@@ -205,9 +209,10 @@ func NewScraper(targets []Target, store *model.Store, opts Options) *Scraper {
 // SetTargets replaces the target set, also while Run runs. A target whose
 // name and settings are unchanged keeps its schedule and status; one that
 // is new is scheduled at its phase; one that is gone stops (a scrape of it
-// in flight is abandoned) and leaves the statuses. The store keeps every
-// history: a kept target's goes on, a removed one's stays until it is
-// overwritten by a target of the same name. Names are matched as given,
+// in flight is abandoned) and leaves the statuses. A kept target's history
+// goes on; a removed one's is dropped from the store (and Options.OnForget
+// called), or its rows would stay on screen forever and the store would
+// grow with every churned replica. Names are matched as given,
 // so a target named by its URL is replaced when its URL changes. Bad and
 // duplicate targets are kept and reported down as by NewScraper.
 func (s *Scraper) SetTargets(targets []Target) {
@@ -252,8 +257,15 @@ func (s *Scraper) SetTargets(targets []Target) {
 		}
 		next = append(next, st)
 	}
-	for _, st := range old {
+	for name, st := range old {
 		s.drop(st)
+		if !seen[name] {
+			// Gone, not renamed or re-configured: its history goes too.
+			s.store.Forget(name)
+			if s.opts.OnForget != nil {
+				s.opts.OnForget(name)
+			}
+		}
 	}
 	s.targets = next
 	s.mu.Unlock()
@@ -608,12 +620,13 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 	if err != nil && !st.fetched && s.opts.OnScrape != nil {
 		s.opts.OnScrape(st.t.Name, at, nil, "", errors.New(st.errorText(err)))
 	}
+	s.mu.Lock()
+	// Appended under s.mu so that a target SetTargets removed (and whose
+	// history it dropped) is not brought back by its last scrape.
 	var res model.AppendResult
-	if err == nil {
+	if err == nil && !st.removed {
 		res = s.store.Append(snap)
 	}
-
-	s.mu.Lock()
 	ts := &st.status
 	wasUp, first := ts.Up, ts.Scrapes == 0
 	ts.Scrapes++

@@ -775,7 +775,8 @@ func TestSetTargetsWhileRunning(t *testing.T) {
 		tg.Timeout = 5 * time.Second
 		return tg
 	}
-	s := NewScraper([]Target{fast("a"), fast("b")}, nil, Options{})
+	var forgotten nameLog
+	s := NewScraper([]Target{fast("a"), fast("b")}, nil, Options{OnForget: forgotten.add})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
@@ -805,12 +806,15 @@ func TestSetTargetsWhileRunning(t *testing.T) {
 	if n := scrapesOf(s, "a"); n < aBefore+5 {
 		t.Errorf("kept target a: %d scrapes, want at least %d", n, aBefore+5)
 	}
-	// The store keeps every history: a's continued, b's is still there.
+	// a's history continued; b's went with it.
 	if n, sc := len(s.Store().Times("a")), scrapesOf(s, "a"); n != sc && n != sc-1 && n != sc+1 {
 		t.Errorf("a has %d scrapes stored for %d scrapes: its history was not kept", n, sc)
 	}
-	if n := len(s.Store().Times("b")); n < 2 {
-		t.Errorf("b's history has %d scrapes, want the 2+ from before its removal", n)
+	if n := len(s.Store().Times("b")); n != 0 {
+		t.Errorf("removed b still has %d scrapes in the store", n)
+	}
+	if got := forgotten.names(); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("OnForget called for %v, want [b]", got)
 	}
 }
 
@@ -1102,4 +1106,22 @@ func BenchmarkManyTargets(b *testing.B) {
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MiB")
 		runtime.KeepAlive(s)
 	})
+}
+
+// nameLog collects names from callbacks on other goroutines.
+type nameLog struct {
+	mu sync.Mutex
+	ns []string
+}
+
+func (l *nameLog) add(n string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ns = append(l.ns, n)
+}
+
+func (l *nameLog) names() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.ns...)
 }

@@ -165,6 +165,15 @@ func (th *targetHistory) removeByName(ss *storedSeries) {
 	}
 }
 
+// Forget drops everything the store holds for target: a target that left
+// the scrape set (discovery churn) would otherwise keep its history, and
+// its rows, forever.
+func (s *Store) Forget(target string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.targets, target)
+}
+
 // Targets lists the targets that have at least one scrape, sorted.
 func (s *Store) Targets() []string {
 	s.mu.RLock()

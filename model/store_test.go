@@ -282,3 +282,24 @@ func BenchmarkStoreAppendHistograms(b *testing.B) {
 		st.Append(s)
 	}
 }
+
+func TestForget(t *testing.T) {
+	st := NewStore(StoreConfig{History: 10})
+	for i := int64(1); i <= 3; i++ {
+		st.Append(snap("a", i, counter("c", float64(i))))
+		st.Append(snap("b", i, counter("c", float64(i))))
+	}
+	st.Forget("a")
+	st.Forget("nobody") // no-op
+	if got := st.Targets(); len(got) != 1 || got[0] != "b" {
+		t.Fatalf("targets after Forget(a) = %v, want [b]", got)
+	}
+	if n := len(st.Times("a")); n != 0 {
+		t.Errorf("a still has %d scrapes", n)
+	}
+	// A target of the same name starts afresh.
+	st.Append(snap("a", 9, counter("c", 1)))
+	if pts := st.Select("a", "c", nil); len(pts) != 1 || len(pts[0].Points) != 1 {
+		t.Errorf("re-added a: %+v", pts)
+	}
+}

@@ -337,3 +337,17 @@ func TestRecordFollowsFileSD(t *testing.T) {
 		t.Errorf("frames per target = %v, want one >= 1 and two >= 3", frames)
 	}
 }
+
+// retrytop with only source flags and no verb is watch too: it reads the
+// file (here a missing one, a usage error naming it) instead of printing
+// help.
+func TestRootWithOnlySourceFlagsIsWatch(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.json")
+	out, _, err := execute(t, "--file-sd", missing)
+	if err == nil || !strings.Contains(err.Error(), "nope.json") {
+		t.Fatalf("err = %v, want an error naming the file", err)
+	}
+	if strings.Contains(out, "Usage:") {
+		t.Errorf("printed help instead of running watch:\n%s", out)
+	}
+}

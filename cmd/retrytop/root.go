@@ -33,7 +33,7 @@ into successes and fast failures.`,
 	f.register(root)
 	src.register(root)
 	root.RunE = func(cmd *cobra.Command, args []string) error {
-		if len(args) == 0 {
+		if len(args) == 0 && !src.given() {
 			return cmd.Help()
 		}
 		return runWatch(cmd.Context(), &f, &src, args)

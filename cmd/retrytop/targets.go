@@ -63,7 +63,7 @@ type sources struct {
 // other hooks (a recorder), the dialect translation and the following of
 // discovery files are added here.
 func (s *sources) scraper(store *model.Store, opts collect.Options) *collect.Scraper {
-	opts.Translate, opts.Filter = s.translate.Translate, s.translate.Filter
+	opts.Translate, opts.Filter, opts.OnForget = s.translate.Translate, s.translate.Filter, s.translate.Forget
 	return collect.NewScraper(s.targets, store, s.follow(opts, nil))
 }
 
@@ -133,6 +133,12 @@ func (s *sources) status(prev func() string) func() string {
 // resolve collects the targets of the arguments, the config file and the
 // chains (a name given twice must mean the same URL), the declared chains
 // and the dialects (built-in, plus the config file's custom mappings).
+// given reports whether a flag names targets, so that retrytop with only
+// flags and no TARGET is still watch.
+func (f *sourceFlags) given() bool {
+	return f.config != "" || len(f.fileSD) > 0 || f.promConfig != ""
+}
+
 func (f *sourceFlags) resolve(args []string, interval time.Duration) (*sources, error) {
 	if f.promConfig == "" && len(f.jobs) > 0 {
 		return nil, errors.New("--job needs --prometheus-config FILE")
