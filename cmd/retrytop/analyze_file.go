@@ -9,7 +9,6 @@ import (
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/collect"
-	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/collect/dump"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/ui"
@@ -42,8 +41,13 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 			r.Close()
 		}
 	}()
-	// As live: dialects translate each target into the metric contract.
-	tr := dialect.Auto()
+	// As live: dialects translate each target into the metric contract,
+	// with the config's custom mappings and forced dialects.
+	rs, err := f.forRecordings()
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	tr, translate := rs.translator()
 	hist := 2
 	for _, a := range args {
 		rec, err := openRecording(cmd.ErrOrStderr(), a, f.inputFormat, tr.Filter)
@@ -62,15 +66,12 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	st := model.NewStore(model.StoreConfig{History: hist})
 	var statuses []model.TargetStatus
 	for _, rec := range recs {
-		statuses = append(statuses, dump.LoadStore(rec, st, func(s *model.Snapshot) (*model.Snapshot, error) {
-			out, _, err := tr.Translate("", s)
-			return out, err
-		})...)
+		statuses = append(statuses, dump.LoadStore(rec, st, translate)...)
 	}
 	if !collect.AnyScraped(statuses) {
 		return withCode(exitNoData, errors.New("no scrape in the recording could be read"))
 	}
-	rep := analysis.BuildReport(st, statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin})
+	rep := analysis.BuildReport(st, statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: rs.chains})
 	if err := ui.WriteReport(cmd.OutOrStdout(), rep, f.format); err != nil {
 		return err
 	}

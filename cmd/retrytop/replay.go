@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/collect/dump"
 	"github.com/retrytop/retrytop/collect/replay"
 	"github.com/retrytop/retrytop/model"
@@ -24,6 +23,9 @@ import (
 
 type replayFlags struct {
 	dashboardFlags
+	// src carries --config and --chain: custom dialects, dialects forced
+	// by target name and declared chains apply to a replay as to watch.
+	src    sourceFlags
 	speed  float64
 	from   string
 	format string
@@ -61,6 +63,8 @@ timestamp line before each (docs/dump-format.md).`,
 	cmd.Flags().StringVar(&f.from, "from", "", "start at this time: an offset from the start (5m), RFC 3339, or Unix seconds")
 	cmd.Flags().StringVar(&f.format, "format", "", "input format: "+strings.Join(dump.Formats, ", ")+" (default: detected)")
 	cmd.Flags().BoolVar(&f.paused, "paused", false, "open paused")
+	cmd.Flags().StringVarP(&f.src.config, "config", "c", "", "config file whose dialects: (custom mappings), targets' dialects and chains: apply to the recording (docs/config.md)")
+	cmd.Flags().StringArrayVar(&f.src.chains, "chain", nil, "a chain as name=URL,name=URL,... (only the names matter here; repeatable)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(dump.Formats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -116,7 +120,12 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	}
 	// As live: only the families a dialect reads are parsed, and each
 	// target's exposition is translated into the metric contract.
-	rec, err := openRecording(errw, path, f.format, dialect.Auto().Filter)
+	rs, err := f.src.forRecordings()
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	filter, _ := rs.translator()
+	rec, err := openRecording(errw, path, f.format, filter.Filter)
 	if err != nil {
 		return err
 	}
@@ -137,16 +146,14 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 		Lookback:      max(5*time.Minute, f.window+opts.Bin+interval),
 		QuickLookback: f.window,
 		NewTransform: func() replay.Transform {
-			tr := dialect.Auto()
-			return func(s *model.Snapshot) (*model.Snapshot, error) {
-				out, _, err := tr.Translate("", s)
-				return out, err
-			}
+			_, translate := rs.translator()
+			return translate
 		},
 	})
 	player.Tick()
 	opts.Mode = ui.ModeReplay
 	opts.Player = player
+	opts.Chains = rs.chains
 	// A step or a jump shows at once (live frames wait up to 1 s to fold
 	// the targets' scrapes into one).
 	opts.MinFrameGap = 100 * time.Millisecond

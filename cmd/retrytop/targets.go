@@ -130,15 +130,15 @@ func (s *sources) status(prev func() string) func() string {
 	}
 }
 
-// resolve collects the targets of the arguments, the config file and the
-// chains (a name given twice must mean the same URL), the declared chains
-// and the dialects (built-in, plus the config file's custom mappings).
 // given reports whether a flag names targets, so that retrytop with only
 // flags and no TARGET is still watch.
 func (f *sourceFlags) given() bool {
 	return f.config != "" || len(f.fileSD) > 0 || f.promConfig != ""
 }
 
+// resolve collects the targets of the arguments, the config file and the
+// chains (a name given twice must mean the same URL), the declared chains
+// and the dialects (built-in, plus the config file's custom mappings).
 func (f *sourceFlags) resolve(args []string, interval time.Duration) (*sources, error) {
 	if f.promConfig == "" && len(f.jobs) > 0 {
 		return nil, errors.New("--job needs --prometheus-config FILE")
@@ -150,15 +150,9 @@ func (f *sourceFlags) resolve(args []string, interval time.Duration) (*sources, 
 	if err := f.resolveDiscovery(src, interval); err != nil {
 		return nil, err
 	}
-	cfg := dialect.Config{}
-	if f.config != "" {
-		b, err := os.ReadFile(f.config)
-		if err != nil {
-			return nil, err
-		}
-		if cfg.Custom, err = dialect.ParseMappings(f.config, b); err != nil {
-			return nil, err
-		}
+	cfg, err := f.dialectConfig()
+	if err != nil {
+		return nil, err
 	}
 	if src.translate, err = dialect.NewTranslator(cfg); err != nil {
 		return nil, err
@@ -171,6 +165,72 @@ func (f *sourceFlags) resolve(args []string, interval time.Duration) (*sources, 
 		}
 	}
 	return src, nil
+}
+
+// dialectConfig is the built-in dialects plus the config file's custom
+// mappings.
+func (f *sourceFlags) dialectConfig() (dialect.Config, error) {
+	cfg := dialect.Config{}
+	if f.config == "" {
+		return cfg, nil
+	}
+	b, err := os.ReadFile(f.config)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Custom, err = dialect.ParseMappings(f.config, b)
+	return cfg, err
+}
+
+// recordingSources is what of the flags applies to recordings: how each
+// target's exposition is read (the config's custom mappings, and the
+// dialect a config target or --chain name=URL@dialect forces by name) and
+// the declared chains. Nothing is scraped, so no target is required.
+type recordingSources struct {
+	dialects dialect.Config
+	forced   map[string]string // target name -> dialect
+	chains   []analysis.ChainSpec
+}
+
+func (f *sourceFlags) forRecordings() (*recordingSources, error) {
+	rs := &recordingSources{forced: map[string]string{}}
+	var err error
+	if rs.dialects, err = f.dialectConfig(); err != nil {
+		return nil, err
+	}
+	tr, err := dialect.NewTranslator(rs.dialects)
+	if err != nil {
+		return nil, err
+	}
+	src, err := f.resolveTargets(nil, collect.DefaultInterval)
+	if err != nil && (f.config != "" || len(f.chains) > 0) {
+		return nil, err
+	}
+	if src != nil {
+		for _, t := range src.targets {
+			if t.Dialect != "" {
+				if err := tr.Check(t.Dialect); err != nil {
+					return nil, fmt.Errorf("target %q: %w", t.Name, err)
+				}
+				rs.forced[t.Name] = t.Dialect
+			}
+		}
+		rs.chains = src.chains
+	}
+	return rs, nil
+}
+
+// translator returns a fresh translator (dialects keep per-target state)
+// and the function that reads one recorded snapshot with it.
+func (rs *recordingSources) translator() (*dialect.Translator, func(*model.Snapshot) (*model.Snapshot, error)) {
+	tr, err := dialect.NewTranslator(rs.dialects)
+	if err != nil {
+		tr = dialect.Auto() // unreachable: forRecordings built one from the same config
+	}
+	return tr, func(s *model.Snapshot) (*model.Snapshot, error) {
+		out, _, err := tr.Translate(rs.forced[s.Target], s)
+		return out, err
+	}
 }
 
 func (f *sourceFlags) resolveTargets(args []string, interval time.Duration) (*sources, error) {
