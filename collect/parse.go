@@ -8,6 +8,8 @@ import (
 	"math"
 	"net/http"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -103,14 +105,7 @@ const (
 
 // Parse implements Parser.
 func (p ExpfmtParser) Parse(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, error) {
-	var kind formatKind
-	format := expfmt.ResponseFormat(http.Header{"Content-Type": {contentType}})
-	switch format.FormatType() {
-	case expfmt.TypeOpenMetrics:
-		kind = formatOpenMetrics
-	case expfmt.TypeProtoDelim:
-		kind = formatProto
-	}
+	format, kind := formatOf(contentType)
 
 	in := body
 	var lines []int32 // with selected, the original line of each line of in
@@ -160,6 +155,39 @@ func (p ExpfmtParser) Parse(target string, body []byte, contentType string, filt
 		return nil, perr
 	}
 	return convertFamilies(fams, filter), nil
+}
+
+// formats remembers the format of each content type seen (at most
+// maxFormats of them): a target sends the same header every scrape, and
+// expfmt's reading of it was a twentieth of a small scrape's CPU.
+var (
+	formats     sync.Map // string -> formatEntry
+	formatCount atomic.Int32
+)
+
+const maxFormats = 64
+
+type formatEntry struct {
+	format expfmt.Format
+	kind   formatKind
+}
+
+func formatOf(contentType string) (expfmt.Format, formatKind) {
+	if e, ok := formats.Load(contentType); ok {
+		fe := e.(formatEntry)
+		return fe.format, fe.kind
+	}
+	fe := formatEntry{format: expfmt.ResponseFormat(http.Header{"Content-Type": {contentType}})}
+	switch fe.format.FormatType() {
+	case expfmt.TypeOpenMetrics:
+		fe.kind = formatOpenMetrics
+	case expfmt.TypeProtoDelim:
+		fe.kind = formatProto
+	}
+	if formatCount.Add(1) <= maxFormats {
+		formats.Store(contentType, fe)
+	}
+	return fe.format, fe.kind
 }
 
 func parseText(in []byte) ([]*dto.MetricFamily, error) {

@@ -238,3 +238,25 @@ func BenchmarkParseText(b *testing.B) {
 		})
 	}
 }
+
+// formatOf caches expfmt's reading of a content type; a second call must
+// answer what the first did.
+func TestFormatOf(t *testing.T) {
+	tests := []struct {
+		ct   string
+		kind formatKind
+	}{
+		{"text/plain; version=0.0.4; charset=utf-8", formatText},
+		{"application/openmetrics-text; version=1.0.0; charset=utf-8", formatOpenMetrics},
+		{"application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited", formatProto},
+		{"", formatText},
+		{"no/such; thing", formatText},
+	}
+	for _, tt := range tests {
+		for round := 0; round < 2; round++ {
+			if _, kind := formatOf(tt.ct); kind != tt.kind {
+				t.Errorf("round %d: formatOf(%q) kind %d, want %d", round, tt.ct, kind, tt.kind)
+			}
+		}
+	}
+}
