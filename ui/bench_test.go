@@ -121,3 +121,63 @@ func BenchmarkFrameUnchanged(b *testing.B) {
 		m.View()
 	}
 }
+
+// groupedBench is a model showing 200 replicas (5 layers of 40, 280 rows)
+// folded into 7 group rows, with two alternating frames whose groups were
+// derived as the build Cmd derives them.
+func groupedBench(b *testing.B) (*Model, [2]frameMsg) {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.ANSI)
+	m := newTestModel(b, Options{Renderer: r}, nil)
+	frames := [2]frameMsg{fleetMsg(dataTime, 5, 40, 0), fleetMsg(dataTime.Add(time.Second), 5, 40, 1)}
+	if n := len(frames[0].groups.frame.Rows); n != 8 {
+		b.Fatalf("%d grouped rows, want 7 groups and legacy", n)
+	}
+	send(m, tea.WindowSizeMsg{Width: 200, Height: 60}, frames[0])
+	return m, frames
+}
+
+// BenchmarkFrameGrouped: a new frame of 200 grouped replicas arrives and
+// the overview renders.
+func BenchmarkFrameGrouped200x60Colour(b *testing.B) {
+	m, frames := groupedBench(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		m.Update(frames[i%2])
+		if len(m.View()) == 0 {
+			b.Fatal("empty view")
+		}
+	}
+}
+
+// BenchmarkFrameGroupDetail: the same while a group's detail, with its 40
+// replicas, is open.
+func BenchmarkFrameGroupDetail200x60Colour(b *testing.B) {
+	m, frames := groupedBench(b)
+	m.Update(keyMsg("enter"))
+	if m.view != viewGroup {
+		b.Fatalf("group detail not open: view %v", m.view)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		m.Update(frames[i%2])
+		if len(m.View()) == 0 {
+			b.Fatal("empty view")
+		}
+	}
+}
+
+// BenchmarkDeriveGroups: the build Cmd's share, folding 280 rows of 200
+// replicas with their 30-bin timelines into 7 groups.
+func BenchmarkDeriveGroups200(b *testing.B) {
+	f := fleetFrame(dataTime, 5, 40, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if gs := deriveGroups(&f); len(gs.info) != 7 {
+			b.Fatalf("%d groups", len(gs.info))
+		}
+	}
+}

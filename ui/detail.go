@@ -16,6 +16,8 @@ type scroller struct {
 	c      *common
 	scroll int
 	bodyH  int // lines on screen at the last render
+	// hint says how to scroll, after the "more lines" note ("" : j/k).
+	hint string
 
 	pane     painter
 	cacheKey [3]uint64
@@ -73,7 +75,11 @@ func (s *scroller) show(dst []line, height int) []line {
 		b = strconv.AppendInt(b, int64(more), 10)
 		b = append(b, " more lines · "...)
 	}
-	b = append(b, "j/k scroll"...)
+	if s.hint != "" {
+		b = append(b, s.hint...)
+	} else {
+		b = append(b, "j/k scroll"...)
+	}
 	l.num = b
 	l.bytes(b, s.c.st.dim)
 	return append(dst, l.line())
@@ -85,13 +91,16 @@ func (s *scroller) show(dst []line, height int) []line {
 type detailModel struct {
 	scroller
 	key model.Key
+	// group names the group the row was opened from ("" none): esc goes
+	// back to its detail.
+	group string
 }
 
-func (d *detailModel) open(k model.Key) {
+func (d *detailModel) open(k model.Key, group string) {
 	if k != d.key {
 		d.scroll = 0
 	}
-	d.key = k
+	d.key, d.group = k, group
 	d.cacheKey = [3]uint64{}
 }
 
@@ -127,14 +136,22 @@ func (d *detailModel) render(dst []line, f *model.Frame, width int) []line {
 		l.plain("  dialect ")
 		l.text(Sanitize(row.Dialect), st.text)
 	}
+	if d.group != "" {
+		l.plain("  replica of ")
+		l.text(d.group, st.text)
+	}
 	dst = p.endTitle(dst, f, d.key.Target, width)
 
 	if row == nil {
 		l.text("this row is not in the current data (esc: back to the overview)", st.dim)
 		return append(dst, l.line())
 	}
-	tl := f.Timelines[d.key]
+	return p.detailBody(dst, row, f.Timelines[d.key], f, width, nil)
+}
 
+// detailBody renders a row's detail sections under its title. extra, when
+// set, adds a section after the charts (a group's REPLICAS).
+func (p *painter) detailBody(dst []line, row *model.Signals, tl []model.Signals, f *model.Frame, width int, extra func([]line) []line) []line {
 	if width >= wideWidth {
 		leftW := (width - 3) / 2
 		rightW := width - leftW - 3
@@ -143,12 +160,20 @@ func (d *detailModel) render(dst []line, f *model.Frame, width int) []line {
 		right = append(right, line{})
 		right = p.capacitySection(right, row, tl, f, rightW)
 		dst = append(dst, joinColumns([][]line{left, right}, []int{leftW, 0}, "   ")...)
+		if extra != nil {
+			dst = append(dst, line{})
+			dst = extra(dst)
+		}
 		dst = append(dst, line{})
 		dst = p.latencySection(dst, row, width, true)
 		dst = append(dst, line{})
 		return p.signalsSection(dst, row, width)
 	}
 	dst = p.trafficSection(dst, row, tl, f, width, 6)
+	if extra != nil {
+		dst = append(dst, line{})
+		dst = extra(dst)
+	}
 	dst = append(dst, line{})
 	dst = p.outcomeSection(dst, row, tl, f, width)
 	dst = append(dst, line{})

@@ -2,8 +2,11 @@
 // model.Frame values computed from a Source.
 //
 // The root Model composes sub-models that each own their Update and View
-// (header, overview table with its SERVICES section, caller and service
-// detail views, help). Data arrives as typed
+// (header, overview table with its SERVICES section, caller, group and
+// service detail views, help). Replicas (targets sharing a layer) fold
+// into one row per (layer, dependency), derived in the build Cmd with
+// analysis.Aggregate; a group's detail lists its replicas, each one enter
+// away. Data arrives as typed
 // messages produced by tea.Cmds: a Cmd waits on the Source's update
 // channel and builds the next frame outside Update, so Update never blocks.
 // Rendering is hand-written into reusable byte buffers with styles

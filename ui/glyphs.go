@@ -79,6 +79,7 @@ type glyphs struct {
 	sep, rule, arrowDown, arrowUp, mark       string
 	micro, to                                 string
 	inf                                       string // an unbounded limit
+	times                                     string // a group's size: "checkout ×40"
 }
 
 func glyphsFor(c Charset) *glyphs {
@@ -120,6 +121,7 @@ var blockGlyphs = glyphs{
 	micro:      "µs",
 	to:         "→",
 	inf:        "∞",
+	times:      "×",
 }
 
 var brailleGlyphs = glyphs{
@@ -147,6 +149,7 @@ var brailleGlyphs = glyphs{
 	micro:      "µs",
 	to:         "→",
 	inf:        "∞",
+	times:      "×",
 }
 
 var asciiGlyphs = glyphs{
@@ -174,4 +177,5 @@ var asciiGlyphs = glyphs{
 	micro:      "us",
 	to:         "->",
 	inf:        "inf",
+	times:      "x",
 }

@@ -164,10 +164,24 @@ func (m *Model) footer() line {
 	if m.player() != nil {
 		return m.replayFooter()
 	}
-	fk := [2]int{w, int(m.view)}
+	groups := m.view == viewOverview && m.overview.groupable
+	fk := [3]int{w, int(m.view), 0}
+	if groups {
+		fk[2] = 1
+	}
 	if m.footerKey != fk || m.footerLine.s == "" {
-		var keys help.KeyMap = viewKeys{k: &m.c.keys, view: m.view}
-		s := m.help.ShortHelpView(keys.ShortHelp())
+		var keys help.KeyMap = viewKeys{k: &m.c.keys, view: m.view, groups: groups}
+		bs := keys.ShortHelp()
+		s := m.help.ShortHelpView(bs)
+		// help adds an item that does not fit when its ellipsis would not
+		// fit either: drop items until the line fits, then mark the cut.
+		for len(bs) > 1 && ansi.StringWidth(s) > w {
+			bs = bs[:len(bs)-1]
+			s = m.help.ShortHelpView(bs)
+			if ansi.StringWidth(s)+2 <= w {
+				s += " " + m.help.Styles.Ellipsis.Inline(true).Render(m.help.Ellipsis)
+			}
+		}
 		m.footerLine, m.footerKey = line{s: s, w: ansi.StringWidth(s)}, fk
 	}
 	return m.footerLine
@@ -199,6 +213,7 @@ func (m *Model) helpLines(height int) []line {
 		{"QUEUE/LIM Q OLD", "queue depth / limit (" + g.inf + " unbounded), the oldest waiting request's age; QW p99 queue wait"},
 		{g.resp[resp503] + "503/s(RA)", "503s, in parentheses those carrying Retry-After; " + g.resp[resp429] + "429/s rate limited, " + g.resp[resp5xx] + "5xx/s other 5xx"},
 		{"WAC/s CNCL/s", "work finished after the caller cancelled; requests abandoned when it did"},
+		{"layer " + g.times + "N", "N replicas (targets sharing a layer) folded into one row: enter lists them, " + m.c.keys.Group.Help().Key + " unfolds"},
 	}
 	for _, e := range gloss {
 		l.cell(e[0], 16, false, st.accent)

@@ -22,6 +22,9 @@ type KeyMap struct {
 	Bottom     key.Binding
 	Open       key.Binding
 	Back       key.Binding
+	// Group folds replicas (targets sharing a layer) into one row per
+	// (layer, dependency), and unfolds them.
+	Group key.Binding
 }
 
 // DefaultKeyMap returns the default bindings.
@@ -43,6 +46,8 @@ func DefaultKeyMap() KeyMap {
 		Bottom:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
 		Open:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "detail")),
 		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		// Not g: it is "first" here and "start" in a replay.
+		Group: key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "group by layer")),
 	}
 }
 
@@ -55,7 +60,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.SwitchView, k.Sort, k.Filter},
+		{k.Open, k.Back, k.SwitchView, k.Sort, k.Filter, k.Group},
 		{k.Pause, k.WindowDown, k.WindowUp, k.Help, k.Quit},
 	}
 }
@@ -65,6 +70,8 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 type viewKeys struct {
 	k    *KeyMap
 	view viewID
+	// groups: the overview has replicas to fold or unfold.
+	groups bool
 }
 
 func (v viewKeys) ShortHelp() []key.Binding {
@@ -79,10 +86,16 @@ func (v viewKeys) ShortHelp() []key.Binding {
 	switch v.view {
 	case viewDetail, viewService:
 		return append(common, short(k.Down, "scroll"), short(k.Back, "back"), short(k.SwitchView, "view"))
+	case viewGroup:
+		return append(common, short(k.Down, "replica"), short(k.Open, "open"), short(k.Back, "back"), short(k.PageDown, "scroll"), short(k.SwitchView, "view"))
 	case viewChains:
 		return append(common, short(k.Back, "back"), short(k.SwitchView, "view"))
 	}
-	return append(common, short(k.Sort, "sort"), short(k.Filter, "filter"), short(k.Open, "detail"), short(k.SwitchView, "view"))
+	out := append(common, short(k.Sort, "sort"), short(k.Filter, "filter"), short(k.Open, "detail"))
+	if v.groups {
+		out = append(out, short(k.Group, "group"))
+	}
+	return append(out, short(k.SwitchView, "view"))
 }
 
 func (v viewKeys) FullHelp() [][]key.Binding { return v.k.FullHelp() }

@@ -55,6 +55,9 @@ type derived struct {
 	// services are the signals of every service target over the frame's
 	// window, sorted by target (the overview's SERVICES section).
 	services []model.ServiceSignals
+	// groups are the rows folded by layer (nil when no layer has more
+	// than one target).
+	groups *groupSet
 	// svcTarget names the service whose bins svcTimeline holds ("" none).
 	svcTarget   string
 	svcTimeline []model.ServiceSignals

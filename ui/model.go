@@ -30,6 +30,8 @@ const (
 	viewChains
 	// viewService is the detail of a service row.
 	viewService
+	// viewGroup is the detail of a group row (replicas folded by layer).
+	viewGroup
 )
 
 // common is the state every sub-model reads: size, styles, glyphs, keys
@@ -65,6 +67,12 @@ type Model struct {
 	shownDerived derived  // findings, chains and services of the frame on screen
 	liveDerived  derived  // those of the newest frame, shown on resume
 	chains       chainsView
+	// grouping folds the rows of replicas (targets sharing a layer) into
+	// one row per (layer, dependency). It starts on: it changes nothing
+	// unless some layer has more than one target, and then tens of
+	// near-identical replica rows would bury every other row; a replica
+	// is one enter away in its group's detail, or a press of the key.
+	grouping bool
 
 	now      time.Time
 	clockGen int
@@ -73,6 +81,7 @@ type Model struct {
 	overview  overviewModel
 	detail    detailModel
 	svcDetail serviceDetailModel
+	grpDetail groupDetailModel
 	help      help.Model
 
 	lw         lineWriter // scratch for header, findings and footer
@@ -81,7 +90,7 @@ type Model struct {
 	viewCache  string
 	lines      []line
 	footerLine line
-	footerKey  [2]int
+	footerKey  [3]int
 }
 
 // NewModel returns the dashboard model for src. It does no I/O: frames are
@@ -104,11 +113,12 @@ func NewModel(src Source, opts Options) *Model {
 		window: opts.Window,
 	}
 	m := &Model{
-		c:     c,
-		src:   src,
-		build: buildFrame,
-		now:   opts.Now(),
-		dirty: true,
+		c:        c,
+		src:      src,
+		build:    buildFrame,
+		now:      opts.Now(),
+		dirty:    true,
+		grouping: true,
 	}
 	for i, w := range opts.Windows {
 		if w == opts.Window {
@@ -119,6 +129,7 @@ func NewModel(src Source, opts Options) *Model {
 	m.overview = newOverview(c)
 	m.detail = detailModel{scroller: scroller{c: c, pane: painter{c: c}}}
 	m.svcDetail = serviceDetailModel{scroller: scroller{c: c, pane: painter{c: c}}}
+	m.grpDetail = groupDetailModel{scroller: scroller{c: c, pane: painter{c: c}}}
 	m.help = newHelp(c, theme)
 	m.chains = chainsView{c: c}
 	return m
@@ -264,7 +275,29 @@ func (m *Model) show(f *model.Frame, d derived) {
 	m.shown = f
 	m.shownSeq++
 	m.shownDerived = d
-	m.overview.setFrame(f, d.services)
+	m.showOverview()
+}
+
+// showOverview gives the overview the frame on screen, folded by layer
+// when grouping is on and there are groups.
+func (m *Model) showOverview() {
+	if m.shown == nil {
+		return
+	}
+	gs := m.shownDerived.groups
+	m.overview.groupable = gs != nil
+	if m.grouping && gs != nil {
+		m.overview.setFrame(&gs.frame, m.shownDerived.services, gs)
+		return
+	}
+	m.overview.setFrame(m.shown, m.shownDerived.services, nil)
+}
+
+// toggleGrouping folds or unfolds replicas; the selection moves between
+// a group and its first member.
+func (m *Model) toggleGrouping() {
+	m.grouping = !m.grouping
+	m.showOverview()
 }
 
 func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
@@ -307,7 +340,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 				return cmd
 			}
 			m.switchView(viewChains) // no row to detail yet
-		case viewDetail, viewService:
+		case viewDetail, viewService, viewGroup:
 			m.switchView(viewChains)
 		default:
 			m.switchView(viewOverview)
@@ -322,10 +355,25 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case viewDetail:
 		if key.Matches(msg, k.Back) {
+			if m.detail.group != "" {
+				// Back up one level: the group the replica was opened from.
+				m.view = viewGroup
+				return nil
+			}
 			m.switchView(viewOverview)
 			return nil
 		}
 		m.detail.update(msg)
+		return nil
+	case viewGroup:
+		switch {
+		case key.Matches(msg, k.Back):
+			m.switchView(viewOverview)
+		case key.Matches(msg, k.Open):
+			m.openReplica()
+		default:
+			m.grpDetail.update(msg, m.shownDerived.groups)
+		}
 		return nil
 	case viewService:
 		if key.Matches(msg, k.Back) {
@@ -335,9 +383,13 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		m.svcDetail.update(msg)
 		return nil
 	default:
-		if key.Matches(msg, k.Open) {
+		switch {
+		case key.Matches(msg, k.Open):
 			cmd, _ := m.openSelected()
 			return cmd
+		case key.Matches(msg, k.Group):
+			m.toggleGrouping()
+			return nil
 		}
 		return m.overview.update(msg)
 	}
@@ -352,6 +404,11 @@ func (m *Model) openSelected() (tea.Cmd, bool) {
 		m.view = viewService
 		return m.rebuild(), true
 	}
+	if k, _, ok := m.overview.group(); ok {
+		m.grpDetail.open(k)
+		m.view = viewGroup
+		return nil, true
+	}
 	if _, ok := m.overview.selectedKey(); ok {
 		m.switchView(viewDetail)
 		return nil, true
@@ -365,9 +422,34 @@ func (m *Model) switchView(v viewID) {
 		if !ok {
 			return
 		}
-		m.detail.open(sel)
+		if k, _, isGroup := m.overview.group(); isGroup {
+			m.grpDetail.open(k)
+			v = viewGroup
+		} else {
+			m.detail.open(sel, "")
+		}
 	}
 	m.view = v
+}
+
+// openReplica opens the detail of the replica under the group detail's
+// cursor; esc comes back to the group.
+func (m *Model) openReplica() {
+	k, ok := m.grpDetail.selected(m.shownDerived.groups)
+	if !ok {
+		return
+	}
+	name := ""
+	if gs := m.shownDerived.groups; gs != nil {
+		if gi := gs.info[m.grpDetail.key]; gi != nil {
+			name = groupName(gi, m.c.g)
+		}
+	}
+	if name == "" {
+		name = Sanitize(m.grpDetail.key.Target)
+	}
+	m.detail.open(k, name)
+	m.view = viewDetail
 }
 
 // rebuild asks for frames built with the current request: the newest
@@ -452,6 +534,8 @@ func (m *Model) View() string {
 			lines = m.detail.view(lines, m.shown, m.shownSeq, w, bodyH)
 		case m.view == viewService:
 			lines = m.svcDetail.view(lines, m.shown, &m.shownDerived, m.shownSeq, w, bodyH)
+		case m.view == viewGroup:
+			lines = m.grpDetail.view(lines, m.shownDerived.groups, m.shown, m.shownSeq, w, bodyH)
 		default:
 			lines = m.overview.view(lines, w, bodyH)
 		}

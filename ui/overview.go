@@ -147,8 +147,13 @@ func fitColumns(specs []colSpec, show []bool, used, width int) (int, int) {
 	return used, hidden
 }
 
-// rowNames are a row's sanitised names and its lower-case filter text.
-type rowNames struct{ target, dep, hay string }
+// rowNames are a row's sanitised names and its lower-case filter text;
+// members is the size of a group row (0: a target's row), whose name
+// changes with it.
+type rowNames struct {
+	target, dep, hay string
+	members          int
+}
 
 // overviewModel is the table of (target, dependency) rows with sorting,
 // filtering, a selection that follows its row across refreshes, and a
@@ -178,8 +183,13 @@ type overviewModel struct {
 	svcLay    svcLayout
 	svcOffset int
 
-	names      map[model.Key]rowNames
-	down       map[string]bool
+	names map[model.Key]rowNames
+	down  map[string]bool
+	// groups are the frame's groups when it shows them folded (grouping
+	// on and some layer has replicas), else nil.
+	groups *groupSet
+	// groupable: the frame has groups, shown folded or not.
+	groupable  bool
 	natT, natD int
 
 	pane painter
@@ -221,9 +231,11 @@ func (o *overviewModel) setWidth(w int) {
 }
 
 // setFrame shows a new frame and its services, keeping the selection on
-// its row.
-func (o *overviewModel) setFrame(f *model.Frame, services []model.ServiceSignals) {
+// its row. gs are its groups when f is the folded frame (nil otherwise).
+func (o *overviewModel) setFrame(f *model.Frame, services []model.ServiceSignals, gs *groupSet) {
+	o.remapSelection(o.groups, gs)
 	o.frame = f
+	o.groups = gs
 	o.services = services
 	if len(o.svcNames) > 4*len(services)+64 {
 		clear(o.svcNames)
@@ -252,13 +264,63 @@ func (o *overviewModel) setFrame(f *model.Frame, services []model.ServiceSignals
 
 func (o *overviewModel) namesOf(s *model.Signals) rowNames {
 	k := s.Key()
+	var gi *groupInfo
+	if o.groups != nil {
+		gi = o.groups.info[k]
+	}
+	members := 0
+	if gi != nil {
+		members = len(gi.members)
+	}
 	n, ok := o.names[k]
-	if !ok {
-		n.target, n.dep = Sanitize(s.Target), Sanitize(s.Dependency)
+	if !ok || n.members != members {
+		n.target, n.dep, n.members = Sanitize(s.Target), Sanitize(s.Dependency), members
+		if gi != nil {
+			n.target = groupName(gi, o.c.g)
+		}
 		n.hay = strings.ToLower(n.target + " " + n.dep + " " + Sanitize(s.Dialect))
 		o.names[k] = n
 	}
 	return n
+}
+
+// isDown: a target row's target is down, or a member of a group row's.
+func (o *overviewModel) isDown(s *model.Signals) bool {
+	if o.groups != nil {
+		if gi := o.groups.info[s.Key()]; gi != nil {
+			return gi.down > 0
+		}
+	}
+	return o.down[s.Target]
+}
+
+// group is the group row under the cursor, if it is one.
+func (o *overviewModel) group() (model.Key, *groupInfo, bool) {
+	k, ok := o.selectedKey()
+	if !ok || o.groups == nil {
+		return k, nil, false
+	}
+	gi := o.groups.info[k]
+	return k, gi, gi != nil
+}
+
+// remapSelection carries the wanted row over a change of grouping (the
+// toggle, or replicas coming and going): a member's row becomes its
+// group's, and a group that is no longer shown becomes its first member.
+func (o *overviewModel) remapSelection(old, gs *groupSet) {
+	if !o.hasSel || o.selSvc {
+		return
+	}
+	if old != nil && old != gs {
+		if gi := old.info[o.sel]; gi != nil && (gs == nil || gs.info[o.sel] == nil) {
+			o.sel = old.top(gi)
+		}
+	}
+	if gs != nil {
+		if gk, ok := gs.of[o.sel]; ok {
+			o.sel = gk
+		}
+	}
 }
 
 // refresh recomputes the visible rows (filter, sort) and puts the cursor
@@ -607,6 +669,13 @@ func (o *overviewModel) table(dst []line, width, height int) []line {
 	} else {
 		b = append(b, " rows"...)
 	}
+	// Whether replicas are folded (a toggles it), when there are any.
+	switch {
+	case o.groups != nil:
+		b = append(b, " by layer"...)
+	case o.groupable:
+		b = append(b, " by target"...)
+	}
 	b = append(b, " · sort "...)
 	b = append(b, o.sortBy.String()...)
 	b = append(b, ' ')
@@ -681,7 +750,7 @@ func (o *overviewModel) row(s *model.Signals, selected bool) line {
 	l := &o.pane.l
 	lay := &o.lay
 	names := o.namesOf(s)
-	hl := o.rowStart(selected, o.down[s.Target], names.target, lay.targetW)
+	hl := o.pane.rowStart(selected, o.isDown(s), names.target, lay.targetW)
 	l.pad(1)
 	l.cell(names.dep, lay.depW, false, unlessHL(hl, st.text))
 	for id := colID(0); id < numCols; id++ {
@@ -693,15 +762,15 @@ func (o *overviewModel) row(s *model.Signals, selected bool) line {
 		l.num, vs = o.cellValue(id, s, l.num[:0])
 		l.cellBytes(l.num, colSpecs[id].width, true, unlessHL(hl, vs))
 	}
-	return o.rowEnd(hl)
+	return o.pane.rowEnd(hl)
 }
 
 // rowStart writes a row's selection and down markers and its name; hl
 // says the row is drawn in reverse video, its cells without their own
 // spans.
-func (o *overviewModel) rowStart(selected, down bool, name string, nameW int) (hl bool) {
-	st, g := &o.c.st, o.c.g
-	l := &o.pane.l
+func (p *painter) rowStart(selected, down bool, name string, nameW int) (hl bool) {
+	st, g := &p.c.st, p.c.g
+	l := &p.l
 	hl = selected && st.selected.pre != ""
 	if hl {
 		l.buf = append(l.buf, st.selected.pre...)
@@ -722,10 +791,10 @@ func (o *overviewModel) rowStart(selected, down bool, name string, nameW int) (h
 	return hl
 }
 
-func (o *overviewModel) rowEnd(hl bool) line {
-	l := &o.pane.l
+func (p *painter) rowEnd(hl bool) line {
+	l := &p.l
 	if hl {
-		l.buf = append(l.buf, o.c.st.selected.post...)
+		l.buf = append(l.buf, p.c.st.selected.post...)
 		return l.line()
 	}
 	return trimSpaceRight(l.line())

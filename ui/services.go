@@ -183,7 +183,7 @@ func appendCountOf(b []byte, n int, noun string) []byte {
 func (o *overviewModel) svcRow(s *model.ServiceSignals, selected bool) line {
 	l := &o.pane.l
 	lay := &o.svcLay
-	hl := o.rowStart(selected, o.down[s.Target], o.svcNamesOf(s).target, lay.nameW)
+	hl := o.pane.rowStart(selected, o.down[s.Target], o.svcNamesOf(s).target, lay.nameW)
 	for id := svcColID(0); id < numSvcCols; id++ {
 		if !lay.show[id] {
 			continue
@@ -193,7 +193,7 @@ func (o *overviewModel) svcRow(s *model.ServiceSignals, selected bool) line {
 		l.num, vs = o.svcCellValue(id, s, l.num[:0])
 		l.cellBytes(l.num, svcColSpecs[id].width, true, unlessHL(hl, vs))
 	}
-	return o.rowEnd(hl)
+	return o.pane.rowEnd(hl)
 }
 
 // svcCellValue formats one service cell and picks its span.

@@ -40,7 +40,7 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 	})
 	th := analysis.DefaultThresholds()
 	chains := analysis.EvaluateChains(f.Rows, analysis.ResolveChains(nil, req.Chains, f.Rows), th.Gap)
-	d := derived{chains: chains}
+	d := derived{chains: chains, groups: deriveGroups(&f)}
 	if !f.Time.IsZero() {
 		// Service signals share the frame's window and its end, so a
 		// paused frame and its services describe the same moment.
