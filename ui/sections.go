@@ -16,6 +16,7 @@ type painter struct {
 	a, b   []model.Value
 	bounds []float64
 	counts [3][]float64
+	kv     kvList
 }
 
 const (
@@ -332,69 +333,89 @@ type kv struct {
 	sp    span
 }
 
+// kvList collects labelled values for kvLines, formatted into one buffer
+// that the painter reuses from frame to frame.
+type kvList struct {
+	buf   []byte
+	items []kv
+	micro string
+}
+
+func (k *kvList) reset(micro string) {
+	k.buf, k.items, k.micro = k.buf[:0], k.items[:0], micro
+}
+
+// add formats a value with f and files it under label.
+func (k *kvList) add(label string, sp span, f func([]byte) []byte) {
+	start := len(k.buf)
+	k.buf = f(k.buf)
+	// Earlier values keep pointing into the old array if buf grows.
+	k.items = append(k.items, kv{label: label, val: k.buf[start:len(k.buf):len(k.buf)], sp: sp})
+}
+
+func (k *kvList) rate(label string, sp span, v model.Value) {
+	k.add(label, sp, func(d []byte) []byte { return perSecondValue(d, v) })
+}
+
+func (k *kvList) secs(label string, sp span, v model.Value) {
+	k.add(label, sp, func(d []byte) []byte { return appendSeconds(d, v, k.micro) })
+}
+
+func (k *kvList) gauge(label string, sp span, v model.Value) {
+	k.add(label, sp, func(d []byte) []byte { return appendGauge(d, v) })
+}
+
+func (k *kvList) pct(label string, sp span, v model.Value) {
+	k.add(label, sp, func(d []byte) []byte { return appendPct(d, v) })
+}
+
 // signalsSection lists every signal of the row, in two columns when wide.
 func (p *painter) signalsSection(dst []line, row *model.Signals, width int) []line {
 	st, g := &p.c.st, p.c.g
 	dst = p.title(dst, "SIGNALS", "window "+windowLabel(p.c.window), width)
-	var buf [512]byte
-	b := buf[:0]
-	var items [40]kv
-	n := 0
-	add := func(label string, sp span, f func([]byte) []byte) {
-		start := len(b)
-		b = f(b)
-		items[n] = kv{label: label, val: b[start:len(b):len(b)], sp: sp}
-		n++
-	}
-	rate := func(v model.Value) func([]byte) []byte {
-		return func(d []byte) []byte { return perSecondValue(d, v) }
-	}
-	secs := func(v model.Value) func([]byte) []byte {
-		return func(d []byte) []byte { return appendSeconds(d, v, g.micro) }
-	}
-	pct := func(v model.Value) func([]byte) []byte {
-		return func(d []byte) []byte { return appendPct(d, v) }
-	}
-	add("originals", st.bold, rate(row.OriginalsPerS))
-	add("attempts", st.bold, rate(row.AttemptsPerS))
-	add("amplification", ampSpan(st, row.Amplification), func(d []byte) []byte { return appendAmp(d, row.Amplification) })
-	add("retries", st.text, rate(row.RetriesPerS))
-	add(g.outcome[outRescued]+" rescued", rateSpan(st, row.RescuedPerS, st.outcome[outRescued]), rate(row.RescuedPerS))
-	add("effective success", st.text, pct(row.EffectiveSuccess))
-	add("attempt success", st.text, pct(row.AttemptSuccess))
-	add(g.outcome[outProvider]+" provider errors", rateSpan(st, row.ProviderErrorsPerS, st.outcome[outProvider]), rate(row.ProviderErrorsPerS))
-	add("  temporary", rateSpan(st, row.TemporaryErrorsPerS, st.outcome[outProvider]), rate(row.TemporaryErrorsPerS))
-	add("  permanent", rateSpan(st, row.PermanentErrorsPerS, st.outcome[outProvider]), rate(row.PermanentErrorsPerS))
-	add(g.outcome[outTimeout]+" timeouts", rateSpan(st, row.TimeoutsPerS, st.outcome[outTimeout]), rate(row.TimeoutsPerS))
-	add(g.outcome[outDeadline]+" deadline exhausted", rateSpan(st, row.DeadlineExhaustedPerS, st.outcome[outDeadline]), rate(row.DeadlineExhaustedPerS))
-	split := n // protection, capacity, policy and latency go right
-	add(g.outcome[outAdmission]+" admission rejected", rateSpan(st, row.AdmissionRejectedPerS, st.outcome[outAdmission]), rate(row.AdmissionRejectedPerS))
-	for i := range row.AdmissionRejectedBy {
-		if n >= len(items)-14 {
-			break
-		}
+	k := &p.kv
+	k.reset(g.micro)
+	k.rate("originals", st.bold, row.OriginalsPerS)
+	k.rate("attempts", st.bold, row.AttemptsPerS)
+	k.add("amplification", ampSpan(st, row.Amplification), func(d []byte) []byte { return appendAmp(d, row.Amplification) })
+	k.rate("retries", st.text, row.RetriesPerS)
+	k.rate(g.outcome[outRescued]+" rescued", rateSpan(st, row.RescuedPerS, st.outcome[outRescued]), row.RescuedPerS)
+	k.pct("effective success", st.text, row.EffectiveSuccess)
+	k.pct("attempt success", st.text, row.AttemptSuccess)
+	k.rate(g.outcome[outProvider]+" provider errors", rateSpan(st, row.ProviderErrorsPerS, st.outcome[outProvider]), row.ProviderErrorsPerS)
+	k.rate("  temporary", rateSpan(st, row.TemporaryErrorsPerS, st.outcome[outProvider]), row.TemporaryErrorsPerS)
+	k.rate("  permanent", rateSpan(st, row.PermanentErrorsPerS, st.outcome[outProvider]), row.PermanentErrorsPerS)
+	k.rate(g.outcome[outTimeout]+" timeouts", rateSpan(st, row.TimeoutsPerS, st.outcome[outTimeout]), row.TimeoutsPerS)
+	k.rate(g.outcome[outDeadline]+" deadline exhausted", rateSpan(st, row.DeadlineExhaustedPerS, st.outcome[outDeadline]), row.DeadlineExhaustedPerS)
+	split := len(k.items) // protection, capacity, policy and latency go right
+	k.rate(g.outcome[outAdmission]+" admission rejected", rateSpan(st, row.AdmissionRejectedPerS, st.outcome[outAdmission]), row.AdmissionRejectedPerS)
+	// A breakdown's keys come from the target: show a bounded number.
+	for i := range row.AdmissionRejectedBy[:min(len(row.AdmissionRejectedBy), maxBreakdownLines)] {
 		br := &row.AdmissionRejectedBy[i]
-		add("  "+Sanitize(br.Key), rateSpan(st, model.Some(br.PerS), st.outcome[outAdmission]), rate(model.Some(br.PerS)))
+		k.rate("  "+Sanitize(br.Key), rateSpan(st, model.Some(br.PerS), st.outcome[outAdmission]), model.Some(br.PerS))
 	}
-	add(g.outcome[outBudget]+" budget denied", rateSpan(st, row.BudgetDeniedPerS, st.outcome[outBudget]), rate(row.BudgetDeniedPerS))
-	add("budget balance", st.text, func(d []byte) []byte { return appendGauge(d, row.BudgetBalance) })
-	add("active / limit", st.text, func(d []byte) []byte { return appendActive(d, row.ActiveCalls, row.ConcurrencyLimit) })
-	add("pool wait p50", st.text, secs(row.PoolWaitP50))
-	add("pool wait p99", st.text, secs(row.PoolWaitP99))
-	add("backoff p50", st.text, secs(row.BackoffP50))
-	add("backoff p99", st.text, secs(row.BackoffP99))
-	add("max attempts", st.text, func(d []byte) []byte { return appendGauge(d, row.MaxAttempts) })
-	add("deadline", st.text, secs(row.DeadlineSeconds))
+	k.rate(g.outcome[outBudget]+" budget denied", rateSpan(st, row.BudgetDeniedPerS, st.outcome[outBudget]), row.BudgetDeniedPerS)
+	k.gauge("budget balance", st.text, row.BudgetBalance)
+	k.add("active / limit", st.text, func(d []byte) []byte { return appendActive(d, row.ActiveCalls, row.ConcurrencyLimit) })
+	k.secs("pool wait p50", st.text, row.PoolWaitP50)
+	k.secs("pool wait p99", st.text, row.PoolWaitP99)
+	k.secs("backoff p50", st.text, row.BackoffP50)
+	k.secs("backoff p99", st.text, row.BackoffP99)
+	k.gauge("max attempts", st.text, row.MaxAttempts)
+	k.secs("deadline", st.text, row.DeadlineSeconds)
 	for ci, class := range model.LatencyClasses {
-		add(g.classGlyph[ci]+" "+classLabel(class)+" p99", st.class[ci], secs(row.Latency[class].P99))
+		k.secs(g.classGlyph[ci]+" "+classLabel(class)+" p99", st.class[ci], row.Latency[class].P99)
 	}
-	add("mixed p99", st.text, secs(row.MixedLatency.P99))
-	add("dep. received", st.text, rate(row.DependencyReceivedPerS))
-	add("dep. service p50", st.text, secs(row.DependencyServiceTimeP50))
-	add("dep. work after cancel", rateSpan(st, row.DependencyWorkAfterCancelPerS, st.warn), rate(row.DependencyWorkAfterCancelPerS))
+	k.secs("mixed p99", st.text, row.MixedLatency.P99)
+	k.rate("dep. received", st.text, row.DependencyReceivedPerS)
+	k.secs("dep. service p50", st.text, row.DependencyServiceTimeP50)
+	k.rate("dep. work after cancel", rateSpan(st, row.DependencyWorkAfterCancelPerS, st.warn), row.DependencyWorkAfterCancelPerS)
 
-	return p.kvLines(dst, items[:n], split, width)
+	return p.kvLines(dst, k.items, split, width)
 }
+
+// maxBreakdownLines caps the admission-rejection breakdown in SIGNALS.
+const maxBreakdownLines = 12
 
 // kvLines lays labelled values out: one column under 64 columns, else two
 // with items[:split] on the left.

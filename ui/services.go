@@ -265,62 +265,45 @@ func append503(dst []byte, all, retryAfter model.Value) []byte {
 func (p *painter) serviceSignalsSection(dst []line, s *model.ServiceSignals, title string, width int) []line {
 	st, g := &p.c.st, p.c.g
 	dst = p.title(dst, title, "window "+windowLabel(p.c.window), width)
-	var buf [512]byte
-	b := buf[:0]
-	var items [24]kv
-	n := 0
-	add := func(label string, sp span, f func([]byte) []byte) {
-		start := len(b)
-		b = f(b)
-		items[n] = kv{label: label, val: b[start:len(b):len(b)], sp: sp}
-		n++
-	}
-	rate := func(v model.Value) func([]byte) []byte {
-		return func(d []byte) []byte { return perSecondValue(d, v) }
-	}
-	secs := func(v model.Value) func([]byte) []byte {
-		return func(d []byte) []byte { return appendSeconds(d, v, g.micro) }
-	}
-	gauge := func(v model.Value) func([]byte) []byte {
-		return func(d []byte) []byte { return appendGauge(d, v) }
-	}
+	k := &p.kv
+	k.reset(g.micro)
 	resp := func(c respClass, label string, v model.Value) {
-		add(g.resp[c]+" "+label, rateSpan(st, v, st.resp[c]), rate(v))
+		k.rate(g.resp[c]+" "+label, rateSpan(st, v, st.resp[c]), v)
 	}
-	add("source", st.text, func(d []byte) []byte {
+	k.add("source", st.text, func(d []byte) []byte {
 		if s.Source == "" {
 			return append(d, absentText...)
 		}
 		return append(d, Sanitize(s.Source)...)
 	})
-	add("received", st.bold, rate(s.ReceivedPerS))
-	add("in flight", limitSpan(st, s.InFlight, s.Slots), gauge(s.InFlight))
-	add("slots", st.text, gauge(s.Slots))
-	add("queue depth", limitSpan(st, s.QueueDepth, s.QueueLimit), gauge(s.QueueDepth))
-	add("queue limit", st.text, func(d []byte) []byte {
+	k.rate("received", st.bold, s.ReceivedPerS)
+	k.gauge("in flight", limitSpan(st, s.InFlight, s.Slots), s.InFlight)
+	k.gauge("slots", st.text, s.Slots)
+	k.gauge("queue depth", limitSpan(st, s.QueueDepth, s.QueueLimit), s.QueueDepth)
+	k.add("queue limit", st.text, func(d []byte) []byte {
 		if s.QueueLimit.OK && s.QueueLimit.V == 0 {
 			return append(d, "unbounded"...)
 		}
 		return appendGauge(d, s.QueueLimit)
 	})
-	add("queue oldest age", st.text, secs(s.QueueOldestAge))
-	add("queue wait p99", st.text, secs(s.QueueWaitP99))
-	add("queue wait mean", st.text, secs(s.QueueWaitMean))
-	add("work after cancel", rateSpan(st, s.WorkAfterCancelPerS, st.warn), rate(s.WorkAfterCancelPerS))
-	add("cancelled", st.text, rate(s.CancelledPerS))
-	split := n
+	k.secs("queue oldest age", st.text, s.QueueOldestAge)
+	k.secs("queue wait p99", st.text, s.QueueWaitP99)
+	k.secs("queue wait mean", st.text, s.QueueWaitMean)
+	k.rate("work after cancel", rateSpan(st, s.WorkAfterCancelPerS, st.warn), s.WorkAfterCancelPerS)
+	k.rate("cancelled", st.text, s.CancelledPerS)
+	split := len(k.items)
 	resp(resp2xx, "2xx", s.Responses2xxPerS)
 	resp(resp429, "429", s.Responses429PerS)
 	resp(resp503, "503", s.Responses503PerS)
-	add("  "+g.resp[resp503RA]+" with Retry-After", rateSpan(st, s.Responses503RetryAfterPerS, st.resp[resp503RA]), rate(s.Responses503RetryAfterPerS))
+	k.rate("  "+g.resp[resp503RA]+" with Retry-After", rateSpan(st, s.Responses503RetryAfterPerS, st.resp[resp503RA]), s.Responses503RetryAfterPerS)
 	resp(resp5xx, "other 5xx", other5xx(s))
-	add("service time p50", st.text, secs(s.ServiceTimeP50))
-	add("service time p99", st.text, secs(s.ServiceTimeP99))
-	add("  success p50", st.text, secs(s.SuccessServiceTimeP50))
-	add("  success p99", st.text, secs(s.SuccessServiceTimeP99))
-	add("  error p50", st.text, secs(s.ErrorServiceTimeP50))
-	add("  error p99", st.text, secs(s.ErrorServiceTimeP99))
-	return p.kvLines(dst, items[:n], split, width)
+	k.secs("service time p50", st.text, s.ServiceTimeP50)
+	k.secs("service time p99", st.text, s.ServiceTimeP99)
+	k.secs("  success p50", st.text, s.SuccessServiceTimeP50)
+	k.secs("  success p99", st.text, s.SuccessServiceTimeP99)
+	k.secs("  error p50", st.text, s.ErrorServiceTimeP50)
+	k.secs("  error p99", st.text, s.ErrorServiceTimeP99)
+	return p.kvLines(dst, k.items, split, width)
 }
 
 // other5xx is the 5xx/s not counted under 503: the other-5xx figure, or
