@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/collect/promapi"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/ui"
@@ -26,13 +27,38 @@ type promFlags struct {
 	selector string
 	by       []string
 	rng      time.Duration
+	dialects []string
+	// cmd is the command the flags belong to: its --config (the custom
+	// dialects) is read when the source is built.
+	cmd *cobra.Command
 }
 
 func (f *promFlags) register(cmd *cobra.Command) {
+	f.cmd = cmd
 	cmd.Flags().StringVar(&f.url, "prometheus", "", "read from this Prometheus-compatible API (http://host:9090) instead of scraping TARGETs")
 	cmd.Flags().StringVar(&f.selector, "selector", "", `with --prometheus: label matchers merged into every query, e.g. '{job="checkout"}'`)
 	cmd.Flags().StringSliceVar(&f.by, "by", []string{"job"}, "with --prometheus: label(s) whose values name a target (dependency is always kept)")
 	cmd.Flags().DurationVar(&f.rng, "prometheus-range", promapi.DefaultRange, "with --prometheus: range of increase(); at least 2 of the server's scrape intervals")
+	cmd.Flags().StringSliceVar(&f.dialects, "prometheus-dialect", []string{dialect.NameNative},
+		"with --prometheus: dialect(s) whose PromQL to query ("+strings.Join(dialect.Names(), ", ")+", or a custom one of --config), or auto to detect them from the server's metric names")
+}
+
+// translator provides the dialects: the built-in ones and the custom
+// mappings of --config, when the command has that flag.
+func (f *promFlags) translator() (*dialect.Translator, error) {
+	cfg := dialect.Config{}
+	if f.cmd != nil {
+		if fl := f.cmd.Flags().Lookup("config"); fl != nil && fl.Value.String() != "" {
+			b, err := os.ReadFile(fl.Value.String())
+			if err != nil {
+				return nil, err
+			}
+			if cfg.Custom, err = dialect.ParseMappings(fl.Value.String(), b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return dialect.NewTranslator(cfg)
 }
 
 // source builds the promapi source for the flags.
@@ -40,14 +66,20 @@ func (f *promFlags) source(args []string, interval, backfill time.Duration, stor
 	if len(args) > 0 {
 		return nil, errors.New("--prometheus reads every target from the server: give no TARGET arguments")
 	}
+	tr, err := f.translator()
+	if err != nil {
+		return nil, err
+	}
 	return promapi.New(promapi.Options{
-		Client:   promapi.ClientConfig{URL: f.url, HTTP: config.DefaultHTTPClientConfig},
-		Selector: f.selector,
-		By:       f.by,
-		Step:     interval,
-		Range:    f.rng,
-		Backfill: backfill,
-		Store:    store,
+		Client:     promapi.ClientConfig{URL: f.url, HTTP: config.DefaultHTTPClientConfig},
+		Selector:   f.selector,
+		By:         f.by,
+		Dialects:   f.dialects,
+		Translator: tr,
+		Step:       interval,
+		Range:      f.rng,
+		Backfill:   backfill,
+		Store:      store,
 	})
 }
 

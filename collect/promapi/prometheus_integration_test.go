@@ -1,17 +1,11 @@
 package promapi
 
 import (
-	"github.com/retrytop/retrytop/internal/testpeer"
-
 	"context"
-	"fmt"
 	"math"
-	"net"
-	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -19,19 +13,10 @@ import (
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/sim"
 )
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // TestAgainstPrometheus runs the sim stack, a real Prometheus scraping it
 // every second, a direct scraper and a Source on that Prometheus side by
@@ -41,7 +26,6 @@ func TestAgainstPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Prometheus integration test skipped in -short mode")
 	}
-	bin := testpeer.Require(t, "prometheus", "prometheus")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
@@ -62,8 +46,7 @@ func TestAgainstPrometheus(t *testing.T) {
 
 	// Direct scraping from the start.
 	var targets []collect.Target
-	var cfg strings.Builder
-	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n")
+	var jobs []scrapeJob
 	for _, st := range stack.Targets() {
 		tgt, err := collect.ParseTarget(st.Name + "=" + st.URL)
 		if err != nil {
@@ -71,48 +54,12 @@ func TestAgainstPrometheus(t *testing.T) {
 		}
 		targets = append(targets, tgt)
 		u, _ := url.Parse(st.URL)
-		fmt.Fprintf(&cfg, "  - job_name: %q\n    metrics_path: %q\n    static_configs:\n      - targets: [%q]\n", st.Name, u.Path, u.Host)
+		jobs = append(jobs, scrapeJob{name: st.Name, host: u.Host, path: u.Path})
 	}
-	direct := collect.NewScraper(targets, model.NewStore(model.StoreConfig{}), collect.Options{})
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := freePort(t)
-	prom := exec.CommandContext(ctx, bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
-	var promLog strings.Builder
-	prom.Stdout, prom.Stderr = &promLog, &promLog
-	if err := prom.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = prom.Process.Kill()
-		_ = prom.Wait()
-		if t.Failed() {
-			t.Logf("prometheus output:\n%s", promLog.String())
-		}
-	}()
-	base := "http://" + addr
-	client, err := NewClient(ClientConfig{URL: base, Timeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Ready when every sim target has been scraped successfully.
-	for {
-		res, err := client.Query(ctx, "sum(up)", time.Now())
-		if err == nil && len(res.Series) == 1 && res.Series[0].Points[0].V == float64(len(targets)) {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("prometheus never scraped every target: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if resp, err := http.Get(base + "/-/ready"); err == nil {
-		resp.Body.Close()
-	}
+	// As analyze scrapes: through the dialect translator.
+	tr := dialect.Auto()
+	direct := collect.NewScraper(targets, model.NewStore(model.StoreConfig{}), collect.Options{Translate: tr.Translate, Filter: tr.Filter})
+	base := startPrometheus(t, ctx, jobs, 1)
 
 	const rng = 5 * time.Second
 	src, err := New(Options{Client: ClientConfig{URL: base}, Step: time.Second, Range: rng, Backfill: -1})
@@ -191,4 +138,33 @@ func TestAgainstPrometheus(t *testing.T) {
 	if rows == 0 {
 		t.Fatal("no rows scraped directly")
 	}
+
+	// The same findings fire: analyze's report (the rules over the window
+	// and over the timeline of everything retained) on both stores, over
+	// the same window.
+	opts := analysis.ReportOptions{Window: t1.Sub(t0).Truncate(time.Second), EndMs: t1.UnixMilli()}
+	fa := findingKeys(analysis.BuildReport(a, direct.Statuses(), opts).Findings)
+	fb := findingKeys(analysis.BuildReport(b, src.Statuses(), opts).Findings)
+	t.Logf("findings scraping directly: %v", fa)
+	t.Logf("findings through Prometheus: %v", fb)
+	if strings.Join(fa, "\n") != strings.Join(fb, "\n") {
+		t.Errorf("findings differ:\n direct     %v\n prometheus %v", fa, fb)
+	}
+	if len(fa) == 0 {
+		t.Error("no finding fired: the comparison says nothing")
+	}
+}
+
+// findingKeys are the findings' codes with what they are about, sorted.
+func findingKeys(fs []analysis.Finding) []string {
+	out := make([]string, 0, len(fs))
+	for _, f := range fs {
+		k := f.Code + " " + f.Target + " -> " + f.Dependency
+		if f.Chain != "" {
+			k += " (" + f.Chain + ")"
+		}
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
 }

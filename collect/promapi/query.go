@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/collect/dialect"
 )
 
 // Kind says how a query's results become store series.
@@ -25,105 +25,62 @@ type Query struct {
 	Name   string // flat series name stored, e.g. retry_pool_wait_seconds_bucket
 	Kind   Kind
 	PromQL string
+	// LeScale multiplies the le label of a _bucket query's results into
+	// seconds (Envoy's milliseconds: 0.001): PromQL cannot compute a label
+	// from a number, so the Source does it.
+	LeScale float64
+	// Split is set when other queries yield the same _bucket series with
+	// another le scale: the results keep a label le_scale apart, so that
+	// the series of the queries never mix (analysis adds them up by le).
+	Split bool
+	// Dialects are the dialects whose expressions the query sums.
+	Dialects []string
 }
 
-// family is one contract family: its type, contract labels (besides
-// dependency) and, for gauges, the aggregation across replicas.
-type family struct {
-	name   string
-	typ    model.MetricType
-	labels []string
-	agg    string // gauges: sum or max
-}
+// LabelLeScale tells apart the bucket series of a histogram read through
+// two queries with different le scales (Query.Split).
+const LabelLeScale = "le_scale"
 
-// families is the metric contract (docs/metrics.md) plus the server-side
-// families, in a fixed order.
-var families = []family{
-	{model.MetricOriginals, model.Counter, []string{model.LabelPriority}, ""},
-	{model.MetricAttempts, model.Counter, []string{model.LabelOutcome}, ""},
-	{model.MetricRetries, model.Counter, nil, ""},
-	{model.MetricRescued, model.Counter, nil, ""},
-	{model.MetricBudgetDenied, model.Counter, nil, ""},
-	{model.MetricAdmissionRejected, model.Counter, []string{model.LabelPriority, model.LabelReason}, ""},
-	{model.MetricResults, model.Counter, []string{model.LabelPriority, model.LabelResult}, ""},
-	// Fleet totals: in-flight calls, admitted calls and budget add up
-	// across replicas (a limit of 10 on 20 replicas admits 200).
-	{model.MetricActiveCalls, model.Gauge, nil, "sum"},
-	{model.MetricConcurrencyLimit, model.Gauge, nil, "sum"},
-	{model.MetricPoolWait, model.Histogram, nil, ""},
-	{model.MetricRequestDuration, model.Histogram, []string{model.LabelResultClass}, ""},
-	{model.MetricAttemptDuration, model.Histogram, []string{model.LabelOutcome}, ""},
-	{model.MetricBackoff, model.Histogram, nil, ""},
-	{model.MetricBudgetBalance, model.Gauge, nil, "sum"},
-	// Policy settings are per replica: summing them would be meaningless,
-	// the largest configured value is shown.
-	{model.MetricPolicyMaxAttempts, model.Gauge, nil, "max"},
-	{model.MetricPolicyDeadline, model.Gauge, nil, "max"},
-	// Server side: no dependency label, so "dependency" simply drops out
-	// of the result's labels.
-	{model.MetricServerReceived, model.Counter, nil, ""},
-	{model.MetricServerServiceTime, model.Histogram, nil, ""},
-	{model.MetricServerWorkAfterCancel, model.Counter, nil, ""},
-}
-
-// BuildQueries returns the queries of one refresh: per counter family F
-// `sum by (<by>, dependency, <F's labels>) (increase(F<selector>[<rng>]))`,
-// per histogram the same for F_bucket (with le), F_count and F_sum, and per
-// gauge `sum by (...) (F<selector>)` (max for policy settings). selector is
-// empty or a matcher list such as `{job="checkout"}`, merged into every
-// metric's selector.
+// BuildQueries returns the queries of one refresh for the native contract
+// (docs/metrics.md): per counter family F `sum by (<by>, dependency, <F's
+// labels>) (increase(F<selector>[<rng>]))`, per histogram the same for
+// F_bucket (with le), F_count and F_sum, and per gauge `sum by (...)
+// (F<selector>)` (max for policy settings). selector is empty or a matcher
+// list such as `{job="checkout"}`, merged into every metric's selector.
 func BuildQueries(by []string, selector string, rng time.Duration) ([]Query, error) {
+	return BuildDialectQueries(nil, []string{dialect.NameNative}, by, selector, rng)
+}
+
+// BuildDialectQueries returns the queries of one refresh for the named
+// dialects of tr (nil: the built-in dialects): one per flat series of the
+// contract any of them computes, their expressions summed
+// (dialect.Translator.Queries). A dialect without PromQL is an error naming
+// it.
+func BuildDialectQueries(tr *dialect.Translator, dialects []string, by []string, selector string, rng time.Duration) ([]Query, error) {
 	matchers, err := selectorMatchers(selector)
 	if err != nil {
 		return nil, err
 	}
-	if len(by) == 0 {
-		return nil, fmt.Errorf("promapi: no grouping label (--by)")
+	if tr == nil {
+		tr = dialect.Auto()
 	}
-	for _, l := range by {
-		if !validLabelName(l) {
-			return nil, fmt.Errorf("promapi: %q is not a label name", l)
+	dqs, err := tr.Queries(dialects, dialect.QueryOptions{By: by, Matchers: matchers, Range: rng})
+	if err != nil {
+		return nil, fmt.Errorf("promapi: %w", err)
+	}
+	count := map[string]int{}
+	for _, q := range dqs {
+		count[q.Name]++
+	}
+	out := make([]Query, len(dqs))
+	for i, q := range dqs {
+		k := Increase
+		if q.Gauge {
+			k = Level
 		}
-	}
-	if rng <= 0 {
-		return nil, fmt.Errorf("promapi: range must be positive")
-	}
-	sel := func(name string) string {
-		if matchers == "" {
-			return name
-		}
-		return name + "{" + matchers + "}"
-	}
-	r := formatDuration(rng)
-	var out []Query
-	for _, f := range families {
-		labels := append(append(append([]string(nil), by...), model.LabelDependency), f.labels...)
-		switch f.typ {
-		case model.Counter:
-			out = append(out, Query{f.name, Increase, fmt.Sprintf("sum by (%s) (increase(%s[%s]))", groupList(labels), sel(f.name), r)})
-		case model.Gauge:
-			out = append(out, Query{f.name, Level, fmt.Sprintf("%s by (%s) (%s)", f.agg, groupList(labels), sel(f.name))})
-		case model.Histogram:
-			out = append(out, Query{f.name + "_bucket", Increase, fmt.Sprintf("sum by (%s) (increase(%s[%s]))", groupList(append(labels, "le")), sel(f.name+"_bucket"), r)})
-			for _, suffix := range []string{"_count", "_sum"} {
-				out = append(out, Query{f.name + suffix, Increase, fmt.Sprintf("sum by (%s) (increase(%s[%s]))", groupList(labels), sel(f.name+suffix), r)})
-			}
-		}
+		out[i] = Query{Name: q.Name, Kind: k, PromQL: q.PromQL, LeScale: q.LeScale, Split: count[q.Name] > 1, Dialects: q.Dialects}
 	}
 	return out, nil
-}
-
-// groupList joins label names without duplicates, in order.
-func groupList(labels []string) string {
-	seen := make(map[string]bool, len(labels))
-	out := make([]string, 0, len(labels))
-	for _, l := range labels {
-		if !seen[l] {
-			seen[l] = true
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, ", ")
 }
 
 // selectorMatchers turns `{job="checkout"}` (braces optional) into the
@@ -141,18 +98,6 @@ func selectorMatchers(s string) (string, error) {
 		s = strings.TrimSpace(s[1 : len(s)-1])
 	}
 	return strings.TrimSuffix(s, ","), nil
-}
-
-func validLabelName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, c := range s {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // formatDuration renders d as a PromQL duration (1m, 90s, 1500ms).

@@ -32,15 +32,23 @@ func TestBuildQueriesGolden(t *testing.T) {
 		"retry_request_duration_seconds_sum":    `sum by (job, dependency, result_class) (increase(retry_request_duration_seconds_sum{job="checkout"}[1m]))`,
 		"retry_pool_wait_seconds_bucket":        `sum by (job, dependency, le) (increase(retry_pool_wait_seconds_bucket{job="checkout"}[1m]))`,
 		"sim_provider_requests_received_total":  `sum by (job, dependency) (increase(sim_provider_requests_received_total{job="checkout"}[1m]))`,
+		"retry_limit_exceeded_total":            `sum by (job, dependency) (increase(retry_limit_exceeded_total{job="checkout"}[1m]))`,
+		"retry_pending_calls":                   `sum by (job, dependency) (retry_pending_calls{job="checkout"})`,
+		"retry_pool_wait_average_seconds":       `max by (job, dependency) (retry_pool_wait_average_seconds{job="checkout"})`,
 	}
 	for name, want := range golden {
 		if got[name] != want {
 			t.Errorf("%s:\n got %s\nwant %s", name, got[name], want)
 		}
 	}
-	// 9 counters, 5 gauges, 5 histograms of 3 series each.
-	if len(qs) != 9+5+5*3 {
+	// 11 counters, 7 gauges, 5 histograms of 3 series each, as they are.
+	if len(qs) != 11+7+5*3 {
 		t.Errorf("%d queries", len(qs))
+	}
+	for _, q := range qs {
+		if q.LeScale != 1 || q.Split || len(q.Dialects) != 1 || q.Dialects[0] != "native" {
+			t.Errorf("%s: %+v", q.Name, q)
+		}
 	}
 }
 

@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -21,6 +24,11 @@ const (
 	DefaultBackfill    = 15 * time.Minute
 	DefaultConcurrency = 8
 	DefaultServerName  = "prometheus"
+	// DefaultDetectEvery is how often Dialects ["auto"] looks again for
+	// dialects the server did not hold before.
+	DefaultDetectEvery = time.Minute
+	// DialectAuto detects the dialects from the server's metric names.
+	DialectAuto = "auto"
 )
 
 // Options configure a Source. Zero fields take the defaults.
@@ -33,6 +41,17 @@ type Options struct {
 	// (joined with "/"), default ["job"]. dependency and each family's
 	// contract labels are always kept.
 	By []string
+	// Dialects name the dialects whose PromQL is queried (default
+	// ["native"], the contract itself); ["auto"] detects them from the
+	// metric names the server holds per target, at the first refresh and
+	// every DetectEvery after (dialects are only added, as a scraped
+	// target's are). See docs/prometheus.md.
+	Dialects []string
+	// Translator provides the dialects, custom mappings and pool
+	// attachments included (nil: dialect.Auto()).
+	Translator *dialect.Translator
+	// DetectEvery: see Dialects (default DefaultDetectEvery).
+	DetectEvery time.Duration
 	// Step is the refresh interval and the query_range step (default
 	// collect.DefaultInterval).
 	Step time.Duration
@@ -63,15 +82,20 @@ type Options struct {
 type Source struct {
 	opts    Options
 	client  *Client
-	queries []Query
 	store   *model.Store
 	updates chan struct{}
+	auto    bool
 
 	refreshMu  sync.Mutex // serialises refreshes; guards the fields below it
 	integ      map[string]*integral
+	lastOK     map[string]int64 // query PromQL -> its newest successful evaluation (ms)
 	backfilled bool
+	detected   []string  // auto: the dialects found so far
+	detectedAt time.Time // auto: the last detection (zero: none yet)
+	noPromQL   string    // auto: the detected dialects without PromQL, as an error
 
-	mu      sync.Mutex // guards statuses
+	mu      sync.Mutex // guards statuses and queries
+	queries []Query
 	server  model.TargetStatus
 	targets map[string]*model.TargetStatus
 	running bool
@@ -81,6 +105,9 @@ type Source struct {
 type integral struct {
 	t int64   // evaluation time of the newest sample (ms)
 	v float64 // cumulative value
+	// carry is owed to the next sample: the first step of a series that
+	// appeared after an evaluation without it (see apply).
+	carry float64
 }
 
 // New checks the options and builds the source; nothing is queried yet.
@@ -118,7 +145,27 @@ func New(opts Options) (*Source, error) {
 	if opts.Client.Timeout <= 0 {
 		opts.Client.Timeout = max(opts.Step, time.Second)
 	}
-	qs, err := BuildQueries(opts.By, opts.Selector, opts.Range)
+	if opts.DetectEvery <= 0 {
+		opts.DetectEvery = DefaultDetectEvery
+	}
+	if opts.Translator == nil {
+		opts.Translator = dialect.Auto()
+	}
+	if len(opts.Dialects) == 0 {
+		opts.Dialects = []string{dialect.NameNative}
+	}
+	auto := slices.Contains(opts.Dialects, DialectAuto)
+	if auto && len(opts.Dialects) > 1 {
+		return nil, fmt.Errorf("promapi: dialect %q detects every dialect: give it alone", DialectAuto)
+	}
+	var qs []Query
+	var err error
+	if auto {
+		// Check the options now; the queries come with detection.
+		_, err = BuildQueries(opts.By, opts.Selector, opts.Range)
+	} else {
+		qs, err = BuildDialectQueries(opts.Translator, opts.Dialects, opts.By, opts.Selector, opts.Range)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -126,20 +173,50 @@ func New(opts Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Source{
+	s := &Source{
 		opts:    opts,
 		client:  c,
 		queries: qs,
+		auto:    auto,
 		store:   opts.Store,
 		updates: make(chan struct{}, 1),
 		integ:   make(map[string]*integral),
+		lastOK:  make(map[string]int64),
 		server:  model.TargetStatus{Name: opts.ServerName, URL: c.URL(), Layer: "prometheus", Dialect: "prometheus-api"},
 		targets: make(map[string]*model.TargetStatus),
-	}, nil
+	}
+	if !auto {
+		s.server.Dialect = dialectNames(opts.Dialects)
+	}
+	return s, nil
 }
 
-// Queries returns the PromQL of one refresh.
-func (s *Source) Queries() []Query { return append([]Query(nil), s.queries...) }
+// dialectNames is the server status' dialect: the dialects queried.
+func dialectNames(ds []string) string {
+	if len(ds) == 0 {
+		return "prometheus-api"
+	}
+	return "prometheus-api:" + strings.Join(ds, "+")
+}
+
+// Queries returns the PromQL of one refresh (none before the first
+// detection with Dialects ["auto"]).
+func (s *Source) Queries() []Query {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Query(nil), s.queries...)
+}
+
+// Dialects returns the dialects queried: those of Options.Dialects, or
+// those detected so far.
+func (s *Source) Dialects() []string {
+	if !s.auto {
+		return append([]string(nil), s.opts.Dialects...)
+	}
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	return append([]string(nil), s.detected...)
+}
 
 // Store returns the store snapshots are appended to.
 func (s *Source) Store() *model.Store { return s.store }
@@ -208,11 +285,23 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	defer s.refreshMu.Unlock()
 	start := time.Now()
 	at := s.opts.Clock().Truncate(time.Millisecond)
+	var detectErr string
+	if s.auto && (s.detectedAt.IsZero() || at.Sub(s.detectedAt) >= s.opts.DetectEvery) {
+		if err := s.detect(ctx, at); err != nil {
+			detectErr = "detecting dialects: " + err.Error()
+		}
+	}
+	if detectErr == "" {
+		detectErr = s.noPromQL
+	}
+	s.mu.Lock()
+	queries := s.queries
+	s.mu.Unlock()
 	backfill := !s.backfilled && s.opts.Backfill > 0
-	results := make([]queryResult, len(s.queries))
+	results := make([]queryResult, len(queries))
 	sem := make(chan struct{}, s.opts.Concurrency)
 	var wg sync.WaitGroup
-	for i, q := range s.queries {
+	for i, q := range queries {
 		wg.Go(func() {
 			select {
 			case sem <- struct{}{}:
@@ -238,18 +327,30 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	for i, r := range results {
 		if r.err != nil {
 			if firstErr == "" {
-				firstErr = s.queries[i].Name + ": " + r.err.Error()
+				firstErr = queries[i].Name + ": " + r.err.Error()
 			}
 			continue
 		}
 		ok++
 		warnings = append(warnings, r.res.Warnings...)
 	}
+	if detectErr != "" {
+		firstErr = strings.TrimPrefix(firstErr+"; "+detectErr, "; ")
+	}
 	if ok > 0 {
 		s.backfilled = true
 	}
-	seen := s.apply(results, at)
-	s.setStatuses(at, time.Since(start), ok, firstErr, warnings, seen)
+	var rangeStart int64
+	if backfill {
+		rangeStart = at.Add(-s.opts.Backfill).UnixMilli()
+	}
+	seen := s.apply(queries, results, at, rangeStart)
+	for i, r := range results {
+		if r.err == nil {
+			s.lastOK[queries[i].PromQL] = at.UnixMilli()
+		}
+	}
+	s.setStatuses(at, time.Since(start), len(queries), ok, firstErr, warnings, seen)
 	select {
 	case s.updates <- struct{}{}:
 	default:
@@ -259,13 +360,27 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 
 // apply integrates the results and appends one snapshot per target and
 // evaluation time; it returns the series count per target at at.
-func (s *Source) apply(results []queryResult, at time.Time) map[string]int {
+//
+// A series new to an increase query is integrated from 0 at the query's
+// previous successful evaluation (or query_range step) if there was one: it
+// was not in that result, so it was at rate 0 then, as a counter created
+// at 0 is; only a series in the very first result is a bare baseline, as a
+// counter's first scrape is. Without this, the events of a series that
+// appears mid-incident (the first timeouts) would lose a step that the
+// series already present keep, and two families compared with each other
+// (attempts sent, requests received) would disagree. rangeStart is the
+// query_range start (0 for instant queries).
+func (s *Source) apply(queries []Query, results []queryResult, at time.Time, rangeStart int64) map[string]int {
 	atMs := at.UnixMilli()
 	rangeMs := float64(s.opts.Range.Milliseconds())
 	maxGap := max(s.opts.Range, s.opts.Step).Milliseconds()
+	stepMs := s.opts.Step.Milliseconds()
+	// Queries that yield one flat series name (a _bucket series read
+	// with two le scales) share its family; their series differ by
+	// le_scale.
 	type famKey struct {
 		target string
-		q      int
+		name   string
 	}
 	snaps := map[int64]map[famKey]*model.Family{}
 	add := func(t int64, target string, q int, ls model.Labels, v float64) {
@@ -274,14 +389,14 @@ func (s *Source) apply(results []queryResult, at time.Time) map[string]int {
 			byT = map[famKey]*model.Family{}
 			snaps[t] = byT
 		}
-		k := famKey{target, q}
+		k := famKey{target, queries[q].Name}
 		f := byT[k]
 		if f == nil {
 			typ := model.Counter
-			if s.queries[q].Kind == Level {
+			if queries[q].Kind == Level {
 				typ = model.Gauge
 			}
-			f = &model.Family{Name: s.queries[q].Name, Type: typ}
+			f = &model.Family{Name: queries[q].Name, Type: typ}
 			byT[k] = f
 		}
 		f.Samples = append(f.Samples, model.Sample{Labels: ls, Value: v})
@@ -291,10 +406,16 @@ func (s *Source) apply(results []queryResult, at time.Time) map[string]int {
 		if r.err != nil {
 			continue
 		}
-		q := s.queries[qi]
+		q := queries[qi]
 		for _, ser := range r.res.Series {
 			target := s.targetName(ser.Labels)
 			ls := ser.Labels.Without(append([]string{"__name__"}, s.opts.By...)...)
+			if le, ok := ls.Get("le"), ls.Has("le"); ok && strings.HasSuffix(q.Name, "_bucket") {
+				ls, ok = scaleLe(ls, le, q)
+				if !ok {
+					continue
+				}
+			}
 			if q.Kind == Level {
 				for _, p := range ser.Points {
 					if !math.IsNaN(p.V) {
@@ -315,15 +436,27 @@ func (s *Source) apply(results []queryResult, at time.Time) map[string]int {
 				}
 				switch {
 				case st == nil:
-					// The first evaluation is the baseline, as the first
-					// scrape of a counter is.
+					// The baseline; its first step is owed to the next
+					// sample when an earlier evaluation did not have the
+					// series (the store already holds that time).
 					st = &integral{t: p.T}
 					s.integ[string(key)] = st
+					prev := s.lastOK[q.PromQL]
+					if rangeStart > 0 {
+						prev = 0
+						if p.T-stepMs >= rangeStart {
+							prev = p.T - stepMs
+						}
+					}
+					if prev > 0 && prev < p.T {
+						st.carry = p.V * float64(min(p.T-prev, maxGap)) / rangeMs
+					}
 				case p.T <= st.t:
 					continue
 				default:
 					dt := min(p.T-st.t, maxGap)
-					st.v += p.V * float64(dt) / rangeMs
+					st.v += st.carry + p.V*float64(dt)/rangeMs
+					st.carry = 0
 					st.t = p.T
 				}
 				add(p.T, target, qi, ls, st.v)
@@ -377,7 +510,7 @@ func (s *Source) targetName(ls model.Labels) string {
 	return collect.Sanitize(name)
 }
 
-func (s *Source) setStatuses(at time.Time, took time.Duration, ok int, firstErr string, warnings []string, seen map[string]int) {
+func (s *Source) setStatuses(at time.Time, took time.Duration, nq, ok int, firstErr string, warnings []string, seen map[string]int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sv := &s.server
@@ -389,16 +522,25 @@ func (s *Source) setStatuses(at time.Time, took time.Duration, ok int, firstErr 
 	for _, n := range seen {
 		sv.Series += n
 	}
-	failed := len(s.queries) - ok
+	failed := nq - ok
 	switch {
-	case ok == 0:
+	case ok == 0 && (nq > 0 || firstErr != ""):
 		sv.Up = false
 		sv.Failures++
 		sv.LastError = collect.Sanitize(firstErr)
+	case nq == 0:
+		// auto found no dialect's families (yet).
+		sv.Up = true
+		sv.LastSuccess = at
+		sv.LastError = "no family of a known dialect matches the selector (dialects are detected again every " + s.opts.DetectEvery.String() + ")"
 	case failed > 0:
 		sv.Up = true
 		sv.LastSuccess = at
-		sv.LastError = collect.Sanitize(fmt.Sprintf("%d of %d queries failed (their signals are stale): %s", failed, len(s.queries), firstErr))
+		sv.LastError = collect.Sanitize(fmt.Sprintf("%d of %d queries failed (their signals are stale): %s", failed, nq, firstErr))
+	case firstErr != "":
+		sv.Up = true
+		sv.LastSuccess = at
+		sv.LastError = collect.Sanitize(firstErr)
 	default:
 		sv.Up = true
 		sv.LastSuccess = at
@@ -433,9 +575,96 @@ func (s *Source) setStatuses(at time.Time, took time.Duration, ok int, firstErr 
 	}
 	log := s.opts.Logger
 	switch {
-	case ok == 0 && (wasUp || first):
+	case !sv.Up && (wasUp || first):
 		log.Warn("prometheus down", "url", sv.URL, "err", sv.LastError)
-	case ok > 0 && !wasUp:
+	case sv.Up && !wasUp:
 		log.Info("prometheus up", "url", sv.URL, "targets", len(seen))
 	}
+}
+
+// scaleLe rescales the le label of a bucket series into seconds
+// (Query.LeScale, as Translate scales bucket bounds) and formats it as the
+// store does, and marks the series of a split query; ok is false for a
+// bound that is not a number.
+func scaleLe(ls model.Labels, le string, q Query) (model.Labels, bool) {
+	b, err := model.ParseFloat(le)
+	if err != nil || math.IsNaN(b) {
+		return nil, false
+	}
+	if q.LeScale != 0 && q.LeScale != 1 && !math.IsInf(b, 0) {
+		b *= q.LeScale
+	}
+	ls = ls.With("le", model.FormatFloat(b))
+	if q.Split {
+		ls = ls.With(LabelLeScale, model.FormatFloat(q.LeScale))
+	}
+	return ls, true
+}
+
+// detect asks the server which dialects' families it holds per target
+// (dialect.Translator.DetectQuery) and rebuilds the queries when a dialect
+// is new. A detected dialect without PromQL is an error naming it, never
+// skipped silently; the others are queried.
+func (s *Source) detect(ctx context.Context, at time.Time) error {
+	tr := s.opts.Translator
+	matchers, _ := selectorMatchers(s.opts.Selector)
+	res, err := s.client.Query(ctx, tr.DetectQuery(dialect.QueryOptions{By: s.opts.By, Matchers: matchers}), at)
+	if err != nil {
+		return err
+	}
+	s.detectedAt = at
+	names := map[string][]string{}
+	for _, ser := range res.Series {
+		t := s.targetName(ser.Labels)
+		names[t] = append(names[t], ser.Labels.Get("__name__"))
+	}
+	found := slices.Clone(s.detected)
+	for _, ns := range names {
+		for _, d := range tr.DetectNames(ns) {
+			if !slices.Contains(found, d) {
+				found = append(found, d)
+			}
+		}
+	}
+	if len(found) == len(s.detected) {
+		return nil
+	}
+	// Keep the translator's order, so queries do not change with the
+	// order targets were listed in.
+	var ordered []string
+	for _, n := range tr.Names() {
+		if slices.Contains(found, n) {
+			ordered = append(ordered, n)
+		}
+	}
+	var usable, missing []string
+	for _, n := range ordered {
+		if tr.HasQueries(n) {
+			usable = append(usable, n)
+		} else {
+			missing = append(missing, n)
+		}
+	}
+	var qs []Query
+	if len(usable) > 0 {
+		if qs, err = BuildDialectQueries(tr, usable, s.opts.By, s.opts.Selector, s.opts.Range); err != nil {
+			return err
+		}
+	}
+	s.detected = ordered
+	keep := map[string]bool{}
+	for _, q := range qs {
+		keep[q.PromQL] = true
+	}
+	maps.DeleteFunc(s.lastOK, func(pq string, _ int64) bool { return !keep[pq] })
+	s.mu.Lock()
+	s.queries = qs
+	s.server.Dialect = dialectNames(usable)
+	s.mu.Unlock()
+	s.opts.Logger.Info("prometheus dialects", "detected", strings.Join(ordered, "+"))
+	s.noPromQL = ""
+	if len(missing) > 0 {
+		s.noPromQL = fmt.Sprintf("dialect %s found but has no PromQL queries: its families are not read (scrape those targets instead)", strings.Join(missing, ", "))
+	}
+	return nil
 }

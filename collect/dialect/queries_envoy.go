@@ -1,0 +1,83 @@
+package dialect
+
+import "github.com/retrytop/retrytop/model"
+
+// Exprs: Envoy's cluster stats and downstream stats as translateEnvoy and
+// translateEnvoyDownstream read them. Where Istio is queried too, targets
+// that export istio_requests_total are left to it (it supersedes Envoy on
+// a sidecar, as detection does per scrape).
+func (*envoy) Exprs(opts QueryOptions) []Expr {
+	q := newQctx(opts)
+	out := append(q.envoyExprs(envoyAll), q.envoyDownstreamExprs()...)
+	if q.queried(NameIstio) {
+		for i := range out {
+			out[i].PromQL = q.unlessHas(out[i].PromQL, q.sel(istioRequests))
+		}
+	}
+	return out
+}
+
+// envoyDep selects the series of mk's raw families that name a cluster and
+// sets dependency to it, as envoyCluster: envoy_cluster_name, else Istio's
+// cluster_name, an outbound cluster "outbound|port|subset|host" named by
+// its host. mk builds the expression from the extra matchers.
+func (q qctx) envoyDep(mk func(extra string) string) string {
+	named := setDep(mk(enClusterLabel+`!=""`), enClusterLabel)
+	istioNamed := setDep(mk(enClusterLabel+`="", `+istioClusterLabel+`!=""`), istioClusterLabel)
+	return `label_replace(` + or(named, istioNamed) + `, "dependency", "$1", "dependency", "outbound[|].*[|]([^|]+)")`
+}
+
+// envoyExprs are the cluster stats' families (the parts translateEnvoy
+// emits).
+func (q qctx) envoyExprs(parts envoyParts) []Expr {
+	counter := func(family, raw string) Expr {
+		return Expr{Name: family, PromQL: q.envoyDep(func(m string) string { return q.inc(raw, m) })}
+	}
+	var out []Expr
+	if parts.originals {
+		out = append(out, counter(model.MetricOriginals, enCompleted))
+	}
+	out = append(out,
+		// Per-try timeouts are the only attempt outcome; the rest of the
+		// attempts have none (where no per-try counter exists, all of
+		// them). The difference is held at 0, as the guard holds it.
+		Expr{Name: model.MetricAttempts, Labels: []string{model.LabelOutcome}, PromQL: q.envoyDep(func(m string) string {
+			return setLabel(q.inc(enPerTryTimeout, m), model.LabelOutcome, model.OutcomeTimeout)
+		})},
+		Expr{Name: model.MetricAttempts, PromQL: q.envoyDep(func(m string) string {
+			return "clamp_min(" + q.inc(enTotal, m) + " - " + q.inc(enPerTryTimeout, m) + ", 0) or " + q.inc(enTotal, m)
+		})},
+		counter(model.MetricRetries, enRetry),
+		counter(model.MetricRescued, enRetrySuccess),
+		counter(model.MetricBudgetDenied, enRetryOverflow),
+		counter(model.MetricRetryLimitExceeded, enRetryLimit),
+		counter(model.MetricRequestTimeouts, enTimeout),
+	)
+	if parts.admission {
+		out = append(out, Expr{Name: model.MetricAdmissionRejected, Labels: []string{model.LabelReason}, PromQL: q.envoyDep(func(m string) string {
+			return setLabel(q.inc(enPendingOverflow, m), model.LabelReason, "queue")
+		})})
+	}
+	out = append(out,
+		Expr{Name: model.MetricActiveCalls, PromQL: q.envoyDep(func(m string) string { return q.sel(enActive, m) })},
+		Expr{Name: model.MetricPendingCalls, PromQL: q.envoyDep(func(m string) string { return q.sel(enPendingActive, m) })},
+	)
+	// Milliseconds; a summary (histogram_emit_mode=summary) keeps its mean.
+	return append(out, q.histExprs(model.MetricRequestDuration, enTime, true, 0.001, nil, q.envoyDep)...)
+}
+
+// envoyHCM selects the downstream series of the HTTP connection managers
+// other than admin, as envoyHCM: server-side series, no dependency.
+func (q qctx) envoyHCM(mk func(extra string) string) string {
+	named := mk(enHCMLabel + `!~"|` + enAdminHCM + `"`)
+	istioNamed := mk(enHCMLabel + `="", ` + istioHCMLabel + `!~"|` + enAdminHCM + `"`)
+	return setLabel(or(named, istioNamed), model.LabelDependency, "")
+}
+
+// envoyDownstreamExprs are the server-side families Prometheus is asked
+// for (received requests and service time); in flight and responses by
+// class are service-side shapes not read through Prometheus.
+func (q qctx) envoyDownstreamExprs() []Expr {
+	out := []Expr{{Name: model.MetricServerReceived, PromQL: q.envoyHCM(func(m string) string { return q.inc(enDownTotal, m) })}}
+	return append(out, q.histExprs(model.MetricServerServiceTime, enDownTime, true, 0.001, nil, q.envoyHCM)...)
+}

@@ -1,0 +1,85 @@
+package promapi
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/internal/testpeer"
+)
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// scrapeJob is one job of the test Prometheus: one static target.
+type scrapeJob struct {
+	name, host, path string
+}
+
+// startPrometheus starts a real Prometheus on 127.0.0.1 scraping the jobs
+// every second (skipped without the peer, see internal/testpeer) and
+// returns its base URL once every job has been scraped successfully at
+// least samples times. It is killed at the end of the test, its output
+// logged if the test failed.
+func startPrometheus(t *testing.T, ctx context.Context, jobs []scrapeJob, samples int) string {
+	t.Helper()
+	bin := testpeer.Require(t, "prometheus", "prometheus")
+	var cfg strings.Builder
+	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n")
+	for _, j := range jobs {
+		fmt.Fprintf(&cfg, "  - job_name: %q\n    metrics_path: %q\n    static_configs:\n      - targets: [%q]\n", j.name, j.path, j.host)
+	}
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freePort(t)
+	prom := exec.CommandContext(ctx, bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--log.level=warn")
+	var promLog strings.Builder
+	prom.Stdout, prom.Stderr = &promLog, &promLog
+	if err := prom.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = prom.Process.Kill()
+		_ = prom.Wait()
+		if t.Failed() {
+			t.Logf("prometheus output:\n%s", promLog.String())
+		}
+	})
+	base := "http://" + addr
+	client, err := NewClient(ClientConfig{URL: base, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ready when every job has samples successful scrapes.
+	q := fmt.Sprintf("count(count_over_time(up[1m]) >= %d and min_over_time(up[1m]) == 1)", samples)
+	for {
+		res, err := client.Query(ctx, q, time.Now())
+		if err == nil && len(res.Series) == 1 && res.Series[0].Points[0].V == float64(len(jobs)) {
+			return base
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("prometheus never scraped every job %d times: %v", samples, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
