@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/collect/dialect"
+	"github.com/retrytop/retrytop/collect/dump"
 	"github.com/retrytop/retrytop/collect/promapi"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/ui"
@@ -28,13 +30,9 @@ type promFlags struct {
 	by       []string
 	rng      time.Duration
 	dialects []string
-	// cmd is the command the flags belong to: its --config (the custom
-	// dialects) is read when the source is built.
-	cmd *cobra.Command
 }
 
 func (f *promFlags) register(cmd *cobra.Command) {
-	f.cmd = cmd
 	cmd.Flags().StringVar(&f.url, "prometheus", "", "read from this Prometheus-compatible API (http://host:9090) instead of scraping TARGETs")
 	cmd.Flags().StringVar(&f.selector, "selector", "", `with --prometheus: label matchers merged into every query, e.g. '{job="checkout"}'`)
 	cmd.Flags().StringSliceVar(&f.by, "by", []string{"job"}, "with --prometheus: label(s) whose values name a target (dependency is always kept)")
@@ -43,30 +41,22 @@ func (f *promFlags) register(cmd *cobra.Command) {
 		"with --prometheus: dialect(s) whose PromQL to query ("+strings.Join(dialect.Names(), ", ")+", or a custom one of --config), or auto to detect them from the server's metric names")
 }
 
-// translator provides the dialects: the built-in ones and the custom
-// mappings of --config, when the command has that flag.
-func (f *promFlags) translator() (*dialect.Translator, error) {
-	cfg := dialect.Config{}
-	if f.cmd != nil {
-		if fl := f.cmd.Flags().Lookup("config"); fl != nil && fl.Value.String() != "" {
-			b, err := os.ReadFile(fl.Value.String())
-			if err != nil {
-				return nil, err
-			}
-			if cfg.Custom, err = dialect.ParseMappings(fl.Value.String(), b); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return dialect.NewTranslator(cfg)
-}
-
-// source builds the promapi source for the flags.
-func (f *promFlags) source(args []string, interval, backfill time.Duration, store *model.Store) (*promapi.Source, error) {
+// source builds the promapi source for the flags. srcFlags are the
+// command's other sources: the server names every target, so targets and
+// discovery files are a usage error, while --config still brings its
+// custom dialects.
+func (f *promFlags) source(args []string, srcFlags *sourceFlags, interval, backfill time.Duration, store *model.Store) (*promapi.Source, error) {
 	if len(args) > 0 {
 		return nil, errors.New("--prometheus reads every target from the server: give no TARGET arguments")
 	}
-	tr, err := f.translator()
+	if len(srcFlags.fileSD) > 0 || srcFlags.promConfig != "" {
+		return nil, errors.New("--prometheus reads every target from the server: --file-sd and --prometheus-config do not apply")
+	}
+	cfg, err := srcFlags.dialectConfig()
+	if err != nil {
+		return nil, err
+	}
+	tr, err := dialect.NewTranslator(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -83,13 +73,40 @@ func (f *promFlags) source(args []string, interval, backfill time.Duration, stor
 	})
 }
 
+// recordQueries writes what src's store gains to w every interval until
+// ctx is done, then once more: query results have no bodies of their own,
+// so each refresh of each target becomes a text frame (dump.StoreRecorder).
+// It returns the frames written and the first write error.
+func recordQueries(ctx context.Context, st *model.Store, w *dump.Writer, interval time.Duration, onErr func(error)) int {
+	rec := dump.NewStoreRecorder(w)
+	frames := 0
+	sync := func() {
+		n, err := rec.Sync(st)
+		frames += n
+		if err != nil && onErr != nil {
+			onErr(err)
+		}
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			sync()
+			return frames
+		case <-tick.C:
+			sync()
+		}
+	}
+}
+
 // analyzePrometheus is analyze --prometheus: a refresh at once (which
 // backfills the window), then every interval until the window has passed.
 func analyzePrometheus(cmd *cobra.Command, pf *promFlags, f *analyzeFlags, args []string) error {
 	if f.window <= 0 || f.interval <= 0 {
 		return withCode(exitUsage, errors.New("--window and --interval must be positive"))
 	}
-	src, err := pf.source(args, f.interval, f.window, model.NewStore(model.StoreConfig{}))
+	src, err := pf.source(args, &f.sourceFlags, f.interval, f.window, model.NewStore(model.StoreConfig{}))
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
@@ -139,15 +156,16 @@ func promapiURL(st []model.TargetStatus) string {
 }
 
 // watchPrometheus is watch --prometheus: the dashboard on a promapi source.
-func watchPrometheus(ctx context.Context, pf *promFlags, f *dashboardFlags, args []string) error {
+func watchPrometheus(ctx context.Context, pf *promFlags, srcFlags *sourceFlags, f *dashboardFlags, args []string) error {
 	opts, err := f.options()
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	if f.record != "" {
-		return withCode(exitUsage, errors.New("--record is not supported with --prometheus yet"))
+	src, err := pf.source(args, srcFlags, f.interval, f.history, model.NewStore(f.storeConfig()))
+	if err != nil {
+		return withCode(exitUsage, err)
 	}
-	src, err := pf.source(args, f.interval, f.history, model.NewStore(f.storeConfig()))
+	w, onErr, err := f.openRecord(&opts)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
@@ -155,13 +173,18 @@ func watchPrometheus(ctx context.Context, pf *promFlags, f *dashboardFlags, args
 	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = src.Run(ctx)
-	}()
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = src.Run(ctx) })
+	if w != nil {
+		wg.Go(func() { recordQueries(ctx, src.Store(), w, f.interval, onErr) })
+	}
 	err = ui.Run(ctx, src, opts)
 	cancel()
-	<-done
+	wg.Wait()
+	if w != nil {
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}
 	return err
 }

@@ -25,9 +25,10 @@ import (
 	"github.com/retrytop/retrytop/sim"
 )
 
-// TestAnalyzePrometheus runs analyze --prometheus against a fake API:
-// 10 originals and 25 attempts per 1m range give amplification 2.5.
-func TestAnalyzePrometheus(t *testing.T) {
+// fakePrometheus answers the native queries for job app -> db: 10
+// originals and 25 attempts per range, so amplification 2.5; every query
+// must carry the selector {namespace="shop"}.
+func fakePrometheus(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.FormValue("query")
 		var v, labels string
@@ -64,7 +65,14 @@ func TestAnalyzePrometheus(t *testing.T) {
 		}
 		fmt.Fprintf(w, `{"status":"success","data":{"resultType":%q,"result":[%s]}}`, typ, res)
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestAnalyzePrometheus runs analyze --prometheus against a fake API:
+// 10 originals and 25 attempts per 1m range give amplification 2.5.
+func TestAnalyzePrometheus(t *testing.T) {
+	srv := fakePrometheus(t)
 
 	cmd := newRootCmd()
 	var out, errb bytes.Buffer

@@ -32,6 +32,7 @@ type recordFlags struct {
 
 func newRecordCmd() *cobra.Command {
 	var f recordFlags
+	var pf promFlags
 	cmd := &cobra.Command{
 		Use:   "record TARGET... -o FILE",
 		Short: "Record scrapes of targets into a dump file, headless",
@@ -50,7 +51,8 @@ written. Replay it with 'retrytop replay FILE', analyse it with
 TARGET is URL or name=URL.`,
 		Example: `  retrytop record app=http://127.0.0.1:9102/metrics client=http://127.0.0.1:9103/metrics -o incident.rtd
   retrytop record --config retrytop.yaml -o soak.rtd --duration 1h --interval 5s
-  retrytop record --file-sd targets.json -o fleet.rtd --duration 10m`,
+  retrytop record --file-sd targets.json -o fleet.rtd --duration 10m
+  retrytop record --prometheus http://prometheus:9090 --selector '{namespace="shop"}' -o fleet.rtd --duration 30m`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.out == "" {
@@ -58,6 +60,16 @@ TARGET is URL or name=URL.`,
 			}
 			if f.interval <= 0 || f.duration < 0 {
 				return withCode(exitUsage, errors.New("--interval must be positive and --duration not negative"))
+			}
+			if pf.url != "" {
+				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				if f.duration > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, f.duration)
+					defer cancel()
+				}
+				return runRecordPrometheus(ctx, cmd.ErrOrStderr(), &f, &pf, args)
 			}
 			src, err := f.resolve(args, f.interval)
 			if err != nil {
@@ -77,6 +89,7 @@ TARGET is URL or name=URL.`,
 		},
 	}
 	f.sourceFlags.register(cmd)
+	pf.register(cmd)
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "dump file to write")
 	cmd.Flags().DurationVar(&f.interval, "interval", collect.DefaultInterval, "scrape interval")
 	cmd.Flags().DurationVar(&f.duration, "duration", 0, "stop after this long (default: until interrupted)")
@@ -153,6 +166,45 @@ func runRecord(ctx context.Context, errw io.Writer, f *recordFlags, src *sources
 	return nil
 }
 
+// runRecordPrometheus is record --prometheus: the query results of every
+// refresh (and the history the first one backfills) written as text frames,
+// so a fleet incident read from Prometheus replays like a scraped one.
+func runRecordPrometheus(ctx context.Context, errw io.Writer, f *recordFlags, pf *promFlags, args []string) error {
+	src, err := pf.source(args, &f.sourceFlags, f.interval, 0, model.NewStore(model.DefaultStoreConfig))
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	w, err := dump.Create(f.out, f.force, dump.WriterOptions{})
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return withCode(exitUsage, fmt.Errorf("%s exists; use --force to overwrite it", f.out))
+		}
+		return err
+	}
+	var mu sync.Mutex
+	onErr := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(errw, "retrytop: recording: %s\n", ui.Sanitize(err.Error()))
+	}
+	if !f.quiet {
+		fmt.Fprintf(errw, "recording the query results of %s every %s to %s (Ctrl-C stops)\n", ui.Sanitize(collect.SafeURL(pf.url)), f.interval, f.out)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = src.Run(ctx) })
+	frames := recordQueries(ctx, src.Store(), w, f.interval, onErr)
+	wg.Wait()
+	cerr := w.Close()
+	writeRecordSummary(errw, f.out, src.Statuses(), w.Stats())
+	if cerr != nil {
+		return cerr
+	}
+	if frames == 0 {
+		return withCode(exitNoData, errors.New("nothing recorded: no query returned data"))
+	}
+	return nil
+}
+
 // progressLine is one line of record's progress.
 func progressLine(statuses []model.TargetStatus, ws dump.Stats) string {
 	scrapes, failed := 0, 0
@@ -208,23 +260,34 @@ func formatSize(n int64) string {
 // scraper options and adds the REC badge (which shows a write error at
 // once). The returned function closes the dump.
 func (f *dashboardFlags) startRecording(opts *ui.Options, copts *collect.Options) (func() error, error) {
+	w, onErr, err := f.openRecord(opts)
+	if err != nil || w == nil {
+		return func() error { return nil }, err
+	}
+	copts.OnScrape = w.Hook(onErr)
+	return w.Close, nil
+}
+
+// openRecord creates --record's dump (nil when not given) and puts the REC
+// badge into opts; onErr reports a write error there.
+func (f *dashboardFlags) openRecord(opts *ui.Options) (*dump.Writer, func(error), error) {
 	if f.record == "" {
-		return func() error { return nil }, nil
+		return nil, nil, nil
 	}
 	w, err := dump.Create(f.record, f.recordForce, dump.WriterOptions{})
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("%s exists; use --record-force to overwrite it", f.record)
+			return nil, nil, fmt.Errorf("%s exists; use --record-force to overwrite it", f.record)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	var mu sync.Mutex
 	var lastErr string
-	copts.OnScrape = w.Hook(func(err error) {
+	onErr := func(err error) {
 		mu.Lock()
 		lastErr = err.Error()
 		mu.Unlock()
-	})
+	}
 	prev := opts.Status
 	opts.Status = func() string {
 		mu.Lock()
@@ -244,5 +307,5 @@ func (f *dashboardFlags) startRecording(opts *ui.Options, copts *collect.Options
 		}
 		return s
 	}
-	return w.Close, nil
+	return w, onErr, nil
 }

@@ -87,7 +87,7 @@ TARGET is URL or name=URL. Press ? in the dashboard for the keys.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if pf.url != "" {
-				return watchPrometheus(cmd.Context(), &pf, &f, args)
+				return watchPrometheus(cmd.Context(), &pf, &src, &f, args)
 			}
 			return runWatch(cmd.Context(), &f, &src, args)
 		},
