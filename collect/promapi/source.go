@@ -553,6 +553,12 @@ func (s *Source) setStatuses(at time.Time, took time.Duration, nq, ok int, first
 		ts := s.targets[name]
 		if ts == nil {
 			ts = &model.TargetStatus{Name: name, URL: s.server.URL, Dialect: "prometheus-api"}
+			if len(s.opts.By) > 1 {
+				// --by job,instance: each instance is a target and the
+				// first label its layer, so the dashboard folds the
+				// replicas of a job into one row with a drill-down.
+				ts.Layer, _, _ = strings.Cut(name, "/")
+			}
 			s.targets[name] = ts
 		}
 		ts.Up, ts.LastError, ts.LastSuccess, ts.Series = true, "", at, n

@@ -223,3 +223,32 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// With --by job,instance every instance is a target whose layer is its
+// job, so the dashboard can fold a job's replicas; with one label there
+// is no layer.
+func TestSourceLayerFromFirstByLabel(t *testing.T) {
+	for _, tt := range []struct {
+		by        []string
+		name      string
+		wantLayer string
+	}{
+		{[]string{"job", "instance"}, "checkout/10.0.0.1:8080", "checkout"},
+		{[]string{"job"}, "checkout", ""},
+	} {
+		src, err := New(Options{Client: ClientConfig{URL: "http://127.0.0.1:1"}, By: tt.by})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.setStatuses(time.Unix(1700000000, 0), time.Millisecond, 1, 1, "", nil, map[string]int{tt.name: 3})
+		var got *model.TargetStatus
+		for _, s := range src.Statuses() {
+			if s.Name == tt.name {
+				got = &s
+			}
+		}
+		if got == nil || got.Layer != tt.wantLayer {
+			t.Errorf("by %v: status %+v, want layer %q", tt.by, got, tt.wantLayer)
+		}
+	}
+}
