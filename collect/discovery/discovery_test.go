@@ -317,12 +317,19 @@ type fakeClock struct{ now time.Time }
 
 func (c *fakeClock) Now() time.Time { return c.now }
 
+// write replaces path atomically (a temporary file renamed over it), as
+// tools that generate file_sd files do: a watcher running concurrently
+// sees the old file or the new one, never half of it.
 func write(t *testing.T, path, body string, mtime time.Time) {
 	t.Helper()
-	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chtimes(path, mtime, mtime); err != nil {
+	if err := os.Chtimes(tmp, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
 }
