@@ -49,7 +49,8 @@ type Expr struct {
 	// except the le label of F_bucket (see LeScale).
 	PromQL string
 	// Labels are the contract labels (outcome, reason, result,
-	// result_class, priority) PromQL sets, to a value or to "" (removed);
+	// result_class, priority; code, stage, http_response_status_code of
+	// the service families) PromQL sets, to a value or to "" (removed);
 	// the aggregation keeps exactly these, so raw labels of the same name
 	// never leak into the contract's.
 	Labels []string
@@ -89,11 +90,14 @@ type queryFamily struct {
 	agg    string
 }
 
+// labelStage is sim_provider_cancelled_total's label (queued, executing);
+// model has no constant for it (analysis sums the stages).
+const labelStage = "stage"
+
 // queryFamilies are what a Prometheus server is asked for: the metric
-// contract, the server-side families joined onto callers' rows and the
-// dialect extension families (model/extensions.go), in query order. The
-// service-side shapes (model.ServiceFamilies beyond the three server
-// families) are not read through Prometheus.
+// contract, the server-side families joined onto callers' rows, the
+// dialect extension families (model/extensions.go) and the service-side
+// shapes of the services view (model.ServiceFamilies), in query order.
 var queryFamilies = []queryFamily{
 	{model.MetricOriginals, model.Counter, []string{model.LabelPriority}, "sum"},
 	{model.MetricAttempts, model.Counter, []string{model.LabelOutcome}, "sum"},
@@ -127,6 +131,30 @@ var queryFamilies = []queryFamily{
 	// An emitter's own moving average: a sum would be meaningless, the
 	// worst replica's is shown.
 	{model.MetricPoolWaitAverage, model.Gauge, nil, "max"},
+	// The services view (analysis.ServiceSignalsFor): the contract's
+	// service families, then the promhttp and OpenTelemetry shapes, each
+	// with the status or stage label analysis splits by. Like the server
+	// families they have no dependency. In flight, slots, queue depth
+	// and queue limit are fleet totals across the replicas of a target
+	// (a replica with an unbounded queue makes the fleet's unbounded,
+	// see the native expression); the oldest waiting request is the
+	// oldest of any replica.
+	{model.MetricServiceInFlight, model.Gauge, nil, "sum"},
+	{model.MetricServiceSlots, model.Gauge, nil, "sum"},
+	{model.MetricServiceQueueDepth, model.Gauge, nil, "sum"},
+	{model.MetricServiceQueueLimit, model.Gauge, nil, "sum"},
+	{model.MetricServiceQueueOldestAge, model.Gauge, nil, "max"},
+	{model.MetricServiceQueueWait, model.Histogram, nil, "sum"},
+	{model.MetricServiceCompleted, model.Counter, nil, "sum"},
+	{model.MetricServiceErrorsInjected, model.Counter, nil, "sum"},
+	{model.MetricServiceRejected, model.Counter, []string{model.LabelReason}, "sum"},
+	{model.MetricServiceCancelled, model.Counter, []string{labelStage}, "sum"},
+	{model.MetricServiceResponses, model.Counter, []string{model.LabelCode}, "sum"},
+	{model.MetricPromHTTPRequests, model.Counter, []string{model.LabelCode}, "sum"},
+	{model.MetricPromHTTPDuration, model.Histogram, []string{model.LabelCode}, "sum"},
+	{model.MetricPromHTTPInFlight, model.Gauge, nil, "sum"},
+	{model.MetricOTelServerDuration, model.Histogram, []string{model.LabelOTelStatusCode}, "sum"},
+	{model.MetricOTelServerActive, model.Gauge, nil, "sum"},
 }
 
 // flatFamily returns the family of a flat series name and its suffix.

@@ -74,10 +74,18 @@ func (q qctx) envoyHCM(mk func(extra string) string) string {
 	return setLabel(or(named, istioNamed), model.LabelDependency, "")
 }
 
-// envoyDownstreamExprs are the server-side families Prometheus is asked
-// for (received requests and service time); in flight and responses by
-// class are service-side shapes not read through Prometheus.
+// envoyDownstreamExprs are the server-side families of
+// translateEnvoyDownstream: requests received and active, responses by
+// class, the request time.
 func (q qctx) envoyDownstreamExprs() []Expr {
-	out := []Expr{{Name: model.MetricServerReceived, PromQL: q.envoyHCM(func(m string) string { return q.inc(enDownTotal, m) })}}
+	out := []Expr{
+		{Name: model.MetricServerReceived, PromQL: q.envoyHCM(func(m string) string { return q.inc(enDownTotal, m) })},
+		{Name: model.MetricServiceInFlight, PromQL: q.envoyHCM(func(m string) string { return q.sel(enDownActive, m) })},
+		// One class digit per series, written as the class ("5xx"); ${1}
+		// since "$1xx" would name a group "1xx".
+		{Name: model.MetricServiceResponses, Labels: []string{model.LabelCode}, PromQL: q.envoyHCM(func(m string) string {
+			return `label_replace(` + q.inc(enDownXX, join(m, enCodeClassLabel+`=~"[1-5]"`)) + `, "code", "${1}xx", ` + quote(enCodeClassLabel) + `, "([1-5])")`
+		})},
+	}
 	return append(out, q.histExprs(model.MetricServerServiceTime, enDownTime, true, 0.001, nil, q.envoyHCM)...)
 }

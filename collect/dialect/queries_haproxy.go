@@ -31,6 +31,13 @@ func (*haproxy) Exprs(opts QueryOptions) []Expr {
 	by := groupList(append(append([]string{}, q.By...), "proxy"))
 	lim := q.sel(haServerLimit, named)
 	limit := "sum by (" + by + ") (" + lim + ") unless on (" + by + ") (" + lim + " unless (" + lim + " > 0 < Inf))"
+	// Server side (haproxyServerSide): series without dependency, proxy
+	// and server kept as identity labels.
+	noDep := func(e string) string { return setLabel(e, model.LabelDependency, "") }
+	// Slots: every server's maxconn, only when every server of every
+	// backend of the target has one (Translate: of the scrape).
+	target := groupList(q.By)
+	slots := lim + " unless on (" + target + ") (" + lim + " unless (" + lim + " > 0 < Inf))"
 	return []Expr{
 		{Name: model.MetricOriginals, PromQL: dep(inc(haBackendRequests))},
 		{Name: model.MetricAttempts, PromQL: dep(attempts)},
@@ -42,6 +49,13 @@ func (*haproxy) Exprs(opts QueryOptions) []Expr {
 		{Name: model.MetricActiveCalls, PromQL: dep(q.sel(haServerSessions, named))},
 		{Name: model.MetricConcurrencyLimit, PromQL: dep(limit)},
 		// Server side: requests the frontends received.
-		{Name: model.MetricServerReceived, PromQL: setLabel(inc(haFrontendRequests), model.LabelDependency, "")},
+		{Name: model.MetricServerReceived, PromQL: noDep(inc(haFrontendRequests))},
+		// Responses by class ("2xx", ..., "other"), the code label as is.
+		{Name: model.MetricServiceResponses, Labels: []string{model.LabelCode}, PromQL: noDep(inc(haFrontendResponses, `code!=""`))},
+		{Name: model.MetricServiceInFlight, PromQL: noDep(q.sel(haServerSessions, named))},
+		// The queue: the backends' plus the servers'.
+		{Name: model.MetricServiceQueueDepth, PromQL: noDep(q.sel(haBackendQueue, named))},
+		{Name: model.MetricServiceQueueDepth, PromQL: noDep(q.sel(haServerQueue, named))},
+		{Name: model.MetricServiceSlots, PromQL: noDep(slots)},
 	}
 }

@@ -174,6 +174,44 @@ func TestSourceNothingDetected(t *testing.T) {
 	}
 }
 
+// TestSourceDetectsServiceShapes: a target that only holds service shapes
+// (promhttp, OpenTelemetry), which scraping stores as they are, is read
+// with native's queries, which read those families as they are; a target
+// with nothing of ours still detects nothing.
+func TestSourceDetectsServiceShapes(t *testing.T) {
+	fake := &fakeServer{names: map[string][]string{
+		"web":  {"http_requests_total", "http_request_duration_seconds_bucket", "go_goroutines"},
+		"node": {"node_cpu_seconds_total"},
+	}}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	src, err := New(Options{Client: ClientConfig{URL: srv.URL}, Dialects: []string{DialectAuto}, Backfill: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := src.Refresh(context.Background())
+	if got := src.Dialects(); !slices.Equal(got, []string{"native"}) {
+		t.Errorf("detected %v", got)
+	}
+	if st[0].Dialect != "prometheus-api:native" || !st[0].Up || st[0].LastError != "" {
+		t.Errorf("server status %+v", st[0])
+	}
+	if fake.count("sum by (job, dependency, code) (increase(http_requests_total[1m]))") != 1 ||
+		fake.count("sum by (job, dependency) (http_server_active_requests)") != 1 {
+		t.Errorf("service families not queried: %d queries", len(src.Queries()))
+	}
+	for _, names := range [][]string{{"node_cpu_seconds_total"}, {"http_server_active_requestsx"}} {
+		if holdsServiceFamily(names) {
+			t.Errorf("%v holds a service family", names)
+		}
+	}
+	for _, names := range [][]string{{"http_server_request_duration_seconds_count"}, {"sim_provider_queue_depth"}} {
+		if !holdsServiceFamily(names) {
+			t.Errorf("%v holds no service family", names)
+		}
+	}
+}
+
 // TestSourceNewSeriesAndBuckets: a series that appears after an
 // evaluation without it is integrated from 0 at that evaluation (its
 // first step counts, as a counter created at 0 would), one present from

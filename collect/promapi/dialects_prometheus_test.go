@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,7 +39,16 @@ var dialectCases = []struct{ name, file string }{
 	{"hikari", "../dialect/testdata/pools_hikari_native.prom"},
 	{"gosql", "../dialect/testdata/pools_gosql.prom"},
 	{"acme", "../dialect/testdata/custom_acme.prom"},
+	// Service shapes of the services view (some of the above have
+	// server-side families too: envoy-inbound, haproxy, istio, native).
+	{"sim-provider", "../dialect/testdata/service_sim_provider.1.prom"},
+	{"haproxy-front", "../dialect/testdata/service_haproxy_2.6.12.1.prom"},
+	{"promhttp", "../dialect/testdata/service_promhttp.1.prom"},
+	{"otel-http", "../dialect/testdata/service_otel_http.1.prom"},
 }
+
+// serviceOnly are the cases without a caller's side: no dependency.
+var serviceOnly = map[string]bool{"envoy-inbound": true, "sim-provider": true, "promhttp": true, "otel-http": true}
 
 // acmeMapping is the custom dialect of custom_acme.prom (docs/dialects.md).
 var acmeMapping = dialect.Mapping{
@@ -88,8 +98,15 @@ func newGrowing(t *testing.T, path string, start time.Time, period time.Duration
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newGrowingText(t, path, string(b), start, period)
+}
+
+// newGrowingText is newGrowing on an exposition in memory (path names it
+// in errors).
+func newGrowingText(t *testing.T, path, text string, start time.Time, period time.Duration) *growing {
+	t.Helper()
 	types := map[string]string{}
-	raw := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	raw := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	for _, l := range raw {
 		if f := strings.Fields(l); len(f) == 4 && f[0] == "#" && f[1] == "TYPE" {
 			types[f[2]] = f[3]
@@ -229,18 +246,36 @@ func TestDialectQueriesAgainstPrometheus(t *testing.T) {
 	for _, c := range dialectCases {
 		mux.Handle("/"+c.name, newGrowing(t, c.file, start, 20*time.Second))
 	}
+	// Fleets: two sim providers per job, the same path on two servers
+	// (two instances of one job), scraped directly as two targets.
+	fleets := simFleets(t)
+	mux2 := http.NewServeMux()
+	for _, f := range fleets {
+		mux.Handle("/"+f.name, newGrowingText(t, f.name+" a", f.a, start, 20*time.Second))
+		mux2.Handle("/"+f.name, newGrowingText(t, f.name+" b", f.b, start, 20*time.Second))
+	}
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	host := strings.TrimPrefix(srv.URL, "http://")
+	srv2 := httptest.NewServer(mux2)
+	defer srv2.Close()
+	host, host2 := strings.TrimPrefix(srv.URL, "http://"), strings.TrimPrefix(srv2.URL, "http://")
 	var targets []collect.Target
 	var jobs []scrapeJob
-	for _, c := range dialectCases {
-		tgt, err := collect.ParseTarget(c.name + "=" + srv.URL + "/" + c.name)
+	addTarget := func(name, url string) {
+		tgt, err := collect.ParseTarget(name + "=" + url)
 		if err != nil {
 			t.Fatal(err)
 		}
 		targets = append(targets, tgt)
+	}
+	for _, c := range dialectCases {
+		addTarget(c.name, srv.URL+"/"+c.name)
 		jobs = append(jobs, scrapeJob{name: c.name, host: host, path: "/" + c.name})
+	}
+	for _, f := range fleets {
+		addTarget(f.name+"-a", srv.URL+"/"+f.name)
+		addTarget(f.name+"-b", srv2.URL+"/"+f.name)
+		jobs = append(jobs, scrapeJob{name: f.name, host: host, path: "/" + f.name, more: []string{host2}})
 	}
 	const rng = 3 * time.Second
 	// increase() over 3 s needs a few samples of every job first.
@@ -311,7 +346,7 @@ func TestDialectQueriesAgainstPrometheus(t *testing.T) {
 			t.Errorf("%s: direct %.6g, prometheus %.6g: not within %.0f%%", what, va, vb, 100*tol)
 		}
 	}
-	rows := 0
+	rows, services := 0, 0
 	for _, c := range dialectCases {
 		deps := map[string]bool{}
 		for _, d := range analysis.Dependencies(a, c.name) {
@@ -320,7 +355,7 @@ func TestDialectQueriesAgainstPrometheus(t *testing.T) {
 		for _, d := range analysis.Dependencies(b, c.name) {
 			deps[d] = true
 		}
-		if len(deps) == 0 && c.name != "envoy-inbound" {
+		if len(deps) == 0 && !serviceOnly[c.name] {
 			t.Errorf("%s: no dependency on either path", c.name)
 		}
 		for _, dep := range sortedKeys(deps) {
@@ -343,9 +378,32 @@ func TestDialectQueriesAgainstPrometheus(t *testing.T) {
 				}
 			}
 		}
+		// The services view: every service signal of a target that
+		// serves requests on either path.
+		if slices.Contains(analysis.Services(a), c.name) || slices.Contains(analysis.Services(b), c.name) {
+			services++
+			sa := serviceValues(analysis.ServiceSignalsFor(a, c.name, from, to))
+			sb := serviceValues(analysis.ServiceSignalsFor(b, c.name, from, to))
+			present := 0
+			for _, k := range sortedKeys(sa) {
+				va, vb := sa[k], sb[k]
+				what := c.name + " service " + k
+				switch {
+				case !va.OK && !vb.OK:
+				case va.OK != vb.OK:
+					t.Errorf("%s: direct %v, prometheus %v", what, va, vb)
+				default:
+					present++
+					compare(what, va.V, vb.V)
+				}
+			}
+			t.Logf("%s: %d service signals present", c.name, present)
+		} else if serviceOnly[c.name] {
+			t.Errorf("%s: not a service on either path", c.name)
+		}
 		// Every flat series read through Prometheus, by dependency and
 		// contract labels: the families analysis does not read yet
-		// (extensions, server side) included.
+		// (extensions) included.
 		fa, fb := flatRates(a, src.Queries(), c.name, from, to), flatRates(b, src.Queries(), c.name, from, to)
 		nonzero := 0
 		for _, v := range fa {
@@ -368,10 +426,51 @@ func TestDialectQueriesAgainstPrometheus(t *testing.T) {
 			}
 		}
 	}
-	if rows < len(dialectCases) {
+	// Fleets: the server sums the replicas' gauges (the oldest age is
+	// the oldest of any; one unbounded queue makes the fleet's unbounded)
+	// and their increases; quantiles come from the summed buckets.
+	for _, f := range fleets {
+		ra := analysis.ServiceSignalsFor(a, f.name+"-a", from, to)
+		rb := analysis.ServiceSignalsFor(a, f.name+"-b", from, to)
+		got := analysis.ServiceSignalsFor(b, f.name, from, to)
+		gauges := []struct {
+			what      string
+			got, want model.Value
+			literal   float64
+		}{
+			{"in flight", got.InFlight, model.Some(ra.InFlight.V + rb.InFlight.V), 7},
+			{"slots", got.Slots, model.Some(ra.Slots.V + rb.Slots.V), 10},
+			{"queue depth", got.QueueDepth, model.Some(ra.QueueDepth.V + rb.QueueDepth.V), 35},
+			{"queue limit", got.QueueLimit, model.Some(f.limit), f.limit},
+			{"queue oldest age", got.QueueOldestAge, model.Some(max(ra.QueueOldestAge.V, rb.QueueOldestAge.V)), 2.5},
+		}
+		for _, g := range gauges {
+			if !g.got.OK || g.got.V != g.want.V || g.want.V != g.literal {
+				t.Errorf("%s %s: prometheus %v, replicas give %v, want %v", f.name, g.what, g.got, g.want, g.literal)
+			}
+		}
+		sa, sb, sg := serviceValues(ra), serviceValues(rb), serviceValues(got)
+		for _, k := range []string{"received/s", "2xx/s", "503/s", "5xx/s", "cancelled/s", "work after cancel/s"} {
+			if !sa[k].OK || !sb[k].OK || !sg[k].OK {
+				t.Errorf("%s %s: replicas %v %v, prometheus %v", f.name, k, sa[k], sb[k], sg[k])
+				continue
+			}
+			compare(f.name+" service "+k, sa[k].V+sb[k].V, sg[k].V)
+		}
+		for _, k := range []string{"service time p50", "service time p99", "queue wait p99", "queue wait mean"} {
+			if !sa[k].OK || !sg[k].OK {
+				t.Errorf("%s %s: replica %v, prometheus %v", f.name, k, sa[k], sg[k])
+				continue
+			}
+			// The replicas' histograms grow alike: the fleet's
+			// quantiles are each replica's.
+			compare(f.name+" service "+k, sa[k].V, sg[k].V)
+		}
+	}
+	if rows < len(dialectCases)-len(serviceOnly) {
 		t.Errorf("only %d rows", rows)
 	}
-	t.Logf("%d rows; largest relative difference %.3f%%", rows, 100*worst)
+	t.Logf("%d rows, %d services; largest relative difference %.3f%%", rows, services, 100*worst)
 }
 
 // signalValues flattens the signals that are numbers: rates, ratios,
@@ -416,7 +515,7 @@ func flatRates(st *model.Store, qs []Query, target string, from, to int64) map[s
 		for _, s := range st.Select(target, q.Name, nil) {
 			var parts []string
 			for _, l := range []string{model.LabelDependency, model.LabelPriority, model.LabelOutcome, model.LabelReason,
-				model.LabelResult, model.LabelResultClass, "le"} {
+				model.LabelResult, model.LabelResultClass, model.LabelCode, "stage", model.LabelOTelStatusCode, "le"} {
 				if v := s.Labels.Get(l); v != "" {
 					parts = append(parts, l+"="+v)
 				}
@@ -457,4 +556,40 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// simFleet is one job of two sim providers: a and b are their expositions,
+// limit the fleet's queue limit.
+type simFleet struct {
+	name, a, b string
+	limit      float64
+}
+
+// simFleets are the sim provider's fixture as replica a, and as replica b
+// with other gauges (in flight 3, slots 6, queue depth 5, queue limit 20,
+// oldest request 2.5 s): once with a's queue bounded at 10 (fleet limit
+// 30), once with a's unbounded (0: the fleet's is unbounded too).
+func simFleets(t *testing.T) []simFleet {
+	t.Helper()
+	b, err := os.ReadFile("../dialect/testdata/service_sim_provider.1.prom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := string(b)
+	edit := func(s string, pairs ...string) string {
+		for i := 0; i < len(pairs); i += 2 {
+			if strings.Count(s, "\n"+pairs[i]+"\n") != 1 {
+				t.Fatalf("fixture has no line %q", pairs[i])
+			}
+			s = strings.Replace(s, "\n"+pairs[i]+"\n", "\n"+pairs[i+1]+"\n", 1)
+		}
+		return s
+	}
+	rb := edit(sim, "sim_provider_in_flight 4", "sim_provider_in_flight 3", "sim_provider_slots 4", "sim_provider_slots 6",
+		"sim_provider_queue_depth 30", "sim_provider_queue_depth 5", "sim_provider_queue_limit 0", "sim_provider_queue_limit 20",
+		"sim_provider_queue_oldest_age_seconds 0.8", "sim_provider_queue_oldest_age_seconds 2.5")
+	return []simFleet{
+		{"fleet-bounded", edit(sim, "sim_provider_queue_limit 0", "sim_provider_queue_limit 10"), rb, 30},
+		{"fleet-unbounded", sim, rb, 0},
+	}
 }

@@ -24,9 +24,11 @@ func freePort(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// scrapeJob is one job of the test Prometheus: one static target.
+// scrapeJob is one job of the test Prometheus: one static target, or
+// more (replicas: the same path on other hosts).
 type scrapeJob struct {
 	name, host, path string
+	more             []string
 }
 
 // startPrometheus starts a real Prometheus on 127.0.0.1 scraping the jobs
@@ -39,8 +41,14 @@ func startPrometheus(t *testing.T, ctx context.Context, jobs []scrapeJob, sample
 	bin := testpeer.Require(t, "prometheus", "prometheus")
 	var cfg strings.Builder
 	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n")
+	targets := 0
 	for _, j := range jobs {
-		fmt.Fprintf(&cfg, "  - job_name: %q\n    metrics_path: %q\n    static_configs:\n      - targets: [%q]\n", j.name, j.path, j.host)
+		hosts := make([]string, 0, 1+len(j.more))
+		for _, h := range append([]string{j.host}, j.more...) {
+			hosts = append(hosts, fmt.Sprintf("%q", h))
+		}
+		targets += len(hosts)
+		fmt.Fprintf(&cfg, "  - job_name: %q\n    metrics_path: %q\n    static_configs:\n      - targets: [%s]\n", j.name, j.path, strings.Join(hosts, ", "))
 	}
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "prometheus.yml")
@@ -67,11 +75,11 @@ func startPrometheus(t *testing.T, ctx context.Context, jobs []scrapeJob, sample
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Ready when every job has samples successful scrapes.
+	// Ready when every target has samples successful scrapes.
 	q := fmt.Sprintf("count(count_over_time(up[1m]) >= %d and min_over_time(up[1m]) == 1)", samples)
 	for {
 		res, err := client.Query(ctx, q, time.Now())
-		if err == nil && len(res.Series) == 1 && res.Series[0].Points[0].V == float64(len(jobs)) {
+		if err == nil && len(res.Series) == 1 && res.Series[0].Points[0].V == float64(targets) {
 			return base
 		}
 		if ctx.Err() != nil {

@@ -35,14 +35,35 @@ func TestBuildQueriesGolden(t *testing.T) {
 		"retry_limit_exceeded_total":            `sum by (job, dependency) (increase(retry_limit_exceeded_total{job="checkout"}[1m]))`,
 		"retry_pending_calls":                   `sum by (job, dependency) (retry_pending_calls{job="checkout"})`,
 		"retry_pool_wait_average_seconds":       `max by (job, dependency) (retry_pool_wait_average_seconds{job="checkout"})`,
+		// The services view: fleet totals, the oldest request of any
+		// replica, the status and stage labels kept.
+		"sim_provider_in_flight":                     `sum by (job, dependency) (sim_provider_in_flight{job="checkout"})`,
+		"sim_provider_slots":                         `sum by (job, dependency) (sim_provider_slots{job="checkout"})`,
+		"sim_provider_queue_depth":                   `sum by (job, dependency) (sim_provider_queue_depth{job="checkout"})`,
+		"sim_provider_queue_limit":                   `sum by (job, dependency) (sim_provider_queue_limit{job="checkout"} * on (job) group_left () (min by (job) (sim_provider_queue_limit{job="checkout"}) > bool 0))`,
+		"sim_provider_queue_oldest_age_seconds":      `max by (job, dependency) (sim_provider_queue_oldest_age_seconds{job="checkout"})`,
+		"sim_provider_queue_wait_seconds_bucket":     `sum by (job, dependency, le) (increase(sim_provider_queue_wait_seconds_bucket{job="checkout"}[1m]))`,
+		"sim_provider_completed_total":               `sum by (job, dependency) (increase(sim_provider_completed_total{job="checkout"}[1m]))`,
+		"sim_provider_errors_injected_total":         `sum by (job, dependency) (increase(sim_provider_errors_injected_total{job="checkout"}[1m]))`,
+		"sim_provider_rejected_total":                `sum by (job, dependency, reason) (increase(sim_provider_rejected_total{job="checkout"}[1m]))`,
+		"sim_provider_cancelled_total":               `sum by (job, dependency, stage) (increase(sim_provider_cancelled_total{job="checkout"}[1m]))`,
+		"sim_provider_responses_total":               `sum by (job, dependency, code) (increase(sim_provider_responses_total{job="checkout"}[1m]))`,
+		"http_requests_total":                        `sum by (job, dependency, code) (increase(http_requests_total{job="checkout"}[1m]))`,
+		"http_request_duration_seconds_bucket":       `sum by (job, dependency, code, le) (increase(http_request_duration_seconds_bucket{job="checkout"}[1m]))`,
+		"http_request_duration_seconds_sum":          `sum by (job, dependency, code) (increase(http_request_duration_seconds_sum{job="checkout"}[1m]))`,
+		"http_requests_in_flight":                    `sum by (job, dependency) (http_requests_in_flight{job="checkout"})`,
+		"http_server_request_duration_seconds_count": `sum by (job, dependency, http_response_status_code) (increase(http_server_request_duration_seconds_count{job="checkout"}[1m]))`,
+		"http_server_active_requests":                `sum by (job, dependency) (http_server_active_requests{job="checkout"})`,
 	}
 	for name, want := range golden {
 		if got[name] != want {
 			t.Errorf("%s:\n got %s\nwant %s", name, got[name], want)
 		}
 	}
-	// 11 counters, 7 gauges, 5 histograms of 3 series each, as they are.
-	if len(qs) != 11+7+5*3 {
+	// 11 counters, 7 gauges, 5 histograms of 3 series each, as they are
+	// (33: the contract, server side and extensions), and for the
+	// services view 6 counters, 7 gauges and 3 histograms (22).
+	if len(qs) != 11+7+5*3+6+7+3*3 {
 		t.Errorf("%d queries", len(qs))
 	}
 	for _, q := range qs {

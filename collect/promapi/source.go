@@ -626,7 +626,14 @@ func (s *Source) detect(ctx context.Context, at time.Time) error {
 	}
 	found := slices.Clone(s.detected)
 	for _, ns := range names {
-		for _, d := range tr.DetectNames(ns) {
+		ds := tr.DetectNames(ns)
+		if len(ds) == 0 && holdsServiceFamily(ns) {
+			// A scraped target no dialect recognises is stored as it
+			// is, its service shapes (promhttp, OpenTelemetry) read by
+			// the services view: native's queries read them as they are.
+			ds = []string{dialect.NameNative}
+		}
+		for _, d := range ds {
 			if !slices.Contains(found, d) {
 				found = append(found, d)
 			}
@@ -673,4 +680,17 @@ func (s *Source) detect(ctx context.Context, at time.Time) error {
 		s.noPromQL = fmt.Sprintf("dialect %s found but has no PromQL queries: its families are not read (scrape those targets instead)", strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// holdsServiceFamily reports whether flat series names (as the server
+// lists them) include a service-side family (model.ServiceFamilies).
+func holdsServiceFamily(names []string) bool {
+	for _, n := range names {
+		for _, suf := range []string{"", "_bucket", "_count", "_sum"} {
+			if b, ok := strings.CutSuffix(n, suf); ok && slices.Contains(model.ServiceFamilies, b) {
+				return true
+			}
+		}
+	}
+	return false
 }
