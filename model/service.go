@@ -46,6 +46,9 @@ const (
 	// Status code labels of the sim (responses), promhttp and OTel shapes.
 	LabelCode           = "code"
 	LabelOTelStatusCode = "http_response_status_code"
+	// LabelStage is the stage a cancelled request was in (queued,
+	// executing) on the sim's cancelled counter.
+	LabelStage = "stage"
 )
 
 // ServiceFamilies are every service-side family by base name, for scrape

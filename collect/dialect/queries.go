@@ -90,10 +90,6 @@ type queryFamily struct {
 	agg    string
 }
 
-// labelStage is sim_provider_cancelled_total's label (queued, executing);
-// model has no constant for it (analysis sums the stages).
-const labelStage = "stage"
-
 // queryFamilies are what a Prometheus server is asked for: the metric
 // contract, the server-side families joined onto callers' rows, the
 // dialect extension families (model/extensions.go) and the service-side
@@ -148,7 +144,7 @@ var queryFamilies = []queryFamily{
 	{model.MetricServiceCompleted, model.Counter, nil, "sum"},
 	{model.MetricServiceErrorsInjected, model.Counter, nil, "sum"},
 	{model.MetricServiceRejected, model.Counter, []string{model.LabelReason}, "sum"},
-	{model.MetricServiceCancelled, model.Counter, []string{labelStage}, "sum"},
+	{model.MetricServiceCancelled, model.Counter, []string{model.LabelStage}, "sum"},
 	{model.MetricServiceResponses, model.Counter, []string{model.LabelCode}, "sum"},
 	{model.MetricPromHTTPRequests, model.Counter, []string{model.LabelCode}, "sum"},
 	{model.MetricPromHTTPDuration, model.Histogram, []string{model.LabelCode}, "sum"},
