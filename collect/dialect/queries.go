@@ -437,7 +437,7 @@ type qctx struct {
 }
 
 func newQctx(opts QueryOptions) qctx {
-	return qctx{QueryOptions: opts, rng: promDuration(opts.Range)}
+	return qctx{QueryOptions: opts, rng: PromDuration(opts.Range)}
 }
 
 // sel is the selector of a raw series: name{extra, Matchers}. A name that
@@ -558,8 +558,8 @@ func (q qctx) histExprs(family, raw string, summary bool, scale float64, labels 
 	}
 }
 
-// promDuration renders d as a PromQL duration (1m, 90s, 1500ms).
-func promDuration(d time.Duration) string {
+// PromDuration renders d as a PromQL duration (1m, 90s, 1500ms).
+func PromDuration(d time.Duration) string {
 	switch {
 	case d%time.Hour == 0:
 		return fmt.Sprintf("%dh", d/time.Hour)

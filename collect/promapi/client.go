@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/common/config"
 
 	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -120,7 +121,7 @@ func (e *APIError) Error() string {
 
 // Query evaluates promql at t (/api/v1/query).
 func (c *Client) Query(ctx context.Context, promql string, t time.Time) (Result, error) {
-	v := url.Values{"query": {promql}, "time": {formatTime(t)}, "timeout": {formatDuration(c.timeout)}}
+	v := url.Values{"query": {promql}, "time": {formatTime(t)}, "timeout": {dialect.PromDuration(c.timeout)}}
 	return c.do(ctx, "/api/v1/query", v)
 }
 
@@ -128,7 +129,7 @@ func (c *Client) Query(ctx context.Context, promql string, t time.Time) (Result,
 // (/api/v1/query_range).
 func (c *Client) QueryRange(ctx context.Context, promql string, start, end time.Time, step time.Duration) (Result, error) {
 	v := url.Values{"query": {promql}, "start": {formatTime(start)}, "end": {formatTime(end)},
-		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)}, "timeout": {formatDuration(c.timeout)}}
+		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)}, "timeout": {dialect.PromDuration(c.timeout)}}
 	return c.do(ctx, "/api/v1/query_range", v)
 }
 

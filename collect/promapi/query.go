@@ -100,15 +100,3 @@ func selectorMatchers(s string) (string, error) {
 	return strings.TrimSuffix(s, ","), nil
 }
 
-// formatDuration renders d as a PromQL duration (1m, 90s, 1500ms).
-func formatDuration(d time.Duration) string {
-	switch {
-	case d%time.Hour == 0:
-		return fmt.Sprintf("%dh", d/time.Hour)
-	case d%time.Minute == 0:
-		return fmt.Sprintf("%dm", d/time.Minute)
-	case d%time.Second == 0:
-		return fmt.Sprintf("%ds", d/time.Second)
-	}
-	return fmt.Sprintf("%dms", d/time.Millisecond)
-}
