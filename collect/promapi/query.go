@@ -99,4 +99,3 @@ func selectorMatchers(s string) (string, error) {
 	}
 	return strings.TrimSuffix(s, ","), nil
 }
-
