@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -185,7 +183,7 @@ func TestAnalyzePrometheusSameFindings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Prometheus integration test skipped in -short mode")
 	}
-	bin := testpeer.Require(t, "prometheus", "prometheus")
+	testpeer.Require(t, "prometheus", "prometheus") // skip before starting anything
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sc, _ := sim.ScenarioByName("chain")
@@ -202,7 +200,7 @@ func TestAnalyzePrometheusSameFindings(t *testing.T) {
 		u, _ := url.Parse(st.URL)
 		fmt.Fprintf(&cfg, "  - job_name: %q\n    metrics_path: %q\n    static_configs:\n      - targets: [%q]\n", st.Name, u.Path, u.Host)
 	}
-	base := startPrometheus(t, ctx, bin, cfg.String(), len(targets))
+	base := startPrometheus(t, ctx, cfg.String(), len(targets))
 
 	// Both until a few seconds after the scenario's load has stopped, the
 	// slow phase inside. The window then starts and ends in steady
@@ -284,34 +282,9 @@ func TestAnalyzePrometheusSameFindings(t *testing.T) {
 // startPrometheus starts a real Prometheus on 127.0.0.1 with cfg and
 // returns its base URL once jobs targets are up. It is killed at the end
 // of the test, its output logged if the test failed.
-func startPrometheus(t *testing.T, ctx context.Context, bin, cfg string, jobs int) string {
+func startPrometheus(t *testing.T, ctx context.Context, cfg string, jobs int) string {
 	t.Helper()
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	prom := exec.CommandContext(ctx, bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
-	var promLog bytes.Buffer
-	prom.Stdout, prom.Stderr = &promLog, &promLog
-	if err := prom.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = prom.Process.Kill()
-		_ = prom.Wait()
-		if t.Failed() {
-			t.Logf("prometheus output:\n%s", promLog.String())
-		}
-	})
-	base := "http://" + addr
+	base, _ := testpeer.StartPrometheus(t, ctx, cfg)
 	client, err := promapi.NewClient(promapi.ClientConfig{URL: base, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)

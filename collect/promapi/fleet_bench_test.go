@@ -226,7 +226,7 @@ func startFleetServer(b *testing.B, ctx context.Context) (string, int) {
 // production.
 func startFleetPrometheus(b *testing.B, ctx context.Context, host string, rangeSecs int) (string, int) {
 	b.Helper()
-	bin := testpeer.Require(b, "prometheus", "prometheus")
+	testpeer.Require(b, "prometheus", "prometheus") // skip before starting anything
 	dir := b.TempDir()
 	type group struct {
 		Targets []string          `json:"targets"`
@@ -250,32 +250,7 @@ func startFleetPrometheus(b *testing.B, ctx context.Context, host string, rangeS
 	}
 	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"+
 		"scrape_configs:\n  - job_name: %q\n    file_sd_configs:\n      - files: [%q]\n", fleetJob, sdPath)
-	cfgPath := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	prom := exec.CommandContext(ctx, bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
-	prom.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	var promLog strings.Builder
-	prom.Stdout, prom.Stderr = &promLog, &promLog
-	if err := prom.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = prom.Process.Kill()
-		_ = prom.Wait()
-		if b.Failed() {
-			b.Logf("prometheus output:\n%s", promLog.String())
-		}
-	})
-	base := "http://" + addr
+	base, pid := testpeer.StartPrometheus(b, ctx, cfg)
 	client, err := NewClient(ClientConfig{URL: base, Timeout: 5 * time.Second})
 	if err != nil {
 		b.Fatal(err)
@@ -289,7 +264,7 @@ func startFleetPrometheus(b *testing.B, ctx context.Context, host string, rangeS
 	for {
 		res, err := client.Query(ctx, q, time.Now())
 		if err == nil && len(res.Series) == 1 && res.Series[0].Points[0].V == fleetReplicas {
-			return base, prom.Process.Pid
+			return base, pid
 		}
 		select {
 		case <-poll.C:

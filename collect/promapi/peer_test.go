@@ -3,26 +3,12 @@ package promapi
 import (
 	"context"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/retrytop/retrytop/internal/testpeer"
 )
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // scrapeJob is one job of the test Prometheus: one static target, or
 // more (replicas: the same path on other hosts).
@@ -38,7 +24,6 @@ type scrapeJob struct {
 // logged if the test failed.
 func startPrometheus(t *testing.T, ctx context.Context, jobs []scrapeJob, samples int) string {
 	t.Helper()
-	bin := testpeer.Require(t, "prometheus", "prometheus")
 	var cfg strings.Builder
 	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n")
 	targets := 0
@@ -50,27 +35,7 @@ func startPrometheus(t *testing.T, ctx context.Context, jobs []scrapeJob, sample
 		targets += len(hosts)
 		fmt.Fprintf(&cfg, "  - job_name: %q\n    metrics_path: %q\n    static_configs:\n      - targets: [%s]\n", j.name, j.path, strings.Join(hosts, ", "))
 	}
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := freePort(t)
-	prom := exec.CommandContext(ctx, bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
-	var promLog strings.Builder
-	prom.Stdout, prom.Stderr = &promLog, &promLog
-	if err := prom.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = prom.Process.Kill()
-		_ = prom.Wait()
-		if t.Failed() {
-			t.Logf("prometheus output:\n%s", promLog.String())
-		}
-	})
-	base := "http://" + addr
+	base, _ := testpeer.StartPrometheus(t, ctx, cfg.String())
 	client, err := NewClient(ClientConfig{URL: base, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)

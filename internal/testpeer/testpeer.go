@@ -1,5 +1,5 @@
 // Package testpeer finds the real programs (tmux, haproxy, prometheus,
-// promtool) that integration tests talk to.
+// promtool) that integration tests talk to, and starts Prometheus for them.
 //
 // A missing program skips the test with a message saying what to install,
 // so `go test ./...` passes on a fresh machine; with RETRYTOP_REQUIRE_PEERS=1
@@ -7,8 +7,13 @@
 package testpeer
 
 import (
+	"bytes"
+	"context"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -31,4 +36,59 @@ func Require(tb testing.TB, name, pkg string) string {
 		tb.Skipf("%s not installed; skipping (apt-get install %s, or set %s=1 to make this a failure)", name, pkg, EnvRequire)
 	}
 	return path
+}
+
+// StartPrometheus starts a real Prometheus (see Require) on a free port of
+// 127.0.0.1 with the given prometheus.yml text and a fresh data directory,
+// and returns its base URL and process id at once: waiting for the targets
+// a test needs is the test's own business. It is killed when the test ends
+// (and when ctx is done), its output logged if the test failed.
+func StartPrometheus(tb testing.TB, ctx context.Context, config string) (baseURL string, pid int) {
+	tb.Helper()
+	bin := Require(tb, "prometheus", "prometheus")
+	dir := tb.TempDir()
+	cfgPath := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	prom := exec.CommandContext(ctx, bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--log.level=warn")
+	var log syncBuffer
+	prom.Stdout, prom.Stderr = &log, &log
+	if err := prom.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = prom.Process.Kill()
+		_ = prom.Wait()
+		if tb.Failed() {
+			tb.Logf("prometheus output:\n%s", log.String())
+		}
+	})
+	return "http://" + addr, prom.Process.Pid
+}
+
+// syncBuffer is a buffer the child's output goroutines may write while
+// the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
