@@ -256,9 +256,12 @@ func TestServiceSignalsOnTheSim(t *testing.T) {
 	got = s.WorkAfterCancelPerS.V * span
 	t.Logf("baseline: work after cancel scraped %.0f, truth %d", got, run.truth.Provider.WorkAfterCancel)
 	// The default provider stops on cancel; a request finishing at the
-	// very moment its caller gives up may still count once.
-	if !s.WorkAfterCancelPerS.OK || got > 1.5 || run.truth.Provider.WorkAfterCancel > 1 {
-		t.Errorf("baseline: work after cancel %v scraped, %d true; want ~0", s.WorkAfterCancelPerS, run.truth.Provider.WorkAfterCancel)
+	// very moment its caller gives up still counts, so a few may show
+	// (2 in one -race run), against hundreds with ignore-cancel. Scraped
+	// must equal the truth, and the truth be a sliver of the work done.
+	wac, done := run.truth.Provider.WorkAfterCancel, run.truth.Provider.Completed
+	if !s.WorkAfterCancelPerS.OK || math.Abs(got-float64(wac)) > 1 || wac*100 > done {
+		t.Errorf("baseline: work after cancel %v scraped (%.0f), %d true of %d completed; want ~0 and equal", s.WorkAfterCancelPerS, got, wac, done)
 	}
 	// It abandons the work of callers that gave up instead: cancelled.
 	p := run.truth.Provider
