@@ -43,14 +43,7 @@ func benchModel(b *testing.B, colour bool, detail bool) (*Model, [2]frameMsg) {
 
 func benchFrame(b *testing.B, colour, detail bool) {
 	m, frames := benchModel(b, colour, detail)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		m.Update(frames[i%2])
-		if len(m.View()) == 0 {
-			b.Fatal("empty view")
-		}
-	}
+	renderFrames(b, m, frames)
 }
 
 // BenchmarkFrame: a new frame arrives and the full 200x60 screen renders.
@@ -73,14 +66,7 @@ func BenchmarkFrameServiceDetail200x60Colour(b *testing.B) {
 	if m.view != viewService || m.svcDetail.target != frames[0].svcTarget {
 		b.Fatalf("service detail not open: view %v target %q", m.view, m.svcDetail.target)
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		m.Update(frames[i%2])
-		if len(m.View()) == 0 {
-			b.Fatal("empty view")
-		}
-	}
+	renderFrames(b, m, frames)
 }
 
 // BenchmarkFrameKeyMove: the cursor moves; the table renders again, the
@@ -141,14 +127,7 @@ func groupedBench(b *testing.B) (*Model, [2]frameMsg) {
 // the overview renders.
 func BenchmarkFrameGrouped200x60Colour(b *testing.B) {
 	m, frames := groupedBench(b)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		m.Update(frames[i%2])
-		if len(m.View()) == 0 {
-			b.Fatal("empty view")
-		}
-	}
+	renderFrames(b, m, frames)
 }
 
 // BenchmarkFrameGroupDetail: the same while a group's detail, with its 40
@@ -159,14 +138,7 @@ func BenchmarkFrameGroupDetail200x60Colour(b *testing.B) {
 	if m.view != viewGroup {
 		b.Fatalf("group detail not open: view %v", m.view)
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		m.Update(frames[i%2])
-		if len(m.View()) == 0 {
-			b.Fatal("empty view")
-		}
-	}
+	renderFrames(b, m, frames)
 }
 
 // BenchmarkDeriveGroups: the build Cmd's share, folding 280 rows of 200
@@ -178,6 +150,20 @@ func BenchmarkDeriveGroups200(b *testing.B) {
 	for b.Loop() {
 		if gs := deriveGroups(&f); len(gs.info) != 7 {
 			b.Fatalf("%d groups", len(gs.info))
+		}
+	}
+}
+
+// renderFrames times what a refresh costs: a new frame arrives (two
+// alternate, so every panel renders again) and the screen is drawn.
+func renderFrames(b *testing.B, m *Model, frames [2]frameMsg) {
+	b.Helper()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		m.Update(frames[i%2])
+		if len(m.View()) == 0 {
+			b.Fatal("empty view")
 		}
 	}
 }
