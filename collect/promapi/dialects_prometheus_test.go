@@ -292,19 +292,7 @@ func TestDialectQueriesAgainstPrometheus(t *testing.T) {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	begun := time.Now()
-	wg.Go(func() {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			direct.ScrapeOnce(runCtx)
-			src.Refresh(runCtx)
-			select {
-			case <-runCtx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	})
+	readTogether(runCtx, &wg, direct, src)
 	// The window starts after the baselines of both (the first tick)
 	// and spans 6 s.
 	t0 := begun.Add(1500 * time.Millisecond)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/internal/testpeer"
 )
 
@@ -55,4 +57,23 @@ func startPrometheus(t *testing.T, ctx context.Context, jobs []scrapeJob, sample
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// readTogether scrapes directly and refreshes from Prometheus on the same
+// 1 s ticks until ctx is done, so both stores hold samples at nearly the
+// same times and a window selects the same span of both.
+func readTogether(ctx context.Context, wg *sync.WaitGroup, direct *collect.Scraper, src *Source) {
+	wg.Go(func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			direct.ScrapeOnce(ctx)
+			src.Refresh(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	})
 }

@@ -74,19 +74,7 @@ func TestAgainstPrometheus(t *testing.T) {
 	defer wg.Wait()
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	wg.Go(func() {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			direct.ScrapeOnce(runCtx)
-			src.Refresh(runCtx)
-			select {
-			case <-runCtx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	})
+	readTogether(runCtx, &wg, direct, src)
 
 	// The window starts in the healthy phase once Prometheus has a full
 	// range of data, and ends in the recovered phase a range (plus a
