@@ -2,6 +2,7 @@ package promapi
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -94,5 +95,62 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	if _, err := Decode(200, []byte(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"x"]}]}}`)); err == nil {
 		t.Error("bad value: no error")
+	}
+}
+
+// BenchmarkDecodeMatrix: a query_range answer of 2,000 series x 60 points,
+// the shape of a fleet backfill.
+func BenchmarkDecodeMatrix(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"status":"success","data":{"resultType":"matrix","result":[`)
+	for i := 0; i < 2000; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"metric":{"job":"checkout","instance":"10.0.%d.%d:8080","dependency":"payments","le":"0.25"},"values":[`, i/250, i%250)
+		for j := 0; j < 60; j++ {
+			if j > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, `[%d.%03d,"%d.5"]`, 1700000000+j, i%1000, i*j)
+		}
+		sb.WriteString(`]}`)
+	}
+	sb.WriteString(`]}}`)
+	body := []byte(sb.String())
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := Decode(200, body)
+		if err != nil || len(res.Series) != 2000 || len(res.Series[1999].Points) != 60 {
+			b.Fatalf("%v: %d series", err, len(res.Series))
+		}
+	}
+}
+
+// Points must be [time, "value"]; anything else is an error naming the
+// sample, never a panic or a silent zero.
+func TestDecodeBadPoints(t *testing.T) {
+	for _, p := range []string{`[1,"x"]`, `[1]`, `[1,"2",3]`, `["1","2"]`, `[1,2]`, `{}`, `[]`, `null`, `[1, "1e999x"]`} {
+		for _, typ := range []string{"vector", "matrix"} {
+			body := `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"b"},"value":` + p + `}]}}`
+			if typ == "matrix" {
+				body = `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":"b"},"values":[` + p + `]}]}}`
+			}
+			if res, err := Decode(200, []byte(body)); err == nil {
+				t.Errorf("%s point %s: no error, got %+v", typ, p, res.Series)
+			}
+		}
+	}
+	// Accepted shapes: blanks, exponents, the special values.
+	body := `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[ [ 1.7e9 , "NaN" ],[1700000000.5,"+Inf"],[1700000001,"-Inf"],[1700000002,"0.25"]]}]}}`
+	res, err := Decode(200, []byte(body))
+	if err != nil || len(res.Series) != 1 || len(res.Series[0].Points) != 4 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	pts := res.Series[0].Points
+	if pts[0].T != 1700000000000 || !math.IsNaN(pts[0].V) || pts[1].T != 1700000000500 || !math.IsInf(pts[1].V, 1) ||
+		!math.IsInf(pts[2].V, -1) || pts[3].V != 0.25 {
+		t.Errorf("points %+v", pts)
 	}
 }
