@@ -3,6 +3,8 @@ package collect
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/retrytop/retrytop/model"
 )
 
 // MaxTextLen is the length in bytes at which Sanitize cuts text.
@@ -19,9 +21,10 @@ func Sanitize(s string) string { return SanitizeN(s, MaxTextLen) }
 //     a space, so one message stays one line;
 //   - every other C0 control, DEL and C1 control (ESC among them, so no
 //     terminal escape sequence survives) is written as \xNN;
-//   - bidirectional formatting characters (U+061C, U+200E, U+200F,
-//     U+202A..U+202E, U+2066..U+2069) are written as \uNNNN, so text cannot
-//     reorder what follows it on screen;
+//   - characters that reorder or hide text (model.InvisibleFormat:
+//     bidirectional controls, zero-width characters, the byte-order mark)
+//     are written as \uNNNN, so text cannot reorder what follows it on
+//     screen;
 //   - each byte of invalid UTF-8 becomes U+FFFD.
 //
 // The result is at most limit bytes long (limit <= 0: no cap); text cut short
@@ -49,7 +52,7 @@ func SanitizeN(s string, limit int) string {
 			piece = append(piece, ' ')
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
 			piece = append(piece, '\\', 'x', hexDigit(byte(r)>>4), hexDigit(byte(r)&0xf))
-		case isBidiControl(r):
+		case model.InvisibleFormat(r):
 			piece = append(piece, '\\', 'u',
 				hexDigit(byte(r>>12)&0xf), hexDigit(byte(r>>8)&0xf),
 				hexDigit(byte(r>>4)&0xf), hexDigit(byte(r)&0xf))
@@ -79,11 +82,6 @@ func isPlainASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-func isBidiControl(r rune) bool {
-	return r == 0x061c || r == 0x200e || r == 0x200f ||
-		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
 func hexDigit(b byte) byte { return "0123456789abcdef"[b&0xf] }

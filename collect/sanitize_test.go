@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/retrytop/retrytop/model"
 )
 
 func TestSanitize(t *testing.T) {
@@ -20,6 +22,7 @@ func TestSanitize(t *testing.T) {
 		{"c1 \u0085nel \u009bcsi", `c1  nel \x9bcsi`, 0},
 		{"bidi \u202eevil\u202c \u2066x\u2069", `bidi \u202eevil\u202c \u2066x\u2069`, 0},
 		{"sep\u2028para\u2029", "sep para ", 0},
+		{"zero\u200bwidth\ufeff soft\u00adhyphen", `zero\u200bwidth\ufeff soft\u00adhyphen`, 0},
 		{"bad \xff\xfe utf8", "bad \uFFFD\uFFFD utf8", 0},
 		{"abcdefghij", "abcdefghij", 10},
 		{"abcdefghijk", "abcdefg…", 10},
@@ -65,7 +68,7 @@ func FuzzSanitize(f *testing.F) {
 			t.Fatalf("SanitizeN(%q, %d) = %q", s, max, got)
 		}
 		for _, r := range got {
-			if r < 0x20 || (r >= 0x7f && r < 0xa0) || isBidiControl(r) {
+			if r < 0x20 || (r >= 0x7f && r < 0xa0) || model.InvisibleFormat(r) {
 				t.Fatalf("SanitizeN(%q, %d) = %q keeps %U", s, max, got, r)
 			}
 		}

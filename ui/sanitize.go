@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/retrytop/retrytop/model"
 )
 
 // Sanitize makes untrusted text (label values, error messages, anything a
@@ -38,24 +40,10 @@ func Sanitize(s string) string {
 			b.WriteRune(utf8.RuneError)
 		case r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f':
 			b.WriteByte(' ')
-		case unicode.IsControl(r), invisible(r):
+		case unicode.IsControl(r), model.InvisibleFormat(r):
 		default:
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
-}
-
-// invisible reports format characters that can reorder or hide text:
-// bidirectional embeddings, overrides and isolates, zero-width characters
-// and the byte-order mark.
-func invisible(r rune) bool {
-	switch {
-	case r >= 0x200b && r <= 0x200f, // zero width space .. right-to-left mark
-		r >= 0x202a && r <= 0x202e, // embeddings and overrides
-		r >= 0x2060 && r <= 0x2069, // word joiner .. isolates
-		r == 0xfeff, r == 0x061c, r == 0x00ad:
-		return true
-	}
-	return false
 }
