@@ -207,8 +207,10 @@ func TestServiceSignalsOnTheSim(t *testing.T) {
 	// one grant landing between a truth read and its scrape moves a half's
 	// mean by 2-3% (3.3% seen under -race): they only show the direction.
 	within3("ignore-cancel slow-phase queue wait mean", slow.scraped, slow.truth)
-	// Healthy waits may be exactly 0 (every request found a free slot).
-	if math.Abs(healthy.scraped-healthy.truth) > max(0.03*healthy.truth, 1e-6) {
+	// Healthy waits are 0 or a fraction of a millisecond (every request,
+	// or nearly, found a free slot), where one grant read on the wrong
+	// side of a scrape is already 4%: compare to the millisecond.
+	if math.Abs(healthy.scraped-healthy.truth) > max(0.03*healthy.truth, 1e-3) {
 		t.Errorf("healthy-phase queue wait mean: scraped %v s, truth %v s", healthy.scraped, healthy.truth)
 	}
 	if !(slow.scraped > 2*healthy.scraped) || !(late.scraped > early.scraped) {
