@@ -101,11 +101,8 @@ TARGET is URL or name=URL.`,
 
 func runRecord(ctx context.Context, errw io.Writer, f *recordFlags, src *sources) error {
 	targets := src.targets
-	w, err := dump.Create(f.out, f.force, dump.WriterOptions{})
+	w, err := createDump(f.out, f.force, "--force")
 	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return withCode(exitUsage, fmt.Errorf("%s exists; use --force to overwrite it", f.out))
-		}
 		return err
 	}
 	var mu sync.Mutex
@@ -174,11 +171,8 @@ func runRecordPrometheus(ctx context.Context, errw io.Writer, f *recordFlags, pf
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	w, err := dump.Create(f.out, f.force, dump.WriterOptions{})
+	w, err := createDump(f.out, f.force, "--force")
 	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return withCode(exitUsage, fmt.Errorf("%s exists; use --force to overwrite it", f.out))
-		}
 		return err
 	}
 	var mu sync.Mutex
@@ -203,6 +197,16 @@ func runRecordPrometheus(ctx context.Context, errw io.Writer, f *recordFlags, pf
 		return withCode(exitNoData, errors.New("nothing recorded: no query returned data"))
 	}
 	return nil
+}
+
+// createDump creates a dump file; an existing file without force is a
+// usage error naming the flag that allows overwriting it.
+func createDump(path string, force bool, forceFlag string) (*dump.Writer, error) {
+	w, err := dump.Create(path, force, dump.WriterOptions{})
+	if errors.Is(err, os.ErrExist) {
+		return nil, withCode(exitUsage, fmt.Errorf("%s exists; use %s to overwrite it", path, forceFlag))
+	}
+	return w, err
 }
 
 // progressLine is one line of record's progress.
@@ -274,11 +278,8 @@ func (f *dashboardFlags) openRecord(opts *ui.Options) (*dump.Writer, func(error)
 	if f.record == "" {
 		return nil, nil, nil
 	}
-	w, err := dump.Create(f.record, f.recordForce, dump.WriterOptions{})
+	w, err := createDump(f.record, f.recordForce, "--record-force")
 	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return nil, nil, fmt.Errorf("%s exists; use --record-force to overwrite it", f.record)
-		}
 		return nil, nil, err
 	}
 	var mu sync.Mutex
