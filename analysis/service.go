@@ -385,9 +385,12 @@ func ServiceSignalsFor(st *model.Store, target string, startMs, endMs int64) mod
 // service-side family (a service shape).
 func Services(st *model.Store) []string {
 	var out []string
+	// The dashboard asks every frame: look at the names, not at copies of
+	// the series' history.
 	for _, t := range st.Targets() {
+		names := st.Names(t) // sorted
 		for _, n := range serviceProbeNames {
-			if len(st.Select(t, n, nil)) > 0 {
+			if _, found := sort.Find(len(names), func(i int) int { return strings.Compare(n, names[i]) }); found {
 				out = append(out, t)
 				break
 			}
