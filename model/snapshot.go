@@ -55,6 +55,11 @@ type Sample struct {
 	// TimestampMs is the exposition's own timestamp when it carried one
 	// (0 when absent); the scrape time is Snapshot.Time.
 	TimestampMs int64
+	// CreatedMs is the series' created timestamp (OpenMetrics _created,
+	// protobuf created_timestamp) of a counter, histogram or summary, Unix
+	// milliseconds; 0 when not exposed. The store uses it to tell a series
+	// that started at 0 since the previous scrape.
+	CreatedMs int64
 }
 
 // Family is all samples of one metric name.
@@ -70,6 +75,37 @@ type Snapshot struct {
 	Target   string // the target's name (unique within a session)
 	Time     time.Time
 	Families []Family
+	// ProcessStart is the target's process_start_time_seconds (Unix
+	// seconds) when a translator carried it over from the raw exposition;
+	// 0 when unknown, and the store then looks for that family in
+	// Families. A change between two scrapes is a restart.
+	ProcessStart float64
+	// Baseline marks a snapshot whose series new to the store must not be
+	// read as increases from 0: a dialect began reading families the target
+	// already exposed, so its first values hold history of unknown length.
+	Baseline bool
+}
+
+// MetricProcessStart is the process' start time, the restart signal every
+// Prometheus client library exposes.
+const MetricProcessStart = "process_start_time_seconds"
+
+// ProcessStartOf returns the snapshot's process start time: ProcessStart,
+// else the first valid sample of process_start_time_seconds; 0 when none.
+func (s *Snapshot) ProcessStartOf() float64 {
+	if s.ProcessStart > 0 {
+		return s.ProcessStart
+	}
+	for i := range s.Families {
+		f := &s.Families[i]
+		if f.Name != MetricProcessStart || len(f.Samples) == 0 {
+			continue
+		}
+		if v := f.Samples[0].Value; v > 0 && !math.IsInf(v, 0) {
+			return v
+		}
+	}
+	return 0
 }
 
 // SeriesCount is the number of flat series the snapshot expands into

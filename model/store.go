@@ -34,6 +34,10 @@ type StoreConfig struct {
 	// MaxSeriesPerTarget caps distinct flat series per target (default
 	// 20,000). Series beyond it are dropped and counted, never stored.
 	MaxSeriesPerTarget int
+	// FirstValueIsBaseline turns off reading a new series' first value as
+	// an increase from 0 (see Append): Prometheus' own rule, for sources
+	// that already account for it.
+	FirstValueIsBaseline bool
 }
 
 // DefaultStoreConfig is 15 minutes at 1 s and 20,000 series per target.
@@ -56,6 +60,18 @@ type targetHistory struct {
 	byName  map[string][]*storedSeries
 	dropped int // series refused by the cap at the newest scrape
 	keyBuf  []byte
+	// start is the target's process start time at its newest scrape that
+	// had one (0: never seen).
+	start float64
+	fresh []freshSeries // reused by Append
+}
+
+// freshSeries is a series first seen at the scrape being appended.
+type freshSeries struct {
+	ss     *storedSeries
+	sample *Sample
+	suffix string // "", "_bucket", "_count" or "_sum"
+	typ    MetricType
 }
 
 type storedSeries struct {
@@ -85,11 +101,30 @@ func (s *Store) Config() StoreConfig { return s.cfg }
 type AppendResult struct {
 	Series  int // series stored from the snapshot
 	Dropped int // series refused because the target is at its cap
+	// Seeded counts the new series given a 0 at the previous scrape.
+	Seeded int
+	// Restarted is true when the target restarted since its previous
+	// scrape: its process start time moved or its counters reset together.
+	Restarted bool
 }
 
 // Append adds one scrape. Scrapes of a target must arrive in time order;
 // an older or equal timestamp than the newest stored is ignored so a
 // replayed or duplicated frame can never reorder history.
+//
+// New series start at zero: emitters create a counter series on its first
+// event (a new status code, outcome or upstream), so a counter, histogram
+// or summary count series that a target already scraped did not have at its
+// previous scrape was 0 then, and it is stored with a 0 at that scrape.
+// Its first value is then an increase like any other instead of the
+// baseline Prometheus takes it for (which loses a whole scrape interval of
+// the series' events). Not when the target restarted in between (its
+// process_start_time_seconds moved, or most of its counters went down, or
+// the snapshot says Baseline): the new process' series may hold history
+// from before the previous scrape. A created timestamp after the previous
+// scrape proves a series started at 0 since, restart or not. Histogram and
+// summary parts are seeded only with their whole sample (a new bucket of
+// a known histogram is not new data).
 func (s *Store) Append(snap *Snapshot) AppendResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -112,6 +147,13 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	th.next++
 
 	var res AppendResult
+	// prev is the slot of the target's previous scrape, -1 without one.
+	prev := -1
+	if idx > 0 && len(th.times) >= 2 && !s.cfg.FirstValueIsBaseline {
+		prev = int((idx - 1) % int64(len(th.times)))
+	}
+	th.fresh = th.fresh[:0]
+	counted, reset := 0, 0 // counters with a positive previous value; those that went down
 	snap.eachFlat(func(r *flatRef) {
 		th.keyBuf = r.appendKey(th.keyBuf[:0])
 		ss := th.series[string(th.keyBuf)] // no allocation for the lookup
@@ -128,11 +170,34 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 			}
 			th.series[key] = ss
 			th.byName[fs.Name] = append(th.byName[fs.Name], ss)
+			if prev >= 0 && r.startsAtZero() && !math.IsNaN(r.value) {
+				th.fresh = append(th.fresh, freshSeries{ss: ss, sample: r.sample, suffix: r.suffix, typ: r.fam.Type})
+			}
+		} else if prev >= 0 && r.countsEvents() {
+			if p := ss.values[prev]; p > 0 {
+				counted++
+				if r.value < p {
+					reset++
+				}
+			}
 		}
 		ss.values[slot] = r.value
 		ss.lastSeen = idx
 		res.Series++
 	})
+	if ps := snap.ProcessStartOf(); ps > 0 {
+		// A second of slack: some exporters derive it from uptime.
+		if th.start > 0 && math.Abs(ps-th.start) > 1 {
+			res.Restarted = true
+		}
+		th.start = ps
+	}
+	if reset > 0 && 2*reset > counted {
+		res.Restarted = true
+	}
+	if len(th.fresh) > 0 {
+		res.Seeded = th.seed(prev, res.Restarted || snap.Baseline)
+	}
 	// Series missing from this scrape get an explicit gap; series missing
 	// for the whole retained history are forgotten so churn stays bounded.
 	for key, ss := range th.series {
@@ -147,6 +212,55 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	}
 	th.dropped = res.Dropped
 	return res
+}
+
+// seed gives the fresh series a 0 at the previous scrape (slot prev),
+// unless notFromZero and no created timestamp says otherwise. It returns
+// how many it seeded.
+func (th *targetHistory) seed(prev int, notFromZero bool) int {
+	prevMs := th.times[prev]
+	// A histogram's or summary's parts go with its _count: seeded only
+	// when the whole sample is new.
+	var whole map[*Sample]bool
+	for _, f := range th.fresh {
+		if f.typ != Counter && f.suffix == "_count" {
+			if whole == nil {
+				whole = make(map[*Sample]bool)
+			}
+			whole[f.sample] = true
+		}
+	}
+	n := 0
+	for i, f := range th.fresh {
+		th.fresh[i] = freshSeries{} // no pointers kept past the call
+		if f.typ != Counter && !whole[f.sample] {
+			continue
+		}
+		if notFromZero && f.sample.CreatedMs <= prevMs {
+			continue
+		}
+		f.ss.values[prev] = 0
+		n++
+	}
+	return n
+}
+
+// startsAtZero reports whether the flat series counts from 0 when its
+// series is created: counters, histogram parts, summary count and sum.
+func (r *flatRef) startsAtZero() bool {
+	switch r.fam.Type {
+	case Counter, Histogram:
+		return true
+	case Summary:
+		return r.extra == ""
+	}
+	return false
+}
+
+// countsEvents reports whether the flat series is one the restart rule
+// watches: counters and the counts of histograms and summaries.
+func (r *flatRef) countsEvents() bool {
+	return r.fam.Type == Counter || r.suffix == "_count"
 }
 
 func (th *targetHistory) removeByName(ss *storedSeries) {
