@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	pmodel "github.com/prometheus/common/model"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/retrytop/retrytop/model"
 )
@@ -298,14 +299,19 @@ func convertFamilies(fams []*dto.MetricFamily, filter func(string) bool) []model
 			switch f.Type {
 			case model.Counter:
 				s.Value = m.GetCounter().GetValue()
+				s.CreatedMs = createdMs(m.GetCounter().GetCreatedTimestamp())
 			case model.Gauge:
 				s.Value = m.GetGauge().GetValue()
 			case model.Untyped:
 				s.Value = m.GetUntyped().GetValue()
 			case model.Histogram:
 				convertHistogram(&s, m.GetHistogram())
+				if mf.GetType() == dto.MetricType_HISTOGRAM {
+					s.CreatedMs = createdMs(m.GetHistogram().GetCreatedTimestamp())
+				}
 			case model.Summary:
 				convertSummary(&s, m.GetSummary())
+				s.CreatedMs = createdMs(m.GetSummary().GetCreatedTimestamp())
 			}
 			f.Samples = append(f.Samples, s)
 		}
@@ -313,6 +319,15 @@ func convertFamilies(fams []*dto.MetricFamily, filter func(string) bool) []model
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// createdMs is a created timestamp in Unix milliseconds, 0 when absent or
+// not after the epoch.
+func createdMs(ts *timestamppb.Timestamp) int64 {
+	if ts == nil || ts.CheckValid() != nil {
+		return 0
+	}
+	return max(ts.AsTime().UnixMilli(), 0)
 }
 
 func convertLabels(lps []*dto.LabelPair) model.Labels {
@@ -415,4 +430,17 @@ func finishSummary(s *model.Sample, quantiles []model.QuantileValue, count float
 	if sumKnown {
 		s.Sum = sum
 	}
+}
+
+// FinishHistogram fills s as the parsers fill a classic histogram from its
+// parts (buckets in any order, a missing +Inf bucket, _count or _sum), so
+// that an importer reassembling flat series yields the very sample a scrape
+// of the same text would.
+func FinishHistogram(s *model.Sample, buckets []model.Bucket, count float64, countKnown bool, sum float64, sumKnown bool) {
+	finishHistogram(s, buckets, count, countKnown, sum, sumKnown)
+}
+
+// FinishSummary is FinishHistogram for a summary.
+func FinishSummary(s *model.Sample, quantiles []model.QuantileValue, count float64, countKnown bool, sum float64, sumKnown bool) {
+	finishSummary(s, quantiles, count, countKnown, sum, sumKnown)
 }

@@ -89,12 +89,12 @@ func TestExpfmtParserFixtures(t *testing.T) {
 					Quantiles: qvs(0.5, 0.001)},
 			}},
 		}},
-		// OpenMetrics: counters gain _total, _created and exemplars are
-		// dropped, timestamps are seconds.
+		// OpenMetrics: counters gain _total, _created is the sample's
+		// creation time, exemplars are dropped, timestamps are seconds.
 		{"openmetrics.om", ctOM, []model.Family{
 			{Name: "legacy_thing", Type: model.Untyped, Samples: []model.Sample{{Value: 1}}},
 			{Name: "retry_attempts_total", Help: "Attempts sent to the dependency.", Type: model.Counter, Samples: []model.Sample{
-				{Labels: ls("dependency", "db"), Value: 120},
+				{Labels: ls("dependency", "db"), Value: 120, CreatedMs: 1700000000123},
 			}},
 			{Name: "retry_backoff_seconds", Type: model.Histogram, Samples: []model.Sample{
 				{Labels: ls("dependency", "db"), Count: 9, Sum: 4.5,
@@ -368,6 +368,9 @@ func sameFloat(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNa
 func diffSample(w, g model.Sample) string {
 	if !w.Labels.Equal(g.Labels) {
 		return fmt.Sprintf("labels %s, want %s", g.Labels, w.Labels)
+	}
+	if w.CreatedMs != g.CreatedMs {
+		return fmt.Sprintf("%s created %d, want %d", w.Labels, g.CreatedMs, w.CreatedMs)
 	}
 	if !sameFloat(w.Value, g.Value) || !sameFloat(w.Count, g.Count) || !sameFloat(w.Sum, g.Sum) || w.TimestampMs != g.TimestampMs {
 		return fmt.Sprintf("%s value/count/sum/ts %v/%v/%v/%d, want %v/%v/%v/%d", w.Labels,
