@@ -174,11 +174,34 @@ func (o *out) gauge(name string, ls model.Labels, v float64) {
 }
 
 func (o *out) scalar(name string, typ model.MetricType, ls model.Labels, v float64) {
+	o.scalarAt(name, typ, ls, v, 0)
+}
+
+// counterAt is counter for a raw series with a created timestamp (0:
+// unknown).
+func (o *out) counterAt(name string, ls model.Labels, v float64, created int64) {
+	o.scalarAt(name, model.Counter, ls, v, created)
+}
+
+func (o *out) scalarAt(name string, typ model.MetricType, ls model.Labels, v float64, created int64) {
 	if !valid(v) {
 		return
 	}
-	s, _ := o.slot(name, typ, ls)
+	s, fresh := o.slot(name, typ, ls)
 	s.Value += v
+	s.CreatedMs = addCreated(s.CreatedMs, created, fresh)
+}
+
+// addCreated is the created timestamp of a sum of series: the earliest of
+// its parts, unknown (0) as soon as one part's is.
+func addCreated(cur, part int64, fresh bool) int64 {
+	if fresh {
+		return part
+	}
+	if cur == 0 || part == 0 {
+		return 0
+	}
+	return min(cur, part)
 }
 
 // histogram adds a raw histogram sample to name{ls}, its bucket bounds and
@@ -190,6 +213,7 @@ func (o *out) histogram(name string, ls model.Labels, src *model.Sample, scale f
 		scale = 1
 	}
 	s, fresh := o.slot(name, model.Histogram, ls)
+	s.CreatedMs = addCreated(s.CreatedMs, src.CreatedMs, fresh)
 	if fresh {
 		s.Buckets = make([]model.Bucket, len(src.Buckets))
 		for i, b := range src.Buckets {

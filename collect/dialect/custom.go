@@ -267,7 +267,7 @@ func (m *custom) Translate(snap *model.Snapshot) *model.Snapshot {
 			}
 			switch {
 			case counterFamilies[sig.Family]:
-				o.counter(sig.Family, ls, scalar(f, s))
+				o.counterAt(sig.Family, ls, scalar(f, s), s.CreatedMs)
 			case histogramFamilies[sig.Family]:
 				switch f.Type {
 				case model.Histogram:

@@ -170,6 +170,11 @@ type targetState struct {
 	forced   string
 	dialects []Dialect // detected so far (or the forced one), in detection order
 	names    string
+	// prev lists the raw families of the target's previous snapshot
+	// (sorted), to tell whether a dialect detected now reads families
+	// that existed before; scraped is false before the first.
+	prev    []string
+	scraped bool
 }
 
 // Auto returns a Translator over the built-in dialects: each target's
@@ -209,7 +214,8 @@ func NewTranslator(cfg Config) (*Translator, error) {
 		es = append(es, entry{name: e.name, new: f, proto: f()})
 	}
 	regMu.RUnlock()
-	t := &Translator{entries: es, filter: map[string]bool{}, targets: map[string]*targetState{}}
+	// process_start_time_seconds tells the store of a restart.
+	t := &Translator{entries: es, filter: map[string]bool{model.MetricProcessStart: true}, targets: map[string]*targetState{}}
 	for _, e := range es {
 		for _, n := range e.proto.Families() {
 			if p, ok := strings.CutSuffix(n, "*"); ok {
@@ -286,6 +292,7 @@ func (t *Translator) Translate(forced string, snap *model.Snapshot) (*model.Snap
 
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	var added []Dialect
 	if forced != "" {
 		if st.forced != forced || len(st.dialects) == 0 {
 			d, err := t.newDialect(forced)
@@ -293,50 +300,120 @@ func (t *Translator) Translate(forced string, snap *model.Snapshot) (*model.Snap
 				return nil, "", err
 			}
 			st.forced, st.dialects, st.names = forced, []Dialect{d}, forced
+			added = st.dialects
 		}
 	} else {
 		if st.forced != "" {
 			st.forced, st.dialects, st.names = "", nil, ""
 		}
-		t.detect(st, snap.Families)
+		added = t.detect(st, snap.Families)
 	}
-	if len(st.dialects) == 0 {
-		return snap, "", nil
+	// A dialect that starts on a target already scraped, reading families
+	// that were there before (Istio's sidecar stats once its first request
+	// shows istio_requests_total), yields series new to the store whose
+	// values are not increases from 0.
+	baseline := false
+	if st.scraped {
+		for _, d := range added {
+			baseline = baseline || readsAny(d.Families(), st.prev)
+		}
 	}
-	if len(st.dialects) == 1 {
-		return st.dialects[0].Translate(snap), st.names, nil
+	st.scraped = true
+	st.prev = st.prev[:0]
+	for i := range snap.Families {
+		st.prev = append(st.prev, snap.Families[i].Name)
 	}
-	o := newOut()
-	for _, d := range st.dialects {
-		merge(o, d.Translate(snap).Families)
+	sort.Strings(st.prev)
+
+	var res *model.Snapshot
+	switch len(st.dialects) {
+	case 0:
+		res = snap
+	case 1:
+		res = st.dialects[0].Translate(snap)
+	default:
+		o := newOut()
+		for _, d := range st.dialects {
+			merge(o, d.Translate(snap).Families)
+		}
+		res = o.snapshot(snap)
 	}
-	return o.snapshot(snap), st.names, nil
+	return finish(snap, res, baseline), st.names, nil
+}
+
+// finish carries the process start time over from the raw snapshot in to
+// the translated res (never modifying in, which a dialect may return as
+// res) and leaves the raw process_start_time_seconds family out of it: it
+// is only the restart signal.
+func finish(in, res *model.Snapshot, baseline bool) *model.Snapshot {
+	ps := in.ProcessStartOf()
+	has := false
+	for i := range res.Families {
+		has = has || res.Families[i].Name == model.MetricProcessStart
+	}
+	if ps == 0 && !has && !baseline {
+		return res
+	}
+	c := *res
+	c.ProcessStart, c.Baseline = ps, baseline
+	if has {
+		c.Families = make([]model.Family, 0, len(res.Families)-1)
+		for _, f := range res.Families {
+			if f.Name != model.MetricProcessStart {
+				c.Families = append(c.Families, f)
+			}
+		}
+	}
+	return &c
+}
+
+// readsAny reports whether one of the families a dialect reads (names
+// ending in "*" are prefixes) is in sorted.
+func readsAny(families, sorted []string) bool {
+	for _, n := range families {
+		p, prefix := strings.CutSuffix(n, "*")
+		i := sort.SearchStrings(sorted, p)
+		if i < len(sorted) && (sorted[i] == p || prefix && strings.HasPrefix(sorted[i], p)) {
+			return true
+		}
+		if !prefix {
+			// Histogram and summary families are listed by base name.
+			for _, suf := range []string{"_total", "_bucket", "_count", "_sum"} {
+				if j := sort.SearchStrings(sorted, p+suf); j < len(sorted) && sorted[j] == p+suf {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // detect adds the dialects newly recognised in fams, keeping detection
 // order. A dialect that reads another's families supersedes it (istio reads
 // Envoy's cluster stats itself): the superseded one is dropped and never
 // detected again on that target.
-func (t *Translator) detect(st *targetState, fams []model.Family) {
+func (t *Translator) detect(st *targetState, fams []model.Family) (added []Dialect) {
 	skip := make(map[string]bool, len(st.dialects)+2)
 	for _, d := range st.dialects {
 		skip[d.Name()] = true
 	}
-	added := false
 	for _, e := range t.entries {
 		if !skip[e.name] && e.proto.Detect(fams) {
-			st.dialects = append(st.dialects, e.new())
+			d := e.new()
+			st.dialects = append(st.dialects, d)
 			skip[e.name] = true
-			added = true
+			added = append(added, d)
 		}
 	}
-	if !added {
-		return
+	if len(added) == 0 {
+		return nil
 	}
 	for _, d := range st.dialects {
 		if sup, ok := d.(interface{ Supersedes() []string }); ok {
 			for _, n := range sup.Supersedes() {
-				st.dialects = slices.DeleteFunc(st.dialects, func(x Dialect) bool { return x.Name() == n })
+				gone := func(x Dialect) bool { return x.Name() == n }
+				st.dialects = slices.DeleteFunc(st.dialects, gone)
+				added = slices.DeleteFunc(added, gone)
 			}
 		}
 	}
@@ -350,6 +427,7 @@ func (t *Translator) detect(st *targetState, fams []model.Family) {
 		names[i] = d.Name()
 	}
 	st.names = strings.Join(names, "+")
+	return added
 }
 
 func (t *Translator) newDialect(name string) (Dialect, error) {
@@ -379,7 +457,7 @@ func merge(o *out, fams []model.Family) {
 			case model.Histogram:
 				o.histogram(f.Name, s.Labels, s, 1)
 			case model.Counter:
-				o.counter(f.Name, s.Labels, s.Value)
+				o.counterAt(f.Name, s.Labels, s.Value, s.CreatedMs)
 			case model.Gauge:
 				o.gauge(f.Name, s.Labels, s.Value)
 			default:
