@@ -149,7 +149,7 @@ type exportSeries struct {
 }
 
 func cloneSample(s *model.Sample) model.Sample {
-	c := model.Sample{Value: s.Value, Count: s.Count, Sum: s.Sum}
+	c := model.Sample{Value: s.Value, Count: s.Count, Sum: s.Sum, CreatedMs: s.CreatedMs}
 	c.Buckets = append([]model.Bucket(nil), s.Buckets...)
 	c.Quantiles = append([]model.QuantileValue(nil), s.Quantiles...)
 	return c
@@ -185,6 +185,14 @@ func writeFamily(w *bufio.Writer, name string, typ model.MetricType, help string
 		w.Write(buf)
 		st.Samples++
 	}
+	// created writes a series' creation time (OpenMetrics _created, in
+	// seconds), which tells an importer that a series new since the
+	// previous sample started at 0.
+	created := func(labels model.Labels, s *model.Sample, ms int64) {
+		if s.CreatedMs > 0 && (omType == "counter" || omType == "histogram" || omType == "summary") {
+			line(family+"_created", labels, "", "", float64(s.CreatedMs)/1000, ms)
+		}
+	}
 	for _, k := range keys {
 		es := byKey[k]
 		st.Series++
@@ -213,6 +221,7 @@ func writeFamily(w *bufio.Writer, name string, typ model.MetricType, help string
 			default:
 				line(sampleName, es.labels, "", "", p.s.Value, p.ms)
 			}
+			created(es.labels, &p.s, p.ms)
 		}
 	}
 }

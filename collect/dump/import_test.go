@@ -23,6 +23,8 @@ func flat(snaps []model.Snapshot) string {
 	return b.String()
 }
 
+// TestImporters: histograms come out whole (typed, as a scrape of the same
+// text parses them), from the file's # TYPE or, in JSON, from the names.
 func TestImporters(t *testing.T) {
 	tests := []struct {
 		file, format, want string
@@ -30,10 +32,10 @@ func TestImporters(t *testing.T) {
 		{"metrics.om", FormatOpenMetrics, `app @1741057965000
   retry_active_calls{dependency="db"} gauge 3
   retry_attempts_total{dependency="db",outcome="success"} counter 10
-  retry_request_duration_seconds_bucket{dependency="db",le="0.1"} untyped 5
-  retry_request_duration_seconds_bucket{dependency="db",le="+Inf"} untyped 10
-  retry_request_duration_seconds_count{dependency="db"} untyped 10
-  retry_request_duration_seconds_sum{dependency="db"} untyped 1.5
+  retry_request_duration_seconds_bucket{dependency="db",le="0.1"} histogram 5
+  retry_request_duration_seconds_bucket{dependency="db",le="+Inf"} histogram 10
+  retry_request_duration_seconds_count{dependency="db"} histogram 10
+  retry_request_duration_seconds_sum{dependency="db"} histogram 1.5
 client @1741057965000
   retry_attempts_total{dependency="db",outcome="success"} counter 7
 app @1741057966500
@@ -42,10 +44,16 @@ app @1741057966500
 `},
 		{"query_range.json", FormatPromJSON, `app @1741057965000
   retry_attempts_total{dependency="db",job="svc",outcome="success"} counter 10
-  retry_request_duration_seconds_bucket{dependency="db",job="svc",le="0.1"} untyped 5
+  retry_request_duration_seconds_bucket{dependency="db",job="svc",le="0.1"} histogram 5
+  retry_request_duration_seconds_bucket{dependency="db",job="svc",le="+Inf"} histogram 5
+  retry_request_duration_seconds_count{dependency="db",job="svc"} histogram 5
+  retry_request_duration_seconds_sum{dependency="db",job="svc"} histogram NaN
 app @1741057966500
   retry_attempts_total{dependency="db",job="svc",outcome="success"} counter 25
-  retry_request_duration_seconds_bucket{dependency="db",job="svc",le="0.1"} untyped NaN
+  retry_request_duration_seconds_bucket{dependency="db",job="svc",le="0.1"} histogram NaN
+  retry_request_duration_seconds_bucket{dependency="db",job="svc",le="+Inf"} histogram NaN
+  retry_request_duration_seconds_count{dependency="db",job="svc"} histogram NaN
+  retry_request_duration_seconds_sum{dependency="db",job="svc"} histogram NaN
 `},
 		{"export.jsonl", FormatVMJSON, `app @1741057965000
   retry_attempts_total{dependency="db",outcome="success"} counter 10
@@ -157,13 +165,18 @@ func TestStampLines(t *testing.T) {
 		"# 1741057965 app":               1741057965000,
 		"2025-03-04T03:12:45+01:00":      1741054365000,
 		"2025-03-04T03:12:45.25Z client": 1741057965250,
+		"1741057965123":                  1741057965123,
+		"1741057965123.5 app":            1741057965123,
+		"# SCRAPE 1741057965123 app":     1741057965123,
+		"# SCRAPE 1741057965.5 app":      1741057965500,
+		"SCRAPE 2025-03-04T03:12:45Z":    1741057965000,
 	} {
 		ts, _, ok := parseStampLine(in)
 		if !ok || ts.UnixMilli() != want {
 			t.Errorf("%q: %v %v, want %d", in, ts.UnixMilli(), ok, want)
 		}
 	}
-	for _, in := range []string{"x 1", "1e9", "NaN", "# HELP x y", "12 a b", "-5", "1741057965 \"app\""} {
+	for _, in := range []string{"x 1", "1e9", "NaN", "# HELP x y", "12 a b", "-5", "1741057965 \"app\"", "123456789012345", "# SCRAPE", "# SCRAPE x app", "1741057965123.1234567"} {
 		if _, _, ok := parseStampLine(in); ok {
 			t.Errorf("%q read as a timestamp line", in)
 		}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -138,7 +139,7 @@ func ImportBytes(b []byte, name, format string, opts ImportOptions) ([]model.Sna
 	if opts.Target == "" {
 		opts.Target = "imported"
 	}
-	im := &importer{file: name, opts: opts, groups: make(map[groupKey]*group)}
+	im := &importer{file: name, opts: opts}
 	var err error
 	switch format {
 	case FormatOpenMetrics:
@@ -160,27 +161,26 @@ func ImportBytes(b []byte, name, format string, opts ImportOptions) ([]model.Sna
 	return im.snapshots(), nil
 }
 
-// A group is the samples of one target at one time: one snapshot.
-type groupKey struct {
-	target string
-	ms     int64
-}
-
-type group struct {
-	fams map[string]*model.Family
-}
-
 type importer struct {
 	file   string
 	opts   ImportOptions
-	groups map[groupKey]*group
-	types  map[string]model.MetricType // OpenMetrics family types
+	points []flatPoint
+	types  map[string]model.MetricType // OpenMetrics # TYPE, by family name
 }
 
-// add stores one flat sample. labels may contain __name__ (ignored) and
+// flatPoint is one sample of one flat series as a file holds it.
+type flatPoint struct {
+	target string
+	name   string
+	labels model.Labels // sorted; without __name__ and instance
+	ms     int64
+	v      float64
+}
+
+// add keeps one flat sample. labels may contain __name__ (ignored) and
 // instance (the target).
 func (im *importer) add(name string, labels model.Labels, ms int64, v float64) {
-	if im.opts.Filter != nil && !im.opts.Filter(name) && !im.opts.Filter(familyOf(name)) {
+	if f := im.opts.Filter; f != nil && !f(name) && !f(familyOf(name)) && !f(strings.TrimSuffix(name, "_created")+"_total") {
 		return
 	}
 	target := im.opts.Target
@@ -202,23 +202,12 @@ func (im *importer) add(name string, labels model.Labels, ms int64, v float64) {
 		}
 	}
 	out.Sort()
-	k := groupKey{target, ms}
-	g := im.groups[k]
-	if g == nil {
-		g = &group{fams: make(map[string]*model.Family)}
-		im.groups[k] = g
-	}
-	f := g.fams[name]
-	if f == nil {
-		f = &model.Family{Name: name, Type: im.typeOf(name)}
-		g.fams[name] = f
-	}
-	f.Samples = append(f.Samples, model.Sample{Labels: out, Value: v})
+	im.points = append(im.points, flatPoint{target: target, name: name, labels: out, ms: ms, v: v})
 }
 
 // familyOf strips one histogram or summary suffix.
 func familyOf(name string) string {
-	for _, suf := range []string{"_bucket", "_count", "_sum"} {
+	for _, suf := range []string{"_bucket", "_count", "_sum", "_created", "_gcount", "_gsum"} {
 		if strings.HasSuffix(name, suf) {
 			return strings.TrimSuffix(name, suf)
 		}
@@ -226,43 +215,296 @@ func familyOf(name string) string {
 	return name
 }
 
-// typeOf is the type a flat sample name is stored with: counters and
-// gauges keep theirs; histogram and summary parts are stored flat, as the
-// store keeps them, untyped.
-func (im *importer) typeOf(name string) model.MetricType {
-	if t, ok := im.types[name]; ok && (t == model.Gauge || t == model.Untyped) {
-		return t
-	}
-	if strings.HasSuffix(name, "_total") {
-		if t, ok := im.types[strings.TrimSuffix(name, "_total")]; !ok || t == model.Counter {
-			return model.Counter
-		}
-	}
-	return model.Untyped
+// role is what a flat sample is to its family's sample.
+type role int
+
+const (
+	roleValue role = iota
+	roleBucket
+	roleQuantile
+	roleCount
+	roleSum
+	roleCreated
+	roleSkip
+)
+
+// shape is the family a flat sample name belongs to.
+type shape struct {
+	family string
+	typ    model.MetricType
+	role   role
 }
 
-func (im *importer) snapshots() []model.Snapshot {
-	keys := make([]groupKey, 0, len(im.groups))
-	for k := range im.groups {
-		keys = append(keys, k)
+// shapes resolves the flat names of one target's samples into families:
+// by the file's # TYPE lines where it has them, else by Prometheus' naming
+// (a _bucket with le is a histogram's, a quantile or a _count with a _sum
+// a summary's, _total a counter's), so that histograms and summaries come
+// out whole, as a scrape of the same data gives them to the dialects.
+func (im *importer) shapes(pts []flatPoint) map[string]shape {
+	names := map[string]bool{}
+	hist, quant := map[string]bool{}, map[string]bool{}
+	for i := range pts {
+		p := &pts[i]
+		names[p.name] = true
+		if b, ok := strings.CutSuffix(p.name, "_bucket"); ok && p.labels.Has("le") {
+			hist[b] = true
+		}
+		if p.labels.Has("quantile") {
+			quant[p.name] = true
+		}
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].ms != keys[j].ms {
-			return keys[i].ms < keys[j].ms
+	typed := func(n string) (model.MetricType, bool) {
+		t, ok := im.types[n]
+		return t, ok
+	}
+	out := make(map[string]shape, len(names))
+	for n := range names {
+		sh := shape{family: n, typ: model.Untyped}
+		if t, ok := typed(n); ok {
+			sh.typ = t
+			switch t {
+			case model.Summary:
+				sh.role = roleQuantile
+			case model.Histogram:
+				sh.role = roleSkip // a histogram has no sample of its own name
+			}
+			out[n] = sh
+			continue
 		}
-		return keys[i].target < keys[j].target
-	})
-	out := make([]model.Snapshot, 0, len(keys))
-	for _, k := range keys {
-		g := im.groups[k]
-		s := model.Snapshot{Target: k.target, Time: time.UnixMilli(k.ms)}
-		for _, f := range g.fams {
-			s.Families = append(s.Families, *f)
+		if b, ok := strings.CutSuffix(n, "_total"); ok {
+			if t, known := typed(b); !known || t == model.Counter {
+				out[n] = shape{family: n, typ: model.Counter}
+				continue
+			}
 		}
-		sort.Slice(s.Families, func(i, j int) bool { return s.Families[i].Name < s.Families[j].Name })
-		out = append(out, s)
+		found := false
+		for _, x := range []struct {
+			suf  string
+			role role
+		}{{"_bucket", roleBucket}, {"_count", roleCount}, {"_sum", roleSum}, {"_gcount", roleCount}, {"_gsum", roleSum}, {"_created", roleCreated}} {
+			b, ok := strings.CutSuffix(n, x.suf)
+			if !ok {
+				continue
+			}
+			t, known := typed(b)
+			switch {
+			case known && (t == model.Histogram || t == model.Summary && x.role != roleBucket):
+			case known && t == model.Counter && x.role == roleCreated:
+				b += "_total"
+			case known:
+				continue
+			case hist[b]:
+				t = model.Histogram
+			case quant[b] || x.role != roleBucket && names[b+"_count"] && names[b+"_sum"]:
+				t = model.Summary
+			case x.role == roleCreated && names[b+"_total"]:
+				t, b = model.Counter, b+"_total"
+			default:
+				continue
+			}
+			sh, found = shape{family: b, typ: t, role: x.role}, true
+			break
+		}
+		if !found && strings.HasSuffix(n, "_created") {
+			sh.role = roleSkip // a creation time of nothing we know: not a sample
+		}
+		out[n] = sh
 	}
 	return out
+}
+
+// snapshots groups the samples into one snapshot per target and scrape.
+//
+// Exporters that stamp each family when they collect it (promtool-style
+// files from real exporters) give one scrape a millisecond or two of
+// spread: a target's sample times are clustered, a cluster spanning less
+// than half the shortest step of any of its series (so no series has two
+// samples in one), at most 5 s, and stamped with its most frequent time.
+func (im *importer) snapshots() []model.Snapshot {
+	byTarget := map[string][]flatPoint{}
+	for _, p := range im.points {
+		byTarget[p.target] = append(byTarget[p.target], p)
+	}
+	im.points = nil
+	var out []model.Snapshot
+	for target, pts := range byTarget {
+		out = append(out, im.targetSnapshots(target, pts)...)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].Time.Equal(out[j].Time) {
+			return out[i].Time.Before(out[j].Time)
+		}
+		return out[i].Target < out[j].Target
+	})
+	return out
+}
+
+func (im *importer) targetSnapshots(target string, pts []flatPoint) []model.Snapshot {
+	shapes := im.shapes(pts)
+	keys := make([]string, len(pts))
+	var buf []byte
+	for i := range pts {
+		buf = append(append(buf[:0], pts[i].name...), 0xff)
+		keys[i] = string(pts[i].labels.AppendKey(buf))
+	}
+	// The shortest step of any series bounds a cluster.
+	order := make([]int, len(pts))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		i, j := order[a], order[b]
+		if keys[i] != keys[j] {
+			return keys[i] < keys[j]
+		}
+		return pts[i].ms < pts[j].ms
+	})
+	const maxSpread = 5000
+	step := int64(2 * maxSpread)
+	for k := 1; k < len(order); k++ {
+		i, j := order[k-1], order[k]
+		if keys[i] == keys[j] && pts[j].ms > pts[i].ms {
+			step = min(step, pts[j].ms-pts[i].ms)
+		}
+	}
+	times := make([]int64, len(pts))
+	for i := range pts {
+		times[i] = pts[i].ms
+	}
+	slices.Sort(times)
+	// cluster maps a sample time to its cluster's index; each cluster's
+	// time is its most frequent sample time.
+	cluster := map[int64]int{}
+	var stamps []int64
+	for lo := 0; lo < len(times); {
+		hi, best, bestN := lo, times[lo], 0
+		for hi < len(times) && 2*(times[hi]-times[lo]) < step {
+			n := 0
+			t := times[hi]
+			for hi < len(times) && times[hi] == t {
+				hi++
+				n++
+			}
+			cluster[t] = len(stamps)
+			if n > bestN {
+				best, bestN = t, n
+			}
+		}
+		stamps = append(stamps, best)
+		lo = hi
+	}
+	type sampleAcc struct {
+		s                model.Sample
+		buckets          []model.Bucket
+		quantiles        []model.QuantileValue
+		count, sum       float64
+		hasCount, hasSum bool
+		hasValue         bool
+	}
+	type famAcc struct {
+		f       model.Family
+		samples map[string]*sampleAcc
+		order   []string
+	}
+	snaps := make([]map[string]*famAcc, len(stamps))
+	for i := range pts {
+		p := &pts[i]
+		sh := shapes[p.name]
+		if sh.role == roleSkip {
+			continue
+		}
+		c := cluster[p.ms]
+		if snaps[c] == nil {
+			snaps[c] = map[string]*famAcc{}
+		}
+		fa := snaps[c][sh.family]
+		if fa == nil {
+			fa = &famAcc{f: model.Family{Name: sh.family, Type: sh.typ}, samples: map[string]*sampleAcc{}}
+			snaps[c][sh.family] = fa
+		}
+		ls := p.labels
+		switch sh.role {
+		case roleBucket:
+			ls = ls.Without("le")
+		case roleQuantile:
+			ls = ls.Without("quantile")
+		}
+		k := string(ls.AppendKey(nil))
+		sa := fa.samples[k]
+		if sa == nil {
+			sa = &sampleAcc{s: model.Sample{Labels: ls}}
+			fa.samples[k] = sa
+			fa.order = append(fa.order, k)
+		}
+		switch sh.role {
+		case roleValue:
+			sa.s.Value, sa.hasValue = p.v, true
+		case roleBucket:
+			le, err := model.ParseFloat(p.labels.Get("le"))
+			if err != nil {
+				continue
+			}
+			sa.buckets = append(sa.buckets, model.Bucket{UpperBound: le, Count: p.v})
+		case roleQuantile:
+			q, err := model.ParseFloat(p.labels.Get("quantile"))
+			if err != nil {
+				continue
+			}
+			sa.quantiles = append(sa.quantiles, model.QuantileValue{Quantile: q, Value: p.v})
+		case roleCount:
+			sa.count, sa.hasCount = p.v, true
+		case roleSum:
+			sa.sum, sa.hasSum = p.v, true
+		case roleCreated:
+			if !math.IsNaN(p.v) && !math.IsInf(p.v, 0) && p.v > 0 {
+				sa.s.CreatedMs = int64(math.Round(p.v * 1000))
+			}
+		}
+	}
+	out := make([]model.Snapshot, 0, len(stamps))
+	for c, fams := range snaps {
+		if fams == nil {
+			continue
+		}
+		sn := model.Snapshot{Target: target, Time: time.UnixMilli(stamps[c])}
+		for _, fa := range fams {
+			for _, k := range fa.order {
+				sa := fa.samples[k]
+				switch fa.f.Type {
+				case model.Histogram:
+					if len(sa.buckets) == 0 && !sa.hasCount && !sa.hasSum {
+						continue // only a creation time
+					}
+					collect.FinishHistogram(&sa.s, sa.buckets, sa.count, sa.hasCount, sa.sum, sa.hasSum)
+				case model.Summary:
+					if len(sa.quantiles) == 0 && !sa.hasCount && !sa.hasSum {
+						continue
+					}
+					collect.FinishSummary(&sa.s, sa.quantiles, sa.count, sa.hasCount, sa.sum, sa.hasSum)
+				default:
+					if !sa.hasValue {
+						continue
+					}
+				}
+				fa.f.Samples = append(fa.f.Samples, sa.s)
+			}
+			if len(fa.f.Samples) > 0 {
+				sort.Slice(fa.f.Samples, func(i, j int) bool { return labelsLess(fa.f.Samples[i].Labels, fa.f.Samples[j].Labels) })
+				sn.Families = append(sn.Families, fa.f)
+			}
+		}
+		if len(sn.Families) == 0 {
+			continue
+		}
+		sort.Slice(sn.Families, func(i, j int) bool { return sn.Families[i].Name < sn.Families[j].Name })
+		out = append(out, sn)
+	}
+	return out
+}
+
+// labelsLess orders label sets by their key.
+func labelsLess(a, b model.Labels) bool {
+	return string(a.AppendKey(nil)) < string(b.AppendKey(nil))
 }
 
 // ---- OpenMetrics text with timestamps ----
@@ -336,9 +578,6 @@ func (im *importer) openMetrics(b []byte) error {
 		ts, err := strconv.ParseFloat(fields[1], 64)
 		if err != nil || math.IsNaN(ts) || math.IsInf(ts, 0) || math.Abs(ts) > 1e13 {
 			return fail("bad timestamp %q (want seconds since the epoch)", collect.Sanitize(fields[1]))
-		}
-		if strings.HasSuffix(name, "_created") {
-			continue // creation times are not samples
 		}
 		im.add(name, labels, int64(math.Round(ts*1000)), v)
 	}
@@ -623,12 +862,17 @@ func vmValue(raw json.RawMessage) (float64, error) {
 
 // ---- concatenated exposition snapshots ----
 
-// parseStampLine reads a timestamp line: [# ]TIMESTAMP [TARGET], where
-// TIMESTAMP is Unix seconds (with an optional fraction) or RFC 3339.
+// parseStampLine reads a timestamp line: [# ][SCRAPE ]TIMESTAMP [TARGET],
+// where TIMESTAMP is Unix seconds (at most 11 digits, an optional
+// fraction), Unix milliseconds (12 to 14 digits, an optional fraction) or
+// RFC 3339.
 func parseStampLine(line string) (time.Time, string, bool) {
 	s := strings.TrimSpace(line)
 	s = strings.TrimPrefix(s, "# ")
 	f := strings.Fields(s)
+	if len(f) > 1 && f[0] == "SCRAPE" {
+		f = f[1:]
+	}
 	if len(f) == 0 || len(f) > 2 {
 		return time.Time{}, "", false
 	}
@@ -646,25 +890,35 @@ func parseStampLine(line string) (time.Time, string, bool) {
 		return time.Time{}, "", false
 	}
 	sec, frac, _ := strings.Cut(f[0], ".")
-	if sec == "" || len(sec) > 11 || len(frac) > 9 {
+	// Seconds have 10 digits until the year 2286; 12 or more digits are
+	// milliseconds (date +%s%3N), which would be after the year 5000 as
+	// seconds.
+	fracDigits := 9
+	if len(sec) >= 12 {
+		fracDigits = 6
+	}
+	if sec == "" || len(sec) > 14 || len(frac) > fracDigits {
 		return time.Time{}, "", false
 	}
 	si, err := strconv.ParseInt(sec, 10, 64)
 	if err != nil || si < 0 {
 		return time.Time{}, "", false
 	}
-	var ns int64
+	var sub int64 // the fraction in units of 10^-fracDigits
 	if frac != "" {
 		n, err := strconv.ParseUint(frac, 10, 64)
 		if err != nil {
 			return time.Time{}, "", false
 		}
-		ns = int64(n)
-		for k := len(frac); k < 9; k++ {
-			ns *= 10
+		sub = int64(n)
+		for k := len(frac); k < fracDigits; k++ {
+			sub *= 10
 		}
 	}
-	return time.Unix(si, ns), target, true
+	if len(sec) >= 12 {
+		return time.UnixMilli(si).Add(time.Duration(sub)), target, true
+	}
+	return time.Unix(si, sub), target, true
 }
 
 func importConcat(b []byte, name string, opts ImportOptions) ([]model.Snapshot, error) {
@@ -719,7 +973,7 @@ func importConcat(b []byte, name string, opts ImportOptions) ([]model.Snapshot, 
 			chunk, chunkLine = chunk[:0], lineNo
 		} else if cur == nil {
 			if strings.TrimSpace(line) != "" {
-				return nil, &ImportError{File: name, Line: lineNo, Msg: "expected a timestamp line (Unix seconds or RFC 3339, optionally followed by a target name) before the first snapshot"}
+				return nil, &ImportError{File: name, Line: lineNo, Msg: "expected a timestamp line (Unix seconds, Unix milliseconds or RFC 3339, optionally after \"# SCRAPE \" and followed by a target name) before the first snapshot"}
 			}
 		} else {
 			chunk = append(chunk, b[off:next]...)
