@@ -30,7 +30,8 @@ func init() { dialect.Register("noql", func() dialect.Dialect { return noql{} })
 
 // fakeServer answers instant queries: the detection query with the metric
 // names of names (job -> names), any other query with the vector its
-// answer function gives ("" for an empty one).
+// answer function gives ("" for an empty one); /api/v1/targets lists one
+// target scraped every second.
 type fakeServer struct {
 	mu      sync.Mutex
 	names   map[string][]string
@@ -39,6 +40,11 @@ type fakeServer struct {
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/api/v1/targets" {
+		// Scraped every second: the Source's range is 2 s.
+		fmt.Fprint(w, `{"status":"success","data":{"activeTargets":[{"labels":{"job":"app"},"scrapeInterval":"1s"}]}}`)
+		return
+	}
 	q, ts := r.FormValue("query"), r.FormValue("time")
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -109,7 +115,7 @@ func TestSourceDetectsDialects(t *testing.T) {
 		}
 	}
 	if !slices.Equal(orig.Dialects, []string{"envoy", "native"}) || !strings.Contains(orig.PromQL, "envoy_cluster_upstream_rq_completed") ||
-		!strings.Contains(orig.PromQL, "increase(retry_originals_total[1m])") {
+		!strings.Contains(orig.PromQL, "increase(retry_originals_total[2s])") {
 		t.Errorf("originals query %+v", orig)
 	}
 	nq := len(src.Queries())
@@ -196,7 +202,7 @@ func TestSourceDetectsServiceShapes(t *testing.T) {
 	if st[0].Dialect != "prometheus-api:native" || !st[0].Up || st[0].LastError != "" {
 		t.Errorf("server status %+v", st[0])
 	}
-	if fake.count("sum by (job, dependency, code) (increase(http_requests_total[1m]))") != 1 ||
+	if fake.count("sum by (job, dependency, code) (increase(http_requests_total[2s]))") != 1 ||
 		fake.count("sum by (job, dependency) (http_server_active_requests)") != 1 {
 		t.Errorf("service families not queried: %d queries", len(src.Queries()))
 	}
@@ -213,25 +219,29 @@ func TestSourceDetectsServiceShapes(t *testing.T) {
 }
 
 // TestSourceNewSeriesAndBuckets: a series that appears after an
-// evaluation without it is integrated from 0 at that evaluation (its
-// first step counts, as a counter created at 0 would), one present from
-// the first evaluation is a bare baseline; bucket bounds are scaled into
+// evaluation without it is integrated from 0 at the anchor its span
+// starts at (its first span counts, as a counter created at 0 would), one
+// present from the first evaluation is a bare baseline; bucket bounds are scaled into
 // seconds and formatted as the store formats them, and the series of a
 // split query keep their le scale apart.
 func TestSourceNewSeriesAndBuckets(t *testing.T) {
 	const t0 = 1700000000.0
 	fake := &fakeServer{answer: func(q string, ts float64) string {
+		// The answers are increases over a 2 s span, scaled to the span
+		// asked for (the Source integrates from its anchors).
+		_, f := atSpan(q, 2*time.Second)
+		v := func(x float64) string { return fmt.Sprint(x * f) }
 		switch {
 		case strings.Contains(q, "increase(retry_originals_total"):
-			// 6 per 2 s range: 3/s from the start.
-			return fmt.Sprintf(`{"metric":{"job":"app","dependency":"db"},"value":[%.3f,"6"]}`, ts)
+			// 6 per 2 s: 3/s from the start.
+			return fmt.Sprintf(`{"metric":{"job":"app","dependency":"db"},"value":[%.3f,%q]}`, ts, v(6))
 		case strings.Contains(q, "increase(retry_retries_total") && ts > t0:
 			// 3/s, from the second evaluation on.
-			return fmt.Sprintf(`{"metric":{"job":"app","dependency":"db"},"value":[%.3f,"6"]}`, ts)
+			return fmt.Sprintf(`{"metric":{"job":"app","dependency":"db"},"value":[%.3f,%q]}`, ts, v(6))
 		case strings.Contains(q, "increase(envoy_cluster_upstream_rq_time_bucket"):
-			return fmt.Sprintf(`{"metric":{"job":"edge","dependency":"pay","le":"25"},"value":[%.3f,"4"]},{"metric":{"job":"edge","dependency":"pay","le":"+Inf"},"value":[%.3f,"8"]}`, ts, ts)
+			return fmt.Sprintf(`{"metric":{"job":"edge","dependency":"pay","le":"25"},"value":[%.3f,%q]},{"metric":{"job":"edge","dependency":"pay","le":"+Inf"},"value":[%.3f,%q]}`, ts, v(4), ts, v(8))
 		case strings.Contains(q, "increase(hikaricp_connection_acquired_nanos_bucket"):
-			return fmt.Sprintf(`{"metric":{"job":"edge","dependency":"db","le":"5e+06"},"value":[%.3f,"2"]}`, ts)
+			return fmt.Sprintf(`{"metric":{"job":"edge","dependency":"db","le":"5e+06"},"value":[%.3f,%q]}`, ts, v(2))
 		}
 		return ""
 	}}
@@ -259,12 +269,12 @@ func TestSourceNewSeriesAndBuckets(t *testing.T) {
 		}
 		return strings.Join(out, "; ")
 	}
-	// Originals: baseline, +3, +3. Retries: absent at t0, then 0 (its
-	// first step owed), 3+3.
+	// Originals: baseline, +3, +3. Retries: absent at t0, then 3 (its
+	// first span from t0: the store seeds it with 0 at t0), 6.
 	if got := values("app", model.MetricOriginals, nil); got != `{dependency="db"} 0 3 6` {
 		t.Errorf("originals: %s", got)
 	}
-	if got := values("app", model.MetricRetries, nil); got != `{dependency="db"} 0 6` {
+	if got := values("app", model.MetricRetries, nil); got != `{dependency="db"} 0 3 6` {
 		t.Errorf("retries: %s", got)
 	}
 	// Envoy's milliseconds as seconds, kept apart from native's seconds
