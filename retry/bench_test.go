@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -26,6 +27,60 @@ func BenchmarkDoSuccess(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := o.Do(ctx, Critical, ok); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDoSuccessInline is BenchmarkDoSuccess with InlineAttempts, the
+// way HTTPClient runs: no goroutine handoff per attempt.
+func BenchmarkDoSuccessInline(b *testing.B) {
+	o, err := New(Config{
+		Dependency:     "quote",
+		Policy:         DefaultPolicy(),
+		Limiter:        NewLimiter(64, 8),
+		Budget:         NewBudget(BudgetConfig{}),
+		Metrics:        NewMetrics(prometheus.NewRegistry()),
+		InlineAttempts: true,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	ok := func(context.Context) error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := o.Do(ctx, Critical, ok); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAnchorTimeoutCall is the anchor the owner's cost is quoted
+// against: what a caller without any owner pays to bound one call, a
+// context.WithTimeout around it.
+func BenchmarkAnchorTimeoutCall(b *testing.B) {
+	ctx := context.Background()
+	ok := func(context.Context) error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		c, cancel := context.WithTimeout(ctx, time.Second)
+		_ = ok(c)
+		cancel()
+	}
+}
+
+// BenchmarkAnchorGoroutineCall is the anchor for the handoff Do pays so
+// that it can return at the deadline: one goroutine per call and a wait
+// for it, with nothing else.
+func BenchmarkAnchorGoroutineCall(b *testing.B) {
+	ok := func(context.Context) error { return nil }
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		done := make(chan error)
+		go func() { done <- ok(ctx) }()
+		if err := <-done; err != nil {
 			b.Fatal(err)
 		}
 	}

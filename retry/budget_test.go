@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestBudgetFromEmpty100OriginalsAllowAtMost10Retries(t *testing.T) {
@@ -148,7 +149,7 @@ func TestBudgetSharedByConcurrentOwnerCalls(t *testing.T) {
 	b := NewBudget(BudgetConfig{})
 	o, err := New(Config{
 		Dependency: "quote",
-		Policy:     Policy{MaxAttempts: 3},
+		Policy:     Policy{MaxAttempts: 3, Deadline: time.Hour},
 		Budget:     b,
 		Clock:      newFakeClock(),
 		Rand:       zeroRand,

@@ -43,15 +43,21 @@
 // nil Budget lets Policy.MaxAttempts alone bound retries, nil Metrics are
 // kept unregistered. The seed experiment's baseline is therefore
 // Config{Policy: Policy{MaxAttempts: 3, PerAttemptTimeout: 300 *
-// time.Millisecond}} with nothing else.
+// time.Millisecond}} with nothing else; New derives its deadline and least
+// useful attempt time (see Policy).
 //
 // # The rules
 //
 // Deadline: min(caller's ctx deadline, now+Policy.Deadline) minus
-// Policy.DeadlineReserve, fixed when Do starts. Each attempt's ctx expires at
-// min(now+PerAttemptTimeout, that deadline): a retry gets what is left,
-// never a fresh budget. No attempt starts with less than
-// Policy.MinAttemptTime left.
+// Policy.DeadlineReserve, fixed when Do starts. Every operation has one:
+// New derives Policy.Deadline when it is zero, and refuses a policy that
+// nothing bounds. Each attempt's ctx expires at min(now+PerAttemptTimeout,
+// that deadline): a retry gets what is left, never a fresh budget. No
+// attempt starts with less than Policy.MinAttemptTime left, checked again
+// after the admission slot is taken. Do returns at the deadline or on the
+// caller's cancel even if the attempt ignores its ctx: the attempt is
+// abandoned and finishes in the background, holding its slot; its success,
+// if it comes, is late (retry_late_successes_total), never the operation's.
 //
 // Admission: Limiter.TryAcquire before each attempt, never waiting; refused
 // means ErrCapacityRejected at once. Critical work may use reserved slots,
@@ -64,9 +70,17 @@
 //
 // Backoff: before retry n the delay is uniform in [0, min(BackoffCap,
 // BackoffBase*2^(n-1))] (full jitter; 25 ms doubling to 200 ms by default).
-// A provider's Retry-After is a floor, never shortened; if the delay plus
-// MinAttemptTime no longer fits the deadline the loop stops with
-// ErrDeadlineExhausted and the provider's error attached.
+// A provider's Retry-After is a floor, never shortened; one longer than
+// Policy.MaxRetryAfter (5 s by default) ends the operation with
+// ErrProviderError and a Reason; if the delay plus MinAttemptTime no longer
+// fits the deadline the loop stops with ErrDeadlineExhausted and the
+// provider's error attached.
+//
+// One owner per call path: an attempt whose error is another Owner's
+// *Error (however wrapped or marked), or a cancellation, is never retried,
+// whatever Classify says, so nested owners cannot multiply attempts
+// (3 x 3 = 9); an operation started with another owner's attempt ctx is
+// counted in retry_nested_operations_total so the nesting can be found.
 //
 // Results: every Do ends in exactly one Result, counted in
 // retry_results_total, and every failure is an *Error wrapping exactly one
@@ -100,12 +114,17 @@
 // # Cost
 //
 // One successful operation through limiter, budget, attempt deadline and
-// all metrics, with the real clock (BenchmarkDoSuccess), measured with
+// all metrics, with the real clock, measured beside two anchors in one run:
 //
-//	go test -run '^$' -bench '^BenchmarkDoSuccess$' -benchmem -count 10 ./retry/
+//	go test -run '^$' -bench 'DoSuccess$|DoSuccessInline|Anchor' -benchmem -count 6 ./retry/
 //
-// on go1.26.8 linux/amd64, 2 vCPU AMD EPYC (shared, noisy VM): median
-// 860 ns/op (range 666-1506 ns/op), 296 B/op, 5 allocs/op. Four of the five
-// allocations are context.WithDeadline's (the per-attempt timeout), one is
-// the attempt context that carries the Owner for pool-wait reporting.
+// BenchmarkDoSuccessInline (HTTPClient's way, Config.InlineAttempts) costs
+// 4 allocations and about 1.5-2x BenchmarkAnchorTimeoutCall, a bare
+// context.WithTimeout around the call; the attempt context is one
+// allocation of our own that carries the deadline, the Owner and the
+// result. BenchmarkDoSuccess, the default, runs each attempt on a goroutine
+// of its own so that Do can return at the deadline whatever the attempt
+// does: 5 allocations, and the inline cost plus about one
+// BenchmarkAnchorGoroutineCall (a goroutine and a wait). docs/performance.md
+// has the measured numbers.
 package retry

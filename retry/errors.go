@@ -70,6 +70,11 @@ var sentinels = [numResults]error{
 // owners are nested (an attempt of one calls another Owner), the inner
 // *Error is part of the chain too; read Result from errors.As to get the
 // outermost result exactly.
+//
+// An *Error is final for every other Owner: an attempt that returns one
+// (wrapped or marked in any way) is never retried, because the owner that
+// produced it has already spent its attempts, budget and deadline on it, and
+// retrying on top would multiply attempts (3 x 3 = 9 per original).
 type Error struct {
 	Dependency string
 	Result     Result
@@ -77,12 +82,19 @@ type Error struct {
 	Attempts int
 	// Err is the last attempt's error; nil if no attempt was made.
 	Err error
+	// Reason says why the owner stopped when the Result alone does not
+	// (a Retry-After over Policy.MaxRetryAfter, an attempt that outran its
+	// deadline); empty otherwise.
+	Reason string
 
 	ctxErr error // the caller's ctx.Err() for cancelled/deadline results
 }
 
 func (e *Error) Error() string {
 	msg := fmt.Sprintf("retry %s: %s after %d attempt(s)", e.Dependency, e.Result.phrase(), e.Attempts)
+	if e.Reason != "" {
+		msg += " (" + e.Reason + ")"
+	}
 	switch {
 	case e.Err != nil:
 		return msg + ": " + e.Err.Error()
@@ -150,11 +162,20 @@ func MarkPermanent(err error) error {
 }
 
 // DefaultClassify is the classification used when Config.Classify is nil.
-// The first error in the chain marked by MarkTemporary, MarkPermanent or a
-// *StatusError decides; otherwise timeouts (context.DeadlineExceeded, a
-// net.Error whose Timeout is true) are Temporary and everything else is
-// Permanent: only documented temporary failures are retried.
+// Another Owner's *Error anywhere in the chain is Permanent (its result is
+// final; see Error). Otherwise the first error in the chain marked by
+// MarkTemporary, MarkPermanent or a *StatusError decides; otherwise
+// timeouts (context.DeadlineExceeded, a net.Error whose Timeout is true)
+// are Temporary and everything else is Permanent: only documented
+// temporary failures are retried. A cancellation (context.Canceled) is
+// Permanent: nobody is waiting for a retry.
+//
+// The Owner applies the *Error and cancellation rules itself whatever
+// Config.Classify says.
 func DefaultClassify(err error) Class {
+	if finalForOwner(err) {
+		return Permanent
+	}
 	var c classer
 	if errors.As(err, &c) {
 		return c.retryClass()
@@ -163,6 +184,13 @@ func DefaultClassify(err error) Class {
 		return Temporary
 	}
 	return Permanent
+}
+
+// finalForOwner reports whether err must never be retried by an Owner:
+// another Owner's result, or a cancellation.
+func finalForOwner(err error) bool {
+	var oe *Error
+	return errors.As(err, &oe) || errors.Is(err, context.Canceled)
 }
 
 // isTimeout decides the "timeout" attempt outcome.

@@ -204,7 +204,11 @@ func (c *HTTPClient) Do(ctx context.Context, p Priority, req *http.Request) (*ht
 		out  *http.Response
 		sent int
 	)
-	err := c.owner.Do(ctx, p, func(actx context.Context) error {
+	// Inline: net/http ends a round trip and a body read when their ctx is
+	// done, so the attempt cannot outlive the deadline and the goroutine
+	// handoff of Do would buy nothing. The base RoundTripper must honour
+	// the request's context as net/http's does.
+	err := c.owner.do(ctx, p, func(actx context.Context) error {
 		sent++
 		r := req.WithContext(actx)
 		if sent > 1 && req.Body != nil && req.Body != http.NoBody {
@@ -235,7 +239,7 @@ func (c *HTTPClient) Do(ctx context.Context, p Priority, req *http.Request) (*ht
 		resp.Body = io.NopCloser(bytes.NewReader(b))
 		out = resp
 		return nil
-	})
+	}, true)
 	if err != nil {
 		return nil, err
 	}

@@ -23,10 +23,13 @@ const (
 	outcomeTemporary
 	outcomePermanent
 	outcomeTimeout
+	outcomeCancelled
 	numOutcomes
 )
 
-var outcomeNames = [numOutcomes]string{"success", "temporary_error", "permanent_error", "timeout"}
+// outcomeNames: "cancelled" is an attempt stopped by its caller's cancel,
+// never a provider's answer, so it is kept apart from permanent_error.
+var outcomeNames = [numOutcomes]string{"success", "temporary_error", "permanent_error", "timeout", "cancelled"}
 
 // Request duration classes, the "result_class" label values.
 const (
@@ -58,6 +61,9 @@ type Metrics struct {
 	policyMaxAttempts *prometheus.GaugeVec
 	policyDeadline    *prometheus.GaugeVec
 	budgetBalance     *budgetCollector
+	abandoned         *prometheus.CounterVec
+	lateSuccesses     *prometheus.CounterVec
+	nested            *prometheus.CounterVec
 }
 
 // NewMetrics creates the metric families and registers them on reg (never
@@ -106,6 +112,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			"Configured attempt cap, first try included.", "dependency"),
 		policyDeadline: gauge("retry_policy_deadline_seconds",
 			"Configured operation deadline cap; absent when there is none.", "dependency"),
+		abandoned: counter("retry_abandoned_attempts_total",
+			"Attempts still running when the operation ended at its deadline or on cancel; they finish in the background, holding their slot.", "dependency"),
+		lateSuccesses: counter("retry_late_successes_total",
+			"Abandoned attempts that later succeeded: work the provider did for nobody.", "dependency"),
+		nested: counter("retry_nested_operations_total",
+			"Operations started inside an attempt of another owner (outer_dependency); its result is final there, never retried.", "dependency", "outer_dependency"),
 		budgetBalance: &budgetCollector{
 			desc: prometheus.NewDesc("retry_budget_balance",
 				"Retries the shared retry budget would allow now; absent without a budget.", []string{"dependency"}, nil),
@@ -116,7 +128,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(m.originals, m.attempts, m.retries, m.rescued, m.budgetDenied,
 			m.admissionRejected, m.results, m.active, m.concurrencyLimit, m.poolWait,
 			m.requestDuration, m.attemptDuration, m.backoff, m.policyMaxAttempts,
-			m.policyDeadline, m.budgetBalance)
+			m.policyDeadline, m.budgetBalance, m.abandoned, m.lateSuccesses, m.nested)
 	}
 	return m
 }
@@ -165,16 +177,24 @@ type instruments struct {
 	active            prometheus.Gauge
 	poolWait          prometheus.Observer
 	backoff           prometheus.Observer
+	abandoned         prometheus.Counter
+	lateSuccesses     prometheus.Counter
+	nested            *prometheus.CounterVec // by outer dependency, rare: looked up per use
+	dep               string
 }
 
 func (m *Metrics) bind(dep string, p Policy, l *Limiter, b *Budget) *instruments {
 	in := &instruments{
-		retries:      m.retries.WithLabelValues(dep),
-		rescued:      m.rescued.WithLabelValues(dep),
-		budgetDenied: m.budgetDenied.WithLabelValues(dep),
-		active:       m.active.WithLabelValues(dep),
-		poolWait:     m.poolWait.WithLabelValues(dep),
-		backoff:      m.backoff.WithLabelValues(dep),
+		retries:       m.retries.WithLabelValues(dep),
+		rescued:       m.rescued.WithLabelValues(dep),
+		budgetDenied:  m.budgetDenied.WithLabelValues(dep),
+		active:        m.active.WithLabelValues(dep),
+		poolWait:      m.poolWait.WithLabelValues(dep),
+		backoff:       m.backoff.WithLabelValues(dep),
+		abandoned:     m.abandoned.WithLabelValues(dep),
+		lateSuccesses: m.lateSuccesses.WithLabelValues(dep),
+		nested:        m.nested,
+		dep:           dep,
 	}
 	for _, pri := range []Priority{Sheddable, Critical} {
 		i := pri.index()

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -28,6 +29,9 @@ var contract = map[string]string{
 	"retry_budget_balance":           "GAUGE",
 	"retry_policy_max_attempts":      "GAUGE",
 	"retry_policy_deadline_seconds":  "GAUGE",
+	"retry_abandoned_attempts_total": "COUNTER",
+	"retry_late_successes_total":     "COUNTER",
+	"retry_nested_operations_total":  "COUNTER",
 }
 
 // contractLabels are each family's label names, as documented.
@@ -38,6 +42,7 @@ var contractLabels = map[string][]string{
 	"retry_results_total":            {"dependency", "priority", "result"},
 	"retry_request_duration_seconds": {"dependency", "result_class"},
 	"retry_attempt_duration_seconds": {"dependency", "outcome"},
+	"retry_nested_operations_total":  {"dependency", "outer_dependency"},
 }
 
 func TestFamiliesMatchTheContract(t *testing.T) {
@@ -74,6 +79,9 @@ func TestFamiliesMatchTheContract(t *testing.T) {
 		}
 	}
 	for name, typ := range contract {
+		if name == "retry_nested_operations_total" && got[name] == "" {
+			continue // has series only once an operation nests
+		}
 		if got[name] != typ {
 			t.Errorf("family %s: type %q, want %q", name, got[name], typ)
 		}
@@ -111,10 +119,15 @@ func TestUnlimitedFamiliesAreAbsent(t *testing.T) {
 	if _, err := New(Config{Dependency: "baseline", Policy: Policy{MaxAttempts: 3, PerAttemptTimeout: 300 * ms}, Metrics: m}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"retry_concurrency_limit", "retry_budget_balance", "retry_policy_deadline_seconds"} {
+	for _, name := range []string{"retry_concurrency_limit", "retry_budget_balance"} {
 		if n, err := testutil.GatherAndCount(reg, name); err != nil || n != 0 {
-			t.Errorf("%s: %d series (err %v), want none without a limit/budget/deadline", name, n, err)
+			t.Errorf("%s: %d series (err %v), want none without a limit/budget", name, n, err)
 		}
+	}
+	// Every owner has a deadline: without Policy.Deadline it is derived,
+	// 3 attempts x 300 ms + 2 waits of DefaultMaxRetryAfter (5 s) = 10.9 s.
+	if got := testutilGauge(m.policyDeadline, "baseline"); got != 10.9 {
+		t.Errorf("retry_policy_deadline_seconds = %v, want the derived 10.9", got)
 	}
 }
 
@@ -122,7 +135,7 @@ func TestOneMetricsServesManyDependencies(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)
 	for _, dep := range []string{"quote", "catalog"} {
-		o, err := New(Config{Dependency: dep, Policy: Policy{MaxAttempts: 1}, Metrics: m, Budget: NewBudget(BudgetConfig{})})
+		o, err := New(Config{Dependency: dep, Policy: Policy{MaxAttempts: 1, Deadline: time.Second}, Metrics: m, Budget: NewBudget(BudgetConfig{})})
 		if err != nil {
 			t.Fatal(err)
 		}

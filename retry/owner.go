@@ -30,6 +30,13 @@ type Config struct {
 	// Rand returns a uniform int64 in [0, n) for the backoff jitter; nil
 	// means math/rand/v2's Int64N. It must be safe for concurrent use.
 	Rand func(n int64) int64
+	// InlineAttempts runs each attempt on the caller's goroutine instead of
+	// one of its own. That saves a goroutine handoff per attempt (about
+	// 1 µs, see BenchmarkDoSuccessInline), but an attempt that ignores its
+	// ctx then holds Do until it returns, past the deadline. Set it only
+	// when every attempt honours its ctx; HTTPClient always runs inline,
+	// since net/http does.
+	InlineAttempts bool
 }
 
 // Owner is the one place that retries calls to one dependency: it owns the
@@ -48,6 +55,9 @@ type Owner struct {
 	clock    Clock
 	rand     func(n int64) int64
 	in       *instruments
+	inline   bool
+
+	abandonedReturned func() // tests: an abandoned attempt has been accounted for
 }
 
 // New returns an Owner for cfg, or an error if cfg is invalid.
@@ -55,17 +65,19 @@ func New(cfg Config) (*Owner, error) {
 	if cfg.Dependency == "" {
 		return nil, errors.New("retry: Config.Dependency must not be empty")
 	}
-	if err := cfg.Policy.validate(); err != nil {
+	policy, err := cfg.Policy.withDefaults()
+	if err != nil {
 		return nil, err
 	}
 	o := &Owner{
 		dep:      cfg.Dependency,
-		policy:   cfg.Policy,
+		policy:   policy,
 		limiter:  cfg.Limiter,
 		budget:   cfg.Budget,
 		classify: cfg.Classify,
 		clock:    cfg.Clock,
 		rand:     cfg.Rand,
+		inline:   cfg.InlineAttempts,
 	}
 	if o.classify == nil {
 		o.classify = DefaultClassify
@@ -87,7 +99,7 @@ func New(cfg Config) (*Owner, error) {
 // Dependency returns the dependency label value.
 func (o *Owner) Dependency() string { return o.dep }
 
-// Policy returns the policy in force.
+// Policy returns the policy in force, with New's defaults filled in.
 func (o *Owner) Policy() Policy { return o.policy }
 
 // Do runs one logical operation: it calls attempt until it succeeds, fails
@@ -100,45 +112,79 @@ func (o *Owner) Policy() Policy { return o.policy }
 //     Policy.DeadlineReserve, fixed once for the whole operation.
 //   - Before each attempt: stop if ctx is done; stop if less than
 //     Policy.MinAttemptTime is left; take a Limiter slot or stop (no
-//     queueing). The attempt's ctx expires at min(now+PerAttemptTimeout,
-//     operation deadline).
+//     queueing); then look at ctx and the clock again, since taking the
+//     slot may have raced a cancel or the deadline. The attempt's ctx
+//     expires at min(now+PerAttemptTimeout, operation deadline).
 //   - The slot is released as soon as the attempt returns, so no slot is
 //     held during a backoff sleep.
-//   - A failed attempt is retried only if Classify says Temporary, attempts
-//     remain, the full-jitter delay (never shorter than the provider's
+//   - Do never waits for an attempt past the operation deadline or the
+//     caller's cancel: an attempt that ignores its ctx is abandoned there
+//     (counted as a timeout or a cancel, and in
+//     retry_abandoned_attempts_total) and finishes in the background,
+//     holding its slot until it returns; if it then succeeds, the success is
+//     late (retry_late_successes_total), never a success of the operation.
+//     An attempt that outlives only its PerAttemptTimeout is waited for up
+//     to the operation deadline, never retried beside itself.
+//   - A failed attempt is retried only if it is not final (another Owner's
+//     *Error or a cancellation never is retried), Classify says Temporary,
+//     attempts remain, the provider's Retry-After is within
+//     Policy.MaxRetryAfter, the full-jitter delay (never shorter than the
 //     Retry-After) plus MinAttemptTime still fits the deadline, and the
 //     Budget pays for the retry. The budget is paid before sleeping, so a
 //     caller never waits for a retry that would be refused, and refunded if
 //     the retry is then not made.
 //
+// A ctx that belongs to another Owner's attempt makes this a nested
+// operation, counted in retry_nested_operations_total: retries at both
+// levels would multiply, and the outer Owner will not retry this result.
+//
 // attempt must honour its ctx and report a provider's Retry-After by
-// returning an error that implements RetryAfterer (see MarkTemporary).
+// returning an error that implements RetryAfterer (see MarkTemporary). It
+// runs on a goroutine of its own (unless Config.InlineAttempts); a panic
+// in it is re-raised in Do's goroutine.
 func (o *Owner) Do(ctx context.Context, p Priority, attempt func(ctx context.Context) error) error {
+	return o.do(ctx, p, attempt, o.inline)
+}
+
+// do is Do, with attempts run inline (on the caller's goroutine) or each on
+// a goroutine of its own.
+func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Context) error, inline bool) error {
 	op := operation{o: o, pi: p.index(), start: o.clock.Now()}
 	o.in.originals[op.pi].Inc()
+	if outer := ownerFrom(ctx); outer != nil {
+		o.in.nested.WithLabelValues(o.dep, outer.dep).Inc()
+	}
 	if o.budget != nil {
 		o.budget.RecordOriginal()
 	}
-	deadline, bounded := o.deadline(ctx, op.start)
+	deadline := o.deadline(ctx, op.start)
 
 	for {
 		if err := ctx.Err(); err != nil {
 			return op.finishCtx(err)
 		}
-		now := o.clock.Now()
-		timeout := o.policy.PerAttemptTimeout
-		if bounded {
-			left := deadline.Sub(now)
-			if left <= 0 || left < o.policy.MinAttemptTime {
-				return op.finish(ResultDeadlineExhausted, nil)
-			}
-			if timeout <= 0 || left < timeout {
-				timeout = left // a retry gets what is left, never a fresh budget
-			}
+		if !o.timeLeft(deadline, o.clock.Now()) {
+			return op.finish(ResultDeadlineExhausted, nil)
 		}
 		if o.limiter != nil && !o.limiter.TryAcquire(p) {
 			o.in.admissionRejected[op.pi].Inc()
 			return op.finish(ResultCapacityRejected, nil)
+		}
+		// Taking the slot may have raced a cancel or the deadline; an
+		// attempt must never start with an expired ctx.
+		now := o.clock.Now()
+		if err := ctx.Err(); err != nil || !o.timeLeft(deadline, now) {
+			if o.limiter != nil {
+				o.limiter.Release()
+			}
+			if err != nil {
+				return op.finishCtx(err)
+			}
+			return op.finish(ResultDeadlineExhausted, nil)
+		}
+		timeout := deadline.Sub(now) // a retry gets what is left, never a fresh budget
+		if t := o.policy.PerAttemptTimeout; t > 0 && t < timeout {
+			timeout = t
 		}
 		op.paid = false // the paid-for retry is being made now
 		op.attempts++
@@ -146,7 +192,32 @@ func (o *Owner) Do(ctx context.Context, p Priority, attempt func(ctx context.Con
 			o.in.retries.Inc()
 		}
 
-		class, err := o.run(ctx, now, timeout, attempt)
+		a := o.newAttempt(ctx, now, timeout, attempt)
+		if inline {
+			a.runInline()
+		} else {
+			go a.run()
+			if !a.wait(deadline) {
+				return op.abandon(ctx, a)
+			}
+			a.rethrow()
+		}
+		err := a.err
+		if err == nil && (ctx.Err() != nil || a.end.After(deadline)) {
+			// The answer came after the caller gave up or after the
+			// deadline Do promised: work done for nobody, not a success.
+			return op.late(ctx, a)
+		}
+		class := Temporary
+		if err != nil {
+			class = o.classify(err)
+			if finalForOwner(err) {
+				class = Permanent
+			}
+		}
+		outcome := o.outcome(err, class)
+		o.in.attempts[outcome].Inc()
+		o.in.attemptDuration[outcome].Observe(a.end.Sub(a.start).Seconds())
 		if err == nil {
 			if op.attempts > 1 {
 				o.in.rescued.Inc()
@@ -164,13 +235,16 @@ func (o *Owner) Do(ctx context.Context, p Priority, attempt func(ctx context.Con
 			return op.finish(ResultProviderError, nil)
 		}
 
-		delay := max(o.jitter(op.attempts), retryAfter(err)) // Retry-After is a floor
-		if bounded {
-			// Shortening a requested wait to squeeze in a retry would ignore
-			// the provider's overload signal: stop instead.
-			if rest := deadline.Sub(o.clock.Now()) - delay; rest <= 0 || rest < o.policy.MinAttemptTime {
-				return op.finish(ResultDeadlineExhausted, nil)
-			}
+		wait := retryAfter(err)
+		if wait > o.policy.MaxRetryAfter {
+			op.reason = "provider asked to wait " + wait.String() + ", over Policy.MaxRetryAfter " + o.policy.MaxRetryAfter.String()
+			return op.finish(ResultProviderError, nil)
+		}
+		delay := max(o.jitter(op.attempts), wait) // Retry-After is a floor
+		// Shortening a requested wait to squeeze in a retry would ignore
+		// the provider's overload signal: stop instead.
+		if !o.timeLeft(deadline, o.clock.Now().Add(delay)) {
+			return op.finish(ResultDeadlineExhausted, nil)
 		}
 		if o.budget != nil {
 			if !o.budget.TryConsume() {
@@ -188,6 +262,13 @@ func (o *Owner) Do(ctx context.Context, p Priority, attempt func(ctx context.Con
 	}
 }
 
+// timeLeft reports whether an attempt starting at t would still get
+// Policy.MinAttemptTime before the operation deadline.
+func (o *Owner) timeLeft(deadline, t time.Time) bool {
+	left := deadline.Sub(t)
+	return left > 0 && left >= o.policy.MinAttemptTime
+}
+
 // operation is the state of one Do call.
 type operation struct {
 	o        *Owner
@@ -195,7 +276,48 @@ type operation struct {
 	start    time.Time
 	attempts int
 	last     error
+	reason   string
 	paid     bool // a retry's budget cost is paid but the retry not made yet
+}
+
+// abandon ends the operation while attempt a still runs: the caller
+// cancelled or the operation deadline passed.
+func (op *operation) abandon(ctx context.Context, a *attemptCtx) error {
+	o := op.o
+	outcome := outcomeTimeout
+	cerr := ctx.Err()
+	if errors.Is(cerr, context.Canceled) {
+		outcome = outcomeCancelled
+	}
+	o.in.abandoned.Inc()
+	o.in.attempts[outcome].Inc()
+	o.in.attemptDuration[outcome].Observe(o.clock.Now().Sub(a.start).Seconds())
+	op.last = a.Err()
+	if cerr != nil {
+		return op.finishCtx(cerr)
+	}
+	op.reason = "the attempt was still running at the operation deadline; abandoned"
+	return op.finish(ResultDeadlineExhausted, nil)
+}
+
+// late ends the operation whose attempt succeeded after its caller
+// cancelled or after the operation deadline.
+func (op *operation) late(ctx context.Context, a *attemptCtx) error {
+	o := op.o
+	outcome := outcomeTimeout
+	cerr := ctx.Err()
+	if errors.Is(cerr, context.Canceled) {
+		outcome = outcomeCancelled
+	}
+	o.in.lateSuccesses.Inc()
+	o.in.attempts[outcome].Inc()
+	o.in.attemptDuration[outcome].Observe(a.end.Sub(a.start).Seconds())
+	op.reason = "the attempt succeeded after the caller had given up; late success"
+	if cerr != nil {
+		return op.finishCtx(cerr)
+	}
+	op.reason = "the attempt succeeded after the operation deadline; late success"
+	return op.finish(ResultDeadlineExhausted, nil)
 }
 
 func (op *operation) finishCtx(ctxErr error) error {
@@ -223,60 +345,17 @@ func (op *operation) finish(r Result, ctxErr error) error {
 	if r == ResultSuccess {
 		return nil
 	}
-	return &Error{Dependency: o.dep, Result: r, Attempts: op.attempts, Err: op.last, ctxErr: ctxErr}
+	return &Error{Dependency: o.dep, Result: r, Attempts: op.attempts, Err: op.last, Reason: op.reason, ctxErr: ctxErr}
 }
 
-// deadline returns the operation deadline, if there is one.
-func (o *Owner) deadline(ctx context.Context, now time.Time) (time.Time, bool) {
-	d, ok := ctx.Deadline()
-	if o.policy.Deadline > 0 {
-		if c := now.Add(o.policy.Deadline); !ok || c.Before(d) {
-			d, ok = c, true
-		}
+// deadline returns the operation deadline. New guarantees Policy.Deadline,
+// so there always is one.
+func (o *Owner) deadline(ctx context.Context, now time.Time) time.Time {
+	d := now.Add(o.policy.Deadline)
+	if c, ok := ctx.Deadline(); ok && c.Before(d) {
+		d = c
 	}
-	if !ok {
-		return time.Time{}, false
-	}
-	return d.Add(-o.policy.DeadlineReserve), true
-}
-
-// run makes one attempt with the slot already held, and releases it.
-func (o *Owner) run(ctx context.Context, now time.Time, timeout time.Duration, attempt func(context.Context) error) (Class, error) {
-	actx, cancel := ctx, context.CancelFunc(nil)
-	if timeout > 0 {
-		actx, cancel = context.WithDeadline(ctx, now.Add(timeout))
-	}
-	o.in.active.Inc()
-	// Deferred so that a panicking attempt still returns its slot. A panic
-	// records no outcome: it is a bug, not an answer from the provider.
-	defer func() {
-		if cancel != nil {
-			cancel()
-		}
-		o.in.active.Dec()
-		if o.limiter != nil {
-			o.limiter.Release()
-		}
-	}()
-	t0 := o.clock.Now()
-	err := attempt(&attemptContext{Context: actx, o: o})
-	d := o.clock.Now().Sub(t0)
-
-	class, outcome := Temporary, outcomeSuccess
-	if err != nil {
-		class = o.classify(err)
-		switch {
-		case isTimeout(err):
-			outcome = outcomeTimeout
-		case class == Temporary:
-			outcome = outcomeTemporary
-		default:
-			outcome = outcomePermanent
-		}
-	}
-	o.in.attempts[outcome].Inc()
-	o.in.attemptDuration[outcome].Observe(d.Seconds())
-	return class, err
+	return d.Add(-o.policy.DeadlineReserve)
 }
 
 // jitter is the full-jitter delay before retry n: uniform in [0, ceiling].
@@ -289,23 +368,6 @@ func (o *Owner) jitter(n int) time.Duration {
 		c++ // Rand's bound is exclusive; the ceiling itself is a valid delay
 	}
 	return time.Duration(o.rand(c))
-}
-
-// attemptContext is the ctx an attempt runs with. It carries its Owner so
-// that ObservePoolWait and Transport can find where to report, without a
-// second allocation for context.WithValue.
-type attemptContext struct {
-	context.Context
-	o *Owner
-}
-
-type attemptKey struct{}
-
-func (c *attemptContext) Value(key any) any {
-	if key == (attemptKey{}) {
-		return c.o
-	}
-	return c.Context.Value(key)
 }
 
 // ownerFrom returns the Owner whose attempt ctx belongs to, or nil.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -38,8 +39,9 @@ func TestAttemptTimeoutIsWhatIsLeft(t *testing.T) {
 			want:       []time.Duration{250 * ms, 250 * ms},
 		},
 		{
-			// No deadline anywhere: every attempt gets the per-attempt cap.
-			name:  "unbounded operation",
+			// No Deadline of its own: the derived one (3 x 300 ms + 2 x
+			// 5 s) leaves every attempt its per-attempt cap.
+			name:  "derived deadline",
 			steps: []step{{10 * ms, errTemp}, {10 * ms, errTemp}, {0, nil}},
 			// Starts at 0, 10+25 = 35, 35+10+50 = 95 ms.
 			want: []time.Duration{300 * ms, 335 * ms, 395 * ms},
@@ -48,7 +50,7 @@ func TestAttemptTimeoutIsWhatIsLeft(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, func(c *Config) {
-				if tt.name == "unbounded operation" {
+				if tt.name == "derived deadline" {
 					c.Policy.Deadline, c.Policy.DeadlineReserve = 0, 0
 				}
 			})
@@ -67,17 +69,6 @@ func TestAttemptTimeoutIsWhatIsLeft(t *testing.T) {
 				t.Errorf("attempt deadlines = %v, want %v", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestUnboundedAttemptHasNoDeadline(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.Policy = Policy{MaxAttempts: 1} })
-	s := &script{clock: h.clock, steps: []step{{0, nil}}}
-	if err := h.owner.Do(context.Background(), Critical, s.attempt); err != nil {
-		t.Fatal(err)
-	}
-	if !s.deadlines[0].IsZero() {
-		t.Errorf("attempt had deadline %v; want none without caller deadline, Deadline or PerAttemptTimeout", s.deadlines[0])
 	}
 }
 
@@ -466,22 +457,51 @@ func TestUnpaidRetryIsRefunded(t *testing.T) {
 }
 
 func TestPanickingAttemptReleasesSlot(t *testing.T) {
-	lim := NewLimiter(1, 0)
-	h := newHarness(t, func(c *Config) { c.Limiter = lim })
-	func() {
-		defer func() { _ = recover() }()
-		_ = h.owner.Do(context.Background(), Critical, func(context.Context) error { panic("boom") })
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inline=%v", inline), func(t *testing.T) {
+			lim := NewLimiter(1, 0)
+			h := newHarness(t, func(c *Config) { c.Limiter = lim; c.InlineAttempts = inline })
+			var got any
+			func() {
+				defer func() { got = recover() }()
+				_ = h.owner.Do(context.Background(), Critical, func(context.Context) error { panic("boom") })
+			}()
+			if got != "boom" {
+				t.Fatalf("Do's goroutine recovered %v, want the attempt's panic", got)
+			}
+			if n := lim.InUse(); n != 0 {
+				t.Fatalf("slots held after panic = %d, want 0", n)
+			}
+			if got := testutilGauge(h.m.active, "quote"); got != 0 {
+				t.Fatalf("retry_active_calls after panic = %v, want 0", got)
+			}
+			for _, outcome := range outcomeNames {
+				if got := h.attempts(t, outcome); got != 0 {
+					t.Errorf("retry_attempts_total{outcome=%q} = %v after a panic, want 0", outcome, got)
+				}
+			}
+		})
+	}
+}
+
+// An attempt that calls t.FailNow (runtime.Goexit) ends Do's goroutine
+// too, as it would inline, instead of leaving Do waiting forever.
+func TestGoexitInAttemptEndsDosGoroutine(t *testing.T) {
+	h := newHarness(t, nil)
+	returned, exited := make(chan bool, 1), make(chan struct{})
+	go func() {
+		defer close(exited)
+		_ = h.owner.Do(context.Background(), Critical, func(context.Context) error {
+			runtime.Goexit()
+			return nil
+		})
+		returned <- true
 	}()
-	if n := lim.InUse(); n != 0 {
-		t.Fatalf("slots held after panic = %d, want 0", n)
-	}
-	if got := testutilGauge(h.m.active, "quote"); got != 0 {
-		t.Fatalf("retry_active_calls after panic = %v, want 0", got)
-	}
-	for _, outcome := range outcomeNames {
-		if got := h.attempts(t, outcome); got != 0 {
-			t.Errorf("retry_attempts_total{outcome=%q} = %v after a panic, want 0", outcome, got)
-		}
+	<-exited
+	select {
+	case <-returned:
+		t.Fatal("Do returned after its attempt called runtime.Goexit")
+	default:
 	}
 }
 

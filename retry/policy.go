@@ -7,9 +7,15 @@ import (
 	"time"
 )
 
-// Policy is the per-dependency retry policy. Every field is used as given:
-// a zero duration switches that rule off (see each field). DefaultPolicy
-// returns the numbers from the seed article's fetchQuote owner.
+// Policy is the per-dependency retry policy. DefaultPolicy returns the
+// numbers from the seed article's fetchQuote owner.
+//
+// New never runs an operation without a deadline or without a least useful
+// attempt time, because both are what keep retries from outliving the
+// caller: a zero Deadline, MinAttemptTime or MaxRetryAfter is filled with
+// the documented default of that field, and a policy that can be bounded by
+// nothing (neither Deadline nor PerAttemptTimeout) is an error. Owner.Policy
+// returns the policy with the defaults filled in.
 type Policy struct {
 	// MaxAttempts caps attempts per operation, the first try included.
 	// It must be at least 1; 1 means "never retry".
@@ -17,7 +23,10 @@ type Policy struct {
 
 	// Deadline caps the whole operation. The operation deadline is
 	// min(caller's ctx deadline, now+Deadline) minus DeadlineReserve.
-	// Zero means no cap of our own: only the caller's deadline applies.
+	// Zero means "derive it": MaxAttempts*PerAttemptTimeout plus, before
+	// each retry, the larger of the backoff ceiling and MaxRetryAfter, so
+	// that the derived cap never cuts short a retry the rest of the policy
+	// allows. With neither Deadline nor PerAttemptTimeout, New fails.
 	Deadline time.Duration
 
 	// PerAttemptTimeout caps one attempt. Each attempt gets
@@ -31,7 +40,9 @@ type Policy struct {
 
 	// MinAttemptTime is the least time worth starting an attempt with. An
 	// attempt is not started, and a backoff is not slept, if less than this
-	// would be left for the attempt.
+	// would be left for the attempt. Zero means the default: 50 ms (the
+	// seed's number), but at most half of PerAttemptTimeout and half of
+	// Deadline-DeadlineReserve, so that short policies still run.
 	MinAttemptTime time.Duration
 
 	// BackoffBase is the full-jitter ceiling before the first retry; it
@@ -42,7 +53,25 @@ type Policy struct {
 	// BackoffCap bounds the doubling ceiling. Zero means unbounded (the
 	// operation deadline still bounds every sleep).
 	BackoffCap time.Duration
+
+	// MaxRetryAfter is the longest provider Retry-After the owner will wait
+	// for. A provider asking for more (a 503 with "Retry-After: 86400")
+	// ends the operation at once with ErrProviderError and the provider's
+	// error, and Error.Reason says why: waiting a day inside one request
+	// helps nobody. Zero means DefaultMaxRetryAfter.
+	MaxRetryAfter time.Duration
 }
+
+// Defaults New fills into a Policy's zero fields (see each field).
+const (
+	// DefaultMinAttemptTime is the seed's least useful attempt time.
+	DefaultMinAttemptTime = 50 * time.Millisecond
+	// DefaultMaxRetryAfter is the longest Retry-After honoured when
+	// Policy.MaxRetryAfter is zero: long enough for the "come back in a
+	// second or two" of an overloaded provider, short enough that a
+	// request-scoped caller is still there.
+	DefaultMaxRetryAfter = 5 * time.Second
+)
 
 // DefaultPolicy returns the seed article's example numbers: 3 attempts, a
 // 900 ms operation cap with 50 ms reserved, 300 ms per attempt, no attempt
@@ -58,6 +87,7 @@ func DefaultPolicy() Policy {
 		MinAttemptTime:    50 * time.Millisecond,
 		BackoffBase:       25 * time.Millisecond,
 		BackoffCap:        200 * time.Millisecond,
+		MaxRetryAfter:     DefaultMaxRetryAfter,
 	}
 }
 
@@ -75,6 +105,7 @@ func (p Policy) validate() error {
 		{"MinAttemptTime", p.MinAttemptTime},
 		{"BackoffBase", p.BackoffBase},
 		{"BackoffCap", p.BackoffCap},
+		{"MaxRetryAfter", p.MaxRetryAfter},
 	} {
 		if f.d < 0 {
 			return fmt.Errorf("retry: Policy.%s must not be negative, got %v", f.name, f.d)
@@ -86,7 +117,63 @@ func (p Policy) validate() error {
 	if p.BackoffCap > 0 && p.BackoffCap < p.BackoffBase {
 		return errors.New("retry: Policy.BackoffCap must not be below Policy.BackoffBase")
 	}
+	if p.Deadline == 0 && p.PerAttemptTimeout == 0 {
+		return errors.New("retry: Policy needs a Deadline or a PerAttemptTimeout: " +
+			"with neither, an attempt that never returns holds the operation forever")
+	}
 	return nil
+}
+
+// withDefaults validates p and fills its zero Deadline, MinAttemptTime and
+// MaxRetryAfter with the documented defaults.
+func (p Policy) withDefaults() (Policy, error) {
+	if err := p.validate(); err != nil {
+		return p, err
+	}
+	if p.MaxRetryAfter == 0 {
+		p.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if p.Deadline == 0 {
+		p.Deadline = p.derivedDeadline()
+	}
+	usable := p.Deadline - p.DeadlineReserve
+	if p.MinAttemptTime == 0 {
+		p.MinAttemptTime = DefaultMinAttemptTime
+		if p.PerAttemptTimeout > 0 {
+			p.MinAttemptTime = min(p.MinAttemptTime, p.PerAttemptTimeout/2)
+		}
+		p.MinAttemptTime = max(min(p.MinAttemptTime, usable/2), 1)
+	}
+	if p.MinAttemptTime > usable {
+		return p, fmt.Errorf("retry: Policy.MinAttemptTime %v exceeds the usable deadline %v (Deadline %v - DeadlineReserve %v): no attempt could ever start",
+			p.MinAttemptTime, usable, p.Deadline, p.DeadlineReserve)
+	}
+	return p, nil
+}
+
+// derivedDeadline is the cap of a policy without its own Deadline: every
+// attempt's full PerAttemptTimeout and, before each retry, the longest
+// wait the policy would honour. It saturates instead of overflowing.
+func (p Policy) derivedDeadline() time.Duration {
+	total := p.DeadlineReserve
+	add := func(d time.Duration, times int) {
+		if d > 0 && times > 0 && d > (math.MaxInt64-total)/time.Duration(times) {
+			total = math.MaxInt64
+			return
+		}
+		total += d * time.Duration(times)
+	}
+	add(p.PerAttemptTimeout, p.MaxAttempts)
+	// The backoff ceiling stops growing within 63 doublings; past that every
+	// retry waits the same, so a huge MaxAttempts costs no loop.
+	retries := p.MaxAttempts - 1
+	for n := 1; n <= min(retries, 64); n++ {
+		add(max(p.backoffCeiling(n), p.MaxRetryAfter), 1)
+	}
+	if retries > 64 {
+		add(max(p.backoffCeiling(64), p.MaxRetryAfter), retries-64)
+	}
+	return total
 }
 
 // backoffCeiling is the full-jitter upper bound before retry number n
