@@ -24,6 +24,9 @@ const (
 	MetricBudgetBalance     = "retry_budget_balance"
 	MetricPolicyMaxAttempts = "retry_policy_max_attempts"
 	MetricPolicyDeadline    = "retry_policy_deadline_seconds"
+	MetricAbandonedAttempts = "retry_abandoned_attempts_total"
+	MetricLateSuccesses     = "retry_late_successes_total"
+	MetricNestedOperations  = "retry_nested_operations_total"
 )
 
 // Server-side families: what a dependency that is itself a scrape target
@@ -49,6 +52,9 @@ const (
 	OutcomeTemporaryError = "temporary_error"
 	OutcomePermanentError = "permanent_error"
 	OutcomeTimeout        = "timeout"
+	// OutcomeCancelled is an attempt its caller cancelled: never a
+	// provider error.
+	OutcomeCancelled = "cancelled"
 
 	ResultSuccess           = "success"
 	ResultCapacityRejected  = "capacity_rejected"
