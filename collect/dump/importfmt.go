@@ -319,7 +319,8 @@ func (im *importer) shapes(pts []flatPoint) map[string]shape {
 // files from real exporters) give one scrape a millisecond or two of
 // spread: a target's sample times are clustered, a cluster spanning less
 // than half the shortest step of any of its series (so no series has two
-// samples in one), at most 5 s, and stamped with its most frequent time.
+// samples in one), at most 5 s, and stamped with its earliest time, when
+// the exporter began to collect (a scraper stamps a scrape's start too).
 func (im *importer) snapshots() []model.Snapshot {
 	byTarget := map[string][]flatPoint{}
 	for _, p := range im.points {
@@ -372,25 +373,16 @@ func (im *importer) targetSnapshots(target string, pts []flatPoint) []model.Snap
 		times[i] = pts[i].ms
 	}
 	slices.Sort(times)
-	// cluster maps a sample time to its cluster's index; each cluster's
-	// time is its most frequent sample time.
+	// cluster maps a sample time to its cluster's index.
 	cluster := map[int64]int{}
 	var stamps []int64
 	for lo := 0; lo < len(times); {
-		hi, best, bestN := lo, times[lo], 0
+		hi := lo
 		for hi < len(times) && 2*(times[hi]-times[lo]) < step {
-			n := 0
-			t := times[hi]
-			for hi < len(times) && times[hi] == t {
-				hi++
-				n++
-			}
-			cluster[t] = len(stamps)
-			if n > bestN {
-				best, bestN = t, n
-			}
+			cluster[times[hi]] = len(stamps)
+			hi++
 		}
-		stamps = append(stamps, best)
+		stamps = append(stamps, times[lo])
 		lo = hi
 	}
 	type sampleAcc struct {
