@@ -46,21 +46,25 @@ type plan struct {
 	// anchor.
 	anchorMs int64
 	commit   bool
+	// older is set when anchorMs is not the query's newest anchor: a
+	// series without a counter there waits for an evaluation from the
+	// newest (its counter at the other anchor would be unknown).
+	older bool
 	// query_range (backfill): tiles of span from startMs, every point
 	// an anchor for the next.
 	startMs, stepMs int64
 }
 
-// from returns the anchor the value at t counts from (0: a baseline) and
-// whether t becomes an anchor.
-func (p plan) from(t int64) (int64, bool) {
+// from returns the anchor the value at t counts from (0: a baseline),
+// whether t becomes an anchor and whether the anchor is an older one.
+func (p plan) from(t int64) (int64, bool, bool) {
 	if p.stepMs > 0 {
 		if t-p.stepMs >= p.startMs {
-			return t - p.stepMs, true
+			return t - p.stepMs, true, false
 		}
-		return 0, true
+		return 0, true, false
 	}
-	return p.anchorMs, p.commit
+	return p.anchorMs, p.commit, p.older
 }
 
 // anchors are the recent evaluations of one query that later ones span
@@ -87,7 +91,7 @@ func (a *anchors) pick(t, minMs, maxMs int64) plan {
 	case t-last >= minMs:
 		return plan{span: time.Duration(t-last) * time.Millisecond, anchorMs: last, commit: true}
 	case n >= 2 && t-a.ms[n-2] <= maxMs:
-		return plan{span: time.Duration(t-a.ms[n-2]) * time.Millisecond, anchorMs: a.ms[n-2]}
+		return plan{span: time.Duration(t-a.ms[n-2]) * time.Millisecond, anchorMs: a.ms[n-2], older: true}
 	}
 	// One anchor younger than the range (just after the first
 	// evaluation): a shorter span; series with one sample in it wait.
@@ -148,12 +152,30 @@ func (st *integral) setChain(t int64, c float64) {
 	st.chain[i].t, st.chain[i].c = t, c
 }
 
+// firstSpan says what a series new to the Source does with the increase
+// its first span brings, which depends on how the store reads its first
+// value (model.Store.Append).
+type firstSpan int
+
+const (
+	// spanBaseline: the target is new to the store, so the series'
+	// first value is a baseline, as a scraped target's first scrape is;
+	// its chain starts there too, so nothing from before counts.
+	spanBaseline firstSpan = iota
+	// spanSeeded: the store reads a new series of a target it holds as
+	// starting from 0 at the target's previous snapshot: the first span
+	// is stored at once.
+	spanSeeded
+	// spanOwed: the store takes the first value for a baseline
+	// (FirstValueIsBaseline) though the target is known: the series
+	// stores 0 and its first span lands with its next sample.
+	spanOwed
+)
+
 // step integrates inc, the increase over (from, t] (from 0: a baseline),
 // and returns the value to store at t; ok is false for a time not after
-// the newest sample. seeded says the store will read a new series' first
-// value as an increase from 0 (model.Store.Append, for a target it already
-// holds).
-func (st *integral) step(from, t int64, inc float64, commit, seeded bool) (float64, bool) {
+// the newest sample. first applies to a series seen for the first time.
+func (st *integral) step(from, t int64, inc float64, commit, older bool, first firstSpan) (float64, bool) {
 	if t <= st.t {
 		return 0, false
 	}
@@ -162,9 +184,16 @@ func (st *integral) step(from, t int64, inc float64, commit, seeded bool) (float
 	if from != 0 {
 		base, known := st.chainAt(from)
 		if !known {
-			// New since from (it starts there from 0), or back after a
-			// gap (from its last value: the gap's increase is unknown).
+			if older {
+				return 0, false
+			}
+			// New since from (it starts there from 0, or at t for a
+			// baseline), or back after a gap (from its last value: the
+			// gap's increase is unknown).
 			base = st.v
+			if fresh && first == spanBaseline {
+				base = -inc
+			}
 			st.setChain(from, base)
 		}
 		c = base + inc
@@ -173,11 +202,7 @@ func (st *integral) step(from, t int64, inc float64, commit, seeded bool) (float
 		st.setChain(t, c)
 	}
 	st.t = t
-	if !fresh || seeded {
-		// Where the store takes a series' first sample as a baseline
-		// (a new target, or FirstValueIsBaseline), a new series stores 0
-		// and its first span lands with its next sample: the chain
-		// already holds it.
+	if !fresh || first == spanSeeded {
 		st.v = max(st.v, c)
 	}
 	return st.v, true

@@ -444,17 +444,31 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time) map
 		}
 		f.Samples = append(f.Samples, model.Sample{Labels: ls, Value: v})
 	}
-	// The store reads a new series of a target it holds as starting
-	// from 0 at the target's previous snapshot (model.Store.Append).
+	// How the store reads a new series' first value (model.Store.Append):
+	// from 0 at the target's previous snapshot, if it has one (held
+	// before this refresh, or an earlier time of this backfill).
 	seeds := !s.store.Config().FirstValueIsBaseline
 	held := map[string]bool{}
+	firstT := map[string]int64{}
 	for _, r := range results {
 		for _, ser := range r.res.Series {
 			t := s.targetName(ser.Labels)
 			if _, ok := held[t]; !ok {
-				held[t] = seeds && len(s.store.Times(t)) > 0
+				held[t] = len(s.store.Times(t)) > 0
+			}
+			if len(ser.Points) > 0 && (firstT[t] == 0 || ser.Points[0].T < firstT[t]) {
+				firstT[t] = ser.Points[0].T
 			}
 		}
+	}
+	firstSpanOf := func(target string, t int64) firstSpan {
+		switch {
+		case !held[target] && t <= firstT[target]:
+			return spanBaseline
+		case seeds:
+			return spanSeeded
+		}
+		return spanOwed
 	}
 	var key []byte
 	for qi, r := range results {
@@ -493,8 +507,8 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time) map
 				if math.IsNaN(p.V) || math.IsInf(p.V, 0) || p.V < 0 {
 					continue
 				}
-				from, commit := r.plan.from(p.T)
-				if v, ok := st.step(from, p.T, p.V, commit, held[target]); ok {
+				from, commit, older := r.plan.from(p.T)
+				if v, ok := st.step(from, p.T, p.V, commit, older, firstSpanOf(target, p.T)); ok {
 					add(p.T, target, qi, ls, v)
 				}
 			}
