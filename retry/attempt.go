@@ -35,6 +35,7 @@ type attemptCtx struct {
 	// Written by the attempt's goroutine before it leaves attemptRunning;
 	// read by Do only after it saw attemptFinished.
 	err      error
+	val      any // DoValue's result, set by the attempt before it returns
 	end      time.Time
 	panicked bool
 	panicVal any

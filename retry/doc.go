@@ -36,8 +36,11 @@
 // (optionally with the provider's Retry-After) and anything it must not
 // retry with MarkPermanent; unmarked errors are permanent unless they are
 // timeouts (DefaultClassify), or Config.Classify decides. For HTTP,
-// HTTPClient does all of this, and Transport alone sends each request once
-// and reports connection pool wait.
+// HTTPClient does all of this; RoundTripper does the same under any
+// *http.Client (an SDK's), with the priority from the request's context
+// (WithPriority); both read a successful body within the attempt, up to
+// WithMaxBodyBytes (DefaultMaxBodyBytes, else ErrBodyTooLarge). Transport
+// alone sends each request once and reports connection pool wait.
 //
 // Limiter, Budget and Metrics may be nil: a nil Limiter admits everything, a
 // nil Budget lets Policy.MaxAttempts alone bound retries, nil Metrics are

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -52,4 +55,41 @@ func ExampleOwner_Do() {
 	// err: <nil> attempts: 2
 	// true
 	// retry shipping-quote: permanent error after 1 attempt(s): 400 unknown postcode
+}
+
+// An SDK that takes an *http.Client gets the owner through its transport;
+// the priority travels in the request's context.
+func ExampleRoundTripper() {
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		if calls == 1 {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusServiceUnavailable) // overloaded: retried by the owner
+			return
+		}
+		fmt.Fprint(w, "quote: 4.20")
+	}))
+	defer srv.Close()
+
+	owner, err := retry.New(retry.Config{
+		Dependency: "shipping-quote",
+		Policy:     retry.DefaultPolicy(),
+		Rand:       func(int64) int64 { return 0 }, // no jitter sleep in this example
+	})
+	if err != nil {
+		panic(err)
+	}
+	client := &http.Client{Transport: retry.NewRoundTripper(owner, nil, retry.WithMaxBodyBytes(1<<20))}
+
+	ctx := retry.WithPriority(context.Background(), retry.Critical)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode, string(body), "after", calls, "attempts")
+	// Output: 200 quote: 4.20 after 2 attempts
 }

@@ -166,9 +166,10 @@ func (e *StatusError) Temporary() bool { return e.class == Temporary }
 func (e *StatusError) retryClass() Class { return e.class }
 
 // HTTPClient performs each HTTP request as one Owner operation. Each attempt
-// goes through a Transport and reads the whole response body before the
-// attempt ends, so the per-attempt timeout and the admission slot cover the
-// body too and the returned response's body is already in memory.
+// goes through a Transport and reads the whole response body, up to
+// WithMaxBodyBytes, before the attempt ends, so the per-attempt timeout and
+// the admission slot cover the body too and the returned response's body is
+// already in memory.
 //
 // An attempt's answer is classified as follows:
 //   - 429 and 503 are Temporary, with Retry-After (delta-seconds or
@@ -177,6 +178,7 @@ func (e *StatusError) retryClass() Class { return e.class }
 //     retried); the body is discarded and a *StatusError returned;
 //   - any other status is a successful attempt: the provider answered, and
 //     the response (4xx included) is returned to the caller to interpret;
+//     a body over the size limit is Permanent (ErrBodyTooLarge);
 //   - a failure to connect (the request was never sent) is Temporary;
 //   - a timeout or a broken connection after the request may have been sent
 //     is Temporary only for idempotent requests (GET, HEAD, OPTIONS, TRACE,
@@ -184,15 +186,51 @@ func (e *StatusError) retryClass() Class { return e.class }
 //     otherwise: a timed-out payment may have been charged;
 //   - TLS certificate and unknown-host errors are Permanent.
 type HTTPClient struct {
-	owner  *Owner
-	client *http.Client
+	s httpSender
+}
+
+// DefaultMaxBodyBytes is the response body size limit of HTTPClient and
+// RoundTripper when WithMaxBodyBytes is not given: large enough for any
+// API answer, small enough that a runaway body cannot exhaust memory.
+const DefaultMaxBodyBytes = 10 << 20
+
+// ErrBodyTooLarge is wrapped by the error of an attempt whose successful
+// response body exceeded the size limit (WithMaxBodyBytes). Such an attempt
+// is Permanent: the provider would send the same body again.
+var ErrBodyTooLarge = errors.New("retry: response body too large")
+
+// HTTPOption configures NewHTTPClient and NewRoundTripper.
+type HTTPOption func(*httpOptions)
+
+type httpOptions struct {
+	maxBody int64
+}
+
+// WithMaxBodyBytes sets the largest successful response body read into
+// memory; a larger one fails the attempt with ErrBodyTooLarge. n <= 0
+// means DefaultMaxBodyBytes.
+func WithMaxBodyBytes(n int64) HTTPOption {
+	return func(o *httpOptions) {
+		if n > 0 {
+			o.maxBody = n
+		}
+	}
+}
+
+func newHTTPOptions(opts []HTTPOption) httpOptions {
+	o := httpOptions{maxBody: DefaultMaxBodyBytes}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
 }
 
 // NewHTTPClient returns an HTTPClient running requests under o, with base as
 // the Transport's base (nil means http.DefaultTransport). Redirects are
 // followed as by http.Client, within the same attempt.
-func NewHTTPClient(o *Owner, base http.RoundTripper) *HTTPClient {
-	return &HTTPClient{owner: o, client: &http.Client{Transport: &Transport{Base: base}}}
+func NewHTTPClient(o *Owner, base http.RoundTripper, opts ...HTTPOption) *HTTPClient {
+	client := &http.Client{Transport: &Transport{Base: base}}
+	return &HTTPClient{s: httpSender{owner: o, send: client.Do, opts: newHTTPOptions(opts)}}
 }
 
 // Do sends req under the Owner with priority p and returns the successful
@@ -200,6 +238,71 @@ func NewHTTPClient(o *Owner, base http.RoundTripper) *HTTPClient {
 // context is ignored in favour of ctx. A request with a body needs GetBody
 // (http.NewRequest sets it for in-memory bodies) to be retried.
 func (c *HTTPClient) Do(ctx context.Context, p Priority, req *http.Request) (*http.Response, error) {
+	return c.s.do(ctx, p, req)
+}
+
+// RoundTripper is an http.RoundTripper that runs every request as one
+// Owner operation, exactly as HTTPClient.Do does, so that code taking an
+// *http.Client (an SDK, a generated client) gets the owner's deadline,
+// admission, budget, backoff and metrics without changes:
+//
+//	client := &http.Client{Transport: retry.NewRoundTripper(owner, nil)}
+//	ctx = retry.WithPriority(ctx, retry.Critical) // default Sheddable
+//	sdk := vendor.NewClient(vendor.WithHTTPClient(client))
+//
+// The priority comes from the request's context (WithPriority). The
+// successful response's body is already in memory, read within the
+// attempt up to WithMaxBodyBytes. A failed operation is returned as the
+// RoundTrip error, the Owner's *Error (http.Client wraps it in a
+// *url.Error; errors.Is and errors.As reach it), never as the last 429 or
+// 503 response, so that nothing above retries it again. Turn the SDK's own
+// retries off: they would multiply the owner's. Redirects are left to the
+// http.Client above, each hop one operation.
+type RoundTripper struct {
+	s httpSender
+}
+
+// NewRoundTripper returns a RoundTripper running requests under o through a
+// Transport over base (nil means http.DefaultTransport).
+func NewRoundTripper(o *Owner, base http.RoundTripper, opts ...HTTPOption) *RoundTripper {
+	t := &Transport{Base: base}
+	return &RoundTripper{s: httpSender{owner: o, send: t.RoundTrip, opts: newHTTPOptions(opts)}}
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *RoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.s.do(req.Context(), PriorityFrom(req.Context()), req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Request = req // the attempt's request carried a context that is over now
+	return resp, nil
+}
+
+type priorityKey struct{}
+
+// WithPriority returns a copy of ctx that carries p for RoundTripper (and
+// for PriorityFrom).
+func WithPriority(ctx context.Context, p Priority) context.Context {
+	return context.WithValue(ctx, priorityKey{}, p)
+}
+
+// PriorityFrom returns the priority WithPriority put in ctx, or Sheddable,
+// so that forgetting to choose never eats into the critical reserve.
+func PriorityFrom(ctx context.Context) Priority {
+	p, _ := ctx.Value(priorityKey{}).(Priority)
+	return p
+}
+
+// httpSender is what HTTPClient and RoundTripper share: one request as one
+// Owner operation, each attempt sent once by send.
+type httpSender struct {
+	owner *Owner
+	send  func(*http.Request) (*http.Response, error)
+	opts  httpOptions
+}
+
+func (c *httpSender) do(ctx context.Context, p Priority, req *http.Request) (*http.Response, error) {
 	var (
 		out  *http.Response
 		sent int
@@ -208,7 +311,7 @@ func (c *HTTPClient) Do(ctx context.Context, p Priority, req *http.Request) (*ht
 	// done, so the attempt cannot outlive the deadline and the goroutine
 	// handoff of Do would buy nothing. The base RoundTripper must honour
 	// the request's context as net/http's does.
-	err := c.owner.do(ctx, p, func(actx context.Context) error {
+	_, err := c.owner.do(ctx, p, func(actx context.Context) error {
 		sent++
 		r := req.WithContext(actx)
 		if sent > 1 && req.Body != nil && req.Body != http.NoBody {
@@ -221,32 +324,62 @@ func (c *HTTPClient) Do(ctx context.Context, p Priority, req *http.Request) (*ht
 			}
 			r.Body = body
 		}
-		resp, err := c.client.Do(r)
+		resp, err := c.send(r)
 		if err != nil {
 			return classifyTransportError(req, err)
 		}
-		if serr := c.statusError(resp); serr != nil {
+		if serr := statusError(resp, c.owner.clock.Now()); serr != nil {
 			// Drain a little so the connection can be reused.
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			_ = resp.Body.Close()
 			return serr
 		}
-		b, err := io.ReadAll(resp.Body)
+		b, err := readLimited(resp, c.opts.maxBody)
 		_ = resp.Body.Close()
 		if err != nil {
+			if errors.Is(err, ErrBodyTooLarge) {
+				return MarkPermanent(err)
+			}
 			return classifyTransportError(req, err)
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(b))
 		out = resp
 		return nil
 	}, true)
+	if sent == 0 && req.Body != nil {
+		// No attempt took the body; a RoundTripper must close it anyway.
+		_ = req.Body.Close()
+	}
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *HTTPClient) statusError(resp *http.Response) error {
+// readLimited reads resp's body, refusing one over limit bytes without
+// reading more than limit+1 of it.
+func readLimited(resp *http.Response, limit int64) ([]byte, error) {
+	tooLarge := func() error {
+		return fmt.Errorf("%w: over %d bytes (WithMaxBodyBytes)", ErrBodyTooLarge, limit)
+	}
+	if resp.ContentLength > limit {
+		return nil, tooLarge()
+	}
+	n := limit
+	if n < math.MaxInt64 {
+		n++ // one byte more tells "exactly limit" from "over"
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, n))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, tooLarge()
+	}
+	return b, nil
+}
+
+func statusError(resp *http.Response, now time.Time) error {
 	code := resp.StatusCode
 	if code != http.StatusTooManyRequests && code < 500 {
 		return nil
@@ -254,7 +387,7 @@ func (c *HTTPClient) statusError(resp *http.Response) error {
 	e := &StatusError{StatusCode: code, Status: resp.Status, Header: resp.Header, class: Permanent}
 	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
 		e.class = Temporary
-		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), c.owner.clock.Now()); ok {
+		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
 			e.Wait = d
 		}
 	}

@@ -143,12 +143,14 @@ func (o *Owner) Policy() Policy { return o.policy }
 // runs on a goroutine of its own (unless Config.InlineAttempts); a panic
 // in it is re-raised in Do's goroutine.
 func (o *Owner) Do(ctx context.Context, p Priority, attempt func(ctx context.Context) error) error {
-	return o.do(ctx, p, attempt, o.inline)
+	_, err := o.do(ctx, p, attempt, o.inline)
+	return err
 }
 
 // do is Do, with attempts run inline (on the caller's goroutine) or each on
-// a goroutine of its own.
-func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Context) error, inline bool) error {
+// a goroutine of its own. On success it also returns the value the
+// winning attempt left in its attemptCtx (DoValue).
+func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Context) error, inline bool) (any, error) {
 	op := operation{o: o, pi: p.index(), start: o.clock.Now()}
 	o.in.originals[op.pi].Inc()
 	if outer := ownerFrom(ctx); outer != nil {
@@ -161,14 +163,14 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 
 	for {
 		if err := ctx.Err(); err != nil {
-			return op.finishCtx(err)
+			return nil, op.finishCtx(err)
 		}
 		if !o.timeLeft(deadline, o.clock.Now()) {
-			return op.finish(ResultDeadlineExhausted, nil)
+			return nil, op.finish(ResultDeadlineExhausted, nil)
 		}
 		if o.limiter != nil && !o.limiter.TryAcquire(p) {
 			o.in.admissionRejected[op.pi].Inc()
-			return op.finish(ResultCapacityRejected, nil)
+			return nil, op.finish(ResultCapacityRejected, nil)
 		}
 		// Taking the slot may have raced a cancel or the deadline; an
 		// attempt must never start with an expired ctx.
@@ -178,9 +180,9 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 				o.limiter.Release()
 			}
 			if err != nil {
-				return op.finishCtx(err)
+				return nil, op.finishCtx(err)
 			}
-			return op.finish(ResultDeadlineExhausted, nil)
+			return nil, op.finish(ResultDeadlineExhausted, nil)
 		}
 		timeout := deadline.Sub(now) // a retry gets what is left, never a fresh budget
 		if t := o.policy.PerAttemptTimeout; t > 0 && t < timeout {
@@ -198,7 +200,7 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 		} else {
 			go a.run()
 			if !a.wait(deadline) {
-				return op.abandon(ctx, a)
+				return nil, op.abandon(ctx, a)
 			}
 			a.rethrow()
 		}
@@ -206,7 +208,7 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 		if err == nil && (ctx.Err() != nil || a.end.After(deadline)) {
 			// The answer came after the caller gave up or after the
 			// deadline Do promised: work done for nobody, not a success.
-			return op.late(ctx, a)
+			return nil, op.late(ctx, a)
 		}
 		class := Temporary
 		if err != nil {
@@ -222,41 +224,41 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 			if op.attempts > 1 {
 				o.in.rescued.Inc()
 			}
-			return op.finish(ResultSuccess, nil)
+			return a.val, op.finish(ResultSuccess, nil)
 		}
 		op.last = err
 		if cerr := ctx.Err(); cerr != nil {
-			return op.finishCtx(cerr)
+			return nil, op.finishCtx(cerr)
 		}
 		if class == Permanent {
-			return op.finish(ResultPermanentError, nil)
+			return nil, op.finish(ResultPermanentError, nil)
 		}
 		if op.attempts >= o.policy.MaxAttempts {
-			return op.finish(ResultProviderError, nil)
+			return nil, op.finish(ResultProviderError, nil)
 		}
 
 		wait := retryAfter(err)
 		if wait > o.policy.MaxRetryAfter {
 			op.reason = "provider asked to wait " + wait.String() + ", over Policy.MaxRetryAfter " + o.policy.MaxRetryAfter.String()
-			return op.finish(ResultProviderError, nil)
+			return nil, op.finish(ResultProviderError, nil)
 		}
 		delay := max(o.jitter(op.attempts), wait) // Retry-After is a floor
 		// Shortening a requested wait to squeeze in a retry would ignore
 		// the provider's overload signal: stop instead.
 		if !o.timeLeft(deadline, o.clock.Now().Add(delay)) {
-			return op.finish(ResultDeadlineExhausted, nil)
+			return nil, op.finish(ResultDeadlineExhausted, nil)
 		}
 		if o.budget != nil {
 			if !o.budget.TryConsume() {
 				o.in.budgetDenied.Inc()
-				return op.finish(ResultBudgetExhausted, nil)
+				return nil, op.finish(ResultBudgetExhausted, nil)
 			}
 			op.paid = true
 		}
 		o.in.backoff.Observe(delay.Seconds())
 		if delay > 0 {
 			if err := o.clock.Sleep(ctx, delay); err != nil {
-				return op.finishCtx(err)
+				return nil, op.finishCtx(err)
 			}
 		}
 	}
