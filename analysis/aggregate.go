@@ -219,10 +219,15 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 		orig, att, retries, rescued, budget, admission acc
 		provider, temporary, permanent, timeouts       acc
 		successes, deadline, attOK                     acc
-		active, limit, balance, maxAtt, deadlineS      acc
-		poolP50, poolP99, backP50, backP99             acc
-		mixedWorst                                     model.Quantiles
-		hasLatency                                     bool
+		completed, admitted                            acc
+		// A basis of amplification counts only if every replica with
+		// attempts has it: mixing bases would divide some replicas'
+		// attempts by nothing.
+		completedMissing, admittedMissing         bool
+		active, limit, balance, maxAtt, deadlineS acc
+		poolP50, poolP99, backP50, backP99        acc
+		mixedWorst                                model.Quantiles
+		hasLatency                                bool
 	)
 	a.results, a.admission, a.classes = a.results[:0], a.admission[:0], a.classes[:0]
 	for _, s := range ms {
@@ -236,6 +241,10 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 		out.StartMs, out.EndMs = min(out.StartMs, s.StartMs), max(out.EndMs, s.EndMs)
 		orig.add(s.OriginalsPerS)
 		att.add(s.AttemptsPerS)
+		completed.add(s.CompletedPerS)
+		admitted.add(s.AdmittedPerS)
+		completedMissing = completedMissing || (s.AttemptsPerS.OK && !s.CompletedPerS.OK)
+		admittedMissing = admittedMissing || (s.AttemptsPerS.OK && !s.AdmittedPerS.OK)
 		retries.add(s.RetriesPerS)
 		rescued.add(s.RescuedPerS)
 		budget.add(s.BudgetDeniedPerS)
@@ -275,7 +284,12 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 
 	out.OriginalsPerS = orig.value()
 	out.AttemptsPerS = att.value()
-	out.Amplification = ratio(out.AttemptsPerS, out.OriginalsPerS)
+	if !completedMissing {
+		out.CompletedPerS = completed.value()
+	}
+	if !admittedMissing {
+		out.AdmittedPerS = admitted.value()
+	}
 	out.RetriesPerS = retries.value()
 	out.RescuedPerS = rescued.value()
 	out.BudgetDeniedPerS = budget.value()
@@ -286,7 +300,6 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 	out.TimeoutsPerS = timeouts.value()
 	out.SuccessesPerS = successes.value()
 	out.DeadlineExhaustedPerS = deadline.value()
-	out.EffectiveSuccess = ratio(out.SuccessesPerS, out.OriginalsPerS)
 	out.AttemptSuccess = ratio(attOK.value(), out.AttemptsPerS)
 	out.ActiveCalls = active.value()
 	out.ConcurrencyLimit = limit.value()
@@ -309,6 +322,7 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 			out.AdmissionRejectedBy[i] = model.Breakdown{Labels: k.labels, Key: k.key, PerS: k.sum.v}
 		}
 	}
+	deriveRatios(&out)
 	a.latency(&out, hasLatency, mixedWorst)
 	return out
 }

@@ -30,11 +30,15 @@ var (
 )
 
 // member is a replica row with every signal present; numbers are exact
-// in binary so sums and ratios compare with ==.
+// in binary so sums and ratios compare with ==. Half of its originals
+// completed after reaching the provider: amplification is attempts over
+// them.
 func member(target string, orig, att, asucc float64) model.Signals {
 	return model.Signals{
 		Target: target, Dependency: "payments", Dialect: "native", StartMs: 1000, EndMs: 31000,
-		OriginalsPerS: sv(orig), AttemptsPerS: sv(att), Amplification: sv(att / orig),
+		OriginalsPerS: sv(orig), AttemptsPerS: sv(att), Amplification: sv(att / (orig / 2)),
+		AmplificationBasis: model.AmplificationAdmitted, AttemptsPerOriginal: sv(att / orig),
+		CompletedPerS: sv(orig), AdmittedPerS: sv(orig / 2),
 		RetriesPerS: sv(att - orig), RescuedPerS: sv(1), BudgetDeniedPerS: sv(0.5),
 		AdmissionRejectedPerS: sv(2), ProviderErrorsPerS: sv(2), TemporaryErrorsPerS: sv(1.5),
 		PermanentErrorsPerS: sv(0.5), TimeoutsPerS: sv(1), SuccessesPerS: sv(orig / 2),
@@ -57,7 +61,8 @@ func member(target string, orig, att, asucc float64) model.Signals {
 // not split by outcome.
 func bare(target string, orig, att float64) model.Signals {
 	return model.Signals{Target: target, Dependency: "payments",
-		OriginalsPerS: sv(orig), AttemptsPerS: sv(att), Amplification: sv(att / orig)}
+		OriginalsPerS: sv(orig), AttemptsPerS: sv(att), Amplification: sv(att / orig),
+		AmplificationBasis: model.AmplificationStarted, AttemptsPerOriginal: sv(att / orig)}
 }
 
 func TestAggregate(t *testing.T) {
@@ -66,7 +71,9 @@ func TestAggregate(t *testing.T) {
 		// successful attempts 0.75*8 + 0.5*12 = 12.
 		return model.Signals{
 			Target: "checkout", Dependency: "payments", Dialect: "native", StartMs: 1000, EndMs: 31000,
-			OriginalsPerS: sv(8), AttemptsPerS: sv(20), Amplification: sv(2.5),
+			OriginalsPerS: sv(8), AttemptsPerS: sv(20), Amplification: sv(5),
+			AmplificationBasis: model.AmplificationAdmitted, AttemptsPerOriginal: sv(2.5),
+			CompletedPerS: sv(8), AdmittedPerS: sv(4),
 			RetriesPerS: sv(12), RescuedPerS: sv(2), BudgetDeniedPerS: sv(1),
 			AdmissionRejectedPerS: sv(4), ProviderErrorsPerS: sv(4), TemporaryErrorsPerS: sv(3),
 			PermanentErrorsPerS: sv(1), TimeoutsPerS: sv(2), SuccessesPerS: sv(4),
@@ -139,7 +146,11 @@ func TestAggregate(t *testing.T) {
 				w := member("", 4, 8, 0.75)
 				w.Target = "checkout" // b has no dialect: a's is the group's
 				w.StartMs, w.EndMs = 0, 31000
-				w.OriginalsPerS, w.AttemptsPerS, w.Amplification = sv(8), sv(16), sv(2)
+				w.OriginalsPerS, w.AttemptsPerS, w.AttemptsPerOriginal = sv(8), sv(16), sv(2)
+				// b has no completion counts: the started basis for both,
+				// less a's admission rejections (b cannot know its own).
+				w.Amplification, w.AmplificationBasis = sv(16.0/6), model.AmplificationStarted
+				w.CompletedPerS, w.AdmittedPerS = model.Absent, model.Absent
 				w.RetriesPerS = sv(4)
 				w.EffectiveSuccess = sv(0.25)
 				w.AttemptSuccess = sv(0.375)
@@ -245,7 +256,8 @@ func TestAggregateIsOneRow(t *testing.T) {
 // bin is a timeline bin over [start, end] seconds.
 func bin(target string, start, end int64, orig, att float64) model.Signals {
 	return model.Signals{Target: target, Dependency: "payments", StartMs: start * 1000, EndMs: end * 1000,
-		OriginalsPerS: sv(orig), AttemptsPerS: sv(att), Amplification: sv(att / orig)}
+		OriginalsPerS: sv(orig), AttemptsPerS: sv(att), Amplification: sv(att / orig),
+		AmplificationBasis: model.AmplificationStarted, AttemptsPerOriginal: sv(att / orig)}
 }
 
 func TestAggregateTimeline(t *testing.T) {

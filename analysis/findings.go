@@ -488,7 +488,14 @@ func aggregate(bins []model.Signals) model.Signals {
 	s.AttemptsPerS = sum(func(s *model.Signals) model.Value { return s.AttemptsPerS })
 	s.RetriesPerS = sum(func(s *model.Signals) model.Value { return s.RetriesPerS })
 	s.DependencyReceivedPerS = sum(func(s *model.Signals) model.Value { return s.DependencyReceivedPerS })
-	s.Amplification = ratio(s.AttemptsPerS, s.OriginalsPerS)
+	s.CompletedPerS = sum(func(s *model.Signals) model.Value { return s.CompletedPerS })
+	s.AdmittedPerS = sum(func(s *model.Signals) model.Value { return s.AdmittedPerS })
+	s.AdmissionRejectedPerS = sum(func(s *model.Signals) model.Value { return s.AdmissionRejectedPerS })
+	s.SuccessesPerS = sum(func(s *model.Signals) model.Value { return s.SuccessesPerS })
+	if c := sum(func(s *model.Signals) model.Value { return s.ResultsPerS[model.ResultCapacityRejected] }); c.OK {
+		s.ResultsPerS = map[string]model.Value{model.ResultCapacityRejected: c}
+	}
+	deriveRatios(&s)
 	s.MaxAttempts = last.MaxAttempts
 	return s
 }

@@ -68,10 +68,10 @@ func (r *row) eval(w window) model.Signals {
 	s.RescuedPerS = w.rate(r.sum(cRescued, &w))
 	s.BudgetDeniedPerS = w.rate(r.sum(cBudgetDenied, &w))
 	r.attempts(&s, &w)
-	s.Amplification = ratio(s.AttemptsPerS, s.OriginalsPerS)
 	r.admissionRejected(&s, &w)
 	r.finalResults(&s, &w)
-	s.EffectiveSuccess = ratio(s.SuccessesPerS, s.OriginalsPerS)
+	r.admitted(&s, &w)
+	deriveRatios(&s)
 
 	s.ActiveCalls = r.gauge(gActive, &w, sumOf)
 	s.ConcurrencyLimit = r.gauge(gLimit, &w, sumOf)
@@ -176,11 +176,37 @@ func (r *row) finalResults(s *model.Signals, w *window) {
 		return
 	}
 	s.ResultsPerS = make(map[string]model.Value, len(r.results))
+	var completed float64
 	for i, g := range r.results {
 		s.ResultsPerS[g.key] = w.rate(incs[i], true)
+		completed += incs[i]
 	}
+	s.CompletedPerS = w.rate(completed, true)
 	s.SuccessesPerS = s.ResultsPerS[model.ResultSuccess]
 	s.DeadlineExhaustedPerS = s.ResultsPerS[model.ResultDeadlineExhausted]
+}
+
+// admitted fills AdmittedPerS: originals that ended after at least one
+// attempt, the request-duration histogram's success and failure classes.
+// Only an emitter that also exports the fast_failure class (refused before
+// any attempt) tells them from the rest; for others it stays absent.
+func (r *row) admitted(s *model.Signals, w *window) {
+	var total float64
+	seen, split := false, false
+	for _, g := range r.hists[hRequest] {
+		switch g.class {
+		case model.ClassFastFailure:
+			split = split || len(g.parts) > 0
+		case model.ClassSuccess, model.ClassFailure:
+			if h, ok := g.parts.increase(*w); ok {
+				total += h.Count
+				seen = true
+			}
+		}
+	}
+	if split {
+		s.AdmittedPerS = w.rate(total, seen)
+	}
 }
 
 func groupIncrease(series []points, w *window) (float64, bool) {

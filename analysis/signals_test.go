@@ -90,6 +90,7 @@ type want map[string]float64
 func signalValues(s *model.Signals) map[string]model.Value {
 	return map[string]model.Value{
 		"originals": s.OriginalsPerS, "attempts": s.AttemptsPerS, "amplification": s.Amplification,
+		"attempts_per_original": s.AttemptsPerOriginal, "completed": s.CompletedPerS, "admitted": s.AdmittedPerS,
 		"retries": s.RetriesPerS, "rescued": s.RescuedPerS, "budget_denied": s.BudgetDeniedPerS,
 		"admission_rejected": s.AdmissionRejectedPerS, "provider_errors": s.ProviderErrorsPerS,
 		"temporary_errors": s.TemporaryErrorsPerS, "permanent_errors": s.PermanentErrorsPerS,
@@ -142,26 +143,31 @@ func TestSignalsForAllFamilies(t *testing.T) {
 		t.Errorf("identity = %q %q %d %d", s.Target, s.Dependency, s.StartMs, s.EndMs)
 	}
 	checkSignals(t, &s, want{
-		"originals":          10,
-		"attempts":           15,
-		"amplification":      1.5,
-		"retries":            5,
-		"rescued":            2,
-		"budget_denied":      1,
-		"admission_rejected": 3,
-		"provider_errors":    3, // temporary 2 + permanent 1; timeouts apart
-		"temporary_errors":   2,
-		"permanent_errors":   1,
-		"timeouts":           3,
-		"successes":          8,
-		"deadline_exhausted": 1,
-		"effective_success":  0.8, // 8 / 10
-		"attempt_success":    0.6, // 9 / 15
-		"active_calls":       7,   // newest scrape
-		"concurrency_limit":  20,
-		"budget_balance":     170,
-		"max_attempts":       3,
-		"deadline":           2.5,
+		"originals": 10,
+		"attempts":  15,
+		// Per admitted original: the success class (8/s) and no failure
+		// series, fast failures (2/s) apart; 15 / 8.
+		"amplification":         15.0 / 8,
+		"attempts_per_original": 1.5,
+		"completed":             10, // every result
+		"admitted":              8,
+		"retries":               5,
+		"rescued":               2,
+		"budget_denied":         1,
+		"admission_rejected":    3,
+		"provider_errors":       3, // temporary 2 + permanent 1; timeouts apart
+		"temporary_errors":      2,
+		"permanent_errors":      1,
+		"timeouts":              3,
+		"successes":             8,
+		"deadline_exhausted":    1,
+		"effective_success":     0.8, // 8 / 10
+		"attempt_success":       0.6, // 9 / 15
+		"active_calls":          7,   // newest scrape
+		"concurrency_limit":     20,
+		"budget_balance":        170,
+		"max_attempts":          3,
+		"deadline":              2.5,
 		// rank 60 of 120: 30 into (0.001, 0.01] holding 60.
 		"pool_wait_p50": 0.001 + 0.009*30/60,
 		// rank 118.8: 28.8 into (0.01, 0.1] holding 30.
@@ -232,15 +238,18 @@ func TestSignalsForAbsentAndZero(t *testing.T) {
 		{
 			name: "few families", dep: "cache", start: t0, end: t0 + 30000,
 			want: allAbsent().with(want{
-				"originals": 1, "attempts": 1, "amplification": 1, "attempt_success": 1,
+				"originals": 1, "attempts": 1, "amplification": 1, "attempts_per_original": 1, "attempt_success": 1,
 				// The attempts family is there: outcomes never counted are zero.
 				"provider_errors": 0, "temporary_errors": 0, "permanent_errors": 0, "timeouts": 0,
 				"active_calls": 5, // two label sets summed
 			}),
 		},
 		{
+			// originals appears at the last scrape of a target scraped all
+			// along: its first value is an increase from 0 (issue 14).
 			name: "series with a single sample", dep: "auth", start: t0, end: t0 + 30000,
 			want: allAbsent().with(want{
+				"originals": 1.0 / 30, "amplification": 30, "attempts_per_original": 30,
 				"attempts": 1, "attempt_success": 1,
 				"provider_errors": 0, "temporary_errors": 0, "permanent_errors": 0, "timeouts": 0,
 			}),
@@ -267,7 +276,7 @@ func TestSignalsForAbsentAndZero(t *testing.T) {
 		{
 			name: "part of the window", dep: "db", start: t0 + 10000, end: t0 + 20000,
 			want: want{
-				"originals": 10, "attempts": 15, "amplification": 1.5, "active_calls": 2,
+				"originals": 10, "attempts": 15, "amplification": 15.0 / 8, "attempts_per_original": 1.5, "active_calls": 2,
 				"budget_balance": 180, "pool_wait_p50": 0.0055, "backoff_p50": 0.05,
 			},
 		},

@@ -67,6 +67,16 @@ const (
 	ClassSuccess     = "success"
 	ClassFastFailure = "fast_failure"
 	ClassFailure     = "failure"
+
+	// Signals.AmplificationBasis values: what amplification is attempts
+	// over. Admitted: completed originals that made an attempt (exact).
+	// Completed: completed originals less those refused by admission
+	// (retry_results_total without the class split). Started: originals
+	// started less admission rejections, counted at different moments
+	// from the attempts (a caveat during step changes).
+	AmplificationAdmitted  = "admitted"
+	AmplificationCompleted = "completed"
+	AmplificationStarted   = "started"
 )
 
 // LatencyClasses are the result classes whose latency is kept apart, in
@@ -153,9 +163,28 @@ type Signals struct {
 	StartMs int64 `json:"-"`
 	EndMs   int64 `json:"-"`
 
-	OriginalsPerS         Value `json:"originals_per_s"`
-	AttemptsPerS          Value `json:"attempts_per_s"`
-	Amplification         Value `json:"amplification"`
+	OriginalsPerS Value `json:"originals_per_s"`
+	AttemptsPerS  Value `json:"attempts_per_s"`
+	// Amplification is attempts per admitted original, both counted when
+	// they end (docs/metrics.md, "Counting moments"): an original that
+	// never reached the provider (shed, no time left) is not in the
+	// denominator, and a step change cannot push it below 1.
+	// AmplificationBasis says which quantities it could be computed from:
+	// AmplificationAdmitted, AmplificationCompleted or
+	// AmplificationStarted, in that order of preference.
+	Amplification      Value  `json:"amplification"`
+	AmplificationBasis string `json:"amplification_basis,omitempty"`
+	// AttemptsPerOriginal is attempts over originals started, the plain
+	// ratio: below 1 under admission shedding, and during a step change,
+	// since originals are counted when they start and attempts when they
+	// end.
+	AttemptsPerOriginal Value `json:"attempts_per_original"`
+	// CompletedPerS is originals that ended (retry_results_total, every
+	// result); AdmittedPerS those of them that made at least one attempt
+	// (retry_request_duration_seconds classes success and failure), absent
+	// when the emitter does not tell fast failures apart.
+	CompletedPerS         Value `json:"completed_per_s"`
+	AdmittedPerS          Value `json:"admitted_per_s"`
 	RetriesPerS           Value `json:"retries_per_s"`
 	RescuedPerS           Value `json:"rescued_per_s"`
 	BudgetDeniedPerS      Value `json:"budget_denied_per_s"`

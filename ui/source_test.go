@@ -39,12 +39,12 @@ func contractSnapshot(t0 time.Time, i int) *model.Snapshot {
 	res := c(model.MetricResults, 9*n, model.LabelResult, model.ResultSuccess)
 	res.Samples = append(res.Samples, model.Sample{Labels: model.LabelsFromPairs(model.LabelDependency, "db", model.LabelResult, model.ResultCapacityRejected), Value: n})
 	hist := model.Family{Name: model.MetricRequestDuration, Type: model.Histogram}
-	for ci, class := range model.LatencyClasses {
-		per := []float64{0, 0, 0, 0}
-		per[ci] = 1
-		if class == model.ClassFastFailure {
-			per = []float64{1, 0, 0, 0}
-		}
+	// Consistent with the results: 9 successes and 1 capacity rejection (a
+	// fast failure) a second, no failure; every latency in the first
+	// bucket.
+	perS := map[string]float64{model.ClassSuccess: 9, model.ClassFastFailure: 1, model.ClassFailure: 0}
+	for _, class := range model.LatencyClasses {
+		per := []float64{perS[class], 0, 0, 0}
 		var bs []model.Bucket
 		cum := 0.0
 		for j, ub := range []float64{0.005, 0.05, 0.5, math.Inf(1)} {
@@ -96,7 +96,8 @@ func TestRealFrames(t *testing.T) {
 	}
 	v := ansi.Strip(m.View())
 	r := lineWith(v, " db ")
-	for _, want := range []string{"app", "10.0", "15.0", "1.50x", "90.0%", "80.0%", "0.50", "1.00", "3.00", "7/32"} {
+	// 15 attempts/s over 9 admitted originals/s.
+	for _, want := range []string{"app", "10.0", "15.0", "1.67x", "90.0%", "80.0%", "0.50", "1.00", "3.00", "7/32"} {
 		if !strings.Contains(r, want) {
 			t.Errorf("row lacks %q: %q", want, r)
 		}

@@ -1,0 +1,240 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// op is one original of the event model below: when it starts and, if it
+// was admitted, how long each of its attempts takes (back to back, as a
+// retry owner without backoff makes them) and whether the last succeeded.
+type op struct {
+	startMs  int64
+	attempts []int64 // durations; none: refused by admission
+	ok       bool
+}
+
+// counting replays ops into the contract's counters the way the retry
+// library counts them (docs/metrics.md, "Counting moments"): an original
+// when it starts; an attempt when it ends; the result and the request
+// duration class when the operation ends, right after its last attempt; a
+// refused original's result and fast_failure class at once.
+func counting(ops []op, scrapes []int64) []ts {
+	type event struct {
+		atMs   int64
+		series int
+	}
+	const (
+		sOriginals = iota
+		sAttemptOK
+		sAttemptErr
+		sSuccess
+		sProviderError
+		sRejected
+		sAdmission
+		sClassSuccess
+		sClassFailure
+		sClassFast
+		numSeries
+	)
+	var events []event
+	for _, o := range ops {
+		events = append(events, event{o.startMs, sOriginals})
+		if len(o.attempts) == 0 {
+			events = append(events, event{o.startMs, sRejected}, event{o.startMs, sAdmission}, event{o.startMs, sClassFast})
+			continue
+		}
+		t := o.startMs
+		for i, d := range o.attempts {
+			t += d
+			kind := sAttemptErr
+			if i == len(o.attempts)-1 && o.ok {
+				kind = sAttemptOK
+			}
+			events = append(events, event{t, kind})
+		}
+		if o.ok {
+			events = append(events, event{t, sSuccess}, event{t, sClassSuccess})
+		} else {
+			events = append(events, event{t, sProviderError}, event{t, sClassFailure})
+		}
+	}
+	vals := make([][]string, numSeries)
+	for _, at := range scrapes {
+		var n [numSeries]int
+		for _, e := range events {
+			if e.atMs <= at {
+				n[e.series]++
+			}
+		}
+		for s := range vals {
+			vals[s] = append(vals[s], fmt.Sprint(n[s]))
+		}
+	}
+	dep := func(kv ...string) []string { return append([]string{model.LabelDependency, "provider"}, kv...) }
+	v := func(s int) string { return strings.Join(vals[s], " ") }
+	return []ts{
+		{model.MetricOriginals, dep("priority", "critical"), v(sOriginals)},
+		{model.MetricAttempts, dep("outcome", "success"), v(sAttemptOK)},
+		{model.MetricAttempts, dep("outcome", "temporary_error"), v(sAttemptErr)},
+		{model.MetricResults, dep("priority", "critical", "result", "success"), v(sSuccess)},
+		{model.MetricResults, dep("priority", "critical", "result", "provider_error"), v(sProviderError)},
+		{model.MetricResults, dep("priority", "critical", "result", "capacity_rejected"), v(sRejected)},
+		{model.MetricAdmissionRejected, dep("priority", "critical", "reason", "concurrency"), v(sAdmission)},
+		{model.MetricRequestDuration + "_count", dep("result_class", "success"), v(sClassSuccess)},
+		{model.MetricRequestDuration + "_count", dep("result_class", "failure"), v(sClassFailure)},
+		{model.MetricRequestDuration + "_count", dep("result_class", "fast_failure"), v(sClassFast)},
+		// One bucket each, so that the classes are histograms to the row.
+		{model.MetricRequestDuration + "_bucket", dep("result_class", "success", "le", "+Inf"), v(sClassSuccess)},
+		{model.MetricRequestDuration + "_bucket", dep("result_class", "failure", "le", "+Inf"), v(sClassFailure)},
+		{model.MetricRequestDuration + "_bucket", dep("result_class", "fast_failure", "le", "+Inf"), v(sClassFast)},
+	}
+}
+
+// storm builds 50 originals a second for 30 s. Latency steps from 100 ms
+// to 2 s at 10 s. An admission limit refuses an original when limit
+// operations are in flight (0: no limit); every third admitted original
+// fails its first attempt and is rescued by a second.
+func storm(limit int, retries bool) []op {
+	var ops []op
+	var ends []int64
+	for t := int64(0); t < 30000; t += 20 {
+		d := int64(100)
+		if t >= 10000 {
+			d = 2000
+		}
+		inFlight := 0
+		for _, e := range ends {
+			if e > t {
+				inFlight++
+			}
+		}
+		if limit > 0 && inFlight >= limit {
+			ops = append(ops, op{startMs: t})
+			continue
+		}
+		o := op{startMs: t, attempts: []int64{d}, ok: true}
+		if retries && len(ops)%3 == 0 {
+			o.attempts = []int64{d, d}
+		}
+		end := t
+		for _, a := range o.attempts {
+			end += a
+		}
+		ends = append(ends, end)
+		ops = append(ops, o)
+	}
+	return ops
+}
+
+// Every bin of a step change: amplification per admitted original never
+// falls below 1, whatever the latency does, where attempts per original
+// started does; and over the whole run it equals the true attempts per
+// admitted original.
+func TestAmplificationIsCountedAtOneMoment(t *testing.T) {
+	tests := []struct {
+		name    string
+		limit   int
+		retries bool
+		// wantSpan is attempts per admitted original over the whole run,
+		// every operation finished (the run is scraped until 36 s).
+		wantSpan float64
+		// wantDip: attempts per original started falls below 1 in some
+		// bin (the counting-moment and admission artefacts of issue 14).
+		wantDip bool
+	}{
+		{name: "one attempt per original, latency step", wantSpan: 1, wantDip: true},
+		{name: "admission in front of retries", limit: 30, retries: true, wantDip: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ops := storm(tt.limit, tt.retries)
+			var attempts, admitted int
+			for _, o := range ops {
+				attempts += len(o.attempts)
+				if len(o.attempts) > 0 {
+					admitted++
+				}
+			}
+			if tt.wantSpan == 0 {
+				tt.wantSpan = float64(attempts) / float64(admitted)
+			}
+			scrapes := every(t0, 1000, 37) // 0..36 s, 1 s apart
+			shifted := make([]op, len(ops))
+			for i, o := range ops {
+				o.startMs += t0
+				shifted[i] = o
+			}
+			st := load(t, nil, "app", scrapes, counting(shifted, scrapes)...)
+
+			dipped := false
+			for k := 1; k < len(scrapes); k++ {
+				s := SignalsFor(st, "app", "provider", scrapes[k-1], scrapes[k])
+				if s.AmplificationBasis != model.AmplificationAdmitted && s.Amplification.OK {
+					t.Fatalf("bin %d: basis %q, want %q", k, s.AmplificationBasis, model.AmplificationAdmitted)
+				}
+				if a, ok := s.Amplification.Get(); ok && a < 1 {
+					t.Errorf("bin %d s: amplification %.3f < 1 (attempts %.1f/s, admitted %.1f/s)",
+						k, a, s.AttemptsPerS.V, s.AdmittedPerS.V)
+				}
+				if a, ok := s.AttemptsPerOriginal.Get(); ok && a < 1 {
+					dipped = true
+				}
+			}
+			if dipped != tt.wantDip {
+				t.Errorf("attempts per original started dipped below 1: %v, want %v", dipped, tt.wantDip)
+			}
+			s := SignalsFor(st, "app", "provider", scrapes[0], scrapes[len(scrapes)-1])
+			checkValue(t, "amplification over the run", s.Amplification, tt.wantSpan)
+			if tt.limit > 0 {
+				if a := s.AttemptsPerOriginal.V; a >= 1 {
+					t.Errorf("attempts per original started = %.3f; the fixture should shed enough to hide the storm", a)
+				}
+			}
+		})
+	}
+}
+
+// The fallbacks, each with its basis: without the class split the
+// completed originals less those refused by admission; without results
+// the originals started less admission rejections.
+func TestAmplificationBasisFallbacks(t *testing.T) {
+	sv := model.Some
+	tests := []struct {
+		name      string
+		in        model.Signals
+		want      model.Value
+		wantBasis string
+		wantEff   model.Value
+	}{
+		{name: "admitted",
+			in:   model.Signals{AttemptsPerS: sv(30), OriginalsPerS: sv(40), CompletedPerS: sv(40), AdmittedPerS: sv(20), SuccessesPerS: sv(10)},
+			want: sv(1.5), wantBasis: model.AmplificationAdmitted, wantEff: sv(0.25)},
+		{name: "completed less capacity rejected",
+			in: model.Signals{AttemptsPerS: sv(30), OriginalsPerS: sv(40), CompletedPerS: sv(36), SuccessesPerS: sv(18),
+				ResultsPerS: map[string]model.Value{model.ResultCapacityRejected: sv(16)}},
+			want: sv(1.5), wantBasis: model.AmplificationCompleted, wantEff: sv(0.5)},
+		{name: "started less admission rejections",
+			in:   model.Signals{AttemptsPerS: sv(30), OriginalsPerS: sv(40), AdmissionRejectedPerS: sv(20), SuccessesPerS: sv(10)},
+			want: sv(1.5), wantBasis: model.AmplificationStarted, wantEff: sv(0.25)},
+		{name: "started, rejections unknown",
+			in:   model.Signals{AttemptsPerS: sv(30), OriginalsPerS: sv(20)},
+			want: sv(1.5), wantBasis: model.AmplificationStarted, wantEff: model.Absent},
+		{name: "nothing admitted: absent, no basis",
+			in:   model.Signals{AttemptsPerS: sv(0), OriginalsPerS: sv(10), AdmittedPerS: sv(0), CompletedPerS: sv(10), SuccessesPerS: sv(0)},
+			want: model.Absent, wantEff: sv(0)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := tt.in
+			deriveRatios(&s)
+			if s.Amplification != tt.want || s.AmplificationBasis != tt.wantBasis || s.EffectiveSuccess != tt.wantEff {
+				t.Errorf("amplification %v basis %q effective %v, want %v %q %v",
+					s.Amplification, s.AmplificationBasis, s.EffectiveSuccess, tt.want, tt.wantBasis, tt.wantEff)
+			}
+		})
+	}
+}
