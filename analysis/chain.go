@@ -184,7 +184,8 @@ type ChainResult struct {
 	Name string      `json:"name"`
 	Hops []HopResult `json:"hops"`
 	// EndToEndAmplification is the last hop's attempts/s over the first
-	// hop's originals/s: provider calls per user action.
+	// hop's admitted originals/s (the base of its own amplification):
+	// provider calls per user action that got in.
 	EndToEndAmplification model.Value `json:"end_to_end_amplification"`
 	// ProductAmplification multiplies the hops' amplifications; it differs
 	// from the end-to-end figure when hops disagree (gaps).
@@ -234,12 +235,16 @@ func EvaluateChainWith(c Chain, rows []model.Signals, tol GapTolerance) ChainRes
 	}
 	res := ChainResult{Name: name, Hops: make([]HopResult, 0, len(c.Hops)), Gaps: []Gap{}}
 	product, worst := model.Some(1), model.Some(1)
-	for _, h := range c.Hops {
+	firstBase := model.Absent
+	for i, h := range c.Hops {
 		hr := HopResult{Target: h.Target, Dependency: h.Dependency}
 		if s := byKey[model.Key{Target: h.Target, Dependency: h.Dependency}]; s != nil {
 			hr.Found = true
 			hr.OriginalsPerS, hr.AttemptsPerS, hr.RetriesPerS = s.OriginalsPerS, s.AttemptsPerS, s.RetriesPerS
 			hr.Amplification, hr.MaxAttempts = s.Amplification, s.MaxAttempts
+			if i == 0 {
+				firstBase, _ = admittedBase(s)
+			}
 		}
 		product = mul(product, hr.Amplification)
 		worst = mul(worst, hr.MaxAttempts)
@@ -250,7 +255,9 @@ func EvaluateChainWith(c Chain, rows []model.Signals, tol GapTolerance) ChainRes
 	}
 	res.ProductAmplification, res.WorstCaseAmplification = product, worst
 	if n := len(res.Hops); n > 0 {
-		res.EndToEndAmplification = ratio(res.Hops[n-1].AttemptsPerS, res.Hops[0].OriginalsPerS)
+		// The first hop's originals on the same basis as its own
+		// amplification: the user actions that got in.
+		res.EndToEndAmplification = ratio(res.Hops[n-1].AttemptsPerS, firstBase)
 	}
 
 	check := func(from Hop, to string, arrived model.Value) {

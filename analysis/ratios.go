@@ -19,15 +19,8 @@ import "github.com/retrytop/retrytop/model"
 // AmplificationBasis says which.
 func deriveRatios(s *model.Signals) {
 	s.AttemptsPerOriginal = ratio(s.AttemptsPerS, s.OriginalsPerS)
-	s.Amplification, s.AmplificationBasis = model.Absent, ""
-	switch {
-	case s.AdmittedPerS.OK:
-		s.Amplification, s.AmplificationBasis = ratio(s.AttemptsPerS, s.AdmittedPerS), model.AmplificationAdmitted
-	case s.CompletedPerS.OK:
-		s.Amplification, s.AmplificationBasis = ratio(s.AttemptsPerS, less(s.CompletedPerS, s.ResultsPerS[model.ResultCapacityRejected])), model.AmplificationCompleted
-	case s.OriginalsPerS.OK:
-		s.Amplification, s.AmplificationBasis = ratio(s.AttemptsPerS, less(s.OriginalsPerS, s.AdmissionRejectedPerS)), model.AmplificationStarted
-	}
+	base, basis := admittedBase(s)
+	s.Amplification, s.AmplificationBasis = ratio(s.AttemptsPerS, base), basis
 	if !s.Amplification.OK {
 		s.AmplificationBasis = ""
 	}
@@ -36,6 +29,22 @@ func deriveRatios(s *model.Signals) {
 	} else {
 		s.EffectiveSuccess = ratio(s.SuccessesPerS, s.OriginalsPerS)
 	}
+}
+
+// admittedBase is the originals amplification divides by, the best the
+// emitter allows, and its basis: admitted originals that ended; else
+// every ended original less those refused by admission; else originals
+// started less admission rejections.
+func admittedBase(s *model.Signals) (model.Value, string) {
+	switch {
+	case s.AdmittedPerS.OK:
+		return s.AdmittedPerS, model.AmplificationAdmitted
+	case s.CompletedPerS.OK:
+		return less(s.CompletedPerS, s.ResultsPerS[model.ResultCapacityRejected]), model.AmplificationCompleted
+	case s.OriginalsPerS.OK:
+		return less(s.OriginalsPerS, s.AdmissionRejectedPerS), model.AmplificationStarted
+	}
+	return model.Absent, ""
 }
 
 // less is a - b, with an absent b taken as nothing to take off; never below

@@ -238,3 +238,22 @@ func TestAmplificationBasisFallbacks(t *testing.T) {
 		})
 	}
 }
+
+// End to end divides the provider's attempts by the user actions that got
+// in, on the first hop's own basis: a browser shedding half its actions
+// does not halve the chain's amplification.
+func TestEndToEndUsesTheFirstHopsAdmittedOriginals(t *testing.T) {
+	sv := model.Some
+	rows := []model.Signals{
+		{Target: "browser", Dependency: "app", OriginalsPerS: sv(100), AdmissionRejectedPerS: sv(50),
+			AttemptsPerS: sv(50), MaxAttempts: sv(1)},
+		{Target: "app", Dependency: "provider", OriginalsPerS: sv(50), AttemptsPerS: sv(150), MaxAttempts: sv(3)},
+	}
+	for i := range rows {
+		deriveRatios(&rows[i])
+	}
+	r := EvaluateChain(Chain{Hops: []Hop{{Target: "browser", Dependency: "app"}, {Target: "app", Dependency: "provider"}}}, rows)
+	checkValue(t, "end to end", r.EndToEndAmplification, 3) // 150 / (100 - 50)
+	checkValue(t, "worst case", r.WorstCaseAmplification, 3)
+	checkValue(t, "product", r.ProductAmplification, 3)
+}
