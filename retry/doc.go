@@ -32,6 +32,10 @@
 //	...
 //	}
 //
+// DoValue is Do for attempts that return a value. Config.OnAttempt and
+// Config.OnRetry are hooks for logs and traces, called on Do's goroutine;
+// nil hooks cost nothing.
+//
 // An attempt reports a documented temporary failure with MarkTemporary
 // (optionally with the provider's Retry-After) and anything it must not
 // retry with MarkPermanent; unmarked errors are permanent unless they are

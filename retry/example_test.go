@@ -93,3 +93,36 @@ func ExampleRoundTripper() {
 	fmt.Println(resp.StatusCode, string(body), "after", calls, "attempts")
 	// Output: 200 quote: 4.20 after 2 attempts
 }
+
+// DoValue returns the value of the attempt that succeeded; OnAttempt and
+// OnRetry see every attempt and every retry decision, e.g. for logs.
+func ExampleDoValue() {
+	quotes, err := retry.New(retry.Config{
+		Dependency: "shipping-quote",
+		Policy:     retry.DefaultPolicy(),
+		Rand:       func(int64) int64 { return 0 }, // no jitter sleep in this example
+		OnAttempt: func(a retry.AttemptInfo) {
+			fmt.Printf("attempt %d: %s\n", a.Attempt, a.Outcome)
+		},
+		OnRetry: func(r retry.RetryInfo) {
+			fmt.Printf("retry %d after %v: %v\n", r.Attempt, r.Delay, r.Err)
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	calls := 0
+	price, err := retry.DoValue(context.Background(), quotes, retry.Critical, func(ctx context.Context) (float64, error) {
+		calls++
+		if calls == 1 {
+			return 0, retry.MarkTemporary(errors.New("503 from provider"), 0)
+		}
+		return 4.20, nil
+	})
+	fmt.Println(price, err)
+	// Output:
+	// attempt 1: temporary_error
+	// retry 2 after 0s: 503 from provider
+	// attempt 2: success
+	// 4.2 <nil>
+}

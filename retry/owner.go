@@ -37,6 +37,46 @@ type Config struct {
 	// when every attempt honours its ctx; HTTPClient always runs inline,
 	// since net/http does.
 	InlineAttempts bool
+	// OnAttempt, if set, is called once per attempt when the owner learns
+	// its fate (when it is counted in retry_attempts_total), on Do's
+	// goroutine: for logs and traces. It must be quick and must not block.
+	// nil costs nothing.
+	OnAttempt func(AttemptInfo)
+	// OnRetry, if set, is called when the owner has decided to retry (the
+	// budget paid), before the backoff sleep, on Do's goroutine. It must be
+	// quick and must not block.
+	OnRetry func(RetryInfo)
+}
+
+// AttemptInfo describes one finished (or abandoned) attempt for
+// Config.OnAttempt.
+type AttemptInfo struct {
+	Dependency string
+	Priority   Priority
+	// Attempt is the attempt's number in its operation, 1 for the first.
+	Attempt int
+	// Outcome is the retry_attempts_total outcome label value: success,
+	// temporary_error, permanent_error, timeout or cancelled.
+	Outcome string
+	// Duration is the attempt's latency as observed in
+	// retry_attempt_duration_seconds.
+	Duration time.Duration
+	// Err is the attempt's error: nil on success, the ctx error for an
+	// abandoned attempt.
+	Err error
+}
+
+// RetryInfo describes a retry the owner is about to make, for
+// Config.OnRetry.
+type RetryInfo struct {
+	Dependency string
+	Priority   Priority
+	// Attempt is the number the retry will have, 2 for the first retry.
+	Attempt int
+	// Delay is the backoff about to be slept (Retry-After included).
+	Delay time.Duration
+	// Err is the failed attempt's error that made the retry necessary.
+	Err error
 }
 
 // Owner is the one place that retries calls to one dependency: it owns the
@@ -47,15 +87,17 @@ type Config struct {
 // An Owner is safe for concurrent use and should live as long as the
 // process, like its Limiter and Budget.
 type Owner struct {
-	dep      string
-	policy   Policy
-	limiter  *Limiter
-	budget   *Budget
-	classify func(error) Class
-	clock    Clock
-	rand     func(n int64) int64
-	in       *instruments
-	inline   bool
+	dep       string
+	policy    Policy
+	limiter   *Limiter
+	budget    *Budget
+	classify  func(error) Class
+	clock     Clock
+	rand      func(n int64) int64
+	in        *instruments
+	inline    bool
+	onAttempt func(AttemptInfo)
+	onRetry   func(RetryInfo)
 
 	abandonedReturned func() // tests: an abandoned attempt has been accounted for
 }
@@ -70,14 +112,16 @@ func New(cfg Config) (*Owner, error) {
 		return nil, err
 	}
 	o := &Owner{
-		dep:      cfg.Dependency,
-		policy:   policy,
-		limiter:  cfg.Limiter,
-		budget:   cfg.Budget,
-		classify: cfg.Classify,
-		clock:    cfg.Clock,
-		rand:     cfg.Rand,
-		inline:   cfg.InlineAttempts,
+		dep:       cfg.Dependency,
+		policy:    policy,
+		limiter:   cfg.Limiter,
+		budget:    cfg.Budget,
+		classify:  cfg.Classify,
+		clock:     cfg.Clock,
+		rand:      cfg.Rand,
+		inline:    cfg.InlineAttempts,
+		onAttempt: cfg.OnAttempt,
+		onRetry:   cfg.OnRetry,
 	}
 	if o.classify == nil {
 		o.classify = DefaultClassify
@@ -151,7 +195,7 @@ func (o *Owner) Do(ctx context.Context, p Priority, attempt func(ctx context.Con
 // a goroutine of its own. On success it also returns the value the
 // winning attempt left in its attemptCtx (DoValue).
 func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Context) error, inline bool) (any, error) {
-	op := operation{o: o, pi: p.index(), start: o.clock.Now()}
+	op := operation{o: o, p: p, pi: p.index(), start: o.clock.Now()}
 	o.in.originals[op.pi].Inc()
 	if outer := ownerFrom(ctx); outer != nil {
 		o.in.nested.WithLabelValues(o.dep, outer.dep).Inc()
@@ -217,9 +261,7 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 				class = Permanent
 			}
 		}
-		outcome := o.outcome(err, class)
-		o.in.attempts[outcome].Inc()
-		o.in.attemptDuration[outcome].Observe(a.end.Sub(a.start).Seconds())
+		op.observe(o.outcome(err, class), a.end.Sub(a.start), err)
 		if err == nil {
 			if op.attempts > 1 {
 				o.in.rescued.Inc()
@@ -256,6 +298,9 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 			op.paid = true
 		}
 		o.in.backoff.Observe(delay.Seconds())
+		if o.onRetry != nil {
+			o.onRetry(RetryInfo{Dependency: o.dep, Priority: p, Attempt: op.attempts + 1, Delay: delay, Err: err})
+		}
 		if delay > 0 {
 			if err := o.clock.Sleep(ctx, delay); err != nil {
 				return nil, op.finishCtx(err)
@@ -274,6 +319,7 @@ func (o *Owner) timeLeft(deadline, t time.Time) bool {
 // operation is the state of one Do call.
 type operation struct {
 	o        *Owner
+	p        Priority
 	pi       int
 	start    time.Time
 	attempts int
@@ -292,9 +338,8 @@ func (op *operation) abandon(ctx context.Context, a *attemptCtx) error {
 		outcome = outcomeCancelled
 	}
 	o.in.abandoned.Inc()
-	o.in.attempts[outcome].Inc()
-	o.in.attemptDuration[outcome].Observe(o.clock.Now().Sub(a.start).Seconds())
 	op.last = a.Err()
+	op.observe(outcome, o.clock.Now().Sub(a.start), op.last)
 	if cerr != nil {
 		return op.finishCtx(cerr)
 	}
@@ -312,14 +357,23 @@ func (op *operation) late(ctx context.Context, a *attemptCtx) error {
 		outcome = outcomeCancelled
 	}
 	o.in.lateSuccesses.Inc()
-	o.in.attempts[outcome].Inc()
-	o.in.attemptDuration[outcome].Observe(a.end.Sub(a.start).Seconds())
+	op.observe(outcome, a.end.Sub(a.start), nil)
 	op.reason = "the attempt succeeded after the caller had given up; late success"
 	if cerr != nil {
 		return op.finishCtx(cerr)
 	}
 	op.reason = "the attempt succeeded after the operation deadline; late success"
 	return op.finish(ResultDeadlineExhausted, nil)
+}
+
+// observe counts the current attempt's outcome and calls OnAttempt.
+func (op *operation) observe(outcome int, d time.Duration, err error) {
+	o := op.o
+	o.in.attempts[outcome].Inc()
+	o.in.attemptDuration[outcome].Observe(d.Seconds())
+	if o.onAttempt != nil {
+		o.onAttempt(AttemptInfo{Dependency: o.dep, Priority: op.p, Attempt: op.attempts, Outcome: outcomeNames[outcome], Duration: d, Err: err})
+	}
 }
 
 func (op *operation) finishCtx(ctxErr error) error {

@@ -1,0 +1,7 @@
+//go:build race
+
+package retry
+
+// raceEnabled: the race detector allocates, so allocation counts are not
+// checked under -race.
+const raceEnabled = true
