@@ -2,8 +2,10 @@ package dialect
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -207,11 +209,12 @@ func NewCustom(m Mapping) (Dialect, error) {
 // Name implements Dialect.
 func (m *custom) Name() string { return m.Mapping.Name }
 
-// Families implements Dialect.
+// Families implements Dialect: every signal's metric, and its flat parts
+// (a histogram exposed without # TYPE parses as separate families).
 func (m *custom) Families() []string {
 	var out []string
 	for _, s := range m.Signals {
-		out = append(out, s.Metric)
+		out = append(out, s.Metric, s.Metric+"_bucket", s.Metric+"_count", s.Metric+"_sum")
 	}
 	return append(out, m.Mapping.Detect...)
 }
@@ -223,11 +226,102 @@ func (m *custom) Detect(fams []model.Family) bool {
 		return r.has(m.Mapping.Detect...)
 	}
 	for _, s := range m.Signals {
-		if r.has(s.Metric) {
+		if r.has(s.Metric) || r.flat(s.Metric) != nil {
 			return true
 		}
 	}
 	return false
+}
+
+// flat assembles the histogram (or, without buckets, the summary) name
+// from flat families name_bucket{le}, name_count and name_sum, as a text
+// exposition without # TYPE or a file of separate series gives them; nil
+// when there are none, or when name itself is a family. Missing parts are
+// filled as the parser fills them: the +Inf bucket from the count and the
+// other way round, an absent sum NaN.
+func (r raw) flat(name string) *model.Family {
+	if r[name] != nil {
+		return nil
+	}
+	part := func(suffix string) *model.Family {
+		if f := r[name+suffix]; f != nil && f.Type != model.Histogram && f.Type != model.Summary {
+			return f
+		}
+		return nil
+	}
+	b, c, sm := part("_bucket"), part("_count"), part("_sum")
+	if b == nil && (c == nil || sm == nil) {
+		return nil
+	}
+	out := &model.Family{Name: name, Type: model.Summary}
+	if b != nil {
+		out.Type = model.Histogram
+	}
+	type acc struct {
+		s                model.Sample
+		hasCount, hasSum bool
+	}
+	var order []string
+	byKey := map[string]*acc{}
+	get := func(ls model.Labels) *acc {
+		k := string(ls.AppendKey(nil))
+		a := byKey[k]
+		if a == nil {
+			a = &acc{s: model.Sample{Labels: ls}}
+			byKey[k] = a
+			order = append(order, k)
+		}
+		return a
+	}
+	if b != nil {
+		for _, s := range b.Samples {
+			le, err := model.ParseFloat(s.Labels.Get("le"))
+			if err != nil || !s.Labels.Has("le") {
+				continue
+			}
+			a := get(s.Labels.Without("le"))
+			a.s.Buckets = append(a.s.Buckets, model.Bucket{UpperBound: le, Count: s.Value})
+		}
+	}
+	if c != nil {
+		for _, s := range c.Samples {
+			a := get(s.Labels)
+			a.s.Count, a.hasCount = s.Value, true
+		}
+	}
+	if sm != nil {
+		for _, s := range sm.Samples {
+			a := get(s.Labels)
+			a.s.Sum, a.hasSum = s.Value, true
+		}
+	}
+	for _, k := range order {
+		a := byKey[k]
+		s := &a.s
+		sort.Slice(s.Buckets, func(i, j int) bool { return s.Buckets[i].UpperBound < s.Buckets[j].UpperBound })
+		n := len(s.Buckets)
+		if out.Type == model.Histogram && (n == 0 || !math.IsInf(s.Buckets[n-1].UpperBound, +1)) {
+			if !a.hasCount && n == 0 {
+				continue // only a sum: nothing to count
+			}
+			inf := s.Count
+			if !a.hasCount {
+				inf = s.Buckets[n-1].Count
+			}
+			s.Buckets = append(s.Buckets, model.Bucket{UpperBound: math.Inf(+1), Count: inf})
+		}
+		if !a.hasCount {
+			s.Count = math.NaN()
+			if n := len(s.Buckets); n > 0 {
+				s.Count = s.Buckets[n-1].Count
+			}
+		}
+		if !a.hasSum {
+			s.Sum = math.NaN()
+		}
+		out.Samples = append(out.Samples, *s)
+	}
+	return out
 }
 
 // Translate implements Dialect.
@@ -238,7 +332,9 @@ func (m *custom) Translate(snap *model.Snapshot) *model.Snapshot {
 		sig := &m.Signals[i]
 		f := r[sig.Metric]
 		if f == nil {
-			continue
+			if f = r.flat(sig.Metric); f == nil {
+				continue
+			}
 		}
 		scale := sig.Scale
 		if scale == 0 {
