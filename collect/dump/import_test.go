@@ -123,6 +123,9 @@ func TestImportErrors(t *testing.T) {
 		{FormatVMJSON, "{\"metric\":{\"__name__\":\"x\"},\"values\":[1],\"timestamps\":[1]}\n{\"metric\":{\"__name__\":\"x\"},\"values\":[1,2],\"timestamps\":[1]}\n", "f:2: 2 values for 1 timestamps"},
 		{FormatVMJSON, "{\"metric\":{\"__name__\":\"x\"},\"values\":[1],\"timestamps\":[1]}\n{oops\n", "f:2: invalid JSON"},
 		{FormatVMJSON, "{\"metric\":{\"__name__\":\"x\"},\"values\":[true],\"timestamps\":[1]}\n", "f:1: value 0: bad value true"},
+		{FormatOpenMetrics, "x_bucket{le=\"fast\"} 1 2\n", "f:1: x_bucket: le \"fast\" is not a number"},
+		{FormatPromJSON, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"x","quantile":"p99"},"values":[[1,"1"]]}]}}`, "f: series 0, value 0: x: quantile \"p99\" is not a number"},
+		{FormatVMJSON, "{\"metric\":{\"__name__\":\"x_bucket\",\"le\":\"\"},\"values\":[1],\"timestamps\":[1]}\n", "f:1: value 0: x_bucket: le \"\" is not a number"},
 		{FormatConcat, "x 1\n", "f:1: expected a timestamp line"},
 		{FormatConcat, "1741057965\nx 1\nx{ 2\n", "f:3: "},
 		{FormatConcat, "\n\n", "f: no snapshot found"},
@@ -179,6 +182,90 @@ func TestStampLines(t *testing.T) {
 	for _, in := range []string{"x 1", "1e9", "NaN", "# HELP x y", "12 a b", "-5", "1741057965 \"app\"", "123456789012345", "# SCRAPE", "# SCRAPE x app", "1741057965123.1234567"} {
 		if _, _, ok := parseStampLine(in); ok {
 			t.Errorf("%q read as a timestamp line", in)
+		}
+	}
+}
+
+// TestConcatStampForms: Unix seconds, Unix milliseconds (with or without
+// "# SCRAPE") and RFC 3339 headers give the same snapshots.
+func TestConcatStampForms(t *testing.T) {
+	body := "# TYPE x_total counter\nx_total 1\n"
+	var want string
+	for i, stamps := range [][2]string{
+		{"1741057965 app", "1741057966.5 app"},
+		{"1741057965000 app", "1741057966500 app"},
+		{"# SCRAPE 1741057965000 app", "# SCRAPE 1741057966500 app"},
+		{"2025-03-04T03:12:45Z app", "2025-03-04T03:12:46.5Z app"},
+	} {
+		in := stamps[0] + "\n" + body + stamps[1] + "\n" + body
+		if f, err := DetectFormat([]byte(in)); f != FormatConcat {
+			t.Errorf("%q detected as %q %v", stamps[0], f, err)
+		}
+		snaps, err := ImportBytes([]byte(in), "f", FormatConcat, ImportOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := flat(snaps)
+		if i == 0 {
+			want = got
+			if !strings.Contains(want, "app @1741057966500") {
+				t.Fatalf("seconds: %s", want)
+			}
+		} else if got != want {
+			t.Errorf("%q:\n%s\nwant\n%s", stamps[0], got, want)
+		}
+	}
+}
+
+// TestImportPromtoolStyle: a file as promtool and real exporters write it,
+// one block per family, samples by series then time, each family stamped a
+// millisecond or two apart, gives one snapshot per scrape, at its earliest
+// family's time, with histograms whole and _created on their samples.
+func TestImportPromtoolStyle(t *testing.T) {
+	in := `# TYPE rpc_calls counter
+rpc_calls_total{instance="app",code="OK"} 10 100.001
+rpc_calls_total{instance="app",code="OK"} 20 101.001
+rpc_calls_created{instance="app",code="OK"} 50 100.001
+rpc_calls_created{instance="app",code="OK"} 50 101.001
+# TYPE rpc_duration_seconds histogram
+rpc_duration_seconds_bucket{instance="app",le="0.1"} 4 100.002
+rpc_duration_seconds_bucket{instance="app",le="0.1"} 8 101.002
+rpc_duration_seconds_bucket{instance="app",le="+Inf"} 5 100.002
+rpc_duration_seconds_bucket{instance="app",le="+Inf"} 9 101.002
+rpc_duration_seconds_count{instance="app"} 5 100.002
+rpc_duration_seconds_count{instance="app"} 9 101.002
+rpc_duration_seconds_sum{instance="app"} 0.5 100.002
+rpc_duration_seconds_sum{instance="app"} 0.9 101.002
+# TYPE up gauge
+up{instance="app"} 1 100
+up{instance="app"} 1 101
+# EOF
+`
+	snaps, err := ImportBytes([]byte(in), "f", FormatOpenMetrics, ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `app @100000
+  rpc_calls_total{code="OK"} counter 10
+  rpc_duration_seconds_bucket{le="0.1"} histogram 4
+  rpc_duration_seconds_bucket{le="+Inf"} histogram 5
+  rpc_duration_seconds_count{} histogram 5
+  rpc_duration_seconds_sum{} histogram 0.5
+  up{} gauge 1
+app @101000
+  rpc_calls_total{code="OK"} counter 20
+  rpc_duration_seconds_bucket{le="0.1"} histogram 8
+  rpc_duration_seconds_bucket{le="+Inf"} histogram 9
+  rpc_duration_seconds_count{} histogram 9
+  rpc_duration_seconds_sum{} histogram 0.9
+  up{} gauge 1
+`
+	if got := flat(snaps); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	for _, sn := range snaps {
+		if c := sn.Families[0].Samples[0].CreatedMs; c != 50000 {
+			t.Errorf("@%d: created %d, want 50000", sn.Time.UnixMilli(), c)
 		}
 	}
 }

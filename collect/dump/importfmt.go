@@ -178,10 +178,11 @@ type flatPoint struct {
 }
 
 // add keeps one flat sample. labels may contain __name__ (ignored) and
-// instance (the target).
-func (im *importer) add(name string, labels model.Labels, ms int64, v float64) {
+// instance (the target). A bucket bound or quantile that is not a number
+// is an error: the sample could not be placed in its histogram.
+func (im *importer) add(name string, labels model.Labels, ms int64, v float64) error {
 	if f := im.opts.Filter; f != nil && !f(name) && !f(familyOf(name)) && !f(strings.TrimSuffix(name, "_created")+"_total") {
-		return
+		return nil
 	}
 	target := im.opts.Target
 	out := labels[:0:0]
@@ -193,9 +194,11 @@ func (im *importer) add(name string, labels model.Labels, ms int64, v float64) {
 				target = l.Value
 			}
 		case "le", "quantile":
-			if f, err := model.ParseFloat(l.Value); err == nil {
-				l.Value = model.FormatFloat(f)
+			f, err := model.ParseFloat(l.Value)
+			if err != nil {
+				return fmt.Errorf("%s: %s %q is not a number", collect.Sanitize(name), l.Name, collect.Sanitize(l.Value))
 			}
+			l.Value = model.FormatFloat(f)
 			out = append(out, l)
 		default:
 			out = append(out, l)
@@ -203,6 +206,7 @@ func (im *importer) add(name string, labels model.Labels, ms int64, v float64) {
 	}
 	out.Sort()
 	im.points = append(im.points, flatPoint{target: target, name: name, labels: out, ms: ms, v: v})
+	return nil
 }
 
 // familyOf strips one histogram or summary suffix.
@@ -571,7 +575,9 @@ func (im *importer) openMetrics(b []byte) error {
 		if err != nil || math.IsNaN(ts) || math.IsInf(ts, 0) || math.Abs(ts) > 1e13 {
 			return fail("bad timestamp %q (want seconds since the epoch)", collect.Sanitize(fields[1]))
 		}
-		im.add(name, labels, int64(math.Round(ts*1000)), v)
+		if err := im.add(name, labels, int64(math.Round(ts*1000)), v); err != nil {
+			return fail("%v", err)
+		}
 	}
 	return nil
 }
@@ -763,7 +769,9 @@ func (im *importer) promJSON(b []byte) error {
 			if math.IsNaN(ts) || math.Abs(ts) > 1e13 {
 				return fail("series %d (%s), value %d: bad timestamp", i, collect.Sanitize(name), j)
 			}
-			im.add(name, labels, int64(math.Round(ts*1000)), v)
+			if err := im.add(name, labels, int64(math.Round(ts*1000)), v); err != nil {
+				return fail("series %d, value %d: %v", i, j, err)
+			}
 		}
 	}
 	return nil
@@ -830,7 +838,9 @@ func (im *importer) vmJSON(b []byte) error {
 			if err != nil {
 				return fail("value %d: %v", j, err)
 			}
-			im.add(name, labels, l.Timestamps[j], v)
+			if err := im.add(name, labels, l.Timestamps[j], v); err != nil {
+				return fail("value %d: %v", j, err)
+			}
 		}
 	}
 	return nil
