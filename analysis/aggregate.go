@@ -151,6 +151,7 @@ type classAcc struct {
 type aggregator struct {
 	results   []keyed
 	admission []keyed
+	nested    []keyed
 	classes   []classAcc
 }
 
@@ -220,6 +221,7 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 		provider, temporary, permanent, timeouts       acc
 		successes, deadline, attOK                     acc
 		completed, admitted                            acc
+		cancelledAtt, abandoned, late, nested          acc
 		// A basis of amplification counts only if every replica with
 		// attempts has it: mixing bases would divide some replicas'
 		// attempts by nothing.
@@ -229,7 +231,7 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 		mixedWorst                                model.Quantiles
 		hasLatency                                bool
 	)
-	a.results, a.admission, a.classes = a.results[:0], a.admission[:0], a.classes[:0]
+	a.results, a.admission, a.classes, a.nested = a.results[:0], a.admission[:0], a.classes[:0], a.nested[:0]
 	for _, s := range ms {
 		switch {
 		case s.Dialect == "" || s.Dialect == out.Dialect:
@@ -243,6 +245,14 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 		att.add(s.AttemptsPerS)
 		completed.add(s.CompletedPerS)
 		admitted.add(s.AdmittedPerS)
+		cancelledAtt.add(s.CancelledAttemptsPerS)
+		abandoned.add(s.AbandonedAttemptsPerS)
+		late.add(s.LateSuccessesPerS)
+		nested.add(s.NestedPerS)
+		for i := range s.NestedIn {
+			b := &s.NestedIn[i]
+			a.nested = addKeyed(a.nested, b.Key, b.Labels, model.Some(b.PerS))
+		}
 		completedMissing = completedMissing || (s.AttemptsPerS.OK && !s.CompletedPerS.OK)
 		admittedMissing = admittedMissing || (s.AttemptsPerS.OK && !s.AdmittedPerS.OK)
 		retries.add(s.RetriesPerS)
@@ -284,6 +294,17 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 
 	out.OriginalsPerS = orig.value()
 	out.AttemptsPerS = att.value()
+	out.CancelledAttemptsPerS = cancelledAtt.value()
+	out.AbandonedAttemptsPerS = abandoned.value()
+	out.LateSuccessesPerS = late.value()
+	out.NestedPerS = nested.value()
+	if len(a.nested) > 0 {
+		slices.SortFunc(a.nested, func(x, y keyed) int { return strings.Compare(x.key, y.key) })
+		out.NestedIn = make([]model.Breakdown, len(a.nested))
+		for i, k := range a.nested {
+			out.NestedIn[i] = model.Breakdown{Labels: k.labels, Key: k.key, PerS: k.sum.v}
+		}
+	}
 	if !completedMissing {
 		out.CompletedPerS = completed.value()
 	}

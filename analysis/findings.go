@@ -27,6 +27,7 @@ const (
 	CodeMisleadingLatency = "MISLEADING_LATENCY"
 	CodeWorkAfterCancel   = "WORK_AFTER_CANCEL"
 	CodeMetastable        = "METASTABLE"
+	CodeNestedRetryOwners = "NESTED_RETRY_OWNERS"
 )
 
 // Severity ranks findings: info < warning < critical. Its JSON and text
@@ -195,7 +196,7 @@ type Thresholds struct {
 	// denials, rejections, work after cancel) are ignored.
 	MinEventsPerS float64 `json:"min_events_per_s"`
 
-	// Amplification is the attempts per original above which
+	// Amplification is the attempts per admitted original above which
 	// RETRY_AMPLIFICATION fires (with a stress signal); at or above
 	// AmplificationCritical it is critical, and so is a hidden layer that
 	// multiplies by that much.
@@ -634,6 +635,7 @@ var rowRules = []rowRule{
 	poolSaturation,
 	capacityShortfall,
 	misleadingLatency,
+	nestedRetryOwners,
 }
 
 func hop(s *model.Signals) string { return s.Target + " -> " + s.Dependency }
@@ -649,9 +651,9 @@ func retryAmplification(s *model.Signals, b baseline, th Thresholds) (Finding, b
 	if !ok || !busy(s, th) || amp <= th.Amplification {
 		return Finding{}, false
 	}
-	// Originals are counted when they start and attempts when they end, so
-	// a hop that never retries can show attempts above originals for a bin
-	// while its calls pile up; without retries there is no amplification.
+	// In a short bin the first attempts of operations that end in the next
+	// one can show as amplification on a hop whose calls pile up; without
+	// retries there is none.
 	if r, ok := s.RetriesPerS.Get(); ok && r < th.MinEventsPerS {
 		return Finding{}, false
 	}
@@ -677,7 +679,7 @@ func retryAmplification(s *model.Signals, b baseline, th Thresholds) (Finding, b
 	if slower {
 		why = append(why, fmt.Sprintf("success p50 rose %s -> %s", secs(b.successP50.V), secs(lat.V)))
 	}
-	f.Message = fmt.Sprintf("%s: %s attempts per original (%s for %s) while %s; the retries add load to a struggling provider",
+	f.Message = fmt.Sprintf("%s: %s attempts per admitted original (%s for %s started) while %s; the retries add load to a struggling provider",
 		hop(s), x2(amp), perS(s.AttemptsPerS.V), perS(s.OriginalsPerS.V), strings.Join(why, " and "))
 	f.Evidence.add("amplification", amp)
 	f.Evidence.addValue("originals_per_s", s.OriginalsPerS)
@@ -687,6 +689,29 @@ func retryAmplification(s *model.Signals, b baseline, th Thresholds) (Finding, b
 	f.Evidence.addValue("failure_share", failShare)
 	f.Evidence.addValue("success_p50_s", lat)
 	f.Evidence.addValue("baseline_success_p50_s", b.successP50)
+	return f, true
+}
+
+// nestedRetryOwners fires when one owner's operations start inside
+// another owner's attempts in the same process: two retry owners on one
+// call path. Our library stops the multiplication (an owner's result is
+// final), other code may not, and either way a deadline or budget is spent
+// twice. Any nesting counts: it is a design fact, not a rate to wait for.
+func nestedRetryOwners(s *model.Signals, _ baseline, th Thresholds) (Finding, bool) {
+	n, ok := s.NestedPerS.Get()
+	if !ok || n <= 0 || len(s.NestedIn) == 0 {
+		return Finding{}, false
+	}
+	outer := make([]string, len(s.NestedIn))
+	for i, b := range s.NestedIn {
+		outer[i] = b.Key
+	}
+	f := Finding{Code: CodeNestedRetryOwners, Severity: SeverityWarning}
+	f.Message = fmt.Sprintf("%s: the retry owner of %s runs inside attempts of %s (%s operations): two owners on one call path; keep one owner per call path and give the other MaxAttempts 1",
+		s.Target, s.Dependency, strings.Join(outer, ", "), perS(n))
+	f.Evidence.add("nested_operations_per_s", n)
+	f.Evidence.addValue("max_attempts", s.MaxAttempts)
+	f.Evidence.addValue("attempts_per_s", s.AttemptsPerS)
 	return f, true
 }
 

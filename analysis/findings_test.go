@@ -232,7 +232,7 @@ func TestRetryAmplification(t *testing.T) {
 			rows: []model.Signals{sig(t, "client>provider", "originals=50 attempts=120 errors=10 timeouts=30")},
 			ev: want{"amplification": 2.4, "originals_per_s": 50, "attempts_per_s": 120, "provider_errors_per_s": 10,
 				"timeouts_per_s": 30, "failure_share": 40.0 / 120, "baseline_success_p50_s": absent},
-			msg: "2.40 attempts per original",
+			msg: "2.40 attempts per admitted original",
 		},
 		{
 			name: "latency rising", code: CodeRetryAmplification, sev: SeverityWarning, hop: "client>provider",

@@ -257,3 +257,43 @@ func TestEndToEndUsesTheFirstHopsAdmittedOriginals(t *testing.T) {
 	checkValue(t, "worst case", r.WorstCaseAmplification, 3)
 	checkValue(t, "product", r.ProductAmplification, 3)
 }
+
+// Nested owners, cancelled attempts, abandoned attempts and late successes
+// reach the signals from the library's families, and nesting is a finding.
+func TestNestedOwnersAndLateWork(t *testing.T) {
+	dep := func(kv ...string) []string { return append([]string{model.LabelDependency, "provider"}, kv...) }
+	st := load(t, nil, "svc", every(t0, 1000, 11),
+		ts{model.MetricOriginals, dep("priority", "critical"), "0+10x10"},
+		ts{model.MetricAttempts, dep("outcome", "success"), "0+8x10"},
+		ts{model.MetricAttempts, dep("outcome", "cancelled"), "0+2x10"},
+		ts{model.MetricAbandonedAttempts, dep(), "0+2x10"},
+		ts{model.MetricLateSuccesses, dep(), "0+1x10"},
+		ts{model.MetricNestedOperations, dep(model.LabelOuterDependency, "quote-service"), "0+10x10"},
+		ts{model.MetricPolicyMaxAttempts, dep(), "3x10"},
+	)
+	s := SignalsFor(st, "svc", "provider", t0, t0+10000)
+	checkValue(t, "cancelled attempts", s.CancelledAttemptsPerS, 2)
+	checkValue(t, "provider errors", s.ProviderErrorsPerS, 0) // a cancel is not the provider's
+	checkValue(t, "abandoned", s.AbandonedAttemptsPerS, 2)
+	checkValue(t, "late successes", s.LateSuccessesPerS, 1)
+	checkValue(t, "nested", s.NestedPerS, 10)
+	if len(s.NestedIn) != 1 || s.NestedIn[0].Key != "quote-service" || s.NestedIn[0].PerS != 10 {
+		t.Errorf("NestedIn = %+v, want quote-service at 10/s", s.NestedIn)
+	}
+	fs := evaluateRows([]model.Signals{s}, nil, DefaultThresholds())
+	var nested *Finding
+	for i := range fs {
+		if fs[i].Code == CodeNestedRetryOwners {
+			nested = &fs[i]
+		}
+	}
+	if nested == nil || nested.Severity != SeverityWarning || !strings.Contains(nested.Message, "inside attempts of quote-service") {
+		t.Fatalf("findings %+v, want a NESTED_RETRY_OWNERS warning naming quote-service", fs)
+	}
+
+	// Without the family: absent, and no finding.
+	s = SignalsFor(st, "svc", "other", t0, t0+10000)
+	if s.NestedPerS.OK || s.LateSuccessesPerS.OK {
+		t.Errorf("nested %v late %v for a dependency without them, want absent", s.NestedPerS, s.LateSuccessesPerS)
+	}
+}

@@ -16,6 +16,9 @@ const (
 	cBudgetDenied
 	cAdmission
 	cResults
+	cAbandoned
+	cLateSuccesses
+	cNested
 	numCounters
 )
 
@@ -27,6 +30,11 @@ var counterNames = [numCounters]string{
 	cBudgetDenied: model.MetricBudgetDenied,
 	cAdmission:    model.MetricAdmissionRejected,
 	cResults:      model.MetricResults,
+	// The dependency of a nested operation is the inner owner's: its row
+	// says in which outer dependencies' attempts it ran.
+	cAbandoned:     model.MetricAbandonedAttempts,
+	cLateSuccesses: model.MetricLateSuccesses,
+	cNested:        model.MetricNestedOperations,
 }
 
 // Gauge families of the contract.
@@ -175,6 +183,8 @@ func (sel *selection) rows() map[string]*row {
 			switch c {
 			case cAttempts:
 				key = s.Labels.Get(model.LabelOutcome)
+			case cNested:
+				key = s.Labels.Get(model.LabelOuterDependency)
 			case cResults:
 				key = s.Labels.Get(model.LabelResult)
 				r.results = addToGroup(r.results, key, nil, &pts)

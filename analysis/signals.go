@@ -71,6 +71,9 @@ func (r *row) eval(w window) model.Signals {
 	r.admissionRejected(&s, &w)
 	r.finalResults(&s, &w)
 	r.admitted(&s, &w)
+	s.AbandonedAttemptsPerS = w.rate(r.sum(cAbandoned, &w))
+	s.LateSuccessesPerS = w.rate(r.sum(cLateSuccesses, &w))
+	r.nested(&s, &w)
 	deriveRatios(&s)
 
 	s.ActiveCalls = r.gauge(gActive, &w, sumOf)
@@ -108,7 +111,7 @@ func (r *row) sum(c int, w *window) (float64, bool) {
 // the errors the provider answered with (temporary + permanent); timeouts
 // are their own outcome and never provider errors.
 func (r *row) attempts(s *model.Signals, w *window) {
-	var total, success, temporary, permanent, timeout float64
+	var total, success, temporary, permanent, timeout, cancelled float64
 	seen, split := false, false
 	for _, c := range r.counters[cAttempts] {
 		// An emitter that does not label attempts by outcome (Envoy,
@@ -129,6 +132,8 @@ func (r *row) attempts(s *model.Signals, w *window) {
 			permanent += inc
 		case model.OutcomeTimeout:
 			timeout += inc
+		case model.OutcomeCancelled:
+			cancelled += inc
 		}
 	}
 	s.AttemptsPerS = w.rate(total, seen)
@@ -136,6 +141,7 @@ func (r *row) attempts(s *model.Signals, w *window) {
 	s.PermanentErrorsPerS = w.rate(permanent, seen && split)
 	s.ProviderErrorsPerS = w.rate(temporary+permanent, seen && split)
 	s.TimeoutsPerS = w.rate(timeout, seen && split)
+	s.CancelledAttemptsPerS = w.rate(cancelled, seen && split)
 	s.AttemptSuccess = ratio(w.rate(success, seen && split), s.AttemptsPerS)
 }
 
@@ -184,6 +190,26 @@ func (r *row) finalResults(s *model.Signals, w *window) {
 	s.CompletedPerS = w.rate(completed, true)
 	s.SuccessesPerS = s.ResultsPerS[model.ResultSuccess]
 	s.DeadlineExhaustedPerS = s.ResultsPerS[model.ResultDeadlineExhausted]
+}
+
+// nested fills NestedPerS and NestedIn, by outer dependency, sorted.
+func (r *row) nested(s *model.Signals, w *window) {
+	var total float64
+	seen := false
+	for _, c := range r.counters[cNested] {
+		inc, ok := increase(w.span(c.points))
+		if !ok {
+			continue
+		}
+		seen = true
+		total += inc
+		if v := w.rate(inc, true); v.OK {
+			s.NestedIn = append(s.NestedIn, model.Breakdown{Key: c.key, PerS: v.V,
+				Labels: model.LabelsFromPairs(model.LabelOuterDependency, c.key)})
+		}
+	}
+	sort.Slice(s.NestedIn, func(i, j int) bool { return s.NestedIn[i].Key < s.NestedIn[j].Key })
+	s.NestedPerS = w.rate(total, seen)
 }
 
 // admitted fills AdmittedPerS: originals that ended after at least one

@@ -41,12 +41,15 @@ const (
 
 // Contract label names and values.
 const (
-	LabelDependency  = "dependency"
-	LabelPriority    = "priority"
-	LabelOutcome     = "outcome"
-	LabelReason      = "reason"
-	LabelResult      = "result"
-	LabelResultClass = "result_class"
+	LabelDependency = "dependency"
+	// LabelOuterDependency names, on retry_nested_operations_total, the
+	// owner whose attempt a nested operation ran in.
+	LabelOuterDependency = "outer_dependency"
+	LabelPriority        = "priority"
+	LabelOutcome         = "outcome"
+	LabelReason          = "reason"
+	LabelResult          = "result"
+	LabelResultClass     = "result_class"
 
 	OutcomeSuccess        = "success"
 	OutcomeTemporaryError = "temporary_error"
@@ -195,17 +198,30 @@ type Signals struct {
 	TimeoutsPerS          Value `json:"timeouts_per_s"`
 	SuccessesPerS         Value `json:"successes_per_s"`
 	DeadlineExhaustedPerS Value `json:"deadline_exhausted_per_s"`
-	EffectiveSuccess      Value `json:"effective_success"`
-	AttemptSuccess        Value `json:"attempt_success"`
-	ActiveCalls           Value `json:"active_calls"`
-	ConcurrencyLimit      Value `json:"concurrency_limit"`
-	PoolWaitP50           Value `json:"pool_wait_p50_s"`
-	PoolWaitP99           Value `json:"pool_wait_p99_s"`
-	BackoffP50            Value `json:"backoff_p50_s"`
-	BackoffP99            Value `json:"backoff_p99_s"`
-	BudgetBalance         Value `json:"budget_balance"`
-	MaxAttempts           Value `json:"policy_max_attempts"`
-	DeadlineSeconds       Value `json:"policy_deadline_seconds"`
+	// CancelledAttemptsPerS is attempts their caller cancelled (outcome
+	// cancelled): neither a provider error nor a timeout.
+	CancelledAttemptsPerS Value `json:"cancelled_attempts_per_s"`
+	// AbandonedAttemptsPerS is attempts still running when their
+	// operation ended; LateSuccessesPerS those of them (or of any attempt)
+	// that succeeded after the caller gave up: work done for nobody.
+	AbandonedAttemptsPerS Value `json:"abandoned_attempts_per_s"`
+	LateSuccessesPerS     Value `json:"late_successes_per_s"`
+	// NestedPerS is operations of this dependency's owner started inside
+	// attempts of another owner in the same process, split by that outer
+	// dependency in NestedIn. Absent when the emitter never nested.
+	NestedPerS       Value       `json:"nested_operations_per_s"`
+	NestedIn         []Breakdown `json:"nested_in,omitempty"`
+	EffectiveSuccess Value       `json:"effective_success"`
+	AttemptSuccess   Value       `json:"attempt_success"`
+	ActiveCalls      Value       `json:"active_calls"`
+	ConcurrencyLimit Value       `json:"concurrency_limit"`
+	PoolWaitP50      Value       `json:"pool_wait_p50_s"`
+	PoolWaitP99      Value       `json:"pool_wait_p99_s"`
+	BackoffP50       Value       `json:"backoff_p50_s"`
+	BackoffP99       Value       `json:"backoff_p99_s"`
+	BudgetBalance    Value       `json:"budget_balance"`
+	MaxAttempts      Value       `json:"policy_max_attempts"`
+	DeadlineSeconds  Value       `json:"policy_deadline_seconds"`
 
 	// The dependency's own view, when the dependency is itself a scrape
 	// target exporting the server-side families (MetricServer*), over the
