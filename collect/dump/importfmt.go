@@ -164,15 +164,26 @@ func ImportBytes(b []byte, name, format string, opts ImportOptions) ([]model.Sna
 type importer struct {
 	file   string
 	opts   ImportOptions
-	points []flatPoint
 	types  map[string]model.MetricType // OpenMetrics # TYPE, by family name
+	series []flatSeries                // every distinct series, once
+	ids    map[string]int32            // series key -> index in series
+	points []flatPoint
+	buf    []byte
+	labels model.Labels // scratch
 }
 
-// flatPoint is one sample of one flat series as a file holds it.
+// flatSeries is one flat series of a file: its target, name and labels
+// (sorted; without __name__ and instance).
+type flatSeries struct {
+	target, name string
+	labels       model.Labels
+}
+
+// flatPoint is one sample of one flat series as a file holds it. Series
+// are interned: a long file holds millions of samples of a few thousand
+// series.
 type flatPoint struct {
-	target string
-	name   string
-	labels model.Labels // sorted; without __name__ and instance
+	series int32
 	ms     int64
 	v      float64
 }
@@ -185,7 +196,7 @@ func (im *importer) add(name string, labels model.Labels, ms int64, v float64) e
 		return nil
 	}
 	target := im.opts.Target
-	out := labels[:0:0]
+	out := im.labels[:0]
 	for _, l := range labels {
 		switch l.Name {
 		case "__name__":
@@ -205,7 +216,22 @@ func (im *importer) add(name string, labels model.Labels, ms int64, v float64) e
 		}
 	}
 	out.Sort()
-	im.points = append(im.points, flatPoint{target: target, name: name, labels: out, ms: ms, v: v})
+	im.labels = out
+	im.buf = append(append(append(append(im.buf[:0], target...), 0xff), name...), 0xff)
+	im.buf = out.AppendKey(im.buf)
+	id, ok := im.ids[string(im.buf)]
+	if !ok {
+		if im.ids == nil {
+			im.ids = map[string]int32{}
+		}
+		if len(im.series) >= math.MaxInt32 {
+			return errors.New("too many series")
+		}
+		id = int32(len(im.series))
+		im.ids[string(im.buf)] = id
+		im.series = append(im.series, flatSeries{target: target, name: name, labels: append(model.Labels(nil), out...)})
+	}
+	im.points = append(im.points, flatPoint{series: id, ms: ms, v: v})
 	return nil
 }
 
@@ -239,22 +265,22 @@ type shape struct {
 	role   role
 }
 
-// shapes resolves the flat names of one target's samples into families:
+// shapes resolves the flat names of one target's series into families:
 // by the file's # TYPE lines where it has them, else by Prometheus' naming
 // (a _bucket with le is a histogram's, a quantile or a _count with a _sum
 // a summary's, _total a counter's), so that histograms and summaries come
 // out whole, as a scrape of the same data gives them to the dialects.
-func (im *importer) shapes(pts []flatPoint) map[string]shape {
+func (im *importer) shapes(ids []int32) map[string]shape {
 	names := map[string]bool{}
 	hist, quant := map[string]bool{}, map[string]bool{}
-	for i := range pts {
-		p := &pts[i]
-		names[p.name] = true
-		if b, ok := strings.CutSuffix(p.name, "_bucket"); ok && p.labels.Has("le") {
+	for _, id := range ids {
+		fs := &im.series[id]
+		names[fs.name] = true
+		if b, ok := strings.CutSuffix(fs.name, "_bucket"); ok && fs.labels.Has("le") {
 			hist[b] = true
 		}
-		if p.labels.Has("quantile") {
-			quant[p.name] = true
+		if fs.labels.Has("quantile") {
+			quant[fs.name] = true
 		}
 	}
 	typed := func(n string) (model.MetricType, bool) {
@@ -328,7 +354,8 @@ func (im *importer) shapes(pts []flatPoint) map[string]shape {
 func (im *importer) snapshots() []model.Snapshot {
 	byTarget := map[string][]flatPoint{}
 	for _, p := range im.points {
-		byTarget[p.target] = append(byTarget[p.target], p)
+		t := im.series[p.series].target
+		byTarget[t] = append(byTarget[t], p)
 	}
 	im.points = nil
 	var out []model.Snapshot
@@ -344,33 +371,47 @@ func (im *importer) snapshots() []model.Snapshot {
 	return out
 }
 
+// placed is a series resolved into its family's sample.
+type placed struct {
+	shape
+	labels model.Labels // the sample's: without le or quantile
+	key    string       // of labels
+	bound  float64      // le or quantile
+}
+
 func (im *importer) targetSnapshots(target string, pts []flatPoint) []model.Snapshot {
-	shapes := im.shapes(pts)
-	keys := make([]string, len(pts))
-	var buf []byte
-	for i := range pts {
-		buf = append(append(buf[:0], pts[i].name...), 0xff)
-		keys[i] = string(pts[i].labels.AppendKey(buf))
-	}
 	// The shortest step of any series bounds a cluster.
-	order := make([]int, len(pts))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		i, j := order[a], order[b]
-		if keys[i] != keys[j] {
-			return keys[i] < keys[j]
+	sort.SliceStable(pts, func(i, j int) bool {
+		if pts[i].series != pts[j].series {
+			return pts[i].series < pts[j].series
 		}
 		return pts[i].ms < pts[j].ms
 	})
 	const maxSpread = 5000
 	step := int64(2 * maxSpread)
-	for k := 1; k < len(order); k++ {
-		i, j := order[k-1], order[k]
-		if keys[i] == keys[j] && pts[j].ms > pts[i].ms {
-			step = min(step, pts[j].ms-pts[i].ms)
+	var ids []int32
+	for k := range pts {
+		if k == 0 || pts[k].series != pts[k-1].series {
+			ids = append(ids, pts[k].series)
+		} else if pts[k].ms > pts[k-1].ms {
+			step = min(step, pts[k].ms-pts[k-1].ms)
 		}
+	}
+	shapes := im.shapes(ids)
+	place := make(map[int32]*placed, len(ids))
+	for _, id := range ids {
+		fs := &im.series[id]
+		pl := &placed{shape: shapes[fs.name], labels: fs.labels}
+		switch pl.role {
+		case roleBucket:
+			pl.bound, _ = model.ParseFloat(fs.labels.Get("le"))
+			pl.labels = fs.labels.Without("le")
+		case roleQuantile:
+			pl.bound, _ = model.ParseFloat(fs.labels.Get("quantile"))
+			pl.labels = fs.labels.Without("quantile")
+		}
+		pl.key = string(pl.labels.AppendKey(nil))
+		place[id] = pl
 	}
 	times := make([]int64, len(pts))
 	for i := range pts {
@@ -405,54 +446,38 @@ func (im *importer) targetSnapshots(target string, pts []flatPoint) []model.Snap
 	snaps := make([]map[string]*famAcc, len(stamps))
 	for i := range pts {
 		p := &pts[i]
-		sh := shapes[p.name]
-		if sh.role == roleSkip {
+		pl := place[p.series]
+		if pl.role == roleSkip {
 			continue
 		}
 		c := cluster[p.ms]
 		if snaps[c] == nil {
 			snaps[c] = map[string]*famAcc{}
 		}
-		fa := snaps[c][sh.family]
+		fa := snaps[c][pl.family]
 		if fa == nil {
-			fa = &famAcc{f: model.Family{Name: sh.family, Type: sh.typ}, samples: map[string]*sampleAcc{}}
-			snaps[c][sh.family] = fa
+			fa = &famAcc{f: model.Family{Name: pl.family, Type: pl.typ}, samples: map[string]*sampleAcc{}}
+			snaps[c][pl.family] = fa
 		}
-		ls := p.labels
-		switch sh.role {
-		case roleBucket:
-			ls = ls.Without("le")
-		case roleQuantile:
-			ls = ls.Without("quantile")
-		}
-		k := string(ls.AppendKey(nil))
-		sa := fa.samples[k]
+		sa := fa.samples[pl.key]
 		if sa == nil {
-			sa = &sampleAcc{s: model.Sample{Labels: ls}}
-			fa.samples[k] = sa
-			fa.order = append(fa.order, k)
+			sa = &sampleAcc{s: model.Sample{Labels: pl.labels}}
+			fa.samples[pl.key] = sa
+			fa.order = append(fa.order, pl.key)
 		}
-		switch sh.role {
+		switch pl.role {
 		case roleValue:
 			sa.s.Value, sa.hasValue = p.v, true
 		case roleBucket:
-			le, err := model.ParseFloat(p.labels.Get("le"))
-			if err != nil {
-				continue
-			}
-			sa.buckets = append(sa.buckets, model.Bucket{UpperBound: le, Count: p.v})
+			sa.buckets = append(sa.buckets, model.Bucket{UpperBound: pl.bound, Count: p.v})
 		case roleQuantile:
-			q, err := model.ParseFloat(p.labels.Get("quantile"))
-			if err != nil {
-				continue
-			}
-			sa.quantiles = append(sa.quantiles, model.QuantileValue{Quantile: q, Value: p.v})
+			sa.quantiles = append(sa.quantiles, model.QuantileValue{Quantile: pl.bound, Value: p.v})
 		case roleCount:
 			sa.count, sa.hasCount = p.v, true
 		case roleSum:
 			sa.sum, sa.hasSum = p.v, true
 		case roleCreated:
-			if !math.IsNaN(p.v) && !math.IsInf(p.v, 0) && p.v > 0 {
+			if !math.IsNaN(p.v) && !math.IsInf(p.v, 0) && p.v > 0 && p.v < 1e13 {
 				sa.s.CreatedMs = int64(math.Round(p.v * 1000))
 			}
 		}
@@ -464,6 +489,7 @@ func (im *importer) targetSnapshots(target string, pts []flatPoint) []model.Snap
 		}
 		sn := model.Snapshot{Target: target, Time: time.UnixMilli(stamps[c])}
 		for _, fa := range fams {
+			sort.Strings(fa.order)
 			for _, k := range fa.order {
 				sa := fa.samples[k]
 				switch fa.f.Type {
@@ -485,7 +511,6 @@ func (im *importer) targetSnapshots(target string, pts []flatPoint) []model.Snap
 				fa.f.Samples = append(fa.f.Samples, sa.s)
 			}
 			if len(fa.f.Samples) > 0 {
-				sort.Slice(fa.f.Samples, func(i, j int) bool { return labelsLess(fa.f.Samples[i].Labels, fa.f.Samples[j].Labels) })
 				sn.Families = append(sn.Families, fa.f)
 			}
 		}
@@ -496,11 +521,6 @@ func (im *importer) targetSnapshots(target string, pts []flatPoint) []model.Snap
 		out = append(out, sn)
 	}
 	return out
-}
-
-// labelsLess orders label sets by their key.
-func labelsLess(a, b model.Labels) bool {
-	return string(a.AppendKey(nil)) < string(b.AppendKey(nil))
 }
 
 // ---- OpenMetrics text with timestamps ----
