@@ -102,6 +102,9 @@ var queryFamilies = []queryFamily{
 	{model.MetricBudgetDenied, model.Counter, nil, "sum"},
 	{model.MetricAdmissionRejected, model.Counter, []string{model.LabelPriority, model.LabelReason}, "sum"},
 	{model.MetricResults, model.Counter, []string{model.LabelPriority, model.LabelResult}, "sum"},
+	{model.MetricAbandonedAttempts, model.Counter, nil, "sum"},
+	{model.MetricLateSuccesses, model.Counter, nil, "sum"},
+	{model.MetricNestedOperations, model.Counter, []string{model.LabelOuterDependency}, "sum"},
 	// Fleet totals: in-flight calls, admitted calls and budget add up
 	// across replicas (a limit of 10 on 20 replicas admits 200).
 	{model.MetricActiveCalls, model.Gauge, nil, "sum"},
