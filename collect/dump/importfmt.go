@@ -192,7 +192,7 @@ type flatPoint struct {
 // instance (the target). A bucket bound or quantile that is not a number
 // is an error: the sample could not be placed in its histogram.
 func (im *importer) add(name string, labels model.Labels, ms int64, v float64) error {
-	if f := im.opts.Filter; f != nil && !f(name) && !f(familyOf(name)) && !f(strings.TrimSuffix(name, "_created")+"_total") {
+	if f := im.opts.Filter; f != nil && !f(name) && !f(familyOf(name)) && !createdOf(f, name) {
 		return nil
 	}
 	target := im.opts.Target
@@ -233,6 +233,13 @@ func (im *importer) add(name string, labels model.Labels, ms int64, v float64) e
 	}
 	im.points = append(im.points, flatPoint{series: id, ms: ms, v: v})
 	return nil
+}
+
+// createdOf reports whether name is the _created series of a counter the
+// filter keeps (filters name counters with their _total).
+func createdOf(filter func(string) bool, name string) bool {
+	base, ok := strings.CutSuffix(name, "_created")
+	return ok && filter(base+"_total")
 }
 
 // familyOf strips one histogram or summary suffix.
