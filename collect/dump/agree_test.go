@@ -62,6 +62,13 @@ func emitter(t *testing.T, clock *vclock, body func(now time.Time) []byte) *http
 // translator, as `watch` does, recording every scrape into a dump at
 // dumpPath as `watch --record` does.
 func scrapeLive(t *testing.T, tr *dialect.Translator, target string, times []time.Time, body func(now time.Time) []byte, dumpPath string) *model.Store {
+	st, _ := scrapeLiveDialect(t, tr, target, times, body, dumpPath)
+	return st
+}
+
+// scrapeLiveDialect is scrapeLive that also returns the dialect(s) the
+// target was read with.
+func scrapeLiveDialect(t *testing.T, tr *dialect.Translator, target string, times []time.Time, body func(now time.Time) []byte, dumpPath string) (*model.Store, string) {
 	t.Helper()
 	clock := &vclock{t: times[0]}
 	srv := emitter(t, clock, body)
@@ -79,16 +86,19 @@ func scrapeLive(t *testing.T, tr *dialect.Translator, target string, times []tim
 			}
 		},
 	})
+	var name string
 	for _, at := range times {
 		clock.Set(at)
-		if s := sc.ScrapeOnce(context.Background())[0]; !s.Up {
+		s := sc.ScrapeOnce(context.Background())[0]
+		if !s.Up {
 			t.Fatalf("scrape at %v: %s", at, s.LastError)
 		}
+		name = s.Dialect
 	}
 	if err := w.Close(); err != nil || werr != nil {
 		t.Fatal(err, werr)
 	}
-	return st
+	return st, name
 }
 
 // loadFile reads a recording or an imported file into a fresh store with a
@@ -480,6 +490,15 @@ func TestEveryImportPathAgreesWithLiveScraping(t *testing.T) {
 	for k := range times {
 		times[k] = agreeT0.Add(time.Duration(k) * time.Second)
 	}
+	covered := map[string]bool{}
+	t.Cleanup(func() {
+		// Every dialect is exercised by some fixture.
+		for _, d := range append(dialect.Names(), acmeMapping.Name) {
+			if !covered[d] && !t.Failed() {
+				t.Errorf("no fixture is read with dialect %s", d)
+			}
+		}
+	})
 	for _, fx := range fixtures {
 		t.Run(filepath.Base(fx.path), func(t *testing.T) {
 			g := newGrower(t, fx.path)
@@ -489,9 +508,12 @@ func TestEveryImportPathAgreesWithLiveScraping(t *testing.T) {
 			}
 			tmp := t.TempDir()
 			rtd := filepath.Join(tmp, "app.rtd")
-			live := scrapeLive(t, tr, "app", times, func(now time.Time) []byte {
+			live, names := scrapeLiveDialect(t, tr, "app", times, func(now time.Time) []byte {
 				return g.body(int(now.Sub(agreeT0) / time.Second))
 			}, rtd)
+			for _, n := range strings.Split(names, "+") {
+				covered[n] = true
+			}
 			const window = 20 * time.Second
 			want := analyse(t, live, window)
 			if deps, svcs := want["dependencies"].([]any), want["services"].([]any); len(deps)+len(svcs) == 0 {
