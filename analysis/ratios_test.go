@@ -297,3 +297,36 @@ func TestNestedOwnersAndLateWork(t *testing.T) {
 		t.Errorf("nested %v late %v for a dependency without them, want absent", s.NestedPerS, s.LateSuccessesPerS)
 	}
 }
+
+// Absent is never zero and zero is never absent: a limit or a budget that
+// is configured proves its counter is in force, 0 until it moves; an
+// attempt split that labels only timeouts says nothing of provider errors.
+func TestProvenActiveAndPartialOutcomes(t *testing.T) {
+	dep := func(kv ...string) []string { return append([]string{model.LabelDependency, "provider"}, kv...) }
+	st := load(t, nil, "proxy", every(t0, 1000, 11),
+		ts{model.MetricOriginals, dep(), "0+10x10"},
+		ts{model.MetricAttempts, dep(), "0+9x10"},
+		ts{model.MetricAttempts, dep("outcome", "timeout"), "0+1x10"},
+		ts{model.MetricConcurrencyLimit, dep(), "64x10"},
+		ts{model.MetricBudgetBalance, dep(), "20x10"},
+	)
+	s := SignalsFor(st, "proxy", "provider", t0, t0+10000)
+	checkValue(t, "admission rejected (limit configured)", s.AdmissionRejectedPerS, 0)
+	checkValue(t, "budget denied (budget configured)", s.BudgetDeniedPerS, 0)
+	checkValue(t, "timeouts (labelled)", s.TimeoutsPerS, 1)
+	checkValue(t, "attempts", s.AttemptsPerS, 10)
+	for name, v := range map[string]model.Value{
+		"provider errors": s.ProviderErrorsPerS, "temporary errors": s.TemporaryErrorsPerS,
+		"permanent errors": s.PermanentErrorsPerS, "attempt success": s.AttemptSuccess,
+		"cancelled attempts": s.CancelledAttemptsPerS,
+	} {
+		if v.OK {
+			t.Errorf("%s = %v, want absent: the emitter labels timeouts only", name, v.V)
+		}
+	}
+	// No traffic data in the window: nothing is proven.
+	s = SignalsFor(st, "proxy", "provider", t0-60000, t0-1)
+	if s.AdmissionRejectedPerS.OK || s.BudgetDeniedPerS.OK {
+		t.Errorf("before the data: admission %v budget %v, want absent", s.AdmissionRejectedPerS, s.BudgetDeniedPerS)
+	}
+}

@@ -90,7 +90,25 @@ func (r *row) eval(w window) model.Signals {
 	}
 	r.latency(&s, &w)
 	r.server.fill(&s, &w)
+	provenActive(&s)
 	return s
+}
+
+// provenActive makes a counter the configuration proves is in force a
+// present 0 when its family never showed up: an emitter that exports an
+// admission limit but creates its rejection series on the first rejection
+// has rejected nothing yet, and a budget with a balance has denied
+// nothing. Zero is never absent. Only for a window with traffic data.
+func provenActive(s *model.Signals) {
+	if !s.OriginalsPerS.OK && !s.AttemptsPerS.OK {
+		return
+	}
+	if s.ConcurrencyLimit.OK && !s.AdmissionRejectedPerS.OK {
+		s.AdmissionRejectedPerS = model.Some(0)
+	}
+	if s.BudgetBalance.OK && !s.BudgetDeniedPerS.OK {
+		s.BudgetDeniedPerS = model.Some(0)
+	}
 }
 
 // sum adds up the window increases of every series of a counter family;
@@ -112,11 +130,22 @@ func (r *row) sum(c int, w *window) (float64, bool) {
 // are their own outcome and never provider errors.
 func (r *row) attempts(s *model.Signals, w *window) {
 	var total, success, temporary, permanent, timeout, cancelled float64
-	seen, split := false, false
+	seen := false
+	// An emitter that does not label attempts by outcome (HAProxy) says
+	// nothing about errors: those stay absent, not 0. One that labels only
+	// some of them (Envoy counts per-try timeouts, the rest unlabelled)
+	// tells its timeouts and nothing else: a provider error or an attempt
+	// success it cannot know is absent, never a made-up 0.
+	labelled, unlabelled := false, false
 	for _, c := range r.counters[cAttempts] {
-		// An emitter that does not label attempts by outcome (Envoy,
-		// HAProxy) says nothing about errors: those stay absent, not 0.
-		split = split || c.key != ""
+		if c.key == "" {
+			unlabelled = true
+		} else {
+			labelled = true
+		}
+	}
+	split := labelled && !unlabelled
+	for _, c := range r.counters[cAttempts] {
 		inc, ok := increase(w.span(c.points))
 		if !ok {
 			continue
@@ -140,7 +169,7 @@ func (r *row) attempts(s *model.Signals, w *window) {
 	s.TemporaryErrorsPerS = w.rate(temporary, seen && split)
 	s.PermanentErrorsPerS = w.rate(permanent, seen && split)
 	s.ProviderErrorsPerS = w.rate(temporary+permanent, seen && split)
-	s.TimeoutsPerS = w.rate(timeout, seen && split)
+	s.TimeoutsPerS = w.rate(timeout, seen && labelled)
 	s.CancelledAttemptsPerS = w.rate(cancelled, seen && split)
 	s.AttemptSuccess = ratio(w.rate(success, seen && split), s.AttemptsPerS)
 }

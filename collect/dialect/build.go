@@ -163,7 +163,7 @@ func (o *out) seed(name string, ls model.Labels, label string, values ...string)
 
 // allOutcomes and allResults are the contract's label values.
 var (
-	allOutcomes = []string{model.OutcomeSuccess, model.OutcomeTemporaryError, model.OutcomePermanentError, model.OutcomeTimeout}
+	allOutcomes = []string{model.OutcomeSuccess, model.OutcomeTemporaryError, model.OutcomePermanentError, model.OutcomeTimeout, model.OutcomeCancelled}
 	allResults  = []string{model.ResultSuccess, model.ResultCapacityRejected, model.ResultBudgetExhausted,
 		model.ResultDeadlineExhausted, model.ResultProviderError, model.ResultPermanentError, model.ResultCancelled}
 )
@@ -408,7 +408,7 @@ func grpcOutcome(code string) string {
 	case "DEADLINE_EXCEEDED", "4":
 		return model.OutcomeTimeout
 	case "CANCELLED", "1":
-		return ""
+		return model.OutcomeCancelled // the caller's doing, never the provider's
 	}
 	return model.OutcomePermanentError // UNKNOWN, INTERNAL, UNIMPLEMENTED, DATA_LOSS, ...
 }

@@ -152,6 +152,7 @@ func (l *linkerd) policy(r raw, o *out) {
 				outcome := ""
 				switch e := s.Labels.Get("error"); {
 				case e == "CANCEL":
+					outcome = model.OutcomeCancelled
 				case e != "":
 					if r, _ := lkErrorResult(e); r == model.ResultDeadlineExhausted {
 						outcome = model.OutcomeTimeout

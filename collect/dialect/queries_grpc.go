@@ -19,7 +19,7 @@ func (*grpcOTel) Exprs(opts QueryOptions) []Expr {
 	results := grpcClasses("", grStatusLabel, model.ResultSuccess, model.ResultProviderError,
 		model.ResultDeadlineExhausted, model.ResultCancelled, model.ResultPermanentError)
 	outcomes := grpcClasses("", grStatusLabel, model.OutcomeSuccess, model.OutcomeTemporaryError,
-		model.OutcomeTimeout, "", model.OutcomePermanentError)
+		model.OutcomeTimeout, model.OutcomeCancelled, model.OutcomePermanentError)
 	// Latency class of the call's result: OK and the codes that are the
 	// server's answer are successes, every other status a failure.
 	classes := grpcClasses("", grStatusLabel, model.ClassSuccess, model.ClassFailure, model.ClassFailure, model.ClassFailure, model.ClassFailure)

@@ -98,12 +98,13 @@ func (q qctx) linkerdPolicy() []Expr {
 		} else {
 			results = append(results, httpClasses("http_status", model.ResultSuccess, model.ResultProviderError, model.ResultPermanentError)...)
 		}
-		// Outcomes of attempts: a cancel has none, a timeout error is a
-		// timeout, other errors temporary; else by status.
-		outcomes := lkErrorClasses(model.OutcomeTemporaryError, model.OutcomeTimeout, "", model.OutcomeTemporaryError)
+		// Outcomes of attempts: a cancel is cancelled (the caller's doing),
+		// a timeout error is a timeout, other errors temporary; else by
+		// status.
+		outcomes := lkErrorClasses(model.OutcomeTemporaryError, model.OutcomeTimeout, model.OutcomeCancelled, model.OutcomeTemporaryError)
 		if proto.grpc {
 			outcomes = append(outcomes, grpcClasses(`error="", `, "grpc_status", model.OutcomeSuccess, model.OutcomeTemporaryError,
-				model.OutcomeTimeout, "", model.OutcomePermanentError)...)
+				model.OutcomeTimeout, model.OutcomeCancelled, model.OutcomePermanentError)...)
 		} else {
 			outcomes = append(outcomes, httpClasses("http_status", model.OutcomeSuccess, model.OutcomeTemporaryError, "")...)
 		}

@@ -210,9 +210,12 @@ func TestAbsentThroughAnalysis(t *testing.T) {
 		present, absent             []string
 	}
 	cases := []expect{
+		// Envoy counts per-try timeouts and nothing else per attempt: no
+		// provider errors, no attempt success (issue 14: they read 0).
 		{"envoy.prom", "envoy", "payments",
 			[]string{"originals", "attempts", "retries", "rescued", "budget_denied", "admission", "active", "latency", "timeouts"},
-			[]string{"results", "effective_success", "limit", "pool_wait", "backoff", "budget_balance", "max_attempts"}},
+			[]string{"results", "effective_success", "limit", "pool_wait", "backoff", "budget_balance", "max_attempts",
+				"provider_errors", "temporary_errors", "attempt_success"}},
 		{"istio_sidecar.prom", "istio", "reviews.default.svc.cluster.local",
 			[]string{"originals", "attempts", "retries", "rescued", "budget_denied", "admission", "results", "effective_success", "latency"},
 			[]string{"limit", "pool_wait", "backoff", "budget_balance"}},
@@ -254,6 +257,8 @@ func TestAbsentThroughAnalysis(t *testing.T) {
 			"active": sig.ActiveCalls, "limit": sig.ConcurrencyLimit, "pool_wait": sig.PoolWaitP50,
 			"backoff": sig.BackoffP50, "latency": latency, "timeouts": sig.TimeoutsPerS,
 			"budget_balance": sig.BudgetBalance, "max_attempts": sig.MaxAttempts,
+			"provider_errors": sig.ProviderErrorsPerS, "temporary_errors": sig.TemporaryErrorsPerS,
+			"attempt_success": sig.AttemptSuccess,
 		}
 		for _, n := range c.present {
 			if !signals[n].OK {
