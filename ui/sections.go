@@ -377,7 +377,8 @@ func (p *painter) signalsSection(dst []line, row *model.Signals, width int) []li
 	k.reset(g.micro)
 	k.rate("originals", st.bold, row.OriginalsPerS)
 	k.rate("attempts", st.bold, row.AttemptsPerS)
-	k.add("amplification", ampSpan(st, row.Amplification), func(d []byte) []byte { return appendAmp(d, row.Amplification) })
+	k.add(ampLabel(row), ampSpan(st, row.Amplification), func(d []byte) []byte { return appendAmp(d, row.Amplification) })
+	k.add("attempts / original", st.text, func(d []byte) []byte { return appendAmp(d, row.AttemptsPerOriginal) })
 	k.rate("retries", st.text, row.RetriesPerS)
 	k.rate(g.outcome[outRescued]+" rescued", rateSpan(st, row.RescuedPerS, st.outcome[outRescued]), row.RescuedPerS)
 	k.pct("effective success", st.text, row.EffectiveSuccess)
@@ -387,6 +388,8 @@ func (p *painter) signalsSection(dst []line, row *model.Signals, width int) []li
 	k.rate("  permanent", rateSpan(st, row.PermanentErrorsPerS, st.outcome[outProvider]), row.PermanentErrorsPerS)
 	k.rate(g.outcome[outTimeout]+" timeouts", rateSpan(st, row.TimeoutsPerS, st.outcome[outTimeout]), row.TimeoutsPerS)
 	k.rate(g.outcome[outDeadline]+" deadline exhausted", rateSpan(st, row.DeadlineExhaustedPerS, st.outcome[outDeadline]), row.DeadlineExhaustedPerS)
+	k.rate("cancelled attempts", st.text, row.CancelledAttemptsPerS)
+	k.rate("late successes", rateSpan(st, row.LateSuccessesPerS, st.warn), row.LateSuccessesPerS)
 	split := len(k.items) // protection, capacity, policy and latency go right
 	k.rate(g.outcome[outAdmission]+" admission rejected", rateSpan(st, row.AdmissionRejectedPerS, st.outcome[outAdmission]), row.AdmissionRejectedPerS)
 	// A breakdown's keys come from the target: show a bounded number.
@@ -410,8 +413,26 @@ func (p *painter) signalsSection(dst []line, row *model.Signals, width int) []li
 	k.rate("dep. received", st.text, row.DependencyReceivedPerS)
 	k.secs("dep. service p50", st.text, row.DependencyServiceTimeP50)
 	k.rate("dep. work after cancel", rateSpan(st, row.DependencyWorkAfterCancelPerS, st.warn), row.DependencyWorkAfterCancelPerS)
+	// Present only when this owner ran inside another's attempts.
+	for i := range row.NestedIn[:min(len(row.NestedIn), maxBreakdownLines)] {
+		br := &row.NestedIn[i]
+		k.rate("nested in "+Sanitize(br.Key), rateSpan(st, model.Some(br.PerS), st.warn), model.Some(br.PerS))
+	}
 
 	return p.kvLines(dst, k.items, split, width)
+}
+
+// ampLabel names amplification with its basis when that is not the exact
+// one: "amplification ~started" warns that originals and attempts were
+// counted at different moments (docs/metrics.md, "Counting moments").
+func ampLabel(row *model.Signals) string {
+	switch row.AmplificationBasis {
+	case model.AmplificationCompleted:
+		return "amplification ~completed"
+	case model.AmplificationStarted:
+		return "amplification ~started"
+	}
+	return "amplification"
 }
 
 // maxBreakdownLines caps the admission-rejection breakdown in SIGNALS.
