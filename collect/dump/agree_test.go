@@ -48,11 +48,17 @@ func (c *vclock) Set(t time.Time) {
 	c.mu.Unlock()
 }
 
-// emitter serves body(now) as the Prometheus text format.
+// emitter serves body(now): OpenMetrics when it ends with "# EOF", else
+// the Prometheus text format.
 func emitter(t *testing.T, clock *vclock, body func(now time.Time) []byte) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		_, _ = w.Write(body(clock.Now()))
+		b := body(clock.Now())
+		ct := "text/plain; version=0.0.4"
+		if bytes.HasSuffix(b, []byte("# EOF\n")) {
+			ct = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+		}
+		w.Header().Set("Content-Type", ct)
+		_, _ = w.Write(b)
 	}))
 	t.Cleanup(srv.Close)
 	return srv

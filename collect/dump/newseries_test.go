@@ -196,3 +196,39 @@ func TestRestartedTargetKeepsBaselines(t *testing.T) {
 		t.Errorf("%s stored as a series", model.MetricProcessStart)
 	}
 }
+
+// TestCreatedAfterRestartCounts: an OpenMetrics target's _created says when
+// a series started; one created after the previous scrape counts from 0
+// even across a restart, live and through the dump and its export.
+func TestCreatedAfterRestartCounts(t *testing.T) {
+	t1 := float64(agreeT0.Unix()) // the first scrape, in the target's seconds
+	bodies := []string{
+		"# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds 1000\n# TYPE acme_calls counter\nacme_calls_total{upstream=\"billing\"} 100\nacme_calls_created{upstream=\"billing\"} 1000\n# EOF\n",
+		fmt.Sprintf("# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds %g\n# TYPE acme_calls counter\nacme_calls_total{upstream=\"billing\"} 5\nacme_calls_created{upstream=\"billing\"} %g\nacme_calls_total{upstream=\"search\"} 7\nacme_calls_created{upstream=\"search\"} %g\nacme_calls_total{upstream=\"mail\"} 3\nacme_calls_created{upstream=\"mail\"} 999\n# EOF\n", t1+0.5, t1+0.5, t1+0.7),
+	}
+	times := []time.Time{agreeT0, agreeT0.Add(time.Second)}
+	cfg := dialect.Config{Custom: []dialect.Mapping{lazyMapping}}
+	tr, err := dialect.NewTranslator(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rtd := filepath.Join(dir, "acme.rtd")
+	live := scrapeLive(t, tr, "acme", times, func(now time.Time) []byte {
+		return []byte(bodies[int(now.Sub(agreeT0)/time.Second)])
+	}, rtd)
+	exportOM(t, rtd, filepath.Join(dir, "acme.om"))
+	ms := func(i int) int64 { return times[i].UnixMilli() }
+	for name, st := range map[string]*model.Store{"live": live, "dump": loadFile(t, cfg, rtd), "export": loadFile(t, cfg, filepath.Join(dir, "acme.om"))} {
+		for dep, want := range map[string][]model.Point{
+			"billing": {{T: ms(0), V: 100}, {T: ms(1), V: 5}},
+			"search":  {{T: ms(0), V: 0}, {T: ms(1), V: 7}}, // created after the previous scrape
+			"mail":    {{T: ms(1), V: 3}},                   // created before it: a baseline after a restart
+		} {
+			got := st.Select("acme", model.MetricOriginals, func(ls model.Labels) bool { return ls.Get(model.LabelDependency) == dep })
+			if len(got) != 1 || fmt.Sprint(got[0].Points) != fmt.Sprint(want) {
+				t.Errorf("%s %s: %v, want %v", name, dep, got, want)
+			}
+		}
+	}
+}
