@@ -95,6 +95,22 @@
 // ErrProviderError, ErrPermanentError, ErrCancelled) plus the last attempt's
 // error.
 //
+// # Across hops
+//
+// The deadline travels: WithDeadlinePropagation (Transport.PropagateDeadline)
+// sends each attempt's remaining time in HeaderTimeout, in gRPC's
+// grpc-timeout shape ("250m"), rounded down; DeadlineHandler on the next
+// hop bounds the request's context by it, capped at Max where the caller
+// is not trusted, so that hop's own Owner gets what is left and never a
+// fresh budget. It counts requests that arrived without a deadline in
+// retry_server_requests_total{deadline="missing"}.
+//
+// The provider's half of load shedding: ShedHandler takes a Limiter slot
+// before the expensive work and answers 503 (or 429) with Retry-After when
+// there is none, Sheddable requests first, the priority read from
+// HeaderPriority (sent by WithPriorityHeader). It counts refusals in
+// retry_server_shed_total. NewServerMetrics registers both families.
+//
 // # Scope
 //
 // Limiter and Budget are process-scoped: they count what this process does.

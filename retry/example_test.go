@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -125,4 +126,44 @@ func ExampleDoValue() {
 	// retry 2 after 0s: 503 from provider
 	// attempt 2: success
 	// 4.2 <nil>
+}
+
+// The provider's side: DeadlineHandler bounds each request by the time its
+// caller has left, ShedHandler refuses work it has no room for, at once
+// and with Retry-After. The caller's owner propagates its deadline and
+// priority, and backs off for the Retry-After.
+func ExampleShedHandler() {
+	reg := prometheus.NewRegistry()
+	sm := retry.NewServerMetrics(reg)
+	lim := retry.NewLimiter(2, 1)   // 2 requests at once, 1 kept for critical work
+	lim.TryAcquire(retry.Sheddable) // another request holds the sheddable slot
+	work := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, hasDeadline := r.Context().Deadline()
+		fmt.Fprintf(w, "deadline propagated: %v", hasDeadline)
+	})
+	srv := httptest.NewServer(&retry.DeadlineHandler{
+		Max:     2 * time.Second, // a trust boundary: no caller buys more
+		Metrics: sm,
+		Next:    &retry.ShedHandler{Limiter: lim, Metrics: sm, Next: work},
+	})
+	defer srv.Close()
+
+	owner, err := retry.New(retry.Config{Dependency: "checkout", Policy: retry.DefaultPolicy()})
+	if err != nil {
+		panic(err)
+	}
+	client := retry.NewHTTPClient(owner, nil, retry.WithDeadlinePropagation(), retry.WithPriorityHeader())
+	for _, p := range []retry.Priority{retry.Critical, retry.Sheddable} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		resp, err := client.Do(context.Background(), p, req)
+		if err != nil {
+			fmt.Println(p, "->", err)
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		fmt.Println(p, "->", resp.StatusCode, string(body))
+	}
+	// Output:
+	// critical -> 200 deadline propagated: true
+	// sheddable -> retry checkout: deadline exhausted after 1 attempt(s): http status 503 Service Unavailable (retry after 1s)
 }

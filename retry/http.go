@@ -48,6 +48,10 @@ type Transport struct {
 	// dial, TLS handshake and response header timeouts: the attempt ctx
 	// bounds the whole attempt, but those bound each step.
 	Base http.RoundTripper
+	// PropagateDeadline sends the request context's remaining time (inside
+	// an attempt: the attempt's) to the next hop in HeaderTimeout, for its
+	// DeadlineHandler.
+	PropagateDeadline bool
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -62,6 +66,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	r := req.WithContext(ctx) // a shallow copy: a RoundTripper must not modify req
 	r.Body, r.GetBody = oneShotBody(req)
+	if t.PropagateDeadline {
+		r.Header = req.Header.Clone()
+		if r.Header == nil {
+			r.Header = http.Header{}
+		}
+		setTimeoutHeader(r)
+	}
 	return base.RoundTrip(r)
 }
 
@@ -203,7 +214,9 @@ var ErrBodyTooLarge = errors.New("retry: response body too large")
 type HTTPOption func(*httpOptions)
 
 type httpOptions struct {
-	maxBody int64
+	maxBody      int64
+	propagate    bool
+	sendPriority bool
 }
 
 // WithMaxBodyBytes sets the largest successful response body read into
@@ -215,6 +228,20 @@ func WithMaxBodyBytes(n int64) HTTPOption {
 			o.maxBody = n
 		}
 	}
+}
+
+// WithDeadlinePropagation sends each attempt's remaining time to the
+// provider in HeaderTimeout (Transport.PropagateDeadline), for a
+// DeadlineHandler there. Leave it off towards providers that do not read
+// it.
+func WithDeadlinePropagation() HTTPOption {
+	return func(o *httpOptions) { o.propagate = true }
+}
+
+// WithPriorityHeader sends each operation's priority to the provider in
+// HeaderPriority, for a ShedHandler there.
+func WithPriorityHeader() HTTPOption {
+	return func(o *httpOptions) { o.sendPriority = true }
 }
 
 func newHTTPOptions(opts []HTTPOption) httpOptions {
@@ -229,8 +256,9 @@ func newHTTPOptions(opts []HTTPOption) httpOptions {
 // the Transport's base (nil means http.DefaultTransport). Redirects are
 // followed as by http.Client, within the same attempt.
 func NewHTTPClient(o *Owner, base http.RoundTripper, opts ...HTTPOption) *HTTPClient {
-	client := &http.Client{Transport: &Transport{Base: base}}
-	return &HTTPClient{s: httpSender{owner: o, send: client.Do, opts: newHTTPOptions(opts)}}
+	hopts := newHTTPOptions(opts)
+	client := &http.Client{Transport: &Transport{Base: base, PropagateDeadline: hopts.propagate}}
+	return &HTTPClient{s: httpSender{owner: o, send: client.Do, opts: hopts}}
 }
 
 // Do sends req under the Owner with priority p and returns the successful
@@ -265,8 +293,9 @@ type RoundTripper struct {
 // NewRoundTripper returns a RoundTripper running requests under o through a
 // Transport over base (nil means http.DefaultTransport).
 func NewRoundTripper(o *Owner, base http.RoundTripper, opts ...HTTPOption) *RoundTripper {
-	t := &Transport{Base: base}
-	return &RoundTripper{s: httpSender{owner: o, send: t.RoundTrip, opts: newHTTPOptions(opts)}}
+	hopts := newHTTPOptions(opts)
+	t := &Transport{Base: base, PropagateDeadline: hopts.propagate}
+	return &RoundTripper{s: httpSender{owner: o, send: t.RoundTrip, opts: hopts}}
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -314,6 +343,13 @@ func (c *httpSender) do(ctx context.Context, p Priority, req *http.Request) (*ht
 	_, err := c.owner.do(ctx, p, func(actx context.Context) error {
 		sent++
 		r := req.WithContext(actx)
+		if c.opts.sendPriority {
+			r.Header = req.Header.Clone() // req's header is the caller's
+			if r.Header == nil {
+				r.Header = http.Header{}
+			}
+			r.Header.Set(HeaderPriority, p.String())
+		}
 		if sent > 1 && req.Body != nil && req.Body != http.NoBody {
 			if req.GetBody == nil {
 				return MarkPermanent(errors.New("retry: request body cannot be re-sent: Request.GetBody is nil"))

@@ -13,10 +13,10 @@ const (
 	// capacity_rejected, or provider_error / provider_overloaded from the
 	// provider), so the end user can tell a local refusal from a timeout.
 	HeaderResult = "X-Sim-Result"
-	// HeaderDeadline carries the caller's remaining time budget in
-	// milliseconds: the callee caps its own operation deadline with it.
-	HeaderDeadline = "X-Sim-Deadline-Ms"
 )
+
+// The caller's remaining time travels in retry.HeaderTimeout (see
+// HopPolicy.PropagateDeadline).
 
 // newTransport is one hop's HTTP client transport to its next hop: enough
 // idle keep-alive connections that steady traffic does not churn loopback

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -26,7 +24,8 @@ type HopPolicy struct {
 	// Budget is the shared retry budget's rules; nil means no budget.
 	Budget *retry.BudgetConfig
 	// PropagateDeadline makes the hop honour the caller's remaining time
-	// (HeaderDeadline) as its operation deadline, capped by
+	// (retry.HeaderTimeout, read by a retry.DeadlineHandler that counts
+	// retry_server_requests_total) as its operation deadline, capped by
 	// Retry.Deadline. Without it the hop only sees the caller hang up.
 	PropagateDeadline bool
 }
@@ -69,6 +68,7 @@ type hop struct {
 	client          *retry.HTTPClient
 	transport       *http.Transport
 	counts          hopCounts
+	server          http.Handler // what serves the hop's callers
 }
 
 func newHop(name, role, dep, next string, hidden bool, pol HopPolicy, reg prometheus.Registerer, rnd func(int64) int64) (*hop, error) {
@@ -96,7 +96,13 @@ func newHop(name, role, dep, next string, hidden bool, pol HopPolicy, reg promet
 		name: name, role: role, dep: dep, hidden: hidden, next: next, policy: pol,
 		owner: owner, transport: newTransport(),
 	}
-	h.client = retry.NewHTTPClient(owner, countingTransport{h})
+	// Every hop sends its attempt's remaining time; only hops with
+	// PropagateDeadline honour what they receive.
+	h.client = retry.NewHTTPClient(owner, countingTransport{h}, retry.WithDeadlinePropagation())
+	h.server = http.HandlerFunc(h.serve)
+	if pol.PropagateDeadline {
+		h.server = &retry.DeadlineHandler{Next: h.server, Metrics: retry.NewServerMetrics(reg)}
+	}
 	if reg != nil {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name:        "sim_hop_active_calls_peak",
@@ -108,8 +114,8 @@ func newHop(name, role, dep, next string, hidden bool, pol HopPolicy, reg promet
 }
 
 // countingTransport is the base under retry.Transport: every round trip is
-// one attempt on the wire. It counts it (from request to closed body),
-// passes the attempt's remaining time on in HeaderDeadline, and sends it.
+// one attempt on the wire. It counts it (from request to closed body) and
+// sends it; retry.Transport has already set retry.HeaderTimeout.
 type countingTransport struct{ h *hop }
 
 func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -122,12 +128,7 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			break
 		}
 	}
-	r := req.Clone(req.Context()) // a RoundTripper must not modify req
-	r.Body = req.Body
-	if d, ok := req.Context().Deadline(); ok {
-		r.Header.Set(HeaderDeadline, strconv.FormatInt(max(time.Until(d).Milliseconds(), 1), 10))
-	}
-	resp, err := t.h.transport.RoundTrip(r)
+	resp, err := t.h.transport.RoundTrip(req)
 	if err != nil {
 		c.inFlight.Add(-1)
 		return nil, err
@@ -205,19 +206,14 @@ func isTimeout(err error) bool {
 }
 
 // ServeHTTP makes h a layer's server: every request is one operation to
-// the next hop. Every failure is answered 503 with HeaderResult saying what
+// the next hop, within the caller's propagated deadline when the hop
+// honours it. Every failure is answered 503 with HeaderResult saying what
 // decided it, as the seed suggests for "temporarily unavailable"; 503 is no
 // permission to retry at once, but a naive caller will.
-func (h *hop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	if h.policy.PropagateDeadline {
-		if ms, err := strconv.ParseInt(r.Header.Get(HeaderDeadline), 10, 64); err == nil && ms > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
-			defer cancel()
-		}
-	}
-	res := h.call(ctx)
+func (h *hop) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.server.ServeHTTP(w, r) }
+
+func (h *hop) serve(w http.ResponseWriter, r *http.Request) {
+	res := h.call(r.Context())
 	if res.err == nil {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
