@@ -19,7 +19,7 @@ import (
 // exactCounter is a counter of one target as a function of time (s): 0
 // before born, then the integral of a rate that steps at stepAt.
 type exactCounter struct {
-	job                  string
+	job, priority        string
 	born, stepAt         float64
 	before, after        float64 // rates (1/s)
 	failFrom, failBefore float64 // the server fails queries evaluated in [failFrom, failBefore)
@@ -36,9 +36,10 @@ func (c exactCounter) at(t float64) float64 {
 }
 
 // exactAPI answers increase(retry_originals_total[d]) at t with the exact
-// increase of each counter over (t-d, t] (no extrapolation, nothing for a
-// counter not yet born), so that the Source's rates can be checked against
-// the counters' to the last digit; /api/v1/targets says every target is
+// increase of each counter over (t-d, t] when, as in Prometheus, the
+// counter has two samples in it (scraped at every whole second + 0.5 from
+// its birth), so that the Source's rates can be checked against the
+// counters' to the last digit; /api/v1/targets says every target is
 // scraped every second.
 type exactAPI struct{ counters []exactCounter }
 
@@ -74,14 +75,20 @@ func (f exactAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					fmt.Fprint(w, `{"status":"error","errorType":"unavailable","error":"down"}`)
 					return
 				}
-				if t > c.born {
+				n := 0
+				for s := math.Floor(t-d.Seconds()) + 0.5; s <= t; s++ {
+					if s > t-d.Seconds() && s >= c.born {
+						n++
+					}
+				}
+				if n >= 2 {
 					pts = append(pts, fmt.Sprintf(`[%.3f,"%v"]`, t, c.at(t)-c.at(t-d.Seconds())))
 				}
 			}
 			if len(pts) == 0 {
 				continue
 			}
-			metric := fmt.Sprintf(`{"job":%q,"dependency":"db","priority":"critical"}`, c.job)
+			metric := fmt.Sprintf(`{"job":%q,"dependency":"db","priority":%q}`, c.job, c.priority)
 			if typ == "vector" {
 				result = append(result, fmt.Sprintf(`{"metric":%s,"value":%s}`, metric, pts[0]))
 			} else {
@@ -94,39 +101,54 @@ func (f exactAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // TestSourceRatesAreExactOverSpans: with a server whose increase() is
 // exact, the Source's rate over any window of its refreshes is the
-// counter's rate over the time the series has data, to 1e-9: no range/2
+// counter's rate over the time the series has data, to 1e-6: no range/2
 // lag at a step change just before the window ends, a target that appears
 // mid-window counts from its first refresh (its rate not diluted by the
 // time before it existed), a gap of failed queries is spanned by the next
-// evaluation, and a backfill tiles its history the same way. The range is
+// evaluation, a series created after its target's first refresh counts from
+// 0 even when its first sample fell alone into a span, and a backfill
+// tiles its history the same way. The range is
 // learned from the server: 2 s for its 1 s scrape interval.
 func TestSourceRatesAreExactOverSpans(t *testing.T) {
 	const t0 = 1700000000.0
 	for _, tt := range []struct {
 		name     string
 		c        exactCounter
+		more     []exactCounter // of the same target
 		backfill time.Duration
 		// want: the first stored time of the target, the window's rate
 		firstAt float64
 		want    float64
 	}{
-		{"steady", exactCounter{born: t0 - 100, stepAt: math.Inf(1), before: 10}, -1, t0, 10},
+		{"steady", exactCounter{born: t0 - 100, stepAt: math.Inf(1), before: 10}, nil, -1, t0, 10},
 		// The rate triples 2.5 s before the window ends: 20 s at 10/s and
 		// 2.5 s at 30/s over 22.5 s.
-		{"step before the end", exactCounter{born: t0 - 100, stepAt: t0 + 19.5, before: 10, after: 30}, -1, t0, (19.5*10 + 2.5*30) / 22},
+		{"step before the end", exactCounter{born: t0 - 100, stepAt: t0 + 19.5, before: 10, after: 30}, nil, -1, t0, (19.5*10 + 2.5*30) / 22},
 		// Born 6.5 s in: its baseline is the first refresh after it
 		// that spans from the newest anchor (t0+8; t0+7 spans from the
 		// one before); 20/s from there.
-		{"new target", exactCounter{born: t0 + 6.5, stepAt: math.Inf(1), before: 20}, -1, t0 + 8, 20},
+		{"new target", exactCounter{born: t0 + 6.5, stepAt: math.Inf(1), before: 20}, nil, -1, t0 + 8, 20},
+		// A series created at 0 at t0+9.2 in a target already read: its
+		// first sample (t0+9.5) is alone in the span (t0+8, t0+10], so
+		// the span from t0+10 misses its first 16 events; the Source asks
+		// again from t0+8 for it, and every event counts.
+		{"new series", exactCounter{born: t0 - 100, stepAt: math.Inf(1), before: 10},
+			[]exactCounter{{priority: "batch", born: t0 + 9.2, stepAt: math.Inf(1), before: 20}}, -1, t0, 10 + 20*(22-9.2)/22},
 		// Queries fail from t0+8 to t0+12 while the rate doubles: the
 		// evaluation at t0+12 spans the gap.
-		{"gap", exactCounter{born: t0 - 100, stepAt: t0 + 10, before: 10, after: 20, failFrom: t0 + 8, failBefore: t0 + 12}, -1, t0, (10*10 + 12*20) / 22.0},
+		{"gap", exactCounter{born: t0 - 100, stepAt: t0 + 10, before: 10, after: 20, failFrom: t0 + 8, failBefore: t0 + 12}, nil, -1, t0, (10*10 + 12*20) / 22.0},
 		// Backfill of 10 s tiled by 2 s from t0-10, then refreshes.
-		{"backfill", exactCounter{born: t0 - 100, stepAt: t0 + 19.5, before: 10, after: 30}, 10 * time.Second, t0 - 10, (29.5*10 + 2.5*30) / 32},
+		{"backfill", exactCounter{born: t0 - 100, stepAt: t0 + 19.5, before: 10, after: 30}, nil, 10 * time.Second, t0 - 10, (29.5*10 + 2.5*30) / 32},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.c.job = "app"
-			srv := httptest.NewServer(exactAPI{counters: []exactCounter{tt.c}})
+			cs := append([]exactCounter{tt.c}, tt.more...)
+			for i := range cs {
+				cs[i].job = "app"
+				if cs[i].priority == "" {
+					cs[i].priority = "critical"
+				}
+			}
+			srv := httptest.NewServer(exactAPI{counters: cs})
 			defer srv.Close()
 			var mu sync.Mutex
 			now := time.Unix(t0, 0)
@@ -152,7 +174,8 @@ func TestSourceRatesAreExactOverSpans(t *testing.T) {
 			from, to := times[0], int64((t0+22)*1000)
 			sig := analysis.SignalsFor(st, "app", "db", from, to)
 			got, ok := sig.OriginalsPerS.Get()
-			if !ok || math.Abs(got-tt.want) > 1e-9 {
+			// Unix seconds as float64 carry about 1e-7 s.
+			if !ok || math.Abs(got-tt.want) > 1e-6 {
 				t.Errorf("originals/s %v, want %.9g", sig.OriginalsPerS, tt.want)
 			}
 			// The stored counter never decreases.

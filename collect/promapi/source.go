@@ -292,6 +292,10 @@ type queryResult struct {
 	res  Result
 	err  error
 	plan plan
+	// wide holds, for series new to the query, their increase from
+	// wideFrom, the anchor before plan's (Source.widen), by integKey.
+	wide     map[string]float64
+	wideFrom int64
 }
 
 // Refresh runs every query once, concurrently (at most Concurrency at a
@@ -377,6 +381,7 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	if ok > 0 {
 		s.backfilled = true
 	}
+	s.widen(ctx, queries, results, at)
 	seen := s.apply(queries, results, at)
 	for i, r := range results {
 		if r.err == nil && queries[i].Kind == Increase {
@@ -477,13 +482,9 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time) map
 		}
 		q := queries[qi]
 		for _, ser := range r.res.Series {
-			target := s.targetName(ser.Labels)
-			ls := ser.Labels.Without(append([]string{"__name__"}, s.opts.By...)...)
-			if le, ok := ls.Get("le"), ls.Has("le"); ok && strings.HasSuffix(q.Name, "_bucket") {
-				ls, ok = scaleLe(ls, le, q)
-				if !ok {
-					continue
-				}
+			target, ls, ok := s.seriesLabels(q, ser)
+			if !ok {
+				continue
 			}
 			if q.Kind == Level {
 				for _, p := range ser.Points {
@@ -493,21 +494,23 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time) map
 				}
 				continue
 			}
-			key = append(append(append(key[:0], q.Name...), 0xff), target...)
-			key = ls.AppendKey(append(key, 0xff))
+			key = integKey(key[:0], q.Name, target, ls)
 			st := s.integ[string(key)]
 			if st == nil {
 				st = &integral{}
 				s.integ[string(key)] = st
 			}
 			for _, p := range ser.Points {
+				from, commit, older := r.plan.from(p.T)
+				if w, ok := r.wide[string(key)]; ok && p.T == atMs {
+					from, p.V = r.wideFrom, w
+				}
 				// increase() is never negative; NaN or ±Inf (a broken
 				// exporter, a division in a recording rule) would poison
 				// the running sum forever: no sample.
 				if math.IsNaN(p.V) || math.IsInf(p.V, 0) || p.V < 0 {
 					continue
 				}
-				from, commit, older := r.plan.from(p.T)
 				if v, ok := st.step(from, p.T, p.V, commit, older, firstSpanOf(target, p.T)); ok {
 					add(p.T, target, qi, ls, v)
 				}
@@ -549,6 +552,83 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time) map
 		}
 	}
 	return seen
+}
+
+// seriesLabels returns the target of a result series and the labels it
+// is stored with; ok is false for a bucket bound that is not a number.
+func (s *Source) seriesLabels(q Query, ser Series) (string, model.Labels, bool) {
+	target := s.targetName(ser.Labels)
+	ls := ser.Labels.Without(append([]string{"__name__"}, s.opts.By...)...)
+	if le, ok := ls.Get("le"), ls.Has("le"); ok && strings.HasSuffix(q.Name, "_bucket") {
+		ls, ok = scaleLe(ls, le, q)
+		if !ok {
+			return "", nil, false
+		}
+	}
+	return target, ls, true
+}
+
+// integKey is the key of a synthetic counter in Source.integ.
+func integKey(b []byte, name, target string, ls model.Labels) []byte {
+	b = append(append(append(b, name...), 0xff), target...)
+	return ls.AppendKey(append(b, 0xff))
+}
+
+// widen asks again, from the anchor before, for the series new to an
+// instant increase query that spans from its newest anchor, in targets
+// the store already holds: a series created at 0 whose first sample fell
+// alone into the span before (increase() needs two) would otherwise lose
+// its events up to the anchor. It costs a query only when such a series
+// appears.
+func (s *Source) widen(ctx context.Context, queries []Query, results []queryResult, at time.Time) {
+	for i := range results {
+		r := &results[i]
+		q := queries[i]
+		if r.err != nil || q.Kind != Increase || r.plan.stepMs > 0 || !r.plan.commit || r.plan.anchorMs == 0 {
+			continue
+		}
+		a := s.anchors[q.PromQL]
+		if a == nil || len(a.ms) < 2 || a.ms[len(a.ms)-1] != r.plan.anchorMs {
+			continue
+		}
+		prev := a.ms[len(a.ms)-2]
+		var fresh map[string]bool
+		var key []byte
+		for _, ser := range r.res.Series {
+			target, ls, ok := s.seriesLabels(q, ser)
+			if !ok || len(s.store.Times(target)) == 0 {
+				continue
+			}
+			key = integKey(key[:0], q.Name, target, ls)
+			if st := s.integ[string(key)]; st == nil || st.t == 0 {
+				if fresh == nil {
+					fresh = map[string]bool{}
+				}
+				fresh[string(key)] = true
+			}
+		}
+		if len(fresh) == 0 {
+			continue
+		}
+		res, err := s.client.Query(ctx, withRange(q.PromQL, at.Sub(time.UnixMilli(prev))), at)
+		if err != nil {
+			continue // the series start from the newest anchor
+		}
+		for _, ser := range res.Series {
+			target, ls, ok := s.seriesLabels(q, ser)
+			if !ok || len(ser.Points) == 0 {
+				continue
+			}
+			key = integKey(key[:0], q.Name, target, ls)
+			if fresh[string(key)] {
+				if r.wide == nil {
+					r.wide = map[string]float64{}
+				}
+				r.wide[string(key)] = ser.Points[len(ser.Points)-1].V
+			}
+		}
+		r.wideFrom = prev
+	}
 }
 
 // targetName joins the values of the By labels with "/".
