@@ -2,6 +2,7 @@ package dump
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -266,6 +267,53 @@ app @101000
 	for _, sn := range snaps {
 		if c := sn.Families[0].Samples[0].CreatedMs; c != 50000 {
 			t.Errorf("@%d: created %d, want 50000", sn.Time.UnixMilli(), c)
+		}
+	}
+}
+
+// TestImportShapesByName: without # TYPE (JSON), families are told by
+// Prometheus' naming, as the parser would type them with their TYPE lines.
+func TestImportShapesByName(t *testing.T) {
+	line := func(name, labels string, v float64) string {
+		return fmt.Sprintf(`{"metric":{"__name__":%q%s},"values":[%g],"timestamps":[1000]}`+"\n", name, labels, v)
+	}
+	in := line("rpc_latency", `,"quantile":"0.50"`, 0.2) + line("rpc_latency_count", "", 4) + line("rpc_latency_sum", "", 1) +
+		line("acquire_seconds_count", "", 3) + line("acquire_seconds_sum", "", 0.3) +
+		line("lonely_count", "", 5) +
+		line("req_seconds_bucket", `,"le":"1"`, 2) + line("req_seconds_bucket", `,"le":"+Inf"`, 3) + line("req_seconds_count", "", 3) +
+		line("calls_total", "", 9) + line("calls_created", "", 500.25) +
+		line("temperature", "", 21) +
+		line("queue", "", 2) + line("queue_count", "", 3) + line("queue_sum", "", 4) // a gauge beside a count and a sum: not a summary
+	snaps, err := ImportBytes([]byte(in), "f", FormatVMJSON, ImportOptions{Target: "app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) != 1 {
+		t.Fatalf("%d snapshots", len(snaps))
+	}
+	var got []string
+	for _, f := range snaps[0].Families {
+		s := f.Samples[0]
+		got = append(got, fmt.Sprintf("%s %s n=%d created=%d", f.Name, f.Type, len(f.Samples), s.CreatedMs))
+	}
+	want := []string{
+		"acquire_seconds summary n=1 created=0",
+		"calls_total counter n=1 created=500250",
+		"lonely_count untyped n=1 created=0",
+		"queue untyped n=1 created=0",
+		"queue_count untyped n=1 created=0",
+		"queue_sum untyped n=1 created=0",
+		"req_seconds histogram n=1 created=0",
+		"rpc_latency summary n=1 created=0",
+		"temperature untyped n=1 created=0",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The sum of a histogram without one is absent, never 0.
+	for _, f := range snaps[0].Families {
+		if f.Name == "req_seconds" && !math.IsNaN(f.Samples[0].Sum) {
+			t.Errorf("req_seconds sum %v, want NaN (absent)", f.Samples[0].Sum)
 		}
 	}
 }

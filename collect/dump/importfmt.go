@@ -314,6 +314,10 @@ func (im *importer) shapes(ids []int32) map[string]shape {
 				continue
 			}
 		}
+		if quant[n] {
+			out[n] = shape{family: n, typ: model.Summary, role: roleQuantile}
+			continue
+		}
 		found := false
 		for _, x := range []struct {
 			suf  string
@@ -332,7 +336,7 @@ func (im *importer) shapes(ids []int32) map[string]shape {
 				continue
 			case hist[b]:
 				t = model.Histogram
-			case quant[b] || x.role != roleBucket && names[b+"_count"] && names[b+"_sum"]:
+			case quant[b] || x.role != roleBucket && names[b+"_count"] && names[b+"_sum"] && !names[b]:
 				t = model.Summary
 			case x.role == roleCreated && names[b+"_total"]:
 				t, b = model.Counter, b+"_total"
