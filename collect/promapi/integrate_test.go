@@ -178,8 +178,13 @@ func TestSourceRatesAreExactOverSpans(t *testing.T) {
 			if !ok || math.Abs(got-tt.want) > 1e-6 {
 				t.Errorf("originals/s %v, want %.9g", sig.OriginalsPerS, tt.want)
 			}
-			// The stored counter never decreases.
+			// The stored counter never decreases, and once stored a
+			// series has a sample at every later refresh: none waits
+			// at evaluations from the older anchor.
 			for _, s := range st.Select("app", model.MetricOriginals, nil) {
+				if n := len(s.Points); n == 0 || len(times) < n || s.Points[0].T != times[len(times)-n] {
+					t.Errorf("%s: %d samples from %v, the target has %d times", s.Labels, n, s.Points, len(times))
+				}
 				for i := 1; i < len(s.Points); i++ {
 					if s.Points[i].V < s.Points[i-1].V {
 						t.Errorf("counter went down at %d: %v", s.Points[i].T, s.Points)

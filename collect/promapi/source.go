@@ -502,8 +502,9 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time) map
 			}
 			for _, p := range ser.Points {
 				from, commit, older := r.plan.from(p.T)
+				narrow, wide := p.V, false
 				if w, ok := r.wide[string(key)]; ok && p.T == atMs {
-					from, p.V = r.wideFrom, w
+					from, p.V, wide = r.wideFrom, w, true
 				}
 				// increase() is never negative; NaN or ±Inf (a broken
 				// exporter, a division in a recording rule) would poison
@@ -512,6 +513,14 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time) map
 					continue
 				}
 				if v, ok := st.step(from, p.T, p.V, commit, older, firstSpanOf(target, p.T)); ok {
+					if wide {
+						// The counter at the newest anchor too, so that the
+						// evaluations that span from it before the next
+						// commit keep the series.
+						if c, ok := st.chainAt(p.T); ok {
+							st.setChain(r.plan.anchorMs, c-narrow)
+						}
+					}
 					add(p.T, target, qi, ls, v)
 				}
 			}
