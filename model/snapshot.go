@@ -60,6 +60,11 @@ type Sample struct {
 	// milliseconds; 0 when not exposed. The store uses it to tell a series
 	// that started at 0 since the previous scrape.
 	CreatedMs int64
+	// Baseline marks a series whose first value may hold counts from
+	// before the previous scrape (a dialect's difference of counters,
+	// first derived when one side appeared beside an older other): the
+	// store does not read it as an increase from 0.
+	Baseline bool
 }
 
 // Family is all samples of one metric name.
@@ -89,6 +94,11 @@ type Snapshot struct {
 // MetricProcessStart is the process' start time, the restart signal every
 // Prometheus client library exposes.
 const MetricProcessStart = "process_start_time_seconds"
+
+// MetricTargetInfo is OpenTelemetry's resource series: its service_name,
+// service_namespace and service_instance_id labels say which service a
+// target is (analysis.Identities). Dialects carry it through unchanged.
+const MetricTargetInfo = "target_info"
 
 // ProcessStartOf returns the snapshot's process start time: ProcessStart,
 // else the first valid sample of process_start_time_seconds; 0 when none.

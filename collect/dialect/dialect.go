@@ -215,7 +215,7 @@ func NewTranslator(cfg Config) (*Translator, error) {
 	}
 	regMu.RUnlock()
 	// process_start_time_seconds tells the store of a restart.
-	t := &Translator{entries: es, filter: map[string]bool{model.MetricProcessStart: true}, targets: map[string]*targetState{}}
+	t := &Translator{entries: es, filter: map[string]bool{model.MetricProcessStart: true, model.MetricTargetInfo: true}, targets: map[string]*targetState{}}
 	for _, e := range es {
 		for _, n := range e.proto.Families() {
 			if p, ok := strings.CutSuffix(n, "*"); ok {
@@ -346,6 +346,7 @@ func (t *Translator) Translate(forced string, snap *model.Snapshot) (*model.Snap
 // res) and leaves the raw process_start_time_seconds family out of it: it
 // is only the restart signal.
 func finish(in, res *model.Snapshot, baseline bool) *model.Snapshot {
+	res = withTargetInfo(in, res)
 	ps := in.ProcessStartOf()
 	has := false
 	for i := range res.Families {
@@ -365,6 +366,28 @@ func finish(in, res *model.Snapshot, baseline bool) *model.Snapshot {
 		}
 	}
 	return &c
+}
+
+// withTargetInfo carries the raw target_info family (who the target is,
+// analysis.Identities) into a translated snapshot that lacks it, never
+// modifying in or res.
+func withTargetInfo(in, res *model.Snapshot) *model.Snapshot {
+	if in == res {
+		return res
+	}
+	for i := range res.Families {
+		if res.Families[i].Name == model.MetricTargetInfo {
+			return res
+		}
+	}
+	for i := range in.Families {
+		if in.Families[i].Name == model.MetricTargetInfo {
+			c := *res
+			c.Families = append(append(make([]model.Family, 0, len(res.Families)+1), res.Families...), in.Families[i])
+			return &c
+		}
+	}
+	return res
 }
 
 // readsAny reports whether one of the families a dialect reads (names

@@ -150,9 +150,16 @@ func TestFilter(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s filtered: %v", base, err)
 		}
-		if dropsSome := map[string]bool{"envoy.prom": true, "haproxy_2.6.12.prom": true, "grpc_go_otel.prom": true,
+		if dropsSome := map[string]bool{"envoy.prom": true, "haproxy_2.6.12.prom": true,
 			"resilience4j_spring.prom": true, "linkerd_legacy.prom": true}; dropsSome[base] && len(sel) >= len(all) {
 			t.Errorf("%s: filter kept %d of %d families", base, len(sel), len(all))
+		}
+		// target_info says who the target is (analysis.Identities): kept
+		// wherever it is.
+		for _, f := range all {
+			if f.Name == model.MetricTargetInfo && !tr.Filter(f.Name) {
+				t.Errorf("%s: filter drops target_info", base)
+			}
 		}
 		a, an, _ := dialect.Auto().Translate("", &model.Snapshot{Target: "a", Time: t0, Families: all})
 		b, bn, _ := dialect.Auto().Translate("", &model.Snapshot{Target: "a", Time: t0, Families: sel})
@@ -360,4 +367,26 @@ func TestMalformed(t *testing.T) {
 	d, _ := dialect.New(dialect.NameHAProxy)
 	s := d.Translate(snapOf(fams))
 	want(t, s, 1, model.MetricOriginals, dep, "b", "src_outcome", "weird", "src_dependency", "spoof", out, "!")
+}
+
+// target_info reaches the store whatever dialect translates the target,
+// so analysis can name it.
+func TestTargetInfoCarriedThrough(t *testing.T) {
+	fams := load(t, "grpc_go_otel.prom")
+	out, name, err := dialect.Auto().Translate("", &model.Snapshot{Target: "g", Time: t0, Families: fams})
+	if err != nil || name == "" {
+		t.Fatalf("translate: %v, dialect %q", err, name)
+	}
+	n := 0
+	for _, f := range out.Families {
+		if f.Name == model.MetricTargetInfo {
+			n++
+			if len(f.Samples) == 0 || f.Samples[0].Labels.Get("service_name") == "" {
+				t.Errorf("target_info without service_name: %+v", f.Samples)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d target_info families after %s's translation, want 1", n, name)
+	}
 }
