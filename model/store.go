@@ -118,11 +118,11 @@ type AppendResult struct {
 // previous scrape was 0 then, and it is stored with a 0 at that scrape.
 // Its first value is then an increase like any other instead of the
 // baseline Prometheus takes it for (which loses a whole scrape interval of
-// the series' events). Not when the target restarted in between (its
-// process_start_time_seconds moved, or most of its counters went down, or
-// the snapshot says Baseline): the new process' series may hold history
-// from before the previous scrape. A created timestamp after the previous
-// scrape proves a series started at 0 since, restart or not. Histogram and
+// the series' events). Not when its first value may hold counts from
+// before the previous scrape: the target restarted in between (its
+// process_start_time_seconds moved, or most of its counters went down), or
+// the snapshot or the sample says Baseline. A created timestamp after the
+// previous scrape proves a series started at 0 since. Histogram and
 // summary parts are seeded only with their whole sample (a new bucket of
 // a known histogram is not new data).
 func (s *Store) Append(snap *Snapshot) AppendResult {
@@ -236,7 +236,7 @@ func (th *targetHistory) seed(prev int, notFromZero bool) int {
 		if f.typ != Counter && !whole[f.sample] {
 			continue
 		}
-		if notFromZero && f.sample.CreatedMs <= prevMs {
+		if (notFromZero || f.sample.Baseline) && f.sample.CreatedMs <= prevMs {
 			continue
 		}
 		f.ss.values[prev] = 0

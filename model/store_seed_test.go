@@ -26,6 +26,10 @@ func TestStoreNewSeriesStartAtZero(t *testing.T) {
 		f.Samples[0].CreatedMs = ms
 		return f
 	}
+	marked := func(f Family) Family {
+		f.Samples[0].Baseline = true
+		return f
+	}
 	type scrape struct {
 		fams     []Family
 		start    float64
@@ -80,6 +84,9 @@ func TestStoreNewSeriesStartAtZero(t *testing.T) {
 			"new", "[{2000 5}]", true},
 		{"a Baseline snapshot is not seeded", StoreConfig{},
 			[]scrape{{fams: []Family{counter("old", 1)}}, {fams: []Family{counter("old", 2), counter("new", 5)}, baseline: true}},
+			"new", "[{2000 5}]", false},
+		{"a sample marked Baseline is not seeded", StoreConfig{},
+			[]scrape{{fams: []Family{counter("old", 1)}}, {fams: []Family{counter("old", 2), marked(counter("new", 5))}}},
 			"new", "[{2000 5}]", false},
 		{"FirstValueIsBaseline: Prometheus' rule", StoreConfig{FirstValueIsBaseline: true},
 			[]scrape{{fams: []Family{counter("old", 1)}}, {fams: []Family{counter("old", 2), counter("new", 5)}}},

@@ -183,13 +183,35 @@ func (o *out) counterAt(name string, ls model.Labels, v float64, created int64) 
 	o.scalarAt(name, model.Counter, ls, v, created)
 }
 
-func (o *out) scalarAt(name string, typ model.MetricType, ls model.Labels, v float64, created int64) {
+// counterOf is counter for a part that carries its own sample's created
+// timestamp and Baseline mark (merging dialects' outputs).
+func (o *out) counterOf(name string, ls model.Labels, src *model.Sample) {
+	if s := o.scalarAt(name, model.Counter, ls, src.Value, src.CreatedMs); s != nil && src.Baseline {
+		s.Baseline = true
+	}
+}
+
+// derived adds the guarded difference plus - minus (see guard.diff) to the
+// counter series name{ls}; key and keyLs name it in the guard. A difference
+// first derived on a target the dialect already translated is marked
+// Baseline: one side may have appeared beside an older other (an
+// emitter's late series), and its first value would hold that side's
+// history.
+func (o *out) derived(name string, ls model.Labels, g *guard, key string, keyLs model.Labels, plus, minus float64) {
+	v, first := g.diffFirst(key, keyLs, plus, minus)
+	if s := o.scalarAt(name, model.Counter, ls, v, 0); s != nil && first {
+		s.Baseline = true
+	}
+}
+
+func (o *out) scalarAt(name string, typ model.MetricType, ls model.Labels, v float64, created int64) *model.Sample {
 	if !valid(v) {
-		return
+		return nil
 	}
 	s, fresh := o.slot(name, typ, ls)
 	s.Value += v
 	s.CreatedMs = addCreated(s.CreatedMs, created, fresh)
+	return s
 }
 
 // addCreated is the created timestamp of a sum of series: the earliest of
@@ -325,6 +347,13 @@ func (g *guard) end() {
 // diff returns plus - minus for the derived series name{ls}, never below 0
 // and never below its previous value unless plus went down.
 func (g *guard) diff(name string, ls model.Labels, plus, minus float64) float64 {
+	v, _ := g.diffFirst(name, ls, plus, minus)
+	return v
+}
+
+// diffFirst is diff; first is true when the series is derived for the
+// first time on a target whose earlier scrapes the guard saw.
+func (g *guard) diffFirst(name string, ls model.Labels, plus, minus float64) (float64, bool) {
 	if g.last == nil {
 		g.begin()
 	}
@@ -335,11 +364,12 @@ func (g *guard) diff(name string, ls model.Labels, plus, minus float64) float64 
 	g.buf = append(g.buf[:0], name...)
 	g.buf = append(g.buf, 0xff)
 	g.buf = ls.AppendKey(g.buf)
-	if e, ok := g.last[string(g.buf)]; ok && plus >= e.plus && v < e.out {
+	e, ok := g.last[string(g.buf)]
+	if ok && plus >= e.plus && v < e.out {
 		v = e.out
 	}
 	g.last[string(g.buf)] = guardEntry{out: v, plus: plus, gen: g.gen}
-	return v
+	return v, !ok && g.gen > 1
 }
 
 // helpOf is the HELP text of a contract (or extension) family.

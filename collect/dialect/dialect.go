@@ -480,7 +480,7 @@ func merge(o *out, fams []model.Family) {
 			case model.Histogram:
 				o.histogram(f.Name, s.Labels, s, 1)
 			case model.Counter:
-				o.counterAt(f.Name, s.Labels, s.Value, s.CreatedMs)
+				o.counterOf(f.Name, s.Labels, s)
 			case model.Gauge:
 				o.gauge(f.Name, s.Labels, s.Value)
 			default:

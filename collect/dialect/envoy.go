@@ -183,19 +183,28 @@ func translateEnvoy(r raw, o *out, g *guard, parts envoyParts) {
 	// Envoy counts per attempt.
 	perTry := map[string]float64{}
 	var key []byte
+	// The timeouts are emitted from their own series, whether or not the
+	// cluster's upstream_rq_total shows yet, so that neither series'
+	// late creation turns the other's history into a new series.
 	each(enPerTryTimeout, func(ls model.Labels, v float64) {
 		key = ls.AppendKey(key[:0])
 		perTry[string(key)] += v
+		o.counter(model.MetricAttempts, ls.With(model.LabelOutcome, model.OutcomeTimeout), v)
 	})
+	// A cluster without a per-try timeout series while other clusters
+	// have one has had none yet: 0 (docs/dialects.md, rule 1).
+	perTryKnown := r[enPerTryTimeout] != nil
 	each(enTotal, func(ls model.Labels, v float64) {
 		key = ls.AppendKey(key[:0])
 		t, ok := perTry[string(key)]
-		if !ok {
+		if !ok && !perTryKnown {
 			o.counter(model.MetricAttempts, ls, v)
 			return
 		}
-		o.counter(model.MetricAttempts, ls.With(model.LabelOutcome, model.OutcomeTimeout), t)
-		o.counter(model.MetricAttempts, ls, g.diff(model.MetricAttempts, ls, v, t))
+		if !ok {
+			o.counter(model.MetricAttempts, ls.With(model.LabelOutcome, model.OutcomeTimeout), 0)
+		}
+		o.derived(model.MetricAttempts, ls, g, model.MetricAttempts, ls, v, t)
 	})
 	each(enRetry, func(ls model.Labels, v float64) { o.counter(model.MetricRetries, ls, v) })
 	each(enRetrySuccess, func(ls model.Labels, v float64) { o.counter(model.MetricRescued, ls, v) })

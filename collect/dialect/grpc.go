@@ -154,7 +154,7 @@ func (d *grpcOTel) Translate(snap *model.Snapshot) *model.Snapshot {
 	} else {
 		for _, k := range order {
 			if c := calls[k]; c.hasCalls && c.hasAttmpt {
-				o.counter(model.MetricRetries, c.ls, d.g.diff(model.MetricRetries, c.ls, c.attempts, c.calls))
+				o.derived(model.MetricRetries, c.ls, &d.g, model.MetricRetries, c.ls, c.attempts, c.calls)
 			}
 		}
 	}

@@ -52,9 +52,9 @@ func (h *haproxy) Translate(snap *model.Snapshot) *model.Snapshot {
 	defer h.g.end()
 
 	type backend struct {
-		originals, attempts, connErrors, xx5   float64
-		hasOrig, hasAttempts, hasErrors, hasXX bool
-		ls                                     model.Labels
+		originals, attempts, connErrors, xx5            float64
+		hasOrig, hasAttempts, hasErrors, hasXX, hasResp bool
+		ls                                              model.Labels
 	}
 	backends := map[string]*backend{}
 	var order []string
@@ -107,6 +107,7 @@ func (h *haproxy) Translate(snap *model.Snapshot) *model.Snapshot {
 		if b == nil || !valid(s.Value) {
 			continue
 		}
+		b.hasResp = true
 		code := s.Labels.Get("code")
 		switch statusClass(code) {
 		case '1', '2', '3', '4':
@@ -121,14 +122,21 @@ func (h *haproxy) Translate(snap *model.Snapshot) *model.Snapshot {
 		if b.hasAttempts {
 			o.counter(model.MetricAttempts, b.ls, b.attempts)
 		}
-		if b.hasAttempts && b.hasOrig && b.hasErrors {
+		// A counter of a backend the exposition knows but without a
+		// series yet (families whose series exist for other backends, or
+		// the 5xx class before its first response) is 0: emitters create
+		// a series on its first event, and a difference or result gated
+		// on it would otherwise start mid-way with the history of the
+		// counters it is derived from (docs/dialects.md, rule 1).
+		hasErrors := b.hasErrors || r[haBackendConnErrors] != nil
+		if b.hasAttempts && b.hasOrig && hasErrors {
 			// Retries decided: attempts - (originals - refused).
-			o.counter(model.MetricRetries, b.ls, h.g.diff(model.MetricRetries, b.ls, b.attempts+b.connErrors, b.originals))
+			o.derived(model.MetricRetries, b.ls, &h.g, model.MetricRetries, b.ls, b.attempts+b.connErrors, b.originals)
 		}
-		if b.hasXX && b.hasErrors {
+		if (b.hasXX || b.hasResp) && hasErrors {
 			o.counter(model.MetricResults, b.ls.With(model.LabelResult, model.ResultCapacityRejected), b.connErrors)
-			o.counter(model.MetricResults, b.ls.With(model.LabelResult, model.ResultProviderError),
-				h.g.diff(model.MetricResults+"/provider_error", b.ls, b.xx5, b.connErrors))
+			o.derived(model.MetricResults, b.ls.With(model.LabelResult, model.ResultProviderError),
+				&h.g, model.MetricResults+"/provider_error", b.ls, b.xx5, b.connErrors)
 		}
 	}
 

@@ -313,7 +313,7 @@ func (l *linkerd) legacy(r raw, o *out) {
 	// Retries: actual - effective requests of the same route.
 	for _, k := range order {
 		if p := pairs[k]; p.hasAct && p.hasEff {
-			o.counter(model.MetricRetries, p.ls, l.g.diff(model.MetricRetries, p.ls, p.actual, p.effective))
+			o.derived(model.MetricRetries, p.ls, &l.g, model.MetricRetries, p.ls, p.actual, p.effective)
 		}
 	}
 	// Retries skipped for want of budget: route_retryable_total{skipped=

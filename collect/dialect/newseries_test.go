@@ -141,3 +141,73 @@ func TestTranslateBaselineOnLateDetection(t *testing.T) {
 		})
 	}
 }
+
+// TestDerivedFirstLateIsBaseline: a difference of counters a dialect
+// derives first on a target it already translated (one side appeared
+// beside an older other) is marked Baseline, so its first value, which
+// holds the older side's history, is not counted as an increase; one
+// derived at the target's first scrape is not marked (nothing to count
+// from then anyway).
+func TestDerivedFirstLateIsBaseline(t *testing.T) {
+	before := `# TYPE haproxy_backend_http_requests_total counter
+haproxy_backend_http_requests_total{proxy="p"} 1000
+# TYPE haproxy_backend_connection_attempts_total counter
+haproxy_backend_connection_attempts_total{proxy="p"} 900
+# TYPE haproxy_backend_http_responses_total counter
+haproxy_backend_http_responses_total{proxy="p",code="2xx"} 700
+haproxy_backend_http_responses_total{proxy="p",code="5xx"} 250
+`
+	after := before + `# TYPE haproxy_backend_connection_errors_total counter
+haproxy_backend_connection_errors_total{proxy="p"} 3
+`
+	parse := func(s string) []model.Family {
+		fams, err := collect.ExpfmtParser{}.Parse("t", []byte(s), "text/plain; version=0.0.4", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fams
+	}
+	tests := []struct {
+		name    string
+		scrapes []string
+		want    map[string]bool // series -> Baseline at the last scrape
+	}{
+		{"errors appear late", []string{before, after}, map[string]bool{
+			`retry_results_total{dependency="p",result="provider_error"}`:   true,
+			`retry_retries_total{dependency="p"}`:                           true,
+			`retry_admission_rejected_total{dependency="p",reason="queue"}`: false, // a raw series of its own
+		}},
+		{"all there at the first scrape", []string{after}, map[string]bool{
+			`retry_results_total{dependency="p",result="provider_error"}`: false,
+			`retry_retries_total{dependency="p"}`:                         false,
+		}},
+		{"all there from the start", []string{after, after}, map[string]bool{
+			`retry_results_total{dependency="p",result="provider_error"}`: false,
+			`retry_retries_total{dependency="p"}`:                         false,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := dialect.Auto()
+			var out *model.Snapshot
+			for i, body := range tt.scrapes {
+				var err error
+				out, _, err = tr.Translate("", &model.Snapshot{Target: "a", Time: t0.Add(time.Duration(i) * time.Second), Families: parse(body)})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := map[string]bool{}
+			for _, f := range out.Families {
+				for _, s := range f.Samples {
+					got[f.Name+s.Labels.String()] = s.Baseline
+				}
+			}
+			for k, want := range tt.want {
+				if b, ok := got[k]; !ok || b != want {
+					t.Errorf("%s: Baseline %v (present %v), want %v", k, b, ok, want)
+				}
+			}
+		})
+	}
+}
