@@ -362,3 +362,36 @@ func ServiceView(rows []model.Signals, timelines map[model.Key][]model.Signals, 
 	}
 	return outRows, outTl, links
 }
+
+// ServiceFrame is f seen by service: its targets named (Identities, set on
+// each status's Service and NameSource), its rows and timelines folded
+// by ServiceView for chains and findings, and how each hop was linked.
+// st may be nil (no target_info known).
+func ServiceFrame(st *model.Store, f model.Frame, rules []LinkRule) (model.Frame, []Link, map[string]Identity) {
+	ids := Identities(st, f.Targets)
+	targets := make([]model.TargetStatus, len(f.Targets))
+	for i, t := range f.Targets {
+		id := ids[t.Name]
+		t.Service, t.NameSource = id.Service, id.Source
+		targets[i] = t
+	}
+	out := f
+	out.Targets = targets
+	var links []Link
+	out.Rows, out.Timelines, links = ServiceView(f.Rows, f.Timelines, ids, NewLinker(f.Targets, ids, rules))
+	return out, links, ids
+}
+
+// ServicesByName returns services with each Target renamed to its
+// service's name, so that a chain's last dependency, linked to a service,
+// finds the provider's own view (AttachProviders).
+func ServicesByName(services []model.ServiceSignals, ids map[string]Identity) []model.ServiceSignals {
+	out := make([]model.ServiceSignals, len(services))
+	for i, s := range services {
+		if id, ok := ids[s.Target]; ok && id.Service != "" {
+			s.Target = id.Service
+		}
+		out[i] = s
+	}
+	return out
+}

@@ -21,6 +21,9 @@ type Report struct {
 	// Chains are the declared amplification chains, or those inferred
 	// where a dependency names another target, over the window.
 	Chains []ChainResult `json:"chains"`
+	// Links say how each (service, dependency) was tied to a service of
+	// the targets, or why not (ambiguous), sorted.
+	Links []Link `json:"links"`
 	// Services are the service-side signals of every target exporting a
 	// service shape (model.ServiceFamilies) over the window, by target.
 	Services []model.ServiceSignals `json:"services"`
@@ -56,6 +59,8 @@ type ReportOptions struct {
 	// Chains and ChainSpecs are declared chains; none means infer them.
 	Chains     []Chain
 	ChainSpecs []ChainSpec
+	// Links are the config's links: entries (LinkRule).
+	Links []LinkRule
 	// Thresholds for findings and phases; nil means DefaultThresholds.
 	Thresholds *Thresholds
 }
@@ -77,6 +82,7 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		Targets:       targets,
 		Dependencies:  []DependencyReport{},
 		Chains:        []ChainResult{},
+		Links:         []Link{},
 		Services:      []model.ServiceSignals{},
 		Findings:      []Finding{},
 	}
@@ -140,12 +146,16 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		}
 	}
 	sortReport(rep.Dependencies)
-	chains := ResolveChains(opts.Chains, opts.ChainSpecs, history.Rows)
-	if cs := EvaluateChains(history.Rows, chains, th.Gap); cs != nil {
-		AttachProviders(cs, history.Rows, rep.Services)
+	// Chains and findings by service: replicas fold into one hop, and a
+	// dependency links to the service it names however it names it.
+	byService, links, ids := ServiceFrame(st, history, opts.Links)
+	rep.Targets, rep.Links = byService.Targets, links
+	chains := ResolveChains(opts.Chains, opts.ChainSpecs, byService.Rows)
+	if cs := EvaluateChains(byService.Rows, chains, th.Gap); cs != nil {
+		AttachProviders(cs, byService.Rows, ServicesByName(rep.Services, ids))
 		rep.Chains = cs
 	}
-	rep.Findings = mergeFindings(EvaluateHistory(history, chains, th), Evaluate(history, rep.Chains, th))
+	rep.Findings = mergeFindings(EvaluateHistory(byService, chains, th), Evaluate(byService, rep.Chains, th))
 	return rep
 }
 

@@ -16,6 +16,9 @@ import (
 type Config struct {
 	Targets []TargetConfig `yaml:"targets"`
 	Chains  []ChainConfig  `yaml:"chains"`
+	// Links tie a dependency label value to a service where no naming
+	// rule does (docs/config.md, "Identity and links").
+	Links []LinkConfig `yaml:"links"`
 	// Dialects holds custom dialect mappings; collect/dialect's
 	// ParseMappings reads them from the same file.
 	Dialects any `yaml:"dialects"`
@@ -49,6 +52,13 @@ type ChainConfig struct {
 	Hops []string `yaml:"hops"`
 }
 
+// LinkConfig says that the dependency label value Dependency is the
+// service Service (a target's name, target_info service_name or job).
+type LinkConfig struct {
+	Dependency string `yaml:"dependency"`
+	Service    string `yaml:"service"`
+}
+
 // maxConfigBytes bounds a config file: it is small by nature.
 const maxConfigBytes = 4 << 20
 
@@ -79,6 +89,11 @@ func ParseConfig(name string, b []byte) (*Config, error) {
 	known := map[string]bool{}
 	for _, t := range c.Targets {
 		known[t.Name] = true
+	}
+	for i, l := range c.Links {
+		if l.Dependency == "" || l.Service == "" {
+			return nil, fmt.Errorf("config %s: links[%d] needs both dependency and service", name, i)
+		}
 	}
 	for i, ch := range c.Chains {
 		if len(ch.Hops) == 0 {

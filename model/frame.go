@@ -12,7 +12,12 @@ type TargetStatus struct {
 	// "native+pools"; "" before the first successful scrape or when no
 	// dialect applies).
 	Dialect string `json:"dialect,omitempty"`
-	Up      bool   `json:"up"`
+	// Service is the service the target belongs to and NameSource how
+	// that is known ("user", "target_info", "job", "address"); filled by
+	// analysis.ServiceFrame, empty before.
+	Service    string `json:"service,omitempty"`
+	NameSource string `json:"name_source,omitempty"`
+	Up         bool   `json:"up"`
 	// LastError is the newest scrape error, sanitised for display ("" when
 	// the newest scrape succeeded).
 	LastError      string        `json:"last_error,omitempty"`

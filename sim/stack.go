@@ -13,6 +13,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/retrytop/retrytop/retry"
 )
 
 // Options are the run-time knobs of Start and Compare; they map one to one
@@ -185,6 +187,15 @@ func Start(ctx context.Context, sc Scenario, opts Options) (*Stack, error) {
 			_ = l.Close()
 		}
 		return nil, err
+	}
+	// Each target says which service it is, so a chain links from bare
+	// URLs: its callers' dependency label is this name.
+	for i, r := range regs {
+		if r != nil {
+			if err := retry.RegisterTargetInfo(r, retry.ServiceInfo{Name: names[i]}); err != nil {
+				return fail(fmt.Errorf("sim: %s: %w", names[i], err))
+			}
+		}
 	}
 	policies := []HopPolicy{sc.Browser}
 	for _, l := range sc.Layers {

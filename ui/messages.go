@@ -17,6 +17,8 @@ type frameRequest struct {
 	// Chains are the declared chains (--chain, --config); none means
 	// inferred ones.
 	Chains []analysis.ChainSpec
+	// Links are the config's links: entries.
+	Links []analysis.LinkRule
 	// Prev is the newest frame already built, whose final timeline bins
 	// the new one reuses (analysis.FrameOptions.Prev); nil for frames of a
 	// fixed moment. Frames are never modified once built, so the build

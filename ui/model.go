@@ -157,7 +157,7 @@ func (m *Model) Init() tea.Cmd {
 }
 
 func (m *Model) request(endMs int64) frameRequest {
-	req := frameRequest{Window: m.c.window, Bin: m.c.opts.Bin, EndMs: endMs, Bins: m.c.opts.Bins, Chains: m.c.opts.Chains, Service: m.wantService()}
+	req := frameRequest{Window: m.c.window, Bin: m.c.opts.Bin, EndMs: endMs, Bins: m.c.opts.Bins, Chains: m.c.opts.Chains, Links: m.c.opts.Links, Service: m.wantService()}
 	if endMs == 0 {
 		req.Prev = m.live
 	}

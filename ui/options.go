@@ -142,6 +142,9 @@ type Options struct {
 	// Chains are declared amplification chains by target names (from
 	// --chain or a config file); none means chains are inferred.
 	Chains []analysis.ChainSpec
+	// Links tie dependency label values to services where no naming rule
+	// does (a config's links: entries).
+	Links []analysis.LinkRule
 	// MinFrameGap is the least time between two live frames (default 1 s):
 	// updates from many targets within it make one frame.
 	MinFrameGap time.Duration

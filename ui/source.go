@@ -39,7 +39,11 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 		Prev:  req.Prev,
 	})
 	th := analysis.DefaultThresholds()
-	chains := analysis.EvaluateChains(f.Rows, analysis.ResolveChains(nil, req.Chains, f.Rows), th.Gap)
+	// Chains and findings by service (replicas folded, dependencies linked
+	// to the services they name); the rows on screen stay per target.
+	byService, _, ids := analysis.ServiceFrame(st, f, req.Links)
+	f.Targets = byService.Targets
+	chains := analysis.EvaluateChains(byService.Rows, analysis.ResolveChains(nil, req.Chains, byService.Rows), th.Gap)
 	d := derived{chains: chains, groups: deriveGroups(&f)}
 	if !f.Time.IsZero() {
 		// Service signals share the frame's window and its end, so a
@@ -50,8 +54,9 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 			d.services = append(d.services, analysis.ServiceSignalsFor(st, t, start, end))
 		}
 	}
-	analysis.AttachProviders(chains, f.Rows, d.services)
-	d.findings = findingLines(f, chains, th)
+	analysis.AttachProviders(chains, byService.Rows, analysis.ServicesByName(d.services, ids))
+	byService.Targets = f.Targets
+	d.findings = findingLines(byService, chains, th)
 	if f.Time.IsZero() {
 		return f, d
 	}

@@ -91,7 +91,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 				}
 				return withCode(exitNoData, errors.New("no target could be scraped"))
 			}
-			rep := analysis.BuildReport(scraper.Store(), statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: src.chains})
+			rep := analysis.BuildReport(scraper.Store(), statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: src.chains, Links: src.links})
 			if err := ui.WriteReport(cmd.OutOrStdout(), rep, f.format); err != nil {
 				return err
 			}

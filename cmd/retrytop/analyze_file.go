@@ -71,7 +71,7 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	if !collect.AnyScraped(statuses) {
 		return withCode(exitNoData, errors.New("no scrape in the recording could be read"))
 	}
-	rep := analysis.BuildReport(st, statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: rs.chains})
+	rep := analysis.BuildReport(st, statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: rs.chains, Links: rs.links})
 	if err := ui.WriteReport(cmd.OutOrStdout(), rep, f.format); err != nil {
 		return err
 	}

@@ -153,7 +153,7 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	player.Tick()
 	opts.Mode = ui.ModeReplay
 	opts.Player = player
-	opts.Chains = rs.chains
+	opts.Chains, opts.Links = rs.chains, rs.links
 	// A step or a jump shows at once (live frames wait up to 1 s to fold
 	// the targets' scrapes into one).
 	opts.MinFrameGap = 100 * time.Millisecond

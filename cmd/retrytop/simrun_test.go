@@ -20,6 +20,12 @@ type simRun struct {
 
 // startSimRun starts the scenario; the caller closes the stack.
 func startSimRun(ctx context.Context, name string, opts sim.Options) (*simRun, error) {
+	return startSimRunWith(ctx, name, opts, false)
+}
+
+// startSimRunWith starts the scenario with its targets named (name=URL)
+// or, bare, by URL alone as a newcomer types them.
+func startSimRunWith(ctx context.Context, name string, opts sim.Options, bare bool) (*simRun, error) {
 	sc, ok := sim.ScenarioByName(name)
 	if !ok {
 		return nil, fmt.Errorf("no scenario %q", name)
@@ -30,7 +36,11 @@ func startSimRun(ctx context.Context, name string, opts sim.Options) (*simRun, e
 	}
 	var targets []collect.Target
 	for _, t := range stack.Targets() {
-		tgt, err := collect.ParseTarget(t.Name + "=" + t.URL)
+		arg := t.Name + "=" + t.URL
+		if bare {
+			arg = t.URL
+		}
+		tgt, err := collect.ParseTarget(arg)
 		if err != nil {
 			stack.Close()
 			return nil, err

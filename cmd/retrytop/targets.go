@@ -51,6 +51,7 @@ var discoveryPoll = discovery.DefaultPoll
 type sources struct {
 	targets []collect.Target
 	chains  []analysis.ChainSpec
+	links   []analysis.LinkRule
 	// translate reads every target's exposition in its dialect.
 	translate *dialect.Translator
 	// watcher re-reads --file-sd and --prometheus-config's file_sd files
@@ -190,6 +191,7 @@ type recordingSources struct {
 	dialects dialect.Config
 	forced   map[string]string // target name -> dialect
 	chains   []analysis.ChainSpec
+	links    []analysis.LinkRule
 }
 
 func (f *sourceFlags) forRecordings() (*recordingSources, error) {
@@ -215,7 +217,7 @@ func (f *sourceFlags) forRecordings() (*recordingSources, error) {
 				rs.forced[t.Name] = t.Dialect
 			}
 		}
-		rs.chains = src.chains
+		rs.chains, rs.links = src.chains, src.links
 	}
 	return rs, nil
 }
@@ -236,6 +238,7 @@ func (rs *recordingSources) translator() (*dialect.Translator, func(*model.Snaps
 func (f *sourceFlags) resolveTargets(args []string, interval time.Duration) (*sources, error) {
 	var targets []collect.Target
 	var specs []analysis.ChainSpec
+	var links []analysis.LinkRule
 	byName := map[string]string{}
 	add := func(t collect.Target) error {
 		if url, ok := byName[t.Name]; ok {
@@ -265,6 +268,9 @@ func (f *sourceFlags) resolveTargets(args []string, interval time.Duration) (*so
 		for _, c := range cfg.Chains {
 			specs = append(specs, analysis.ChainSpec{Name: c.Name, Targets: c.Hops})
 		}
+		for _, l := range cfg.Links {
+			links = append(links, analysis.LinkRule{Dependency: l.Dependency, Service: l.Service})
+		}
 	}
 	for _, a := range args {
 		t, err := collect.ParseTarget(a)
@@ -292,7 +298,7 @@ func (f *sourceFlags) resolveTargets(args []string, interval time.Duration) (*so
 	if len(targets) == 0 && len(f.fileSD) == 0 && f.promConfig == "" {
 		return nil, fmt.Errorf("no targets: give URL or name=URL arguments, --config, --chain, --file-sd or --prometheus-config with --job")
 	}
-	return &sources{targets: targets, chains: specs}, nil
+	return &sources{targets: targets, chains: specs, links: links}, nil
 }
 
 // resolveDiscovery reads the --file-sd files and --prometheus-config's

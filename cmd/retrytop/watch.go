@@ -107,7 +107,7 @@ func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []s
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	opts.Chains = sources.chains
+	opts.Chains, opts.Links = sources.chains, sources.links
 	opts.Status = sources.status(opts.Status) // discovery file problems
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
