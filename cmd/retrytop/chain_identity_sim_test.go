@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +74,73 @@ func TestChainLinksFromBareURLs(t *testing.T) {
 		if l.Dependency != "provider" && l.How != analysis.LinkName {
 			t.Errorf("link %+v, want linked by name", l)
 		}
+	}
+}
+
+// TestFleetChainFromFileSD: two replicas of every layer, found through a
+// file_sd file by job, fold into one hop per layer and form the chain.
+func TestFleetChainFromFileSD(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loopback integration test skipped in -short mode")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sc, _ := sim.ScenarioByName("chain")
+	// The slowdown covers the whole analyze window, so every layer
+	// retries in it.
+	opts := sim.Options{Healthy: time.Second, Slow: 8 * time.Second, Recovered: time.Second, Seed: 5}
+	byJob := map[string][]string{}
+	for range 2 {
+		stack, err := sim.Start(ctx, sc, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stack.Close()
+		for _, tg := range stack.Targets() {
+			byJob[tg.Layer] = append(byJob[tg.Layer], strings.TrimSuffix(strings.TrimPrefix(tg.URL, "http://"), "/metrics"))
+		}
+	}
+	var groups []string
+	for job, addrs := range byJob {
+		groups = append(groups, fmt.Sprintf(`{"targets": ["%s"], "labels": {"job": %q}}`, strings.Join(addrs, `", "`), job))
+	}
+	sd := filepath.Join(t.TempDir(), "targets.json")
+	writeFile(t, sd, "["+strings.Join(groups, ",\n")+"]\n")
+
+	out, stderr, err := execute(t, "analyze", "--file-sd", sd, "--format", "json", "--window", "6s", "--interval", "500ms", "-q")
+	if err != nil {
+		t.Fatalf("analyze: %v\n%s", err, stderr)
+	}
+	var rep struct {
+		Targets []struct{ Name, Service, NameSource string } `json:"targets"`
+		Chains  []struct {
+			Name      string
+			WorstCase *float64 `json:"worst_case_amplification"`
+		} `json:"chains"`
+		Findings []struct{ Code, Severity string } `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(rep.Targets) != 8 {
+		t.Errorf("%d targets, want 8 (2 replicas x 4 layers)", len(rep.Targets))
+	}
+	var names []string
+	found := false
+	for _, c := range rep.Chains {
+		names = append(names, c.Name)
+		if c.Name == "browser -> app -> client -> provider" && c.WorstCase != nil && *c.WorstCase == 27 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("chains %q, want browser -> app -> client -> provider with worst case 27", names)
+	}
+	layers := false
+	for _, f := range rep.Findings {
+		layers = layers || f.Code == analysis.CodeMultipleRetryLayers
+	}
+	if !layers {
+		t.Errorf("no MULTIPLE_RETRY_LAYERS in %+v", rep.Findings)
 	}
 }
