@@ -129,6 +129,9 @@ type integral struct {
 }
 
 func (st *integral) chainAt(t int64) (float64, bool) {
+	if st == nil {
+		return 0, false
+	}
 	for _, e := range st.chain {
 		if e.t == t && t != 0 {
 			return e.c, true

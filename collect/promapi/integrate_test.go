@@ -23,6 +23,7 @@ type exactCounter struct {
 	born, stepAt         float64
 	before, after        float64 // rates (1/s)
 	failFrom, failBefore float64 // the server fails queries evaluated in [failFrom, failBefore)
+	missed               float64 // a scrape time without a sample (0: none)
 }
 
 func (c exactCounter) at(t float64) float64 {
@@ -77,7 +78,7 @@ func (f exactAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 				n := 0
 				for s := math.Floor(t-d.Seconds()) + 0.5; s <= t; s++ {
-					if s > t-d.Seconds() && s >= c.born {
+					if s > t-d.Seconds() && s >= c.born && s != c.missed {
 						n++
 					}
 				}
@@ -106,7 +107,8 @@ func (f exactAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // mid-window counts from its first refresh (its rate not diluted by the
 // time before it existed), a gap of failed queries is spanned by the next
 // evaluation, a series created after its target's first refresh counts from
-// 0 even when its first sample fell alone into a span, and a backfill
+// 0 even when its first sample fell alone into a span, a span left with one
+// sample by a missed scrape is recovered, and a backfill
 // tiles its history the same way. The range is
 // learned from the server: 2 s for its 1 s scrape interval.
 func TestSourceRatesAreExactOverSpans(t *testing.T) {
@@ -137,6 +139,10 @@ func TestSourceRatesAreExactOverSpans(t *testing.T) {
 		// Queries fail from t0+8 to t0+12 while the rate doubles: the
 		// evaluation at t0+12 spans the gap.
 		{"gap", exactCounter{born: t0 - 100, stepAt: t0 + 10, before: 10, after: 20, failFrom: t0 + 8, failBefore: t0 + 12}, nil, -1, t0, (10*10 + 12*20) / 22.0},
+		// The scrape at t0+9.5 is missed: the span (t0+8, t0+10] has one
+		// sample and no result; the evaluation from t0+10 asks again from
+		// t0+8, so the span's increase is not lost.
+		{"missed scrape", exactCounter{born: t0 - 100, stepAt: math.Inf(1), before: 10, missed: t0 + 9.5}, nil, -1, t0, 10},
 		// Backfill of 10 s tiled by 2 s from t0-10, then refreshes.
 		{"backfill", exactCounter{born: t0 - 100, stepAt: t0 + 19.5, before: 10, after: 30}, nil, 10 * time.Second, t0 - 10, (29.5*10 + 2.5*30) / 32},
 	} {

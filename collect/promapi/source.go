@@ -583,12 +583,13 @@ func integKey(b []byte, name, target string, ls model.Labels) []byte {
 	return ls.AppendKey(append(b, 0xff))
 }
 
-// widen asks again, from the anchor before, for the series new to an
-// instant increase query that spans from its newest anchor, in targets
-// the store already holds: a series created at 0 whose first sample fell
-// alone into the span before (increase() needs two) would otherwise lose
-// its events up to the anchor. It costs a query only when such a series
-// appears.
+// widen asks again, from the anchor before, for the series of an instant
+// increase query spanning from its newest anchor that have no counter
+// there, in targets the store already holds: a series created at 0 whose
+// first sample fell alone into the span before (increase() needs two)
+// would otherwise lose its events up to the anchor, and one absent from
+// that span (a missed scrape left it one sample) the span's increase. It
+// costs a query only when such a series is in the result.
 func (s *Source) widen(ctx context.Context, queries []Query, results []queryResult, at time.Time) {
 	for i := range results {
 		r := &results[i]
@@ -609,7 +610,13 @@ func (s *Source) widen(ctx context.Context, queries []Query, results []queryResu
 				continue
 			}
 			key = integKey(key[:0], q.Name, target, ls)
-			if st := s.integ[string(key)]; st == nil || st.t == 0 {
+			st := s.integ[string(key)]
+			_, atNewest := st.chainAt(r.plan.anchorMs)
+			_, atPrev := st.chainAt(prev)
+			// New, or absent at the newest anchor (that span had fewer
+			// than two of its samples: a missed scrape) but known at the
+			// one before: its increase since then is not lost.
+			if st == nil || st.t == 0 || !atNewest && atPrev {
 				if fresh == nil {
 					fresh = map[string]bool{}
 				}
