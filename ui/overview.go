@@ -185,6 +185,10 @@ type overviewModel struct {
 
 	names map[model.Key]rowNames
 	down  map[string]bool
+	// shown is the name a target is shown by when it did not name itself
+	// for the user: its service (target_info, job), with the address when
+	// replicas share it.
+	shown map[string]string
 	// groups are the frame's groups when it shows them folded (grouping
 	// on and some layer has replicas), else nil.
 	groups *groupSet
@@ -221,6 +225,7 @@ func newOverview(c *common) overviewModel {
 		names:    make(map[model.Key]rowNames),
 		svcNames: make(map[string]rowNames),
 		down:     make(map[string]bool),
+		shown:    make(map[string]string),
 		pane:     painter{c: c},
 	}
 }
@@ -250,6 +255,7 @@ func (o *overviewModel) setFrame(f *model.Frame, services []model.ServiceSignals
 			o.down[f.Targets[i].Name] = true
 		}
 	}
+	o.setShownNames(f.Targets)
 	if len(o.names) > 4*len(f.Rows)+64 {
 		clear(o.names)
 	}
@@ -275,6 +281,9 @@ func (o *overviewModel) namesOf(s *model.Signals) rowNames {
 	n, ok := o.names[k]
 	if !ok || n.members != members {
 		n.target, n.dep, n.members = Sanitize(s.Target), Sanitize(s.Dependency), members
+		if name, ok := o.shown[s.Target]; ok {
+			n.target = Sanitize(name)
+		}
 		if gi != nil {
 			n.target = groupName(gi, o.c.g)
 		}
@@ -282,6 +291,40 @@ func (o *overviewModel) namesOf(s *model.Signals) rowNames {
 		o.names[k] = n
 	}
 	return n
+}
+
+// setShownNames names the targets that named themselves (target_info)
+// or were named by their job after their service; the address stays when
+// replicas share the service, so rows stay apart.
+func (o *overviewModel) setShownNames(targets []model.TargetStatus) {
+	count := make(map[string]int, len(targets))
+	for i := range targets {
+		count[targets[i].Service]++
+	}
+	changed := false
+	seen := 0
+	for i := range targets {
+		t := &targets[i]
+		if t.Service == "" || t.Service == t.Name || (t.NameSource != "target_info" && t.NameSource != "job") {
+			continue
+		}
+		seen++
+		name := t.Service
+		if count[t.Service] > 1 {
+			name += " " + t.Name
+		}
+		if o.shown[t.Name] != name {
+			o.shown[t.Name] = name
+			changed = true
+		}
+	}
+	if changed || len(o.shown) != seen {
+		if len(o.shown) != seen {
+			clear(o.shown)
+			o.setShownNames(targets)
+		}
+		clear(o.names) // cached row names hold the old ones
+	}
 }
 
 // isDown: a target row's target is down, or a member of a group row's.
