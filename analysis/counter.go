@@ -9,9 +9,11 @@ import "github.com/retrytop/retrytop/model"
 // restarted): the value after the reset counts in full, as in Prometheus.
 // Gaps (scrapes where the series was absent) are simply skipped, so a series
 // that comes back after a restart is stitched to its last value before the
-// gap. The first sample is the baseline, never counted itself: a series
-// created inside the window contributes only what it gained after its first
-// scrape (Prometheus' behaviour).
+// gap. The first sample in the window is the baseline, never counted
+// itself. A series that appears on a target already being scraped is
+// stored with a 0 at the scrape before (model.Store, "new series start at
+// zero"), so its first value counts; one present from the first scrape, or
+// marked Baseline, starts from its first value (Prometheus' behaviour).
 //
 // There is no extrapolation to the window's edges: the result is exactly
 // the sum of sample-to-sample increases. ok is false with fewer than two

@@ -26,11 +26,12 @@
 //     gap, so a restart during an outage is still a reset. As in Prometheus,
 //     a counter that restarted and grew past its old value unseen is taken
 //     for plain growth.
-//   - A series created inside the window starts from its first sample: its
-//     first value is the baseline and is not counted (Prometheus does the
-//     same). Client libraries create labelled counters lazily at their first
-//     increment, so emitters should initialise every label combination to 0
-//     at start-up, or the first event of each is invisible.
+//   - A series created inside the window counts from 0: the store gives a
+//     counter series that appears on a target already being scraped a 0 at
+//     the scrape before (client libraries create labelled counters lazily
+//     at their first increment), unless the target restarted or the sample
+//     is marked Baseline; then, as in Prometheus, its first value is the
+//     baseline and is not counted.
 //
 // # Signals
 //
