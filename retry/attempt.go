@@ -34,8 +34,12 @@ type attemptCtx struct {
 
 	// Written by the attempt's goroutine before it leaves attemptRunning;
 	// read by Do only after it saw attemptFinished.
-	err      error
-	val      any // DoValue's result, set by the attempt before it returns
+	err error
+	val any // DoValue's result, set by the attempt before it returns
+	n   int // the attempt's number in its operation
+	// notify, in a hedged round, receives the attempt once it has
+	// finished (never when abandoned); buffered, so run never blocks.
+	notify   chan *attemptCtx
 	end      time.Time
 	panicked bool
 	panicVal any
@@ -184,6 +188,9 @@ func (c *attemptCtx) run() {
 				close(c.returned)
 			}
 			c.mu.Unlock()
+			if c.notify != nil {
+				c.notify <- c
+			}
 			return
 		}
 		// Abandoned: Do has returned. What is left is to count the work

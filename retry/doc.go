@@ -83,6 +83,15 @@
 // fits the deadline the loop stops with ErrDeadlineExhausted and the
 // provider's error attached.
 //
+// Hedging (Policy.HedgeDelay, off by default): an attempt that has not
+// answered after the delay gets a second attempt beside it; the first
+// success wins and the other is cancelled. A hedge is an attempt and a
+// retry (MaxAttempts, Limiter, Budget, deadline all apply; any refusal
+// means no hedge) and is counted in retry_hedges_total. Attempts of a
+// hedged operation run on goroutines of their own even with
+// InlineAttempts; HTTPClient and RoundTripper hedge idempotent requests
+// only.
+//
 // One owner per call path: an attempt whose error is another Owner's
 // *Error (however wrapped or marked), or a cancellation, is never retried,
 // whatever Classify says, so nested owners cannot multiply attempts

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -166,4 +167,43 @@ func ExampleShedHandler() {
 	// Output:
 	// critical -> 200 deadline propagated: true
 	// sheddable -> retry checkout: deadline exhausted after 1 attempt(s): http status 503 Service Unavailable (retry after 1s)
+}
+
+// Hedging: when the first attempt has not answered after HedgeDelay, a
+// second one is sent beside it; the first success wins and the other is
+// cancelled. The hedge is paid from the same budget and limiter.
+func ExamplePolicy_hedgeDelay() {
+	policy := retry.DefaultPolicy()
+	policy.HedgeDelay = 20 * time.Millisecond // about the provider's p95
+	budget := retry.NewBudget(retry.BudgetConfig{})
+	for range 100 {
+		budget.RecordOriginal()
+	}
+	reg := prometheus.NewRegistry()
+	owner, err := retry.New(retry.Config{
+		Dependency: "catalog",
+		Policy:     policy,
+		Limiter:    retry.NewLimiter(4, 1),
+		Budget:     budget,
+		Metrics:    retry.NewMetrics(reg),
+		OnAttempt: func(a retry.AttemptInfo) {
+			fmt.Printf("attempt %d: %s\n", a.Attempt, a.Outcome)
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	var calls atomic.Int32
+	item, err := retry.DoValue(context.Background(), owner, retry.Critical, func(ctx context.Context) (string, error) {
+		if calls.Add(1) == 1 {
+			<-ctx.Done() // a slow replica: never answers before the hedge
+			return "", ctx.Err()
+		}
+		return "item 42", nil
+	})
+	fmt.Println(item, err)
+	// Output:
+	// attempt 1: cancelled
+	// attempt 2: success
+	// item 42 <nil>
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -332,16 +333,13 @@ type httpSender struct {
 }
 
 func (c *httpSender) do(ctx context.Context, p Priority, req *http.Request) (*http.Response, error) {
-	var (
-		out  *http.Response
-		sent int
-	)
+	var sent atomic.Int32 // hedged attempts run at once
 	// Inline: net/http ends a round trip and a body read when their ctx is
 	// done, so the attempt cannot outlive the deadline and the goroutine
 	// handoff of Do would buy nothing. The base RoundTripper must honour
 	// the request's context as net/http's does.
-	_, err := c.owner.do(ctx, p, func(actx context.Context) error {
-		sent++
+	v, err := c.owner.do(ctx, p, func(actx context.Context) error {
+		n := sent.Add(1)
 		r := req.WithContext(actx)
 		if c.opts.sendPriority {
 			r.Header = req.Header.Clone() // req's header is the caller's
@@ -350,7 +348,7 @@ func (c *httpSender) do(ctx context.Context, p Priority, req *http.Request) (*ht
 			}
 			r.Header.Set(HeaderPriority, p.String())
 		}
-		if sent > 1 && req.Body != nil && req.Body != http.NoBody {
+		if n > 1 && req.Body != nil && req.Body != http.NoBody {
 			if req.GetBody == nil {
 				return MarkPermanent(errors.New("retry: request body cannot be re-sent: Request.GetBody is nil"))
 			}
@@ -379,17 +377,23 @@ func (c *httpSender) do(ctx context.Context, p Priority, req *http.Request) (*ht
 			return classifyTransportError(req, err)
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(b))
-		out = resp
+		actx.(*attemptCtx).val = resp // per attempt: hedges may finish together
 		return nil
-	}, true)
-	if sent == 0 && req.Body != nil {
+	}, true, mayHedge(req))
+	if sent.Load() == 0 && req.Body != nil {
 		// No attempt took the body; a RoundTripper must close it anyway.
 		_ = req.Body.Close()
 	}
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return v.(*http.Response), nil
+}
+
+// mayHedge reports whether req may be sent twice at once: idempotent, and
+// its body can be sent again.
+func mayHedge(req *http.Request) bool {
+	return idempotent(req) && (req.Body == nil || req.Body == http.NoBody || req.GetBody != nil)
 }
 
 // readLimited reads resp's body, refusing one over limit bytes without

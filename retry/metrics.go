@@ -64,6 +64,7 @@ type Metrics struct {
 	abandoned         *prometheus.CounterVec
 	lateSuccesses     *prometheus.CounterVec
 	nested            *prometheus.CounterVec
+	hedges            *prometheus.CounterVec
 }
 
 // NewMetrics creates the metric families and registers them on reg (never
@@ -118,6 +119,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			"Abandoned attempts that later succeeded: work the provider did for nobody.", "dependency"),
 		nested: counter("retry_nested_operations_total",
 			"Operations started inside an attempt of another owner (outer_dependency); its result is final there, never retried.", "dependency", "outer_dependency"),
+		hedges: counter("retry_hedges_total",
+			"Hedged attempts: sent while an earlier attempt of the same operation was still running (also counted as attempts and retries).", "dependency"),
 		budgetBalance: &budgetCollector{
 			desc: prometheus.NewDesc("retry_budget_balance",
 				"Retries the shared retry budget would allow now; absent without a budget.", []string{"dependency"}, nil),
@@ -128,7 +131,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(m.originals, m.attempts, m.retries, m.rescued, m.budgetDenied,
 			m.admissionRejected, m.results, m.active, m.concurrencyLimit, m.poolWait,
 			m.requestDuration, m.attemptDuration, m.backoff, m.policyMaxAttempts,
-			m.policyDeadline, m.budgetBalance, m.abandoned, m.lateSuccesses, m.nested)
+			m.policyDeadline, m.budgetBalance, m.abandoned, m.lateSuccesses, m.nested, m.hedges)
 	}
 	return m
 }
@@ -179,6 +182,7 @@ type instruments struct {
 	backoff           prometheus.Observer
 	abandoned         prometheus.Counter
 	lateSuccesses     prometheus.Counter
+	hedges            prometheus.Counter
 	nested            *prometheus.CounterVec // by outer dependency, rare: looked up per use
 	dep               string
 }
@@ -193,6 +197,7 @@ func (m *Metrics) bind(dep string, p Policy, l *Limiter, b *Budget) *instruments
 		backoff:       m.backoff.WithLabelValues(dep),
 		abandoned:     m.abandoned.WithLabelValues(dep),
 		lateSuccesses: m.lateSuccesses.WithLabelValues(dep),
+		hedges:        m.hedges.WithLabelValues(dep),
 		nested:        m.nested,
 		dep:           dep,
 	}

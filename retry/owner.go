@@ -75,8 +75,12 @@ type RetryInfo struct {
 	Attempt int
 	// Delay is the backoff about to be slept (Retry-After included).
 	Delay time.Duration
-	// Err is the failed attempt's error that made the retry necessary.
+	// Err is the failed attempt's error that made the retry necessary;
+	// nil for a hedge.
 	Err error
+	// Hedge is true for a hedged attempt, sent Delay (Policy.HedgeDelay)
+	// after an earlier attempt that is still running.
+	Hedge bool
 }
 
 // Owner is the one place that retries calls to one dependency: it owns the
@@ -99,7 +103,8 @@ type Owner struct {
 	onAttempt func(AttemptInfo)
 	onRetry   func(RetryInfo)
 
-	abandonedReturned func() // tests: an abandoned attempt has been accounted for
+	abandonedReturned func()          // tests: an abandoned attempt has been accounted for
+	hedgeDecided      func(sent bool) // tests: the hedge timer fired and a hedge was sent or not
 }
 
 // New returns an Owner for cfg, or an error if cfg is invalid.
@@ -187,14 +192,17 @@ func (o *Owner) Policy() Policy { return o.policy }
 // runs on a goroutine of its own (unless Config.InlineAttempts); a panic
 // in it is re-raised in Do's goroutine.
 func (o *Owner) Do(ctx context.Context, p Priority, attempt func(ctx context.Context) error) error {
-	_, err := o.do(ctx, p, attempt, o.inline)
+	_, err := o.do(ctx, p, attempt, o.inline, true)
 	return err
 }
 
 // do is Do, with attempts run inline (on the caller's goroutine) or each on
-// a goroutine of its own. On success it also returns the value the
-// winning attempt left in its attemptCtx (DoValue).
-func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Context) error, inline bool) (any, error) {
+// a goroutine of its own, and hedged when the policy and the caller
+// (mayHedge: the attempt is safe to run twice at once) allow. On success
+// it also returns the value the winning attempt left in its attemptCtx
+// (DoValue).
+func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Context) error, inline, mayHedge bool) (any, error) {
+	hedge := mayHedge && o.policy.HedgeDelay > 0
 	op := operation{o: o, p: p, pi: p.index(), start: o.clock.Now()}
 	o.in.originals[op.pi].Inc()
 	if outer := ownerFrom(ctx); outer != nil {
@@ -239,9 +247,17 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 		}
 
 		a := o.newAttempt(ctx, now, timeout, attempt)
-		if inline {
+		a.n = op.attempts
+		switch {
+		case hedge && op.attempts < o.policy.MaxAttempts:
+			w, ret, done := op.hedgedRound(ctx, a, deadline, attempt)
+			if done {
+				return nil, ret
+			}
+			a = w
+		case inline:
 			a.runInline()
-		} else {
+		default:
 			go a.run()
 			if !a.wait(deadline) {
 				return nil, op.abandon(ctx, a)
@@ -261,7 +277,7 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 				class = Permanent
 			}
 		}
-		op.observe(o.outcome(err, class), a.end.Sub(a.start), err)
+		op.observe(a, o.outcome(err, class), a.end.Sub(a.start), err)
 		if err == nil {
 			if op.attempts > 1 {
 				o.in.rescued.Inc()
@@ -339,7 +355,7 @@ func (op *operation) abandon(ctx context.Context, a *attemptCtx) error {
 	}
 	o.in.abandoned.Inc()
 	op.last = a.Err()
-	op.observe(outcome, o.clock.Now().Sub(a.start), op.last)
+	op.observe(a, outcome, o.clock.Now().Sub(a.start), op.last)
 	if cerr != nil {
 		return op.finishCtx(cerr)
 	}
@@ -357,7 +373,7 @@ func (op *operation) late(ctx context.Context, a *attemptCtx) error {
 		outcome = outcomeCancelled
 	}
 	o.in.lateSuccesses.Inc()
-	op.observe(outcome, a.end.Sub(a.start), nil)
+	op.observe(a, outcome, a.end.Sub(a.start), nil)
 	op.reason = "the attempt succeeded after the caller had given up; late success"
 	if cerr != nil {
 		return op.finishCtx(cerr)
@@ -366,13 +382,13 @@ func (op *operation) late(ctx context.Context, a *attemptCtx) error {
 	return op.finish(ResultDeadlineExhausted, nil)
 }
 
-// observe counts the current attempt's outcome and calls OnAttempt.
-func (op *operation) observe(outcome int, d time.Duration, err error) {
+// observe counts attempt a's outcome and calls OnAttempt.
+func (op *operation) observe(a *attemptCtx, outcome int, d time.Duration, err error) {
 	o := op.o
 	o.in.attempts[outcome].Inc()
 	o.in.attemptDuration[outcome].Observe(d.Seconds())
 	if o.onAttempt != nil {
-		o.onAttempt(AttemptInfo{Dependency: o.dep, Priority: op.p, Attempt: op.attempts, Outcome: outcomeNames[outcome], Duration: d, Err: err})
+		o.onAttempt(AttemptInfo{Dependency: o.dep, Priority: op.p, Attempt: a.n, Outcome: outcomeNames[outcome], Duration: d, Err: err})
 	}
 }
 

@@ -60,6 +60,17 @@ type Policy struct {
 	// error, and Error.Reason says why: waiting a day inside one request
 	// helps nobody. Zero means DefaultMaxRetryAfter.
 	MaxRetryAfter time.Duration
+
+	// HedgeDelay, when positive, turns on hedged requests: if an attempt
+	// has not answered after HedgeDelay, a second attempt is sent beside
+	// it; the first success wins and the other is cancelled. If one fails
+	// first, the other's answer decides. A hedge is an attempt and a retry
+	// like any other (MaxAttempts, Limiter, Budget, deadline), counted in
+	// retry_hedges_total too; when any of them refuses, no hedge is sent
+	// and nothing else changes. Set it near the provider's p95 latency, and
+	// only where an attempt is safe to run twice at once (HTTPClient and
+	// RoundTripper hedge idempotent requests only). Zero means no hedging.
+	HedgeDelay time.Duration
 }
 
 // Defaults New fills into a Policy's zero fields (see each field).
@@ -106,6 +117,7 @@ func (p Policy) validate() error {
 		{"BackoffBase", p.BackoffBase},
 		{"BackoffCap", p.BackoffCap},
 		{"MaxRetryAfter", p.MaxRetryAfter},
+		{"HedgeDelay", p.HedgeDelay},
 	} {
 		if f.d < 0 {
 			return fmt.Errorf("retry: Policy.%s must not be negative, got %v", f.name, f.d)

@@ -18,7 +18,7 @@ func DoValue[T any](ctx context.Context, o *Owner, p Priority, attempt func(ctx 
 			actx.(*attemptCtx).val = v
 		}
 		return err
-	}, o.inline)
+	}, o.inline, true)
 	t, _ := v.(T)
 	if err != nil {
 		var zero T

@@ -1,0 +1,155 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// hedgedRound runs attempt a, already admitted, and a hedge beside it if a
+// has not answered after Policy.HedgeDelay. It returns the attempt whose
+// answer decides the round (the first success, or else the last to
+// finish), with every other attempt of the round counted and, if still
+// running, cancelled; or done and Do's result when the operation ended
+// while attempts ran (caller's cancel, operation deadline).
+func (op *operation) hedgedRound(ctx context.Context, a *attemptCtx, deadline time.Time, fn func(context.Context) error) (w *attemptCtx, ret error, done bool) {
+	o := op.o
+	notify := make(chan *attemptCtx, 2)
+	a.notify = notify
+	go a.run()
+	running := []*attemptCtx{a}
+
+	// The hedge timer sleeps on the Owner's clock, so tests drive it.
+	hctx, stop := context.WithCancel(ctx)
+	defer stop()
+	hedgeC := make(chan struct{})
+	go func() {
+		if o.clock.Sleep(hctx, o.policy.HedgeDelay) == nil {
+			close(hedgeC)
+		}
+	}()
+	// Do never waits past the operation deadline, as in attemptCtx.wait.
+	opTimer := time.NewTimer(deadline.Sub(o.clock.Now()))
+	defer opTimer.Stop()
+
+	for {
+		select {
+		case <-hedgeC:
+			hedgeC = nil
+			b := op.startHedge(ctx, deadline, fn, notify)
+			if b != nil {
+				running = append(running, b)
+			}
+			if h := o.hedgeDecided; h != nil {
+				h(b != nil)
+			}
+		case f := <-notify:
+			running = remove(running, f)
+			if f.panicked || f.exited || f.err == nil || len(running) == 0 {
+				stop()
+				op.dropLosers(running, outcomeCancelled)
+				f.rethrow()
+				return f, nil, false
+			}
+			// Failed while another attempt still runs: that one decides.
+			op.countFinished(f)
+		case <-ctx.Done():
+			stop()
+			outcome := outcomeCancelled
+			if !errors.Is(ctx.Err(), context.Canceled) {
+				outcome = outcomeTimeout
+			}
+			op.dropLosers(running, outcome)
+			return nil, op.finishCtx(ctx.Err()), true
+		case <-opTimer.C:
+			stop()
+			op.dropLosers(running, outcomeTimeout)
+			op.reason = "the attempts were still running at the operation deadline; abandoned"
+			return nil, op.finish(ResultDeadlineExhausted, nil), true
+		}
+	}
+}
+
+// startHedge sends a hedge if attempts, time, the Limiter and the Budget
+// allow it, and returns it, or nil.
+func (op *operation) startHedge(ctx context.Context, deadline time.Time, fn func(context.Context) error, notify chan *attemptCtx) *attemptCtx {
+	o := op.o
+	if op.attempts >= o.policy.MaxAttempts || ctx.Err() != nil {
+		return nil
+	}
+	if !o.timeLeft(deadline, o.clock.Now()) {
+		return nil
+	}
+	if o.limiter != nil && !o.limiter.TryAcquire(op.p) {
+		return nil
+	}
+	// A hedge is a retry for the budget: it loads the provider as one.
+	if o.budget != nil && !o.budget.TryConsume() {
+		if o.limiter != nil {
+			o.limiter.Release()
+		}
+		return nil
+	}
+	now := o.clock.Now()
+	timeout := deadline.Sub(now)
+	if t := o.policy.PerAttemptTimeout; t > 0 && t < timeout {
+		timeout = t
+	}
+	op.attempts++
+	o.in.retries.Inc()
+	o.in.hedges.Inc()
+	if o.onRetry != nil {
+		o.onRetry(RetryInfo{Dependency: o.dep, Priority: op.p, Attempt: op.attempts, Delay: o.policy.HedgeDelay, Hedge: true})
+	}
+	b := o.newAttempt(ctx, now, timeout, fn)
+	b.n = op.attempts
+	b.notify = notify
+	go b.run()
+	return b
+}
+
+// dropLosers ends the round for attempts that lost or outlived it. One
+// still running is abandoned first and cancelled second, so that exactly
+// one side accounts for it: it is counted here with outcome and in
+// retry_abandoned_attempts_total, finishes in the background holding its
+// slot and, if it then succeeds, is a late success. One that finished
+// meanwhile is counted as it ended.
+func (op *operation) dropLosers(running []*attemptCtx, outcome int) {
+	o := op.o
+	for _, l := range running {
+		if l.state.CompareAndSwap(attemptRunning, attemptAbandoned) {
+			o.in.abandoned.Inc()
+			op.observe(l, outcome, o.clock.Now().Sub(l.start), context.Canceled)
+			l.cancel(context.Canceled)
+			continue
+		}
+		l.cancel(context.Canceled)
+		op.countFinished(l)
+	}
+}
+
+// countFinished counts a finished attempt of a hedged round that does not
+// decide it; a success nobody will use is late.
+func (op *operation) countFinished(f *attemptCtx) {
+	o := op.o
+	class := Temporary
+	if f.err != nil {
+		class = o.classify(f.err)
+		if finalForOwner(f.err) {
+			class = Permanent
+		}
+		op.last = f.err
+	} else {
+		o.in.lateSuccesses.Inc()
+	}
+	op.observe(f, o.outcome(f.err, class), f.end.Sub(f.start), f.err)
+}
+
+func remove(as []*attemptCtx, a *attemptCtx) []*attemptCtx {
+	for i, x := range as {
+		if x == a {
+			return append(as[:i], as[i+1:]...)
+		}
+	}
+	return as
+}
