@@ -136,7 +136,10 @@
 // is given, never on the global one. Duration histograms share the buckets
 // 0.5 ms, 1 ms, 2.5 ms, 5 ms, 10 ms, 25 ms, 50 ms, 100 ms, 250 ms, 500 ms,
 // 1 s, 2.5 s, 5 s, 10 s (+Inf), which separate a 1 ms local refusal from
-// a multi-second slow call.
+// a multi-second slow call. Package retryotel exports the same families,
+// names and labels through an OpenTelemetry SDK reader (a metric.Producer
+// reading the registry), so that package retry itself needs no
+// OpenTelemetry module.
 //
 // # Testing
 //
