@@ -127,10 +127,7 @@ func (e Evidence) MarshalJSON() ([]byte, error) {
 		}
 		b.Write(k)
 		b.WriteByte(':')
-		if !finite(n.Value) {
-			return nil, fmt.Errorf("evidence %s is not finite", n.Name)
-		}
-		b.WriteString(strconv.FormatFloat(n.Value, 'g', -1, 64))
+		b.Write(model.AppendJSONFloat(nil, n.Value))
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
@@ -156,9 +153,13 @@ func (e *Evidence) UnmarshalJSON(b []byte) error {
 		if err != nil {
 			return err
 		}
-		var v float64
-		if err := dec.Decode(&v); err != nil {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
 			return err
+		}
+		v, err := model.ParseJSONFloat(raw)
+		if err != nil {
+			return fmt.Errorf("evidence %v: %w", kt, err)
 		}
 		out = append(out, Number{Name: kt.(string), Value: v})
 	}

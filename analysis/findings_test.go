@@ -586,8 +586,14 @@ func TestFindingJSON(t *testing.T) {
 	if len(e) != 0 {
 		t.Errorf("evidence = %v", e)
 	}
-	if _, err := json.Marshal(Evidence{{"x", math.Inf(1)}}); err == nil {
-		t.Error("infinite evidence marshalled")
+	// One built by hand still marshals, as Prometheus' API writes it.
+	ib, ierr := json.Marshal(Evidence{{"x", math.Inf(1)}, {"y", math.Inf(-1)}})
+	if ierr != nil || string(ib) != `{"x":"+Inf","y":"-Inf"}` {
+		t.Errorf("infinite evidence: %s, %v", ib, ierr)
+	}
+	var iback Evidence
+	if err := json.Unmarshal(ib, &iback); err != nil || len(iback) != 2 || !math.IsInf(iback[0].Value, 1) || !math.IsInf(iback[1].Value, -1) {
+		t.Errorf("round trip: %v, %v", iback, err)
 	}
 }
 

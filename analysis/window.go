@@ -1,6 +1,10 @@
 package analysis
 
-import "github.com/retrytop/retrytop/model"
+import (
+	"math"
+
+	"github.com/retrytop/retrytop/model"
+)
 
 // points is one flat series' samples. Every sample of a target's series
 // lies on one of the target's scrape times; when a series has no gap, its
@@ -113,7 +117,9 @@ func (w *window) span(p points) []model.Point {
 
 // rate turns a summed increase into a per-second Value.
 func (w *window) rate(inc float64, ok bool) model.Value {
-	if !ok || w.seconds <= 0 {
+	// A counter exported as +Inf or NaN has no increase anyone can use:
+	// absent, never a NaN that findings would quote.
+	if !ok || w.seconds <= 0 || math.IsNaN(inc) || math.IsInf(inc, 0) {
 		return model.Absent
 	}
 	return model.Some(inc / w.seconds)

@@ -1,6 +1,9 @@
 package model
 
 import (
+	"encoding/json"
+	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -111,25 +114,91 @@ func (v Value) Or(def float64) float64 {
 	return def
 }
 
-// MarshalJSON writes null when absent.
+// MarshalJSON writes null when absent, and a value JSON numbers cannot
+// hold as Prometheus' HTTP API does (AppendJSONFloat).
 func (v Value) MarshalJSON() ([]byte, error) {
 	if !v.OK {
 		return []byte("null"), nil
 	}
-	return strconv.AppendFloat(nil, v.V, 'g', -1, 64), nil
+	return AppendJSONFloat(nil, v.V), nil
 }
 
-// UnmarshalJSON reads null as absent.
+// UnmarshalJSON reads null as absent, and what MarshalJSON writes.
 func (v *Value) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		*v = Absent
 		return nil
 	}
-	f, err := strconv.ParseFloat(string(b), 64)
+	f, err := ParseJSONFloat(b)
 	if err != nil {
 		return err
 	}
 	*v = Some(f)
+	return nil
+}
+
+// AppendJSONFloat appends f as JSON: a number when finite, else the string
+// "+Inf", "-Inf" or "NaN", the encoding of Prometheus' HTTP API. A target
+// may export any of them (a concurrency limit of +Inf for "unlimited"),
+// and one such value must never make a whole report unwritable.
+func AppendJSONFloat(dst []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(dst, `"+Inf"`...)
+	case math.IsInf(f, -1):
+		return append(dst, `"-Inf"`...)
+	}
+	return strconv.AppendFloat(dst, f, 'g', -1, 64)
+}
+
+// ParseJSONFloat reads what AppendJSONFloat writes.
+func ParseJSONFloat(b []byte) (float64, error) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		switch s := string(b[1 : len(b)-1]); s {
+		case "NaN":
+			return math.NaN(), nil
+		case "+Inf", "Inf":
+			return math.Inf(1), nil
+		case "-Inf":
+			return math.Inf(-1), nil
+		default:
+			return 0, fmt.Errorf("not a number: %q", s)
+		}
+	}
+	return strconv.ParseFloat(string(b), 64)
+}
+
+// MarshalJSON writes PerS as AppendJSONFloat does.
+func (b Breakdown) MarshalJSON() ([]byte, error) {
+	key, err := json.Marshal(b.Key)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(`{"key":`), key...)
+	out = append(out, `,"per_s":`...)
+	out = AppendJSONFloat(out, b.PerS)
+	return append(out, '}'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (b *Breakdown) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Key  string          `json:"key"`
+		PerS json.RawMessage `json:"per_s"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	b.Key, b.PerS = raw.Key, 0
+	if len(raw.PerS) > 0 {
+		f, err := ParseJSONFloat(raw.PerS)
+		if err != nil {
+			return fmt.Errorf("per_s: %w", err)
+		}
+		b.PerS = f
+	}
 	return nil
 }
 

@@ -17,6 +17,9 @@ func appendNum(dst []byte, v float64) []byte {
 	if math.IsNaN(v) {
 		return append(dst, absentText...)
 	}
+	if math.IsInf(v, 1) {
+		return append(dst, "+Inf"...) // as Prometheus writes it, and JSON
+	}
 	if v < 0 {
 		dst = append(dst, '-')
 		v = -v
@@ -88,8 +91,10 @@ func appendAmp(dst []byte, v model.Value) []byte {
 		return append(dst, absentText...)
 	}
 	switch a := v.V; {
-	case math.IsInf(a, 0):
-		dst = append(dst, "Inf"...)
+	case math.IsInf(a, 1):
+		return append(dst, "+Inf"...)
+	case math.IsInf(a, -1):
+		return append(dst, "-Inf"...)
 	case a < 9.995:
 		dst = strconv.AppendFloat(dst, a, 'f', 2, 64)
 	case a < 99.95:
