@@ -159,6 +159,7 @@ var envoyAll = envoyParts{originals: true, admission: true}
 // Istio, istio_requests_total counts the originals and its response flags
 // the admission rejections, so those parts are left out.
 func translateEnvoy(r raw, o *out, g *guard, parts envoyParts) {
+	tcp := envoyTCPClusters(r)
 	each := func(name string, fn func(ls model.Labels, v float64)) {
 		f := r[name]
 		if f == nil {
@@ -166,11 +167,41 @@ func translateEnvoy(r raw, o *out, g *guard, parts envoyParts) {
 		}
 		for i := range f.Samples {
 			s := &f.Samples[i]
-			if ls, ok := envoyCluster(s.Labels); ok {
-				fn(ls, scalar(f, s))
+			ls, ok := envoyCluster(s.Labels)
+			if !ok {
+				continue
 			}
+			if tcp[ls.Get(model.LabelDependency)] {
+				continue
+			}
+			fn(ls, scalar(f, s))
 		}
 	}
+	// A cluster read for the first time after a scrape in which it was a
+	// TCP cluster holds counts from before: its new series are baselines.
+	late := envoyLateHTTP(g, r, tcp)
+	defer func() {
+		if len(late) == 0 {
+			return
+		}
+		fams := []string{model.MetricAttempts, model.MetricRetries, model.MetricRescued, model.MetricBudgetDenied,
+			model.MetricRetryLimitExceeded, model.MetricRequestTimeouts}
+		if parts.originals {
+			fams = append(fams, model.MetricOriginals)
+		}
+		if parts.admission {
+			fams = append(fams, model.MetricAdmissionRejected)
+		}
+		for _, n := range fams {
+			if f := o.fams[n]; f != nil {
+				for j := range f.Samples {
+					if s := &f.Samples[j]; late[s.Labels.Get(model.LabelDependency)] {
+						s.Baseline = true
+					}
+				}
+			}
+		}
+	}()
 	// Originals: every logical request ends with exactly one final
 	// response charged to upstream_rq_completed, Envoy's own local
 	// replies (timeout 504, overflow/reset 503) included; responses that
@@ -237,3 +268,69 @@ func translateEnvoy(r raw, o *out, g *guard, parts envoyParts) {
 		}
 	}
 }
+
+// envoyTCPClusters names the clusters whose request stats count TCP
+// connections, not HTTP requests: a TCP proxy's connection pool increments
+// upstream_rq_total (and _active, _pending_*, _cancelled) once per
+// connection it hands out, while upstream_rq_completed, charged only for an
+// HTTP response, stays 0. A cluster is read as HTTP once one response has
+// completed; before that, with upstream_rq_total moving, nothing it says is
+// a request, an attempt or an original, and all of it is left out (its
+// signals are absent rather than 0 % success). An HTTP cluster whose first
+// requests are all still in flight is left out until one completes.
+func envoyTCPClusters(r raw) map[string]bool {
+	completed := map[string]bool{}
+	if f := r[enCompleted]; f != nil {
+		for i := range f.Samples {
+			if ls, ok := envoyCluster(f.Samples[i].Labels); ok && scalar(f, &f.Samples[i]) > 0 {
+				completed[ls.Get(model.LabelDependency)] = true
+			}
+		}
+	}
+	var tcp map[string]bool
+	if f := r[enTotal]; f != nil {
+		for i := range f.Samples {
+			ls, ok := envoyCluster(f.Samples[i].Labels)
+			if !ok || !(scalar(f, &f.Samples[i]) > 0) {
+				continue
+			}
+			if d := ls.Get(model.LabelDependency); !completed[d] {
+				if tcp == nil {
+					tcp = map[string]bool{}
+				}
+				tcp[d] = true
+			}
+		}
+	}
+	return tcp
+}
+
+// envoyLateHTTP returns the clusters read now that were left out as TCP
+// at the guard's previous scrape, and records this scrape's TCP clusters
+// in g (under a key no derived series uses).
+func envoyLateHTTP(g *guard, r raw, tcp map[string]bool) map[string]bool {
+	if g.last == nil {
+		g.begin()
+	}
+	var late map[string]bool
+	for k, e := range g.last {
+		d, ok := strings.CutPrefix(k, envoyTCPKey)
+		if !ok {
+			continue
+		}
+		if !tcp[d] && e.gen == g.gen-1 {
+			if late == nil {
+				late = map[string]bool{}
+			}
+			late[d] = true
+		}
+	}
+	for d := range tcp {
+		g.last[envoyTCPKey+d] = guardEntry{gen: g.gen}
+	}
+	return late
+}
+
+// envoyTCPKey prefixes the guard entries that remember TCP clusters; the
+// byte 0xfe never starts a family name.
+const envoyTCPKey = "\xfetcp\x00"

@@ -31,7 +31,7 @@ func (q qctx) envoyDep(mk func(extra string) string) string {
 // emits).
 func (q qctx) envoyExprs(parts envoyParts) []Expr {
 	counter := func(family, raw string) Expr {
-		return Expr{Name: family, PromQL: q.envoyDep(func(m string) string { return q.inc(raw, m) })}
+		return Expr{Name: family, PromQL: q.envoyDep(func(m string) string { return q.envoyHTTP(q.inc(raw, m), m) })}
 	}
 	var out []Expr
 	if parts.originals {
@@ -42,10 +42,10 @@ func (q qctx) envoyExprs(parts envoyParts) []Expr {
 		// attempts have none (where no per-try counter exists, all of
 		// them). The difference is held at 0, as the guard holds it.
 		Expr{Name: model.MetricAttempts, Labels: []string{model.LabelOutcome}, PromQL: q.envoyDep(func(m string) string {
-			return setLabel(q.inc(enPerTryTimeout, m), model.LabelOutcome, model.OutcomeTimeout)
+			return setLabel(q.envoyHTTP(q.inc(enPerTryTimeout, m), m), model.LabelOutcome, model.OutcomeTimeout)
 		})},
 		Expr{Name: model.MetricAttempts, PromQL: q.envoyDep(func(m string) string {
-			return "clamp_min(" + q.inc(enTotal, m) + " - " + q.inc(enPerTryTimeout, m) + ", 0) or " + q.inc(enTotal, m)
+			return q.envoyHTTP("clamp_min("+q.inc(enTotal, m)+" - "+q.inc(enPerTryTimeout, m)+", 0) or "+q.inc(enTotal, m), m)
 		})},
 		counter(model.MetricRetries, enRetry),
 		counter(model.MetricRescued, enRetrySuccess),
@@ -55,15 +55,24 @@ func (q qctx) envoyExprs(parts envoyParts) []Expr {
 	)
 	if parts.admission {
 		out = append(out, Expr{Name: model.MetricAdmissionRejected, Labels: []string{model.LabelReason}, PromQL: q.envoyDep(func(m string) string {
-			return setLabel(q.inc(enPendingOverflow, m), model.LabelReason, "queue")
+			return setLabel(q.envoyHTTP(q.inc(enPendingOverflow, m), m), model.LabelReason, "queue")
 		})})
 	}
 	out = append(out,
-		Expr{Name: model.MetricActiveCalls, PromQL: q.envoyDep(func(m string) string { return q.sel(enActive, m) })},
-		Expr{Name: model.MetricPendingCalls, PromQL: q.envoyDep(func(m string) string { return q.sel(enPendingActive, m) })},
+		Expr{Name: model.MetricActiveCalls, PromQL: q.envoyDep(func(m string) string { return q.envoyHTTP(q.sel(enActive, m), m) })},
+		Expr{Name: model.MetricPendingCalls, PromQL: q.envoyDep(func(m string) string { return q.envoyHTTP(q.sel(enPendingActive, m), m) })},
 	)
 	// Milliseconds; a summary (histogram_emit_mode=summary) keeps its mean.
 	return append(out, q.histExprs(model.MetricRequestDuration, enTime, true, 0.001, nil, q.envoyDep)...)
+}
+
+// envoyHCM keeps the series of e (selected with matchers m) whose cluster
+// is not a TCP proxy's, as envoyTCPClusters decides: upstream_rq_total
+// above 0 and no upstream_rq_completed above 0. The stats of one cluster
+// carry the same labels, so the default matching (the name ignored) pairs
+// them.
+func (q qctx) envoyHTTP(e, m string) string {
+	return "(" + e + ") unless (" + q.sel(enTotal, m) + " > 0 unless " + q.sel(enCompleted, m) + " > 0)"
 }
 
 // envoyHCM selects the downstream series of the HTTP connection managers

@@ -203,7 +203,7 @@ func TestQueriesCombine(t *testing.T) {
 	}
 	orig := byName[model.MetricOriginals]
 	if len(orig) != 1 || !slices.Equal(orig[0].Dialects, []string{"envoy", "native"}) ||
-		!strings.HasPrefix(orig[0].PromQL, "sum by (job, dependency, priority) (label_replace(label_replace(label_replace(label_replace(increase(envoy_cluster_upstream_rq_completed{envoy_cluster_name!=\"\"}[30s])") ||
+		!strings.HasPrefix(orig[0].PromQL, "sum by (job, dependency, priority) (label_replace(label_replace(label_replace(label_replace((increase(envoy_cluster_upstream_rq_completed{envoy_cluster_name!=\"\"}[30s])) unless (") ||
 		!strings.Contains(orig[0].PromQL, `"priority", "", "", ""), "retrytop_part", "1", "", "") or label_replace(increase(retry_originals_total[30s]), "retrytop_part", "2", "", ""))`) {
 		t.Errorf("originals: %+v", orig)
 	}

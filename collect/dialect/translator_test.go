@@ -338,6 +338,10 @@ func TestMalformed(t *testing.T) {
 		{Name: "envoy_cluster_upstream_rq_retry", Type: model.Counter, Samples: []model.Sample{
 			{Labels: model.LabelsFromPairs("envoy_cluster_name", ""), Value: 3},
 		}},
+		// One completed response: "a" is an HTTP cluster, not a TCP proxy's.
+		{Name: "envoy_cluster_upstream_rq_completed", Type: model.Counter, Samples: []model.Sample{
+			{Labels: model.LabelsFromPairs("envoy_cluster_name", "a"), Value: 9},
+		}},
 		{Name: "resilience4j_retry_calls_total", Type: model.Counter, Samples: []model.Sample{
 			{Labels: model.LabelsFromPairs("name", "x", "kind", "invented_kind"), Value: 7},
 		}},
