@@ -110,11 +110,26 @@ func (h *haproxy) Translate(snap *model.Snapshot) *model.Snapshot {
 		b.hasResp = true
 		code := s.Labels.Get("code")
 		switch statusClass(code) {
-		case '1', '2', '3', '4':
+		case '2', '3', '4':
 			o.counter(model.MetricResults, b.ls.With(model.LabelResult, model.ResultSuccess), s.Value)
 		case '5':
 			b.xx5 += s.Value
 			b.hasXX = true
+		case '1':
+			// A 1xx final status is a 101 Switching Protocols: the
+			// request became a tunnel (WebSocket) whose outcome no HTTP
+			// counter tells (a backend of them shows millions of
+			// response_errors_total and server_aborts_total, which
+			// overlap the 5xx of plain requests): no result, so a
+			// tunnel-only backend's effective success is absent, not
+			// 100 %.
+		default:
+			// "other": the stream ended with no status at all (HAProxy
+			// counts txn->status -1 there when it frees the stream): the
+			// client went away before any response.
+			if code == "other" {
+				o.counter(model.MetricResults, b.ls.With(model.LabelResult, model.ResultCancelled), s.Value)
+			}
 		}
 	}
 	for _, name := range order {

@@ -116,3 +116,50 @@ func TestEnvoyClusterReadLateIsBaseline(t *testing.T) {
 		}
 	}
 }
+
+// HAProxy 2.3.10 (a real dump): responses with code="other" (a stream
+// freed without a status: the client left first) are cancelled results,
+// and a 1xx (101, a WebSocket tunnel whose outcome no counter tells) is no
+// result, so that a tunnel backend does not show 100 % success while its
+// response errors grow (issue 16).
+func TestHAProxyOtherAndTunnels(t *testing.T) {
+	s := translate(t, dialect.NameHAProxy, "haproxy_2.3.10.prom")
+	contractOnly(t, s)
+	for _, tc := range []struct {
+		proxy                                         string
+		originals, success, cancelled, capacity, prov float64
+	}{
+		// 2xx+3xx+4xx, other, connection errors, 5xx - connection
+		// errors: together exactly the 31527507 originals.
+		{"proxy1", 31527507, 21338013 + 10004 + 10170758, 5657, 1, 3074},
+		// The 4130401 tunnels are in no result.
+		{"proxy2", 4130401, 3, 1, 1, 0},
+	} {
+		t.Run(tc.proxy, func(t *testing.T) {
+			p := []string{dep, tc.proxy}
+			want(t, s, tc.originals, model.MetricOriginals, p...)
+			want(t, s, tc.success, model.MetricResults, append(p, res, model.ResultSuccess)...)
+			want(t, s, tc.cancelled, model.MetricResults, append(p, res, model.ResultCancelled)...)
+			want(t, s, tc.capacity, model.MetricResults, append(p, res, model.ResultCapacityRejected)...)
+			want(t, s, tc.prov, model.MetricResults, append(p, res, model.ResultProviderError)...)
+		})
+	}
+	fams := load(t, "haproxy_2.3.10.prom")
+	nan := nan()
+	for _, tc := range []struct {
+		proxy string
+		want  map[string]float64
+	}{
+		// Every original has its result: effective success is the
+		// share of 2xx-4xx among them.
+		{"proxy1", map[string]float64{"completed": 3152750.7, "effective_success": 31518775.0 / 31527507, "cancelled": 565.7, "attempt_success": nan}},
+		// Only the five non-tunnel requests have a result.
+		{"proxy2", map[string]float64{"completed": 0.5, "effective_success": 0.6, "cancelled": 0.1, "attempt_success": nan}},
+	} {
+		t.Run(tc.proxy+"/signals", func(t *testing.T) {
+			sig := windowSignals(t, fams, tc.proxy)
+			checkSignals(t, map[string]model.Value{"completed": sig.CompletedPerS, "effective_success": sig.EffectiveSuccess,
+				"cancelled": sig.ResultsPerS[model.ResultCancelled], "attempt_success": sig.AttemptSuccess}, tc.want)
+		})
+	}
+}

@@ -20,7 +20,9 @@ func (*haproxy) Exprs(opts QueryOptions) []Expr {
 	// and provider_error results need.
 	has5xx := "sum without (code) (" + q.sel(haBackendResponses, named, `code=~"5.*"`) + ")"
 	results := or(
-		setLabel(inc(haBackendResponses, `code=~"[1-4].*"`), model.LabelResult, model.ResultSuccess),
+		// 1xx (a tunnel, its outcome unknown) is no result.
+		setLabel(inc(haBackendResponses, `code=~"[2-4].*"`), model.LabelResult, model.ResultSuccess),
+		setLabel(inc(haBackendResponses, `code="other"`), model.LabelResult, model.ResultCancelled),
 		setLabel("("+inc(haBackendConnErrors)+" and "+has5xx+")", model.LabelResult, model.ResultCapacityRejected),
 		setLabel("clamp_min("+fiveXX+" - "+inc(haBackendConnErrors)+", 0)", model.LabelResult, model.ResultProviderError),
 	)
