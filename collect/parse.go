@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -106,6 +107,9 @@ const (
 
 // Parse implements Parser.
 func (p ExpfmtParser) Parse(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, error) {
+	if err := notExposition(target, body, contentType); err != nil {
+		return nil, err
+	}
 	format, kind := formatOf(contentType)
 
 	in := body
@@ -156,6 +160,47 @@ func (p ExpfmtParser) Parse(target string, body []byte, contentType string, filt
 		return nil, perr
 	}
 	return convertFamilies(fams, filter), nil
+}
+
+// notExposition refuses a body that is plainly something else: a web page
+// or a JSON document answering 200 where metrics were expected. With a
+// family filter its lines would be dropped unread and the target would
+// count as up with 0 series; it is down, and says why. Only the first byte
+// that is not white space is looked at, so a real exposition pays nothing,
+// and a content type alone never refuses a body that parses (an unknown
+// type is read as text, as before).
+func notExposition(target string, body []byte, contentType string) error {
+	media, _, _ := strings.Cut(contentType, ";")
+	media = strings.ToLower(strings.TrimSpace(media))
+	if media == "application/vnd.google.protobuf" {
+		return nil // binary: its first byte means nothing here
+	}
+	var first byte
+	for _, c := range body {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			first = c
+			break
+		}
+	}
+	var what string
+	switch {
+	case first == '<':
+		what = "a web page"
+	case first == '{' || first == '[':
+		// A UTF-8 metric name may open a text exposition with '{': only a
+		// body that does not claim to be one is judged by it.
+		if media == "text/plain" || media == "application/openmetrics-text" {
+			return nil
+		}
+		what = "a JSON document"
+	default:
+		return nil
+	}
+	msg := fmt.Sprintf("not a Prometheus exposition: it starts with '%c', %s", first, what)
+	if contentType != "" {
+		msg += fmt.Sprintf(" (content type %q)", contentType)
+	}
+	return &ParseError{Target: target, Line: 1, Msg: msg}
 }
 
 // formats remembers the format of each content type seen (at most
