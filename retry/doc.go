@@ -160,6 +160,6 @@
 // result. BenchmarkDoSuccess, the default, runs each attempt on a goroutine
 // of its own so that Do can return at the deadline whatever the attempt
 // does: 5 allocations, and the inline cost plus about one
-// BenchmarkAnchorGoroutineCall (a goroutine and a wait). docs/performance.md
-// has the measured numbers.
+// BenchmarkAnchorGoroutineCall (a goroutine and a wait). docs/metrics.md
+// ("Cost of instrumentation") has the measured numbers.
 package retry
