@@ -207,3 +207,17 @@ func ExamplePolicy_hedgeDelay() {
 	// attempt 2: success
 	// item 42 <nil>
 }
+
+// The remaining time travels between hops in grpc-timeout's shape,
+// rounded down so the next hop never thinks it has more time than it has.
+func ExampleEncodeTimeout() {
+	for _, d := range []time.Duration{250 * time.Millisecond, 1500 * time.Microsecond, 36 * time.Hour} {
+		v := retry.EncodeTimeout(d)
+		back, _ := retry.ParseTimeout(v)
+		fmt.Println(v, back)
+	}
+	// Output:
+	// 250m 250ms
+	// 1m 1ms
+	// 129600S 36h0m0s
+}
