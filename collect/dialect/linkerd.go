@@ -32,6 +32,9 @@ const (
 	lkLegacyRetrySkipped  = "route_actual_retry_skipped_total"
 	lkLegacyLatency       = "route_response_latency_ms"
 	lkParentLabel         = "parent_name"
+	lkParentKindLabel     = "parent_kind"
+	lkHostnameLabel       = "hostname"
+	lkEgressKind          = "EgressNetwork"
 	lkLegacyDependencyLbl = "dst"
 )
 
@@ -102,13 +105,7 @@ func (l *linkerd) Translate(snap *model.Snapshot) *model.Snapshot {
 
 // policy translates the 2.16+ families.
 func (l *linkerd) policy(r raw, o *out) {
-	dep := func(ls model.Labels, drop ...string) (model.Labels, bool) {
-		d := ls.Get(lkParentLabel)
-		if d == "" {
-			return nil, false
-		}
-		return relabel(ls, d, append(drop, lkParentLabel)...), true
-	}
+	dep := func(ls model.Labels, drop ...string) (model.Labels, bool) { return lkDependency(ls, drop) }
 	// Originals and their final results: route statuses are recorded
 	// above the retry layer, once per logical request.
 	for _, fam := range []string{lkStatuses, lkGRPCStatuses} {
@@ -352,4 +349,24 @@ func (l *linkerd) legacy(r raw, o *out) {
 			o.histogram(model.MetricRequestDuration, ls, s, 0.001)
 		}
 	}
+}
+
+// lkDependency returns the output labels of a 2.16+ series: dependency
+// parent_name, the Service called, with the labels in drop and
+// parent_name consumed. An EgressNetwork (2.17) is a set of destinations
+// outside the cluster, not one: its series are keyed by their hostname
+// (consumed, parent_name then kept as identity) when the proxy labels
+// them with it (proxy.metrics.hostnameLabels, off by default); without it
+// every destination of the network is one row, named by the network.
+func lkDependency(ls model.Labels, drop []string) (model.Labels, bool) {
+	if ls.Get(lkParentKindLabel) == lkEgressKind {
+		if h := ls.Get(lkHostnameLabel); h != "" {
+			return relabel(ls, h, append(drop, lkHostnameLabel)...), true
+		}
+	}
+	d := ls.Get(lkParentLabel)
+	if d == "" {
+		return nil, false
+	}
+	return relabel(ls, d, append(drop, lkParentLabel)...), true
 }

@@ -163,3 +163,36 @@ func TestHAProxyOtherAndTunnels(t *testing.T) {
 		})
 	}
 }
+
+// Linkerd 2.17: an EgressNetwork is many destinations; its series are keyed
+// by hostname when the proxy labels them, by the network without it, and a
+// Service parent keeps its name (issue 16: every destination of the
+// network was one row, all-egress-traffic).
+func TestLinkerdEgressByHostname(t *testing.T) {
+	s := translate(t, dialect.NameLinkerd, "linkerd_egress.prom")
+	contractOnly(t, s)
+	for _, tc := range []struct {
+		dependency                  string
+		originals, success, provErr float64
+	}{
+		// -1: no series (the route status series is created on its first
+		// response; analysis reads a result the family lacks as 0).
+		{"httpbin.org", 697 + 45 + 63, 697 + 45 + 63, -1}, // a 403 is an answer
+		{"api.github.com", 100, 90, 10},
+		{"all-egress-traffic", 30, 30, -1}, // hostname="": the network
+		{"books", 50, 50, -1},
+	} {
+		t.Run(tc.dependency, func(t *testing.T) {
+			d := []string{dep, tc.dependency}
+			want(t, s, tc.originals, model.MetricOriginals, d...)
+			want(t, s, tc.success, model.MetricResults, append(d, res, model.ResultSuccess)...)
+			if tc.provErr < 0 {
+				absent(t, s, model.MetricResults, append(d, res, model.ResultProviderError)...)
+			} else {
+				want(t, s, tc.provErr, model.MetricResults, append(d, res, model.ResultProviderError)...)
+			}
+		})
+	}
+	// The hostname is consumed; the network stays as an identity label.
+	want(t, s, 100, model.MetricOriginals, dep, "api.github.com", "parent_name", "all-egress-traffic", "hostname", "!")
+}

@@ -79,9 +79,16 @@ func grpcClasses(pre, label, success, temporary, timeout, cancelled, permanent s
 }
 
 func (q qctx) linkerdPolicy() []Expr {
-	// dep selects series with a parent (the Service called).
+	// dep selects series with a parent (the Service called), named by
+	// it, or by their hostname under an EgressNetwork (lkDependency).
+	egress := lkParentKindLabel + `="` + lkEgressKind + `"`
 	dep := func(mk func(string) string) func(string) string {
-		return func(extra string) string { return setDep(mk(join(lkParentLabel+`!=""`, extra)), lkParentLabel) }
+		return func(extra string) string {
+			return or(
+				setDep(mk(join(lkParentLabel+`!=""`, lkParentKindLabel+`!="`+lkEgressKind+`"`, extra)), lkParentLabel),
+				setDep(mk(join(lkParentLabel+`!=""`, egress, lkHostnameLabel+`=""`, extra)), lkParentLabel),
+				setDep(mk(join(egress, lkHostnameLabel+`!=""`, extra)), lkHostnameLabel))
+		}
 	}
 	inc := func(raw string) func(string) string { return func(m string) string { return q.inc(raw, m) } }
 	var out []Expr
