@@ -44,6 +44,7 @@ const (
 	gBalance
 	gMaxAttempts
 	gDeadline
+	gPending
 	numGauges
 )
 
@@ -53,6 +54,7 @@ var gaugeNames = [numGauges]string{
 	gBalance:     model.MetricBudgetBalance,
 	gMaxAttempts: model.MetricPolicyMaxAttempts,
 	gDeadline:    model.MetricPolicyDeadline,
+	gPending:     model.MetricPendingCalls,
 }
 
 // Histogram families the signals use (retry_attempt_duration_seconds only

@@ -81,9 +81,13 @@ func (r *row) eval(w window) model.Signals {
 	s.BudgetBalance = r.gauge(gBalance, &w, sumOf)
 	s.MaxAttempts = r.gauge(gMaxAttempts, &w, maxOf)
 	s.DeadlineSeconds = r.gauge(gDeadline, &w, maxOf)
+	s.QueueDepth = r.gauge(gPending, &w, sumOf)
 
 	if h, ok := r.histogram(hPoolWait, &w); ok {
 		s.PoolWaitP50, s.PoolWaitP99 = quantile(0.5, h.Buckets), quantile(0.99, h.Buckets)
+		if h.Count > 0 && finite(h.Sum) {
+			s.PoolWaitMean = model.Some(h.Sum / h.Count)
+		}
 	}
 	if h, ok := r.histogram(hBackoff, &w); ok {
 		s.BackoffP50, s.BackoffP99 = quantile(0.5, h.Buckets), quantile(0.99, h.Buckets)

@@ -286,11 +286,20 @@ type Signals struct {
 	ConcurrencyLimit Value       `json:"concurrency_limit"`
 	PoolWaitP50      Value       `json:"pool_wait_p50_s"`
 	PoolWaitP99      Value       `json:"pool_wait_p99_s"`
-	BackoffP50       Value       `json:"backoff_p50_s"`
-	BackoffP99       Value       `json:"backoff_p99_s"`
-	BudgetBalance    Value       `json:"budget_balance"`
-	MaxAttempts      Value       `json:"policy_max_attempts"`
-	DeadlineSeconds  Value       `json:"policy_deadline_seconds"`
+	// PoolWaitMean is the window's mean wait (sum / count of the pool-wait
+	// histogram): the only figure of an emitter that exports a count and
+	// a sum without buckets (HikariCP's Micrometer timer, database/sql),
+	// whose quantiles are absent. Absent when nothing waited in the window.
+	PoolWaitMean Value `json:"pool_wait_mean_s"`
+	// QueueDepth is the calls waiting now for a connection or slot
+	// (retry_pending_calls: a pool's pending threads, a proxy's pending
+	// queue), summed; absent when the emitter does not say.
+	QueueDepth      Value `json:"queue_depth"`
+	BackoffP50      Value `json:"backoff_p50_s"`
+	BackoffP99      Value `json:"backoff_p99_s"`
+	BudgetBalance   Value `json:"budget_balance"`
+	MaxAttempts     Value `json:"policy_max_attempts"`
+	DeadlineSeconds Value `json:"policy_deadline_seconds"`
 
 	// The dependency's own view, when the dependency is itself a scrape
 	// target exporting the server-side families (MetricServer*), over the

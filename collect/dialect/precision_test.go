@@ -1,6 +1,7 @@
 package dialect_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -195,4 +196,47 @@ func TestLinkerdEgressByHostname(t *testing.T) {
 	}
 	// The hostname is consumed; the network stays as an identity label.
 	want(t, s, 100, model.MetricOriginals, dep, "api.github.com", "parent_name", "all-egress-traffic", "hostname", "!")
+}
+
+// Pools: where the acquire timer is a summary or a count and a sum (mean
+// only), the window's mean wait is pool_wait_mean_s and the quantiles stay
+// absent; pending threads are the queue depth (issue 16: neither reached
+// the output).
+func TestPoolWaitMeanAndQueueDepth(t *testing.T) {
+	nan := nan()
+	for _, tc := range []struct {
+		fixture, dependency string
+		want                map[string]float64
+	}{
+		// Micrometer's timer: 3000 acquisitions, 1.5 s; 2 threads waiting.
+		{"resilience4j_spring.prom", "HikariPool-1", map[string]float64{"mean": 0.0005, "p50": nan, "p99": nan, "queue_depth": 2}},
+		// HikariCP's own tracker, a summary in nanoseconds: 100, 5 ms.
+		{"pools_hikari_native.prom", "db", map[string]float64{"mean": 0.00005, "p50": nan, "p99": nan, "queue_depth": 1}},
+		// database/sql: 40 waits, 2 s; no gauge of threads waiting.
+		{"pools_gosql.prom", "orders", map[string]float64{"mean": 0.05, "p50": nan, "p99": nan, "queue_depth": nan}},
+		// A proxy's pending queue is a queue depth too.
+		{"envoy.prom", "payments", map[string]float64{"mean": nan, "queue_depth": 3}},
+		{"haproxy_2.6.12.prom", "provider", map[string]float64{"mean": nan, "queue_depth": 0}},
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			sig := windowSignals(t, load(t, tc.fixture), tc.dependency)
+			checkSignals(t, map[string]model.Value{"mean": sig.PoolWaitMean, "p50": sig.PoolWaitP50,
+				"p99": sig.PoolWaitP99, "queue_depth": sig.QueueDepth}, tc.want)
+			// The JSON report names them so.
+			b, err := json.Marshal(sig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			for key, v := range map[string]model.Value{"pool_wait_mean_s": sig.PoolWaitMean, "queue_depth": sig.QueueDepth} {
+				got, ok := m[key]
+				if !ok || (v.OK && got != v.V) || (!v.OK && got != nil) {
+					t.Errorf("JSON %s = %v (present %v), want %v", key, got, ok, v)
+				}
+			}
+		})
+	}
 }
