@@ -28,6 +28,10 @@ const (
 	CodeWorkAfterCancel   = "WORK_AFTER_CANCEL"
 	CodeMetastable        = "METASTABLE"
 	CodeNestedRetryOwners = "NESTED_RETRY_OWNERS"
+	// Target findings: a CI gate (analyze --fail-on) must fail when what
+	// it was pointed at could not be read.
+	CodeTargetDown     = "TARGET_DOWN"
+	CodeNoRetrySignals = "NO_RETRY_SIGNALS"
 )
 
 // Severity ranks findings: info < warning < critical. Its JSON and text
@@ -640,6 +644,51 @@ var rowRules = []rowRule{
 }
 
 func hop(s *model.Signals) string { return s.Target + " -> " + s.Dependency }
+
+// EvaluateTargets reports targets that say nothing: TARGET_DOWN for one
+// whose newest scrape failed (critical when no scrape ever succeeded),
+// NO_RETRY_SIGNALS (warning) for one that answers but exports neither a
+// row of the contract nor a service shape (a forced dialect reading zero
+// series, an exporter of something else). Without them a CI gate passes
+// on a load test whose targets it never saw.
+func EvaluateTargets(targets []model.TargetStatus, rows []model.Signals, services []model.ServiceSignals) []Finding {
+	has := make(map[string]bool, len(rows)+len(services))
+	for i := range rows {
+		has[rows[i].Target] = true
+	}
+	for i := range services {
+		has[services[i].Target] = true
+	}
+	var out []Finding
+	for _, t := range targets {
+		if strings.HasPrefix(t.Dialect, "prometheus-api") {
+			continue // the Prometheus server a --prometheus report reads: a source, not a target
+		}
+		switch {
+		case !t.Up:
+			f := Finding{Code: CodeTargetDown, Severity: SeverityWarning, Target: t.Name}
+			when := "its newest scrape failed"
+			if t.LastSuccess.IsZero() {
+				f.Severity, when = SeverityCritical, "no scrape succeeded"
+			}
+			f.Message = fmt.Sprintf("%s is down: %s (%s); its signals are missing from this report", t.Name, when, t.LastError)
+			f.Evidence.add("failures", float64(t.Failures))
+			f.Evidence.add("scrapes", float64(t.Scrapes))
+			out = append(out, f)
+		case !has[t.Name]:
+			f := Finding{Code: CodeNoRetrySignals, Severity: SeverityWarning, Target: t.Name}
+			dialect := t.Dialect
+			if dialect == "" {
+				dialect = "no dialect"
+			}
+			f.Message = fmt.Sprintf("%s answers (%d series, %s) but exports none of the retry or service families retrytop reads: check the URL, the dialect (docs/dialects.md) or write a custom mapping",
+				t.Name, t.Series, dialect)
+			f.Evidence.add("series", float64(t.Series))
+			out = append(out, f)
+		}
+	}
+	return out
+}
 
 // busy reports whether the row has enough originals for its ratios.
 func busy(s *model.Signals, th Thresholds) bool {

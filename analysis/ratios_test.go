@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/retrytop/retrytop/model"
 )
@@ -328,5 +329,46 @@ func TestProvenActiveAndPartialOutcomes(t *testing.T) {
 	s = SignalsFor(st, "proxy", "provider", t0-60000, t0-1)
 	if s.AdmissionRejectedPerS.OK || s.BudgetDeniedPerS.OK {
 		t.Errorf("before the data: admission %v budget %v, want absent", s.AdmissionRejectedPerS, s.BudgetDeniedPerS)
+	}
+}
+
+func TestEvaluateTargets(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	targets := []model.TargetStatus{
+		{Name: "never", Up: false, LastError: "connection refused", Scrapes: 3, Failures: 3},
+		{Name: "lost", Up: false, LastError: "timeout", LastSuccess: now, Scrapes: 3, Failures: 1},
+		{Name: "silent", Up: true, LastSuccess: now, Series: 42, Dialect: "envoy"},
+		{Name: "caller", Up: true, LastSuccess: now},
+		{Name: "provider", Up: true, LastSuccess: now},
+	}
+	rows := []model.Signals{{Target: "caller", Dependency: "provider"}}
+	services := []model.ServiceSignals{{Target: "provider"}}
+	got := EvaluateTargets(targets, rows, services)
+	want := []struct {
+		code, target string
+		sev          Severity
+		msg          string
+	}{
+		{CodeTargetDown, "never", SeverityCritical, "no scrape succeeded (connection refused)"},
+		{CodeTargetDown, "lost", SeverityWarning, "its newest scrape failed (timeout)"},
+		{CodeNoRetrySignals, "silent", SeverityWarning, "42 series, envoy"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("findings %+v", got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Code != w.code || g.Target != w.target || g.Severity != w.sev || !strings.Contains(g.Message, w.msg) {
+			t.Errorf("finding %d = %s %s %s %q, want %s %s %s containing %q", i, g.Code, g.Target, g.Severity, g.Message, w.code, w.target, w.sev, w.msg)
+		}
+	}
+}
+
+// The Prometheus server a --prometheus report reads is a source, never a
+// silent target.
+func TestEvaluateTargetsSkipsThePrometheusSource(t *testing.T) {
+	got := EvaluateTargets([]model.TargetStatus{{Name: "prometheus", Layer: "prometheus", Dialect: "prometheus-api:native", Up: true}}, nil, nil)
+	if len(got) != 0 {
+		t.Errorf("findings %+v, want none", got)
 	}
 }

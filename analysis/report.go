@@ -107,6 +107,8 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		}
 	}
 	if end == 0 || start >= end {
+		rep.Findings = append(rep.Findings, EvaluateTargets(rep.Targets, nil, nil)...)
+		sortFindings(rep.Findings)
 		return rep
 	}
 	rep.StartUnix, rep.EndUnix = float64(start)/1000, float64(end)/1000
@@ -156,6 +158,8 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		rep.Chains = cs
 	}
 	rep.Findings = mergeFindings(EvaluateHistory(byService, chains, th), Evaluate(byService, rep.Chains, th))
+	rep.Findings = append(rep.Findings, EvaluateTargets(rep.Targets, history.Rows, rep.Services)...)
+	sortFindings(rep.Findings)
 	return rep
 }
 

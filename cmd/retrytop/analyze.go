@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -23,6 +24,9 @@ type analyzeFlags struct {
 	format   string
 	quiet    bool
 	failOn   string
+	// keepGoing analyses the targets that answer when others cannot be
+	// read on the first scrape.
+	keepGoing bool
 	// inputFormat forces the format of recordings (analyze_file.go).
 	inputFormat string
 }
@@ -74,16 +78,37 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
 			scraper := src.scraper(model.NewStore(model.StoreConfig{}), collect.Options{})
 			showProgress := !f.quiet && isTerminal(os.Stderr)
-			progress := func(round int, _ []model.TargetStatus) {
+			var unreadable []model.TargetStatus
+			progress := func(round int, st []model.TargetStatus) {
 				if showProgress {
 					fmt.Fprintf(cmd.ErrOrStderr(), "\rscraping %d target(s): round %d", len(src.targets), round)
+				}
+				// A target that cannot be read now will not be read in a
+				// minute either: say so at once instead of after the window.
+				if round == 1 && !f.keepGoing {
+					for _, s := range st {
+						if !s.Up {
+							unreadable = append(unreadable, s)
+						}
+					}
+					if len(unreadable) > 0 {
+						cancel()
+					}
 				}
 			}
 			statuses := scraper.ScrapeWindow(ctx, f.window, f.interval, progress)
 			if showProgress {
 				fmt.Fprintln(cmd.ErrOrStderr())
+			}
+			if len(unreadable) > 0 {
+				for _, s := range unreadable {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", ui.Sanitize(s.Name), ui.Sanitize(s.LastError))
+				}
+				return withCode(exitNoData, fmt.Errorf("%d of %d target(s) could not be read on the first scrape (--keep-going analyses the others)", len(unreadable), len(statuses)))
 			}
 			if !collect.AnyScraped(statuses) {
 				for _, s := range statuses {
@@ -105,6 +130,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 	cmd.Flags().DurationVar(&f.bin, "bin", analysis.DefaultBin, "width of one timeline bin")
 	cmd.Flags().StringVarP(&f.format, "format", "o", "text", "output format: text, json or markdown")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
+	cmd.Flags().BoolVar(&f.keepGoing, "keep-going", false, "analyse the targets that answer when others cannot be read on the first scrape (they become TARGET_DOWN findings) instead of exiting 2")
 	cmd.Flags().StringVar(&f.inputFormat, "input-format", "", "format of FILE arguments (recordings): dump, openmetrics, prometheus, victoriametrics, concat (default: detected)")
 	cmd.Flags().StringVar(&f.failOn, "fail-on", "", "exit 3 when a finding of this severity or worse is present: info, warning or critical")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "critical"}, cobra.ShellCompDirectiveNoFileComp))
