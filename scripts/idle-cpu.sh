@@ -3,11 +3,38 @@
 # `retrytop record` and Prometheus on the same targets (docs/performance.md,
 # "Idle CPU of the dashboard"). Needs tmux, bc, and prometheus for the last
 # rows. Usage: scripts/idle-cpu.sh [RETRYTOP_BINARY]  (about 8 minutes)
+#
+# It takes free ports, names its tmux session after its own PID and, on
+# exit, stops only the processes it started (by PID), so it can run beside
+# anything else, a second copy of itself included.
 set -u
 bin=${1:-retrytop}
 work=$(mktemp -d)
-trap 'pkill -f "listen-base 19100"; tmux kill-session -t idlecpu 2>/dev/null; rm -rf "$work"' EXIT
-("$bin" demo --headless --duration 30m --listen-base 19100 >"$work/demo.out" 2>&1 &)
+session="idlecpu-$$"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	tmux kill-session -t "$session" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# free_base prints a port P such that P..P+3 are free on 127.0.0.1.
+free_base() {
+	local p i used
+	for ((p = 20000 + RANDOM % 20000; ; p += 7)); do
+		used=
+		for i in 0 1 2 3; do
+			if (exec 3<>"/dev/tcp/127.0.0.1/$((p + i))") 2>/dev/null; then used=1; break; fi
+		done
+		[ -z "$used" ] && { echo "$p"; return; }
+	done
+}
+free_port() { local p; p=$(free_base); echo "$p"; }
+
+base=$(free_base)
+"$bin" demo --headless --duration 30m --listen-base "$base" >"$work/demo.out" 2>&1 &
+pids+=($!)
 sleep 10
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 measure() { # label pid
@@ -17,36 +44,40 @@ measure() { # label pid
 }
 big=; small=
 for i in 0 1 2 3 4 5 6 7 8 9; do
-	big="$big t$i=http://127.0.0.1:$((19100 + i % 4))/metrics"
-	small="$small p$i=http://127.0.0.1:19103/metrics"
+	big="$big t$i=http://127.0.0.1:$((base + i % 4))/metrics"
+	small="$small p$i=http://127.0.0.1:$((base + 3))/metrics"
 done
 for kind in big small; do
 	args=${!kind}
-	tmux kill-session -t idlecpu 2>/dev/null
-	tmux new -d -s idlecpu -x 160 -y 48 "exec $bin watch $args"
+	tmux kill-session -t "$session" 2>/dev/null
+	tmux new -d -s "$session" -x 160 -y 48 "exec $bin watch $args"
 	sleep 8
-	measure "watch $kind" "$(tmux display -p -t idlecpu '#{pane_pid}')"
-	tmux send-keys -t idlecpu q
+	measure "watch $kind" "$(tmux display -p -t "$session" '#{pane_pid}')"
+	tmux send-keys -t "$session" q
 	sleep 2
-	("$bin" record $args -o "$work/$kind.rtd" --duration 75s -q >/dev/null 2>&1 &)
+	"$bin" record $args -o "$work/$kind.rtd" --duration 75s -q >/dev/null 2>&1 &
+	rec=$!
+	pids+=("$rec")
 	sleep 8
-	measure "record $kind" "$(pgrep -f "record .* -o $work/$kind.rtd")"
-	sleep 10
+	measure "record $kind" "$rec"
+	wait "$rec" 2>/dev/null
 done
 command -v prometheus >/dev/null || exit 0
 for kind in big small; do
 	{
 		printf 'global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n'
 		for i in 0 1 2 3 4 5 6 7 8 9; do
-			port=19103
-			[ "$kind" = big ] && port=$((19100 + i % 4))
+			port=$((base + 3))
+			[ "$kind" = big ] && port=$((base + i % 4))
 			printf "  - job_name: j%d\n    params: {x: ['%d']}\n    static_configs:\n      - targets: ['127.0.0.1:%d']\n" "$i" "$i" "$port"
 		done
 	} >"$work/prometheus.yml"
-	(prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data-$kind" --web.listen-address=127.0.0.1:19990 >"$work/prom.log" 2>&1 &)
+	web=$(free_port)
+	prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data-$kind" --web.listen-address="127.0.0.1:$web" >"$work/prom.log" 2>&1 &
+	prom=$!
+	pids+=("$prom")
 	sleep 20
-	pid=$(pgrep -f "$work/prometheus.yml")
-	measure "prometheus $kind" "$pid"
-	kill "$pid"
-	sleep 3
+	measure "prometheus $kind" "$prom"
+	kill "$prom"
+	wait "$prom" 2>/dev/null
 done
