@@ -36,7 +36,12 @@ func (op *operation) hedgedRound(ctx context.Context, a *attemptCtx, deadline ti
 		select {
 		case <-hedgeC:
 			hedgeC = nil
-			b := op.startHedge(ctx, deadline, fn, notify)
+			var b *attemptCtx
+			// The timer may fire just as the attempt returns, its notice
+			// still unread: a hedge then would be sent for nothing.
+			if a.state.Load() == attemptRunning {
+				b = op.startHedge(ctx, deadline, fn, notify)
+			}
 			if b != nil {
 				running = append(running, b)
 			}
