@@ -41,6 +41,7 @@ var fixtureOwners = map[string][]string{
 	"service_promhttp.2.prom":       nil,
 	"service_otel_http.1.prom":      nil,
 	"service_otel_http.2.prom":      nil,
+	"clientgo.prom":                 {dialect.NameClientGo},
 	"../../testdata/histogram.prom": {dialect.NameNative},
 	"resilience4j_malformed.prom":   nil, // never parses: see TestMalformed
 }

@@ -96,6 +96,7 @@ func init() {
 	Register(NameHAProxy, func() Dialect { return &haproxy{} })
 	Register(NameGRPC, func() Dialect { return &grpcOTel{} })
 	Register(NameResilience4j, func() Dialect { return &resilience4j{} })
+	Register(NameClientGo, func() Dialect { return &clientGo{} })
 	Register(NamePools, func() Dialect { return &Pools{} })
 	Register(NameNative, func() Dialect { return native{} })
 }
@@ -110,6 +111,7 @@ const (
 	NameGRPC         = "grpc"
 	NameResilience4j = "resilience4j"
 	NamePools        = "pools"
+	NameClientGo     = "client-go"
 )
 
 // Names lists the registered dialects in detection order.
