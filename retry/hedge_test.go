@@ -280,3 +280,46 @@ func TestHTTPClientHedgesIdempotentRequestsOnly(t *testing.T) {
 		})
 	}
 }
+
+// Both attempts ignore their ctx: Do still returns at the operation
+// deadline, and their later successes are late.
+func TestHedgedRoundAtTheDeadline(t *testing.T) {
+	h, hc := hedgeHarness(t, func(c *Config) {
+		b := NewBudget(BudgetConfig{})
+		for range 100 {
+			b.RecordOriginal()
+		}
+		c.Budget = b
+	})
+	returned := make(chan struct{}, 2)
+	h.owner.abandonedReturned = func() { returned <- struct{}{} }
+	release := make(chan struct{})
+	var n atomic.Int32
+	ctx := withFakeDeadline(context.Background(), h.clock.Now().Add(300*ms))
+	err := h.owner.Do(ctx, Critical, func(context.Context) error {
+		if n.Add(1) == 1 {
+			close(hc.fire)
+		}
+		<-release // ignores its ctx
+		return nil
+	})
+	close(release)
+	<-returned
+	<-returned
+	if !errors.Is(err, ErrDeadlineExhausted) || n.Load() != 2 {
+		t.Fatalf("Do = %v after %d attempts, want ErrDeadlineExhausted after 2", err, n.Load())
+	}
+	for _, c := range []struct {
+		what string
+		got  float64
+	}{
+		{"attempts{timeout}", h.attempts(t, "timeout")},
+		{"abandoned", h.counter(t, h.m.abandoned, "quote")},
+		{"late successes", h.counter(t, h.m.lateSuccesses, "quote")},
+		{"hedges", h.counter(t, h.m.hedges, "quote") * 2},
+	} {
+		if c.got != 2 {
+			t.Errorf("%s = %v, want 2", c.what, c.got)
+		}
+	}
+}
