@@ -197,6 +197,9 @@ func (e *StatusError) retryClass() Class { return e.class }
 //     PUT, DELETE, or with an Idempotency-Key header) and Permanent
 //     otherwise: a timed-out payment may have been charged;
 //   - TLS certificate and unknown-host errors are Permanent.
+//
+// With Policy.HedgeDelay, only idempotent requests (as above) whose body
+// can be sent again are hedged; the others run one attempt at a time.
 type HTTPClient struct {
 	s httpSender
 }
