@@ -150,6 +150,12 @@ func parseScrapeURL(raw string) (*url.URL, error) {
 	if raw == "" {
 		return nil, fmt.Errorf("target: empty URL")
 	}
+	if !strings.Contains(raw, "://") {
+		// host:port, as people copy it from a pod or a docker ps line.
+		if h, p, err := net.SplitHostPort(raw); err == nil && h != "" && p != "" {
+			return nil, fmt.Errorf("target URL %q: missing scheme; did you mean http://%s/metrics?", SafeURL(raw), SafeURL(raw))
+		}
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		// url.Error repeats the raw URL, credentials included: say it our way.

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"github.com/spf13/cobra"
+	"os"
+	"strings"
 )
 
 func newRootCmd() *cobra.Command {
@@ -36,8 +39,33 @@ into successes and fast failures.`,
 		if len(args) == 0 && !src.given() {
 			return cmd.Help()
 		}
+		// A bare word is a mistyped verb, never a target (a target is a
+		// URL, name=URL or a recording's path).
+		if len(args) > 0 && isBareWord(args[0]) {
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return withCode(exitUsage, fmt.Errorf("%s (run 'retrytop --help' for the verbs)", msg))
+		}
 		return runWatch(cmd.Context(), &f, &src, args)
 	}
 	root.AddCommand(newVersionCmd(), newAnalyzeCmd(), newWatchCmd(), newDemoCmd(), newRecordCmd(), newReplayCmd(), newExportCmd())
+	v, rev, _ := buildInfo()
+	root.Version = v + " (commit " + rev + ")"
+	root.SetVersionTemplate("retrytop {{.Version}}\n")
+	root.SuggestionsMinimumDistance = 2
 	return root
+}
+
+// isBareWord reports whether arg is a plain word: no scheme, no name=,
+// no path, no port, no file of that name.
+func isBareWord(arg string) bool {
+	if arg == "" || strings.ContainsAny(arg, ":/=.@") {
+		return false
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return false
+	}
+	return true
 }

@@ -7,8 +7,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set by the linker for releases (-ldflags "-X main.version=v1.2.3").
-var version = ""
+// version and commit are set by the linker where the toolchain stamps no
+// VCS information (a build from a tarball, a container without .git):
+//
+//	go build -ldflags "-X main.version=v1.2.3 -X main.commit=$(git rev-parse HEAD)" ./cmd/retrytop
+var (
+	version = ""
+	commit  = ""
+)
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
@@ -24,8 +30,11 @@ func newVersionCmd() *cobra.Command {
 }
 
 // buildInfo reads what the Go toolchain stamped into the binary.
-func buildInfo() (ver, commit, goVersion string) {
-	ver, commit, goVersion = version, "unknown", "unknown"
+func buildInfo() (ver, rev, goVersion string) {
+	ver, rev, goVersion = version, "unknown", "unknown"
+	if commit != "" {
+		rev = commit
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		if ver == "" {
@@ -41,13 +50,15 @@ func buildInfo() (ver, commit, goVersion string) {
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			commit = s.Value
+			if commit == "" {
+				rev = s.Value
+			}
 		case "vcs.modified":
 			dirty = s.Value == "true"
 		}
 	}
-	if dirty && commit != "unknown" {
-		commit += "-dirty"
+	if dirty && commit == "" && rev != "unknown" {
+		rev += "-dirty"
 	}
 	if ver == "" {
 		ver = "(devel)"

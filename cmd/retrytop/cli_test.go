@@ -1,0 +1,34 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// A CLI that fits people's habits (issue 17): a mistyped verb is a usage
+// error that suggests the verb, an address without a scheme suggests the
+// URL, and --version works.
+func TestCLIHabits(t *testing.T) {
+	tests := []struct {
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{[]string{"anlyze"}, exitUsage, `unknown command "anlyze" for "retrytop"; did you mean analyze?`},
+		{[]string{"recrod", "x"}, exitUsage, "did you mean record?"},
+		{[]string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
+		{[]string{"analyze", "127.0.0.1:9102", "--window", "1s"}, exitUsage, "did you mean http://127.0.0.1:9102/metrics?"},
+	}
+	for _, tt := range tests {
+		_, _, err := execute(t, tt.args...)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != tt.wantCode || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("retrytop %s: err %v, want exit %d saying %q", strings.Join(tt.args, " "), err, tt.wantCode, tt.want)
+		}
+	}
+	out, _, err := execute(t, "--version")
+	if err != nil || !strings.HasPrefix(out, "retrytop ") || !strings.Contains(out, "commit") {
+		t.Errorf("--version: %q, %v", out, err)
+	}
+}
