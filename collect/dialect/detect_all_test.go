@@ -42,6 +42,7 @@ var fixtureOwners = map[string][]string{
 	"service_otel_http.1.prom":      nil,
 	"service_otel_http.2.prom":      nil,
 	"clientgo.prom":                 {dialect.NameClientGo},
+	"traefik.prom":                  {dialect.NameTraefik},
 	"../../testdata/histogram.prom": {dialect.NameNative},
 	"resilience4j_malformed.prom":   nil, // never parses: see TestMalformed
 }

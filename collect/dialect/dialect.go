@@ -97,6 +97,7 @@ func init() {
 	Register(NameGRPC, func() Dialect { return &grpcOTel{} })
 	Register(NameResilience4j, func() Dialect { return &resilience4j{} })
 	Register(NameClientGo, func() Dialect { return &clientGo{} })
+	Register(NameTraefik, func() Dialect { return &traefik{} })
 	Register(NamePools, func() Dialect { return &Pools{} })
 	Register(NameNative, func() Dialect { return native{} })
 }
@@ -112,6 +113,7 @@ const (
 	NameResilience4j = "resilience4j"
 	NamePools        = "pools"
 	NameClientGo     = "client-go"
+	NameTraefik      = "traefik"
 )
 
 // Names lists the registered dialects in detection order.

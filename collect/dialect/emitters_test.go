@@ -125,3 +125,53 @@ func parse(t *testing.T, body string) []model.Family {
 }
 
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// Traefik: originals and results per router request, attempts per service
+// try; the retries counter is read only once it moved.
+func TestTraefik(t *testing.T) {
+	s := translate(t, dialect.NameTraefik, "traefik.prom")
+	contractOnly(t, s)
+	w := []string{dep, "whoami@docker"}
+	want(t, s, 975, model.MetricOriginals, w...)
+	want(t, s, 987, model.MetricAttempts, w...)
+	want(t, s, 950, model.MetricAttempts, append(w, out, model.OutcomeSuccess)...)
+	want(t, s, 35, model.MetricAttempts, append(w, out, model.OutcomeTemporaryError)...)
+	want(t, s, 2, model.MetricAttempts, append(w, out, model.OutcomeCancelled)...)
+	want(t, s, 950, model.MetricResults, append(w, res, model.ResultSuccess)...)
+	want(t, s, 8+5, model.MetricResults, append(w, res, model.ResultProviderError)...)
+	want(t, s, 10, model.MetricResults, append(w, res, model.ResultCapacityRejected)...)
+	want(t, s, 2, model.MetricResults, append(w, res, model.ResultCancelled)...)
+	want(t, s, 975, model.MetricResults, w...)
+	if h := histogramOf(t, s, model.MetricRequestDuration, w...); h.Count != 975 {
+		t.Errorf("router latency count %v, want 975", h.Count)
+	}
+	absent(t, s, model.MetricRetries)
+	for _, f := range []string{model.MetricBudgetDenied, model.MetricAdmissionRejected, model.MetricRescued, model.MetricActiveCalls} {
+		absent(t, s, f)
+	}
+
+	base := load(t, "traefik.prom")
+	retries := func(v string) []model.Family {
+		return append(without(base), parse(t, "# TYPE traefik_service_retries_total counter\ntraefik_service_retries_total{service=\"whoami@docker\"} "+v+"\n")...)
+	}
+	nan := nan()
+	for _, tc := range []struct {
+		name string
+		fams []model.Family
+		want map[string]float64
+	}{
+		{"no retries family", base, map[string]float64{"originals": 97.5, "attempts": 98.7, "retries": nan,
+			"effective_success": 950.0 / 975, "provider_errors": 3.5, "timeouts": 0, "attempt_success": 950.0 / 987}},
+		// The counter sits at 0 in every Traefik so far: unknown.
+		{"retries at 0", retries("0"), map[string]float64{"retries": nan}},
+		// A Traefik that counts them.
+		{"retries counted", retries("22"), map[string]float64{"retries": 2.2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sig := windowSignals(t, tc.fams, "whoami@docker")
+			checkSignals(t, map[string]model.Value{"originals": sig.OriginalsPerS, "attempts": sig.AttemptsPerS,
+				"retries": sig.RetriesPerS, "effective_success": sig.EffectiveSuccess, "provider_errors": sig.ProviderErrorsPerS,
+				"timeouts": sig.TimeoutsPerS, "attempt_success": sig.AttemptSuccess}, tc.want)
+		})
+	}
+}
