@@ -1,12 +1,14 @@
 package ui
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/model"
@@ -26,8 +28,8 @@ func rateCell(get func(s *model.Signals) model.Value) func(*analysis.DependencyR
 }
 
 var reportColumns = []reportColumn{
-	{"TARGET", func(d *analysis.DependencyReport) string { return Sanitize(d.Target) }},
-	{"DEPENDENCY", func(d *analysis.DependencyReport) string { return Sanitize(d.Dependency) }},
+	{"TARGET", func(d *analysis.DependencyReport) string { return cutLong(Sanitize(d.Target)) }},
+	{"DEPENDENCY", func(d *analysis.DependencyReport) string { return cutLong(Sanitize(d.Dependency)) }},
 	{"ORIG/s", rateCell(func(s *model.Signals) model.Value { return s.OriginalsPerS })},
 	{"ATT/s", rateCell(func(s *model.Signals) model.Value { return s.AttemptsPerS })},
 	{"AMP", func(d *analysis.DependencyReport) string { return string(appendAmp(nil, d.Amplification)) }},
@@ -66,8 +68,8 @@ func svcSeconds(get func(s *model.ServiceSignals) model.Value) func(*model.Servi
 }
 
 var serviceColumns = []serviceColumn{
-	{"SERVICE", func(s *model.ServiceSignals) string { return Sanitize(s.Target) }},
-	{"SOURCE", func(s *model.ServiceSignals) string { return Sanitize(s.Source) }},
+	{"SERVICE", func(s *model.ServiceSignals) string { return cutLong(Sanitize(s.Target)) }},
+	{"SOURCE", func(s *model.ServiceSignals) string { return cutLong(Sanitize(s.Source)) }},
 	{"RECV/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.ReceivedPerS })},
 	{"IN-FLIGHT", func(s *model.ServiceSignals) string { return string(appendGauge(nil, s.InFlight)) }},
 	{"SLOTS", func(s *model.ServiceSignals) string { return string(appendGauge(nil, s.Slots)) }},
@@ -146,15 +148,76 @@ func writeServices(w io.Writer, rep analysis.Report, head string, md bool) error
 func WriteReport(w io.Writer, rep analysis.Report, format string) error {
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+		_, err := w.Write(escapeHidden(buf.Bytes()))
+		return err
 	case "text":
 		return writeReportText(w, rep)
 	case "markdown", "md":
 		return writeReportMarkdown(w, rep)
 	}
 	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(ReportFormats, ", "))
+}
+
+// maxWordCols is the longest run of non-space characters the text and
+// markdown reports print whole: a target may export a 20 kB label value,
+// which would make every row that wide. JSON keeps every value whole.
+const maxWordCols = 64
+
+// cutLong shortens every word of s longer than maxWordCols to its start
+// and "...", leaving sentences around it whole.
+func cutLong(s string) string {
+	if len(s) <= maxWordCols {
+		return s
+	}
+	var b strings.Builder
+	run := 0
+	cut := false
+	for _, r := range s {
+		if r == ' ' || r == '\n' || r == '\t' {
+			run, cut = 0, false
+			b.WriteRune(r)
+			continue
+		}
+		run++
+		switch {
+		case run < maxWordCols:
+			b.WriteRune(r)
+		case !cut:
+			b.WriteString("...")
+			cut = true
+		}
+	}
+	return b.String()
+}
+
+// escapeHidden writes the characters a target's labels may carry to
+// reorder or hide text (bidi overrides, zero-width characters, C1
+// controls such as U+009B, a CSI on some terminals) as \u escapes, so a
+// JSON report piped to a terminal or a log shows them instead of obeying
+// them; a JSON reader gets the same string back. They can only occur
+// inside strings, where an escape means the same.
+func escapeHidden(b []byte) []byte {
+	hidden := func(r rune) bool { return model.InvisibleFormat(r) || (r >= 0x80 && r <= 0x9f) }
+	if !bytes.ContainsFunc(b, hidden) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+64)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if hidden(r) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return out
 }
 
 func reportSpan(rep analysis.Report) string {
@@ -171,9 +234,9 @@ func targetLine(t model.TargetStatus) string {
 	if !t.Up {
 		state = "DOWN"
 	}
-	line := fmt.Sprintf("%s %s %s (%d scrapes, %d failed, %d series)", Sanitize(t.Name), state, Sanitize(t.URL), t.Scrapes, t.Failures, t.Series)
+	line := fmt.Sprintf("%s %s %s (%d scrapes, %d failed, %d series)", cutLong(Sanitize(t.Name)), state, cutLong(Sanitize(t.URL)), t.Scrapes, t.Failures, t.Series)
 	if t.LastError != "" {
-		line += ": " + Sanitize(t.LastError)
+		line += ": " + cutLong(Sanitize(t.LastError))
 	}
 	if t.DroppedSeries > 0 {
 		line += fmt.Sprintf(" [%d series dropped by the per-target cap]", t.DroppedSeries)
@@ -221,9 +284,9 @@ func writeReportText(w io.Writer, rep analysis.Report) error {
 // writeStory prints chains, findings and phases; head and item prefix the
 // section titles and list items (markdown uses "### " and "- ").
 func writeStory(w io.Writer, rep analysis.Report, head, item string) {
-	esc := func(s string) string { return Sanitize(s) }
+	esc := func(s string) string { return cutLong(Sanitize(s)) }
 	if head != "" {
-		esc = func(s string) string { return mdEscape(Sanitize(s)) }
+		esc = func(s string) string { return mdEscape(cutLong(Sanitize(s))) }
 	}
 	if len(rep.Chains) > 0 {
 		fmt.Fprintf(w, "\n%sChains\n\n", head)

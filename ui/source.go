@@ -82,7 +82,8 @@ func findingLines(f model.Frame, chains []analysis.ChainResult, th analysis.Thre
 	// screen says so.
 	for _, t := range f.Targets {
 		if t.DroppedSeries > 0 {
-			out = append(out, Sanitize(fmt.Sprintf("WARNING SERIES_CAP %s: %d series dropped by the per-target series cap (%d kept); its signals may be incomplete",
+			// Series is what the scrape held, not what the store kept.
+			out = append(out, Sanitize(fmt.Sprintf("WARNING SERIES_CAP %s: %d of the %d series it exports dropped by the per-target series cap; its signals may be incomplete",
 				t.Name, t.DroppedSeries, t.Series)))
 		}
 	}

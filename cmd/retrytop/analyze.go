@@ -69,6 +69,9 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 			if recordingArgs(args) {
 				return analyzeRecordings(cmd, &f, args)
 			}
+			if err := missingFile(args); err != nil {
+				return withCode(exitUsage, err)
+			}
 			src, err := f.resolve(args, f.interval)
 			if err != nil {
 				return withCode(exitUsage, err)

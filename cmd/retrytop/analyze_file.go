@@ -2,7 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,6 +19,30 @@ import (
 
 // recordingArgs reports whether every argument names an existing file (a
 // recording) rather than a target URL.
+// missingFile returns the error for the first argument that can only be
+// meant as a recording (a path, or a name with a recording's extension,
+// never a URL, name=URL or host:port) and does not exist: "no such file"
+// says more than "missing scheme".
+func missingFile(args []string) error {
+	for _, a := range args {
+		if strings.Contains(a, "://") || strings.Contains(a, "=") {
+			continue
+		}
+		ext := strings.ToLower(filepath.Ext(a))
+		looksLikeFile := strings.ContainsRune(a, os.PathSeparator) || slices.Contains(recordingExts, ext)
+		if !looksLikeFile {
+			continue
+		}
+		if _, err := os.Stat(a); err != nil {
+			return fmt.Errorf("recording %s: %w", a, errors.Unwrap(err))
+		}
+	}
+	return nil
+}
+
+// recordingExts are the extensions a recording or an importable file has.
+var recordingExts = []string{".rtd", ".om", ".prom", ".txt", ".json", ".jsonl", ".gz", ".zst"}
+
 func recordingArgs(args []string) bool {
 	if len(args) == 0 {
 		return false

@@ -32,3 +32,15 @@ func TestCLIHabits(t *testing.T) {
 		t.Errorf("--version: %q, %v", out, err)
 	}
 }
+
+// `analyze missing.rtd` says the file is missing (issue 20), not that a
+// URL lacks its scheme.
+func TestAnalyzeMissingRecording(t *testing.T) {
+	for _, arg := range []string{"missing.rtd", "dumps/incident.om", t.TempDir() + "/nope"} {
+		_, _, err := execute(t, "analyze", arg)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "no such file") {
+			t.Errorf("analyze %s: %v, want a usage error saying no such file", arg, err)
+		}
+	}
+}
