@@ -41,6 +41,12 @@ OUT "-" writes to standard output.`,
 			if f.out == "" {
 				return withCode(exitUsage, errors.New("-o OUT is required (- for standard output)"))
 			}
+			// The export holds the targets' label values byte for byte, as
+			// promtool needs them; on a terminal those bytes would be
+			// obeyed (escape sequences, bidi overrides).
+			if out, ok := cmd.OutOrStdout().(*os.File); ok && f.out == "-" && isTerminal(out) {
+				return withCode(exitUsage, errors.New("-o - writes the targets' raw label values, which a terminal would obey: redirect standard output to a file or a pipe, or give -o FILE"))
+			}
 			rec, err := openRecording(cmd.ErrOrStderr(), args[0], f.inputFormat, nil)
 			if err != nil {
 				return err
