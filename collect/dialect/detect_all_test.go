@@ -43,6 +43,7 @@ var fixtureOwners = map[string][]string{
 	"service_otel_http.2.prom":      nil,
 	"clientgo.prom":                 {dialect.NameClientGo},
 	"traefik.prom":                  {dialect.NameTraefik},
+	"grpc_middleware_v2.prom":       {dialect.NameGRPCPrometheus},
 	"../../testdata/histogram.prom": {dialect.NameNative},
 	"resilience4j_malformed.prom":   nil, // never parses: see TestMalformed
 }

@@ -98,22 +98,24 @@ func init() {
 	Register(NameResilience4j, func() Dialect { return &resilience4j{} })
 	Register(NameClientGo, func() Dialect { return &clientGo{} })
 	Register(NameTraefik, func() Dialect { return &traefik{} })
+	Register(NameGRPCPrometheus, func() Dialect { return grpcProm{} })
 	Register(NamePools, func() Dialect { return &Pools{} })
 	Register(NameNative, func() Dialect { return native{} })
 }
 
 // Names of the built-in dialects.
 const (
-	NameNative       = "native"
-	NameEnvoy        = "envoy"
-	NameIstio        = "istio"
-	NameLinkerd      = "linkerd"
-	NameHAProxy      = "haproxy"
-	NameGRPC         = "grpc"
-	NameResilience4j = "resilience4j"
-	NamePools        = "pools"
-	NameClientGo     = "client-go"
-	NameTraefik      = "traefik"
+	NameNative         = "native"
+	NameEnvoy          = "envoy"
+	NameIstio          = "istio"
+	NameLinkerd        = "linkerd"
+	NameHAProxy        = "haproxy"
+	NameGRPC           = "grpc"
+	NameResilience4j   = "resilience4j"
+	NamePools          = "pools"
+	NameClientGo       = "client-go"
+	NameTraefik        = "traefik"
+	NameGRPCPrometheus = "grpc-prometheus"
 )
 
 // Names lists the registered dialects in detection order.

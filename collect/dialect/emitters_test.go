@@ -175,3 +175,33 @@ func TestTraefik(t *testing.T) {
 		})
 	}
 }
+
+// go-grpc-middleware v2's prometheus provider (and go-grpc-prometheus):
+// calls started are originals, calls handled by grpc-go's code names are
+// results; attempts are not counted.
+func TestGRPCPrometheus(t *testing.T) {
+	s := translate(t, dialect.NameGRPCPrometheus, "grpc_middleware_v2.prom")
+	contractOnly(t, s)
+	g := []string{dep, "helloworld.Greeter"}
+	want(t, s, 120, model.MetricOriginals, g...)
+	want(t, s, 120, model.MetricOriginals, append(g, "grpc_method", "SayHello")...)
+	for result, v := range map[string]float64{
+		model.ResultSuccess:       101, // OK and NotFound: the server's answer
+		model.ResultProviderError: 12, model.ResultDeadlineExhausted: 5, model.ResultCancelled: 2,
+		model.ResultPermanentError: 0, model.ResultCapacityRejected: 0,
+	} {
+		want(t, s, v, model.MetricResults, append(g, res, result)...)
+	}
+	if h := histogramOf(t, s, model.MetricRequestDuration, g...); h.Count != 120 || bucketAt(t, h, 0.05) != 110 {
+		t.Errorf("handling time = %+v", h)
+	}
+	want(t, s, 10, model.MetricOriginals, dep, "grpc.health.v1.Health")
+	for _, f := range []string{model.MetricAttempts, model.MetricRetries, model.MetricBudgetDenied, model.MetricAdmissionRejected} {
+		absent(t, s, f)
+	}
+	sig := windowSignals(t, load(t, "grpc_middleware_v2.prom"), "helloworld.Greeter")
+	nan := nan()
+	checkSignals(t, map[string]model.Value{"originals": sig.OriginalsPerS, "effective_success": sig.EffectiveSuccess,
+		"attempts": sig.AttemptsPerS, "amplification": sig.Amplification, "retries": sig.RetriesPerS},
+		map[string]float64{"originals": 12, "effective_success": 101.0 / 120, "attempts": nan, "amplification": nan, "retries": nan})
+}
