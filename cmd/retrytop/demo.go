@@ -176,9 +176,34 @@ func runDemoDashboard(ctx context.Context, f *demoFlags, sc sim.Scenario, opts s
 		return withCode(exitUsage, err)
 	}
 	defer closeRec()
+	// The header tells the story: the phase and the time it still lasts,
+	// then that the scenario has ended, beside any recording badge.
+	rec := uiOpts.Status
+	uiOpts.Status = func() string {
+		st := s.PhaseStatus()
+		if rec != nil {
+			if r := rec(); r != "" {
+				st += "  " + r
+			}
+		}
+		return st
+	}
 	src := &sources{targets: targets, translate: dialect.Auto()}
 	scraper := src.scraper(model.NewStore(f.storeConfig()), copts)
 	// The stack stays up after its schedule ends, so the recovery can be
 	// read at leisure; it closes when the dashboard does.
-	return runDashboard(ctx, scraper, uiOpts)
+	err = runDashboard(ctx, scraper, uiOpts)
+	printDemoTargets(os.Stderr, s.Targets())
+	return err
+}
+
+// printDemoTargets says, when the dashboard closes, where the demo's
+// targets were, so a second terminal can analyze or record them next time.
+func printDemoTargets(w io.Writer, targets []sim.Target) {
+	// On a line of its own: the terminal's cursor may still sit on the
+	// dashboard's last line.
+	fmt.Fprintln(w, "\ndemo targets (while a demo runs, another terminal can read them with retrytop analyze):")
+	for _, t := range targets {
+		fmt.Fprintf(w, "  %s=%s\n", t.Name, t.URL)
+	}
 }

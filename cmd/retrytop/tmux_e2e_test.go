@@ -114,8 +114,9 @@ func TestTmuxDemoDashboard(t *testing.T) {
 	s := newTmux(t, 160, 48, bin+" demo --duration 2m --listen-base 0; echo EXIT=$? > "+status)
 
 	hops := []string{"browser", "app", "client"}
-	s.waitFor("the header and a row per demo hop with numbers", 60*time.Second, func(scr string) bool {
-		if !strings.Contains(scr, "LIVE") {
+	s.waitFor("the header with the phase and a row per demo hop with numbers", 60*time.Second, func(scr string) bool {
+		// The header tells the demo's story: "healthy, 12s left, then slow".
+		if !strings.Contains(scr, "LIVE") || !strings.Contains(firstLine(scr), " left") {
 			return false
 		}
 		for _, h := range hops {
@@ -162,8 +163,13 @@ func TestTmuxDemoDashboard(t *testing.T) {
 	s.keys("q")
 	s.waitExit(status, 20*time.Second)
 	// The alternate screen is gone: the terminal shows the normal screen again.
-	if scr := s.screen(); strings.Contains(scr, "LIVE") {
+	scr := s.screen()
+	if strings.Contains(scr, "LIVE") {
 		t.Errorf("terminal not restored after exit; screen:\n%s", scr)
+	}
+	// And it says where the demo's targets were, for analyze next time.
+	if !strings.Contains(scr, "demo targets") || !strings.Contains(scr, "client=http://127.0.0.1:") {
+		t.Errorf("the demo's targets are not printed on exit; screen:\n%s", scr)
 	}
 }
 
@@ -199,3 +205,5 @@ func serviceRowHasNumbers(screen, name string) bool {
 	}
 	return false
 }
+
+func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
