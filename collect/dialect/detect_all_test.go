@@ -44,6 +44,7 @@ var fixtureOwners = map[string][]string{
 	"clientgo.prom":                 {dialect.NameClientGo},
 	"traefik.prom":                  {dialect.NameTraefik},
 	"grpc_middleware_v2.prom":       {dialect.NameGRPCPrometheus},
+	"polly_v8.prom":                 {dialect.NamePolly},
 	"../../testdata/histogram.prom": {dialect.NameNative},
 	"resilience4j_malformed.prom":   nil, // never parses: see TestMalformed
 }

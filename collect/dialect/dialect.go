@@ -99,6 +99,7 @@ func init() {
 	Register(NameClientGo, func() Dialect { return &clientGo{} })
 	Register(NameTraefik, func() Dialect { return &traefik{} })
 	Register(NameGRPCPrometheus, func() Dialect { return grpcProm{} })
+	Register(NamePolly, func() Dialect { return polly{} })
 	Register(NamePools, func() Dialect { return &Pools{} })
 	Register(NameNative, func() Dialect { return native{} })
 }
@@ -116,6 +117,7 @@ const (
 	NameClientGo       = "client-go"
 	NameTraefik        = "traefik"
 	NameGRPCPrometheus = "grpc-prometheus"
+	NamePolly          = "polly"
 )
 
 // Names lists the registered dialects in detection order.

@@ -205,3 +205,66 @@ func TestGRPCPrometheus(t *testing.T) {
 		"attempts": sig.AttemptsPerS, "amplification": sig.Amplification, "retries": sig.RetriesPerS},
 		map[string]float64{"originals": 12, "effective_success": 101.0 / 120, "attempts": nan, "amplification": nan, "retries": nan})
 }
+
+// Polly v8: executions are originals, ExecutionAttempt durations attempts
+// by attempt.handled, OnRetry events retries (else the attempts numbered
+// 1 and up; else unknown).
+func TestPolly(t *testing.T) {
+	s := translate(t, dialect.NamePolly, "polly_v8.prom")
+	contractOnly(t, s)
+	p := []string{dep, "catalog-standard"}
+	want(t, s, 200, model.MetricOriginals, p...)
+	want(t, s, 230, model.MetricAttempts, p...)
+	want(t, s, 191, model.MetricAttempts, append(p, out, model.OutcomeSuccess)...)
+	want(t, s, 34, model.MetricAttempts, append(p, out, model.OutcomeTemporaryError)...)
+	want(t, s, 5, model.MetricAttempts, append(p, out, model.OutcomePermanentError)...)
+	want(t, s, 30, model.MetricRetries, p...)
+	want(t, s, 3, model.MetricRequestTimeouts, p...)
+	h := histogramOf(t, s, model.MetricAttemptDuration, append(p, out, model.OutcomePermanentError)...)
+	if h.Count != 5 || h.Sum != 0.15 || bucketAt(t, h, 0.025) != 2 {
+		t.Errorf("attempt duration (ms scaled) = %+v", h)
+	}
+	absent(t, s, model.MetricResults) // a returned 503 ends without an exception: no results
+	absent(t, s, model.MetricAdmissionRejected)
+
+	fams := load(t, "polly_v8.prom")
+	events := "resilience_polly_strategy_events_total"
+	attempts := "resilience_polly_strategy_attempt_duration_milliseconds"
+	firstOnly := func() []model.Family {
+		out := without(fams, events)
+		for i := range out {
+			if out[i].Name != attempts {
+				continue
+			}
+			f := out[i]
+			f.Samples = nil
+			for _, sm := range out[i].Samples {
+				if sm.Labels.Get("attempt_number") == "0" {
+					f.Samples = append(f.Samples, sm)
+				}
+			}
+			out[i] = f
+		}
+		return out
+	}()
+	nan := nan()
+	for _, tc := range []struct {
+		name string
+		fams []model.Family
+		want map[string]float64
+	}{
+		{"OnRetry", fams, map[string]float64{"originals": 20, "attempts": 23, "retries": 3, "amplification": 23.0 / 20,
+			"attempt_success": 191.0 / 230, "provider_errors": 3.9, "timeouts": 0, "results": nan}},
+		// OnRetry silenced by a severity provider: the attempt numbers.
+		{"no OnRetry", without(fams, events), map[string]float64{"retries": 3}},
+		{"only first tries", firstOnly, map[string]float64{"retries": 0, "attempts": 20}},
+		{"no retry strategy", without(fams, events, attempts), map[string]float64{"retries": nan, "attempts": nan, "originals": 20}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sig := windowSignals(t, tc.fams, "catalog-standard")
+			checkSignals(t, map[string]model.Value{"originals": sig.OriginalsPerS, "attempts": sig.AttemptsPerS,
+				"retries": sig.RetriesPerS, "amplification": sig.Amplification, "attempt_success": sig.AttemptSuccess,
+				"provider_errors": sig.ProviderErrorsPerS, "timeouts": sig.TimeoutsPerS, "results": sig.SuccessesPerS}, tc.want)
+		})
+	}
+}

@@ -1,0 +1,127 @@
+package dialect
+
+import (
+	"strings"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// Polly v8 resilience pipelines (.NET; Microsoft.Extensions.Http.Resilience
+// builds on them) through their "Polly" meter and the OpenTelemetry
+// Prometheus exporter: dots become underscores, unit "ms" adds
+// _milliseconds, counters get _total. The pipeline (pipeline_name) is the
+// dependency.
+const (
+	plEvents      = "resilience_polly_strategy_events_total"
+	plAttempt     = "resilience_polly_strategy_attempt_duration_milliseconds"
+	plAttemptBare = "resilience_polly_strategy_attempt_duration" // exporters without the unit suffix
+	plPipeline    = "resilience_polly_pipeline_duration_milliseconds"
+	plPipeBare    = "resilience_polly_pipeline_duration"
+	plPipelineLbl = "pipeline_name"
+	plEventLbl    = "event_name"
+)
+
+type polly struct{}
+
+func (polly) Name() string { return NamePolly }
+
+func (polly) Families() []string {
+	return []string{plEvents, plAttempt, plAttemptBare, plPipeline, plPipeBare}
+}
+
+// Detect: the strategy events counter or the attempt or pipeline
+// duration.
+func (polly) Detect(fams []model.Family) bool {
+	return index(fams).has(plEvents, plAttempt, plAttemptBare, plPipeline, plPipeBare)
+}
+
+// plOutcome classifies one attempt: handled by the retry predicate (a
+// failure worth retrying), else an exception the predicate did not
+// handle, else an accepted result.
+func plOutcome(ls model.Labels) string {
+	switch {
+	case strings.EqualFold(ls.Get("attempt_handled"), "true"):
+		return model.OutcomeTemporaryError
+	case ls.Get("exception_type") != "":
+		return model.OutcomePermanentError
+	}
+	return model.OutcomeSuccess
+}
+
+func (polly) Translate(snap *model.Snapshot) *model.Snapshot {
+	r := index(snap.Families)
+	o := newOut()
+	each := func(f *model.Family, fn func(s *model.Sample, ls model.Labels)) {
+		if f == nil {
+			return
+		}
+		for i := range f.Samples {
+			s := &f.Samples[i]
+			if p := s.Labels.Get(plPipelineLbl); p != "" {
+				fn(s, relabel(s.Labels, p, plPipelineLbl, "attempt_handled", "attempt_number", "exception_type", plEventLbl, "event_severity"))
+			}
+		}
+	}
+	// Originals: one pipeline execution each, when it ends (its
+	// duration's count). Its only outcome label is exception_type, and a
+	// handled result (an HTTP 503 returned, not thrown) ends without one:
+	// no results.
+	pipe := r.first(plPipeline, plPipeBare)
+	each(pipe, func(s *model.Sample, ls model.Labels) {
+		o.counter(model.MetricOriginals, ls, scalar(pipe, s))
+		switch pipe.Type {
+		case model.Histogram:
+			o.histogram(model.MetricRequestDuration, ls, s, 0.001)
+		case model.Summary:
+			o.countSum(model.MetricRequestDuration, ls, s.Count, s.Sum*0.001)
+		}
+	})
+	// Attempts: the retry (or hedging) strategy's ExecutionAttempt, one
+	// per try when it ends, with its number (0: the first) and whether
+	// the retry predicate handled it.
+	att := r.first(plAttempt, plAttemptBare)
+	later := map[string]float64{}
+	withAttempts := map[string]model.Labels{}
+	var order []string
+	each(att, func(s *model.Sample, ls model.Labels) {
+		v := scalar(att, s)
+		base := ls.Without("strategy_name", "operation_key", "pipeline_instance")
+		dep := ls.Get(model.LabelDependency)
+		if _, ok := withAttempts[dep]; !ok {
+			withAttempts[dep] = base
+			order = append(order, dep)
+		}
+		if n := s.Labels.Get("attempt_number"); n != "" && n != "0" {
+			later[dep] += v
+		}
+		ols := ls.With(model.LabelOutcome, plOutcome(s.Labels))
+		o.seed(model.MetricAttempts, ls, model.LabelOutcome, model.OutcomeSuccess, model.OutcomeTemporaryError, model.OutcomePermanentError)
+		o.counter(model.MetricAttempts, ols, v)
+		if att.Type == model.Histogram {
+			o.histogram(model.MetricAttemptDuration, ols, s, 0.001)
+		}
+	})
+	// Retries: OnRetry events, counted when the retry is decided. A
+	// pipeline without them but with attempts numbered: its attempts
+	// after the first (a severity provider can silence OnRetry; then the
+	// event counter says nothing). Without either: unknown.
+	onRetry := map[string]bool{}
+	events := r[plEvents]
+	each(events, func(s *model.Sample, ls model.Labels) {
+		switch s.Labels.Get(plEventLbl) {
+		case "OnRetry":
+			onRetry[ls.Get(model.LabelDependency)] = true
+			o.counter(model.MetricRetries, ls, scalar(events, s))
+		case "OnTimeout":
+			o.counter(model.MetricRequestTimeouts, ls, scalar(events, s))
+		case "OnRateLimiterRejected":
+			o.counter(model.MetricAdmissionRejected, ls.With(model.LabelReason, "rate"), scalar(events, s))
+		}
+	})
+	for _, dep := range order {
+		if !onRetry[dep] {
+			o.counter(model.MetricRetries, withAttempts[dep], later[dep])
+		}
+	}
+	return o.snapshot(snap)
+}
