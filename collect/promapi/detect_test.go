@@ -271,12 +271,15 @@ func TestSourceNewSeriesAndBuckets(t *testing.T) {
 		}
 		return strings.Join(out, "; ")
 	}
-	// Originals: baseline, +3, +3. Retries: absent at t0, then 3 (its
-	// first span from t0: the store seeds it with 0 at t0), 6.
+	// Originals: baseline, +3, +3. Retries: absent at t0; at t0+1 new in
+	// a span from the older (virtual) anchor t0-2, so they wait; at t0+2
+	// they are new to the span from t0 and asked for again from t0-2,
+	// which this server answers at 3/s over those 4 s: 12, stored at once
+	// (the store seeds them with 0 at t0+1).
 	if got := values("app", model.MetricOriginals, nil); got != `{dependency="db"} 0 3 6` {
 		t.Errorf("originals: %s", got)
 	}
-	if got := values("app", model.MetricRetries, nil); got != `{dependency="db"} 0 3 6` {
+	if got := values("app", model.MetricRetries, nil); got != `{dependency="db"} 0 12` {
 		t.Errorf("retries: %s", got)
 	}
 	// Envoy's milliseconds as seconds, kept apart from native's seconds

@@ -53,6 +53,9 @@ type plan struct {
 	// query_range (backfill): tiles of span from startMs, every point
 	// an anchor for the next.
 	startMs, stepMs int64
+	// virtualMs is set for a baseline: the start of its span, made an
+	// anchor the baseline's increase before it.
+	virtualMs int64
 }
 
 // from returns the anchor the value at t counts from (0: a baseline),
@@ -78,7 +81,10 @@ type anchors struct {
 // before. An anchor older than maxMs, or none, makes t a baseline.
 func (a *anchors) pick(t, minMs, maxMs int64) plan {
 	n := len(a.ms)
-	base := plan{span: time.Duration(minMs) * time.Millisecond, commit: true}
+	// A baseline's span (t-minMs, t] sets the counter at t-minMs too (a
+	// virtual anchor), so that the next evaluations span from there and
+	// every series has a sample at each of them.
+	base := plan{span: time.Duration(minMs) * time.Millisecond, commit: true, virtualMs: t - minMs}
 	if n == 0 || t-a.ms[n-1] > maxMs {
 		a.ms = a.ms[:0]
 		return base
@@ -106,6 +112,8 @@ func (a *anchors) commit(p plan, at int64) {
 		if at-p.stepMs < p.startMs {
 			a.ms = a.ms[1:]
 		}
+	case p.virtualMs != 0:
+		a.ms = append(a.ms[:0], p.virtualMs, at)
 	case p.commit:
 		a.ms = append(a.ms, at)
 		if len(a.ms) > 2 {
@@ -178,7 +186,7 @@ const (
 // step integrates inc, the increase over (from, t] (from 0: a baseline),
 // and returns the value to store at t; ok is false for a time not after
 // the newest sample. first applies to a series seen for the first time.
-func (st *integral) step(from, t int64, inc float64, commit, older bool, first firstSpan) (float64, bool) {
+func (st *integral) step(from, t int64, inc float64, commit, older bool, first firstSpan, virtual int64) (float64, bool) {
 	if t <= st.t {
 		return 0, false
 	}
@@ -203,6 +211,9 @@ func (st *integral) step(from, t int64, inc float64, commit, older bool, first f
 	}
 	if commit {
 		st.setChain(t, c)
+	}
+	if from == 0 && virtual != 0 {
+		st.setChain(virtual, c-inc)
 	}
 	st.t = t
 	if !fresh || first == spanSeeded {

@@ -512,7 +512,11 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time) map
 				if math.IsNaN(p.V) || math.IsInf(p.V, 0) || p.V < 0 {
 					continue
 				}
-				if v, ok := st.step(from, p.T, p.V, commit, older, firstSpanOf(target, p.T)); ok {
+				virtual := int64(0)
+				if p.T == atMs {
+					virtual = r.plan.virtualMs
+				}
+				if v, ok := st.step(from, p.T, p.V, commit, older, firstSpanOf(target, p.T), virtual); ok {
 					if wide {
 						// The counter at the newest anchor too, so that the
 						// evaluations that span from it before the next
