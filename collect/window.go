@@ -7,41 +7,52 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// ScrapeWindow scrapes every target at once, then every interval, and a last
-// time when d has passed, so a rate over d has samples at both ends. It
-// returns the statuses after the last scrape, or earlier when ctx ends.
-// progress, when not nil, is called after each round.
+// ScrapeWindow scrapes every target once, together, so the window starts
+// with data from each, then lets each target scrape on its own schedule
+// (Run: its interval, its jitter, the bounded worker pool) until d has
+// passed, and scrapes every target a last time, so a rate over d has
+// samples at both ends. A target that hangs for its timeout therefore
+// delays nobody else: each keeps its interval. It returns the statuses
+// after the last scrape, or earlier when ctx ends. progress, when not nil,
+// is called after the first scrape (round 1) and then every interval with
+// the statuses so far.
 func (s *Scraper) ScrapeWindow(ctx context.Context, d, interval time.Duration, progress func(round int, st []model.TargetStatus)) []model.TargetStatus {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	start := time.Now()
-	end := start.Add(d)
+	end := time.Now().Add(d)
 	statuses := s.ScrapeOnce(ctx)
 	round := 1
 	if progress != nil {
 		progress(round, statuses)
 	}
+	if d <= 0 || ctx.Err() != nil {
+		return s.Statuses()
+	}
+	runCtx, stop := context.WithDeadline(ctx, end)
+	defer stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.Run(runCtx)
+	}()
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
-	for time.Now().Before(end) {
-		wait := time.Until(end)
-		timer := time.NewTimer(wait)
+	for running := true; running; {
 		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return s.Statuses()
+		case <-done:
+			running = false
 		case <-ticker.C:
-		case <-timer.C:
-		}
-		timer.Stop()
-		statuses = s.ScrapeOnce(ctx)
-		round++
-		if progress != nil {
-			progress(round, statuses)
+			round++
+			if progress != nil {
+				progress(round, s.Statuses())
+			}
 		}
 	}
-	return statuses
+	if ctx.Err() != nil {
+		return s.Statuses()
+	}
+	return s.ScrapeOnce(ctx)
 }
 
 // AnyScraped reports whether at least one target has had a successful scrape.

@@ -16,27 +16,81 @@ func TestScrapeWindowScrapesBothEnds(t *testing.T) {
 	}))
 	defer srv.Close()
 	tests := []struct {
-		d, every  time.Duration
-		minRounds int
-		maxRounds int
+		d, every   time.Duration
+		minScrapes int
+		maxScrapes int
+		wantRound1 bool
 	}{
-		{0, time.Second, 1, 1},
-		{40 * time.Millisecond, 10 * time.Millisecond, 2, 6},
+		// No window: the one scrape that starts it.
+		{0, time.Second, 1, 1, true},
+		// 40 ms at 10 ms: the first and the last scrape at least; at most
+		// one per interval plus those two.
+		{40 * time.Millisecond, 10 * time.Millisecond, 2, 6, true},
 	}
 	for _, tt := range tests {
 		tgt, err := ParseTarget("app=" + srv.URL)
 		if err != nil {
 			t.Fatal(err)
 		}
+		tgt.Interval = tt.every
 		s := NewScraper([]Target{tgt}, model.NewStore(model.StoreConfig{}), Options{})
-		rounds := 0
-		st := s.ScrapeWindow(context.Background(), tt.d, tt.every, func(r int, _ []model.TargetStatus) { rounds = r })
-		if rounds < tt.minRounds || rounds > tt.maxRounds {
-			t.Errorf("d=%v: %d rounds, want %d..%d", tt.d, rounds, tt.minRounds, tt.maxRounds)
+		first := false
+		st := s.ScrapeWindow(context.Background(), tt.d, tt.every, func(r int, st []model.TargetStatus) {
+			first = first || (r == 1 && len(st) == 1 && st[0].Scrapes == 1)
+		})
+		if first != tt.wantRound1 {
+			t.Errorf("d=%v: round 1 after the first scrape: %v", tt.d, first)
 		}
-		if len(st) != 1 || st[0].Scrapes != rounds || !AnyScraped(st) {
-			t.Errorf("d=%v: statuses %+v after %d rounds", tt.d, st, rounds)
+		if len(st) != 1 || st[0].Scrapes < tt.minScrapes || st[0].Scrapes > tt.maxScrapes || !AnyScraped(st) {
+			t.Errorf("d=%v: statuses %+v, want %d..%d scrapes", tt.d, st, tt.minScrapes, tt.maxScrapes)
 		}
+	}
+}
+
+// Issue 20: analyze scraped in lockstep rounds, so one target hanging for
+// its timeout made the healthy ones skip ticks. Each target now keeps its
+// own interval.
+func TestScrapeWindowHangingTargetDelaysNobody(t *testing.T) {
+	healthy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("retry_originals_total{dependency=\"db\"} 1\n"))
+	}))
+	defer healthy.Close()
+	release := make(chan struct{})
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer hanging.Close()
+	defer close(release)
+	const (
+		window   = 3 * time.Second
+		interval = 100 * time.Millisecond
+		timeout  = 500 * time.Millisecond
+	)
+	var targets []Target
+	for _, u := range []string{"good=" + healthy.URL, "stuck=" + hanging.URL} {
+		tgt, err := ParseTarget(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tgt.Interval, tgt.Timeout = interval, timeout
+		targets = append(targets, tgt)
+	}
+	s := NewScraper(targets, model.NewStore(model.StoreConfig{}), Options{})
+	st := s.ScrapeWindow(context.Background(), window, interval, nil)
+	// In lockstep every round waits for the stuck target's 500 ms timeout:
+	// at most window/timeout + 2 = 8 scrapes. On its own schedule the
+	// healthy target gets up to window/interval = 30; 12 leaves room for a
+	// busy machine and is still out of lockstep's reach.
+	const lockstepMax = int(window/timeout) + 2
+	if st[0].Name != "good" || st[0].Scrapes <= lockstepMax+3 {
+		t.Errorf("healthy target: %d scrapes in %v at %v, want more than %d (lockstep gives at most %d)",
+			st[0].Scrapes, window, interval, lockstepMax+3, lockstepMax)
+	}
+	if st[1].Up {
+		t.Errorf("stuck target up: %+v", st[1])
 	}
 }
 
