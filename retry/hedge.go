@@ -134,19 +134,21 @@ func (op *operation) dropLosers(running []*attemptCtx, outcome int) {
 }
 
 // countFinished counts a finished attempt of a hedged round that does not
-// decide it; a success nobody will use is late.
+// decide it. A success nobody will use is late: counted as the owner's
+// cancel, never as a success, as any success after the operation is done
+// (docs/metrics.md), so a hedged round never shows two successes.
 func (op *operation) countFinished(f *attemptCtx) {
 	o := op.o
-	class := Temporary
-	if f.err != nil {
-		class = o.classify(f.err)
-		if finalForOwner(f.err) {
-			class = Permanent
-		}
-		op.last = f.err
-	} else {
+	if f.err == nil {
 		o.in.lateSuccesses.Inc()
+		op.observe(f, outcomeCancelled, f.end.Sub(f.start), nil)
+		return
 	}
+	class := o.classify(f.err)
+	if finalForOwner(f.err) {
+		class = Permanent
+	}
+	op.last = f.err
 	op.observe(f, o.outcome(f.err, class), f.end.Sub(f.start), f.err)
 }
 
