@@ -52,9 +52,9 @@ func (h *haproxy) Translate(snap *model.Snapshot) *model.Snapshot {
 	defer h.g.end()
 
 	type backend struct {
-		originals, attempts, connErrors, xx5            float64
-		hasOrig, hasAttempts, hasErrors, hasXX, hasResp bool
-		ls                                              model.Labels
+		originals, attempts, connErrors, xx5, xx1               float64
+		hasOrig, hasAttempts, hasErrors, hasXX, hasResp, has1xx bool
+		ls                                                      model.Labels
 	}
 	backends := map[string]*backend{}
 	var order []string
@@ -76,7 +76,6 @@ func (h *haproxy) Translate(snap *model.Snapshot) *model.Snapshot {
 		if b := get(s.Labels); b != nil && valid(s.Value) {
 			b.originals += s.Value
 			b.hasOrig = true
-			o.counter(model.MetricOriginals, b.ls, s.Value)
 		}
 	}
 	// Attempts: every connection handed a request, new or reused.
@@ -116,13 +115,17 @@ func (h *haproxy) Translate(snap *model.Snapshot) *model.Snapshot {
 			b.xx5 += s.Value
 			b.hasXX = true
 		case '1':
+			b.xx1 += s.Value
+			b.has1xx = true
 			// A 1xx final status is a 101 Switching Protocols: the
 			// request became a tunnel (WebSocket) whose outcome no HTTP
 			// counter tells (a backend of them shows millions of
 			// response_errors_total and server_aborts_total, which
 			// overlap the 5xx of plain requests): no result, so a
 			// tunnel-only backend's effective success is absent, not
-			// 100 %.
+			// 100 %. Tunnels leave the originals and attempts too (one
+			// request and one connection each), so that the row's ratios
+			// are those of its plain requests.
 		default:
 			// "other": the stream ended with no status at all (HAProxy
 			// counts txn->status -1 there when it frees the stream): the
@@ -134,7 +137,19 @@ func (h *haproxy) Translate(snap *model.Snapshot) *model.Snapshot {
 	}
 	for _, name := range order {
 		b := backends[name]
-		if b.hasAttempts {
+		// PROMEX exports every class of an HTTP backend, 1xx at 0
+		// included, so a backend is read with or without tunnels from
+		// its first scrape on.
+		switch {
+		case b.hasOrig && b.has1xx:
+			o.derived(model.MetricOriginals, b.ls, &h.g, model.MetricOriginals, b.ls, b.originals, b.xx1)
+		case b.hasOrig:
+			o.counter(model.MetricOriginals, b.ls, b.originals)
+		}
+		switch {
+		case b.hasAttempts && b.has1xx:
+			o.derived(model.MetricAttempts, b.ls, &h.g, model.MetricAttempts, b.ls, b.attempts, b.xx1)
+		case b.hasAttempts:
 			o.counter(model.MetricAttempts, b.ls, b.attempts)
 		}
 		// A counter of a backend the exposition knows but without a

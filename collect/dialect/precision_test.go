@@ -131,10 +131,11 @@ func TestHAProxyOtherAndTunnels(t *testing.T) {
 		originals, success, cancelled, capacity, prov float64
 	}{
 		// 2xx+3xx+4xx, other, connection errors, 5xx - connection
-		// errors: together exactly the 31527507 originals.
-		{"proxy1", 31527507, 21338013 + 10004 + 10170758, 5657, 1, 3074},
-		// The 4130401 tunnels are in no result.
-		{"proxy2", 4130401, 3, 1, 1, 0},
+		// errors: together the 31527507 requests, of which 1 was a
+		// tunnel (1xx), so within 1 of the originals.
+		{"proxy1", 31527507 - 1, 21338013 + 10004 + 10170758, 5657, 1, 3074},
+		// The 4130401 tunnels are in no result, nor in the originals.
+		{"proxy2", 0, 3, 1, 1, 0},
 	} {
 		t.Run(tc.proxy, func(t *testing.T) {
 			p := []string{dep, tc.proxy}
@@ -153,14 +154,21 @@ func TestHAProxyOtherAndTunnels(t *testing.T) {
 	}{
 		// Every original has its result: effective success is the
 		// share of 2xx-4xx among them.
-		{"proxy1", map[string]float64{"completed": 3152750.7, "effective_success": 31518775.0 / 31527507, "cancelled": 565.7, "attempt_success": nan}},
-		// Only the five non-tunnel requests have a result.
-		{"proxy2", map[string]float64{"completed": 0.5, "effective_success": 0.6, "cancelled": 0.1, "attempt_success": nan}},
+		{"proxy1", map[string]float64{"completed": 3152750.7, "effective_success": 31518775.0 / 31527507, "cancelled": 565.7, "attempt_success": nan,
+			"amplification": (19864884 + 11661922 - 1) / (31527507 - 1.0)}},
+		// Only the five non-tunnel requests have a result. Its attempts
+		// less one per tunnel leave 1323 connections for 4 admitted
+		// requests: 1322 sessions never sent an HTTP request (sessions
+		// 4131723, requests 4130401), which HAProxy counts as connection
+		// attempts all the same.
+		{"proxy2", map[string]float64{"completed": 0.5, "effective_success": 0.6, "cancelled": 0.1, "attempt_success": nan,
+			"originals": 0, "attempts": 132.3, "amplification": 1323.0 / 4}},
 	} {
 		t.Run(tc.proxy+"/signals", func(t *testing.T) {
 			sig := windowSignals(t, fams, tc.proxy)
 			checkSignals(t, map[string]model.Value{"completed": sig.CompletedPerS, "effective_success": sig.EffectiveSuccess,
-				"cancelled": sig.ResultsPerS[model.ResultCancelled], "attempt_success": sig.AttemptSuccess}, tc.want)
+				"cancelled": sig.ResultsPerS[model.ResultCancelled], "attempt_success": sig.AttemptSuccess,
+				"originals": sig.OriginalsPerS, "attempts": sig.AttemptsPerS, "amplification": sig.Amplification}, tc.want)
 		})
 	}
 }

@@ -40,9 +40,12 @@ func (*haproxy) Exprs(opts QueryOptions) []Expr {
 	// backend of the target has one (Translate: of the scrape).
 	target := groupList(q.By)
 	slots := lim + " unless on (" + target + ") (" + lim + " unless (" + lim + " > 0 < Inf))"
+	// Tunnels (1xx) leave the originals and attempts, one each.
+	tunnels := "sum without (code) (" + inc(haBackendResponses, `code="1xx"`) + ")"
+	noTunnels := func(e string) string { return "clamp_min((" + e + ") - " + tunnels + ", 0) or (" + e + ")" }
 	return []Expr{
-		{Name: model.MetricOriginals, PromQL: dep(inc(haBackendRequests))},
-		{Name: model.MetricAttempts, PromQL: dep(attempts)},
+		{Name: model.MetricOriginals, PromQL: dep(noTunnels(inc(haBackendRequests)))},
+		{Name: model.MetricAttempts, PromQL: dep(noTunnels(attempts))},
 		{Name: model.MetricRetries, PromQL: dep("clamp_min((" + attempts + ") + " + inc(haBackendConnErrors) + " - " + inc(haBackendRequests) + ", 0)")},
 		{Name: model.MetricAdmissionRejected, Labels: []string{model.LabelReason}, PromQL: dep(setLabel(inc(haBackendConnErrors), model.LabelReason, "queue"))},
 		{Name: model.MetricResults, Labels: []string{model.LabelResult}, PromQL: dep(results)},
