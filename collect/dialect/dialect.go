@@ -1,6 +1,7 @@
 // Package dialect translates what real emitters expose (Envoy, Linkerd,
-// HAProxy, gRPC's OpenTelemetry metrics, resilience4j, Istio, connection
-// pools, or a custom mapping) into retrytop's metric contract
+// HAProxy, gRPC's OpenTelemetry metrics, resilience4j, Istio, Kubernetes
+// client-go, Traefik, gRPC interceptor metrics, Polly, connection pools,
+// or a custom mapping) into retrytop's metric contract
 // (docs/metrics.md) before a snapshot is stored, so that analysis only ever
 // knows the contract. docs/dialects.md documents every mapping, what each
 // emitter cannot tell, and the pitfalls.
