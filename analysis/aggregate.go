@@ -221,7 +221,7 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 		provider, temporary, permanent, timeouts       acc
 		successes, deadline, attOK                     acc
 		completed, admitted                            acc
-		cancelledAtt, abandoned, late, nested          acc
+		cancelledAtt, abandoned, late, nested, hedges  acc
 		// A basis of amplification counts only if every replica with
 		// attempts has it: mixing bases would divide some replicas'
 		// attempts by nothing.
@@ -248,6 +248,7 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 		cancelledAtt.add(s.CancelledAttemptsPerS)
 		abandoned.add(s.AbandonedAttemptsPerS)
 		late.add(s.LateSuccessesPerS)
+		hedges.add(s.HedgesPerS)
 		nested.add(s.NestedPerS)
 		for i := range s.NestedIn {
 			b := &s.NestedIn[i]
@@ -297,6 +298,7 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 	out.CancelledAttemptsPerS = cancelledAtt.value()
 	out.AbandonedAttemptsPerS = abandoned.value()
 	out.LateSuccessesPerS = late.value()
+	out.HedgesPerS = hedges.value()
 	out.NestedPerS = nested.value()
 	if len(a.nested) > 0 {
 		slices.SortFunc(a.nested, func(x, y keyed) int { return strings.Compare(x.key, y.key) })

@@ -19,6 +19,7 @@ const (
 	cAbandoned
 	cLateSuccesses
 	cNested
+	cHedges
 	numCounters
 )
 
@@ -35,6 +36,7 @@ var counterNames = [numCounters]string{
 	cAbandoned:     model.MetricAbandonedAttempts,
 	cLateSuccesses: model.MetricLateSuccesses,
 	cNested:        model.MetricNestedOperations,
+	cHedges:        model.MetricHedges,
 }
 
 // Gauge families of the contract.

@@ -73,6 +73,7 @@ func (r *row) eval(w window) model.Signals {
 	r.admitted(&s, &w)
 	s.AbandonedAttemptsPerS = w.rate(r.sum(cAbandoned, &w))
 	s.LateSuccessesPerS = w.rate(r.sum(cLateSuccesses, &w))
+	s.HedgesPerS = w.rate(r.sum(cHedges, &w))
 	r.nested(&s, &w)
 	deriveRatios(&s)
 

@@ -30,6 +30,7 @@ const (
 	MetricAbandonedAttempts = "retry_abandoned_attempts_total"
 	MetricLateSuccesses     = "retry_late_successes_total"
 	MetricNestedOperations  = "retry_nested_operations_total"
+	MetricHedges            = "retry_hedges_total"
 )
 
 // Server-side families: what a dependency that is itself a scrape target
@@ -275,6 +276,9 @@ type Signals struct {
 	// that succeeded after the caller gave up: work done for nobody.
 	AbandonedAttemptsPerS Value `json:"abandoned_attempts_per_s"`
 	LateSuccessesPerS     Value `json:"late_successes_per_s"`
+	// HedgesPerS is hedged attempts (a second attempt sent while the
+	// first still runs): part of AttemptsPerS and RetriesPerS.
+	HedgesPerS Value `json:"hedges_per_s"`
 	// NestedPerS is operations of this dependency's owner started inside
 	// attempts of another owner in the same process, split by that outer
 	// dependency in NestedIn. Absent when the emitter never nested.

@@ -380,6 +380,7 @@ func (p *painter) signalsSection(dst []line, row *model.Signals, width int) []li
 	k.add(ampLabel(row), ampSpan(st, row.Amplification), func(d []byte) []byte { return appendAmp(d, row.Amplification) })
 	k.add("attempts / original", st.text, func(d []byte) []byte { return appendAmp(d, row.AttemptsPerOriginal) })
 	k.rate("retries", st.text, row.RetriesPerS)
+	k.rate("  of them hedges", st.text, row.HedgesPerS)
 	k.rate(g.outcome[outRescued]+" rescued", rateSpan(st, row.RescuedPerS, st.outcome[outRescued]), row.RescuedPerS)
 	k.pct("effective success", st.text, row.EffectiveSuccess)
 	k.pct("attempt success", st.text, row.AttemptSuccess)
