@@ -117,6 +117,7 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 			servers[t] = sv
 		}
 	}
+	aliasServers(st, targets, servers)
 	for i, t := range names {
 		since := fullSince
 		if prev != nil {

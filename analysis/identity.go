@@ -395,3 +395,34 @@ func ServicesByName(services []model.ServiceSignals, ids map[string]Identity) []
 	}
 	return out
 }
+
+// aliasServers lets a dependency that names a target by its service (a
+// bare-URL target that said who it is through target_info, a job) find
+// that target's server-side view, as a dependency named like the target
+// does. A service with several server targets (replicas) gets no alias:
+// one replica's view is not the service's.
+func aliasServers(st *model.Store, statuses []model.TargetStatus, servers map[string]*server) {
+	if len(servers) == 0 || len(statuses) == 0 {
+		return
+	}
+	ids := Identities(st, statuses)
+	count := make(map[string]int, len(servers))
+	for t := range servers {
+		if id, ok := ids[t]; ok {
+			count[id.Service]++
+		}
+	}
+	alias := make(map[string]*server)
+	for t, sv := range servers {
+		id, ok := ids[t]
+		if !ok || id.Service == t || count[id.Service] != 1 {
+			continue
+		}
+		if _, taken := servers[id.Service]; !taken {
+			alias[id.Service] = sv
+		}
+	}
+	for name, sv := range alias {
+		servers[name] = sv
+	}
+}

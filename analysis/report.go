@@ -125,6 +125,8 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 			rep.Services = append(rep.Services, svc.eval(rangeWindow(times, winStart, end)))
 		}
 	}
+	aliasServers(st, targets, servers)
+
 	sort.Slice(rep.Services, func(i, j int) bool { return rep.Services[i].Target < rep.Services[j].Target })
 	for _, t := range st.Targets() {
 		for _, r := range selectTarget(st, t, st.Times(t), nil, start).rows() {

@@ -70,6 +70,19 @@ func TestChainLinksFromBareURLs(t *testing.T) {
 	if _, ok := codes(rep.Findings, analysis.SeverityWarning)[analysis.CodeMultipleRetryLayers]; !ok {
 		t.Errorf("no MULTIPLE_RETRY_LAYERS; findings: %s", listCodes(rep.Findings))
 	}
+	// The provider's own view joins too: on the chain and on the row that
+	// calls it, though the row names it "provider" and its target is an
+	// address.
+	if found.Provider == nil || !found.Provider.ArrivedPerS.OK {
+		t.Errorf("chain provider %+v, want what arrived at the provider", found.Provider)
+	}
+	joined := false
+	for _, d := range rep.Dependencies {
+		joined = joined || (d.Dependency == "provider" && d.DependencyReceivedPerS.OK)
+	}
+	if !joined {
+		t.Error("no row calling the provider carries the provider's received rate")
+	}
 	for _, l := range rep.Links {
 		if l.Dependency != "provider" && l.How != analysis.LinkName {
 			t.Errorf("link %+v, want linked by name", l)
