@@ -45,6 +45,7 @@ var fixtureOwners = map[string][]string{
 	"traefik.prom":                  {dialect.NameTraefik},
 	"grpc_middleware_v2.prom":       {dialect.NameGRPCPrometheus},
 	"polly_v8.prom":                 {dialect.NamePolly},
+	"kong_3.x.prom":                 {dialect.NameKong},
 	"../../testdata/histogram.prom": {dialect.NameNative},
 	"resilience4j_malformed.prom":   nil, // never parses: see TestMalformed
 }

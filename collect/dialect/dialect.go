@@ -101,6 +101,7 @@ func init() {
 	Register(NameTraefik, func() Dialect { return &traefik{} })
 	Register(NameGRPCPrometheus, func() Dialect { return grpcProm{} })
 	Register(NamePolly, func() Dialect { return polly{} })
+	Register(NameKong, func() Dialect { return kong{} })
 	Register(NamePools, func() Dialect { return &Pools{} })
 	Register(NameNative, func() Dialect { return native{} })
 }
@@ -119,6 +120,7 @@ const (
 	NameTraefik        = "traefik"
 	NameGRPCPrometheus = "grpc-prometheus"
 	NamePolly          = "polly"
+	NameKong           = "kong"
 )
 
 // Names lists the registered dialects in detection order.

@@ -268,3 +268,33 @@ func TestPolly(t *testing.T) {
 		})
 	}
 }
+
+// Kong 3.x: one series per request Kong answered, source telling Kong's
+// own answers (a 429: the rate-limiting plugin) from the upstream's;
+// Kong's balancer retries are nowhere.
+func TestKong(t *testing.T) {
+	s := translate(t, dialect.NameKong, "kong_3.x.prom")
+	contractOnly(t, s)
+	k := []string{dep, "orders"}
+	want(t, s, 1000, model.MetricOriginals, k...)
+	for result, v := range map[string]float64{
+		model.ResultSuccess: 925, model.ResultProviderError: 35, model.ResultCapacityRejected: 40,
+		model.ResultCancelled: 0, model.ResultDeadlineExhausted: 0,
+	} {
+		want(t, s, v, model.MetricResults, append(k, res, result)...)
+	}
+	want(t, s, 40, model.MetricAdmissionRejected, append(k, rsn, "rate")...)
+	if h := histogramOf(t, s, model.MetricRequestDuration, k...); h.Count != 1000 || h.Sum != 42 || bucketAt(t, h, 0.1) != 950 {
+		t.Errorf("request latency (ms scaled) = %+v", h)
+	}
+	for _, f := range []string{model.MetricAttempts, model.MetricRetries, model.MetricBudgetDenied} {
+		absent(t, s, f)
+	}
+	// 2.x: kong_http_status has no source; a 429 is the provider's.
+	old := parse(t, "# TYPE kong_http_status counter\nkong_http_status{code=\"429\",service=\"orders\",route=\"r\"} 4\nkong_http_status{code=\"200\",service=\"orders\",route=\"r\"} 6\n")
+	d, _ := dialect.New(dialect.NameKong)
+	s2 := d.Translate(snapOf(old))
+	want(t, s2, 10, model.MetricOriginals, k...)
+	want(t, s2, 4, model.MetricResults, append(k, res, model.ResultProviderError)...)
+	absent(t, s2, model.MetricAdmissionRejected)
+}
