@@ -46,6 +46,7 @@ var fixtureOwners = map[string][]string{
 	"grpc_middleware_v2.prom":       {dialect.NameGRPCPrometheus},
 	"polly_v8.prom":                 {dialect.NamePolly},
 	"kong_3.x.prom":                 {dialect.NameKong},
+	"apisix_3.x.prom":               {dialect.NameAPISIX},
 	"../../testdata/histogram.prom": {dialect.NameNative},
 	"resilience4j_malformed.prom":   nil, // never parses: see TestMalformed
 }

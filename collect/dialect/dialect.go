@@ -102,6 +102,7 @@ func init() {
 	Register(NameGRPCPrometheus, func() Dialect { return grpcProm{} })
 	Register(NamePolly, func() Dialect { return polly{} })
 	Register(NameKong, func() Dialect { return kong{} })
+	Register(NameAPISIX, func() Dialect { return apisix{} })
 	Register(NamePools, func() Dialect { return &Pools{} })
 	Register(NameNative, func() Dialect { return native{} })
 }
@@ -121,6 +122,7 @@ const (
 	NameGRPCPrometheus = "grpc-prometheus"
 	NamePolly          = "polly"
 	NameKong           = "kong"
+	NameAPISIX         = "apisix"
 )
 
 // Names lists the registered dialects in detection order.

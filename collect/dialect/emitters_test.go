@@ -298,3 +298,28 @@ func TestKong(t *testing.T) {
 	want(t, s2, 4, model.MetricResults, append(k, res, model.ResultProviderError)...)
 	absent(t, s2, model.MetricAdmissionRejected)
 }
+
+// APISIX: one series per request; a failure without an upstream node is
+// APISIX's own refusal (limit-count's 503), one with a node the upstream's.
+func TestAPISIX(t *testing.T) {
+	s := translate(t, dialect.NameAPISIX, "apisix_3.x.prom")
+	contractOnly(t, s)
+	r := []string{dep, "1"}
+	want(t, s, 880, model.MetricOriginals, r...)
+	for result, v := range map[string]float64{
+		model.ResultSuccess: 800, model.ResultProviderError: 30, model.ResultCapacityRejected: 50, model.ResultCancelled: 0,
+	} {
+		want(t, s, v, model.MetricResults, append(r, res, result)...)
+	}
+	absent(t, s, model.MetricOriginals, append(r, "node", "10.0.0.7")...) // node is per request, not identity
+	h := histogramOf(t, s, model.MetricRequestDuration, r...)
+	if h.Count != 880 || h.Sum != 106.05 || bucketAt(t, h, 0.02) != 750 {
+		t.Errorf("request latency (type request, ms scaled) = %+v", h)
+	}
+	for _, f := range []string{model.MetricAttempts, model.MetricRetries, model.MetricAdmissionRejected} {
+		absent(t, s, f)
+	}
+	sig := windowSignals(t, load(t, "apisix_3.x.prom"), "1")
+	checkSignals(t, map[string]model.Value{"originals": sig.OriginalsPerS, "effective_success": sig.EffectiveSuccess,
+		"attempts": sig.AttemptsPerS}, map[string]float64{"originals": 88, "effective_success": 800.0 / 880, "attempts": nan()})
+}
