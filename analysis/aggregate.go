@@ -279,6 +279,8 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 		firstOf(&out.DependencyReceivedPerS, s.DependencyReceivedPerS)
 		firstOf(&out.DependencyServiceTimeP50, s.DependencyServiceTimeP50)
 		firstOf(&out.DependencyWorkAfterCancelPerS, s.DependencyWorkAfterCancelPerS)
+		firstOf(&out.DependencyDeadlinePropagatedPerS, s.DependencyDeadlinePropagatedPerS)
+		firstOf(&out.DependencyDeadlineMissingPerS, s.DependencyDeadlineMissingPerS)
 		a.addResults(s)
 		for i := range s.AdmissionRejectedBy {
 			b := &s.AdmissionRejectedBy[i]

@@ -28,6 +28,7 @@ const (
 	CodeWorkAfterCancel   = "WORK_AFTER_CANCEL"
 	CodeMetastable        = "METASTABLE"
 	CodeNestedRetryOwners = "NESTED_RETRY_OWNERS"
+	CodeDeadlineDropped   = "DEADLINE_NOT_PROPAGATED"
 	// Target findings: a CI gate (analyze --fail-on) must fail when what
 	// it was pointed at could not be read.
 	CodeTargetDown     = "TARGET_DOWN"
@@ -641,6 +642,7 @@ var rowRules = []rowRule{
 	capacityShortfall,
 	misleadingLatency,
 	nestedRetryOwners,
+	deadlineNotPropagated,
 }
 
 func hop(s *model.Signals) string { return s.Target + " -> " + s.Dependency }
@@ -762,6 +764,30 @@ func nestedRetryOwners(s *model.Signals, _ baseline, th Thresholds) (Finding, bo
 	f.Evidence.add("nested_operations_per_s", n)
 	f.Evidence.addValue("max_attempts", s.MaxAttempts)
 	f.Evidence.addValue("attempts_per_s", s.AttemptsPerS)
+	return f, true
+}
+
+// deadlineNotPropagated fires when the dependency, which reads propagated
+// deadlines (it exports retry_server_requests_total), receives most of its
+// requests without one: it keeps working on requests its callers have
+// given up on, the seed's "work for nobody". Reported on every row that
+// calls such a dependency: any of them may be the one that drops it.
+func deadlineNotPropagated(s *model.Signals, _ baseline, th Thresholds) (Finding, bool) {
+	missing, ok1 := s.DependencyDeadlineMissingPerS.Get()
+	prop, ok2 := s.DependencyDeadlinePropagatedPerS.Get()
+	if !ok1 || !ok2 || missing < th.MinEventsPerS || missing+prop <= 0 {
+		return Finding{}, false
+	}
+	share := missing / (missing + prop)
+	if share < 0.5 {
+		return Finding{}, false
+	}
+	f := Finding{Code: CodeDeadlineDropped, Severity: SeverityInfo}
+	f.Message = fmt.Sprintf("%s: %s of the requests arriving at %s carry no deadline (%s): it works on after its callers gave up; send the remaining time along (retry.WithDeadlinePropagation, grpc-timeout)",
+		hop(s), pct(share), s.Dependency, perS(missing))
+	f.Evidence.add("deadline_missing_per_s", missing)
+	f.Evidence.add("deadline_propagated_per_s", prop)
+	f.Evidence.add("share_missing", share)
 	return f, true
 }
 

@@ -374,3 +374,45 @@ func TestEvaluateTargetsSkipsThePrometheusSource(t *testing.T) {
 		t.Errorf("findings %+v, want none", got)
 	}
 }
+
+// Where deadlines are not propagated: the dependency's own count of
+// requests without one reaches the rows that call it, and most of them
+// missing is a finding.
+func TestDeadlineNotPropagated(t *testing.T) {
+	st := load(t, nil, "app", every(t0, 1000, 11),
+		ts{model.MetricOriginals, []string{model.LabelDependency, "client"}, "0+10x10"},
+		ts{model.MetricAttempts, []string{model.LabelDependency, "client", "outcome", "success"}, "0+10x10"},
+	)
+	load(t, st, "client", every(t0, 1000, 11),
+		ts{model.MetricServerRequests, []string{model.LabelDeadline, "propagated"}, "0+2x10"},
+		ts{model.MetricServerRequests, []string{model.LabelDeadline, "missing"}, "0+7x10"},
+		ts{model.MetricServerRequests, []string{model.LabelDeadline, "invalid"}, "0+1x10"},
+	)
+	s := SignalsFor(st, "app", "client", t0, t0+10000)
+	checkValue(t, "propagated", s.DependencyDeadlinePropagatedPerS, 2)
+	checkValue(t, "missing (and invalid)", s.DependencyDeadlineMissingPerS, 8)
+	fs := evaluateRows([]model.Signals{s}, nil, DefaultThresholds())
+	found := false
+	for _, f := range fs {
+		if f.Code == CodeDeadlineDropped {
+			found = true
+			if v, _ := f.Evidence.Get("share_missing"); v != 0.8 {
+				t.Errorf("share_missing %v, want 0.8", v)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no DEADLINE_NOT_PROPAGATED in %+v", fs)
+	}
+	// Mostly propagated: no finding.
+	st2 := load(t, nil, "client", every(t0, 1000, 11),
+		ts{model.MetricServerRequests, []string{model.LabelDeadline, "propagated"}, "0+9x10"},
+		ts{model.MetricServerRequests, []string{model.LabelDeadline, "missing"}, "0+1x10"})
+	load(t, st2, "app", every(t0, 1000, 11), ts{model.MetricOriginals, []string{model.LabelDependency, "client"}, "0+10x10"})
+	s = SignalsFor(st2, "app", "client", t0, t0+10000)
+	for _, f := range evaluateRows([]model.Signals{s}, nil, DefaultThresholds()) {
+		if f.Code == CodeDeadlineDropped {
+			t.Errorf("finding at 10%% missing: %s", f.Message)
+		}
+	}
+}

@@ -10,6 +10,9 @@ type server struct {
 	received        []points
 	workAfterCancel []points
 	service         parts
+	// deadline splits retry_server_requests_total: propagated, and the
+	// rest (missing, invalid).
+	propagated, missing []points
 }
 
 // noDependency accepts series without a dependency label.
@@ -28,6 +31,13 @@ func selectServer(st *model.Store, target string, times []int64, sinceMs int64) 
 	for _, s := range st.SelectSince(target, model.MetricServerWorkAfterCancel, noDependency, sinceMs) {
 		sv.workAfterCancel = append(sv.workAfterCancel, newPoints(times, s.Points))
 	}
+	for _, s := range st.SelectSince(target, model.MetricServerRequests, noDependency, sinceMs) {
+		if s.Labels.Get(model.LabelDeadline) == "propagated" {
+			sv.propagated = append(sv.propagated, newPoints(times, s.Points))
+		} else {
+			sv.missing = append(sv.missing, newPoints(times, s.Points))
+		}
+	}
 	var hs []model.Series
 	for _, suffix := range []string{"_bucket", "_sum"} {
 		hs = append(hs, st.SelectSince(target, model.MetricServerServiceTime+suffix, noDependency, sinceMs)...)
@@ -35,7 +45,8 @@ func selectServer(st *model.Store, target string, times []int64, sinceMs int64) 
 	if len(hs) > 0 {
 		sv.service = histParts(hs, times)
 	}
-	if len(sv.received) == 0 && len(sv.workAfterCancel) == 0 && len(sv.service) == 0 {
+	if len(sv.received) == 0 && len(sv.workAfterCancel) == 0 && len(sv.service) == 0 &&
+		len(sv.propagated) == 0 && len(sv.missing) == 0 {
 		return nil
 	}
 	return sv
@@ -62,5 +73,15 @@ func (sv *server) fill(s *model.Signals, w *window) {
 	}
 	if h, ok := sv.service.increase(sw); ok {
 		s.DependencyServiceTimeP50 = quantile(0.5, h.Buckets)
+	}
+	if len(sv.propagated)+len(sv.missing) > 0 {
+		// The family exports every state from the start: a state without
+		// a series is one that never happened.
+		p, pok := groupIncrease(sv.propagated, &sw)
+		m, mok := groupIncrease(sv.missing, &sw)
+		if pok || mok {
+			s.DependencyDeadlinePropagatedPerS = sw.rate(p, true)
+			s.DependencyDeadlineMissingPerS = sw.rate(m, true)
+		}
 	}
 }

@@ -41,6 +41,11 @@ const (
 	MetricServerReceived        = "sim_provider_requests_received_total"
 	MetricServerServiceTime     = "sim_provider_service_time_seconds"
 	MetricServerWorkAfterCancel = "sim_provider_work_after_cancel_total"
+	// MetricServerRequests counts the requests a server received by
+	// whether the caller propagated its deadline (label deadline:
+	// propagated, missing, invalid), as retry.DeadlineHandler exports it.
+	MetricServerRequests = "retry_server_requests_total"
+	LabelDeadline        = "deadline"
 )
 
 // Contract label names and values.
@@ -313,6 +318,13 @@ type Signals struct {
 	DependencyReceivedPerS        Value `json:"dependency_received_per_s"`
 	DependencyServiceTimeP50      Value `json:"dependency_service_time_p50_s"`
 	DependencyWorkAfterCancelPerS Value `json:"dependency_work_after_cancel_per_s"`
+	// DependencyDeadlinePropagatedPerS and DependencyDeadlineMissingPerS
+	// split what the dependency received by whether the caller sent its
+	// remaining deadline along (retry_server_requests_total; a header that
+	// does not parse counts as missing). Absent unless the dependency
+	// exports the family.
+	DependencyDeadlinePropagatedPerS Value `json:"dependency_deadline_propagated_per_s"`
+	DependencyDeadlineMissingPerS    Value `json:"dependency_deadline_missing_per_s"`
 
 	// AdmissionRejectedBy splits admission rejections by reason and priority.
 	AdmissionRejectedBy []Breakdown `json:"admission_rejected_by,omitempty"`

@@ -414,6 +414,7 @@ func (p *painter) signalsSection(dst []line, row *model.Signals, width int) []li
 	k.rate("dep. received", st.text, row.DependencyReceivedPerS)
 	k.secs("dep. service p50", st.text, row.DependencyServiceTimeP50)
 	k.rate("dep. work after cancel", rateSpan(st, row.DependencyWorkAfterCancelPerS, st.warn), row.DependencyWorkAfterCancelPerS)
+	k.rate("dep. no deadline", rateSpan(st, row.DependencyDeadlineMissingPerS, st.warn), row.DependencyDeadlineMissingPerS)
 	// Present only when this owner ran inside another's attempts.
 	for i := range row.NestedIn[:min(len(row.NestedIn), maxBreakdownLines)] {
 		br := &row.NestedIn[i]

@@ -13,6 +13,8 @@ var contractFamilies = []string{
 	model.MetricServerReceived, model.MetricServerServiceTime, model.MetricServerWorkAfterCancel,
 	model.MetricRetryLimitExceeded, model.MetricRequestTimeouts, model.MetricPendingCalls,
 	model.MetricPoolWaitAverage,
+	model.MetricAbandonedAttempts, model.MetricLateSuccesses, model.MetricNestedOperations,
+	model.MetricHedges, model.MetricServerRequests,
 }
 
 // native is the metric contract itself (docs/metrics.md): the snapshot is

@@ -124,6 +124,7 @@ var queryFamilies = []queryFamily{
 	{model.MetricServerReceived, model.Counter, nil, "sum"},
 	{model.MetricServerServiceTime, model.Histogram, nil, "sum"},
 	{model.MetricServerWorkAfterCancel, model.Counter, nil, "sum"},
+	{model.MetricServerRequests, model.Counter, []string{model.LabelDeadline}, "sum"},
 	// Dialect extensions.
 	{model.MetricRetryLimitExceeded, model.Counter, nil, "sum"},
 	{model.MetricRequestTimeouts, model.Counter, nil, "sum"},
