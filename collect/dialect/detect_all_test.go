@@ -92,6 +92,20 @@ func TestEveryFixtureToEveryDetector(t *testing.T) {
 			if got, want := d.Detect(fams), slices.Contains(owners, name); got != want {
 				t.Errorf("%s.Detect(%s) = %v, want %v", name, f, got, want)
 			}
+			// Forced on any exposition (name=URL@dialect), a dialect
+			// emits contract families only, each series with a
+			// dependency, and nothing at all from what is not its own.
+			s := d.Translate(snapOf(fams))
+			if name != dialect.NameNative {
+				contractOnly(t, s)
+			}
+			if !slices.Contains(owners, name) && !readsOthers(name, owners) {
+				for _, fam := range s.Families {
+					if !strings.HasPrefix(fam.Name, "sim_provider_") {
+						t.Errorf("%s on %s (not its own) emits %s", name, f, fam.Name)
+					}
+				}
+			}
 		}
 	}
 	for f := range fixtureOwners {
@@ -99,4 +113,20 @@ func TestEveryFixtureToEveryDetector(t *testing.T) {
 			t.Errorf("fixtureOwners names %s, which is not a fixture", f)
 		}
 	}
+}
+
+// readsOthers reports whether dialect name reads, when forced, families of
+// a fixture owned by others: istio reads Envoy's cluster stats (its
+// sidecar's) and envoy those of an Istio sidecar; native passes the
+// contract through and pools read any pool family beside another's.
+func readsOthers(name string, owners []string) bool {
+	switch name {
+	case dialect.NameNative, dialect.NamePools:
+		return true
+	case dialect.NameIstio:
+		return slices.Contains(owners, dialect.NameEnvoy)
+	case dialect.NameEnvoy:
+		return slices.Contains(owners, dialect.NameIstio)
+	}
+	return false
 }

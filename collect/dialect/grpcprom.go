@@ -87,7 +87,7 @@ func gpGoName(canonical string) string {
 	if canonical == "CANCELLED" {
 		return "Canceled"
 	}
-	if canonical == "OK" || canonical[0] >= '0' && canonical[0] <= '9' {
+	if canonical == "" || canonical == "OK" || canonical[0] >= '0' && canonical[0] <= '9' {
 		return canonical
 	}
 	var b strings.Builder
