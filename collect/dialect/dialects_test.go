@@ -85,6 +85,10 @@ func TestIstio(t *testing.T) {
 	want(t, s, 2, model.MetricResults, append(r, res, model.ResultCancelled)...)
 	want(t, s, 0, model.MetricResults, append(r, res, model.ResultBudgetExhausted)...)
 	want(t, s, 4, model.MetricAdmissionRejected, append(r, rsn, "concurrency")...)
+	// Who the sidecar is: the source of what it sent (productpage), in its
+	// namespace, for the linker to tie callers' reviews.default.svc... to
+	// the reviews sidecar in the same way.
+	want(t, s, 1, model.MetricTargetInfo, "service_name", "productpage", "service_namespace", "default")
 	// Attempts and retry counters from the Istio-form cluster stats of
 	// outbound|9080||reviews..., named by the same FQDN.
 	want(t, s, 1010, model.MetricAttempts, r...)

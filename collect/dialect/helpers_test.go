@@ -171,6 +171,13 @@ func contractOnly(t *testing.T, s *model.Snapshot) {
 			}
 			continue
 		}
+		if f.Name == model.MetricTargetInfo {
+			// Who the target is: one series, a service name, no dependency.
+			if len(f.Samples) != 1 || f.Samples[0].Labels.Get("service_name") == "" || f.Samples[0].Labels.Has(model.LabelDependency) {
+				t.Errorf("target_info %+v: want one series naming the service", f.Samples)
+			}
+			continue
+		}
 		if !allowed[f.Name] {
 			t.Errorf("translation emits %q, not a contract family", f.Name)
 			continue

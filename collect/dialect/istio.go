@@ -134,8 +134,44 @@ func (d *istio) Translate(snap *model.Snapshot) *model.Snapshot {
 			}
 		}
 	}
+	if f := r[istioRequests]; f != nil {
+		istioIdentity(f, o)
+	}
 	translateEnvoy(r, o, &d.g, envoyParts{})
 	return o.snapshot(snap)
+}
+
+// istioIdentity says which workload the sidecar belongs to, as
+// OpenTelemetry's target_info would (analysis.Identities): the source of
+// what it sent, or else the destination of what it received; the
+// canonical service first, then the app label, then the workload. Callers
+// name it by its Kubernetes service (destination_service), which the
+// linker ties to this name and namespace.
+func istioIdentity(f *model.Family, o *out) {
+	pick := func(ls model.Labels, side string) (string, string) {
+		for _, k := range []string{side + "_canonical_service", side + "_app", side + "_workload"} {
+			if v := ls.Get(k); v != "" && v != "unknown" {
+				return v, ls.Get(side + "_workload_namespace")
+			}
+		}
+		return "", ""
+	}
+	for _, side := range []string{"source", "destination"} {
+		for i := range f.Samples {
+			ls := f.Samples[i].Labels
+			if ls.Get("reporter") != side {
+				continue
+			}
+			if name, ns := pick(ls, side); name != "" {
+				id := model.LabelsFromPairs("service_name", name)
+				if ns != "" {
+					id = id.With("service_namespace", ns)
+				}
+				o.gauge(model.MetricTargetInfo, id, 1)
+				return
+			}
+		}
+	}
 }
 
 // relabelNoDep is relabel without a dependency label (server-side series).
