@@ -157,6 +157,8 @@ func TestLinkerdLegacy(t *testing.T) {
 	contractOnly(t, s)
 	b := []string{dep, "books.booksapp.svc.cluster.local:7002"}
 	want(t, s, 400, model.MetricOriginals, b...)
+	// Who the proxy is, from the deployment and namespace labels.
+	want(t, s, 1, model.MetricTargetInfo, "service_name", "webapp", "service_namespace", "booksapp")
 	want(t, s, 380, model.MetricResults, append(b, res, model.ResultSuccess)...)
 	want(t, s, 20, model.MetricResults, append(b, res, model.ResultProviderError)...)
 	want(t, s, 520, model.MetricAttempts, b...)

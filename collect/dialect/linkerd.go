@@ -2,6 +2,8 @@ package dialect
 
 import (
 	"github.com/retrytop/retrytop/model"
+	"net"
+	"strings"
 )
 
 // Linkerd's proxy (:4191/metrics). Two generations may coexist: the
@@ -100,7 +102,41 @@ func (l *linkerd) Translate(snap *model.Snapshot) *model.Snapshot {
 	defer l.g.end()
 	l.policy(r, o)
 	l.legacy(r, o)
+	linkerdIdentity(snap.Families, o)
 	return o.snapshot(snap)
+}
+
+// linkerdIdentity says which workload the proxy belongs to, as
+// OpenTelemetry's target_info would (analysis.Identities): the deployment
+// and namespace labels Linkerd's Prometheus adds to every series, or else
+// the authority of what the proxy received (direction="inbound",
+// dst="webapp.booksapp.svc.cluster.local:7000"), which is how its callers
+// name it.
+func linkerdIdentity(fams []model.Family, o *out) {
+	inbound := ""
+	for i := range fams {
+		for j := range fams[i].Samples {
+			ls := fams[i].Samples[j].Labels
+			if d := ls.Get("deployment"); d != "" {
+				id := model.LabelsFromPairs("service_name", d)
+				if ns := ls.Get("namespace"); ns != "" {
+					id = id.With("service_namespace", ns)
+				}
+				o.gauge(model.MetricTargetInfo, id, 1)
+				return
+			}
+			if inbound == "" && ls.Get("direction") == "inbound" {
+				inbound = ls.Get("dst")
+			}
+		}
+	}
+	host := inbound
+	if h, _, err := net.SplitHostPort(inbound); err == nil {
+		host = h
+	}
+	if parts := strings.Split(host, "."); len(parts) >= 2 && parts[0] != "" {
+		o.gauge(model.MetricTargetInfo, model.LabelsFromPairs("service_name", parts[0], "service_namespace", parts[1]), 1)
+	}
 }
 
 // policy translates the 2.16+ families.
