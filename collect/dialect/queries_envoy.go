@@ -40,9 +40,15 @@ func (q qctx) envoyExprs(parts envoyParts) []Expr {
 	out = append(out,
 		// Per-try timeouts are the only attempt outcome; the rest of the
 		// attempts have none (where no per-try counter exists, all of
-		// them). The difference is held at 0, as the guard holds it.
+		// them). The difference is held at 0, as the guard holds it. A
+		// cluster without a per-try series on a target whose other
+		// clusters have one has had no per-try timeout yet: 0, as
+		// Translate says (docs/dialects.md, rule 1); a target without the
+		// family says nothing of timeouts.
 		Expr{Name: model.MetricAttempts, Labels: []string{model.LabelOutcome}, PromQL: q.envoyDep(func(m string) string {
-			return setLabel(q.envoyHTTP(q.inc(enPerTryTimeout, m), m), model.LabelOutcome, model.OutcomeTimeout)
+			by := groupList(q.By)
+			zero := "(0 * " + q.inc(enTotal, m) + " and on (" + by + ") count by (" + by + ") (" + q.sel(enPerTryTimeout) + "))"
+			return setLabel(q.envoyHTTP("("+q.inc(enPerTryTimeout, m)+" or "+zero+")", m), model.LabelOutcome, model.OutcomeTimeout)
 		})},
 		Expr{Name: model.MetricAttempts, PromQL: q.envoyDep(func(m string) string {
 			return q.envoyHTTP("clamp_min("+q.inc(enTotal, m)+" - "+q.inc(enPerTryTimeout, m)+", 0) or "+q.inc(enTotal, m), m)
