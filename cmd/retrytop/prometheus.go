@@ -36,7 +36,7 @@ func (f *promFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.url, "prometheus", "", "read from this Prometheus-compatible API (http://host:9090) instead of scraping TARGETs")
 	cmd.Flags().StringVar(&f.selector, "selector", "", `with --prometheus: label matchers merged into every query, e.g. '{job="checkout"}'`)
 	cmd.Flags().StringSliceVar(&f.by, "by", []string{"job"}, "with --prometheus: label(s) whose values name a target (dependency is always kept)")
-	cmd.Flags().DurationVar(&f.rng, "prometheus-range", 0, "with --prometheus: shortest span of increase(), at least 2 of the server's scrape intervals (default: twice the interval the server reports, else "+promapi.DefaultRange.String()+")")
+	cmd.Flags().DurationVar(&f.rng, "prometheus-range", promapi.DefaultRange, "with --prometheus: range of increase(); at least 2 of the server's scrape intervals")
 	cmd.Flags().StringSliceVar(&f.dialects, "prometheus-dialect", []string{dialect.NameNative},
 		"with --prometheus: dialect(s) whose PromQL to query ("+strings.Join(dialect.Names(), ", ")+", or a custom one of --config), or auto to detect them from the server's metric names")
 }
@@ -100,15 +100,13 @@ func recordQueries(ctx context.Context, st *model.Store, w *dump.Writer, interva
 	}
 }
 
-// analyzePrometheus is analyze --prometheus: a refresh at once (the
-// baseline), then every interval until the window has passed.
+// analyzePrometheus is analyze --prometheus: a refresh at once (which
+// backfills the window), then every interval until the window has passed.
 func analyzePrometheus(cmd *cobra.Command, pf *promFlags, f *analyzeFlags, args []string) error {
 	if f.window <= 0 || f.interval <= 0 {
 		return withCode(exitUsage, errors.New("--window and --interval must be positive"))
 	}
-	// No backfill: the window is the next --window, as when scraping, so
-	// that start_unix..end_unix span --window in both paths.
-	src, err := pf.source(args, &f.sourceFlags, f.interval, -1, model.NewStore(model.StoreConfig{}))
+	src, err := pf.source(args, &f.sourceFlags, f.interval, f.window, model.NewStore(model.StoreConfig{}))
 	if err != nil {
 		return withCode(exitUsage, err)
 	}

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -25,23 +24,17 @@ import (
 )
 
 // fakePrometheus answers the native queries for job app -> db: 10
-// originals and 25 attempts per minute (increase() scaled to the span
-// asked for), so amplification 2.5; every query must carry the selector
-// {namespace="shop"}. It has no targets API and no up series, so the
-// Source falls back to a 1m range.
+// originals and 25 attempts per range, so amplification 2.5; every query
+// must carry the selector {namespace="shop"}.
 func fakePrometheus(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.FormValue("query")
-		var span time.Duration
-		if m := regexp.MustCompile(`\[(\d+(?:ms|s|m))\]`).FindStringSubmatch(q); m != nil {
-			span, _ = time.ParseDuration(m[1])
-		}
 		var v, labels string
 		switch {
 		case strings.Contains(q, "increase(retry_originals_total{"):
-			v, labels = fmt.Sprint(10*span.Minutes()), `"priority":"critical"`
+			v, labels = "10", `"priority":"critical"`
 		case strings.Contains(q, "increase(retry_attempts_total{"):
-			v, labels = fmt.Sprint(25*span.Minutes()), `"outcome":"success"`
+			v, labels = "25", `"outcome":"success"`
 		}
 		if !strings.Contains(q, `{namespace="shop"}`) {
 			http.Error(w, "selector missing", http.StatusBadRequest)
@@ -75,8 +68,7 @@ func fakePrometheus(t *testing.T) *httptest.Server {
 }
 
 // TestAnalyzePrometheus runs analyze --prometheus against a fake API:
-// 10 originals and 25 attempts per minute give amplification 2.5, over a
-// report whose start_unix..end_unix is --window, as when scraping.
+// 10 originals and 25 attempts per 1m range give amplification 2.5.
 func TestAnalyzePrometheus(t *testing.T) {
 	srv := fakePrometheus(t)
 
@@ -90,8 +82,6 @@ func TestAnalyzePrometheus(t *testing.T) {
 	}
 	var rep struct {
 		Targets      []struct{ Name string }
-		StartUnix    float64 `json:"start_unix"`
-		EndUnix      float64 `json:"end_unix"`
 		Dependencies []struct {
 			Target        string
 			Dependency    string
@@ -107,12 +97,6 @@ func TestAnalyzePrometheus(t *testing.T) {
 	}
 	if len(rep.Dependencies) != 1 {
 		t.Fatalf("rows %s", out.String())
-	}
-	// The first refresh is the baseline and the last one is due when the
-	// window has passed: 2 s, give or take how late the last refresh
-	// runs on a busy machine (at most one 500 ms interval).
-	if span := rep.EndUnix - rep.StartUnix; span < 1.9 || span > 2.5 {
-		t.Errorf("report spans %.3f..%.3f (%.3f s), want the 2 s window", rep.StartUnix, rep.EndUnix, span)
 	}
 	d := rep.Dependencies[0]
 	if d.Target != "app" || d.Dependency != "db" || d.OriginalsPerS == nil || fmt.Sprintf("%.4f", *d.OriginalsPerS) != "0.1667" ||
@@ -279,8 +263,7 @@ func TestAnalyzePrometheusSameFindings(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { direct = run(targets) })
 	wg.Go(func() {
-		// The default range: twice the scrape interval the server reports.
-		prom = run([]string{"--prometheus", base, "--prometheus-dialect", "auto"})
+		prom = run([]string{"--prometheus", base, "--prometheus-range", "3s", "--prometheus-dialect", "auto"})
 	})
 	wg.Wait()
 	if direct.err != nil || prom.err != nil {

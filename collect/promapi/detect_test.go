@@ -30,8 +30,7 @@ func init() { dialect.Register("noql", func() dialect.Dialect { return noql{} })
 
 // fakeServer answers instant queries: the detection query with the metric
 // names of names (job -> names), any other query with the vector its
-// answer function gives ("" for an empty one); /api/v1/targets lists one
-// target scraped every second.
+// answer function gives ("" for an empty one).
 type fakeServer struct {
 	mu      sync.Mutex
 	names   map[string][]string
@@ -40,11 +39,6 @@ type fakeServer struct {
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/api/v1/targets" {
-		// Scraped every second: the Source's range is 2 s.
-		fmt.Fprint(w, `{"status":"success","data":{"activeTargets":[{"labels":{"job":"app"},"scrapeInterval":"1s"}]}}`)
-		return
-	}
 	q, ts := r.FormValue("query"), r.FormValue("time")
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -115,7 +109,7 @@ func TestSourceDetectsDialects(t *testing.T) {
 		}
 	}
 	if !slices.Equal(orig.Dialects, []string{"envoy", "native"}) || !strings.Contains(orig.PromQL, "envoy_cluster_upstream_rq_completed") ||
-		!strings.Contains(orig.PromQL, "increase(retry_originals_total[2s])") {
+		!strings.Contains(orig.PromQL, "increase(retry_originals_total[1m])") {
 		t.Errorf("originals query %+v", orig)
 	}
 	nq := len(src.Queries())
@@ -204,7 +198,7 @@ func TestSourceDetectsServiceShapes(t *testing.T) {
 	if st[0].Dialect != "prometheus-api:native" || !st[0].Up || st[0].LastError != "" {
 		t.Errorf("server status %+v", st[0])
 	}
-	if fake.count("sum by (job, dependency, code) (increase(http_requests_total[2s]))") != 1 ||
+	if fake.count("sum by (job, dependency, code) (increase(http_requests_total[1m]))") != 1 ||
 		fake.count("sum by (job, dependency) (http_server_active_requests)") != 1 {
 		t.Errorf("service families not queried: %d queries", len(src.Queries()))
 	}
@@ -221,29 +215,25 @@ func TestSourceDetectsServiceShapes(t *testing.T) {
 }
 
 // TestSourceNewSeriesAndBuckets: a series that appears after an
-// evaluation without it is integrated from 0 at the anchor its span
-// starts at (its first span counts, as a counter created at 0 would), one
-// present from the first evaluation is a bare baseline; bucket bounds are scaled into
+// evaluation without it is integrated from 0 at that evaluation (its
+// first step counts, as a counter created at 0 would), one present from
+// the first evaluation is a bare baseline; bucket bounds are scaled into
 // seconds and formatted as the store formats them, and the series of a
 // split query keep their le scale apart.
 func TestSourceNewSeriesAndBuckets(t *testing.T) {
 	const t0 = 1700000000.0
 	fake := &fakeServer{answer: func(q string, ts float64) string {
-		// The answers are increases over a 2 s span, scaled to the span
-		// asked for (the Source integrates from its anchors).
-		_, f := atSpan(q, 2*time.Second)
-		v := func(x float64) string { return fmt.Sprint(x * f) }
 		switch {
 		case strings.Contains(q, "increase(retry_originals_total"):
-			// 6 per 2 s: 3/s from the start.
-			return fmt.Sprintf(`{"metric":{"job":"app","dependency":"db"},"value":[%.3f,%q]}`, ts, v(6))
+			// 6 per 2 s range: 3/s from the start.
+			return fmt.Sprintf(`{"metric":{"job":"app","dependency":"db"},"value":[%.3f,"6"]}`, ts)
 		case strings.Contains(q, "increase(retry_retries_total") && ts > t0:
 			// 3/s, from the second evaluation on.
-			return fmt.Sprintf(`{"metric":{"job":"app","dependency":"db"},"value":[%.3f,%q]}`, ts, v(6))
+			return fmt.Sprintf(`{"metric":{"job":"app","dependency":"db"},"value":[%.3f,"6"]}`, ts)
 		case strings.Contains(q, "increase(envoy_cluster_upstream_rq_time_bucket"):
-			return fmt.Sprintf(`{"metric":{"job":"edge","dependency":"pay","le":"25"},"value":[%.3f,%q]},{"metric":{"job":"edge","dependency":"pay","le":"+Inf"},"value":[%.3f,%q]}`, ts, v(4), ts, v(8))
+			return fmt.Sprintf(`{"metric":{"job":"edge","dependency":"pay","le":"25"},"value":[%.3f,"4"]},{"metric":{"job":"edge","dependency":"pay","le":"+Inf"},"value":[%.3f,"8"]}`, ts, ts)
 		case strings.Contains(q, "increase(hikaricp_connection_acquired_nanos_bucket"):
-			return fmt.Sprintf(`{"metric":{"job":"edge","dependency":"db","le":"5e+06"},"value":[%.3f,%q]}`, ts, v(2))
+			return fmt.Sprintf(`{"metric":{"job":"edge","dependency":"db","le":"5e+06"},"value":[%.3f,"2"]}`, ts)
 		}
 		return ""
 	}}
@@ -271,15 +261,14 @@ func TestSourceNewSeriesAndBuckets(t *testing.T) {
 		}
 		return strings.Join(out, "; ")
 	}
-	// Originals: baseline, +3, +3. Retries: absent at t0; at t0+1 new in
-	// a span from the older (virtual) anchor t0-2, so they wait; at t0+2
-	// they are new to the span from t0 and asked for again from t0-2,
-	// which this server answers at 3/s over those 4 s: 12, stored at once
-	// (the store seeds them with 0 at t0+1).
+	// Originals: baseline, +3, +3. Retries: absent at t0, then 0 (its
+	// first step owed), 3+3; the store gives the series new to a target
+	// already read a 0 at the scrape before (model.Store's new series
+	// rule), which adds no increase.
 	if got := values("app", model.MetricOriginals, nil); got != `{dependency="db"} 0 3 6` {
 		t.Errorf("originals: %s", got)
 	}
-	if got := values("app", model.MetricRetries, nil); got != `{dependency="db"} 0 12` {
+	if got := values("app", model.MetricRetries, nil); got != `{dependency="db"} 0 0 6` {
 		t.Errorf("retries: %s", got)
 	}
 	// Envoy's milliseconds as seconds, kept apart from native's seconds

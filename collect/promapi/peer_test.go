@@ -26,14 +26,6 @@ type scrapeJob struct {
 // logged if the test failed.
 func startPrometheus(t *testing.T, ctx context.Context, jobs []scrapeJob, samples int) string {
 	t.Helper()
-	return startPrometheusFor(t, ctx, jobs, "", samples)
-}
-
-// startPrometheusFor is startPrometheus waiting only for the targets of
-// the named job ("" for every job): a test may have jobs that are down
-// at first on purpose.
-func startPrometheusFor(t *testing.T, ctx context.Context, jobs []scrapeJob, readyJob string, samples int) string {
-	t.Helper()
 	var cfg strings.Builder
 	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n")
 	targets := 0
@@ -42,9 +34,7 @@ func startPrometheusFor(t *testing.T, ctx context.Context, jobs []scrapeJob, rea
 		for _, h := range append([]string{j.host}, j.more...) {
 			hosts = append(hosts, fmt.Sprintf("%q", h))
 		}
-		if readyJob == "" || j.name == readyJob {
-			targets += len(hosts)
-		}
+		targets += len(hosts)
 		fmt.Fprintf(&cfg, "  - job_name: %q\n    metrics_path: %q\n    static_configs:\n      - targets: [%s]\n", j.name, j.path, strings.Join(hosts, ", "))
 	}
 	base, _ := testpeer.StartPrometheus(t, ctx, cfg.String())
@@ -53,11 +43,7 @@ func startPrometheusFor(t *testing.T, ctx context.Context, jobs []scrapeJob, rea
 		t.Fatal(err)
 	}
 	// Ready when every target has samples successful scrapes.
-	up := "up"
-	if readyJob != "" {
-		up = fmt.Sprintf("up{job=%q}", readyJob)
-	}
-	q := fmt.Sprintf("count(count_over_time(%s[1m]) >= %d and min_over_time(%s[1m]) == 1)", up, samples, up)
+	q := fmt.Sprintf("count(count_over_time(up[1m]) >= %d and min_over_time(up[1m]) == 1)", samples)
 	for {
 		res, err := client.Query(ctx, q, time.Now())
 		if err == nil && len(res.Series) == 1 && res.Series[0].Points[0].V == float64(targets) {

@@ -20,9 +20,6 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultRange is the shortest span of increase() when the server's
-	// scrape interval cannot be learned (FallbackRange's rule in
-	// docs/prometheus.md): it suits intervals up to 30 s.
 	DefaultRange       = time.Minute
 	DefaultBackfill    = 15 * time.Minute
 	DefaultConcurrency = 8
@@ -58,11 +55,9 @@ type Options struct {
 	// Step is the refresh interval and the query_range step (default
 	// collect.DefaultInterval).
 	Step time.Duration
-	// Range is the shortest span one increase() covers; it must hold two
-	// of the server's scrape intervals or increase() returns nothing.
-	// Zero: twice the scrape interval the server reports (ScrapeInterval),
-	// DefaultRange when it cannot tell. Each evaluation integrates from an
-	// earlier one, so the range sets no lag (docs/prometheus.md).
+	// Range is the range of increase(F[Range]) (default DefaultRange). It
+	// must span at least two of the server's scrape intervals; the
+	// shorter, the less the signals lag (docs/prometheus.md).
 	Range time.Duration
 	// Backfill is how much history the first refresh loads with
 	// query_range (default: DefaultBackfill, capped to what the store
@@ -93,11 +88,7 @@ type Source struct {
 
 	refreshMu  sync.Mutex // serialises refreshes; guards the fields below it
 	integ      map[string]*integral
-	anchors    map[string]*anchors // query template -> its evaluations integrated from
-	rng        time.Duration       // the shortest span of an increase (Options.Range or learned)
-	rngTried   time.Time           // the last attempt to learn rng (zero: none)
-	rngKnown   bool                // rng was learned from the server
-	rngNote    string              // why rng is the fallback, for the server status
+	lastOK     map[string]int64 // query PromQL -> its newest successful evaluation (ms)
 	backfilled bool
 	detected   []string  // auto: the dialects found so far
 	detectedAt time.Time // auto: the last detection (zero: none yet)
@@ -110,6 +101,15 @@ type Source struct {
 	running bool
 }
 
+// integral is the synthetic counter of one increase series.
+type integral struct {
+	t int64   // evaluation time of the newest sample (ms)
+	v float64 // cumulative value
+	// carry is owed to the next sample: the first step of a series that
+	// appeared after an evaluation without it (see apply).
+	carry float64
+}
+
 // New checks the options and builds the source; nothing is queried yet.
 func New(opts Options) (*Source, error) {
 	if len(opts.By) == 0 {
@@ -118,8 +118,8 @@ func New(opts Options) (*Source, error) {
 	if opts.Step <= 0 {
 		opts.Step = collect.DefaultInterval
 	}
-	if opts.Range < 0 {
-		return nil, fmt.Errorf("promapi: range %v: want a positive duration, or 0 for twice the server's scrape interval", opts.Range)
+	if opts.Range <= 0 {
+		opts.Range = DefaultRange
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
@@ -162,9 +162,9 @@ func New(opts Options) (*Source, error) {
 	var err error
 	if auto {
 		// Check the options now; the queries come with detection.
-		_, err = BuildQueries(opts.By, opts.Selector, rangeSentinel)
+		_, err = BuildQueries(opts.By, opts.Selector, opts.Range)
 	} else {
-		qs, err = BuildDialectQueries(opts.Translator, opts.Dialects, opts.By, opts.Selector, rangeSentinel)
+		qs, err = BuildDialectQueries(opts.Translator, opts.Dialects, opts.By, opts.Selector, opts.Range)
 	}
 	if err != nil {
 		return nil, err
@@ -181,8 +181,7 @@ func New(opts Options) (*Source, error) {
 		store:   opts.Store,
 		updates: make(chan struct{}, 1),
 		integ:   make(map[string]*integral),
-		anchors: make(map[string]*anchors),
-		rng:     opts.Range,
+		lastOK:  make(map[string]int64),
 		server:  model.TargetStatus{Name: opts.ServerName, URL: c.URL(), Layer: "prometheus", Dialect: "prometheus-api"},
 		targets: make(map[string]*model.TargetStatus),
 	}
@@ -201,28 +200,11 @@ func dialectNames(ds []string) string {
 }
 
 // Queries returns the PromQL of one refresh (none before the first
-// detection with Dialects ["auto"]), with Range (the learned one once
-// known) as the span of increase(); each evaluation uses its own span.
+// detection with Dialects ["auto"]).
 func (s *Source) Queries() []Query {
-	rng := s.Range()
-	if rng == 0 {
-		rng = DefaultRange
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := append([]Query(nil), s.queries...)
-	for i := range out {
-		out[i].PromQL = withRange(out[i].PromQL, rng)
-	}
-	return out
-}
-
-// Range returns the shortest span of increase(): Options.Range, or the
-// one learned from the server (0 before the first refresh).
-func (s *Source) Range() time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.rng
+	return append([]Query(nil), s.queries...)
 }
 
 // Dialects returns the dialects queried: those of Options.Dialects, or
@@ -286,34 +268,23 @@ func (s *Source) Run(ctx context.Context) error {
 	}
 }
 
-// queryResult is one query's outcome in a refresh, with the evaluation
-// plan it was sent with.
+// queryResult is one query's outcome in a refresh.
 type queryResult struct {
-	res  Result
-	err  error
-	plan plan
-	// wide holds, for series new to the query, their increase from
-	// wideFrom, the anchor before plan's (Source.widen), by integKey.
-	wide     map[string]float64
-	wideFrom int64
+	res Result
+	err error
 }
 
 // Refresh runs every query once, concurrently (at most Concurrency at a
 // time), appends the snapshots and returns the statuses. The first
 // successful refresh loads Backfill of history with query_range; later
-// ones are instant queries at the clock's time, each increase() spanning
-// from an earlier evaluation of its query (integrate.go). A failed or
-// timed-out query leaves its series without a sample at this time
-// (stale) and the others unaffected. If ctx ends first, nothing is
-// recorded.
+// ones are instant queries at the clock's time. A failed or timed-out
+// query leaves its series without a sample at this time (stale) and
+// the others unaffected. If ctx ends first, nothing is recorded.
 func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
 	start := time.Now()
 	at := s.opts.Clock().Truncate(time.Millisecond)
-	if s.opts.Range == 0 && !s.rngKnown && (s.rngTried.IsZero() || at.Sub(s.rngTried) >= s.opts.DetectEvery) {
-		s.learnRange(ctx, at)
-	}
 	var detectErr string
 	if s.auto && (s.detectedAt.IsZero() || at.Sub(s.detectedAt) >= s.opts.DetectEvery) {
 		if err := s.detect(ctx, at); err != nil {
@@ -323,17 +294,11 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	if detectErr == "" {
 		detectErr = s.noPromQL
 	}
-	if s.rngNote != "" {
-		detectErr = strings.TrimPrefix(detectErr+"; "+s.rngNote, "; ")
-	}
 	s.mu.Lock()
 	queries := s.queries
 	s.mu.Unlock()
 	backfill := !s.backfilled && s.opts.Backfill > 0
 	results := make([]queryResult, len(queries))
-	for i, q := range queries {
-		results[i].plan = s.plan(q.PromQL, at, backfill)
-	}
 	sem := make(chan struct{}, s.opts.Concurrency)
 	var wg sync.WaitGroup
 	for i, q := range queries {
@@ -345,16 +310,10 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 				return
 			}
 			defer func() { <-sem }()
-			p := results[i].plan
-			promql := q.PromQL
-			if q.Kind == Increase {
-				promql = withRange(promql, p.span)
-			}
-			if p.stepMs > 0 {
-				step := time.Duration(p.stepMs) * time.Millisecond
-				results[i].res, results[i].err = s.client.QueryRange(ctx, promql, time.UnixMilli(p.startMs), at, step)
+			if backfill {
+				results[i].res, results[i].err = s.client.QueryRange(ctx, q.PromQL, at.Add(-s.opts.Backfill), at, s.opts.Step)
 			} else {
-				results[i].res, results[i].err = s.client.Query(ctx, promql, at)
+				results[i].res, results[i].err = s.client.Query(ctx, q.PromQL, at)
 			}
 		})
 	}
@@ -381,11 +340,14 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	if ok > 0 {
 		s.backfilled = true
 	}
-	s.widen(ctx, queries, results, at)
-	seen := s.apply(queries, results, at)
+	var rangeStart int64
+	if backfill {
+		rangeStart = at.Add(-s.opts.Backfill).UnixMilli()
+	}
+	seen := s.apply(queries, results, at, rangeStart)
 	for i, r := range results {
-		if r.err == nil && queries[i].Kind == Increase {
-			s.anchors[queries[i].PromQL].commit(r.plan, at.UnixMilli())
+		if r.err == nil {
+			s.lastOK[queries[i].PromQL] = at.UnixMilli()
 		}
 	}
 	s.setStatuses(at, time.Since(start), len(queries), ok, firstErr, warnings, seen)
@@ -396,33 +358,23 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	return s.Statuses()
 }
 
-// plan chooses how query template tpl is evaluated at at: a query_range
-// tiled by spans of max(range, step) for the backfill, else an instant
-// increase() from one of the query's anchors.
-func (s *Source) plan(tpl string, at time.Time, backfill bool) plan {
-	a := s.anchors[tpl]
-	if a == nil {
-		a = &anchors{}
-		s.anchors[tpl] = a
-	}
-	rng := s.rng
-	if rng <= 0 {
-		rng = DefaultRange
-	}
-	if backfill {
-		tile := max(rng, s.opts.Step).Truncate(time.Millisecond)
-		if n := int64(s.opts.Backfill / tile); n >= 1 {
-			return plan{startMs: at.UnixMilli() - n*tile.Milliseconds(), stepMs: tile.Milliseconds(), span: tile}
-		}
-	}
-	maxSpan := int64(s.store.Config().History) * max(s.opts.Step, rng).Milliseconds()
-	return a.pick(at.UnixMilli(), rng.Milliseconds(), maxSpan)
-}
-
 // apply integrates the results and appends one snapshot per target and
 // evaluation time; it returns the series count per target at at.
-func (s *Source) apply(queries []Query, results []queryResult, at time.Time) map[string]int {
+//
+// A series new to an increase query is integrated from 0 at the query's
+// previous successful evaluation (or query_range step) if there was one: it
+// was not in that result, so it was at rate 0 then, as a counter created
+// at 0 is; only a series in the very first result is a bare baseline, as a
+// counter's first scrape is. Without this, the events of a series that
+// appears mid-incident (the first timeouts) would lose a step that the
+// series already present keep, and two families compared with each other
+// (attempts sent, requests received) would disagree. rangeStart is the
+// query_range start (0 for instant queries).
+func (s *Source) apply(queries []Query, results []queryResult, at time.Time, rangeStart int64) map[string]int {
 	atMs := at.UnixMilli()
+	rangeMs := float64(s.opts.Range.Milliseconds())
+	maxGap := max(s.opts.Range, s.opts.Step).Milliseconds()
+	stepMs := s.opts.Step.Milliseconds()
 	// Queries that yield one flat series name (a _bucket series read
 	// with two le scales) share its family; their series differ by
 	// le_scale.
@@ -449,32 +401,6 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time) map
 		}
 		f.Samples = append(f.Samples, model.Sample{Labels: ls, Value: v})
 	}
-	// How the store reads a new series' first value (model.Store.Append):
-	// from 0 at the target's previous snapshot, if it has one (held
-	// before this refresh, or an earlier time of this backfill).
-	seeds := !s.store.Config().FirstValueIsBaseline
-	held := map[string]bool{}
-	firstT := map[string]int64{}
-	for _, r := range results {
-		for _, ser := range r.res.Series {
-			t := s.targetName(ser.Labels)
-			if _, ok := held[t]; !ok {
-				held[t] = len(s.store.Times(t)) > 0
-			}
-			if len(ser.Points) > 0 && (firstT[t] == 0 || ser.Points[0].T < firstT[t]) {
-				firstT[t] = ser.Points[0].T
-			}
-		}
-	}
-	firstSpanOf := func(target string, t int64) firstSpan {
-		switch {
-		case !held[target] && t <= firstT[target]:
-			return spanBaseline
-		case seeds:
-			return spanSeeded
-		}
-		return spanOwed
-	}
 	var key []byte
 	for qi, r := range results {
 		if r.err != nil {
@@ -482,9 +408,13 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time) map
 		}
 		q := queries[qi]
 		for _, ser := range r.res.Series {
-			target, ls, ok := s.seriesLabels(q, ser)
-			if !ok {
-				continue
+			target := s.targetName(ser.Labels)
+			ls := ser.Labels.Without(append([]string{"__name__"}, s.opts.By...)...)
+			if le, ok := ls.Get("le"), ls.Has("le"); ok && strings.HasSuffix(q.Name, "_bucket") {
+				ls, ok = scaleLe(ls, le, q)
+				if !ok {
+					continue
+				}
 			}
 			if q.Kind == Level {
 				for _, p := range ser.Points {
@@ -494,47 +424,47 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time) map
 				}
 				continue
 			}
-			key = integKey(key[:0], q.Name, target, ls)
+			key = append(append(append(key[:0], q.Name...), 0xff), target...)
+			key = ls.AppendKey(append(key, 0xff))
 			st := s.integ[string(key)]
-			if st == nil {
-				st = &integral{}
-				s.integ[string(key)] = st
-			}
 			for _, p := range ser.Points {
-				from, commit, older := r.plan.from(p.T)
-				narrow, wide := p.V, false
-				if w, ok := r.wide[string(key)]; ok && p.T == atMs {
-					from, p.V, wide = r.wideFrom, w, true
-				}
 				// increase() is never negative; NaN or ±Inf (a broken
 				// exporter, a division in a recording rule) would poison
 				// the running sum forever: no sample.
 				if math.IsNaN(p.V) || math.IsInf(p.V, 0) || p.V < 0 {
 					continue
 				}
-				virtual := int64(0)
-				if p.T == atMs {
-					virtual = r.plan.virtualMs
-				}
-				if v, ok := st.step(from, p.T, p.V, commit, older, firstSpanOf(target, p.T), virtual); ok {
-					if wide {
-						// The counter at the newest anchor too, so that the
-						// evaluations that span from it before the next
-						// commit keep the series.
-						if c, ok := st.chainAt(p.T); ok {
-							st.setChain(r.plan.anchorMs, c-narrow)
+				switch {
+				case st == nil:
+					// The baseline; its first step is owed to the next
+					// sample when an earlier evaluation did not have the
+					// series (the store already holds that time).
+					st = &integral{t: p.T}
+					s.integ[string(key)] = st
+					prev := s.lastOK[q.PromQL]
+					if rangeStart > 0 {
+						prev = 0
+						if p.T-stepMs >= rangeStart {
+							prev = p.T - stepMs
 						}
 					}
-					add(p.T, target, qi, ls, v)
+					if prev > 0 && prev < p.T {
+						st.carry = p.V * float64(min(p.T-prev, maxGap)) / rangeMs
+					}
+				case p.T <= st.t:
+					continue
+				default:
+					dt := min(p.T-st.t, maxGap)
+					st.v += st.carry + p.V*float64(dt)/rangeMs
+					st.carry = 0
+					st.t = p.T
 				}
+				add(p.T, target, qi, ls, st.v)
 			}
 		}
 	}
-	// Forget integrals not updated for half the store's history, before
-	// the store forgets their series: one back after that is new to both,
-	// and never continues from an old value the store would take for an
-	// increase from 0.
-	horizon := atMs - int64(s.store.Config().History)*s.opts.Step.Milliseconds()/2
+	// Forget integrals not updated for the store's whole history.
+	horizon := atMs - int64(s.store.Config().History)*s.opts.Step.Milliseconds()
 	for k, st := range s.integ {
 		if st.t < horizon {
 			delete(s.integ, k)
@@ -565,90 +495,6 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time) map
 		}
 	}
 	return seen
-}
-
-// seriesLabels returns the target of a result series and the labels it
-// is stored with; ok is false for a bucket bound that is not a number.
-func (s *Source) seriesLabels(q Query, ser Series) (string, model.Labels, bool) {
-	target := s.targetName(ser.Labels)
-	ls := ser.Labels.Without(append([]string{"__name__"}, s.opts.By...)...)
-	if le, ok := ls.Get("le"), ls.Has("le"); ok && strings.HasSuffix(q.Name, "_bucket") {
-		ls, ok = scaleLe(ls, le, q)
-		if !ok {
-			return "", nil, false
-		}
-	}
-	return target, ls, true
-}
-
-// integKey is the key of a synthetic counter in Source.integ.
-func integKey(b []byte, name, target string, ls model.Labels) []byte {
-	b = append(append(append(b, name...), 0xff), target...)
-	return ls.AppendKey(append(b, 0xff))
-}
-
-// widen asks again, from the anchor before, for the series of an instant
-// increase query spanning from its newest anchor that have no counter
-// there, in targets the store already holds: a series created at 0 whose
-// first sample fell alone into the span before (increase() needs two)
-// would otherwise lose its events up to the anchor, and one absent from
-// that span (a missed scrape left it one sample) the span's increase. It
-// costs a query only when such a series is in the result.
-func (s *Source) widen(ctx context.Context, queries []Query, results []queryResult, at time.Time) {
-	for i := range results {
-		r := &results[i]
-		q := queries[i]
-		if r.err != nil || q.Kind != Increase || r.plan.stepMs > 0 || !r.plan.commit || r.plan.anchorMs == 0 {
-			continue
-		}
-		a := s.anchors[q.PromQL]
-		if a == nil || len(a.ms) < 2 || a.ms[len(a.ms)-1] != r.plan.anchorMs {
-			continue
-		}
-		prev := a.ms[len(a.ms)-2]
-		var fresh map[string]bool
-		var key []byte
-		for _, ser := range r.res.Series {
-			target, ls, ok := s.seriesLabels(q, ser)
-			if !ok || len(s.store.Times(target)) == 0 {
-				continue
-			}
-			key = integKey(key[:0], q.Name, target, ls)
-			st := s.integ[string(key)]
-			_, atNewest := st.chainAt(r.plan.anchorMs)
-			_, atPrev := st.chainAt(prev)
-			// New, or absent at the newest anchor (that span had fewer
-			// than two of its samples: a missed scrape) but known at the
-			// one before: its increase since then is not lost.
-			if st == nil || st.t == 0 || !atNewest && atPrev {
-				if fresh == nil {
-					fresh = map[string]bool{}
-				}
-				fresh[string(key)] = true
-			}
-		}
-		if len(fresh) == 0 {
-			continue
-		}
-		res, err := s.client.Query(ctx, withRange(q.PromQL, at.Sub(time.UnixMilli(prev))), at)
-		if err != nil {
-			continue // the series start from the newest anchor
-		}
-		for _, ser := range res.Series {
-			target, ls, ok := s.seriesLabels(q, ser)
-			if !ok || len(ser.Points) == 0 {
-				continue
-			}
-			key = integKey(key[:0], q.Name, target, ls)
-			if fresh[string(key)] {
-				if r.wide == nil {
-					r.wide = map[string]float64{}
-				}
-				r.wide[string(key)] = ser.Points[len(ser.Points)-1].V
-			}
-		}
-		r.wideFrom = prev
-	}
 }
 
 // targetName joins the values of the By labels with "/".
@@ -814,7 +660,7 @@ func (s *Source) detect(ctx context.Context, at time.Time) error {
 	}
 	var qs []Query
 	if len(usable) > 0 {
-		if qs, err = BuildDialectQueries(tr, usable, s.opts.By, s.opts.Selector, rangeSentinel); err != nil {
+		if qs, err = BuildDialectQueries(tr, usable, s.opts.By, s.opts.Selector, s.opts.Range); err != nil {
 			return err
 		}
 	}
@@ -823,7 +669,7 @@ func (s *Source) detect(ctx context.Context, at time.Time) error {
 	for _, q := range qs {
 		keep[q.PromQL] = true
 	}
-	maps.DeleteFunc(s.anchors, func(pq string, _ *anchors) bool { return !keep[pq] })
+	maps.DeleteFunc(s.lastOK, func(pq string, _ int64) bool { return !keep[pq] })
 	s.mu.Lock()
 	s.queries = qs
 	s.server.Dialect = dialectNames(usable)

@@ -6,7 +6,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -62,8 +60,6 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return fmt.Sprintf(`{"metric":%s,"values":[%s]}`, metric, strings.Join(pts, ","))
 	}
-	// Increases are given per 2 s and scaled to the span asked for.
-	_, scale := atSpan(q, 2*time.Second)
 	typ := "vector"
 	if r.URL.Path == "/prefix/api/v1/query_range" {
 		typ = "matrix"
@@ -71,8 +67,8 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var result []string
 	switch {
 	case strings.Contains(q, "(increase(retry_originals_total{"):
-		result = append(result, series(`{"job":"app","dependency":"db","priority":"critical"}`, fmt.Sprint(4*scale)))
-		result = append(result, series(`{"job":"web","dependency":"app","priority":"critical"}`, fmt.Sprint(1*scale)))
+		result = append(result, series(`{"job":"app","dependency":"db","priority":"critical"}`, "4"))
+		result = append(result, series(`{"job":"web","dependency":"app","priority":"critical"}`, "1"))
 	case strings.Contains(q, "(retry_active_calls{"):
 		result = append(result, series(`{"job":"app","dependency":"db"}`, "3"))
 	case strings.Contains(q, "(increase(retry_rescued_total{"):
@@ -141,8 +137,7 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 	}
 
 	store := src.Store()
-	// Backfill tiled by the 2 s range at -2s and 0s (baseline, +4), then
-	// the instant query at +1s spans from the anchor at -2s (+6 over 3 s).
+	// Backfill at -3s..0s (baseline, +2, +2, +2), then the instant query.
 	origs := store.Select("app", model.MetricOriginals, nil)
 	if len(origs) != 1 || !origs[0].Labels.Equal(model.LabelsFromPairs("dependency", "db", "priority", "critical")) {
 		t.Fatalf("originals %+v", origs)
@@ -151,14 +146,14 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 	for _, p := range origs[0].Points {
 		vals = append(vals, p.V)
 	}
-	if fmt.Sprint(vals) != "[0 4 6]" {
-		t.Errorf("synthetic counter %v, want [0 4 6]", vals)
+	if fmt.Sprint(vals) != "[0 2 4 6 8]" {
+		t.Errorf("synthetic counter %v, want [0 2 4 6 8]", vals)
 	}
-	if got := store.Times("app"); len(got) != 3 || got[0] != 1700000098000 || got[2] != 1700000101000 {
+	if got := store.Times("app"); len(got) != 5 || got[0] != 1700000097000 || got[4] != 1700000101000 {
 		t.Errorf("times %v", got)
 	}
 	act := store.Select("app", model.MetricActiveCalls, nil)
-	if len(act) != 1 || len(act[0].Points) != 3 || act[0].Points[2].V != 3 {
+	if len(act) != 1 || len(act[0].Points) != 5 || act[0].Points[4].V != 3 {
 		t.Errorf("active calls %+v", act)
 	}
 	// Failed, slow and NaN families leave no samples.
@@ -168,7 +163,7 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 		}
 	}
 	// analysis' rate over the store is the server's rate: 4 per 2 s.
-	sig := analysis.SignalsFor(store, "app", "db", 1700000098000, 1700000101000)
+	sig := analysis.SignalsFor(store, "app", "db", 1700000097000, 1700000101000)
 	if v, ok := sig.OriginalsPerS.Get(); !ok || math.Abs(v-2) > 1e-9 {
 		t.Errorf("originals/s %v", sig.OriginalsPerS)
 	}
@@ -256,21 +251,4 @@ func TestSourceLayerFromFirstByLabel(t *testing.T) {
 			t.Errorf("by %v: status %+v, want layer %q", tt.by, got, tt.wantLayer)
 		}
 	}
-}
-
-var spanRe = regexp.MustCompile(`\[(\d+(?:ms|s|m|h))\]`)
-
-// atSpan rewrites the increase() ranges of q to ref and returns the
-// factor (the query's span over ref) that scales an increase answered for
-// ref; 1 for a query without a range.
-func atSpan(q string, ref time.Duration) (string, float64) {
-	m := spanRe.FindStringSubmatch(q)
-	if m == nil {
-		return q, 1
-	}
-	d, err := time.ParseDuration(m[1])
-	if err != nil {
-		return q, 1
-	}
-	return spanRe.ReplaceAllString(q, "["+dialect.PromDuration(ref)+"]"), d.Seconds() / ref.Seconds()
 }
