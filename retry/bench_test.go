@@ -11,37 +11,20 @@ import (
 // BenchmarkDoSuccess measures one successful operation through the whole
 // owner: deadline, limiter, budget, attempt context and every metric, with
 // the real clock and random source. The attempt itself does nothing.
-func BenchmarkDoSuccess(b *testing.B) {
-	o, err := New(Config{
-		Dependency: "quote",
-		Policy:     DefaultPolicy(),
-		Limiter:    NewLimiter(64, 8),
-		Budget:     NewBudget(BudgetConfig{}),
-		Metrics:    NewMetrics(prometheus.NewRegistry()),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	ok := func(context.Context) error { return nil }
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := o.Do(ctx, Critical, ok); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkDoSuccess(b *testing.B) { benchDoSuccess(b, false) }
 
 // BenchmarkDoSuccessInline is BenchmarkDoSuccess with InlineAttempts, the
 // way HTTPClient runs: no goroutine handoff per attempt.
-func BenchmarkDoSuccessInline(b *testing.B) {
+func BenchmarkDoSuccessInline(b *testing.B) { benchDoSuccess(b, true) }
+
+func benchDoSuccess(b *testing.B, inline bool) {
 	o, err := New(Config{
 		Dependency:     "quote",
 		Policy:         DefaultPolicy(),
 		Limiter:        NewLimiter(64, 8),
 		Budget:         NewBudget(BudgetConfig{}),
 		Metrics:        NewMetrics(prometheus.NewRegistry()),
-		InlineAttempts: true,
+		InlineAttempts: inline,
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -347,38 +347,36 @@ type operation struct {
 // abandon ends the operation while attempt a still runs: the caller
 // cancelled or the operation deadline passed.
 func (op *operation) abandon(ctx context.Context, a *attemptCtx) error {
-	o := op.o
-	outcome := outcomeTimeout
-	cerr := ctx.Err()
-	if errors.Is(cerr, context.Canceled) {
-		outcome = outcomeCancelled
-	}
-	o.in.abandoned.Inc()
+	op.o.in.abandoned.Inc()
 	op.last = a.Err()
-	op.observe(a, outcome, o.clock.Now().Sub(a.start), op.last)
-	if cerr != nil {
-		return op.finishCtx(cerr)
-	}
-	op.reason = "the attempt was still running at the operation deadline; abandoned"
-	return op.finish(ResultDeadlineExhausted, nil)
+	return op.endEarly(ctx, a, op.o.clock.Now().Sub(a.start), op.last,
+		"the attempt was still running at the operation deadline; abandoned", "")
 }
 
 // late ends the operation whose attempt succeeded after its caller
 // cancelled or after the operation deadline.
 func (op *operation) late(ctx context.Context, a *attemptCtx) error {
-	o := op.o
+	op.o.in.lateSuccesses.Inc()
+	return op.endEarly(ctx, a, a.end.Sub(a.start), nil,
+		"the attempt succeeded after the operation deadline; late success",
+		"the attempt succeeded after the caller had given up; late success")
+}
+
+// endEarly counts attempt a as the caller's cancel or a timeout, whichever
+// ended the operation, and ends it: with the caller's ctx error, or as
+// deadline exhausted for the operation's own deadline.
+func (op *operation) endEarly(ctx context.Context, a *attemptCtx, d time.Duration, err error, deadlineReason, cancelReason string) error {
 	outcome := outcomeTimeout
 	cerr := ctx.Err()
 	if errors.Is(cerr, context.Canceled) {
 		outcome = outcomeCancelled
 	}
-	o.in.lateSuccesses.Inc()
-	op.observe(a, outcome, a.end.Sub(a.start), nil)
-	op.reason = "the attempt succeeded after the caller had given up; late success"
+	op.observe(a, outcome, d, err)
 	if cerr != nil {
+		op.reason = cancelReason
 		return op.finishCtx(cerr)
 	}
-	op.reason = "the attempt succeeded after the operation deadline; late success"
+	op.reason = deadlineReason
 	return op.finish(ResultDeadlineExhausted, nil)
 }
 
