@@ -81,6 +81,7 @@ func (polly) Translate(snap *model.Snapshot) *model.Snapshot {
 	// the retry predicate handled it.
 	att := r.first(plAttempt, plAttemptBare)
 	later := map[string]float64{}
+	numbered := map[string]bool{}
 	withAttempts := map[string]model.Labels{}
 	var order []string
 	each(att, func(s *model.Sample, ls model.Labels) {
@@ -91,7 +92,9 @@ func (polly) Translate(snap *model.Snapshot) *model.Snapshot {
 			withAttempts[dep] = base
 			order = append(order, dep)
 		}
-		if n := s.Labels.Get("attempt_number"); n != "" && n != "0" {
+		n := s.Labels.Get("attempt_number")
+		numbered[dep] = numbered[dep] || n != ""
+		if n != "" && n != "0" {
 			later[dep] += v
 		}
 		ols := ls.With(model.LabelOutcome, plOutcome(s.Labels))
@@ -101,16 +104,22 @@ func (polly) Translate(snap *model.Snapshot) *model.Snapshot {
 			o.histogram(model.MetricAttemptDuration, ols, s, 0.001)
 		}
 	})
-	// Retries: OnRetry events, counted when the retry is decided. A
-	// pipeline without them but with attempts numbered: its attempts
-	// after the first (a severity provider can silence OnRetry; then the
-	// event counter says nothing). Without either: unknown.
+	// Retries: a pipeline's attempts numbered 1 and up, counted as they
+	// end like every attempt; without numbers, its OnRetry events (a
+	// severity provider can silence them; then they say nothing).
+	// Without either: unknown. One source per pipeline, always the same:
+	// an OnRetry series Polly creates on the first retry must not take
+	// over from the attempts and count their history again.
 	onRetry := map[string]bool{}
 	events := r[plEvents]
 	each(events, func(s *model.Sample, ls model.Labels) {
 		switch s.Labels.Get(plEventLbl) {
 		case "OnRetry":
-			onRetry[ls.Get(model.LabelDependency)] = true
+			dep := ls.Get(model.LabelDependency)
+			if numbered[dep] {
+				return
+			}
+			onRetry[dep] = true
 			o.counter(model.MetricRetries, ls, scalar(events, s))
 		case "OnTimeout":
 			o.counter(model.MetricRequestTimeouts, ls, scalar(events, s))
@@ -119,7 +128,7 @@ func (polly) Translate(snap *model.Snapshot) *model.Snapshot {
 		}
 	})
 	for _, dep := range order {
-		if !onRetry[dep] {
+		if numbered[dep] {
 			o.counter(model.MetricRetries, withAttempts[dep], later[dep])
 		}
 	}
