@@ -2,6 +2,7 @@ package collect
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/retrytop/retrytop/model"
@@ -53,6 +54,23 @@ func (s *Scraper) ScrapeWindow(ctx context.Context, d, interval time.Duration, p
 		return s.Statuses()
 	}
 	return s.ScrapeOnce(ctx)
+}
+
+// Unreadable reports whether a target's failed scrape is one that will not
+// cure itself: refused, unknown host, not an exposition, an HTTP error. A
+// timeout is not: a busy target (or a busy machine) answers the next
+// scrape, and a CI gate must not fail on one slow first answer.
+func Unreadable(st model.TargetStatus) bool {
+	if st.Up || st.LastError == "" {
+		return false
+	}
+	e := strings.ToLower(st.LastError)
+	for _, transient := range []string{"deadline exceeded", "timeout", "timed out"} {
+		if strings.Contains(e, transient) {
+			return false
+		}
+	}
+	return true
 }
 
 // AnyScraped reports whether at least one target has had a successful scrape.

@@ -99,3 +99,22 @@ func TestAnyScrapedFalseWhenAllDown(t *testing.T) {
 		t.Error("AnyScraped true without a successful scrape")
 	}
 }
+
+func TestUnreadable(t *testing.T) {
+	tests := []struct {
+		st   model.TargetStatus
+		want bool
+	}{
+		{model.TargetStatus{Up: true}, false},
+		{model.TargetStatus{LastError: `target "a": GET http://127.0.0.1:1/metrics: dial tcp 127.0.0.1:1: connect: connection refused`}, true},
+		{model.TargetStatus{LastError: `target "a": line 1: not a Prometheus exposition: it starts with '<', a web page`}, true},
+		{model.TargetStatus{LastError: `target "a": GET http://h/metrics: server returned HTTP status 404 Not Found`}, true},
+		{model.TargetStatus{LastError: `target "a": GET http://h/metrics: context deadline exceeded`}, false},
+		{model.TargetStatus{LastError: `target "a": Get "http://h/metrics": net/http: request canceled (Client.Timeout exceeded while awaiting headers)`}, false},
+	}
+	for _, tt := range tests {
+		if got := Unreadable(tt.st); got != tt.want {
+			t.Errorf("Unreadable(%q) = %v, want %v", tt.st.LastError, got, tt.want)
+		}
+	}
+}

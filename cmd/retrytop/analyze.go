@@ -94,7 +94,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 				// minute either: say so at once instead of after the window.
 				if round == 1 && !f.keepGoing {
 					for _, s := range st {
-						if !s.Up {
+						if collect.Unreadable(s) {
 							unreadable = append(unreadable, s)
 						}
 					}
