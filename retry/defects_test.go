@@ -360,11 +360,11 @@ func (c *jumpClock) Now() time.Time {
 // Defect 4: time and ctx are looked at again after the slot is taken, so
 // no attempt starts with less than MinAttemptTime left or a done ctx.
 func TestAttemptNeverStartsWithExpiredContext(t *testing.T) {
-	// Deadline 100 ms, MinAttemptTime 50 ms, 30 ms pass between readings:
-	// the check before TryAcquire sees 70 ms left (read 2), the one after
-	// it 40 ms (read 3).
+	// Deadline 100 ms, MinAttemptTime 50 ms, 60 ms pass between readings:
+	// the check before TryAcquire sees the whole 100 ms (the start's
+	// reading, read 1), the one after it 40 ms (read 2).
 	t.Run("deadline passes while acquiring", func(t *testing.T) {
-		clock := &jumpClock{fakeClock: fakeClock{now: time.Now()}, step: 30 * ms}
+		clock := &jumpClock{fakeClock: fakeClock{now: time.Now()}, step: 60 * ms}
 		o, err := New(Config{Dependency: "quote", Clock: clock, Limiter: NewLimiter(1, 0),
 			Policy: Policy{MaxAttempts: 1, Deadline: 100 * ms, MinAttemptTime: 50 * ms}})
 		if err != nil {
@@ -384,7 +384,7 @@ func TestAttemptNeverStartsWithExpiredContext(t *testing.T) {
 		defer cancel()
 		clock := &jumpClock{fakeClock: fakeClock{now: time.Now()}, step: ms}
 		clock.onRead = func(n int) {
-			if n == 3 { // the reading right after TryAcquire
+			if n == 2 { // the reading right after TryAcquire
 				cancel()
 			}
 		}

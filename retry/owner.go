@@ -213,11 +213,18 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 	}
 	deadline := o.deadline(ctx, op.start)
 
+	// The first attempt's check before TryAcquire uses the start's reading:
+	// the clock is read again right after the slot is taken anyway, and a
+	// reading is a noticeable part of the no-failure path's cost.
+	checkAt := op.start
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, op.finishCtx(err)
 		}
-		if !o.timeLeft(deadline, o.clock.Now()) {
+		if op.attempts > 0 {
+			checkAt = o.clock.Now()
+		}
+		if !o.timeLeft(deadline, checkAt) {
 			return nil, op.finish(ResultDeadlineExhausted, nil)
 		}
 		if o.limiter != nil && !o.limiter.TryAcquire(p) {
@@ -282,6 +289,7 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 			if op.attempts > 1 {
 				o.in.rescued.Inc()
 			}
+			op.endAt = a.end // the operation ends with its attempt: no second reading
 			return a.val, op.finish(ResultSuccess, nil)
 		}
 		op.last = err
@@ -341,7 +349,8 @@ type operation struct {
 	attempts int
 	last     error
 	reason   string
-	paid     bool // a retry's budget cost is paid but the retry not made yet
+	paid     bool      // a retry's budget cost is paid but the retry not made yet
+	endAt    time.Time // when the operation ended, if already read (zero: read it)
 }
 
 // abandon ends the operation while attempt a still runs: the caller
@@ -411,7 +420,11 @@ func (op *operation) finish(r Result, ctxErr error) error {
 	case op.attempts == 0:
 		class = classFastFailure // never waited on the provider
 	}
-	o.in.requestDuration[class].Observe(o.clock.Now().Sub(op.start).Seconds())
+	end := op.endAt
+	if end.IsZero() {
+		end = o.clock.Now()
+	}
+	o.in.requestDuration[class].Observe(end.Sub(op.start).Seconds())
 	if r == ResultSuccess {
 		return nil
 	}
