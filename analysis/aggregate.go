@@ -222,6 +222,8 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 		successes, deadline, attOK                     acc
 		completed, admitted                            acc
 		cancelledAtt, abandoned, late, nested, hedges  acc
+		opAttempts                                     acc
+		opAttemptsMissing                              bool
 		// A basis of amplification counts only if every replica with
 		// attempts has it: mixing bases would divide some replicas'
 		// attempts by nothing.
@@ -249,6 +251,8 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 		abandoned.add(s.AbandonedAttemptsPerS)
 		late.add(s.LateSuccessesPerS)
 		hedges.add(s.HedgesPerS)
+		opAttempts.add(s.OperationAttemptsPerS)
+		opAttemptsMissing = opAttemptsMissing || (s.AttemptsPerS.OK && !s.OperationAttemptsPerS.OK)
 		nested.add(s.NestedPerS)
 		for i := range s.NestedIn {
 			b := &s.NestedIn[i]
@@ -301,6 +305,9 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 	out.AbandonedAttemptsPerS = abandoned.value()
 	out.LateSuccessesPerS = late.value()
 	out.HedgesPerS = hedges.value()
+	if !opAttemptsMissing {
+		out.OperationAttemptsPerS = opAttempts.value()
+	}
 	out.NestedPerS = nested.value()
 	if len(a.nested) > 0 {
 		slices.SortFunc(a.nested, func(x, y keyed) int { return strings.Compare(x.key, y.key) })

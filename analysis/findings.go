@@ -497,6 +497,7 @@ func aggregate(bins []model.Signals) model.Signals {
 	s.DependencyReceivedPerS = sum(func(s *model.Signals) model.Value { return s.DependencyReceivedPerS })
 	s.CompletedPerS = sum(func(s *model.Signals) model.Value { return s.CompletedPerS })
 	s.AdmittedPerS = sum(func(s *model.Signals) model.Value { return s.AdmittedPerS })
+	s.OperationAttemptsPerS = sum(func(s *model.Signals) model.Value { return s.OperationAttemptsPerS })
 	s.AdmissionRejectedPerS = sum(func(s *model.Signals) model.Value { return s.AdmissionRejectedPerS })
 	s.SuccessesPerS = sum(func(s *model.Signals) model.Value { return s.SuccessesPerS })
 	if c := sum(func(s *model.Signals) model.Value { return s.ResultsPerS[model.ResultCapacityRejected] }); c.OK {

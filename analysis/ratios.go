@@ -21,6 +21,11 @@ func deriveRatios(s *model.Signals) {
 	s.AttemptsPerOriginal = ratio(s.AttemptsPerS, s.OriginalsPerS)
 	base, basis := admittedBase(s)
 	s.Amplification, s.AmplificationBasis = ratio(s.AttemptsPerS, base), basis
+	if s.OperationAttemptsPerS.OK && s.AdmittedPerS.OK {
+		// Both sides added when each operation ended: exact in any
+		// window, a short bin included.
+		s.Amplification, s.AmplificationBasis = ratio(s.OperationAttemptsPerS, s.AdmittedPerS), model.AmplificationOperations
+	}
 	if !s.Amplification.OK {
 		s.AmplificationBasis = ""
 	}

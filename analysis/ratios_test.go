@@ -39,6 +39,7 @@ func counting(ops []op, scrapes []int64) []ts {
 		sClassSuccess
 		sClassFailure
 		sClassFast
+		sOpAttempts
 		numSeries
 	)
 	var events []event
@@ -61,6 +62,9 @@ func counting(ops []op, scrapes []int64) []ts {
 			events = append(events, event{t, sSuccess}, event{t, sClassSuccess})
 		} else {
 			events = append(events, event{t, sProviderError}, event{t, sClassFailure})
+		}
+		for range o.attempts { // added all at once, when the operation ends
+			events = append(events, event{t, sOpAttempts})
 		}
 	}
 	vals := make([][]string, numSeries)
@@ -85,6 +89,7 @@ func counting(ops []op, scrapes []int64) []ts {
 		{model.MetricResults, dep("priority", "critical", "result", "provider_error"), v(sProviderError)},
 		{model.MetricResults, dep("priority", "critical", "result", "capacity_rejected"), v(sRejected)},
 		{model.MetricAdmissionRejected, dep("priority", "critical", "reason", "concurrency"), v(sAdmission)},
+		{model.MetricOperationAttempts, dep(), v(sOpAttempts)},
 		{model.MetricRequestDuration + "_count", dep("result_class", "success"), v(sClassSuccess)},
 		{model.MetricRequestDuration + "_count", dep("result_class", "failure"), v(sClassFailure)},
 		{model.MetricRequestDuration + "_count", dep("result_class", "fast_failure"), v(sClassFast)},
@@ -172,14 +177,27 @@ func TestAmplificationIsCountedAtOneMoment(t *testing.T) {
 			st := load(t, nil, "app", scrapes, counting(shifted, scrapes)...)
 
 			dipped := false
+			maxAttempts := 1.0
+			if tt.retries {
+				maxAttempts = 2
+			}
 			for k := 1; k < len(scrapes); k++ {
 				s := SignalsFor(st, "app", "provider", scrapes[k-1], scrapes[k])
-				if s.AmplificationBasis != model.AmplificationAdmitted && s.Amplification.OK {
-					t.Fatalf("bin %d: basis %q, want %q", k, s.AmplificationBasis, model.AmplificationAdmitted)
+				if s.AmplificationBasis != model.AmplificationOperations && s.Amplification.OK {
+					t.Fatalf("bin %d: basis %q, want %q", k, s.AmplificationBasis, model.AmplificationOperations)
 				}
-				if a, ok := s.Amplification.Get(); ok && a < 1 {
-					t.Errorf("bin %d s: amplification %.3f < 1 (attempts %.1f/s, admitted %.1f/s)",
-						k, a, s.AttemptsPerS.V, s.AdmittedPerS.V)
+				// Both sides are added when an operation ends: between 1
+				// and the most attempts an operation makes, in every bin.
+				if a, ok := s.Amplification.Get(); ok && (a < 1 || a > maxAttempts) {
+					t.Errorf("bin %d s: amplification %.3f outside 1..%v (operation attempts %.1f/s, admitted %.1f/s)",
+						k, a, maxAttempts, s.OperationAttemptsPerS.V, s.AdmittedPerS.V)
+				}
+				// Without the operation-attempts family (other emitters),
+				// attempts over admitted originals still never read below 1.
+				s.OperationAttemptsPerS = model.Absent
+				deriveRatios(&s)
+				if a, ok := s.Amplification.Get(); ok && (a < 1 || s.AmplificationBasis != model.AmplificationAdmitted) {
+					t.Errorf("bin %d s: admitted basis %q reads %.3f < 1", k, s.AmplificationBasis, a)
 				}
 				if a, ok := s.AttemptsPerOriginal.Get(); ok && a < 1 {
 					dipped = true
@@ -211,6 +229,10 @@ func TestAmplificationBasisFallbacks(t *testing.T) {
 		wantBasis string
 		wantEff   model.Value
 	}{
+		{name: "operations: both sides counted at the end",
+			in: model.Signals{AttemptsPerS: sv(90), OriginalsPerS: sv(40), CompletedPerS: sv(40), AdmittedPerS: sv(20),
+				OperationAttemptsPerS: sv(30), SuccessesPerS: sv(10)},
+			want: sv(1.5), wantBasis: model.AmplificationOperations, wantEff: sv(0.25)},
 		{name: "admitted",
 			in:   model.Signals{AttemptsPerS: sv(30), OriginalsPerS: sv(40), CompletedPerS: sv(40), AdmittedPerS: sv(20), SuccessesPerS: sv(10)},
 			want: sv(1.5), wantBasis: model.AmplificationAdmitted, wantEff: sv(0.25)},

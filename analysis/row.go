@@ -20,6 +20,7 @@ const (
 	cLateSuccesses
 	cNested
 	cHedges
+	cOperationAttempts
 	numCounters
 )
 
@@ -33,10 +34,11 @@ var counterNames = [numCounters]string{
 	cResults:      model.MetricResults,
 	// The dependency of a nested operation is the inner owner's: its row
 	// says in which outer dependencies' attempts it ran.
-	cAbandoned:     model.MetricAbandonedAttempts,
-	cLateSuccesses: model.MetricLateSuccesses,
-	cNested:        model.MetricNestedOperations,
-	cHedges:        model.MetricHedges,
+	cAbandoned:         model.MetricAbandonedAttempts,
+	cLateSuccesses:     model.MetricLateSuccesses,
+	cNested:            model.MetricNestedOperations,
+	cHedges:            model.MetricHedges,
+	cOperationAttempts: model.MetricOperationAttempts,
 }
 
 // Gauge families of the contract.

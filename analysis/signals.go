@@ -74,6 +74,7 @@ func (r *row) eval(w window) model.Signals {
 	s.AbandonedAttemptsPerS = w.rate(r.sum(cAbandoned, &w))
 	s.LateSuccessesPerS = w.rate(r.sum(cLateSuccesses, &w))
 	s.HedgesPerS = w.rate(r.sum(cHedges, &w))
+	s.OperationAttemptsPerS = w.rate(r.sum(cOperationAttempts, &w))
 	r.nested(&s, &w)
 	deriveRatios(&s)
 

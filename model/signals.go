@@ -31,6 +31,7 @@ const (
 	MetricLateSuccesses     = "retry_late_successes_total"
 	MetricNestedOperations  = "retry_nested_operations_total"
 	MetricHedges            = "retry_hedges_total"
+	MetricOperationAttempts = "retry_operation_attempts_total"
 )
 
 // Server-side families: what a dependency that is itself a scrape target
@@ -81,14 +82,18 @@ const (
 	ClassFailure     = "failure"
 
 	// Signals.AmplificationBasis values: what amplification is attempts
-	// over. Admitted: completed originals that made an attempt (exact).
+	// over. Operations: the attempts of the operations that ended over
+	// those of them that made an attempt, both added when each ended
+	// (exact in every window). Admitted: attempts that ended over
+	// completed originals that made an attempt.
 	// Completed: completed originals less those refused by admission
 	// (retry_results_total without the class split). Started: originals
 	// started less admission rejections, counted at different moments
 	// from the attempts (a caveat during step changes).
-	AmplificationAdmitted  = "admitted"
-	AmplificationCompleted = "completed"
-	AmplificationStarted   = "started"
+	AmplificationOperations = "operations"
+	AmplificationAdmitted   = "admitted"
+	AmplificationCompleted  = "completed"
+	AmplificationStarted    = "started"
 )
 
 // LatencyClasses are the result classes whose latency is kept apart, in
@@ -261,8 +266,13 @@ type Signals struct {
 	// result); AdmittedPerS those of them that made at least one attempt
 	// (retry_request_duration_seconds classes success and failure), absent
 	// when the emitter does not tell fast failures apart.
-	CompletedPerS         Value `json:"completed_per_s"`
-	AdmittedPerS          Value `json:"admitted_per_s"`
+	CompletedPerS Value `json:"completed_per_s"`
+	AdmittedPerS  Value `json:"admitted_per_s"`
+	// OperationAttemptsPerS is the attempts of the operations that ended,
+	// added when each ended (retry_operation_attempts_total): over
+	// AdmittedPerS, amplification counted entirely at the operations'
+	// end, never below 1 nor above the hop's max attempts in any window.
+	OperationAttemptsPerS Value `json:"operation_attempts_per_s"`
 	RetriesPerS           Value `json:"retries_per_s"`
 	RescuedPerS           Value `json:"rescued_per_s"`
 	BudgetDeniedPerS      Value `json:"budget_denied_per_s"`

@@ -489,3 +489,29 @@ func TestDefaultClassifyOwnerResultsAreFinal(t *testing.T) {
 		}
 	}
 }
+
+// retry_operation_attempts_total adds an operation's attempts when it
+// ends, so attempts per admitted original can be counted at one moment
+// (issue 14): 3 for an operation that tried three times, nothing for one
+// shed before any attempt.
+func TestOperationAttemptsCountedAtTheEnd(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.Policy = Policy{MaxAttempts: 3, PerAttemptTimeout: 100 * ms}
+		c.Rand = zeroRand
+		c.Limiter = NewLimiter(1, 0)
+	})
+	s := &script{clock: h.clock, steps: []step{{ms, errTemp}, {ms, errTemp}, {ms, nil}}}
+	if err := h.owner.Do(context.Background(), Critical, s.attempt); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.counter(t, h.m.operationAttempts, "quote"); got != 3 {
+		t.Errorf("after 3 attempts: retry_operation_attempts_total = %v, want 3", got)
+	}
+	// A full limiter sheds the next one before any attempt.
+	h.owner.limiter.TryAcquire(Critical)
+	_ = h.owner.Do(context.Background(), Critical, s.attempt)
+	h.owner.limiter.Release()
+	if got := h.counter(t, h.m.operationAttempts, "quote"); got != 3 {
+		t.Errorf("after a shed operation: %v, want still 3", got)
+	}
+}

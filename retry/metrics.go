@@ -65,6 +65,7 @@ type Metrics struct {
 	lateSuccesses     *prometheus.CounterVec
 	nested            *prometheus.CounterVec
 	hedges            *prometheus.CounterVec
+	operationAttempts *prometheus.CounterVec
 }
 
 // NewMetrics creates the metric families and registers them on reg (never
@@ -119,6 +120,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			"Abandoned attempts that later succeeded: work the provider did for nobody.", "dependency"),
 		nested: counter("retry_nested_operations_total",
 			"Operations started inside an attempt of another owner (outer_dependency); its result is final there, never retried.", "dependency", "outer_dependency"),
+		operationAttempts: counter("retry_operation_attempts_total",
+			"Attempts of the operations that ended, added when each ends: over the admitted operations that ended, amplification counted at one moment.", "dependency"),
 		hedges: counter("retry_hedges_total",
 			"Hedged attempts: sent while an earlier attempt of the same operation was still running (also counted as attempts and retries).", "dependency"),
 		budgetBalance: &budgetCollector{
@@ -131,7 +134,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(m.originals, m.attempts, m.retries, m.rescued, m.budgetDenied,
 			m.admissionRejected, m.results, m.active, m.concurrencyLimit, m.poolWait,
 			m.requestDuration, m.attemptDuration, m.backoff, m.policyMaxAttempts,
-			m.policyDeadline, m.budgetBalance, m.abandoned, m.lateSuccesses, m.nested, m.hedges)
+			m.policyDeadline, m.budgetBalance, m.abandoned, m.lateSuccesses, m.nested, m.hedges, m.operationAttempts)
 	}
 	return m
 }
@@ -183,23 +186,25 @@ type instruments struct {
 	abandoned         prometheus.Counter
 	lateSuccesses     prometheus.Counter
 	hedges            prometheus.Counter
+	operationAttempts prometheus.Counter
 	nested            *prometheus.CounterVec // by outer dependency, rare: looked up per use
 	dep               string
 }
 
 func (m *Metrics) bind(dep string, p Policy, l *Limiter, b *Budget) *instruments {
 	in := &instruments{
-		retries:       m.retries.WithLabelValues(dep),
-		rescued:       m.rescued.WithLabelValues(dep),
-		budgetDenied:  m.budgetDenied.WithLabelValues(dep),
-		active:        m.active.WithLabelValues(dep),
-		poolWait:      m.poolWait.WithLabelValues(dep),
-		backoff:       m.backoff.WithLabelValues(dep),
-		abandoned:     m.abandoned.WithLabelValues(dep),
-		lateSuccesses: m.lateSuccesses.WithLabelValues(dep),
-		hedges:        m.hedges.WithLabelValues(dep),
-		nested:        m.nested,
-		dep:           dep,
+		retries:           m.retries.WithLabelValues(dep),
+		rescued:           m.rescued.WithLabelValues(dep),
+		budgetDenied:      m.budgetDenied.WithLabelValues(dep),
+		active:            m.active.WithLabelValues(dep),
+		poolWait:          m.poolWait.WithLabelValues(dep),
+		backoff:           m.backoff.WithLabelValues(dep),
+		abandoned:         m.abandoned.WithLabelValues(dep),
+		lateSuccesses:     m.lateSuccesses.WithLabelValues(dep),
+		hedges:            m.hedges.WithLabelValues(dep),
+		operationAttempts: m.operationAttempts.WithLabelValues(dep),
+		nested:            m.nested,
+		dep:               dep,
 	}
 	for _, pri := range []Priority{Sheddable, Critical} {
 		i := pri.index()

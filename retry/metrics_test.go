@@ -32,6 +32,7 @@ var contract = map[string]string{
 	"retry_abandoned_attempts_total": "COUNTER",
 	"retry_late_successes_total":     "COUNTER",
 	"retry_nested_operations_total":  "COUNTER",
+	"retry_operation_attempts_total": "COUNTER",
 	"retry_hedges_total":             "COUNTER",
 }
 

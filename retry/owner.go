@@ -413,6 +413,9 @@ func (op *operation) finish(r Result, ctxErr error) error {
 		o.budget.refund()
 	}
 	o.in.results[op.pi][r].Inc()
+	if op.attempts > 0 {
+		o.in.operationAttempts.Add(float64(op.attempts))
+	}
 	class := classFailure
 	switch {
 	case r == ResultSuccess:

@@ -14,7 +14,7 @@ var contractFamilies = []string{
 	model.MetricRetryLimitExceeded, model.MetricRequestTimeouts, model.MetricPendingCalls,
 	model.MetricPoolWaitAverage,
 	model.MetricAbandonedAttempts, model.MetricLateSuccesses, model.MetricNestedOperations,
-	model.MetricHedges, model.MetricServerRequests,
+	model.MetricHedges, model.MetricServerRequests, model.MetricOperationAttempts,
 }
 
 // native is the metric contract itself (docs/metrics.md): the snapshot is

@@ -106,6 +106,7 @@ var queryFamilies = []queryFamily{
 	{model.MetricLateSuccesses, model.Counter, nil, "sum"},
 	{model.MetricNestedOperations, model.Counter, []string{model.LabelOuterDependency}, "sum"},
 	{model.MetricHedges, model.Counter, nil, "sum"},
+	{model.MetricOperationAttempts, model.Counter, nil, "sum"},
 	// Fleet totals: in-flight calls, admitted calls and budget add up
 	// across replicas (a limit of 10 on 20 replicas admits 200).
 	{model.MetricActiveCalls, model.Gauge, nil, "sum"},

@@ -128,7 +128,7 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 	if len(st) != 3 || st[0].Name != "prometheus" || st[1].Name != "app" || st[2].Name != "web" {
 		t.Fatalf("statuses %+v", st)
 	}
-	if !st[0].Up || !strings.Contains(st[0].LastError, "2 of 60 queries failed") ||
+	if !st[0].Up || !strings.Contains(st[0].LastError, "2 of 61 queries failed") ||
 		!strings.Contains(st[0].LastError, "retry_attempts_total") || !strings.Contains(st[0].LastError, "execution: too many samples") {
 		t.Errorf("server status %+v", st[0])
 	}
@@ -188,8 +188,8 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 			t.Errorf("selector not merged: %s", q)
 		}
 	}
-	if ranges != 60 || instants != 60 {
-		t.Errorf("%d range and %d instant queries, want 60 each", ranges, instants)
+	if ranges != 61 || instants != 61 {
+		t.Errorf("%d range and %d instant queries, want 61 each", ranges, instants)
 	}
 }
 
