@@ -272,7 +272,7 @@ func EvaluateChainWith(c Chain, rows []model.Signals, tol GapTolerance) ChainRes
 	for i := 1; i < len(res.Hops); i++ {
 		prev := res.Hops[i-1]
 		if prev.Found && prev.AttemptsPerS.OK && res.Hops[i].Found {
-			check(c.Hops[i-1], c.Hops[i].Target, res.Hops[i].OriginalsPerS)
+			check(c.Hops[i-1], c.Hops[i].Target, arrivedAt(byKey[model.Key{Target: c.Hops[i].Target, Dependency: c.Hops[i].Dependency}]))
 		}
 	}
 	if n := len(c.Hops); n > 0 {
@@ -282,6 +282,21 @@ func EvaluateChainWith(c Chain, rows []model.Signals, tol GapTolerance) ChainRes
 		}
 	}
 	return res
+}
+
+// arrivedAt is what a hop received, as its callers' attempts are counted:
+// the operations it ended (every result), which end just before the
+// callers' attempts do, so a step change moves both sides alike; its
+// originals started (counted a whole latency earlier) only when it
+// exports no results.
+func arrivedAt(s *model.Signals) model.Value {
+	if s == nil {
+		return model.Absent
+	}
+	if s.CompletedPerS.OK {
+		return s.CompletedPerS
+	}
+	return s.OriginalsPerS
 }
 
 // gapOf compares what arrived at to with what its callers sent; bad when

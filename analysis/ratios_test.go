@@ -438,3 +438,40 @@ func TestDeadlineNotPropagated(t *testing.T) {
 		}
 	}
 }
+
+// A gap compares what a hop sent with what the next one received at the
+// same moment: its attempts end as the next hop's operations end, so the
+// next hop's completed operations are what arrived; its originals started
+// (a latency earlier) only stand in without results.
+func TestGapsCompareAtOneMoment(t *testing.T) {
+	sv := model.Some
+	chain := Chain{Hops: []Hop{{Target: "app", Dependency: "client"}, {Target: "client", Dependency: "provider"}}}
+	tests := []struct {
+		name     string
+		client   model.Signals
+		wantCode string
+	}{
+		// Latency rose: the client started 80/s but ended 50/s, as many
+		// as the app's attempts ended. No gap.
+		{"step change", model.Signals{OriginalsPerS: sv(80), CompletedPerS: sv(50)}, ""},
+		// A hidden layer retried: 90/s ended at the client for 50 sent.
+		{"hidden retries", model.Signals{OriginalsPerS: sv(90), CompletedPerS: sv(90)}, CodeHiddenRetries},
+		// Without results, originals stand in.
+		{"no results", model.Signals{OriginalsPerS: sv(50)}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			app := model.Signals{Target: "app", Dependency: "client", OriginalsPerS: sv(50), AttemptsPerS: sv(50)}
+			cl := tt.client
+			cl.Target, cl.Dependency, cl.AttemptsPerS = "client", "provider", sv(60)
+			r := EvaluateChain(chain, []model.Signals{app, cl})
+			code := ""
+			if len(r.Gaps) > 0 {
+				code = r.Gaps[0].Code
+			}
+			if code != tt.wantCode {
+				t.Errorf("gaps %+v, want %q", r.Gaps, tt.wantCode)
+			}
+		})
+	}
+}

@@ -276,17 +276,20 @@ func TestServiceSignalsOnTheSim(t *testing.T) {
 	}
 	t.Logf("ignore-cancel report:\n%s", text.String())
 
+	ignoring := run.truth.Provider.WorkAfterCancel
 	run = runServiceScenario(ctx, t, "baseline", phases)
 	s, span = whole(t, run.store)
 	got = s.WorkAfterCancelPerS.V * span
 	t.Logf("baseline: work after cancel scraped %.0f, truth %d", got, run.truth.Provider.WorkAfterCancel)
 	// The default provider stops on cancel; a request finishing at the
-	// very moment its caller gives up still counts, so a few may show
-	// (2 in one -race run), against hundreds with ignore-cancel. Scraped
-	// must equal the truth, and the truth be a sliver of the work done.
+	// very moment its caller gives up still counts, so a few show (2 to 5
+	// in -race runs), where ignore-cancel on the same schedule finishes
+	// over a thousand. Scraped must equal the truth, and the truth be a
+	// small part (a twentieth at most) of what ignoring the cancel does.
 	wac, done := run.truth.Provider.WorkAfterCancel, run.truth.Provider.Completed
-	if !s.WorkAfterCancelPerS.OK || math.Abs(got-float64(wac)) > 1 || wac*100 > done {
-		t.Errorf("baseline: work after cancel %v scraped (%.0f), %d true of %d completed; want ~0 and equal", s.WorkAfterCancelPerS, got, wac, done)
+	if !s.WorkAfterCancelPerS.OK || math.Abs(got-float64(wac)) > 1 || wac*20 > ignoring {
+		t.Errorf("baseline: work after cancel %v scraped (%.0f), %d true of %d completed, against %d ignoring the cancel; want a few and equal",
+			s.WorkAfterCancelPerS, got, wac, done, ignoring)
 	}
 	// It abandons the work of callers that gave up instead: cancelled.
 	p := run.truth.Provider
