@@ -222,7 +222,7 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 		successes, deadline, attOK                     acc
 		completed, admitted                            acc
 		cancelledAtt, abandoned, late, nested, hedges  acc
-		opAttempts                                     acc
+		opAttempts, poolMean, queueDepth               acc
 		opAttemptsMissing                              bool
 		// A basis of amplification counts only if every replica with
 		// attempts has it: mixing bases would divide some replicas'
@@ -277,6 +277,11 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 		maxAtt.max(s.MaxAttempts)
 		deadlineS.max(s.DeadlineSeconds)
 		poolP50.max(s.PoolWaitP50)
+		// A mean of replicas' means is no mean; the worst replica's is
+		// what a fleet row can say, as for the quantiles. Waiting calls
+		// add up.
+		poolMean.max(s.PoolWaitMean)
+		queueDepth.add(s.QueueDepth)
 		poolP99.max(s.PoolWaitP99)
 		backP50.max(s.BackoffP50)
 		backP99.max(s.BackoffP99)
@@ -339,6 +344,7 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 	out.MaxAttempts = maxAtt.value()
 	out.DeadlineSeconds = deadlineS.value()
 	out.PoolWaitP50, out.PoolWaitP99 = poolP50.value(), poolP99.value()
+	out.PoolWaitMean, out.QueueDepth = poolMean.value(), queueDepth.value()
 	out.BackoffP50, out.BackoffP99 = backP50.value(), backP99.value()
 
 	if len(a.results) > 0 {

@@ -475,3 +475,16 @@ func TestGapsCompareAtOneMoment(t *testing.T) {
 		})
 	}
 }
+
+// A fleet row's pool wait mean is its worst replica's (a mean of means is
+// no mean), and waiting calls add up.
+func TestAggregatePoolMeanAndQueueDepth(t *testing.T) {
+	sv := model.Some
+	got := Aggregate("app", []model.Signals{
+		{Target: "a", Dependency: "db", PoolWaitMean: sv(0.01), QueueDepth: sv(2)},
+		{Target: "b", Dependency: "db", PoolWaitMean: sv(0.03), QueueDepth: sv(3)},
+		{Target: "c", Dependency: "db"},
+	})
+	checkValue(t, "pool wait mean", got.PoolWaitMean, 0.03)
+	checkValue(t, "queue depth", got.QueueDepth, 5)
+}
