@@ -30,13 +30,7 @@ func (p *provider503) call(context.Context) error {
 // outer one, whatever the inner result, the wrapping, or the outer's
 // Classify: provider attempts never exceed the innermost MaxAttempts.
 func TestNestedOwnersDoNotMultiplyRetries(t *testing.T) {
-	full := func() *Budget {
-		b := NewBudget(BudgetConfig{})
-		for range 1000 {
-			b.RecordOriginal()
-		}
-		return b
-	}
+	full := func() *Budget { return filledBudget(1000) }
 	tests := []struct {
 		name          string
 		innerBudget   *Budget

@@ -161,3 +161,13 @@ func (s *script) attempt(ctx context.Context) error {
 }
 
 var errTemp = MarkTemporary(errors.New("provider overloaded"), 0)
+
+// filledBudget is a default budget that has seen originals originals, so
+// that it pays for originals/10 retries.
+func filledBudget(originals int) *Budget {
+	b := NewBudget(BudgetConfig{})
+	for range originals {
+		b.RecordOriginal()
+	}
+	return b
+}

@@ -49,13 +49,7 @@ func hedgeHarness(t *testing.T, edit func(*Config)) (*harness, *hedgeClock) {
 
 func TestHedgedRequests(t *testing.T) {
 	errBad := errors.New("400")
-	full := func() *Budget {
-		b := NewBudget(BudgetConfig{})
-		for range 100 {
-			b.RecordOriginal()
-		}
-		return b
-	}
+	full := func() *Budget { return filledBudget(100) }
 	tests := []struct {
 		name   string
 		budget *Budget
@@ -284,13 +278,7 @@ func TestHTTPClientHedgesIdempotentRequestsOnly(t *testing.T) {
 // Both attempts ignore their ctx: Do still returns at the operation
 // deadline, and their later successes are late.
 func TestHedgedRoundAtTheDeadline(t *testing.T) {
-	h, hc := hedgeHarness(t, func(c *Config) {
-		b := NewBudget(BudgetConfig{})
-		for range 100 {
-			b.RecordOriginal()
-		}
-		c.Budget = b
-	})
+	h, hc := hedgeHarness(t, func(c *Config) { c.Budget = filledBudget(100) })
 	returned := make(chan struct{}, 2)
 	h.owner.abandonedReturned = func() { returned <- struct{}{} }
 	release := make(chan struct{})

@@ -73,10 +73,7 @@ func TestAttemptTimeoutIsWhatIsLeft(t *testing.T) {
 }
 
 func TestRetryAfterLongerThanRemainingStops(t *testing.T) {
-	budget := NewBudget(BudgetConfig{})
-	for range 100 {
-		budget.RecordOriginal()
-	}
+	budget := filledBudget(100)
 	h := newHarness(t, func(c *Config) { c.Budget = budget })
 	s := &script{clock: h.clock, steps: []step{{10 * ms, MarkTemporary(errors.New("busy"), time.Second)}}}
 
