@@ -117,7 +117,9 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 			servers[t] = sv
 		}
 	}
-	aliasServers(st, targets, servers)
+	if len(servers) > 0 {
+		aliasServers(Identities(st, targets), servers)
+	}
 	for i, t := range names {
 		since := fullSince
 		if prev != nil {

@@ -368,15 +368,9 @@ func ServiceView(rows []model.Signals, timelines map[model.Key][]model.Signals, 
 // by ServiceView for chains and findings, and how each hop was linked.
 // st may be nil (no target_info known).
 func ServiceFrame(st *model.Store, f model.Frame, rules []LinkRule) (model.Frame, []Link, map[string]Identity) {
-	ids := Identities(st, f.Targets)
-	targets := make([]model.TargetStatus, len(f.Targets))
-	for i, t := range f.Targets {
-		id := ids[t.Name]
-		t.Service, t.NameSource = id.Service, id.Source
-		targets[i] = t
-	}
+	ids := identitiesOf(st, f.Targets)
 	out := f
-	out.Targets = targets
+	out.Targets = named(f.Targets, ids)
 	var links []Link
 	out.Rows, out.Timelines, links = ServiceView(f.Rows, f.Timelines, ids, NewLinker(f.Targets, ids, rules))
 	return out, links, ids
@@ -401,11 +395,10 @@ func ServicesByName(services []model.ServiceSignals, ids map[string]Identity) []
 // that target's server-side view, as a dependency named like the target
 // does. A service with several server targets (replicas) gets no alias:
 // one replica's view is not the service's.
-func aliasServers(st *model.Store, statuses []model.TargetStatus, servers map[string]*server) {
-	if len(servers) == 0 || len(statuses) == 0 {
+func aliasServers(ids map[string]Identity, servers map[string]*server) {
+	if len(servers) == 0 || len(ids) == 0 {
 		return
 	}
-	ids := Identities(st, statuses)
 	count := make(map[string]int, len(servers))
 	for t := range servers {
 		if id, ok := ids[t]; ok {
@@ -425,4 +418,32 @@ func aliasServers(st *model.Store, statuses []model.TargetStatus, servers map[st
 	for name, sv := range alias {
 		servers[name] = sv
 	}
+}
+
+// named returns targets with their Service and NameSource set from ids,
+// in a copy: the statuses belong to the caller.
+func named(targets []model.TargetStatus, ids map[string]Identity) []model.TargetStatus {
+	out := make([]model.TargetStatus, len(targets))
+	for i, t := range targets {
+		id := ids[t.Name]
+		t.Service, t.NameSource = id.Service, id.Source
+		out[i] = t
+	}
+	return out
+}
+
+// identitiesOf returns the identities targets already carry (BuildFrame
+// and BuildReport name them), reading the store only for a target that
+// carries none.
+func identitiesOf(st *model.Store, targets []model.TargetStatus) map[string]Identity {
+	for _, t := range targets {
+		if t.NameSource == "" {
+			return Identities(st, targets)
+		}
+	}
+	ids := make(map[string]Identity, len(targets))
+	for _, t := range targets {
+		ids[t.Name] = Identity{Service: t.Service, Source: t.NameSource}
+	}
+	return ids
 }

@@ -125,7 +125,9 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 			rep.Services = append(rep.Services, svc.eval(rangeWindow(times, winStart, end)))
 		}
 	}
-	aliasServers(st, targets, servers)
+	ids := Identities(st, targets)
+	history.Targets = named(targets, ids) // ServiceFrame reads them from there
+	aliasServers(ids, servers)
 
 	sort.Slice(rep.Services, func(i, j int) bool { return rep.Services[i].Target < rep.Services[j].Target })
 	for _, t := range st.Targets() {
