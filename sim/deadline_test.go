@@ -42,20 +42,20 @@ func TestHopPropagatesDeadlineThroughTheLibrary(t *testing.T) {
 			server, err := newHop("client", "client", "provider", stub.URL, false, HopPolicy{
 				Retry:             retry.Policy{MaxAttempts: 1, Deadline: 2 * time.Second, DeadlineReserve: 50 * time.Millisecond, PerAttemptTimeout: 1500 * time.Millisecond},
 				PropagateDeadline: tt.propagate,
-			}, reg, nil)
+			}, reg, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer server.transport.CloseIdleConnections()
+			defer closeIdleOf(server)
 			srv := httptest.NewServer(server)
 			defer srv.Close()
 			caller, err := newHop("app", "app", "client", srv.URL, false, HopPolicy{
 				Retry: retry.Policy{MaxAttempts: 1, Deadline: 5 * time.Second},
-			}, nil, nil)
+			}, nil, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer caller.transport.CloseIdleConnections()
+			defer closeIdleOf(caller)
 
 			ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
 			defer cancel()
@@ -79,5 +79,12 @@ func TestHopPropagatesDeadlineThroughTheLibrary(t *testing.T) {
 				t.Errorf("retry_server_requests_total{deadline=propagated} = %v, want %v", got, tt.wantPropagated)
 			}
 		})
+	}
+}
+
+// closeIdleOf frees the idle connections of a hop's loopback transport.
+func closeIdleOf(h *hop) {
+	if c, ok := h.transport.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
 	}
 }

@@ -48,7 +48,15 @@ type Layer struct {
 type hopCounts struct {
 	originals, attempts atomic.Int64
 	inFlight, peak      atomic.Int64
-	results             [numResults]atomic.Int64
+	// Counted at the moments the metric contract counts them, for the
+	// per-bin truth (Counters): attempts that ended, those of them that
+	// succeeded (2xx) or timed out, retries (attempts after an operation's
+	// first, counted when they start), and the operations that ended after
+	// at least one attempt with the attempts they made.
+	ended, endedOK, timedOut atomic.Int64
+	retries                  atomic.Int64
+	admitted, opAttempts     atomic.Int64
+	results                  [numResults]atomic.Int64
 	// answered counts operations by what the hop answered its caller,
 	// mapped like the end user's outcome (decisions made below included).
 	answered [numOutcomes]atomic.Int64
@@ -66,12 +74,14 @@ type hop struct {
 	policy          HopPolicy
 	owner           *retry.Owner
 	client          *retry.HTTPClient
-	transport       *http.Transport
+	transport       http.RoundTripper // to the next hop: loopback or in-process
 	counts          hopCounts
 	server          http.Handler // what serves the hop's callers
 }
 
-func newHop(name, role, dep, next string, hidden bool, pol HopPolicy, reg prometheus.Registerer, rnd func(int64) int64) (*hop, error) {
+// newHop builds a hop that calls next through transport (nil: a loopback
+// HTTP transport of its own).
+func newHop(name, role, dep, next string, hidden bool, pol HopPolicy, reg prometheus.Registerer, rnd func(int64) int64, transport http.RoundTripper) (*hop, error) {
 	var lim *retry.Limiter
 	if pol.Limit > 0 {
 		lim = retry.NewLimiter(pol.Limit, 0)
@@ -94,7 +104,10 @@ func newHop(name, role, dep, next string, hidden bool, pol HopPolicy, reg promet
 	}
 	h := &hop{
 		name: name, role: role, dep: dep, hidden: hidden, next: next, policy: pol,
-		owner: owner, transport: newTransport(),
+		owner: owner, transport: transport,
+	}
+	if h.transport == nil {
+		h.transport = newTransport()
 	}
 	// Every hop sends its attempt's remaining time; only hops with
 	// PropagateDeadline honour what they receive.
@@ -121,6 +134,9 @@ type countingTransport struct{ h *hop }
 func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := &t.h.counts
 	c.attempts.Add(1)
+	if n, ok := req.Context().Value(opAttemptsKey{}).(*atomic.Int64); ok && n.Add(1) > 1 {
+		c.retries.Add(1)
+	}
 	n := c.inFlight.Add(1)
 	for {
 		p := c.peak.Load()
@@ -130,12 +146,31 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	resp, err := t.h.transport.RoundTrip(req)
 	if err != nil {
+		// The owner counts a failed round trip's attempt now, a timeout
+		// when the error is one (a cancel is not).
+		if !errors.Is(err, context.Canceled) && isTimeout(err) {
+			c.timedOut.Add(1)
+		}
+		c.ended.Add(1)
 		c.inFlight.Add(-1)
 		return nil, err
 	}
-	resp.Body = &countedBody{ReadCloser: resp.Body, done: func() { c.inFlight.Add(-1) }}
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	resp.Body = &countedBody{ReadCloser: resp.Body, done: func() {
+		// The owner has read the body and counts the attempt next.
+		if ok {
+			c.endedOK.Add(1)
+		}
+		c.ended.Add(1)
+		c.inFlight.Add(-1)
+	}}
 	return resp, nil
 }
+
+// opAttemptsKey carries, in an operation's context, the number of attempts
+// it has sent so far (*atomic.Int64), so that the counting transport can
+// tell a retry from a first attempt.
+type opAttemptsKey struct{}
 
 type countedBody struct {
 	io.ReadCloser
@@ -164,6 +199,14 @@ func (h *hop) call(ctx context.Context) callResult {
 }
 
 func (h *hop) do(ctx context.Context) callResult {
+	n := new(atomic.Int64)
+	ctx = context.WithValue(ctx, opAttemptsKey{}, n)
+	defer func() {
+		if a := n.Load(); a > 0 {
+			h.counts.opAttempts.Add(a)
+			h.counts.admitted.Add(1)
+		}
+	}()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.next, nil)
 	if err != nil {
 		h.counts.results[retry.ResultPermanentError].Add(1)

@@ -40,8 +40,17 @@ type Options struct {
 	// the same Seed and Options see the same arrivals.
 	Seed uint64
 	// Clock drives the arrival and phase schedules (default: real time).
-	// Service times, timeouts and latencies always use real time.
+	// Service times, timeouts and latencies always use the time package;
+	// for a run wholly in virtual time, leave Clock nil, set InProcess and
+	// run the stack inside a testing/synctest bubble, where the time
+	// package itself is virtual (docs/testing.md).
 	Clock Clock
+	// InProcess connects the hops with an in-process transport instead of
+	// loopback sockets: each hop's handler serves its caller's request on
+	// a goroutine of its own, honouring the caller's cancel, and nothing
+	// listens. Target URLs are then http://NAME.sim/metrics, reachable
+	// only through Stack.Transport. ListenBase must be 0.
+	InProcess bool
 	// OnPhase, if set, is called when a phase begins (index, name) and once
 	// more when the last one ends (len(phases), ""), from the stack's
 	// goroutine, right after the phase's ground-truth snapshot.
@@ -73,6 +82,7 @@ type Stack struct {
 	prov     *provider
 	gen      *generator
 	servers  []*http.Server
+	inproc   *inProcess // the transport of an InProcess stack, else nil
 	cancel   context.CancelFunc
 	done     chan struct{} // closed when the generator finished and drained
 	bg       sync.WaitGroup
@@ -124,22 +134,34 @@ func Start(ctx context.Context, sc Scenario, opts Options) (*Stack, error) {
 		names = append(names, l.Name)
 	}
 	names = append(names, NameProvider)
-	lns := make([]net.Listener, len(names))
-	for i := range names {
-		addr := "127.0.0.1:0"
-		if opts.ListenBase > 0 {
-			addr = "127.0.0.1:" + strconv.Itoa(opts.ListenBase+i)
+	var lns []net.Listener
+	var transport http.RoundTripper // nil: each hop dials loopback
+	var base func(i int) string
+	if opts.InProcess {
+		if opts.ListenBase != 0 {
+			return nil, errors.New("sim: InProcess listens nowhere; ListenBase must be 0")
 		}
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			for _, l := range lns[:i] {
-				_ = l.Close()
+		s.inproc = newInProcess()
+		transport = s.inproc
+		base = func(i int) string { return "http://" + names[i] + ".sim" }
+	} else {
+		lns = make([]net.Listener, len(names))
+		for i := range names {
+			addr := "127.0.0.1:0"
+			if opts.ListenBase > 0 {
+				addr = "127.0.0.1:" + strconv.Itoa(opts.ListenBase+i)
 			}
-			return nil, fmt.Errorf("sim: listen for %s: %w", names[i], err)
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				for _, l := range lns[:i] {
+					_ = l.Close()
+				}
+				return nil, fmt.Errorf("sim: listen for %s: %w", names[i], err)
+			}
+			lns[i] = ln
 		}
-		lns[i] = ln
+		base = func(i int) string { return "http://" + lns[i].Addr().String() }
 	}
-	base := func(i int) string { return "http://" + lns[i].Addr().String() }
 
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x6a177e5))
 	var rngMu sync.Mutex
@@ -202,7 +224,7 @@ func Start(ctx context.Context, sc Scenario, opts Options) (*Stack, error) {
 		policies = append(policies, l.Policy)
 	}
 	for i := 0; i < len(names)-1; i++ {
-		h, err := newHop(names[i], roles[i], nextVisible(i), base(i+1)+"/", hidden[i], policies[i], reg(i), jitter)
+		h, err := newHop(names[i], roles[i], nextVisible(i), base(i+1)+"/", hidden[i], policies[i], reg(i), jitter, transport)
 		if err != nil {
 			return fail(err)
 		}
@@ -241,11 +263,15 @@ func Start(ctx context.Context, sc Scenario, opts Options) (*Stack, error) {
 		case i > 0:
 			mux.Handle("/", s.hops[i])
 		}
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		s.servers = append(s.servers, srv)
 		if !hidden[i] {
 			s.targets = append(s.targets, Target{Name: names[i], URL: base(i) + "/metrics", Layer: roles[i]})
 		}
+		if s.inproc != nil {
+			s.inproc.handlers[names[i]+".sim"] = mux
+			continue
+		}
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		s.servers = append(s.servers, srv)
 		s.bg.Add(1)
 		go func(ln net.Listener) {
 			defer s.bg.Done()
@@ -420,6 +446,16 @@ func (s *Stack) Done() <-chan struct{} { return s.done }
 // the Start context is done.
 func (s *Stack) Wait() { <-s.done }
 
+// Transport reaches the stack's targets (their /metrics) and work
+// endpoints: the in-process transport of an InProcess stack, else
+// http.DefaultTransport.
+func (s *Stack) Transport() http.RoundTripper {
+	if s.inproc != nil {
+		return s.inproc
+	}
+	return http.DefaultTransport
+}
+
 // Close stops the traffic, shuts every server down and frees the ports. It
 // is safe to call more than once.
 func (s *Stack) Close() error {
@@ -427,12 +463,16 @@ func (s *Stack) Close() error {
 		s.cancel()
 		s.prov.shutdown() // ignore-cancel work must not hold shutdown up
 		<-s.done
+		if s.inproc != nil {
+			// Handlers of callers that gave up finish on their own now.
+			s.inproc.wait()
+			s.bg.Wait()
+			return
+		}
 		// Our own clients' idle connections first: a connection dialled for
 		// an attempt that was cancelled before its request was written sits
 		// in a pool, and the server would wait for it as a new connection.
-		for _, h := range s.hops {
-			h.transport.CloseIdleConnections()
-		}
+		s.closeIdle()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		var errs []error
@@ -443,10 +483,16 @@ func (s *Stack) Close() error {
 			}
 		}
 		s.bg.Wait()
-		for _, h := range s.hops {
-			h.transport.CloseIdleConnections()
-		}
+		s.closeIdle()
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
+}
+
+func (s *Stack) closeIdle() {
+	for _, h := range s.hops {
+		if c, ok := h.transport.(interface{ CloseIdleConnections() }); ok {
+			c.CloseIdleConnections()
+		}
+	}
 }
