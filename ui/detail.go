@@ -155,8 +155,8 @@ func (p *painter) detailBody(dst []line, row *model.Signals, tl []model.Signals,
 	if width >= wideWidth {
 		leftW := (width - 3) / 2
 		rightW := width - leftW - 3
-		left := p.trafficSection(nil, row, tl, f, leftW, 8)
-		right := p.outcomeSection(nil, row, tl, f, rightW)
+		left := p.trafficSection(nil, row, tl, f, "", leftW, 8)
+		right := p.outcomeSection(nil, row, tl, f, rightW, 1)
 		right = append(right, line{})
 		right = p.capacitySection(right, row, tl, f, rightW)
 		dst = append(dst, joinColumns([][]line{left, right}, []int{leftW, 0}, "   ")...)
@@ -169,13 +169,13 @@ func (p *painter) detailBody(dst []line, row *model.Signals, tl []model.Signals,
 		dst = append(dst, line{})
 		return p.signalsSection(dst, row, width)
 	}
-	dst = p.trafficSection(dst, row, tl, f, width, 6)
+	dst = p.trafficSection(dst, row, tl, f, "", width, 6)
 	if extra != nil {
 		dst = append(dst, line{})
 		dst = extra(dst)
 	}
 	dst = append(dst, line{})
-	dst = p.outcomeSection(dst, row, tl, f, width)
+	dst = p.outcomeSection(dst, row, tl, f, width, 1)
 	dst = append(dst, line{})
 	dst = p.capacitySection(dst, row, tl, f, width)
 	dst = append(dst, line{})

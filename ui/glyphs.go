@@ -80,6 +80,8 @@ type glyphs struct {
 	micro, to                                 string
 	inf                                       string // an unbounded limit
 	times                                     string // a group's size: "checkout ×40"
+	// dot separates the parts of a title or note; ellipsis ends cut text.
+	dot, ellipsis string
 }
 
 func glyphsFor(c Charset) *glyphs {
@@ -122,6 +124,8 @@ var blockGlyphs = glyphs{
 	to:         "→",
 	inf:        "∞",
 	times:      "×",
+	dot:        "·",
+	ellipsis:   "…",
 }
 
 var brailleGlyphs = glyphs{
@@ -150,6 +154,8 @@ var brailleGlyphs = glyphs{
 	to:         "→",
 	inf:        "∞",
 	times:      "×",
+	dot:        "·",
+	ellipsis:   "…",
 }
 
 var asciiGlyphs = glyphs{
@@ -178,4 +184,6 @@ var asciiGlyphs = glyphs{
 	to:         "->",
 	inf:        "inf",
 	times:      "x",
+	dot:        "-",
+	ellipsis:   "...",
 }

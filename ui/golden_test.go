@@ -10,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -56,7 +57,7 @@ func screen(t *testing.T, m *Model) string {
 	return v + "\n"
 }
 
-var goldenSizes = []struct{ w, h int }{{80, 24}, {120, 40}, {200, 60}}
+var goldenSizes = []struct{ w, h int }{{80, 24}, {120, 40}, {180, 50}, {200, 60}}
 
 func sizeName(w, h int) string { return itoa(w) + "x" + itoa(h) }
 
@@ -75,6 +76,65 @@ func TestGoldenOverview(t *testing.T) {
 			golden(t, "overview_"+sizeName(sz.w, sz.h), screen(t, m))
 		})
 	}
+}
+
+// fixtureDerived is what the build Cmd derives from the fixture frame:
+// its inferred chains (gateway → checkout → payments → bank-api), the
+// findings over them, the strip and the worst row.
+func fixtureDerived(f model.Frame) derived {
+	th := analysis.DefaultThresholds()
+	chains := analysis.EvaluateChains(f.Rows, analysis.ResolveChains(nil, nil, f.Rows), th.Gap)
+	d := derived{chains: chains, found: analysis.Evaluate(f, chains, th)}
+	d.findings = findingLines(f, d.found)
+	d.worst, d.hasWorst = worstRow(&f, d.found)
+	return d
+}
+
+// storyModel is goldenModel whose frames carry what the build Cmd derives:
+// the strip, the chains, the findings and the worst row.
+func storyModel(t *testing.T, opts Options, w, h int) *Model {
+	m := newTestModel(t, opts, nil)
+	m.build = func(_ Source, req frameRequest) (model.Frame, derived) {
+		f := fixtureFrame(dataTime, req.Window, 0)
+		return f, fixtureDerived(f)
+	}
+	msg := liveFrame(fixtureFrame(dataTime, time.Minute, 0))
+	msg.derived = fixtureDerived(msg.frame)
+	send(m, tea.WindowSizeMsg{Width: w, Height: h}, msg)
+	return m
+}
+
+// The overview as a real frame shows it: the strip on short screens; from
+// 45 rows the chains, the findings with their advice, and charts that
+// take the rest of the screen.
+func TestGoldenStory(t *testing.T) {
+	for _, sz := range goldenSizes {
+		t.Run(sizeName(sz.w, sz.h), func(t *testing.T) {
+			m := storyModel(t, Options{}, sz.w, sz.h)
+			scr := screen(t, m)
+			golden(t, "story_"+sizeName(sz.w, sz.h), scr)
+			if sz.h >= tallHeight {
+				for _, want := range []string{"CHAINS", "gateway 1.0× → checkout 2.4× → payments 1.7× → bank-api", "FINDINGS", "RETRY_AMPLIFICATION"} {
+					if !strings.Contains(scr, want) {
+						t.Errorf("%s: no %q", sizeName(sz.w, sz.h), want)
+					}
+				}
+				if n := trailingBlank(scr); n > 3 {
+					t.Errorf("%s: %d blank lines above the key bar, want at most 3:\n%s", sizeName(sz.w, sz.h), n, scr)
+				}
+			}
+		})
+	}
+}
+
+// trailingBlank counts the blank lines right above the last line.
+func trailingBlank(scr string) int {
+	lines := strings.Split(strings.TrimSuffix(scr, "\n"), "\n")
+	n := 0
+	for i := len(lines) - 2; i > 0 && strings.TrimSpace(lines[i]) == ""; i-- {
+		n++
+	}
+	return n
 }
 
 func TestGoldenDetail(t *testing.T) {

@@ -62,6 +62,13 @@ func (h *headerModel) view(dst []line, m *Model) []line {
 		l.text("…", st.dim)
 	}
 
+	// The row the charts follow, when they do; on narrow screens it is
+	// left to the cursor (the down target and the clock need the room).
+	if k, ok := m.followed(); ok && width >= wideWidth {
+		l.plain("  following ")
+		l.text(Sanitize(k.Target)+" "+g.to+" "+Sanitize(k.Dependency), st.accent)
+	}
+
 	// Right side: newest data age and the clock; a compact form when a
 	// down target needs the room.
 	var right, short [64]byte

@@ -25,6 +25,13 @@ type KeyMap struct {
 	// Group folds replicas (targets sharing a layer) into one row per
 	// (layer, dependency), and unfolds them.
 	Group key.Binding
+	// Follow puts the cursor back on the worst row and keeps it there as
+	// frames arrive (any cursor move pins the row instead).
+	Follow key.Binding
+	// Findings opens the findings pane: every finding whole.
+	Findings key.Binding
+	// Info opens the info pane: targets, source, window, version.
+	Info key.Binding
 }
 
 // DefaultKeyMap returns the default bindings.
@@ -48,6 +55,10 @@ func DefaultKeyMap() KeyMap {
 		Back:       key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 		// Not g: it is "first" here and "start" in a replay.
 		Group: key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "group by layer")),
+		// Not f: it opens the findings.
+		Follow:   key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "follow the worst row")),
+		Findings: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "findings")),
+		Info:     key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "info")),
 	}
 }
 
@@ -60,7 +71,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.SwitchView, k.Sort, k.Filter, k.Group},
+		{k.Open, k.Back, k.SwitchView, k.Sort, k.Filter, k.Group, k.Follow},
 		{k.Pause, k.WindowDown, k.WindowUp, k.Help, k.Quit},
 	}
 }

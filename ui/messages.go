@@ -53,6 +53,14 @@ type frameMsg struct {
 // derived is what a frame's Cmd concludes from it besides the frame.
 type derived struct {
 	findings []string               // the findings strip
+	capLines int                    // how many of them, first, are SERIES_CAP warnings
+	// found are the findings themselves, most severe first (the
+	// overview's FINDINGS section and the findings pane).
+	found []analysis.Finding
+	// worst is the row the dashboard follows until the cursor moves
+	// (worstRow); hasWorst is false when no row stands out.
+	worst    model.Key
+	hasWorst bool
 	chains   []analysis.ChainResult // the chain view
 	// services are the signals of every service target over the frame's
 	// window, sorted by target (the overview's SERVICES section).

@@ -73,6 +73,10 @@ type Model struct {
 	// near-identical replica rows would bury every other row; a replica
 	// is one enter away in its group's detail, or a press of the key.
 	grouping bool
+	// following: the cursor, charts and detail follow the worst row
+	// (worstRow) as frames arrive, until the user moves the cursor; the
+	// Follow key turns it back on.
+	following bool
 
 	now      time.Time
 	clockGen int
@@ -117,8 +121,9 @@ func NewModel(src Source, opts Options) *Model {
 		src:      src,
 		build:    buildFrame,
 		now:      opts.Now(),
-		dirty:    true,
-		grouping: true,
+		dirty:     true,
+		grouping:  true,
+		following: true,
 	}
 	for i, w := range opts.Windows {
 		if w == opts.Window {
@@ -141,7 +146,13 @@ func (m *Model) stripLines() []string {
 	if len(m.findings) > 0 {
 		return m.findings
 	}
-	return m.shownDerived.findings
+	d := &m.shownDerived
+	if m.view == viewOverview && !m.showHelp && m.overview.tall() && len(d.found) > 0 {
+		// The tall overview lists the findings with their advice; the
+		// strip keeps only what is not a finding (the series cap).
+		return d.findings[:min(d.capLines, len(d.findings))]
+	}
+	return d.findings
 }
 
 // Init builds a first frame at once and starts waiting for updates.
@@ -276,6 +287,29 @@ func (m *Model) show(f *model.Frame, d derived) {
 	m.shownSeq++
 	m.shownDerived = d
 	m.showOverview()
+	m.followWorst()
+}
+
+// followWorst puts the cursor (and an open caller detail) on the worst
+// row while following.
+func (m *Model) followWorst() {
+	d := &m.shownDerived
+	if !m.following || !d.hasWorst {
+		return
+	}
+	m.overview.follow(d.worst)
+	if m.view == viewDetail && m.detail.group == "" && m.detail.key != d.worst {
+		m.detail.open(d.worst, "")
+	}
+}
+
+// followed is the row being followed, for the header ("" when the
+// cursor is pinned or no row stands out).
+func (m *Model) followed() (model.Key, bool) {
+	if !m.following || !m.shownDerived.hasWorst {
+		return model.Key{}, false
+	}
+	return m.shownDerived.worst, true
 }
 
 // showOverview gives the overview the frame on screen, folded by layer
@@ -286,6 +320,7 @@ func (m *Model) showOverview() {
 	}
 	gs := m.shownDerived.groups
 	m.overview.groupable = gs != nil
+	m.overview.chains, m.overview.found = m.shownDerived.chains, m.shownDerived.found
 	if m.grouping && gs != nil {
 		m.overview.setFrame(&gs.frame, m.shownDerived.services, gs)
 		return
@@ -298,6 +333,12 @@ func (m *Model) showOverview() {
 func (m *Model) toggleGrouping() {
 	m.grouping = !m.grouping
 	m.showOverview()
+	m.followWorst()
+}
+
+// isCursorKey: the key moves the cursor.
+func isCursorKey(k *KeyMap, msg tea.KeyMsg) bool {
+	return key.Matches(msg, k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom)
 }
 
 func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
@@ -333,6 +374,10 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return m.stepWindow(-1)
 	case key.Matches(msg, k.WindowUp):
 		return m.stepWindow(+1)
+	case key.Matches(msg, k.Follow):
+		m.following = true
+		m.followWorst()
+		return nil
 	case key.Matches(msg, k.SwitchView):
 		switch m.view {
 		case viewOverview:
@@ -390,6 +435,8 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		case key.Matches(msg, k.Group):
 			m.toggleGrouping()
 			return nil
+		case isCursorKey(k, msg):
+			m.following = false // the user chose a row: pin it
 		}
 		return m.overview.update(msg)
 	}

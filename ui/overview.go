@@ -11,6 +11,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -198,6 +200,12 @@ type overviewModel struct {
 
 	pane painter
 	lay  tableLayout
+
+	// chains and found are the frame's chains and findings, for the tall
+	// layout's story.
+	chains   []analysis.ChainResult
+	found    []analysis.Finding
+	storyBuf []line
 
 	rev      uint64 // bumped on every change that alters the table
 	cacheKey [3]uint64
@@ -508,6 +516,22 @@ func (o *overviewModel) moveTo(i int) {
 	o.rev++
 }
 
+// follow makes k (a row of the ungrouped frame) the wanted row, or its
+// group's row when replicas are folded; a row filtered out stays wanted
+// and the cursor where it was.
+func (o *overviewModel) follow(k model.Key) {
+	if o.groups != nil {
+		if gk, ok := o.groups.of[k]; ok {
+			k = gk
+		}
+	}
+	if o.hasSel && !o.selSvc && o.sel == k {
+		return
+	}
+	o.sel, o.selSvc, o.hasSel = k, false, true
+	o.refresh()
+}
+
 func (o *overviewModel) setFilter(s string) {
 	o.terms = strings.Fields(strings.ToLower(s))
 	o.refresh()
@@ -570,8 +594,17 @@ func (o *overviewModel) update(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
+// tallHeight is the screen height from which the overview also tells the
+// story: the chains as one line each and the findings with their advice.
+// Below it the compact layout stays (findings in the strip).
+const tallHeight = 45
+
+// tall reports whether the overview shows its CHAINS and FINDINGS.
+func (o *overviewModel) tall() bool { return o.c.height >= tallHeight }
+
 // view renders the table and, when there is room, the selected row's
-// preview under it.
+// preview under it. The preview takes every line the rows leave: its
+// charts grow with the screen.
 func (o *overviewModel) view(dst []line, width, height int) []line {
 	ck := [3]uint64{o.rev, uint64(width), uint64(height)}
 	if o.cache != nil && ck == o.cacheKey {
@@ -585,6 +618,17 @@ func (o *overviewModel) view(dst []line, width, height int) []line {
 	}
 	out := o.cache[:0]
 	wide := width >= wideWidth
+
+	// The story (tall screens): it gives way when the rows need the room.
+	var story []line
+	if o.tall() {
+		story = o.story(o.storyBuf[:0], width)
+		o.storyBuf = story
+		if len(story) > 0 && height-len(story) < 24 {
+			story = story[:0]
+		}
+	}
+	height -= len(story)
 
 	// Height: the caller table first, then the services; a preview when at
 	// least a few rows of each and the preview fit. Without room for the
@@ -609,7 +653,7 @@ func (o *overviewModel) view(dst []line, width, height int) []line {
 		tableH = min(tableNeed, height-svcMin)
 		svcH = min(svcNeed, height-tableH)
 	}
-	chartH := 0
+	room := 0 // lines for the preview, after its blank line
 	sel, hasRow := o.selectedRow()
 	svc, hasSvc := o.selectedService()
 	tableMin := min(tableNeed, 2+min(n, 5))
@@ -619,14 +663,10 @@ func (o *overviewModel) view(dst []line, width, height int) []line {
 		tableH = tableMin + min(tableNeed-tableMin, extra)
 		extra -= tableH - tableMin
 		svcH = svcFloor + min(svcNeed-svcFloor, extra)
-		chartH = min(height-tableH-svcH-1-5, 8)
-		if wide {
-			// Beside the seven outcome rows; the rest of the room goes to
-			// the latency histograms.
-			chartH = min(max(chartH, 4), 6)
-		}
-		if chartH < 3 && svcNeed > 0 {
+		room = height - tableH - svcH - 1
+		if room-5 < 3 && svcNeed > 0 {
 			// No preview after all: the rows take the room back.
+			room = 0
 			tableH = min(tableNeed, height-svcMin)
 			svcH = min(svcNeed, height-tableH)
 		}
@@ -635,40 +675,183 @@ func (o *overviewModel) view(dst []line, width, height int) []line {
 	if svcNeed > 0 {
 		out = o.svcTable(out, width, svcH)
 	}
-	if hasSvc && chartH >= 3 {
+	out = append(out, story...)
+	if hasSvc && room-5 >= 3 {
 		// The selected service's signals; its charts are in its detail.
 		out = append(out, line{})
 		out = o.pane.serviceSignalsSection(out, svc, "SERVICE "+o.svcNamesOf(svc).target, width)
-	} else if hasRow && chartH >= 3 {
+	} else if hasRow && room-5 >= 3 {
 		out = append(out, line{})
-		tl := o.frame.Timelines[sel.Key()]
-		p := &o.pane
-		if wide {
-			leftW := (width - 3) / 2
-			left := p.trafficSection(nil, sel, tl, o.frame, leftW, chartH)
-			right := p.outcomeSection(nil, sel, tl, o.frame, width-leftW-3)
-			out = append(out, joinColumns([][]line{left, right}, []int{leftW, 0}, "   ")...)
-			// More of the selected row while the screen has room.
-			if room := height - len(out) - 1; room >= 8 {
-				more := p.latencySection(nil, sel, width, true)
-				if len(more) <= room {
-					out = append(out, line{})
-					out = append(out, more...)
-				}
-			}
-		} else {
-			out = p.trafficSection(out, sel, tl, o.frame, width, chartH)
-			if room := height - len(out) - 1; room >= 1+int(numOutcomes) {
-				out = append(out, line{})
-				out = p.outcomeSection(out, sel, tl, o.frame, width)
-			}
-		}
+		out = o.preview(out, sel, width, room, wide)
 	}
-	if len(out) > height {
-		out = out[:height]
+	if len(out) > height+len(story) {
+		out = out[:height+len(story)]
 	}
 	o.cache, o.cacheKey = out, ck
 	return append(dst, out...)
+}
+
+// preview draws the selected row's charts into room lines: originals vs
+// attempts and the outcomes side by side when wide (the latency
+// histograms under them when they fit), stacked otherwise.
+func (o *overviewModel) preview(out []line, sel *model.Signals, width, room int, wide bool) []line {
+	tl := o.frame.Timelines[sel.Key()]
+	p := &o.pane
+	names := o.namesOf(sel)
+	name := names.target + " " + o.c.g.to + " " + names.dep
+	if !wide {
+		// Stacked: the outcomes (title and seven rows, after a blank line)
+		// only when the traffic chart keeps at least 3 rows.
+		const outcomesH = 1 + 1 + int(numOutcomes)
+		fixed := trafficFixed(len(tl), width)
+		chartH := room - fixed
+		withOutcomes := room-fixed-outcomesH >= 3 && o.tall()
+		if withOutcomes {
+			chartH -= outcomesH
+		} else if !o.tall() {
+			chartH = min(chartH, 8)
+			withOutcomes = room-fixed-chartH >= outcomesH
+		}
+		out = p.trafficSection(out, sel, tl, o.frame, name, width, chartH)
+		if withOutcomes {
+			out = append(out, line{})
+			out = p.outcomeSection(out, sel, tl, o.frame, width, 1)
+		}
+		return out
+	}
+	leftW := (width - 3) / 2
+	rightW := width - leftW - 3
+	// The latency histograms go under the charts when the charts keep a
+	// useful height (8 rows beside the seven outcomes) without them.
+	lat := p.latencySection(p.latBuf[:0], sel, width, true)
+	p.latBuf = lat
+	chartsH := room
+	fixed := trafficFixed(len(tl), leftW)
+	if room-len(lat)-1-fixed >= 8 {
+		chartsH = room - len(lat) - 1
+	} else {
+		lat = nil
+	}
+	chartH := chartsH - fixed
+	perOutcome := max(1, (chartsH-1)/int(numOutcomes))
+	left := p.trafficSection(nil, sel, tl, o.frame, name, leftW, chartH)
+	right := p.outcomeSection(nil, sel, tl, o.frame, rightW, perOutcome)
+	out = append(out, joinColumns([][]line{left, right}, []int{leftW, 0}, "   ")...)
+	if lat != nil {
+		out = append(out, line{})
+		out = append(out, lat...)
+	}
+	return out
+}
+
+// story is the tall overview's CHAINS (one line per chain: each hop with
+// its amplification, then the end-to-end and worst-case figures) and
+// FINDINGS (each with its advice), at most a few of each: the findings
+// pane has them all.
+func (o *overviewModel) story(dst []line, width int) []line {
+	st, g := &o.c.st, o.c.g
+	l := &o.pane.l
+	const maxChains, maxFindings = 3, 4
+	if len(o.chains) > 0 {
+		note := strconv.Itoa(len(o.chains)) + " chain"
+		if len(o.chains) != 1 {
+			note += "s"
+		}
+		note += ", worst case = product of max attempts · tab: the chain view"
+		dst = append(dst, line{})
+		dst = o.pane.title(dst, "CHAINS", note, width)
+		for i := range o.chains[:min(len(o.chains), maxChains)] {
+			dst = append(dst, o.chainLine(&o.chains[i], width))
+		}
+	}
+	if len(o.found) > 0 {
+		note := strconv.Itoa(len(o.found)) + " finding"
+		if len(o.found) != 1 {
+			note += "s"
+		}
+		note += ", most severe first"
+		if len(o.found) > maxFindings {
+			note += " · " + o.c.keys.Findings.Help().Key + ": all of them"
+		}
+		dst = append(dst, line{})
+		dst = o.pane.title(dst, "FINDINGS", note, width)
+		for i := range o.found[:min(len(o.found), maxFindings)] {
+			fd := &o.found[i]
+			sp := st.warn
+			if fd.Severity == analysis.SeverityCritical {
+				sp = st.down
+			}
+			l.text(g.warn, sp)
+			l.pad(1)
+			l.text(strings.ToUpper(fd.Severity.String()), sp)
+			l.pad(1)
+			l.text(Sanitize(fd.Code), st.bold)
+			l.pad(1)
+			l.cell(findingWhere(fd, g)+": "+findingMessage(fd), width-l.w, false, st.text)
+			dst = append(dst, trimSpaceRight(l.line()))
+			if a := adviceFor(fd.Code); a != "" {
+				l.pad(2)
+				l.text(g.to, st.dim)
+				l.pad(1)
+				l.cell(a, width-l.w, false, st.dim)
+				dst = append(dst, trimSpaceRight(l.line()))
+			}
+		}
+	}
+	return dst
+}
+
+// findingWhere names what a finding is about: "app → client", or
+// "chain checkout".
+func findingWhere(fd *analysis.Finding, g *glyphs) string {
+	if fd.Chain != "" {
+		return "chain " + Sanitize(fd.Chain)
+	}
+	return Sanitize(fd.Target) + " " + g.to + " " + Sanitize(fd.Dependency)
+}
+
+// appendTimes writes an amplification for the chain line: 2.5×, 27×.
+func appendTimes(b []byte, v model.Value, g *glyphs) []byte {
+	b = appendAmpShort(b, v)
+	if v.OK {
+		b = append(b, g.times...)
+	}
+	return b
+}
+
+// findingMessage is a finding's message without the "target -> dependency: "
+// it starts with, which the line already says (sanitised).
+func findingMessage(fd *analysis.Finding) string {
+	msg := strings.TrimPrefix(fd.Message, fd.Target+" -> "+fd.Dependency+": ")
+	return Sanitize(msg)
+}
+
+// chainLine is one chain on one line: "browser 1.0× → app 1.0× → client
+// 2.5× → provider   end-to-end 2.5×  worst case 27×", cut with "…".
+func (o *overviewModel) chainLine(c *analysis.ChainResult, width int) line {
+	st, g := &o.c.st, o.c.g
+	l := &o.pane.l
+	var b []byte
+	l.pad(2)
+	for i := range c.Hops {
+		h := &c.Hops[i]
+		l.text(Sanitize(h.Target), st.bold)
+		l.pad(1)
+		l.bytes(appendTimes(b[:0], h.Amplification, g), ampSpan(st, h.Amplification))
+		l.text(" "+g.to+" ", st.dim)
+		if i == len(c.Hops)-1 {
+			l.text(Sanitize(h.Dependency), st.bold)
+		}
+	}
+	l.text("   end-to-end ", st.dim)
+	l.bytes(appendTimes(b[:0], c.EndToEndAmplification, g), ampSpan(st, c.EndToEndAmplification))
+	l.text("  worst case ", st.dim)
+	l.bytes(appendTimes(b[:0], c.WorstCaseAmplification, g), ampSpan(st, c.WorstCaseAmplification))
+	ln := l.line()
+	if ln.w > width {
+		ln = line{s: ansi.Truncate(ln.s, width, g.ellipsis), w: width}
+	}
+	return trimSpaceRight(ln)
 }
 
 func (o *overviewModel) selectedRow() (*model.Signals, bool) {

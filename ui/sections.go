@@ -17,6 +17,7 @@ type painter struct {
 	bounds []float64
 	counts [3][]float64
 	kv     kvList
+	latBuf []line // the overview preview's latency section, measured first
 }
 
 const (
@@ -93,13 +94,31 @@ func rateSpan(st *styles, v model.Value, hot span) span {
 	return hot
 }
 
+// trafficFixed is how many lines trafficSection draws besides its chart
+// rows (title, legend, amplification, per-bin labels when the bins are
+// too narrow for numbers, time axis), for nb bins in width columns.
+func trafficFixed(nb, width int) int {
+	if nb == 0 {
+		return 3 // title, legend, "no timeline yet"
+	}
+	if _, cols := binLayout(nb, width-gutterW-valueW); cols < 4 {
+		return 5
+	}
+	return 4
+}
+
 // trafficSection: originals vs attempts per bin with each bin's
-// amplification below.
-func (p *painter) trafficSection(dst []line, row *model.Signals, tl []model.Signals, f *model.Frame, width, height int) []line {
+// amplification below; name, when set, says whose they are in the title
+// (the overview's preview follows a row the title must name).
+func (p *painter) trafficSection(dst []line, row *model.Signals, tl []model.Signals, f *model.Frame, name string, width, height int) []line {
 	l, st, g := &p.l, &p.c.st, p.c.g
 	first, cols := binLayout(len(tl), width-gutterW-valueW)
 	tl = tl[first:]
-	dst = p.title(dst, "ORIGINALS vs ATTEMPTS", binNote(f.Bin, len(tl)), width)
+	note := binNote(f.Bin, len(tl))
+	if name != "" {
+		note = name + " " + g.dot + " " + note
+	}
+	dst = p.title(dst, "ORIGINALS vs ATTEMPTS", note, width)
 
 	// Legend with the window's values: the glyphs name the series.
 	names := [3]string{" originals ", " attempts ", "/s  amplification "}
@@ -226,8 +245,9 @@ func ampSpan(st *styles, v model.Value) span {
 }
 
 // outcomeSection: one row per outcome at a fixed position, each with its
-// own glyph, colour and scale, and the window's rate on the right.
-func (p *painter) outcomeSection(dst []line, row *model.Signals, tl []model.Signals, f *model.Frame, width int) []line {
+// own glyph, colour and scale, and the window's rate on the right; each
+// outcome is rows lines tall (a sparkline at 1, columns above).
+func (p *painter) outcomeSection(dst []line, row *model.Signals, tl []model.Signals, f *model.Frame, width, rows int) []line {
 	l, st, g := &p.l, &p.c.st, p.c.g
 	first, cols := binLayout(len(tl), width-gutterW-valueW)
 	tl = tl[first:]
@@ -237,7 +257,57 @@ func (p *painter) outcomeSection(dst []line, row *model.Signals, tl []model.Sign
 		p.a = seriesOf(p.a, tl, func(s *model.Signals) model.Value { return o.value(s) })
 		v := o.value(row)
 		l.num = perSecondValue(l.num[:0], v)
-		dst = p.sparkRow(dst, g.outcome[o], sp, outcomeNames[o], p.a, maxValue(p.a), len(tl), cols, l.num, rateSpan(st, v, sp))
+		if rows <= 1 {
+			dst = p.sparkRow(dst, g.outcome[o], sp, outcomeNames[o], p.a, maxValue(p.a), len(tl), cols, l.num, rateSpan(st, v, sp))
+			continue
+		}
+		dst = p.columnRows(dst, g.outcome[o], sp, outcomeNames[o], p.a, rows, cols, rateSpan(st, v, sp))
+	}
+	return dst
+}
+
+// columnRows is a labelled series drawn as columns rows lines tall, to
+// its own peak: the label and the window's value (in l.num) sit on the
+// bottom line, which also carries the zeros; absent bins are gaps.
+func (p *painter) columnRows(dst []line, glyph string, sp span, name string, vals []model.Value, rows, cols int, vsp span) []line {
+	l, st, g := &p.l, &p.c.st, p.c.g
+	value := append(p.kv.buf[:0], l.num...) // l.num is reused below
+	p.kv.buf = value
+	maxV := maxValue(vals)
+	steps := float64(rows * g.sub)
+	for r := rows - 1; r >= 0; r-- {
+		if r == 0 {
+			p.gutter(glyph, sp, name)
+		} else {
+			l.pad(gutterW)
+		}
+		lo := r * g.sub
+		for _, v := range vals {
+			s := scaled(v, maxV, steps)
+			glyph, gsp := g.gap, span{}
+			k := int(math.Round(s)) - lo
+			if r == 0 && s > 0 && k <= 0 {
+				k = 1 // a little is never drawn as nothing
+			}
+			switch {
+			case k >= g.sub:
+				glyph, gsp = g.fill[g.sub], sp
+			case k > 0:
+				glyph, gsp = g.fill[k], sp
+			case r == 0 && s == 0:
+				glyph, gsp = g.zero, st.dim
+			}
+			for c := 0; c < cols; c++ {
+				l.glyph(glyph, gsp)
+			}
+		}
+		if r == 0 {
+			l.padTo(gutterW + len(vals)*cols)
+			p.valueCell(value, vsp)
+			dst = append(dst, l.line())
+		} else {
+			dst = append(dst, trimSpaceRight(l.line()))
+		}
 	}
 	return dst
 }

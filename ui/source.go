@@ -56,7 +56,14 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 	}
 	analysis.AttachProviders(chains, byService.Rows, analysis.ServicesByName(d.services, ids))
 	byService.Targets = f.Targets
-	d.findings = findingLines(byService, chains, th)
+	d.found = analysis.Evaluate(byService, chains, th)
+	d.findings = findingLines(byService, d.found)
+	for _, t := range byService.Targets {
+		if t.DroppedSeries > 0 {
+			d.capLines++ // findingLines puts these first
+		}
+	}
+	d.worst, d.hasWorst = worstRow(&f, d.found)
 	if f.Time.IsZero() {
 		return f, d
 	}
@@ -75,8 +82,7 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 
 // findingLines renders the frame's current findings, most severe first, one
 // line each: "CRITICAL RETRY_AMPLIFICATION app→client: message".
-func findingLines(f model.Frame, chains []analysis.ChainResult, th analysis.Thresholds) []string {
-	fs := analysis.Evaluate(f, chains, th)
+func findingLines(f model.Frame, fs []analysis.Finding) []string {
 	var out []string
 	// A target over the store's series cap loses data silently unless the
 	// screen says so.
@@ -96,7 +102,12 @@ func findingLines(f model.Frame, chains []analysis.ChainResult, th analysis.Thre
 		if fd.Chain != "" {
 			where = "chain " + fd.Chain
 		}
-		out = append(out, Sanitize(fmt.Sprintf("%s %s %s: %s", strings.ToUpper(fd.Severity.String()), fd.Code, where, fd.Message)))
+		// What to do first: the message is one f away, whole.
+		what := findingMessage(&fd)
+		if a := adviceFor(fd.Code); a != "" {
+			what = a + "; " + what
+		}
+		out = append(out, Sanitize(fmt.Sprintf("%s %s %s: %s", strings.ToUpper(fd.Severity.String()), fd.Code, where, what)))
 	}
 	return out
 }
