@@ -52,8 +52,8 @@ type frameMsg struct {
 
 // derived is what a frame's Cmd concludes from it besides the frame.
 type derived struct {
-	findings []string               // the findings strip
-	capLines int                    // how many of them, first, are SERIES_CAP warnings
+	findings []string // the findings strip
+	capLines int      // how many of them, first, are SERIES_CAP warnings
 	// found are the findings themselves, most severe first (the
 	// overview's FINDINGS section and the findings pane).
 	found []analysis.Finding

@@ -117,10 +117,10 @@ func NewModel(src Source, opts Options) *Model {
 		window: opts.Window,
 	}
 	m := &Model{
-		c:        c,
-		src:      src,
-		build:    buildFrame,
-		now:      opts.Now(),
+		c:         c,
+		src:       src,
+		build:     buildFrame,
+		now:       opts.Now(),
 		dirty:     true,
 		grouping:  true,
 		following: true,
