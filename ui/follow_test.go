@@ -12,7 +12,7 @@ import (
 )
 
 func TestWorstRow(t *testing.T) {
-	calm := row("app", "client", 100, 1.0, 0.001)   // 1.0 × 0.125/s failing
+	calm := row("app", "client", 100, 1.0, 0.001)    // 1.0 × 0.125/s failing
 	storm := row("client", "provider", 80, 2.5, 0.8) // 2.5 × 500/s failing
 	mild := row("browser", "app", 100, 1.2, 0.1)
 	bare := bareRow("legacy", "db") // amplification 1, no failures known
