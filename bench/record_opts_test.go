@@ -1,0 +1,6 @@
+package bench
+
+import "github.com/retrytop/retrytop/collect"
+
+// recordOptions sets what runRecord sets beyond the hook.
+func recordOptions(o collect.Options) collect.Options { return o }

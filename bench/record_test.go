@@ -1,0 +1,162 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/model"
+)
+
+// TestMain serves bodies when re-executed as the benchmark's target
+// (BENCH_SERVE=name): the server's CPU must not count in the figures, so
+// it runs in another process.
+func TestMain(m *testing.M) {
+	if name := os.Getenv("BENCH_SERVE"); name != "" {
+		serve(name)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// serve answers every request with the body named name (at step 0) on a
+// loopback port, prints the address and returns when stdin closes.
+func serve(name string) {
+	var text []byte
+	for _, b := range Bodies() {
+		if b.Name == name {
+			text = b.Text(0)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(ln.Addr().String())
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}()
+	_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", textType)
+		_, _ = w.Write(text)
+	}))
+}
+
+// startServer runs this test binary as a body server; it is killed when
+// the benchmark ends (its stdin closes, and the kill covers the rest).
+func startServer(tb testing.TB, name string) string {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BENCH_SERVE="+name)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	addr, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return "http://" + strings.TrimSpace(addr) + "/metrics"
+}
+
+// cpuNow is this process' user + system CPU time.
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRecord compares the CPU of `retrytop record`'s scrape (the
+// scraper as runRecord configures it, writing a dump) with a GET-only loop
+// reading the same body with the same headers: ratio-record is record's
+// CPU per scrape over the loop's, medians of interleaved rounds. The
+// server is another process.
+func BenchmarkRecord(b *testing.B) {
+	for _, name := range []string{"envoy2k", "gosvc2k"} {
+		b.Run("body="+name, func(b *testing.B) {
+			url := startServer(b, name)
+			client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+			var buf bytes.Buffer
+			get := func() {
+				req, _ := http.NewRequest(http.MethodGet, url, nil)
+				req.Header.Set("Accept", collect.DefaultAcceptHeader)
+				req.Header.Set("Accept-Encoding", "gzip")
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf.Reset()
+				_, _ = buf.ReadFrom(resp.Body)
+				resp.Body.Close()
+			}
+			w, err := dump.Create(filepath.Join(b.TempDir(), "rec.rtd"), false, dump.WriterOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			t, err := collect.ParseTarget("app=" + url)
+			if err != nil {
+				b.Fatal(err)
+			}
+			at := time.Unix(1_700_000_000, 0)
+			clock := func() time.Time { at = at.Add(time.Second); return at }
+			sc := collect.NewScraper([]collect.Target{t}, model.NewStore(model.StoreConfig{History: 2}),
+				recordOptions(collect.Options{Clock: clock, OnScrape: w.Hook(func(err error) { b.Fatal(err) })}))
+			ctx := context.Background()
+			record := func() {
+				if st := sc.ScrapeOnce(ctx); !st[0].Up {
+					b.Fatal(st[0].LastError)
+				}
+			}
+			const n = 50
+			cpu := func(f func()) func() float64 {
+				return func() float64 {
+					c0 := cpuNow()
+					for range n {
+						f()
+					}
+					return float64(cpuNow()-c0) / n
+				}
+			}
+			for b.Loop() {
+				cg, cr := cpu(get), cpu(record)
+				cg()
+				cr()
+				var gs, rs, ratios []float64
+				for range rounds() {
+					g, r := cg(), cr()
+					gs, rs, ratios = append(gs, g), append(rs, r), append(ratios, r/g)
+				}
+				b.ReportMetric(median(gs), "cpu-ns/get")
+				b.ReportMetric(median(rs), "cpu-ns/record")
+				b.ReportMetric(median(ratios), "ratio-record/get")
+			}
+		})
+	}
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Prints issue 19's performance figures, one line each:
+#   <figure> <ratio> <goal>
+# ratio is retrytop's cost divided by its anchor's, both measured in the
+# same process and the same interleaved rounds (median of ROUNDS, default
+# 5), so lower is better and a busy machine loads both sides alike. Figures
+# whose anchor is a fixed goal rather than a peer (bytes per sample) print
+# the value itself and the goal, in the unit the figure's name says. A
+# figure this script does not measure prints "-" and where it is measured.
+#
+# Usage: scripts/bench-ratios.sh [-v] [BENCH_REGEXP]   (about 2 minutes)
+#   -v            also print the raw `go test -bench` output
+#   BENCH_REGEXP  the benchmarks to run (default: all of bench/)
+#
+# The anchors live in bench/, a module of its own (bench/go.mod), so the
+# product's go.mod carries none of them; its first run downloads them
+# through the Go module proxy.
+set -euo pipefail
+cd "$(dirname "$0")/../bench"
+verbose=0
+if [ "${1:-}" = "-v" ]; then verbose=1; shift; fi
+pattern=${1:-'Parse|Record|StoreMemory|DumpSize'}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+go test -run '^$' -bench "$pattern" -benchtime 1x -timeout 30m . >"$out"
+[ "$verbose" = 1 ] && cat "$out" >&2
+# metric NAME of sub-benchmark BODY: the number before the unit NAME.
+awk '
+/^Benchmark/ {
+	split($1, p, "/"); bench = p[1]; sub(/^Benchmark/, "", bench)
+	body = p[2]; sub(/^body=/, "", body); sub(/-[0-9]+$/, "", body)
+	for (i = 3; i < NF; i++) m[bench "/" body "/" $(i+1)] = $i
+	bodies[bench "/" body] = 1
+}
+function line(fig, key, goal) {
+	if (key in m) printf "%s %.3g %s\n", fig, m[key], goal
+}
+END {
+	n = split("envoy2k envoy100k gosvc2k", bs, " ")
+	for (i = 1; i <= n; i++) line("parse-relevant/vm/" bs[i], "Parse/" bs[i] "/ratio-rt-relevant", 1.0)
+	for (i = 1; i <= n; i++) line("parse+store-all/vm/" bs[i], "Parse/" bs[i] "/ratio-rt-all+store", 2.0)
+	for (i = 1; i <= n; i++) line("parse+store-relevant/vm/" bs[i], "Parse/" bs[i] "/ratio-rt-relevant+store", 1.2)
+	for (i = 1; i <= n; i++) line("parse+store-all/promparse/" bs[i], "Parse/" bs[i] "/ratio-all+store/promparse", "-")
+	for (i = 1; i <= n; i++) line("record-cpu/get-loop/" bs[i], "Record/" bs[i] "/ratio-record/get", 1.5)
+	for (i = 1; i <= n; i++) line("store-bytes-per-sample/" bs[i], "StoreMemory/" bs[i] "/B/sample", 8)
+	for (i = 1; i <= n; i++) line("dump-bytes-per-sample/" bs[i], "DumpSize/" bs[i] "/B/sample", 0.6)
+	for (i = 1; i <= n; i++) line("dump-size/zstd-19-long/" bs[i], "DumpSize/" bs[i] "/ratio-dump/zstd", 1.0)
+	print "analyze-window-30s/seconds - 5 (go test ./collect/dump -bench ReplaySeek)"
+	print "replay-seek-full-lookback/seconds - 0.2 (go test ./collect/dump -bench ReplaySeek)"
+	print "watch-idle-cpu/prometheus - 1.0 (scripts/idle-cpu.sh)"
+	print "frame-200x60/ms - 0.3 (go test ./ui -bench .)"
+}' "$out"
