@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mattn/go-runewidth"
+
+	"github.com/retrytop/retrytop/model"
 )
 
 // rgb is a colour; ok is false for the terminal's default.
@@ -108,7 +110,7 @@ func parseScreen(view string) [][]cell {
 		}
 		r, size := utf8.DecodeRuneInString(view[i:])
 		i += size
-		if r == 0x9b || (r >= 0x80 && r < 0xa0) || invisible(r) {
+		if r == 0x9b || (r >= 0x80 && r < 0xa0) || model.InvisibleFormat(r) {
 			continue // C1 controls (0x9b is a CSI on some terminals) and bidi/zero-width marks
 		}
 		w := runewidth.RuneWidth(r)
@@ -121,16 +123,6 @@ func parseScreen(view string) [][]cell {
 		lines = append(lines, line)
 	}
 	return lines
-}
-
-// invisible reports the characters that reorder or hide text (bidi
-// controls, zero-width characters).
-func invisible(r rune) bool {
-	switch {
-	case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0xfeff, r == 0x061c:
-		return true
-	}
-	return false
 }
 
 func cols(line []cell) int {

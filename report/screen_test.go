@@ -85,8 +85,8 @@ func TestScreenSVGEscapes(t *testing.T) {
 	svg = string(ScreenSVG(screenViews["colours"]))
 	for _, want := range []string{
 		`fill="#ff87d7" textLength="67.2" lengthAdjust="spacingAndGlyphs" xml:space="preserve" font-weight="bold">retrytop<`, // 38;5;212, 8 cells
-		`fill="#ff8700"`, // 38;2;255;135;0
-		`fill="#cd0000"/>`, // 41 background
+		`fill="#ff8700"`,                   // 38;2;255;135;0
+		`fill="#cd0000"/>`,                 // 41 background
 		`fill="#1c1c1c" textLength="67.2"`, // reverse: default background as text colour
 		`>表<`,
 	} {

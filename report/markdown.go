@@ -1,0 +1,211 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/model"
+)
+
+// sparkBlocks are the eight heights of a sparkline; an absent bin is a
+// space (absent is not zero) and a zero bin the lowest block.
+var sparkBlocks = []rune("▁▂▃▄▅▆▇█")
+
+// sparkline draws one value per bin scaled to the series' maximum.
+func sparkline(vals []model.Value) string {
+	top := 0.0
+	for _, v := range vals {
+		if v.OK && !math.IsInf(v.V, 0) {
+			top = max(top, v.V)
+		}
+	}
+	var b strings.Builder
+	for _, v := range vals {
+		switch {
+		case !v.OK || math.IsInf(v.V, 0) || math.IsNaN(v.V):
+			b.WriteRune(' ')
+		case top <= 0:
+			b.WriteRune(sparkBlocks[0])
+		default:
+			i := int(math.Round(v.V / top * float64(len(sparkBlocks)-1)))
+			b.WriteRune(sparkBlocks[max(0, min(i, len(sparkBlocks)-1))])
+		}
+	}
+	return b.String()
+}
+
+// md makes a target's string safe in markdown: safeText, then no
+// character that opens markup, a table cell or a code span.
+func md(s string) string {
+	return strings.NewReplacer("\\", `\\`, "|", `\|`, "`", "'", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "#", `\#`).Replace(safeText(s))
+}
+
+// WriteMarkdown writes the report's story for a ticket or a chat: the
+// headline, per hop the timelines as Unicode sparklines (one character
+// per bin, scaled to the line's maximum, which is printed), the chains,
+// every finding with its evidence and what to do, the provider's side and
+// where it came from. Numbers are those of WriteHTML.
+func WriteMarkdown(w io.Writer, rep analysis.Report, meta Meta) error {
+	var b strings.Builder
+	h := buildHeadline(&rep)
+	title := "retrytop report"
+	if h.incident {
+		title = "Incident report"
+	}
+	fmt.Fprintf(&b, "## %s\n\n", title)
+	if rep.EndUnix > 0 {
+		fmt.Fprintf(&b, "%s · %s–%s UTC %s\n\n", md(meta.Source), clock(unixTime(rep.StartUnix)), clock(unixTime(rep.EndUnix)), unixTime(rep.StartUnix).Format("2006-01-02"))
+	}
+	switch {
+	case len(rep.Dependencies) == 0:
+		b.WriteString("No retry metrics found (docs/metrics.md lists the families retrytop reads).\n\n")
+	case !h.incident:
+		b.WriteString("**No incident**: every row stayed healthy and no finding is at warning or worse.\n\n")
+	default:
+		lead := rep.Dependencies[h.lead]
+		fmt.Fprintf(&b, "**Incident**, as seen by %s → %s.\n\n", md(lead.Target), md(lead.Dependency))
+	}
+	if len(rep.Dependencies) > 0 {
+		peakWho := ""
+		if h.peakRow >= 0 {
+			peakWho = fmt.Sprintf(" (%s → %s)", md(rep.Dependencies[h.peakRow].Target), md(rep.Dependencies[h.peakRow].Dependency))
+		}
+		meta := "no"
+		if h.metastable >= 0 {
+			meta = "yes (" + rep.Findings[h.metastable].Severity.String() + ")"
+		}
+		fmt.Fprintf(&b, "- peak amplification: **%s**%s\n", fmtVal(h.peak, fmtAmp), peakWho)
+		fmt.Fprintf(&b, "- goodput lost: **%s** operations that did not succeed in the unhealthy phases\n", fmtVal(h.lost, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }))
+		fmt.Fprintf(&b, "- recovery: **%s** from the trigger's end to healthy\n", fmtVal(h.recovery, fmtSec))
+		fmt.Fprintf(&b, "- metastable: **%s**\n\n", meta)
+	}
+	if h.lead >= 0 && len(rep.Dependencies[h.lead].Phases) > 0 {
+		d := rep.Dependencies[h.lead]
+		fmt.Fprintf(&b, "### Phases of %s → %s\n\n| phase | from | to | peak amp | goodput | offered | effective success | recovery |\n|---|---|---|---:|---:|---:|---:|---:|\n", md(d.Target), md(d.Dependency))
+		for _, p := range d.Phases {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", phaseName(p), clock(p.Start), clock(p.End),
+				fmtVal(p.PeakAmplification, fmtAmp), fmtVal(p.GoodputPerS, fmtRate), fmtVal(p.OriginalsPerS, fmtRate),
+				fmtVal(p.EffectiveSuccess, fmtPct), fmtVal(p.RecoveryS, fmtSec))
+		}
+		b.WriteString("\n")
+	}
+	if len(rep.Dependencies) > 0 {
+		fmt.Fprintf(&b, "### Timelines\n\nOne character per %s bin, scaled to the line's maximum; a blank is a value the source did not give.\n\n", fmtSec(rep.BinSeconds))
+	}
+	for _, d := range rep.Dependencies {
+		fmt.Fprintf(&b, "**%s → %s**: amplification %s, effective success %s over the last %s\n\n```\n", md(d.Target), md(d.Dependency),
+			fmtVal(d.Amplification, fmtAmp), fmtVal(d.EffectiveSuccess, fmtPct), fmtSec(rep.WindowSeconds))
+		// Phases as a strip of letters under the same bins.
+		strip := make([]rune, len(d.Timeline))
+		for i := range strip {
+			strip[i] = ' '
+		}
+		for _, p := range d.Phases {
+			letter := map[analysis.PhaseKind]rune{analysis.PhaseHealthy: '·', analysis.PhaseDegraded: 'd', analysis.PhaseOverloaded: 'O', analysis.PhaseRecovering: 'r', analysis.PhaseNoData: ' '}[p.Kind]
+			for i, bin := range d.Timeline {
+				if t := unixTime(bin.StartUnix); !t.Before(p.Start) && t.Before(p.End) {
+					strip[i] = letter
+				}
+			}
+		}
+		fmt.Fprintf(&b, "%-22s %s  (· healthy d degraded O overloaded r recovering)\n", "phase", string(strip))
+		for _, pn := range panels {
+			for _, m := range pn.metrics {
+				vals := make([]model.Value, len(d.Timeline))
+				top, any := 0.0, false
+				for i := range d.Timeline {
+					vals[i] = m.get(&d.Timeline[i].Signals)
+					if vals[i].OK && !math.IsInf(vals[i].V, 0) {
+						top, any = max(top, vals[i].V), true
+					}
+				}
+				if !any {
+					continue // not exported: one line saying so per row would drown the rest
+				}
+				fmt.Fprintf(&b, "%-22s %s  max %s\n", m.name, sparkline(vals), pn.unit(top))
+			}
+		}
+		b.WriteString("```\n\n")
+	}
+	if len(rep.Chains) > 0 {
+		b.WriteString("### Chains\n\n")
+		for _, c := range rep.Chains {
+			var line strings.Builder
+			for i, hop := range c.Hops {
+				if i == 0 {
+					line.WriteString(md(hop.Target))
+				}
+				fmt.Fprintf(&line, " —%s (max %s)→ %s", fmtVal(hop.Amplification, fmtAmp), fmtVal(hop.MaxAttempts, fmtSig), md(hop.Dependency))
+			}
+			fmt.Fprintf(&b, "- %s: end-to-end **%s**, product %s, worst case **%s**\n", line.String(),
+				fmtVal(c.EndToEndAmplification, fmtAmp), fmtVal(c.ProductAmplification, fmtAmp), fmtVal(c.WorstCaseAmplification, fmtAmp))
+			for _, g := range c.Gaps {
+				fmt.Fprintf(&b, "  - %s %s → %s: sent %s, arrived %s\n", md(g.Code), md(g.From.Target), md(g.To), fmtRate(g.SentPerS), fmtRate(g.ArrivedPerS))
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("### Findings\n\n")
+	if len(rep.Findings) == 0 {
+		b.WriteString("None.\n\n")
+	}
+	for _, f := range rep.Findings {
+		who := md(f.Target) + " → " + md(f.Dependency)
+		if f.Chain != "" {
+			who = "chain " + md(f.Chain)
+		}
+		fmt.Fprintf(&b, "#### %s %s, %s\n\n%s", strings.ToUpper(f.Severity.String()), md(f.Code), who, md(f.Message))
+		if !f.Start.IsZero() {
+			fmt.Fprintf(&b, " (%s–%s UTC)", clock(f.Start), clock(f.End))
+		}
+		b.WriteString("\n\n")
+		if len(f.Evidence) > 0 {
+			parts := make([]string, len(f.Evidence))
+			for i, e := range f.Evidence {
+				parts[i] = md(e.Name) + " = " + fmtSig(e.Value)
+			}
+			fmt.Fprintf(&b, "Evidence: %s\n\n", strings.Join(parts, ", "))
+		}
+		if a, ok := advice[f.Code]; ok {
+			fmt.Fprintf(&b, "What to do: %s\n\n", a)
+		}
+	}
+	if len(rep.Services) > 0 || hasProvider(rep.Chains) {
+		b.WriteString("### The provider's side\n\n")
+		for _, c := range rep.Chains {
+			if pr := c.Provider; pr != nil {
+				fmt.Fprintf(&b, "- %s: callers sent %s, it received %s; the last hop gave up on %s, it still finished %s after cancel; queue %s (oldest %s), in flight %s of %s slots\n",
+					md(pr.Target), fmtVal(pr.SentPerS, fmtRate), fmtVal(pr.ArrivedPerS, fmtRate), fmtVal(pr.CallerTimeoutsPerS, fmtRate),
+					fmtVal(pr.WorkAfterCancelPerS, fmtRate), fmtVal(pr.QueueDepth, fmtCount), fmtVal(pr.QueueOldestAge, fmtSec),
+					fmtVal(pr.InFlight, fmtCount), fmtVal(pr.Slots, fmtCount))
+			}
+		}
+		for _, s := range rep.Services {
+			fmt.Fprintf(&b, "- service %s: received %s, queue %s (oldest %s, wait p99 %s), service p99 %s, work after cancel %s, cancelled %s\n",
+				md(s.Target), fmtVal(s.ReceivedPerS, fmtRate), fmtVal(s.QueueDepth, fmtCount), fmtVal(s.QueueOldestAge, fmtSec),
+				fmtVal(s.QueueWaitP99, fmtSec), fmtVal(s.ServiceTimeP99, fmtSec), fmtVal(s.WorkAfterCancelPerS, fmtRate), fmtVal(s.CancelledPerS, fmtRate))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("---\n\n")
+	fmt.Fprintf(&b, "Source: %s · window %s, bins %s · dialects %s · retrytop %s\n\n", md(meta.Source), fmtSec(rep.WindowSeconds), fmtSec(rep.BinSeconds),
+		md(strings.Join(targetDialects(&rep), ", ")), md(meta.Version))
+	// A fenced block shows the command as typed; a fence inside it cannot
+	// close it early because backticks were turned into quotes.
+	fmt.Fprintf(&b, "Reproduce:\n\n```sh\n%s\n```\n", strings.ReplaceAll(safeText(meta.Command), "`", "'"))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func hasProvider(cs []analysis.ChainResult) bool {
+	for _, c := range cs {
+		if c.Provider != nil {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,172 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/model"
+)
+
+// Meta says where a report came from, for the page's footer.
+type Meta struct {
+	// Source is what was read: recording file names, or the live targets.
+	Source string
+	// Command reproduces the report (the command line, quoted for a shell).
+	Command string
+	// Version is retrytop's version and commit.
+	Version string
+}
+
+// headline is the incident in a few numbers, each taken from the report
+// with the JSON path it sits at.
+type headline struct {
+	// incident: some row left the healthy phase, or a finding is at
+	// warning or worse.
+	incident bool
+	// lead is the row whose phases tell the story (index into
+	// rep.Dependencies, -1 when none): the first hop of the first chain,
+	// where users' operations enter, else the row with the most
+	// unhealthy bins.
+	lead int
+	// peak is the highest phase amplification of any row, at peakPath.
+	peak     model.Value
+	peakPath string
+	peakRow  int
+	// lost is the originals that did not succeed over the lead's
+	// unhealthy phases: the sum of (originals_per_s - goodput_per_s) x
+	// (end - start) over its phases that are not healthy (docs/report.md).
+	lost model.Value
+	// recovery is the first phase with recovery_s (the lead's first),
+	// at recoveryPath.
+	recovery     model.Value
+	recoveryPath string
+	// metastable is the index of the METASTABLE finding, -1 when none.
+	metastable int
+}
+
+func unhealthy(k analysis.PhaseKind) bool {
+	return k == analysis.PhaseDegraded || k == analysis.PhaseOverloaded || k == analysis.PhaseRecovering
+}
+
+func rowIndex(rep *analysis.Report, target, dep string) int {
+	for i, d := range rep.Dependencies {
+		if d.Target == target && d.Dependency == dep {
+			return i
+		}
+	}
+	return -1
+}
+
+func buildHeadline(rep *analysis.Report) headline {
+	h := headline{lead: -1, peakRow: -1, metastable: -1}
+	for i, f := range rep.Findings {
+		if f.Severity >= analysis.SeverityWarning {
+			h.incident = true
+		}
+		if f.Code == analysis.CodeMetastable && h.metastable < 0 {
+			h.metastable = i
+		}
+	}
+	bad := make([]int, len(rep.Dependencies))
+	for i, d := range rep.Dependencies {
+		for j, p := range d.Phases {
+			if unhealthy(p.Kind) {
+				bad[i] += p.Bins
+				h.incident = true
+			}
+			if pa := p.PeakAmplification; pa.OK && (!h.peak.OK || pa.V > h.peak.V) {
+				h.peak, h.peakRow = pa, i
+				h.peakPath = fmt.Sprintf("/dependencies/%d/phases/%d/peak_amplification", i, j)
+			}
+		}
+	}
+	for _, c := range rep.Chains {
+		if len(c.Hops) > 0 {
+			if i := rowIndex(rep, c.Hops[0].Target, c.Hops[0].Dependency); i >= 0 {
+				h.lead = i
+				break
+			}
+		}
+	}
+	if h.lead < 0 {
+		for i := range bad {
+			if bad[i] > 0 && (h.lead < 0 || bad[i] > bad[h.lead]) {
+				h.lead = i
+			}
+		}
+	}
+	if h.lead < 0 && len(rep.Dependencies) > 0 {
+		h.lead = 0
+	}
+	if h.lead >= 0 {
+		sum, any := 0.0, false
+		for _, p := range rep.Dependencies[h.lead].Phases {
+			if !unhealthy(p.Kind) {
+				continue
+			}
+			if !p.OriginalsPerS.OK || !p.GoodputPerS.OK {
+				any = false
+				sum = 0
+				break // one unknown phase makes the total unknown, not smaller
+			}
+			sum += (p.OriginalsPerS.V - p.GoodputPerS.V) * p.End.Sub(p.Start).Seconds()
+			any = true
+		}
+		if any {
+			h.lost = model.Some(sum)
+		}
+	}
+	order := []int{}
+	if h.lead >= 0 {
+		order = append(order, h.lead)
+	}
+	for i := range rep.Dependencies {
+		if i != h.lead {
+			order = append(order, i)
+		}
+	}
+	for _, i := range order {
+		for j, p := range rep.Dependencies[i].Phases {
+			if p.RecoveryS.OK && !h.recovery.OK {
+				h.recovery = p.RecoveryS
+				h.recoveryPath = fmt.Sprintf("/dependencies/%d/phases/%d/recovery_s", i, j)
+			}
+		}
+	}
+	return h
+}
+
+// advice is what to do about each finding code, in a sentence;
+// docs/findings.md has the rules and their reasoning.
+var advice = map[string]string{
+	analysis.CodeRetryAmplification:  "Bound retries with a shared retry budget (about 10 % of originals) and full-jitter backoff, and retry at one layer only: the provider gets this many calls per admitted operation at the moment it has the least capacity.",
+	analysis.CodeMultipleRetryLayers: "Retry at one layer (the one that owns the operation's deadline) and let the others pass failures up with a single attempt: layers multiply, up to the worst case shown.",
+	analysis.CodeHiddenRetries:       "Something between these hops retries without exporting metrics (a proxy, an SDK, an HTTP client's silent re-sends): find it, and disable or instrument its retries.",
+	analysis.CodeHopLoss:             "Fewer requests arrived than were sent: look for a proxy or load balancer shedding or failing them between the hops.",
+	analysis.CodeBudgetExhausted:     "The budget is doing its job by denying retries; if the denials hurt users, the provider lacks capacity: raising the budget would only add load.",
+	analysis.CodeAdmissionShedding:   "Local shedding protects the provider; make sure shed calls fail fast and that callers do not retry them.",
+	analysis.CodePoolSaturation:      "Calls wait for a connection or slot: size the pool to what the provider can serve and count the wait inside the deadline.",
+	analysis.CodeCapacityShortfall:   "The provider cannot serve the offered load: add capacity or shed earlier and cheaper; retries only lengthen its queue.",
+	analysis.CodeMisleadingLatency:   "The mixed latency hides what users see: watch and alert on the success and fast-failure quantiles separately.",
+	analysis.CodeWorkAfterCancel:     "The provider finishes work whose caller has gone: propagate cancellation and deadlines, and drop queued requests whose caller disconnected.",
+	analysis.CodeMetastable:          "The overload outlived its trigger: retries keep it going. Cut retries (budget) or shed load to get out; the dependency recovering alone does not end it.",
+	analysis.CodeNestedRetryOwners:   "A retrying call runs inside another owner's attempt: keep one owner per operation and pass the inner failures up.",
+	analysis.CodeDeadlineDropped:     "Send the remaining deadline with every attempt (grpc-timeout, X-Request-Timeout), so the callee stops when the caller does.",
+	analysis.CodeTargetDown:          "The target could not be read: check its address and that it serves /metrics.",
+	analysis.CodeNoRetrySignals:      "The target exports none of the retry families retrytop reads: see docs/metrics.md, or force its dialect (URL@dialect).",
+}
+
+// phaseName says what a phase was in the incident's words.
+func phaseName(p analysis.Phase) string {
+	name := string(p.Kind)
+	switch p.Kind {
+	case analysis.PhaseOverloaded:
+		name = "overloaded (storm)"
+	case analysis.PhaseNoData:
+		name = "no data"
+	}
+	if p.Trigger {
+		name += ", trigger on"
+	}
+	return name
+}
