@@ -120,7 +120,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 				return withCode(exitNoData, errors.New("no target could be scraped"))
 			}
 			rep := analysis.BuildReport(scraper.Store(), statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: src.chains, Links: src.links})
-			if err := ui.WriteReport(cmd.OutOrStdout(), rep, f.format); err != nil {
+			if err := writeAnalysis(cmd, rep, f.format); err != nil {
 				return err
 			}
 			return failOn(rep.Findings, f.failOn)
@@ -131,7 +131,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 	cmd.Flags().DurationVarP(&f.window, "window", "w", 30*time.Second, "rate window: how long to scrape before printing")
 	cmd.Flags().DurationVar(&f.interval, "interval", collect.DefaultInterval, "scrape interval")
 	cmd.Flags().DurationVar(&f.bin, "bin", analysis.DefaultBin, "width of one timeline bin")
-	cmd.Flags().StringVarP(&f.format, "format", "o", "text", "output format: text, json or markdown")
+	cmd.Flags().StringVarP(&f.format, "format", "o", "text", "output format: text, json, markdown or html (the postmortem page of retrytop report)")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	cmd.Flags().BoolVar(&f.keepGoing, "keep-going", false, "analyse the targets that answer when others cannot be read on the first scrape (they become TARGET_DOWN findings) instead of exiting 2")
 	cmd.Flags().StringVar(&f.inputFormat, "input-format", "", "format of FILE arguments (recordings): dump, openmetrics, prometheus, victoriametrics, concat (default: detected)")
@@ -145,11 +145,14 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 			}
 		}
 		for _, ok := range ui.ReportFormats {
+		if reportFormat(f.format) {
+			return nil
+		}
 			if f.format == ok || (f.format == "md" && ok == "markdown") {
 				return nil
 			}
 		}
-		return withCode(exitUsage, fmt.Errorf("unknown --format %q (want text, json or markdown)", f.format))
+		return withCode(exitUsage, fmt.Errorf("unknown --format %q (want text, json, markdown or html)", f.format))
 	}
 	return cmd
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/collect/dump"
 	"github.com/retrytop/retrytop/model"
-	"github.com/retrytop/retrytop/ui"
 )
 
 // recordingArgs reports whether every argument names an existing file (a
@@ -99,7 +98,7 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 		return withCode(exitNoData, errors.New("no scrape in the recording could be read"))
 	}
 	rep := analysis.BuildReport(st, statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: rs.chains, Links: rs.links})
-	if err := ui.WriteReport(cmd.OutOrStdout(), rep, f.format); err != nil {
+	if err := writeAnalysis(cmd, rep, f.format); err != nil {
 		return err
 	}
 	return failOn(rep.Findings, f.failOn)

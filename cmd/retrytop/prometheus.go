@@ -142,7 +142,7 @@ func analyzePrometheus(cmd *cobra.Command, pf *promFlags, f *analyzeFlags, args 
 		return withCode(exitNoData, errors.New("no target found in Prometheus' results"))
 	}
 	rep := analysis.BuildReport(src.Store(), statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin})
-	if err := ui.WriteReport(cmd.OutOrStdout(), rep, f.format); err != nil {
+	if err := writeAnalysis(cmd, rep, f.format); err != nil {
 		return err
 	}
 	return failOn(rep.Findings, f.failOn)

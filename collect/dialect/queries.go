@@ -481,9 +481,36 @@ func validMetricName(s string) bool {
 	return true
 }
 
-// inc is increase(name{extra, Matchers}[range]).
-func (q qctx) inc(name string, extra ...string) string {
-	return "increase(" + q.sel(name, extra...) + "[" + q.rng + "])"
+// inc is the increase of name{extra, Matchers} per range, counted the way
+// a scraper counts it (docs/prometheus.md, "Counting like a scraper"):
+//
+//	irate(S[range]) * range_s                 the newest scrape-to-scrape rate
+//	+ (min_over_time(S[range]) unless S offset range)
+//	  and on (instance) (up offset range == 1) a series born on a target
+//	                                           already scraped: its first value
+//
+// irate, not increase: increase() extrapolates towards the range's edges
+// and divides a series younger than the range by the whole range, so a
+// replica scraped for 20 s of a 1 m range read a third of its rate, and
+// its value describes the middle of the range, range/2 late. irate
+// describes the last scrape interval and never extrapolates; the Source
+// evaluates it at least twice per scrape interval and integrates it.
+// The second term is the events a lazily created series counted before
+// its first scrape (a scraper's store counts them from 0); spread over the
+// range by the integration, it adds up to the first value once. A whole
+// new target's first values are a baseline (its up was not 1 a range ago).
+func (q qctx) inc(name string, extra ...string) string { return q.incSel(q.sel(name, extra...)) }
+
+// incSel is inc of a whole selector.
+func (q qctx) incSel(s string) string { return CounterExpr(s, q.Range) }
+
+// CounterExpr is the PromQL every dialect counts a counter selector with:
+// its increase per rng, counted the way a scraper counts it (see inc).
+func CounterExpr(s string, rng time.Duration) string {
+	q := qctx{rng: PromDuration(rng), QueryOptions: QueryOptions{Range: rng}}
+	r := "irate(" + s + "[" + q.rng + "]) * " + strconv.FormatFloat(q.Range.Seconds(), 'f', -1, 64)
+	born := "((min_over_time(" + s + "[" + q.rng + "]) unless " + s + " offset " + q.rng + ") and on (instance) (up offset " + q.rng + " == 1))"
+	return "((" + r + " + " + born + ") or " + r + " or " + born + ")"
 }
 
 // target lists the labels that identify one scrape target on the server:

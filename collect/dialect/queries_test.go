@@ -204,8 +204,8 @@ func TestQueriesCombine(t *testing.T) {
 	}
 	orig := byName[model.MetricOriginals]
 	if len(orig) != 1 || !slices.Equal(orig[0].Dialects, []string{"envoy", "native"}) ||
-		!strings.HasPrefix(orig[0].PromQL, "sum by (job, dependency, priority) (label_replace(label_replace(label_replace(label_replace((increase(envoy_cluster_upstream_rq_completed{envoy_cluster_name!=\"\"}[30s])) unless (") ||
-		!strings.Contains(orig[0].PromQL, `"priority", "", "", ""), "retrytop_part", "1", "", "") or label_replace(increase(retry_originals_total[30s]), "retrytop_part", "2", "", ""))`) {
+		!strings.HasPrefix(orig[0].PromQL, "sum by (job, dependency, priority) (label_replace(label_replace(label_replace(label_replace(("+inc30(`envoy_cluster_upstream_rq_completed{envoy_cluster_name!=""}`)+") unless (") ||
+		!strings.Contains(orig[0].PromQL, `"priority", "", "", ""), "retrytop_part", "1", "", "") or label_replace(`+inc30("retry_originals_total")+`, "retrytop_part", "2", "", ""))`) {
 		t.Errorf("originals: %+v", orig)
 	}
 	// Pool wait buckets: native and HikariCP's Micrometer timer in
@@ -236,13 +236,15 @@ func TestCustomExprs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	es := d.(Querier).Exprs(QueryOptions{By: []string{"job"}, Matchers: `env="prod"`, Range: 90 * time.Second})
+	opts := QueryOptions{By: []string{"job"}, Matchers: `env="prod"`, Range: 90 * time.Second}
+	es := d.(Querier).Exprs(opts)
+	inc := newQctx(opts).incSel
 	want := []Expr{
 		{Name: model.MetricAdmissionRejected, Labels: []string{"reason"}, PromQL: `label_replace(label_replace(` +
-			`increase({__name__="odd.rejected", quantile="", svc!="", kind="shed", zone!="test", code=~"5..", path!~"/health.*", env="prod"}[90s]) or ` +
-			`increase({__name__="odd.rejected_count", svc!="", kind="shed", zone!="test", code=~"5..", path!~"/health.*", env="prod"}[90s]), "dependency", "$1", "svc", "(.*)") or ` +
-			`label_replace(increase({__name__="odd.rejected", quantile="", svc="", kind="shed", zone!="test", code=~"5..", path!~"/health.*", env="prod"}[90s]) or ` +
-			`increase({__name__="odd.rejected_count", svc="", kind="shed", zone!="test", code=~"5..", path!~"/health.*", env="prod"}[90s]), "dependency", "backend", "", ""), "reason", "queue", "", "")`},
+			inc(`{__name__="odd.rejected", quantile="", svc!="", kind="shed", zone!="test", code=~"5..", path!~"/health.*", env="prod"}`) + ` or ` +
+			inc(`{__name__="odd.rejected_count", svc!="", kind="shed", zone!="test", code=~"5..", path!~"/health.*", env="prod"}`) + `, "dependency", "$1", "svc", "(.*)") or ` +
+			`label_replace(` + inc(`{__name__="odd.rejected", quantile="", svc="", kind="shed", zone!="test", code=~"5..", path!~"/health.*", env="prod"}`) + ` or ` +
+			inc(`{__name__="odd.rejected_count", svc="", kind="shed", zone!="test", code=~"5..", path!~"/health.*", env="prod"}`) + `, "dependency", "backend", "", ""), "reason", "queue", "", "")`},
 		{Name: model.MetricActiveCalls, PromQL: `label_replace((odd_busy_ms{quantile="", svc!="", env="prod"}) * 0.001, "dependency", "$1", "svc", "(.*)") or ` +
 			`label_replace((odd_busy_ms{quantile="", svc="", env="prod"}) * 0.001, "dependency", "backend", "", "")`},
 	}
@@ -252,6 +254,34 @@ func TestCustomExprs(t *testing.T) {
 	for i := range want {
 		if es[i].Name != want[i].Name || es[i].PromQL != want[i].PromQL || !slices.Equal(es[i].Labels, want[i].Labels) {
 			t.Errorf("expression %d:\n got  %+v\n want %+v", i, es[i], want[i])
+		}
+	}
+}
+
+// inc30 is a selector's increase at the 30 s range of TestQueriesCombine.
+func inc30(sel string) string {
+	return newQctx(QueryOptions{Range: 30 * time.Second}).incSel(sel)
+}
+
+// TestIncCountsLikeAScraper pins the counter expression every dialect's
+// PromQL is built from (docs/prometheus.md, "Counting like a scraper"):
+// the newest scrape-to-scrape rate scaled to the range, plus the first
+// value of a series born on a target that was up a range ago.
+func TestIncCountsLikeAScraper(t *testing.T) {
+	for _, c := range []struct {
+		rng  time.Duration
+		sel  string
+		want string
+	}{
+		{3 * time.Second, `retry_originals_total{job="a"}`,
+			`((irate(retry_originals_total{job="a"}[3s]) * 3 + ((min_over_time(retry_originals_total{job="a"}[3s]) unless retry_originals_total{job="a"} offset 3s) and on (instance) (up offset 3s == 1))) or ` +
+				`irate(retry_originals_total{job="a"}[3s]) * 3 or ((min_over_time(retry_originals_total{job="a"}[3s]) unless retry_originals_total{job="a"} offset 3s) and on (instance) (up offset 3s == 1)))`},
+		{1500 * time.Millisecond, `x`,
+			`((irate(x[1500ms]) * 1.5 + ((min_over_time(x[1500ms]) unless x offset 1500ms) and on (instance) (up offset 1500ms == 1))) or ` +
+				`irate(x[1500ms]) * 1.5 or ((min_over_time(x[1500ms]) unless x offset 1500ms) and on (instance) (up offset 1500ms == 1)))`},
+	} {
+		if got := newQctx(QueryOptions{Range: c.rng}).incSel(c.sel); got != c.want {
+			t.Errorf("range %v:\n got  %s\n want %s", c.rng, got, c.want)
 		}
 	}
 }
