@@ -1,5 +1,6 @@
 // Package testpeer finds the real programs (tmux, haproxy, prometheus,
-// promtool) that integration tests talk to, and starts Prometheus for them.
+// promtool, chromium) that integration tests talk to, starts Prometheus
+// for them and runs Chromium headless.
 //
 // A missing program skips the test with a message saying what to install,
 // so `go test ./...` passes on a fresh machine; with RETRYTOP_REQUIRE_PEERS=1

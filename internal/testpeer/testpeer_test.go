@@ -1,8 +1,12 @@
 package testpeer
 
 import (
+	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestRequireFindsAProgramOnPath(t *testing.T) {
@@ -19,5 +23,21 @@ func TestRequiredFollowsTheEnvironment(t *testing.T) {
 	t.Setenv(EnvRequire, "")
 	if Required() {
 		t.Error("Required() true with the variable empty")
+	}
+}
+
+// TestRunChromiumDumpsAPage: headless Chromium renders a file:// page and
+// --dump-dom prints its DOM (skipped without chromium).
+func TestRunChromiumDumpsAPage(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "p.html")
+	if err := os.WriteFile(page, []byte("<!doctype html><title>t</title><p id=x>hello</p>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, _ := RunChromium(t, ctx, "--dump-dom", "file://"+page)
+	if !strings.Contains(out, `<p id="x">hello</p>`) {
+		t.Errorf("dump-dom lacks the paragraph:\n%s", out)
 	}
 }
