@@ -13,12 +13,12 @@ type boxGlyphs struct {
 }
 
 var (
-	unicodeBox = boxGlyphs{"┌", "┐", "└", "┘", "─", "│", "▶"}
+	unicodeBox = boxGlyphs{"┌", "┐", "└", "┘", "─", "│", "►"}
 	asciiBox   = boxGlyphs{"+", "+", "+", "+", "-", "|", ">"}
 )
 
 const (
-	chainArrowW  = 11 // " ─2.92x──▶ "
+	chainArrowW  = 11 // " ─2.92x──► "
 	chainBoxMinW = 12
 	chainBoxRows = 6 // top, name, in, out, max, bottom
 )

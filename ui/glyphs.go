@@ -88,68 +88,52 @@ func glyphsFor(c Charset) *glyphs {
 	switch c {
 	case CharsetASCII:
 		return &asciiGlyphs
-	case CharsetBraille:
-		return &brailleGlyphs
 	}
+	// Braille patterns are in one of the five fonts the glyphs must render
+	// in (Cascadia Code; not DejaVu Sans Mono, Menlo, Consolas or
+	// JetBrains Mono): the braille charset draws with the block glyphs.
 	return &blockGlyphs
 }
 
-var unicodeOutcomes = [numOutcomes]string{"✓", "↻", "⊘", "$", "◷", "✗", "⧗"}
+// The Unicode glyphs are chosen from the code points every one of five
+// common terminal fonts carries: DejaVu Sans Mono, Menlo, Consolas,
+// Cascadia Code and JetBrains Mono (testdata/fonts/ holds their coverage
+// tables; TestGlyphsInEveryFont checks every glyph the UI can print).
+// That rules out the eighth blocks, Braille, ✓ ✗ ⚠ ⏸ and ⧗: Menlo and
+// Consolas are proven to carry WGL4, and no more is claimed for them.
+// Outcomes keep one glyph each, so they read without colour:
+// √ success, ↑ rescued (brought back up), ¬ admission rejected (not
+// let in), $ budget denied, δ deadline exhausted, × provider error,
+// τ timeout.
+var unicodeOutcomes = [numOutcomes]string{"√", "↑", "¬", "$", "δ", "×", "τ"}
 
-var unicodeResp = [numResp]string{"✓", "⊖", "↩", "⊗", "✗"}
+// 2xx, 429 (refused like an admission), 503 with Retry-After (come back:
+// ←), 503 (Ø: unavailable), other 5xx.
+var unicodeResp = [numResp]string{"√", "¬", "←", "Ø", "×"}
 
 var blockGlyphs = glyphs{
-	outcome:    unicodeOutcomes,
-	resp:       unicodeResp,
-	levels:     [8]string{"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"},
+	outcome: unicodeOutcomes,
+	resp:    unicodeResp,
+	// Four shades, two levels each: the eighth blocks are not in WGL4.
+	levels:     [8]string{"░", "░", "▒", "▒", "▓", "▓", "█", "█"},
 	zero:       "·",
 	gap:        " ",
-	sub:        8,
-	fill:       []string{" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"},
+	sub:        2,
+	fill:       []string{" ", "▄", "█"},
 	above:      "░",
 	bar:        "█",
 	barEmpty:   "░",
 	classBar:   [3]string{"█", "▒", "▓"},
-	classGlyph: [3]string{"✓", "↯", "✗"},
-	selected:   "▶",
+	classGlyph: [3]string{"√", "»", "×"},
+	selected:   "►",
 	down:       "!",
-	warn:       "⚠",
-	pause:      "⏸",
+	warn:       "▲",
+	pause:      "║",
 	live:       "●",
-	replay:     "▶",
+	replay:     "►",
 	rule:       "─",
 	arrowDown:  "↓",
-	mark:       "◂",
-	micro:      "µs",
-	to:         "→",
-	inf:        "∞",
-	times:      "×",
-	dot:        "·",
-	ellipsis:   "…",
-}
-
-var brailleGlyphs = glyphs{
-	outcome:    unicodeOutcomes,
-	resp:       unicodeResp,
-	levels:     [8]string{"⣀", "⣀", "⣤", "⣤", "⣶", "⣶", "⣿", "⣿"},
-	zero:       "·",
-	gap:        " ",
-	sub:        4,
-	fill:       []string{" ", "⣀", "⣤", "⣶", "⣿"},
-	above:      "⠶",
-	bar:        "⣿",
-	barEmpty:   "⠤",
-	classBar:   [3]string{"⣿", "⡪", "⢾"},
-	classGlyph: [3]string{"✓", "↯", "✗"},
-	selected:   "▶",
-	down:       "!",
-	warn:       "⚠",
-	pause:      "⏸",
-	live:       "●",
-	replay:     "▶",
-	rule:       "─",
-	arrowDown:  "↓",
-	mark:       "◂",
+	mark:       "◄",
 	micro:      "µs",
 	to:         "→",
 	inf:        "∞",
@@ -185,5 +169,5 @@ var asciiGlyphs = glyphs{
 	inf:        "inf",
 	times:      "x",
 	dot:        "-",
-	ellipsis:   "...",
+	ellipsis:   "~",
 }

@@ -271,7 +271,7 @@ func TestGroupDrillDown(t *testing.T) {
 	v := ansi.Strip(m.View())
 	gs := m.shownDerived.groups
 	gi := gs.info[gkey("checkout", "payments")]
-	for _, s := range []string{"GROUP  checkout ×12 → payments", "layer checkout", "1 down", "REPLICAS", "ORIGINALS vs ATTEMPTS", "▶ " + Sanitize(gs.rows[gi.members[0]].Target)} {
+	for _, s := range []string{"GROUP  checkout ×12 → payments", "layer checkout", "1 down", "REPLICAS", "ORIGINALS vs ATTEMPTS", "► " + Sanitize(gs.rows[gi.members[0]].Target)} {
 		if !strings.Contains(v, s) {
 			t.Errorf("group detail lacks %q:\n%s", s, v)
 		}
@@ -321,7 +321,7 @@ func TestGroupCursorScrolls(t *testing.T) {
 		keys(m, "down")
 		v := ansi.Strip(m.View())
 		k, _ := m.grpDetail.selected(m.shownDerived.groups)
-		if !strings.Contains(v, "▶ "+Sanitize(k.Target)) && !strings.Contains(v, "▶!"+Sanitize(k.Target)) {
+		if !strings.Contains(v, "► "+Sanitize(k.Target)) && !strings.Contains(v, "►!"+Sanitize(k.Target)) {
 			t.Fatalf("down x%d: cursor row %q not on screen:\n%s", i+1, k.Target, v)
 		}
 	}
@@ -348,7 +348,7 @@ func TestGroupReplicasAbsentSanitisedNoColour(t *testing.T) {
 	if f := strings.Fields(bare); len(f) != 7 || f[4] != "0" || f[5] != "-" || f[6] != "-" {
 		t.Errorf("bare replica: %q, want 0 errors, - timeouts and active", bare)
 	}
-	if !strings.Contains(v, "▶ ") {
+	if !strings.Contains(v, "► ") {
 		t.Error("no cursor glyph without colour")
 	}
 }

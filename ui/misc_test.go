@@ -73,7 +73,7 @@ func TestCharsetFromEnv(t *testing.T) {
 }
 
 func TestGlyphsAreOneColumn(t *testing.T) {
-	for _, g := range []*glyphs{&blockGlyphs, &brailleGlyphs, &asciiGlyphs} {
+	for _, g := range []*glyphs{&blockGlyphs, &asciiGlyphs} {
 		all := append([]string{g.zero, g.gap, g.above, g.bar, g.barEmpty, g.selected, g.down, g.warn, g.live, g.replay, g.rule, g.arrowDown, g.mark},
 			g.fill...)
 		all = append(all, g.outcome[:]...)

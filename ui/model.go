@@ -97,6 +97,13 @@ type Model struct {
 	footerKey  [3]int
 }
 
+// asciiFold maps the one-column non-ASCII characters that text outside
+// the glyph tables may carry to one ASCII character each.
+var asciiFold = strings.NewReplacer(
+	"…", "~", "·", "-", "•", "-", "↑", "^", "↓", "v", "←", "<", "→", ">",
+	"±", "+", "×", "x", "─", "-", "│", "|", "●", "O", "►", ">", "µ", "u",
+)
+
 // NewModel returns the dashboard model for src. It does no I/O: frames are
 // built by the commands Init and Update return.
 func NewModel(src Source, opts Options) *Model {
@@ -597,6 +604,14 @@ func (m *Model) View() string {
 			// Never let a line wrap: the renderer would scroll the screen.
 			lines[i] = line{s: ansi.Truncate(lines[i].s, w, ""), w: w}
 			m.overflows++
+		}
+	}
+	if m.c.g == &asciiGlyphs {
+		// The last word for non-UTF-8 terminals: punctuation from shared
+		// code (ellipses, separators, key labels, bubbles' help) folds to
+		// ASCII, one column for one, so no width changes.
+		for i := range lines {
+			lines[i].s = asciiFold.Replace(lines[i].s)
 		}
 	}
 	m.lines = lines

@@ -254,7 +254,7 @@ func TestScrollKeepsCursorVisible(t *testing.T) {
 	v := ansi.Strip(m.View())
 	sel := selected(m)
 	dep := sel[strings.Index(sel, "/")+1:]
-	if !strings.Contains(v, "▶ ") || !strings.Contains(v, dep) {
+	if !strings.Contains(v, "► ") || !strings.Contains(v, dep) {
 		t.Errorf("selected row %q not on screen:\n%s", sel, v)
 	}
 	if !strings.Contains(v, "rows ") || !strings.Contains(v, " of 60") {
@@ -450,7 +450,7 @@ func TestResize(t *testing.T) {
 	}
 	// The two layouts: side by side from 100 columns.
 	send(m, tea.WindowSizeMsg{Width: 99, Height: 40})
-	if v := ansi.Strip(m.View()); strings.Contains(v, "now               ✓") || strings.Count(v, "OUTCOMES") != 0 && strings.Contains(lineWith(v, "ORIGINALS"), "OUTCOMES") {
+	if v := ansi.Strip(m.View()); strings.Contains(v, "now               √") || strings.Count(v, "OUTCOMES") != 0 && strings.Contains(lineWith(v, "ORIGINALS"), "OUTCOMES") {
 		t.Errorf("99 columns should stack:\n%s", v)
 	}
 	send(m, tea.WindowSizeMsg{Width: 100, Height: 40})
@@ -569,7 +569,7 @@ func TestNoColorKeepsMeaning(t *testing.T) {
 	}
 	// Selection, down target and protection vs provider columns are told
 	// apart by glyphs and headers alone.
-	for _, s := range []string{"▶ checkout", " !legacy", "$BDG/s", "⊘ADM/s", "✗ERR/s", "⧗TMO/s", "✓ success", "⊘ admission rej", "$ budget denied", "✗ provider err"} {
+	for _, s := range []string{"► checkout", " !legacy", "$BDG/s", "¬ADM/s", "×ERR/s", "τTMO/s", "√ success", "¬ admission rej", "$ budget denied", "× provider err"} {
 		if !strings.Contains(v, s) {
 			t.Errorf("no-colour screen lacks %q", s)
 		}

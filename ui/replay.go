@@ -49,8 +49,8 @@ var replayKeyMap = replayKeys{
 	Play:     key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "play/pause")),
 	StepBack: key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "step back")),
 	StepFwd:  key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "step")),
-	JumpBack: key.NewBinding(key.WithKeys("shift+left"), key.WithHelp("⇧←", "-1m")),
-	JumpFwd:  key.NewBinding(key.WithKeys("shift+right"), key.WithHelp("⇧→", "+1m")),
+	JumpBack: key.NewBinding(key.WithKeys("shift+left"), key.WithHelp("shift+←", "-1m")),
+	JumpFwd:  key.NewBinding(key.WithKeys("shift+right"), key.WithHelp("shift+→", "+1m")),
 	Slower:   key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "slower")),
 	Faster:   key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "faster")),
 	Start:    key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "start")),
@@ -235,7 +235,7 @@ func spikeGlyph(lvl uint8, ascii bool) string {
 	case 2:
 		return "█"
 	case 3:
-		return "┄"
+		return "·"
 	}
 	return "─"
 }
@@ -246,10 +246,8 @@ func barEdge(ascii, left bool) string {
 		return "["
 	case ascii:
 		return "]"
-	case left:
-		return "▕"
 	}
-	return "▏"
+	return "│"
 }
 
 // appendSpeed writes "0.25x", "1x", "64x".
@@ -285,7 +283,7 @@ func (m *Model) replayFooter() line {
 	k := &replayKeyMap
 	keys := []key.Binding{m.c.keys.Quit, k.Play,
 		key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←→", "step")),
-		key.NewBinding(key.WithKeys("shift+left", "shift+right"), key.WithHelp("⇧←→", "±1m")),
+		key.NewBinding(key.WithKeys("shift+left", "shift+right"), key.WithHelp("shift+←→", "±1m")),
 		key.NewBinding(key.WithKeys("-", "+"), key.WithHelp("-+", "speed")),
 		key.NewBinding(key.WithKeys("g", "G"), key.WithHelp("g/G", "start/end")),
 		m.c.keys.Help, m.c.keys.Open, m.c.keys.SwitchView,

@@ -59,10 +59,10 @@ func TestServiceSelectionCrossesFromCallers(t *testing.T) {
 		t.Error("a service row also reads as a caller row")
 	}
 	v := ansi.Strip(m.View())
-	if r := lineWith(v, "bank-api     160"); !strings.HasPrefix(r, "▶ bank-api") {
+	if r := lineWith(v, "bank-api     160"); !strings.HasPrefix(r, "► bank-api") {
 		t.Errorf("selected service row not marked: %q\n%s", r, v)
 	}
-	if strings.Contains(lineWith(v, "checkout payments"), "▶") {
+	if strings.Contains(lineWith(v, "checkout payments"), "►") {
 		t.Error("a caller row is still marked")
 	}
 	// Its signals preview under the tables.
@@ -116,8 +116,8 @@ func TestServiceEnterOpensDetailEscGoesBack(t *testing.T) {
 		t.Error("the wait loop's next request does not ask for the bins")
 	}
 	v := ansi.Strip(m.View())
-	for _, s := range []string{"SERVICE  inventory  source sim", "QUEUE 10s bins, last 5m", "37/∞", "RESPONSES", "⊗ 503 w/o RA", "18.4/s",
-		"↩ 503 w/ RA", "55.0/s", "CAPACITY", "58/64", "CANCELLATION", "44.0/s", "SERVICE TIME", "SIGNALS", "unbounded"} {
+	for _, s := range []string{"SERVICE  inventory  source sim", "QUEUE 10s bins, last 5m", "37/∞", "RESPONSES", "Ø 503 w/o RA", "18.4/s",
+		"← 503 w/ RA", "55.0/s", "CAPACITY", "58/64", "CANCELLATION", "44.0/s", "SERVICE TIME", "SIGNALS", "unbounded"} {
 		if !strings.Contains(v, s) {
 			t.Errorf("service detail lacks %q", s)
 		}
@@ -243,7 +243,7 @@ func TestServicesOnAShortScreen(t *testing.T) {
 	}
 	keys(m, "G")
 	v = screen(t, m)
-	if !strings.Contains(v, "▶ svcevil") || !strings.Contains(v, "services 4-4 of 4") {
+	if !strings.Contains(v, "► svcevil") || !strings.Contains(v, "services 4-4 of 4") {
 		t.Errorf("the selected service is not on screen:\n%s", v)
 	}
 }
@@ -288,7 +288,7 @@ func TestServicesNoColourNoLeaks(t *testing.T) {
 	// Without colour, the response classes keep their glyphs.
 	m := svcModel(t, Options{Renderer: r, NoColor: true}, 200, 60, nil)
 	v := m.View()
-	for _, s := range []string{"✓2xx/s", "⊖429/s", "⊗503/s(RA)", "✗5xx/s"} {
+	for _, s := range []string{"√2xx/s", "¬429/s", "Ø503/s(RA)", "×5xx/s"} {
 		if !strings.Contains(v, s) {
 			t.Errorf("no-colour services header lacks %q", s)
 		}

@@ -145,7 +145,7 @@ func TestTmuxDemoDashboard(t *testing.T) {
 	// The last row is the service: G selects it, enter opens its detail.
 	s.keys("G")
 	s.waitFor("the service row selected", 10*time.Second, func(scr string) bool {
-		return strings.Contains(scr, "▶ provider")
+		return strings.Contains(scr, "► provider")
 	})
 	s.keys("Enter")
 	s.waitFor("the service detail with its charts", 10*time.Second, func(scr string) bool {
@@ -197,7 +197,7 @@ func serviceRowHasNumbers(screen, name string) bool {
 			continue
 		}
 		for _, row := range lines[i+1:] {
-			rest, ok := strings.CutPrefix(strings.TrimLeft(row, " ▶!"), name+" ")
+			rest, ok := strings.CutPrefix(strings.TrimLeft(row, " ►!"), name+" ")
 			if ok && strings.ContainsAny(rest, "123456789") {
 				return true
 			}
