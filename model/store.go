@@ -51,6 +51,9 @@ type Store struct {
 	mu      sync.RWMutex
 	cfg     StoreConfig
 	targets map[string]*targetHistory
+	// noSeriesCache makes every series a key lookup: the reference the
+	// cache's tests compare against.
+	noSeriesCache bool
 }
 
 type targetHistory struct {
@@ -64,6 +67,14 @@ type targetHistory struct {
 	// had one (0: never seen).
 	start float64
 	fresh []freshSeries // reused by Append
+	// order is the series cache (Prometheus' scrape cache, by position):
+	// order[i] is the series that the i-th flat series of the previous
+	// scrape went to (nil: dropped by the cap). A target exposes the same
+	// series in the same order scrape after scrape, so Append first checks
+	// the series at the same position field by field, which costs no hash
+	// and no key, and looks the key up only when that check fails (a
+	// series appeared, left or moved).
+	order []*storedSeries
 }
 
 // freshSeries is a series first seen at the scrape being appended.
@@ -75,12 +86,57 @@ type freshSeries struct {
 }
 
 type storedSeries struct {
-	key      string // identity within the target; also the stable sort order
-	name     string
-	labels   Labels
-	typ      MetricType
+	key    string // identity within the target; also the stable sort order
+	name   string
+	labels Labels
+	typ    MetricType
+	// extraVal is the le or quantile of a bucket or quantile series, which
+	// the series cache compares as a number instead of formatting it.
+	extraVal float64
 	values   []float64 // ring aligned with targetHistory.times; NaN = absent
 	lastSeen int64     // scrape index of the newest value
+}
+
+// is reports whether r is this series: the same name, type and labels
+// (le or quantile compared by value). It is the series cache's check, so
+// it must never say yes to another series; it may say no to this one
+// (a sample whose own labels hold the le it gets, say), which only costs
+// the key lookup.
+func (ss *storedSeries) is(r *flatRef) bool {
+	fam := r.fam.Name
+	if ss.typ != r.fam.Type || len(ss.name) != len(fam)+len(r.suffix) ||
+		ss.name[:len(fam)] != fam || ss.name[len(fam):] != r.suffix {
+		return false
+	}
+	ls := r.sample.Labels
+	if r.extra == "" {
+		if len(ss.labels) != len(ls) {
+			return false
+		}
+		for i := range ls {
+			// Strings the parser interned compare by pointer first.
+			if ss.labels[i].Name != ls[i].Name || ss.labels[i].Value != ls[i].Value {
+				return false
+			}
+		}
+		return true
+	}
+	// ss.labels is ls with the extra label inserted in name order.
+	if len(ss.labels) != len(ls)+1 || ss.extraVal != r.extraVal {
+		return false
+	}
+	j := 0
+	for i := range ss.labels {
+		l := ss.labels[i]
+		if l.Name == r.extra {
+			continue
+		}
+		if j == len(ls) || l.Name != ls[j].Name || l.Value != ls[j].Value {
+			return false
+		}
+		j++
+	}
+	return j == len(ls)
 }
 
 // NewStore returns an empty store; zero fields of cfg take the defaults.
@@ -154,9 +210,24 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	}
 	th.fresh = th.fresh[:0]
 	counted, reset := 0, 0 // counters with a positive previous value; those that went down
+	pos, seen := 0, 0      // flat position in the scrape; distinct series given a value
 	snap.eachFlat(func(r *flatRef) {
-		th.keyBuf = r.appendKey(th.keyBuf[:0])
-		ss := th.series[string(th.keyBuf)] // no allocation for the lookup
+		var ss *storedSeries
+		if pos < len(th.order) && !s.noSeriesCache {
+			if c := th.order[pos]; c != nil && c.is(r) {
+				ss = c
+			}
+		}
+		if ss == nil {
+			th.keyBuf = r.appendKey(th.keyBuf[:0])
+			ss = th.series[string(th.keyBuf)] // no allocation for the lookup
+		}
+		if pos < len(th.order) {
+			th.order[pos] = ss
+		} else {
+			th.order = append(th.order, ss)
+		}
+		pos++
 		if ss == nil {
 			if len(th.series) >= s.cfg.MaxSeriesPerTarget {
 				res.Dropped++
@@ -164,7 +235,8 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 			}
 			fs := r.series()
 			key := string(th.keyBuf)
-			ss = &storedSeries{key: key, name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, values: make([]float64, len(th.times))}
+			ss = &storedSeries{key: key, name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, extraVal: r.extraVal, values: make([]float64, len(th.times)), lastSeen: -1}
+			th.order[pos-1] = ss
 			for i := range ss.values {
 				ss.values[i] = math.NaN()
 			}
@@ -182,9 +254,14 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 			}
 		}
 		ss.values[slot] = r.value
+		if ss.lastSeen != idx {
+			seen++
+		}
 		ss.lastSeen = idx
 		res.Series++
 	})
+	clear(th.order[pos:]) // no series kept alive by a longer scrape before
+	th.order = th.order[:pos]
 	if ps := snap.ProcessStartOf(); ps > 0 {
 		// A second of slack: some exporters derive it from uptime.
 		if th.start > 0 && math.Abs(ps-th.start) > 1 {
@@ -200,6 +277,11 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	}
 	// Series missing from this scrape get an explicit gap; series missing
 	// for the whole retained history are forgotten so churn stays bounded.
+	// When every stored series got a value there is nothing to visit.
+	if seen == len(th.series) {
+		th.dropped = res.Dropped
+		return res
+	}
 	for key, ss := range th.series {
 		if ss.lastSeen == idx {
 			continue
