@@ -203,8 +203,14 @@ func New(spec Spec, base Base, rnd Rand) (Policy, error) {
 	default:
 		return nil, fmt.Errorf("policy: unknown model %q", spec.Name)
 	}
+	var t Timing
+	t.AttemptTimeout = pp.dur("attempt_timeout", 0)
+	t.Deadline = pp.dur("deadline", 0)
 	if pp.err != nil {
 		return nil, pp.err
+	}
+	if t != (Timing{}) {
+		p = timed{p, t}
 	}
 	for i, u := range pp.used {
 		if !u {
@@ -214,6 +220,27 @@ func New(spec Spec, base Base, rnd Rand) (Policy, error) {
 	}
 	return p, nil
 }
+
+// Timing overrides a hop's timing, which is the hop's, not a policy's: a
+// spec may set attempt_timeout and deadline (for any model) where the
+// recording cannot show them, e.g. a per-attempt timeout that no attempt
+// ever reached. Zero fields keep the hop's.
+type Timing struct {
+	AttemptTimeout, Deadline time.Duration
+}
+
+// Timed is a Policy whose spec overrode the hop's timing.
+type Timed interface {
+	Policy
+	Timing() Timing
+}
+
+type timed struct {
+	Policy
+	t Timing
+}
+
+func (t timed) Timing() Timing { return t.t }
 
 // params reads a spec's parameters, remembering the first error.
 type params struct {

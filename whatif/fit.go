@@ -112,6 +112,17 @@ func Fit(st *model.Store, bin time.Duration) (Fitted, error) {
 	f.Assumptions = append(f.Assumptions, notes...)
 	m.Trigger = trigger(m.Provider.ServiceTime)
 	rec.Trigger = m.Trigger
+	for _, b := range []int{m.Trigger.Start, m.Trigger.End} {
+		if m.Trigger.End <= m.Trigger.Start || b <= 0 || b >= n {
+			continue
+		}
+		off, err := calibrateEdge(&m, rec, b)
+		if err != nil {
+			return f, err
+		}
+		add(fmt.Sprintf("service time change in bin %d", b), fmt.Sprintf("%v into the bin", off),
+			"the offset (in tenths of a bin) whose replay under the recorded policy best matches the recording's finished and successful originals in the bins around it")
+	}
 	if m.Trigger.End > m.Trigger.Start {
 		add("trigger", fmt.Sprintf("bins %d..%d (%.0fs..%.0fs): service time above 1.5x its lowest", m.Trigger.Start, m.Trigger.End-1,
 			float64(m.Trigger.Start)*w, float64(m.Trigger.End)*w), "the provider's service time per bin (above)")
@@ -484,4 +495,36 @@ func perBin(st *model.Store, target, name string, match func(model.Labels) bool,
 
 func labelIs(key, value string, also func(model.Labels) bool) func(model.Labels) bool {
 	return func(ls model.Labels) bool { return ls.Get(key) == value && (also == nil || also(ls)) }
+}
+
+// calibrateEdge places the change of service time inside bin b: per-bin
+// data cannot say where in the bin it happened, and with operations that
+// last about a bin, a change at the bin's start or its end gives different
+// outcomes in the next bin. Each tenth of the bin is replayed under the
+// recorded policy and the one whose finished and successful originals in
+// bins b-1..b+2 are closest (least squares) to the recording's is kept.
+func calibrateEdge(m *Model, rec Series, b int) (time.Duration, error) {
+	best, bestErr := time.Duration(0), math.Inf(1)
+	base := m.Provider.Edges
+	for k := range 10 {
+		off := time.Duration(k) * m.Bin / 10
+		m.Provider.Edges = append(append([]Edge(nil), base...), Edge{Bin: b, Offset: off})
+		r, err := Run(*m, nil)
+		if err != nil {
+			return 0, err
+		}
+		var e float64
+		for j := max(b-1, 0); j <= min(b+2, len(r.Bins)-1); j++ {
+			for _, d := range []float64{float64(r.Bins[j].Succeeded) - at(rec.Succeeded, j), float64(r.Bins[j].Ended) - at(rec.Ended, j)} {
+				if !math.IsNaN(d) {
+					e += d * d
+				}
+			}
+		}
+		if e < bestErr {
+			best, bestErr = off, e
+		}
+	}
+	m.Provider.Edges = append(base, Edge{Bin: b, Offset: best})
+	return best, nil
 }

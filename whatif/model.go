@@ -52,10 +52,21 @@ type Provider struct {
 	// ServiceTime per bin: how long a request granted a slot in that bin
 	// holds it.
 	ServiceTime []time.Duration
+	// Edges place a change of service time inside a bin: in bin Bin,
+	// requests granted before Offset get bin Bin-1's service time. A
+	// change seen in per-bin data sits anywhere inside its bin; Fit
+	// calibrates where.
+	Edges []Edge
 	// MaxQueue bounds the queue (0: unbounded); IgnoreCancel keeps work
 	// going after its caller gave up.
 	MaxQueue     int
 	IgnoreCancel bool
+}
+
+// Edge is a change of service time Offset into bin Bin.
+type Edge struct {
+	Bin    int
+	Offset time.Duration
 }
 
 // Bin is one bin of a run's timeline.
@@ -111,6 +122,19 @@ func Run(m Model, spec *policy.Spec) (Result, error) {
 		}
 		if err != nil {
 			return Result{}, err
+		}
+		if t, ok := p.(policy.Timed); ok {
+			// The model is a copy: overriding its last hop's timing here
+			// changes this run only.
+			hops := append([]Hop(nil), e.m.Hops...)
+			if d := t.Timing().AttemptTimeout; d > 0 {
+				hops[i].PerAttemptTimeout = d
+				hops[i].MinAttemptTime = min(DefaultMinAttemptTime, d/2)
+			}
+			if d := t.Timing().Deadline; d > 0 {
+				hops[i].Deadline = d
+			}
+			e.m.Hops = hops
 		}
 		e.pols = append(e.pols, p)
 	}
@@ -415,6 +439,11 @@ func (p *provider) serviceTime(t time.Duration) time.Duration {
 		return 0
 	}
 	i := min(max(int(t/p.bin), 0), len(st)-1)
+	for _, e := range p.cfg.Edges {
+		if e.Bin == i && i > 0 && t-time.Duration(i)*p.bin < e.Offset {
+			return st[i-1]
+		}
+	}
 	return st[i]
 }
 

@@ -50,7 +50,7 @@ into successes and fast failures.`,
 		}
 		return runWatch(cmd.Context(), &f, &src, args)
 	}
-	root.AddCommand(newVersionCmd(), newAnalyzeCmd(), newWatchCmd(), newDemoCmd(), newRecordCmd(), newReplayCmd(), newExportCmd(), newReportCmd())
+	root.AddCommand(newVersionCmd(), newAnalyzeCmd(), newWatchCmd(), newDemoCmd(), newRecordCmd(), newReplayCmd(), newExportCmd(), newReportCmd(), newWhatifCmd())
 	v, rev, _ := buildInfo()
 	root.Version = v + " (commit " + rev + ")"
 	root.SetVersionTemplate("retrytop {{.Version}}\n")

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/policy"
+	"github.com/retrytop/retrytop/whatif"
+)
+
+type whatifFlags struct {
+	policies    string
+	format      string
+	bin         time.Duration
+	inputFormat string
+}
+
+func newWhatifCmd() *cobra.Command {
+	var f whatifFlags
+	cmd := &cobra.Command{
+		Use:   "whatif FILE --policy LIST",
+		Short: "Replay a recorded incident under other retry policies",
+		Long: `whatif fits a model of the incident in a recording (open-loop arrivals at
+the user-facing hop, the provider's slots and service time per bin, each
+hop's deadline and recorded policy), then replays it in virtual time once
+per policy on the hop that calls the provider, and prints per policy:
+success ratio, goodput, peak and mean amplification, peak provider load,
+recovery time after the trigger and whether the run went metastable.
+
+The first row is the recording's own numbers, the second the recorded
+policy replayed by the model: how far the model can be trusted. Every
+assumption of the fit is printed with the signal it came from.
+
+Policies: ` + strings.Join(policy.Names, ", ") + `. A list is NAME, NAME:KEY=VALUE
+or KEY=VALUE items separated by commas; KEY=VALUE adds to the policy before
+it, or at the start makes a custom policy (the recorded one, changed).
+docs/whatif.md has every model, its parameters and its source.
+
+Exit codes: 0 printed, 1 usage error, 2 the recording cannot be read or
+fitted.`,
+		Example: `  retrytop whatif incident.rtd --policy recorded,envoy,finagle,grpc,sre,aws,bounded,none
+  retrytop whatif incident.rtd --policy envoy:budget_percent=30,attempts=3 --format markdown
+  retrytop whatif incident.rtd --policy attempts=3,budget=none,limiter=none,backoff=none,attempt_timeout=300ms
+  retrytop whatif incident.rtd --policy bounded --format json | jq '.policies[] | {policy, success_ratio}'`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return withCode(exitUsage, fmt.Errorf("whatif wants one recording, got %d arguments", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(whatif.Formats, f.format) {
+				return withCode(exitUsage, fmt.Errorf("unknown --format %q (want one of %s)", f.format, strings.Join(whatif.Formats, ", ")))
+			}
+			specs, err := policy.Parse(f.policies)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			for _, s := range specs {
+				if _, err := policy.New(s, policy.Base{MaxAttempts: 1}, func(int64) int64 { return 0 }); err != nil {
+					return withCode(exitUsage, err)
+				}
+			}
+			if err := missingFile(args); err != nil {
+				return withCode(exitNoData, err)
+			}
+			rs, err := (&sourceFlags{}).forRecordings()
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			tr, translate := rs.translator()
+			rec, err := openRecording(cmd.ErrOrStderr(), args[0], f.inputFormat, tr.Filter)
+			if err != nil {
+				return err
+			}
+			defer rec.Close()
+			per := map[string]int{}
+			for i := 0; i < rec.Len(); i++ {
+				per[rec.Target(i)]++
+			}
+			hist := 2
+			for _, n := range per {
+				hist = max(hist, n+1)
+			}
+			st := model.NewStore(model.StoreConfig{History: hist})
+			if !collect.AnyScraped(dump.LoadStore(rec, st, translate)) {
+				return withCode(exitNoData, errors.New("no scrape in the recording could be read"))
+			}
+			fit, err := whatif.Fit(st, f.bin)
+			if err != nil {
+				return withCode(exitNoData, fmt.Errorf("%s: %w", args[0], err))
+			}
+			rep, err := whatif.Build(args[0], fit, specs)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			return whatif.Write(cmd.OutOrStdout(), rep, f.format)
+		},
+	}
+	cmd.Flags().StringVarP(&f.policies, "policy", "p", "recorded,envoy,finagle,grpc,sre,aws,bounded,none", "policies to replay (see above)")
+	cmd.Flags().StringVar(&f.format, "format", "text", "output: "+strings.Join(whatif.Formats, ", "))
+	cmd.Flags().DurationVar(&f.bin, "bin", time.Second, "width of the model's bins (at least the recording's scrape interval)")
+	cmd.Flags().StringVar(&f.inputFormat, "input-format", "", "force the recording's format: "+strings.Join(dump.Formats, ", "))
+	return cmd
+}
