@@ -206,6 +206,9 @@ func (s *testSource) Updates() <-chan struct{}       { return s.updates }
 func newTestModel(t testing.TB, opts Options, frames func(frameRequest) model.Frame) *Model {
 	t.Helper()
 	opts.Now = func() time.Time { return fixedNow }
+	if opts.Location == nil {
+		opts.Location = time.UTC // goldens must not depend on the machine's zone
+	}
 	if opts.Renderer == nil {
 		opts.Renderer = lipgloss.NewRenderer(io.Discard)
 	}

@@ -85,8 +85,9 @@ func (h *headerModel) view(dst []line, m *Model) []line {
 		r = append(r, "no data yet  "...)
 		rs = append(rs, "no data  "...)
 	}
-	r = m.now.AppendFormat(r, "15:04:05")
-	rs = m.now.AppendFormat(rs, "15:04:05")
+	now := m.now.In(c.opts.Location)
+	r = now.AppendFormat(r, "15:04:05")
+	rs = now.AppendFormat(rs, "15:04:05")
 
 	// Targets: up/total, the first down one named with its last error.
 	l.plain("  targets ")

@@ -134,6 +134,13 @@ type Options struct {
 
 	// Now is the wall clock shown in the header (default time.Now).
 	Now func() time.Time
+	// Location is where clock times are shown: the header clock, the
+	// charts' time axes and the replay bar (default time.Local; --utc sets
+	// time.UTC).
+	Location *time.Location
+	// NoMouse leaves the mouse to the terminal (--no-mouse): no clicks,
+	// no wheel, and text can be selected as usual.
+	NoMouse bool
 	// StaleAfter: when no data arrived for this long, the header clock
 	// and scrape age advance once a second until data arrives again
 	// (default 2s; negative disables). With data arriving, the clock moves
@@ -174,6 +181,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Location == nil {
+		o.Location = time.Local
 	}
 	if o.StaleAfter == 0 {
 		o.StaleAfter = 2 * time.Second

@@ -147,7 +147,7 @@ func (m *Model) replayBar(dst []line) []line {
 	l.num = appendClock(l.num, length)
 	l.bytes(l.num, st.text)
 	l.pad(2)
-	right := pos.UTC().Format("2006-01-02 15:04:05")
+	right := pos.In(c.opts.Location).Format("2006-01-02 15:04:05")
 	barW := c.width - l.w - 2 - len(right) - 2
 	if barW < 10 {
 		right = ""

@@ -193,20 +193,47 @@ func (p *painter) trafficSection(dst []line, row *model.Signals, tl []model.Sign
 		dst = append(dst, trimSpaceRight(l.line()))
 	}
 
-	return p.timeAxis(dst, f.Bin, len(tl), cols)
+	return p.timeAxis(dst, f.Time, f.Bin, len(tl), cols)
 }
 
-// timeAxis labels the bins under a chart: how long ago the first one
-// starts, and "now" under the newest.
-func (p *painter) timeAxis(dst []line, bin time.Duration, bins, cols int) []line {
+// timeAxis labels the bins under a chart with wall-clock times you can
+// quote: the first bin's start on the left, the newest data's time (end)
+// at the right edge, and the start of every few bins in between where a
+// label fits. Times are in the dashboard's location (local, or UTC with
+// --utc); a replay's end is the recording's time. Without a time it says
+// how long ago the first bin starts, and "now".
+func (p *painter) timeAxis(dst []line, end time.Time, bin time.Duration, bins, cols int) []line {
 	l, st := &p.l, &p.c.st
 	l.pad(gutterW)
 	spanW := bins * cols
-	if bin > 0 && spanW >= 12 {
+	switch {
+	case bin <= 0 || spanW < 12:
+	case end.IsZero():
 		ago := "-" + spanLabel(bin*time.Duration(bins))
 		l.text(ago, st.dim)
 		l.padTo(gutterW + spanW - 3)
 		l.text("now", st.dim)
+	default:
+		layout := "15:04:05"
+		if bin%time.Minute == 0 {
+			layout = "15:04"
+		}
+		lw := len(layout)
+		loc := p.c.opts.Location
+		start := end.Add(-bin * time.Duration(bins))
+		every := max((lw+2+cols-1)/cols, 1) // bins between labels
+		for i := 0; i < bins; i += every {
+			at := gutterW + i*cols
+			if at+lw+2 > gutterW+spanW-lw {
+				break // the end's label needs the room
+			}
+			l.padTo(at)
+			l.num = start.Add(bin*time.Duration(i)).In(loc).AppendFormat(l.num[:0], layout)
+			l.bytes(l.num, st.dim)
+		}
+		l.padTo(gutterW + spanW - lw)
+		l.num = end.In(loc).AppendFormat(l.num[:0], layout)
+		l.bytes(l.num, st.dim)
 	}
 	return append(dst, trimSpaceRight(l.line()))
 }

@@ -57,14 +57,15 @@ func (d *serviceDetailModel) render(dst []line, f *model.Frame, dv *derived, wid
 		tl = dv.svcTimeline
 	}
 	var bin time.Duration
+	var end time.Time
 	if f != nil {
-		bin = f.Bin
+		bin, end = f.Bin, f.Time
 	}
 
 	if width >= wideWidth {
 		leftW := (width - 3) / 2
 		rightW := width - leftW - 3
-		left := p.queueSection(nil, s, tl, bin, leftW)
+		left := p.queueSection(nil, s, tl, end, bin, leftW)
 		right := p.responseSection(nil, s, tl, rightW)
 		right = append(right, line{})
 		right = p.svcCapacitySection(right, s, tl, rightW)
@@ -72,7 +73,7 @@ func (d *serviceDetailModel) render(dst []line, f *model.Frame, dv *derived, wid
 		right = p.cancelSection(right, s, tl, rightW)
 		dst = append(dst, joinColumns([][]line{left, right}, []int{leftW, 0}, "   ")...)
 	} else {
-		dst = p.queueSection(dst, s, tl, bin, width)
+		dst = p.queueSection(dst, s, tl, end, bin, width)
 		dst = append(dst, line{})
 		dst = p.responseSection(dst, s, tl, width)
 		dst = append(dst, line{})
@@ -91,7 +92,7 @@ const svcChartH = 4
 
 // queueSection: queue depth and the oldest waiting request's age as
 // column charts per bin, the queue wait p99 as a sparkline.
-func (p *painter) queueSection(dst []line, s *model.ServiceSignals, tl []model.ServiceSignals, bin time.Duration, width int) []line {
+func (p *painter) queueSection(dst []line, s *model.ServiceSignals, tl []model.ServiceSignals, end time.Time, bin time.Duration, width int) []line {
 	l, st, g := &p.l, &p.c.st, p.c.g
 	first, cols := binLayout(len(tl), width-gutterW-valueW)
 	tl = tl[first:]
@@ -121,7 +122,7 @@ func (p *painter) queueSection(dst []line, s *model.ServiceSignals, tl []model.S
 	p.a = seriesOf(p.a, tl, func(s *model.ServiceSignals) model.Value { return s.QueueWaitP99 })
 	l.num = appendSeconds(l.num[:0], s.QueueWaitP99, g.micro)
 	dst = p.sparkRow(dst, "", st.warn, "wait p99", p.a, maxValue(p.a), len(tl), cols, l.num, st.bold)
-	return p.timeAxis(dst, bin, len(tl), cols)
+	return p.timeAxis(dst, end, bin, len(tl), cols)
 }
 
 // columnChart is a labelled column chart of one series per bin; a series

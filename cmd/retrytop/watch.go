@@ -26,6 +26,8 @@ type dashboardFlags struct {
 	// record is --record's dump file (record.go: startRecording).
 	record      string
 	recordForce bool
+	utc         bool
+	noMouse     bool
 }
 
 func (f *dashboardFlags) register(cmd *cobra.Command) {
@@ -36,6 +38,8 @@ func (f *dashboardFlags) register(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&f.history, "history", 15*time.Minute, "history kept per series")
 	cmd.Flags().StringVar(&f.record, "record", "", "also record every scrape to this dump file (replay it with retrytop replay)")
 	cmd.Flags().BoolVar(&f.recordForce, "record-force", false, "overwrite the --record file if it exists")
+	cmd.Flags().BoolVar(&f.utc, "utc", false, "show clock times in UTC (default: local time)")
+	cmd.Flags().BoolVar(&f.noMouse, "no-mouse", false, "leave the mouse to the terminal (no clicks or wheel; text selects as usual)")
 	_ = cmd.RegisterFlagCompletionFunc("charset", cobra.FixedCompletions([]string{"braille", "block", "ascii"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
@@ -45,6 +49,10 @@ func (f *dashboardFlags) options() (ui.Options, error) {
 		Window:  f.window,
 		Charset: ui.CharsetFromEnv(os.Getenv),
 		NoColor: f.noColor || ui.NoColorFromEnv(os.Getenv),
+		NoMouse: f.noMouse,
+	}
+	if f.utc {
+		opts.Location = time.UTC
 	}
 	if f.charset != "" {
 		cs, err := ui.ParseCharset(f.charset)
