@@ -20,10 +20,10 @@ h1{font-size:1.6em;margin:.2em 0}
 h2{font-size:1.2em;margin:1.4em 0 .5em;border-bottom:1px solid var(--line);padding-bottom:.2em}
 h3{font-size:1em;margin:.6em 0 .3em}
 .sub,.legend,.note,.when,.stats,.none,.ref{color:var(--mute)}
-.sub{margin:0}
+.sub{margin:0;overflow-wrap:anywhere}
 .verdict{font-size:1.15em;font-weight:600;padding:.5em .8em;border-left:4px solid;background:var(--card);margin:.8em 0}
 .verdict.bad{border-color:var(--crit)}.verdict.ok{border-color:var(--ok)}
-.kpis{display:grid;grid-template-columns:repeat(auto-fit,minmax(200px,1fr));gap:10px}
+.kpis{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:10px}
 .kpi{background:var(--card);border:1px solid var(--line);border-radius:6px;padding:8px 12px}
 .kpi .k{font-size:.85em;color:var(--mute)}.kpi .v{font-size:1.5em;font-weight:600}.kpi .note{font-size:.8em}
 .scroll{overflow-x:auto}
@@ -62,7 +62,7 @@ svg.chaindia{width:100%;height:auto}
 .advice{background:var(--card);padding:6px 10px;border-radius:4px}
 bdi,code{overflow-wrap:anywhere}
 footer{margin-top:2em;padding-bottom:2em;border-top:1px solid var(--line);font-size:.9em}
-footer dt{font-weight:600;margin-top:.5em}footer dd{margin:0}
+footer dt{font-weight:600;margin-top:.5em}footer dd{margin:0;overflow-wrap:anywhere}
 .cmd{display:block;background:var(--card);padding:6px 8px;border-radius:4px;white-space:pre-wrap;word-break:break-all}
 a{color:var(--c1)}
 @media print{:root{--bg:#fff;--fg:#000;--card:#f4f4f4;--mute:#444;--line:#bbb}

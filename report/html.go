@@ -105,7 +105,9 @@ func (p *page) headline() {
 		peakWho = "<bdi>" + esc(d.Target) + "</bdi> → <bdi>" + esc(d.Dependency) + "</bdi>"
 	}
 	p.kpi("Peak amplification", p.n(h.peakPath, h.peak, fmtAmp), peakWho)
-	lost := fmt.Sprintf(`<span class="n" data-derived="goodput_lost" data-v="%s">%s</span>`, jsonNum(h.lost), fmtVal(h.lost, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }))
+	// Derived from the lead row's phases (docs/report.md): data-lead
+	// names the row so a reader can redo the sum.
+	lost := fmt.Sprintf(`<span class="n" data-derived="goodput_lost" data-lead="/dependencies/%d" data-v="%s">%s</span>`, h.lead, jsonNum(h.lost), fmtVal(h.lost, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }))
 	p.kpi("Goodput lost", lost, "operations that did not succeed in the unhealthy phases")
 	p.kpi("Recovery", p.n(h.recoveryPath, h.recovery, fmtSec), "from the trigger's end to healthy")
 	meta := "no"
@@ -235,7 +237,8 @@ func (p *page) timelines() {
 	}
 	p.w("<section id=\"timelines\">\n<h2>Timelines</h2>\n<p class=\"legend\">Bins of %s on one time axis; shading: <i class=\"sw ph-degraded\"></i>degraded <i class=\"sw ph-overloaded\"></i>overloaded <i class=\"sw ph-recovering\"></i>recovering <i class=\"sw ph-no_data\"></i>no data; ticks along the top are findings (they link to them). A gap in a line is a value the source did not give, not zero.</p>\n",
 		xmlEscape(fmtSec(rep.BinSeconds)))
-	for i, d := range rep.Dependencies {
+	for _, i := range rowOrder(rep) {
+		d := rep.Dependencies[i]
 		var phases []band
 		for _, ph := range d.Phases {
 			if ph.Kind == analysis.PhaseHealthy {
@@ -477,7 +480,7 @@ func targetDialects(rep *analysis.Report) []string {
 		}
 	}
 	if len(out) == 0 {
-		return []string{"-"}
+		return []string{"none (the metric contract as is)"}
 	}
 	sort.Strings(out)
 	return out

@@ -96,7 +96,8 @@ func WriteMarkdown(w io.Writer, rep analysis.Report, meta Meta) error {
 	if len(rep.Dependencies) > 0 {
 		fmt.Fprintf(&b, "### Timelines\n\nOne character per %s bin, scaled to the line's maximum; a blank is a value the source did not give.\n\n", fmtSec(rep.BinSeconds))
 	}
-	for _, d := range rep.Dependencies {
+	for _, i := range rowOrder(&rep) {
+		d := rep.Dependencies[i]
 		fmt.Fprintf(&b, "**%s → %s**: amplification %s, effective success %s over the last %s\n\n```\n", md(d.Target), md(d.Dependency),
 			fmtVal(d.Amplification, fmtAmp), fmtVal(d.EffectiveSuccess, fmtPct), fmtSec(rep.WindowSeconds))
 		// Phases as a strip of letters under the same bins.

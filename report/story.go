@@ -170,3 +170,25 @@ func phaseName(p analysis.Phase) string {
 	}
 	return name
 }
+
+// rowOrder is the order the rows tell the story in: the hops of each
+// chain from the user-facing layer down, then every other row as the
+// JSON sorts them. Indices stay those of rep.Dependencies.
+func rowOrder(rep *analysis.Report) []int {
+	seen := make([]bool, len(rep.Dependencies))
+	var out []int
+	for _, c := range rep.Chains {
+		for _, h := range c.Hops {
+			if i := rowIndex(rep, h.Target, h.Dependency); i >= 0 && !seen[i] {
+				seen[i] = true
+				out = append(out, i)
+			}
+		}
+	}
+	for i := range rep.Dependencies {
+		if !seen[i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
