@@ -125,3 +125,23 @@ func hiddenRune(r rune) bool {
 
 // esc is safeText, HTML-escaped: for every string from a target.
 func esc(s string) string { return xmlEscape(safeText(s)) }
+
+// attr escapes a JSON path for an attribute the reader never sees: the
+// value must stay exact (the DOM gets the same string back), yet the
+// file must not carry a raw bidi control, so hidden characters become
+// numeric character references.
+func attr(s string) string {
+	s = xmlEscape(s)
+	if !strings.ContainsFunc(s, hiddenRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if hiddenRune(r) {
+			fmt.Fprintf(&b, "&#x%x;", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -30,7 +30,7 @@ func pointerToken(s string) string {
 // it was printed from (data-json, data-v), so a reader or a test can check
 // it against `analyze --format json`.
 func (p *page) n(path string, v model.Value, f func(float64) string) string {
-	return fmt.Sprintf(`<span class="n" data-json="%s" data-v="%s">%s</span>`, esc(path), jsonNum(v), xmlEscape(fmtVal(v, f)))
+	return fmt.Sprintf(`<span class="n" data-json="%s" data-v="%s">%s</span>`, attr(path), jsonNum(v), xmlEscape(fmtVal(v, f)))
 }
 
 func (p *page) w(format string, args ...any) { fmt.Fprintf(&p.b, format, args...) }
@@ -330,8 +330,8 @@ func (p *page) chains() {
 				hb := fmt.Sprintf("%shops/%d/", base, k)
 				ax := x + nodeW
 				p.w("<line class=\"arrow\" x1=\"%d\" y1=\"58\" x2=\"%d\" y2=\"58\"/><path class=\"head\" d=\"M%d 53 L%d 58 L%d 63 Z\"/>", ax+2, ax+nodeGap-4, ax+nodeGap-10, ax+nodeGap-2, ax+nodeGap-10)
-				p.w("<text class=\"amp\" x=\"%d\" y=\"30\" text-anchor=\"middle\" data-json=\"%samplification\" data-v=\"%s\">%s</text>", ax+nodeGap/2, hb, jsonNum(h.Amplification), xmlEscape(fmtVal(h.Amplification, fmtAmp)))
-				p.w("<text class=\"tick\" x=\"%d\" y=\"88\" text-anchor=\"middle\" data-json=\"%smax_attempts\" data-v=\"%s\">max %s</text>", ax+nodeGap/2, hb, jsonNum(h.MaxAttempts), xmlEscape(fmtVal(h.MaxAttempts, fmtSig)))
+				p.w("<text class=\"amp\" x=\"%d\" y=\"30\" text-anchor=\"middle\" data-json=\"%samplification\" data-v=\"%s\">%s</text>", ax+nodeGap/2, attr(hb), jsonNum(h.Amplification), xmlEscape(fmtVal(h.Amplification, fmtAmp)))
+				p.w("<text class=\"tick\" x=\"%d\" y=\"88\" text-anchor=\"middle\" data-json=\"%smax_attempts\" data-v=\"%s\">max %s</text>", ax+nodeGap/2, attr(hb), jsonNum(h.MaxAttempts), xmlEscape(fmtVal(h.MaxAttempts, fmtSig)))
 			}
 		}
 		p.w("</svg></div>\n")

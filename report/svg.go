@@ -148,7 +148,7 @@ func (c *chart) write(b *bytes.Buffer, timeLabel func(float64) string) {
 				continue
 			}
 			fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="2" data-json="%s" data-v="%s"><title>%s %s: %s</title></circle>`,
-				num(x(p.t)), num(y(p.v)), p.path, strconv.FormatFloat(p.v, 'g', -1, 64),
+				num(x(p.t)), num(y(p.v)), attr(p.path), strconv.FormatFloat(p.v, 'g', -1, 64),
 				xmlEscape(s.name), xmlEscape(timeLabel(p.t)), xmlEscape(c.unit(p.v)))
 		}
 		b.WriteString(`</g>`)

@@ -1,0 +1,325 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/model"
+)
+
+var t0 = time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)
+
+func some(v float64) model.Value { return model.Some(v) }
+
+// fixture is a hand-made report: a chain browser -> app -> client ->
+// provider whose client hop amplifies during an overload, six 10 s bins,
+// phases healthy, overloaded, recovering, healthy, two findings and the
+// provider's service signals. Names can be replaced by hostile ones.
+func fixture(client, provider string) analysis.Report {
+	sig := func(target, dep string, orig, att float64) model.Signals {
+		return model.Signals{Target: target, Dependency: dep, OriginalsPerS: some(orig), AttemptsPerS: some(att), Amplification: some(att / orig),
+			SuccessesPerS: some(orig * 0.8), TimeoutsPerS: some(att - orig), ActiveCalls: some(4), ConcurrencyLimit: some(8),
+			BudgetDeniedPerS: model.Value{}, MaxAttempts: some(3),
+			Latency: map[string]model.Quantiles{model.ClassSuccess: {P50: some(0.02), P99: some(0.2)}}, MixedLatency: model.Quantiles{P99: some(0.5)}}
+	}
+	row := func(target, dep string, amp []float64) analysis.DependencyReport {
+		d := analysis.DependencyReport{Signals: sig(target, dep, 50, 50*amp[len(amp)-1])}
+		for i, a := range amp {
+			b := analysis.BinReport{StartUnix: float64(t0.Unix() + int64(10*i)), EndUnix: float64(t0.Unix() + int64(10*i+10)), Signals: sig(target, dep, 50, 50*a)}
+			if i == 2 {
+				b.ActiveCalls = model.Value{} // a scrape gap: absent, not zero
+			}
+			d.Timeline = append(d.Timeline, b)
+		}
+		ph := func(kind analysis.PhaseKind, from, to int, orig, good float64) analysis.Phase {
+			return analysis.Phase{Kind: kind, Start: t0.Add(time.Duration(from) * time.Second), End: t0.Add(time.Duration(to) * time.Second),
+				Bins: (to - from) / 10, PeakAmplification: some(amp[from/10]), GoodputPerS: some(good), OriginalsPerS: some(orig), EffectiveSuccess: some(good / orig)}
+		}
+		d.Phases = []analysis.Phase{ph(analysis.PhaseHealthy, 0, 20, 50, 50), ph(analysis.PhaseOverloaded, 20, 40, 50, 10),
+			ph(analysis.PhaseRecovering, 40, 50, 50, 40), ph(analysis.PhaseHealthy, 50, 60, 50, 50)}
+		d.Phases[1].Trigger = true
+		d.Phases[3].RecoveryS = some(10)
+		return d
+	}
+	flat := []float64{1, 1, 1, 1, 1, 1}
+	rep := analysis.Report{WindowSeconds: 30, StartUnix: float64(t0.Unix()), EndUnix: float64(t0.Unix() + 60), BinSeconds: 10,
+		Targets: []model.TargetStatus{{Name: "browser", Up: true}, {Name: client, Up: true, Dialect: "native"}},
+		Dependencies: []analysis.DependencyReport{
+			row("app", client, flat),
+			row("browser", "app", flat),
+			row(client, provider, []float64{1, 1, 2.9, 3, 1.4, 1}),
+		},
+		Chains: []analysis.ChainResult{{Name: "browser -> app -> " + client + " -> " + provider,
+			Hops: []analysis.HopResult{
+				{Target: "browser", Dependency: "app", Found: true, Amplification: some(1), MaxAttempts: some(1)},
+				{Target: "app", Dependency: client, Found: true, Amplification: some(1), MaxAttempts: some(1)},
+				{Target: client, Dependency: provider, Found: true, Amplification: some(3), MaxAttempts: some(3)},
+			}, EndToEndAmplification: some(3), ProductAmplification: some(3), WorstCaseAmplification: some(3),
+			Provider: &analysis.ChainProvider{Target: provider, SentPerS: some(150), ArrivedPerS: some(150), QueueDepth: some(40), WorkAfterCancelPerS: model.Value{}}}},
+		Services: []model.ServiceSignals{{Target: provider, Source: "sim", QueueDepth: some(40), QueueOldestAge: some(0.9), ReceivedPerS: some(150)}},
+		Findings: []analysis.Finding{
+			{Code: analysis.CodeRetryAmplification, Severity: analysis.SeverityCritical, Target: client, Dependency: provider,
+				Message:  client + " -> " + provider + ": 3.00 attempts per admitted original",
+				Evidence: analysis.Evidence{{Name: "amplification", Value: 3}, {Name: "retries_per_s." + client, Value: 100}},
+				Start:    t0.Add(20 * time.Second), End: t0.Add(40 * time.Second)},
+			{Code: analysis.CodeMetastable, Severity: analysis.SeverityWarning, Target: "browser", Dependency: "app", Message: "overload outlived the trigger",
+				Start: t0.Add(40 * time.Second), End: t0.Add(50 * time.Second)},
+		},
+	}
+	return rep
+}
+
+var meta = Meta{Source: "recording incident.rtd", Command: "retrytop report incident.rtd -o incident.html", Version: "v0.0.0-test (abc)"}
+
+// pointer resolves a JSON pointer in a decoded document.
+func pointer(doc any, p string) (any, bool) {
+	cur := doc
+	for _, tok := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		switch v := cur.(type) {
+		case map[string]any:
+			n, ok := v[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = n
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(v) {
+				return nil, false
+			}
+			cur = v[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// checkAgainstJSON ties every data-json number of page to rep's JSON.
+func checkAgainstJSON(t *testing.T, page string, rep analysis.Report) int {
+	t.Helper()
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range regexp.MustCompile(`data-json="([^"]*)" data-v="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+		path := html.UnescapeString(m[1])
+		want, ok := pointer(doc, path)
+		if !ok {
+			t.Errorf("%s is not in the JSON", path)
+			continue
+		}
+		n++
+		got := any(nil)
+		if m[2] != "null" {
+			f, err := strconv.ParseFloat(m[2], 64)
+			if err != nil {
+				t.Errorf("%s: data-v %q", path, m[2])
+				continue
+			}
+			got = f
+		}
+		if got != want {
+			t.Errorf("%s: page %v, JSON %v", path, got, want)
+		}
+	}
+	return n
+}
+
+func TestWriteHTMLNumbersAreTheJSONs(t *testing.T) {
+	rep := fixture("client", "provider")
+	var b bytes.Buffer
+	if err := WriteHTML(&b, rep, meta); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if n := checkAgainstJSON(t, page, rep); n < 150 {
+		t.Errorf("only %d numbers carry their JSON path", n)
+	}
+	// Goodput lost over browser -> app's unhealthy phases (the chain's
+	// first hop): (50-10) x 20 s overloaded + (50-40) x 10 s recovering.
+	if !strings.Contains(page, `data-derived="goodput_lost" data-lead="/dependencies/1" data-v="900">900<`) {
+		t.Errorf("goodput lost is not 900 of row 1")
+	}
+	for _, want := range []string{
+		`id="verdict">Incident from 20:00:20 to 20:00:50 UTC`,
+		`data-json="/dependencies/2/phases/1/peak_amplification" data-v="2.9">2.90x<`, // the highest phase peak of any row
+		`data-json="/dependencies/1/phases/3/recovery_s" data-v="10">10s<`,            // the lead's recovery first
+		`<a href="#f1">yes (warning)</a>`,
+		`data-json="/findings/0/evidence/retries_per_s.client" data-v="100">100<`,
+		`data-json="/chains/0/provider/work_after_cancel_per_s" data-v="null">-<`, // absent is "-", not 0
+		`<code class="cmd">retrytop report incident.rtd -o incident.html</code>`,
+		`What to do.</b> Bound retries`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	// Rows in chain order: browser -> app, app -> client, client -> provider.
+	if a, b, c := strings.Index(page, `id="row1"`), strings.Index(page, `id="row0"`), strings.Index(page, `id="row2"`); !(a < b && b < c) {
+		t.Errorf("rows not in chain order: %d %d %d", a, b, c)
+	}
+	// Absent bins break the line and get no dot; the budget series, absent
+	// throughout, is listed as "-" with no dot at all.
+	if strings.Contains(page, "/timeline/2/active_calls") || strings.Contains(page, "budget_denied_per_s\"") {
+		t.Errorf("an absent value got a dot")
+	}
+	if !strings.Contains(page, `<li class="absent"><i class="sw ln s3"></i>budget denied/s: -</li>`) {
+		t.Errorf("the absent budget series is not listed as -")
+	}
+	if strings.Contains(page, "user-select") || strings.Contains(page, "<script") {
+		t.Errorf("the page blocks selection or carries a script")
+	}
+}
+
+// TestWriteHTMLEscapesTargetStrings: names, messages and evidence keys
+// from targets are text, never markup, and bidi controls are shown as
+// escapes instead of reordering the page.
+func TestWriteHTMLEscapesTargetStrings(t *testing.T) {
+	evil := "<script>alert('x')</script>\"&\u202e"
+	rep := fixture(evil, `prov"><img src=x onerror=alert(1)>`)
+	for _, w := range []func(*bytes.Buffer) error{
+		func(b *bytes.Buffer) error {
+			return WriteHTML(b, rep, Meta{Source: evil, Command: evil, Version: evil})
+		},
+		func(b *bytes.Buffer) error {
+			// The command is printed as typed in a code fence, where
+			// markdown shows markup as text; the rest must be escaped.
+			return WriteMarkdown(b, rep, Meta{Source: evil, Command: "retrytop report x", Version: evil})
+		},
+	} {
+		var b bytes.Buffer
+		if err := w(&b); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, bad := range []string{"<script", "<img", "\u202e"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("output carries %q raw", bad)
+			}
+		}
+		if !strings.Contains(out, `\u202e`) {
+			t.Errorf("the bidi override is not shown as an escape")
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, rep, meta); err != nil {
+		t.Fatal(err)
+	}
+	if n := checkAgainstJSON(t, b.String(), rep); n < 150 {
+		t.Errorf("only %d numbers tied to the JSON with hostile names", n)
+	}
+}
+
+func TestHeadlineHealthyAndUnknown(t *testing.T) {
+	rep := fixture("client", "provider")
+	for i := range rep.Dependencies {
+		for j := range rep.Dependencies[i].Phases {
+			rep.Dependencies[i].Phases[j].Kind = analysis.PhaseHealthy
+		}
+	}
+	rep.Findings = []analysis.Finding{{Code: analysis.CodeAdmissionShedding, Severity: analysis.SeverityInfo, Target: "client", Dependency: "provider"}}
+	h := buildHeadline(&rep)
+	if h.incident || h.lost.OK || h.metastable >= 0 {
+		t.Errorf("healthy report: %+v", h)
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, rep, meta); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `id="verdict">No incident`) {
+		t.Errorf("healthy report has no 'No incident' verdict")
+	}
+	// An unhealthy phase without goodput makes the total unknown, not
+	// smaller.
+	rep = fixture("client", "provider")
+	rep.Dependencies[1].Phases[2].GoodputPerS = model.Value{}
+	if h := buildHeadline(&rep); h.lost.OK {
+		t.Errorf("goodput lost %v with a phase's goodput unknown", h.lost)
+	}
+	// No chain: the row with the most unhealthy bins leads.
+	rep = fixture("client", "provider")
+	rep.Chains = nil
+	rep.Dependencies[2].Phases[0].Kind = analysis.PhaseDegraded
+	if h := buildHeadline(&rep); h.lead != 2 {
+		t.Errorf("lead %d without chains, want 2", h.lead)
+	}
+	// Nothing at all.
+	b.Reset()
+	if err := WriteHTML(&b, analysis.Report{}, meta); err != nil || !strings.Contains(b.String(), "No retry metrics found") {
+		t.Errorf("empty report: %v", err)
+	}
+}
+
+func TestWriteMarkdownGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, fixture("client", "provider"), meta); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report/fixture.md", b.Bytes())
+}
+
+func TestSparkline(t *testing.T) {
+	for _, tc := range []struct {
+		in   []model.Value
+		want string
+	}{
+		{[]model.Value{some(0), some(1), some(2), some(4), some(8)}, "▁▂▃▅█"},
+		{[]model.Value{some(3), {}, some(3)}, "█ █"}, // absent is blank, not the bottom
+		{[]model.Value{some(0), some(0)}, "▁▁"},
+		{[]model.Value{{}, {}}, "  "},
+	} {
+		if got := sparkline(tc.in); got != tc.want {
+			t.Errorf("sparkline(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestFormats(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{fmtSig(2), "2"}, {fmtSig(1.96), "1.96"}, {fmtSig(50), "50"}, {fmtSig(17.25), "17.2"}, {fmtSig(150.4), "150"}, {fmtSig(0.004), "0.004"},
+		{fmtSec(0.00025), "250µs"}, {fmtSec(0.0175), "17.5ms"}, {fmtSec(5), "5s"}, {fmtSec(1.256), "1.26s"},
+		{fmtAmp(3), "3.00x"}, {fmtPct(0.345), "34.5%"}, {fmtCount(inf()), "unlimited"},
+		{fmtVal(model.Value{}, fmtRate), "-"}, {jsonNum(model.Value{}), "null"}, {jsonNum(some(inf())), "+Inf"},
+		{safeText("a\u202eb\x1bc"), `a\u202eb\u001bc`},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+func inf() float64 { v, _ := strconv.ParseFloat("+Inf", 64); return v }
+
+// TestChartBreaksOnAbsent: an absent value splits the line in two and
+// gets no dot; the axis tops out at a round number.
+func TestChartBreaksOnAbsent(t *testing.T) {
+	c := chart{id: "c", title: "t", unit: fmtRate, t0: 0, t1: 40, series: []series{{name: "a", class: "s1", pts: []point{
+		{t: 5, v: 1, ok: true, path: "/p/0"}, {t: 15, v: 3, ok: true, path: "/p/1"}, {t: 25}, {t: 35, v: 7, ok: true, path: "/p/3"}}}}}
+	var b bytes.Buffer
+	c.write(&b, func(t float64) string { return fmt.Sprint(t) })
+	svg := b.String()
+	if n := strings.Count(svg, "<polyline"); n != 2 {
+		t.Errorf("%d polylines, want 2 (the absent bin breaks the line)", n)
+	}
+	if n := strings.Count(svg, "<circle"); n != 3 || strings.Contains(svg, "/p/2") {
+		t.Errorf("%d dots, want 3 and none for the absent bin", n)
+	}
+	if !strings.Contains(svg, ">10/s</text>") {
+		t.Errorf("axis maximum is not 10/s:\n%s", svg)
+	}
+}
