@@ -196,12 +196,12 @@ func (m *Model) footer() line {
 }
 
 // helpLines is the help screen: the full key map, then what the columns
-// and glyphs mean.
-func (m *Model) helpLines(height int) []line {
+// and glyphs mean, appended to out (it scrolls when taller than the
+// screen).
+func (m *Model) helpLines(out []line) []line {
 	g, st := m.c.g, &m.c.st
-	var out []line
 	l := &m.lw
-	out = append(out, (&painter{c: m.c, l: lineWriter{}}).title(nil, "KEYS", "esc or ? closes", m.c.width)...)
+	out = append(out, (&painter{c: m.c, l: lineWriter{}}).title(nil, "KEYS", "esc or ? closes · j/k scroll", m.c.width)...)
 	for _, s := range strings.Split(m.help.FullHelpView(m.c.keys.FullHelp()), "\n") {
 		out = append(out, line{s: s, w: ansi.StringWidth(s)})
 	}
@@ -230,22 +230,19 @@ func (m *Model) helpLines(height int) []line {
 		out = append(out, trimSpaceRight(l.line()))
 	}
 	out = append(out, line{})
+	// The outcome legend wraps rather than being cut.
 	l.text("outcomes:", st.dim)
 	for o := outcome(0); o < numOutcomes; o++ {
+		if l.w+3+textWidth(outcomeNames[o]) > m.c.width {
+			out = append(out, l.line())
+			l.pad(len("outcomes:"))
+		}
 		l.pad(2)
 		l.text(g.outcome[o], st.outcome[o])
 		l.pad(1)
 		l.plain(outcomeNames[o])
 	}
-	ln := l.line()
-	if ln.w > m.c.width {
-		ln = line{}
-	}
-	out = append(out, ln)
-	if len(out) > height {
-		out = out[:height]
-	}
-	return out
+	return append(out, l.line())
 }
 
 func newHelp(c *common, t Theme) help.Model {

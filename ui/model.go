@@ -88,6 +88,14 @@ type Model struct {
 	grpDetail groupDetailModel
 	help      help.Model
 
+	// Mouse: where the body starts on screen, the tab strip's names and
+	// the last click on a row (double clicks open it).
+	bodyTop   int
+	tabs      []tabHit
+	lastClick clickAt
+	// helpView scrolls the help when it is taller than the screen.
+	helpView scroller
+
 	lw         lineWriter // scratch for header, findings and footer
 	overflows  int        // lines cut at the screen edge (layout slack; tests want 0)
 	dirty      bool
@@ -143,6 +151,7 @@ func NewModel(src Source, opts Options) *Model {
 	m.svcDetail = serviceDetailModel{scroller: scroller{c: c, pane: painter{c: c}}}
 	m.grpDetail = groupDetailModel{scroller: scroller{c: c, pane: painter{c: c}}}
 	m.help = newHelp(c, theme)
+	m.helpView = scroller{c: c, pane: painter{c: c}}
 	m.chains = chainsView{c: c}
 	return m
 }
@@ -241,6 +250,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.now = m.c.opts.Now()
 		m.dirty = true
 		return m, m.onKey(msg)
+
+	case tea.MouseMsg:
+		if m.c.opts.NoMouse || msg.Action == tea.MouseActionMotion {
+			return m, nil // motion: nothing to redraw
+		}
+		m.dirty = true
+		return m, m.onMouse(msg)
 	}
 	return m, nil
 }
@@ -363,6 +379,8 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 			return tea.Quit
 		case key.Matches(msg, k.Help), key.Matches(msg, k.Back):
 			m.showHelp = false
+		default:
+			m.helpView.update(msg) // j/k, pgup/pgdn, g/G scroll a long help
 		}
 		return nil
 	}
@@ -374,6 +392,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return tea.Quit
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
+		m.helpView.scroll = 0
 		return nil
 	case key.Matches(msg, k.Pause):
 		return m.togglePause()
@@ -578,10 +597,12 @@ func (m *Model) View() string {
 	}
 	footer := m.footer()
 	bodyH := h - len(lines) - 1
+	m.bodyTop = len(lines)
 	if bodyH > 0 {
 		switch {
 		case m.showHelp:
-			lines = append(lines, m.helpLines(bodyH)...)
+			m.helpView.cache = m.helpLines(m.helpView.cache[:0])
+			lines = m.helpView.show(lines, bodyH)
 		case m.view == viewChains:
 			lines = m.chains.view(lines, m.shownDerived.chains, w, bodyH)
 		case m.view == viewDetail:
@@ -593,6 +614,9 @@ func (m *Model) View() string {
 		default:
 			lines = m.overview.view(lines, w, bodyH)
 		}
+	}
+	if bodyH > 0 && len(lines) > m.bodyTop {
+		lines[m.bodyTop] = m.tabStrip(lines[m.bodyTop])
 	}
 	// Pad the body so the footer sits on the last line.
 	for len(lines) < h-1 {

@@ -207,6 +207,10 @@ type overviewModel struct {
 	found    []analysis.Finding
 	storyBuf []line
 
+	// hits are the selectable rows on screen at the last render: the line
+	// (from the overview's first) and the cursor position, for the mouse.
+	hits []rowHit
+
 	rev      uint64 // bumped on every change that alters the table
 	cacheKey [3]uint64
 	cache    []line
@@ -516,6 +520,19 @@ func (o *overviewModel) moveTo(i int) {
 	o.rev++
 }
 
+// rowHit is a row on screen: its line and its cursor position.
+type rowHit struct{ y, pos int }
+
+// rowAt is the cursor position of the row on line y of the overview.
+func (o *overviewModel) rowAt(y int) (int, bool) {
+	for _, h := range o.hits {
+		if h.y == y {
+			return h.pos, true
+		}
+	}
+	return 0, false
+}
+
 // follow makes k (a row of the ungrouped frame) the wanted row, or its
 // group's row when replicas are folded; a row filtered out stays wanted
 // and the cursor where it was.
@@ -617,6 +634,7 @@ func (o *overviewModel) view(dst []line, width, height int) []line {
 		o.svcLay = computeSvcLayout(width, o.natS)
 	}
 	out := o.cache[:0]
+	o.hits = o.hits[:0]
 	wide := width >= wideWidth
 
 	// The story (tall screens): it gives way when the rows need the room.
@@ -943,6 +961,7 @@ func (o *overviewModel) table(dst []line, width, height int) []line {
 	rows := o.frame.Rows
 	end := min(o.offset+o.visible, n)
 	for i := o.offset; i < end; i++ {
+		o.hits = append(o.hits, rowHit{y: len(dst), pos: i})
 		dst = append(dst, o.row(&rows[o.order[i]], i == o.cursor))
 	}
 	return dst

@@ -16,11 +16,17 @@ func Run(ctx context.Context, src Source, opts Options) error {
 
 	m := NewModel(src, opts)
 	m.done = ctx.Done()
-	p := tea.NewProgram(m,
+	popts := []tea.ProgramOption{
 		tea.WithAltScreen(),
 		tea.WithContext(ctx),
 		tea.WithFPS(m.c.opts.FPS),
-	)
+	}
+	if !m.c.opts.NoMouse {
+		// Clicks and the wheel (cell motion, not all motion: the
+		// dashboard has no hover, so no stream of events for nothing).
+		popts = append(popts, tea.WithMouseCellMotion())
+	}
+	p := tea.NewProgram(m, popts...)
 	_, err := p.Run()
 	if err != nil && errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil // the caller cancelled: a normal end

@@ -163,6 +163,7 @@ func (o *overviewModel) svcTable(dst []line, width, height int) []line {
 	dst = append(dst, trimSpaceRight(l.line()))
 	end := min(o.svcOffset+visible, ns)
 	for i := o.svcOffset; i < end; i++ {
+		o.hits = append(o.hits, rowHit{y: len(dst), pos: len(o.order) + i})
 		dst = append(dst, o.svcRow(&o.services[o.svcOrder[i]], len(o.order)+i == o.cursor))
 	}
 	return dst

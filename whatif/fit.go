@@ -112,16 +112,16 @@ func Fit(st *model.Store, bin time.Duration) (Fitted, error) {
 	f.Assumptions = append(f.Assumptions, notes...)
 	m.Trigger = trigger(m.Provider.ServiceTime)
 	rec.Trigger = m.Trigger
-	for _, b := range []int{m.Trigger.Start, m.Trigger.End} {
-		if m.Trigger.End <= m.Trigger.Start || b <= 0 || b >= n {
+	for k, b := range []int{m.Trigger.Start, m.Trigger.End} {
+		if m.Trigger.End <= m.Trigger.Start || b < 2 || b+1 >= n {
 			continue
 		}
-		off, err := calibrateEdge(&m, rec, b)
-		if err != nil {
-			return f, err
+		at := calibrateEdge(&m, rec, b)
+		if k == 1 {
+			m.TriggerEnd, rec.TriggerEnd = at, at
 		}
-		add(fmt.Sprintf("service time change in bin %d", b), fmt.Sprintf("%v into the bin", off),
-			"the offset (in tenths of a bin) whose replay under the recorded policy best matches the recording's finished and successful originals in the bins around it")
+		add(fmt.Sprintf("service time change near bin %d", b), fmt.Sprintf("at %.1fs, from %v to %v", at.Seconds(), m.Provider.Edges[len(m.Provider.Edges)-1].Before.Round(time.Millisecond), m.Provider.Edges[len(m.Provider.Edges)-1].After.Round(time.Millisecond)),
+			"the moment (in tenths of a bin, over the two bins around the change) whose replay under the recorded policy best matches the recording's finished and successful originals there")
 	}
 	if m.Trigger.End > m.Trigger.Start {
 		add("trigger", fmt.Sprintf("bins %d..%d (%.0fs..%.0fs): service time above 1.5x its lowest", m.Trigger.Start, m.Trigger.End-1,
@@ -497,34 +497,38 @@ func labelIs(key, value string, also func(model.Labels) bool) func(model.Labels)
 	return func(ls model.Labels) bool { return ls.Get(key) == value && (also == nil || also(ls)) }
 }
 
-// calibrateEdge places the change of service time inside bin b: per-bin
-// data cannot say where in the bin it happened, and with operations that
-// last about a bin, a change at the bin's start or its end gives different
-// outcomes in the next bin. Each tenth of the bin is replayed under the
-// recorded policy and the one whose finished and successful originals in
-// bins b-1..b+2 are closest (least squares) to the recording's is kept.
-func calibrateEdge(m *Model, rec Series, b int) (time.Duration, error) {
-	best, bestErr := time.Duration(0), math.Inf(1)
+// calibrateEdge places the change of service time near bin b: per-bin
+// data cannot say where in the bin it happened (a mean of a bin that mixes
+// both levels may look like either), and with operations that last about
+// a bin, a change at a bin's start or its end gives different outcomes in
+// the next bin. Each tenth of bins b-1 and b is replayed under the
+// recorded policy, with the clean levels of bins b-2 and b+1 on either
+// side, and the moment whose finished and successful originals in bins
+// b-2..b+2 are closest (least squares) to the recording's is kept.
+func calibrateEdge(m *Model, rec Series, b int) time.Duration {
+	st := m.Provider.ServiceTime
 	base := m.Provider.Edges
-	for k := range 10 {
-		off := time.Duration(k) * m.Bin / 10
-		m.Provider.Edges = append(append([]Edge(nil), base...), Edge{Bin: b, Offset: off})
+	best, bestErr := time.Duration(0), math.Inf(1)
+	var bestEdge Edge
+	for k := range 20 {
+		e := Edge{From: b - 1, At: time.Duration(b-1)*m.Bin + time.Duration(k)*m.Bin/10, Before: st[b-2], After: st[b+1]}
+		m.Provider.Edges = append(append([]Edge(nil), base...), e)
 		r, err := Run(*m, nil)
 		if err != nil {
-			return 0, err
+			continue // the model was checked before: unreachable
 		}
-		var e float64
-		for j := max(b-1, 0); j <= min(b+2, len(r.Bins)-1); j++ {
+		var sq float64
+		for j := max(b-2, 0); j <= min(b+2, len(r.Bins)-1); j++ {
 			for _, d := range []float64{float64(r.Bins[j].Succeeded) - at(rec.Succeeded, j), float64(r.Bins[j].Ended) - at(rec.Ended, j)} {
 				if !math.IsNaN(d) {
-					e += d * d
+					sq += d * d
 				}
 			}
 		}
-		if e < bestErr {
-			best, bestErr = off, e
+		if sq < bestErr {
+			best, bestErr, bestEdge = e.At, sq, e
 		}
 	}
-	m.Provider.Edges = append(base, Edge{Bin: b, Offset: best})
-	return best, nil
+	m.Provider.Edges = append(base, bestEdge)
+	return best
 }

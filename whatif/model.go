@@ -22,8 +22,10 @@ type Model struct {
 	Provider Provider
 	// Trigger is the span of bins [Start, End) in which the provider was
 	// degraded (its service time above its healthy level), for the
-	// recovery time; End <= Start means none was found.
-	Trigger Span
+	// recovery time; End <= Start means none was found. TriggerEnd is when
+	// inside those bins it ended (0: at bin End's start).
+	Trigger    Span
+	TriggerEnd time.Duration
 	// Seed fixes backoff jitter and throttling draws.
 	Seed uint64
 }
@@ -52,10 +54,9 @@ type Provider struct {
 	// ServiceTime per bin: how long a request granted a slot in that bin
 	// holds it.
 	ServiceTime []time.Duration
-	// Edges place a change of service time inside a bin: in bin Bin,
-	// requests granted before Offset get bin Bin-1's service time. A
-	// change seen in per-bin data sits anywhere inside its bin; Fit
-	// calibrates where.
+	// Edges place a change of service time inside the two bins around
+	// it: a change seen in per-bin data sits anywhere in the bin whose
+	// mean mixes both levels, or at its edge; Fit calibrates where.
 	Edges []Edge
 	// MaxQueue bounds the queue (0: unbounded); IgnoreCancel keeps work
 	// going after its caller gave up.
@@ -63,10 +64,12 @@ type Provider struct {
 	IgnoreCancel bool
 }
 
-// Edge is a change of service time Offset into bin Bin.
+// Edge is a change of service time at At: requests granted in bins From
+// and From+1 get Before until At and After from then on.
 type Edge struct {
-	Bin    int
-	Offset time.Duration
+	From          int
+	At            time.Duration
+	Before, After time.Duration
 }
 
 // Bin is one bin of a run's timeline.
@@ -440,8 +443,11 @@ func (p *provider) serviceTime(t time.Duration) time.Duration {
 	}
 	i := min(max(int(t/p.bin), 0), len(st)-1)
 	for _, e := range p.cfg.Edges {
-		if e.Bin == i && i > 0 && t-time.Duration(i)*p.bin < e.Offset {
-			return st[i-1]
+		if i == e.From || i == e.From+1 {
+			if t < e.At {
+				return e.Before
+			}
+			return e.After
 		}
 	}
 	return st[i]

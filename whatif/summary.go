@@ -68,11 +68,13 @@ type Series struct {
 	Held                      []float64 // executing + queued at the bin's end
 	Slots                     float64
 	Trigger                   Span
+	// TriggerEnd is when the trigger ended (0: at bin Trigger.End's start).
+	TriggerEnd time.Duration
 }
 
 // FromResult turns a model run into Series.
 func FromResult(m Model, r Result) Series {
-	s := Series{Bin: m.Bin, Slots: float64(m.Provider.Slots), Trigger: m.Trigger}
+	s := Series{Bin: m.Bin, Slots: float64(m.Provider.Slots), Trigger: m.Trigger, TriggerEnd: m.TriggerEnd}
 	for _, b := range r.Bins {
 		s.Offered = append(s.Offered, float64(b.Offered))
 		s.Ended = append(s.Ended, float64(b.Ended))
@@ -148,17 +150,24 @@ func Summarize(s Series) Summary {
 	if !math.IsNaN(peakLoad) {
 		out.PeakProviderLoad = ptr(peakLoad)
 	}
-	out.RecoveryS, out.Metastable = recovery(ratios, s.Trigger, w)
+	end := s.TriggerEnd
+	if end <= 0 {
+		end = time.Duration(s.Trigger.End) * s.Bin
+	}
+	out.RecoveryS, out.Metastable = recovery(ratios, s.Trigger, end.Seconds(), w)
 	return out
 }
 
-// recovery finds the first bin at or after the trigger's end from which
-// every later bin with finished originals reaches RecoveryFraction of the
-// pre-trigger success ratio.
-func recovery(ratios []float64, tr Span, w float64) (*float64, bool) {
+// recovery finds the first bin, from the one holding the trigger's end
+// (at endS seconds), from which every later bin with finished originals
+// reaches RecoveryFraction of the pre-trigger success ratio, and returns
+// the time from the trigger's end to that bin's start (0 when the bin
+// holding the end already reached it).
+func recovery(ratios []float64, tr Span, endS, w float64) (*float64, bool) {
 	if tr.End <= tr.Start || tr.End > len(ratios) {
 		return nil, false
 	}
+	first := min(max(int(endS/w), tr.Start+1), len(ratios)-1)
 	var sum float64
 	n := 0
 	for i := 0; i < tr.Start; i++ {
@@ -173,7 +182,7 @@ func recovery(ratios []float64, tr Span, w float64) (*float64, bool) {
 	th := RecoveryFraction * sum / float64(n)
 	from := -1
 	seen := false
-	for i := len(ratios) - 1; i >= tr.End; i-- {
+	for i := len(ratios) - 1; i >= first; i-- {
 		if math.IsNaN(ratios[i]) {
 			continue
 		}
@@ -189,7 +198,7 @@ func recovery(ratios []float64, tr Span, w float64) (*float64, bool) {
 	if from < 0 {
 		return nil, true
 	}
-	return ptr(float64(from-tr.End) * w), false
+	return ptr(max(float64(from)*w-endS, 0)), false
 }
 
 func fmtF(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }

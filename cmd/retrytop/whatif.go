@@ -44,8 +44,8 @@ or KEY=VALUE items separated by commas; KEY=VALUE adds to the policy before
 it, or at the start makes a custom policy (the recorded one, changed).
 docs/whatif.md has every model, its parameters and its source.
 
-Exit codes: 0 printed, 1 usage error, 2 the recording cannot be read or
-fitted.`,
+Exit codes: 0 printed, 1 usage error (a bad --policy list, a missing
+file), 2 the recording cannot be read or fitted.`,
 		Example: `  retrytop whatif incident.rtd --policy recorded,envoy,finagle,grpc,sre,aws,bounded,none
   retrytop whatif incident.rtd --policy envoy:budget_percent=30,attempts=3 --format markdown
   retrytop whatif incident.rtd --policy attempts=3,budget=none,limiter=none,backoff=none,attempt_timeout=300ms
@@ -70,7 +70,7 @@ fitted.`,
 				}
 			}
 			if err := missingFile(args); err != nil {
-				return withCode(exitNoData, err)
+				return withCode(exitUsage, err) // as analyze: a path that is not there is a usage error
 			}
 			rs, err := (&sourceFlags{}).forRecordings()
 			if err != nil {
