@@ -1,7 +1,6 @@
 package whatif
 
 import (
-	"container/heap"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -143,8 +142,8 @@ func Run(m Model, spec *policy.Spec) (Result, error) {
 	}
 	e.prov = &provider{cfg: m.Provider, bin: m.Bin}
 	e.schedule()
-	for e.q.Len() > 0 {
-		ev := heap.Pop(&e.q).(*event)
+	for len(e.q) > 0 {
+		ev := e.q.pop()
 		e.now = ev.at
 		e.res.Events++
 		ev.fn()
@@ -160,24 +159,53 @@ type event struct {
 	fn  func()
 }
 
-type events []*event
+// events is a binary min-heap of events by value (no interface boxing:
+// an hour of incident is millions of them).
+type events []event
 
-func (q events) Len() int { return len(q) }
-func (q events) Less(i, j int) bool {
+func (q events) less(i, j int) bool {
 	if q[i].at != q[j].at {
 		return q[i].at < q[j].at
 	}
 	return q[i].seq < q[j].seq
 }
-func (q events) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *events) Push(x any)   { *q = append(*q, x.(*event)) }
-func (q *events) Pop() any {
-	old := *q
-	n := len(old)
-	x := old[n-1]
-	old[n-1] = nil
-	*q = old[:n-1]
-	return x
+
+func (q *events) push(e event) {
+	*q = append(*q, e)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *events) pop() event {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = event{}
+	h = h[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && h.less(l, m) {
+			m = l
+		}
+		if r < n && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
 }
 
 type engine struct {
@@ -192,7 +220,7 @@ type engine struct {
 
 func (e *engine) at(t time.Duration, fn func()) {
 	e.seq++
-	heap.Push(&e.q, &event{at: t, seq: e.seq, fn: fn})
+	e.q.push(event{at: t, seq: e.seq, fn: fn})
 }
 
 func (e *engine) bin(t time.Duration) *Bin {
