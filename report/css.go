@@ -5,11 +5,11 @@ package report
 // with their column, and a print layout that keeps charts whole.
 const pageCSS = `
 :root{--bg:#fff;--fg:#1b1f24;--mute:#5b6470;--line:#d6dae0;--card:#f6f8fa;
---c1:#1f6feb;--c2:#d1242f;--c3:#9a6700;--c4:#8250df;--c5:#cf222e;--c6:#0a7d6c;
+--c1:#1f6feb;--c2:#d1242f;--c3:#9a6700;--c4:#8250df;--c5:#e16f24;--c6:#0a7d6c;--c7:#1a7f37;
 --degraded:rgba(212,160,23,.18);--overloaded:rgba(209,36,47,.16);--recovering:rgba(31,111,235,.13);--nodata:rgba(110,119,129,.12);
 --crit:#d1242f;--warn:#bf8700;--info:#1f6feb;--ok:#1a7f37}
 @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--mute:#9198a1;--line:#30363d;--card:#161b22;
---c1:#58a6ff;--c2:#ff7b72;--c3:#e3b341;--c4:#bc8cff;--c5:#ffa198;--c6:#56d4bc;
+--c1:#58a6ff;--c2:#ff7b72;--c3:#e3b341;--c4:#bc8cff;--c5:#ffa657;--c6:#56d4bc;--c7:#3fb950;
 --degraded:rgba(227,179,65,.16);--overloaded:rgba(255,123,114,.16);--recovering:rgba(88,166,255,.14);--nodata:rgba(145,152,161,.12);
 --crit:#ff7b72;--warn:#e3b341;--info:#58a6ff;--ok:#3fb950}}
 *{box-sizing:border-box}
@@ -39,7 +39,7 @@ svg text{fill:var(--mute);font-size:11px;font-family:inherit}
 .ax{stroke:var(--mute);stroke-width:1}.grid{stroke:var(--line);stroke-dasharray:3 3}
 .ln{fill:none;stroke-width:1.8;stroke-linejoin:round}.dash{stroke-dasharray:5 3}
 .s1{stroke:var(--c1);fill:var(--c1)}.s2{stroke:var(--c2);fill:var(--c2)}.s3{stroke:var(--c3);fill:var(--c3)}
-.s4{stroke:var(--c4);fill:var(--c4)}.s5{stroke:var(--c5);fill:var(--c5)}.s6{stroke:var(--c6);fill:var(--c6)}
+.s4{stroke:var(--c4);fill:var(--c4)}.s5{stroke:var(--c5);fill:var(--c5)}.s6{stroke:var(--c6);fill:var(--c6)}.s7{stroke:var(--c7);fill:var(--c7)}
 polyline.ln{fill:none}
 .pts circle{stroke:none}
 .ph-degraded{fill:var(--degraded);background:var(--degraded)}.ph-overloaded{fill:var(--overloaded);background:var(--overloaded)}
@@ -49,7 +49,7 @@ polyline.ln{fill:none}
 .keys .absent{color:var(--mute)}
 i.sw{display:inline-block;width:12px;height:10px;margin-right:4px;vertical-align:baseline;border-radius:2px}
 i.sw.ln{height:3px;vertical-align:middle;background:currentColor}
-i.sw.s1{color:var(--c1)}i.sw.s2{color:var(--c2)}i.sw.s3{color:var(--c3)}i.sw.s4{color:var(--c4)}i.sw.s5{color:var(--c5)}i.sw.s6{color:var(--c6)}
+i.sw.s1{color:var(--c1)}i.sw.s2{color:var(--c2)}i.sw.s3{color:var(--c3)}i.sw.s4{color:var(--c4)}i.sw.s5{color:var(--c5)}i.sw.s6{color:var(--c6)}i.sw.s7{color:var(--c7)}
 svg.chaindia{width:100%;height:auto}
 .node{fill:var(--card);stroke:var(--mute)}.nodet{fill:var(--fg);font-size:13px}
 .arrow{stroke:var(--mute);stroke-width:1.5}.head{fill:var(--mute)}.amp{fill:var(--fg);font-size:15px;font-weight:600}

@@ -144,6 +144,7 @@ type metric struct {
 	name, key string
 	get       func(s *model.Signals) model.Value
 	dashed    bool
+	class     string // colour class; "" is s1, s2, ... in order
 }
 
 func quantile(class, q string) func(s *model.Signals) model.Value {
@@ -169,33 +170,33 @@ var panels = []struct {
 	metrics   []metric
 }{
 	{"load", "Originals vs attempts", fmtRate, []metric{
-		{"originals/s", "originals_per_s", func(s *model.Signals) model.Value { return s.OriginalsPerS }, false},
-		{"attempts/s", "attempts_per_s", func(s *model.Signals) model.Value { return s.AttemptsPerS }, false},
+		{"originals/s", "originals_per_s", func(s *model.Signals) model.Value { return s.OriginalsPerS }, false, ""},
+		{"attempts/s", "attempts_per_s", func(s *model.Signals) model.Value { return s.AttemptsPerS }, false, ""},
 	}},
 	{"outcomes", "Outcomes", fmtRate, []metric{
-		{"successes/s", "successes_per_s", func(s *model.Signals) model.Value { return s.SuccessesPerS }, false},
-		{"rescued/s", "rescued_per_s", func(s *model.Signals) model.Value { return s.RescuedPerS }, false},
-		{"budget denied/s", "budget_denied_per_s", func(s *model.Signals) model.Value { return s.BudgetDeniedPerS }, false},
-		{"admission rejected/s", "admission_rejected_per_s", func(s *model.Signals) model.Value { return s.AdmissionRejectedPerS }, false},
-		{"provider errors/s", "provider_errors_per_s", func(s *model.Signals) model.Value { return s.ProviderErrorsPerS }, false},
-		{"timeouts/s", "timeouts_per_s", func(s *model.Signals) model.Value { return s.TimeoutsPerS }, false},
+		{"successes/s", "successes_per_s", func(s *model.Signals) model.Value { return s.SuccessesPerS }, false, "s7"},
+		{"rescued/s", "rescued_per_s", func(s *model.Signals) model.Value { return s.RescuedPerS }, false, "s6"},
+		{"budget denied/s", "budget_denied_per_s", func(s *model.Signals) model.Value { return s.BudgetDeniedPerS }, false, "s3"},
+		{"admission rejected/s", "admission_rejected_per_s", func(s *model.Signals) model.Value { return s.AdmissionRejectedPerS }, false, "s4"},
+		{"provider errors/s", "provider_errors_per_s", func(s *model.Signals) model.Value { return s.ProviderErrorsPerS }, false, "s2"},
+		{"timeouts/s", "timeouts_per_s", func(s *model.Signals) model.Value { return s.TimeoutsPerS }, false, "s5"},
 	}},
 	{"capacity", "Active calls vs limit", fmtCount, []metric{
-		{"active", "active_calls", func(s *model.Signals) model.Value { return s.ActiveCalls }, false},
-		{"limit", "concurrency_limit", func(s *model.Signals) model.Value { return s.ConcurrencyLimit }, true},
-		{"queued", "queue_depth", func(s *model.Signals) model.Value { return s.QueueDepth }, false},
+		{"active", "active_calls", func(s *model.Signals) model.Value { return s.ActiveCalls }, false, ""},
+		{"limit", "concurrency_limit", func(s *model.Signals) model.Value { return s.ConcurrencyLimit }, true, ""},
+		{"queued", "queue_depth", func(s *model.Signals) model.Value { return s.QueueDepth }, false, ""},
 	}},
 	{"wait", "Pool / queue wait", fmtSec, []metric{
-		{"pool wait p50", "pool_wait_p50_s", func(s *model.Signals) model.Value { return s.PoolWaitP50 }, false},
-		{"pool wait p99", "pool_wait_p99_s", func(s *model.Signals) model.Value { return s.PoolWaitP99 }, false},
-		{"pool wait mean", "pool_wait_mean_s", func(s *model.Signals) model.Value { return s.PoolWaitMean }, true},
+		{"pool wait p50", "pool_wait_p50_s", func(s *model.Signals) model.Value { return s.PoolWaitP50 }, false, ""},
+		{"pool wait p99", "pool_wait_p99_s", func(s *model.Signals) model.Value { return s.PoolWaitP99 }, false, ""},
+		{"pool wait mean", "pool_wait_mean_s", func(s *model.Signals) model.Value { return s.PoolWaitMean }, true, ""},
 	}},
 	{"latency", "Latency, split by result", fmtSec, []metric{
-		{"success p50", "latency/success/p50", quantile(model.ClassSuccess, "p50"), false},
-		{"success p99", "latency/success/p99", quantile(model.ClassSuccess, "p99"), false},
-		{"fast failure p99", "latency/fast_failure/p99", quantile(model.ClassFastFailure, "p99"), false},
-		{"failure p99", "latency/failure/p99", quantile(model.ClassFailure, "p99"), false},
-		{"mixed p99", "mixed_latency/p99", func(s *model.Signals) model.Value { return s.MixedLatency.P99 }, true},
+		{"success p50", "latency/success/p50", quantile(model.ClassSuccess, "p50"), false, ""},
+		{"success p99", "latency/success/p99", quantile(model.ClassSuccess, "p99"), false, ""},
+		{"fast failure p99", "latency/fast_failure/p99", quantile(model.ClassFastFailure, "p99"), false, ""},
+		{"failure p99", "latency/failure/p99", quantile(model.ClassFailure, "p99"), false, ""},
+		{"mixed p99", "mixed_latency/p99", func(s *model.Signals) model.Value { return s.MixedLatency.P99 }, true, ""},
 	}},
 }
 
@@ -260,6 +261,9 @@ func (p *page) timelines() {
 			c := chart{id: fmt.Sprintf("c%d-%s", i, pn.id), title: pn.title, unit: pn.unit, t0: rep.StartUnix, t1: rep.EndUnix, bands: phases, marks: marks}
 			for k, m := range pn.metrics {
 				s := series{name: m.name, class: fmt.Sprintf("s%d", k+1), dashed: m.dashed}
+				if m.class != "" {
+					s.class = m.class
+				}
 				for j := range d.Timeline {
 					bin := &d.Timeline[j]
 					v := m.get(&bin.Signals)
