@@ -358,3 +358,24 @@ func TestCustomOverridesRecorded(t *testing.T) {
 		t.Fatalf("name %q", o.Name())
 	}
 }
+
+// attempt_timeout and deadline are the hop's timing, set through any
+// model's spec.
+func TestTimingOverride(t *testing.T) {
+	specs, err := Parse("bounded:attempt_timeout=300ms,deadline=2s,envoy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(specs[0], Base{MaxAttempts: 3}, maxRand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, ok := p.(Timed)
+	if !ok || tp.Timing() != (Timing{AttemptTimeout: 300 * ms, Deadline: 2 * time.Second}) || tp.Name() != "bounded" {
+		t.Fatalf("bounded with timing: %#v", p)
+	}
+	q, _ := New(specs[1], Base{MaxAttempts: 3}, maxRand)
+	if _, ok := q.(Timed); ok {
+		t.Fatalf("envoy without timing parameters must not override the hop's")
+	}
+}
