@@ -1,0 +1,93 @@
+package analysis
+
+import (
+	"time"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// FateLedger says how a dependency's originals ended over a window, per
+// second (issue 18, section 3): succeeded at the first try, after retries,
+// failed with every attempt used, or not retried and why. It is read from
+// the contract's final results (retry_results_total) and rescued count,
+// which every dialect translates into; a fate the source cannot tell is
+// Absent (JSON null), never 0.
+type FateLedger struct {
+	Target     string `json:"target"`
+	Dependency string `json:"dependency"`
+	// SucceededFirstTry is successes minus rescued; SucceededAfterRetry
+	// the rescued (retry_rescued_total).
+	SucceededFirstTry   model.Value `json:"succeeded_first_try_per_s"`
+	SucceededAfterRetry model.Value `json:"succeeded_after_retry_per_s"`
+	// FailedAfterAttempts: the last allowed attempt failed (result
+	// provider_error).
+	FailedAfterAttempts model.Value `json:"failed_after_attempts_per_s"`
+	// NotRetried* are originals whose failure was not retried, by reason:
+	// the retry budget (budget_exhausted), the admission limiter
+	// (capacity_rejected: the contract does not tell a first attempt shed
+	// from a retry refused), no time left (deadline_exhausted), a
+	// non-retryable error (permanent_error), an open circuit breaker (no
+	// contract result says so: Absent unless a dialect does).
+	NotRetriedBudget   model.Value `json:"not_retried_budget_per_s"`
+	NotRetriedLimiter  model.Value `json:"not_retried_limiter_per_s"`
+	NotRetriedDeadline model.Value `json:"not_retried_deadline_per_s"`
+	NotRetriedNonRetry model.Value `json:"not_retried_non_retryable_per_s"`
+	NotRetriedBreaker  model.Value `json:"not_retried_breaker_per_s"`
+	// Cancelled: the caller gave up.
+	Cancelled model.Value `json:"cancelled_per_s"`
+	// BudgetBalance is retry_budget_balance where exported;
+	// BudgetReconstructed marks a balance rebuilt from counts
+	// (GRPCTokens) instead.
+	BudgetBalance       model.Value `json:"budget_balance"`
+	BudgetReconstructed bool        `json:"budget_reconstructed,omitempty"`
+}
+
+// Fates is the fate ledger of one row's signals.
+func Fates(s model.Signals) FateLedger {
+	f := FateLedger{Target: s.Target, Dependency: s.Dependency, BudgetBalance: s.BudgetBalance}
+	res := func(k string) model.Value {
+		if s.ResultsPerS == nil {
+			return model.Absent
+		}
+		return s.ResultsPerS[k]
+	}
+	if ok, rescued := res(model.ResultSuccess), s.RescuedPerS; ok.OK && rescued.OK {
+		f.SucceededFirstTry = model.Some(max(ok.V-rescued.V, 0))
+	}
+	f.SucceededAfterRetry = s.RescuedPerS
+	f.FailedAfterAttempts = res(model.ResultProviderError)
+	f.NotRetriedBudget = res(model.ResultBudgetExhausted)
+	f.NotRetriedLimiter = res(model.ResultCapacityRejected)
+	f.NotRetriedDeadline = res(model.ResultDeadlineExhausted)
+	f.NotRetriedNonRetry = res(model.ResultPermanentError)
+	f.Cancelled = res(model.ResultCancelled)
+	return f
+}
+
+// GRPCTokens reconstructs gRPC's retry-throttling token count (gRFC A6:
+// starts at maxTokens, a failed attempt takes 1, a success adds ratio,
+// capped at maxTokens) at the end of each bin of a timeline, from the
+// attempts and their success ratio, for an emitter that does not export
+// it. Within a bin the order of successes and failures is unknown: the
+// count is clamped once per bin, so a bin that both drains and refills it
+// reads high. Absent from the first bin whose attempts are unknown on.
+func GRPCTokens(timeline []model.Signals, maxTokens, ratio float64) []model.Value {
+	out := make([]model.Value, len(timeline))
+	tokens := maxTokens
+	for i, s := range timeline {
+		att, ok1 := s.AttemptsPerS.Get()
+		succ, ok2 := s.AttemptSuccess.Get()
+		if !ok1 || (!ok2 && att > 0) {
+			return out
+		}
+		w := time.Duration(s.EndMs-s.StartMs) * time.Millisecond
+		n := att * w.Seconds()
+		ok := 0.0
+		if att > 0 {
+			ok = n * succ
+		}
+		tokens = min(max(tokens-(n-ok)+ok*ratio, 0), maxTokens)
+		out[i] = model.Some(tokens)
+	}
+	return out
+}
