@@ -43,7 +43,10 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	stop := context.AfterFunc(cctx, cancel)
-	sreq := req.Clone(sctx)
+	// A shallow copy: the handlers only read the header, and the caller
+	// does not touch its request again (a deep Clone was an eighth of a
+	// run's CPU).
+	sreq := req.WithContext(sctx)
 	sreq.RequestURI = req.URL.RequestURI()
 	sreq.Host = req.URL.Host
 	sreq.RemoteAddr = "in-process"
@@ -104,14 +107,14 @@ func (r *recorder) response(req *http.Request) *http.Response {
 	if code == 0 {
 		code = http.StatusOK
 	}
-	body := bytes.Clone(r.body.Bytes())
+	body := r.body.Bytes() // the handler has returned: the buffer is ours
 	return &http.Response{
 		Status:        strconv.Itoa(code) + " " + http.StatusText(code),
 		StatusCode:    code,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        r.header.Clone(),
+		Header:        r.header, // the handler has returned: nobody writes it now
 		Body:          io.NopCloser(bytes.NewReader(body)),
 		ContentLength: int64(len(body)),
 		Request:       req,
