@@ -3,6 +3,7 @@ package ui
 import (
 	"io"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,4 +167,23 @@ func renderFrames(b *testing.B, m *Model, frames [2]frameMsg) {
 			b.Fatal("empty view")
 		}
 	}
+}
+
+// BenchmarkFrameStory: the tall overview of a real incident (7 rows, the
+// chains and findings with their advice, charts grown to fill 200x60)
+// renders a new frame, with the cursor following the worst row.
+func BenchmarkFrameStory200x60Colour(b *testing.B) {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.ANSI)
+	m := newTestModel(b, Options{Renderer: r}, nil)
+	var frames [2]frameMsg
+	for i := range frames {
+		frames[i] = liveFrame(fixtureFrame(dataTime.Add(time.Duration(i)*time.Second), time.Minute, i))
+		frames[i].derived = fixtureDerived(frames[i].frame)
+	}
+	send(m, tea.WindowSizeMsg{Width: 200, Height: 60}, frames[0])
+	if v := m.View(); !strings.Contains(v, "FINDINGS") {
+		b.Fatalf("no story on screen:\n%s", v)
+	}
+	renderFrames(b, m, frames)
 }

@@ -92,6 +92,8 @@ type Model struct {
 	// the last click on a row (double clicks open it).
 	bodyTop   int
 	tabs      []tabHit
+	tabKey    tabKey
+	tabLine   line
 	lastClick clickAt
 	// helpView scrolls the help when it is taller than the screen.
 	helpView scroller

@@ -143,10 +143,18 @@ func (m *Model) toTab(v viewID) tea.Cmd {
 // beside its title, the current one highlighted, and records where each
 // is for clicks.
 func (m *Model) tabStrip(ln line) line {
-	m.tabs = m.tabs[:0]
 	if m.c.opts.NoMouse || m.showHelp || m.c.width < wideWidth {
+		m.tabs = m.tabs[:0]
 		return ln
 	}
+	// The title line changes with the data, not with the clock: reuse the
+	// last strip while it is the same line.
+	if ck := (tabKey{ln.s, m.c.width, m.view}); ck == m.tabKey {
+		return m.tabLine
+	} else {
+		m.tabKey = ck
+	}
+	m.tabs = m.tabs[:0]
 	st := &m.c.st
 	cur := m.view
 	if cur == viewService || cur == viewGroup {
@@ -175,5 +183,13 @@ func (m *Model) tabStrip(ln line) line {
 		}
 		m.tabs = append(m.tabs, tabHit{x0: x0, x1: l.w, view: t.view, name: t.name})
 	}
-	return l.line()
+	m.tabLine = l.line()
+	return m.tabLine
+}
+
+// tabKey is what the tab strip's line depends on.
+type tabKey struct {
+	title string
+	width int
+	view  viewID
 }

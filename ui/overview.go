@@ -741,14 +741,20 @@ func (o *overviewModel) preview(out []line, sel *model.Signals, width, room int,
 	rightW := width - leftW - 3
 	// The latency histograms go under the charts when the charts keep a
 	// useful height (8 rows beside the seven outcomes) without them.
-	lat := p.latencySection(p.latBuf[:0], sel, width, true)
-	p.latBuf = lat
 	chartsH := room
 	fixed := trafficFixed(len(tl), leftW)
-	if room-len(lat)-1-fixed >= 8 {
-		chartsH = room - len(lat) - 1
-	} else {
-		lat = nil
+	var lat []line
+	// The histograms take at least a title, a class line, its quantiles
+	// and a bucket: render them only when that much fits.
+	const latMin = 4
+	if room-fixed-8-1 >= latMin {
+		lat = p.latencySection(p.latBuf[:0], sel, width, true)
+		p.latBuf = lat
+		if room-len(lat)-1-fixed >= 8 {
+			chartsH = room - len(lat) - 1
+		} else {
+			lat = nil
+		}
 	}
 	chartH := chartsH - fixed
 	perOutcome := max(1, (chartsH-1)/int(numOutcomes))
