@@ -365,30 +365,49 @@ func fitProvider(st *model.Store, m *Model, rec *Series, prov string, caller []m
 			fmt.Sprintf("%s %s: %.0f of %.0f received (ignored above 5 %%)", prov, model.MetricServerWorkAfterCancel, wac, recv))
 		return notes, nil
 	}
-	// No provider side: Little's law from the caller's in-flight attempts
-	// and their latency.
-	var peak float64
+	// No provider side: the caller's successful attempts per bin and their
+	// latency. Little's law gives the requests being served at once
+	// (successes/s x latency); its highest value over the bins is taken as
+	// the slots, the latency per bin as the service time. Both include
+	// any wait in a queue, so the capacity is a bound, and it says so.
+	callerName := chainCaller(caller)
+	binMs := bin.Milliseconds()
+	okAttempt := func(ls model.Labels) bool {
+		return ls.Get(model.LabelDependency) == prov && ls.Get(model.LabelOutcome) == "success"
+	}
 	lat := make([]float64, n)
-	for i, s := range caller {
-		peak = max(peak, s.ActiveCalls.Or(0))
+	var slots float64
+	for i := range n {
 		lat[i] = math.NaN()
-		if q, ok := s.Latency["success"]; ok && q.P50.OK {
-			lat[i] = q.P50.V
+		a, c, ok := histMean(st, callerName, model.MetricAttemptDuration, okAttempt, start+int64(i)*binMs, start+int64(i+1)*binMs)
+		if !ok {
+			continue
 		}
-		rec.Held = append(rec.Held, s.ActiveCalls.Or(math.NaN()))
+		lat[i] = a
+		slots = max(slots, c/w*a)
 	}
-	if peak < 1 {
-		return notes, fmt.Errorf("whatif: %s is not recorded and its caller exports no retry_active_calls: no capacity to fit", prov)
+	rec.Held = make([]float64, n)
+	for i := range rec.Held {
+		rec.Held[i] = math.NaN() // the provider's queue is not recorded
 	}
-	m.Provider.Slots = int(math.Ceil(peak))
-	rec.Slots = peak
-	add("slots", fmt.Sprintf("%d (assumed: the caller's peak attempts in flight, the provider side is not recorded)", m.Provider.Slots), "caller retry_active_calls")
+	if slots <= 0 {
+		return notes, fmt.Errorf("whatif: %s is not recorded and %s's attempts never succeeded: no capacity to fit", prov, callerName)
+	}
+	m.Provider.Slots = max(int(math.Round(slots)), 1)
+	add("slots", fmt.Sprintf("%d (Little's law: the most successful attempts per second x their latency in a bin, %.1f; the provider side is not recorded)", m.Provider.Slots, slots),
+		callerName+" "+model.MetricAttemptDuration+"{outcome=\"success\"}")
 	m.Provider.ServiceTime = fill(lat)
-	if m.Provider.ServiceTime == nil {
-		return notes, fmt.Errorf("whatif: no success latency to fit the provider's service time")
-	}
-	add("service time", summarizeDurations(m.Provider.ServiceTime)+" (assumed: the caller's success latency p50 per bin)", "caller retry_request_duration_seconds{result_class=\"success\"}")
+	add("service time", summarizeDurations(m.Provider.ServiceTime)+" (the mean successful attempt's latency per bin, any queue wait included)",
+		callerName+" "+model.MetricAttemptDuration+"{outcome=\"success\"}")
 	return notes, nil
+}
+
+// chainCaller is the target of the last caller row.
+func chainCaller(rows []model.Signals) string {
+	if len(rows) == 0 {
+		return ""
+	}
+	return rows[0].Target
 }
 
 // fill turns seconds per bin into durations, carrying the last known value
