@@ -119,7 +119,7 @@ func TestGoldenStory(t *testing.T) {
 						t.Errorf("%s: no %q", sizeName(sz.w, sz.h), want)
 					}
 				}
-				if n := trailingBlank(scr); n > 3 {
+				if n := blankLines(scr); n > 3 {
 					t.Errorf("%s: %d blank lines above the key bar, want at most 3:\n%s", sizeName(sz.w, sz.h), n, scr)
 				}
 			}
@@ -127,12 +127,14 @@ func TestGoldenStory(t *testing.T) {
 	}
 }
 
-// trailingBlank counts the blank lines right above the last line.
-func trailingBlank(scr string) int {
+// blankLines counts the blank lines between the header and the key bar.
+func blankLines(scr string) int {
 	lines := strings.Split(strings.TrimSuffix(scr, "\n"), "\n")
 	n := 0
-	for i := len(lines) - 2; i > 0 && strings.TrimSpace(lines[i]) == ""; i-- {
-		n++
+	for _, ln := range lines[1 : len(lines)-1] {
+		if strings.TrimSpace(ln) == "" {
+			n++
+		}
 	}
 	return n
 }

@@ -782,7 +782,8 @@ func (o *overviewModel) story(dst []line, width int) []line {
 			note += "s"
 		}
 		note += ", worst case = product of max attempts · tab: the chain view"
-		dst = append(dst, line{})
+		// No blank line before a title: its rule separates, and the
+		// screen's lines go to the charts.
 		dst = o.pane.title(dst, "CHAINS", note, width)
 		for i := range o.chains[:min(len(o.chains), maxChains)] {
 			dst = append(dst, o.chainLine(&o.chains[i], width))
@@ -797,7 +798,6 @@ func (o *overviewModel) story(dst []line, width int) []line {
 		if len(o.found) > maxFindings {
 			note += " · " + o.c.keys.Findings.Help().Key + ": all of them"
 		}
-		dst = append(dst, line{})
 		dst = o.pane.title(dst, "FINDINGS", note, width)
 		for i := range o.found[:min(len(o.found), maxFindings)] {
 			fd := &o.found[i]
