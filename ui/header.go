@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -35,6 +36,9 @@ func (h *headerModel) view(dst []line, m *Model) []line {
 		b = append(b, " behind"...)
 		l.num = b
 		l.bytes(b, st.paused)
+	case m.player() != nil && !m.player().Playing():
+		// The player is paused: say so as loudly as a paused live view.
+		l.text(g.pause+" REPLAY PAUSED", st.paused)
 	case c.opts.Mode == ModeReplay:
 		l.text(g.replay+" REPLAY", st.replay)
 	default:
@@ -204,6 +208,18 @@ func (m *Model) helpLines(out []line) []line {
 	out = append(out, (&painter{c: m.c, l: lineWriter{}}).title(nil, "KEYS", "esc or ? closes · j/k scroll", m.c.width)...)
 	for _, s := range strings.Split(m.help.FullHelpView(m.c.keys.FullHelp()), "\n") {
 		out = append(out, line{s: s, w: ansi.StringWidth(s)})
+	}
+	if m.player() != nil {
+		// A replay's own keys (they replace pause and g/G there).
+		r := &replayKeyMap
+		out = append(out, line{})
+		out = append(out, (&painter{c: m.c}).title(nil, "REPLAY", "the player's keys", m.c.width)...)
+		for _, s := range strings.Split(m.help.FullHelpView([][]key.Binding{
+			{r.Play, r.StepBack, r.StepFwd, r.JumpBack, r.JumpFwd},
+			{r.Slower, r.Faster, r.Start, r.End},
+		}), "\n") {
+			out = append(out, line{s: s, w: ansi.StringWidth(s)})
+		}
 	}
 	out = append(out, line{})
 	out = append(out, (&painter{c: m.c}).title(nil, "COLUMNS", "absent values show as "+absentText+", never 0", m.c.width)...)

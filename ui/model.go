@@ -274,6 +274,9 @@ func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 		return tea.Batch(cmds...)
 	}
 	f := msg.frame
+	if m.c.opts.Mode == ModeReplay {
+		f.Targets = notYetRead(f.Targets)
+	}
 	switch msg.kind {
 	case frameLive, frameRebuild:
 		m.live = &f
@@ -294,6 +297,29 @@ func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 	}
 	m.dirty = true
 	return tea.Batch(cmds...)
+}
+
+// notYetRead drops the targets a replay has not reached yet (never
+// scraped, no error): at the first frames of a recording they are not
+// down, only not in it yet (issue 17: "targets 1/4 up ! app down" at the
+// first frame). The slice is copied: frames are shared, never modified.
+func notYetRead(ts []model.TargetStatus) []model.TargetStatus {
+	n := 0
+	for i := range ts {
+		if !ts[i].Up && ts[i].LastScrape.IsZero() && ts[i].LastError == "" {
+			n++
+		}
+	}
+	if n == 0 {
+		return ts
+	}
+	out := make([]model.TargetStatus, 0, len(ts)-n)
+	for _, t := range ts {
+		if t.Up || !t.LastScrape.IsZero() || t.LastError != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // keepTimeline carries the open service's bins over from prev when d was

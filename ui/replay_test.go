@@ -7,6 +7,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/retrytop/retrytop/model"
 )
 
 // fakePlayer records the controls it receives.
@@ -140,5 +142,53 @@ func TestBarCells(t *testing.T) {
 	}
 	if got := barCells(nil, 2); got[0] != 3 {
 		t.Errorf("no spikes: %v", got)
+	}
+}
+
+// The header says PAUSED when the player is paused, REPLAY when it plays.
+func TestReplayHeaderSaysPaused(t *testing.T) {
+	m, p := replayModel(t, CharsetBlock, 120, 40)
+	if h := firstLine(ansi.Strip(m.View())); !strings.Contains(h, "REPLAY PAUSED") {
+		t.Errorf("paused player: header %q", h)
+	}
+	send(m, keyMsg("space"))
+	if h := firstLine(ansi.Strip(m.View())); strings.Contains(h, "PAUSED") || !strings.Contains(h, "REPLAY") || !p.playing {
+		t.Errorf("playing: header %q", h)
+	}
+}
+
+// A target the replay has not reached yet is not down: no alarm at the
+// first frame of a recording.
+func TestReplayTargetsNotYetReadAreNotDown(t *testing.T) {
+	m, _ := replayModel(t, CharsetBlock, 120, 40)
+	f := fixtureFrame(dataTime, time.Minute, 0)
+	f.Targets = append(f.Targets, model.TargetStatus{Name: "app"}) // in the recording, not reached yet
+	send(m, liveFrame(f))
+	h := firstLine(ansi.Strip(m.View()))
+	if strings.Contains(h, "app down") || !strings.Contains(h, "targets 3/4 up") || !strings.Contains(h, "legacy down") {
+		t.Errorf("header %q: want legacy (it failed) down, app not counted", h)
+	}
+	// Live, the same status stays visible: the collector reports it.
+	l := goldenModel(t, Options{}, 120, 40)
+	send(l, liveFrame(f))
+	if h := firstLine(ansi.Strip(l.View())); !strings.Contains(h, "targets 3/5 up") {
+		t.Errorf("live header %q: want every target counted", h)
+	}
+}
+
+// ? lists the replay's keys in a replay.
+func TestReplayKeysInHelp(t *testing.T) {
+	m, _ := replayModel(t, CharsetBlock, 120, 40)
+	send(m, keyMsg("?"))
+	scr := ansi.Strip(m.View())
+	for _, want := range []string{"REPLAY", "play/pause", "step back", "slower", "faster", "start", "end"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("replay help lacks %q:\n%s", want, scr)
+		}
+	}
+	l := goldenModel(t, Options{}, 120, 40)
+	send(l, keyMsg("?"))
+	if strings.Contains(ansi.Strip(l.View()), "play/pause") {
+		t.Error("live help lists the replay's keys")
 	}
 }
