@@ -109,7 +109,12 @@ func (p *page) headline() {
 	// names the row so a reader can redo the sum.
 	lost := fmt.Sprintf(`<span class="n" data-derived="goodput_lost" data-lead="/dependencies/%d" data-v="%s">%s</span>`, h.lead, jsonNum(h.lost), fmtVal(h.lost, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }))
 	p.kpi("Goodput lost", lost, "operations that did not succeed in the unhealthy phases")
-	p.kpi("Recovery", p.n(h.recoveryPath, h.recovery, fmtSec), "from the trigger's end to healthy")
+	recWho := "from the trigger's end to healthy"
+	if h.recoveryRow >= 0 {
+		d := rep.Dependencies[h.recoveryRow]
+		recWho = "<bdi>" + esc(d.Target) + "</bdi> → <bdi>" + esc(d.Dependency) + "</bdi>, from the trigger's end to healthy"
+	}
+	p.kpi("Recovery", p.n(h.recoveryPath, h.recovery, fmtSec), recWho)
 	meta := "no"
 	if h.metastable >= 0 {
 		f := rep.Findings[h.metastable]

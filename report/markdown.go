@@ -80,7 +80,11 @@ func WriteMarkdown(w io.Writer, rep analysis.Report, meta Meta) error {
 		}
 		fmt.Fprintf(&b, "- peak amplification: **%s**%s\n", fmtVal(h.peak, fmtAmp), peakWho)
 		fmt.Fprintf(&b, "- goodput lost: **%s** operations that did not succeed in the unhealthy phases\n", fmtVal(h.lost, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }))
-		fmt.Fprintf(&b, "- recovery: **%s** from the trigger's end to healthy\n", fmtVal(h.recovery, fmtSec))
+		recWho := ""
+		if h.recoveryRow >= 0 {
+			recWho = fmt.Sprintf(" (%s → %s)", md(rep.Dependencies[h.recoveryRow].Target), md(rep.Dependencies[h.recoveryRow].Dependency))
+		}
+		fmt.Fprintf(&b, "- recovery: **%s**%s from the trigger's end to healthy\n", fmtVal(h.recovery, fmtSec), recWho)
 		fmt.Fprintf(&b, "- metastable: **%s**\n\n", meta)
 	}
 	if h.lead >= 0 && len(rep.Dependencies[h.lead].Phases) > 0 {

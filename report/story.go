@@ -40,6 +40,7 @@ type headline struct {
 	// at recoveryPath.
 	recovery     model.Value
 	recoveryPath string
+	recoveryRow  int
 	// metastable is the index of the METASTABLE finding, -1 when none.
 	metastable int
 }
@@ -58,7 +59,7 @@ func rowIndex(rep *analysis.Report, target, dep string) int {
 }
 
 func buildHeadline(rep *analysis.Report) headline {
-	h := headline{lead: -1, peakRow: -1, metastable: -1}
+	h := headline{lead: -1, peakRow: -1, recoveryRow: -1, metastable: -1}
 	for i, f := range rep.Findings {
 		if f.Severity >= analysis.SeverityWarning {
 			h.incident = true
@@ -128,7 +129,7 @@ func buildHeadline(rep *analysis.Report) headline {
 	for _, i := range order {
 		for j, p := range rep.Dependencies[i].Phases {
 			if p.RecoveryS.OK && !h.recovery.OK {
-				h.recovery = p.RecoveryS
+				h.recovery, h.recoveryRow = p.RecoveryS, i
 				h.recoveryPath = fmt.Sprintf("/dependencies/%d/phases/%d/recovery_s", i, j)
 			}
 		}
