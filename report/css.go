@@ -5,11 +5,11 @@ package report
 // with their column, and a print layout that keeps charts whole.
 const pageCSS = `
 :root{--bg:#fff;--fg:#1b1f24;--mute:#5b6470;--line:#d6dae0;--card:#f6f8fa;
---c1:#1f6feb;--c2:#d1242f;--c3:#9a6700;--c4:#8250df;--c5:#e16f24;--c6:#0a7d6c;--c7:#1a7f37;
+--c1:#1f6feb;--c2:#d1242f;--c3:#9a6700;--c4:#8250df;--c5:#e16f24;--c6:#0598bc;--c7:#1a7f37;
 --degraded:rgba(212,160,23,.18);--overloaded:rgba(209,36,47,.16);--recovering:rgba(31,111,235,.13);--nodata:rgba(110,119,129,.12);
 --crit:#d1242f;--warn:#bf8700;--info:#1f6feb;--ok:#1a7f37}
 @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--mute:#9198a1;--line:#30363d;--card:#161b22;
---c1:#58a6ff;--c2:#ff7b72;--c3:#e3b341;--c4:#bc8cff;--c5:#ffa657;--c6:#56d4bc;--c7:#3fb950;
+--c1:#58a6ff;--c2:#ff7b72;--c3:#e3b341;--c4:#bc8cff;--c5:#ffa657;--c6:#39c5cf;--c7:#3fb950;
 --degraded:rgba(227,179,65,.16);--overloaded:rgba(255,123,114,.16);--recovering:rgba(88,166,255,.14);--nodata:rgba(145,152,161,.12);
 --crit:#ff7b72;--warn:#e3b341;--info:#58a6ff;--ok:#3fb950}}
 *{box-sizing:border-box}
