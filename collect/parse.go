@@ -112,6 +112,14 @@ func (p ExpfmtParser) Parse(target string, body []byte, contentType string, filt
 	}
 	format, kind := formatOf(contentType)
 
+	if kind == formatText && filter != nil {
+		// The fast path skips unwanted families itself, copying nothing;
+		// what it does not take goes through the pre-filter below.
+		if fams, ok := fastTextSelect(body, filter); ok {
+			return fams, nil
+		}
+	}
+
 	in := body
 	var lines []int32 // with selected, the original line of each line of in
 	selected := filter != nil && kind != formatProto && int64(len(body)) <= maxSelectable

@@ -28,6 +28,24 @@ import (
 // path accepts, its result equals expfmt's converted one
 // (TestFastTextMatchesExpfmt and FuzzFastText check this).
 func fastText(body []byte, filter func(string) bool) (fams []model.Family, ok bool) {
+	return parseFast(body, filter, false)
+}
+
+// fastTextSelect is fastText that does not read the lines of families
+// filter cannot want: it decides once per group of names (a name with its
+// family suffixes stripped, as the line pre-filter of select.go groups
+// them) from the first name of the group it meets, and skips the group's
+// lines after finding their name. Its result is the pre-filter's followed
+// by fastText: errors in skipped lines go unreported, as there. When a
+// later line wants a group whose earlier lines were skipped (the filter
+// wants foo_count, the group began with foo), the skipped lines could
+// have changed how the wanted ones parse, so it gives up (ok false) and
+// the caller takes the pre-filter's path.
+func fastTextSelect(body []byte, filter func(string) bool) (fams []model.Family, ok bool) {
+	return parseFast(body, filter, true)
+}
+
+func parseFast(body []byte, filter func(string) bool, skip bool) (fams []model.Family, ok bool) {
 	// A line cut off by the end of the body is an error for expfmt unless
 	// it is only blanks.
 	if i := bytes.LastIndexByte(body, '\n'); len(bytes.Trim(body[i+1:], " \t")) > 0 {
@@ -35,6 +53,9 @@ func fastText(body []byte, filter func(string) bool) (fams []model.Family, ok bo
 	}
 	p := textParsers.Get().(*textParser)
 	defer p.release()
+	if skip && filter != nil {
+		p.sel = filter
+	}
 	for rest := body; len(rest) > 0; {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
@@ -44,6 +65,9 @@ func fastText(body []byte, filter func(string) bool) (fams []model.Family, ok bo
 			return nil, false
 		}
 		rest = rest[i+1:]
+	}
+	if p.conflict {
+		return nil, false
 	}
 	return p.families(filter), true
 }
@@ -94,11 +118,36 @@ type textParser struct {
 	pairs []rawPair
 	key   []byte
 	unesc []byte
+
+	// cur is the family of the previous line: lines of a family come
+	// together, so most lines find theirs without a map lookup.
+	cur *textFamily
+	// suffixed counts the families named with a _count, _sum or _bucket
+	// suffix; while there are none, a name's base is its only family.
+	suffixed int
+	// The histogram or summary series of the previous line, by key.
+	lastGroup    *textFamily
+	lastGroupIdx int
+	lastKey      []byte
+
+	// sel, when set, is fastTextSelect's filter; groups holds its decision
+	// per group root, lastName and lastWanted the previous line's.
+	sel        func(string) bool
+	groups     map[string]groupState
+	lastName   []byte
+	lastWanted bool
+	conflict   bool // a group became wanted after lines of it were skipped
+	nonASCII   bool // a label value of the line has a byte >= 0x80
+}
+
+// groupState is fastTextSelect's decision on one group of names.
+type groupState struct {
+	wanted, skipped bool
 }
 
 // textParsers keeps parsers (and their interned strings) between parses.
 var textParsers = sync.Pool{New: func() any {
-	return &textParser{byName: map[string]*textFamily{}, strings: map[string]string{}}
+	return &textParser{byName: map[string]*textFamily{}, strings: map[string]string{}, groups: map[string]groupState{}}
 }}
 
 // maxInternBytes bounds a parser's interned strings; past it the table
@@ -112,6 +161,9 @@ func (p *textParser) release() {
 	clear(p.byName)
 	clear(p.order)
 	p.order = p.order[:0]
+	p.cur, p.suffixed, p.lastGroup, p.lastKey = nil, 0, nil, p.lastKey[:0]
+	p.sel, p.lastName, p.lastWanted, p.conflict = nil, p.lastName[:0], false, false
+	clear(p.groups)
 	textParsers.Put(p)
 }
 
@@ -136,7 +188,36 @@ type rawPair struct {
 	name, value []byte
 }
 
-func isBlank(b byte) bool { return b == ' ' || b == '\t' }
+// Character classes of the text format, one table lookup per byte.
+const (
+	cBlank = 1 << iota
+	cNameStart
+	cLabelName // also a digit
+	cMetricName
+	cValueEnd // ends a quoted label value: '"', '\\' or a byte >= 0x80
+)
+
+var charClass = func() (t [256]uint8) {
+	t[' '], t['\t'] = cBlank, cBlank
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		if (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || b == '_' {
+			t[c] |= cNameStart | cLabelName | cMetricName
+		}
+		if b >= '0' && b <= '9' {
+			t[c] |= cLabelName | cMetricName
+		}
+		if c >= 0x80 {
+			t[c] |= cValueEnd
+		}
+	}
+	t[':'] |= cMetricName
+	t['"'] |= cValueEnd
+	t['\\'] |= cValueEnd
+	return t
+}()
+
+func isBlank(b byte) bool { return charClass[b]&cBlank != 0 }
 
 func skipBlanks(l []byte, i int) int {
 	for i < len(l) && isBlank(l[i]) {
@@ -145,13 +226,11 @@ func skipBlanks(l []byte, i int) int {
 	return i
 }
 
-func isNameStart(b byte) bool {
-	return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || b == '_'
-}
+func isNameStart(b byte) bool { return charClass[b]&cNameStart != 0 }
 
-func isLabelNameChar(b byte) bool { return isNameStart(b) || (b >= '0' && b <= '9') }
+func isLabelNameChar(b byte) bool { return charClass[b]&cLabelName != 0 }
 
-func isMetricNameChar(b byte) bool { return isLabelNameChar(b) || b == ':' }
+func isMetricNameChar(b byte) bool { return charClass[b]&cMetricName != 0 }
 
 // metricName reads an unquoted metric name at l[i:]; n is its end. A quote
 // anywhere in the name is expfmt's UTF-8 quoting: not for the fast path.
@@ -174,10 +253,82 @@ func (p *textParser) line(l []byte) bool {
 	if i == len(l) {
 		return true
 	}
+	if p.sel != nil && !p.wants(l, i) {
+		return true
+	}
 	if l[i] == '#' {
 		return p.comment(l, i+1)
 	}
 	return p.sample(l, i)
+}
+
+// wants reports whether fastTextSelect reads the line at l[i:]: lines
+// whose name it cannot read, and comments other than HELP and TYPE, are
+// read (the parser judges them); the others by their group.
+func (p *textParser) wants(l []byte, i int) bool {
+	if l[i] == '#' {
+		j := skipBlanks(l, i+1)
+		k := j
+		for k < len(l) && !isBlank(l[k]) {
+			k++
+		}
+		if kw := string(l[j:k]); kw != "HELP" && kw != "TYPE" {
+			return true
+		}
+		i = skipBlanks(l, k)
+	}
+	n, ok := metricName(l, i)
+	if !ok || n == i || (n < len(l) && !isBlank(l[n]) && l[n] != '{') {
+		return true // not a name the pre-filter reads alike: the parser judges the line
+	}
+	name := l[i:n]
+	if string(name) == string(p.lastName) {
+		return p.lastWanted
+	}
+	root := name
+	for {
+		b := stripSuffixBytes(root)
+		if len(b) == len(root) {
+			break
+		}
+		root = b
+	}
+	g := p.groups[string(root)]
+	if !g.wanted {
+		// As selection.group: the name, each of its strips, and each with
+		// _total. Every new name of a group is asked: it may want it.
+		for c := string(name); ; {
+			if p.sel(c) || p.sel(c+"_total") {
+				g.wanted = true
+				break
+			}
+			b := stripSuffix(c)
+			if b == c {
+				break
+			}
+			c = b
+		}
+		if g.wanted && g.skipped {
+			p.conflict = true
+		}
+	}
+	if !g.wanted {
+		g.skipped = true
+	}
+	p.groups[string(root)] = g
+	p.lastName = append(p.lastName[:0], name...)
+	p.lastWanted = g.wanted
+	return g.wanted
+}
+
+// stripSuffixBytes is stripSuffix on bytes.
+func stripSuffixBytes(name []byte) []byte {
+	for _, suf := range familySuffixes {
+		if len(name) > len(suf) && string(name[len(name)-len(suf):]) == suf {
+			return name[:len(name)-len(suf)]
+		}
+	}
+	return name
 }
 
 // lookup finds the family a name belongs to the way expfmt does: the exact
@@ -200,12 +351,41 @@ func (p *textParser) lookup(name []byte) (f *textFamily, suffix string) {
 }
 
 func (p *textParser) family(name []byte) (*textFamily, string) {
+	if c := p.cur; c != nil {
+		if string(name) == c.name {
+			return c, ""
+		}
+		// name is base + suffix of the current family: with no family
+		// named with a suffix, lookup finds no exact match and then the
+		// base, which is c.
+		if n := len(c.name); p.suffixed == 0 && len(name) > n && string(name[:n]) == c.name &&
+			(c.typ == typeHistogram || c.typ == typeSummary) {
+			switch string(name[n:]) {
+			case "_count":
+				return c, "_count"
+			case "_sum":
+				return c, "_sum"
+			case "_bucket":
+				if c.typ == typeHistogram {
+					return c, "_bucket"
+				}
+			}
+		}
+	}
 	if f, sfx := p.lookup(name); f != nil {
+		p.cur = f
 		return f, sfx
 	}
 	f := &textFamily{name: p.str(name)}
 	p.byName[f.name] = f
 	p.order = append(p.order, f)
+	for _, sfx := range [...]string{"_count", "_sum", "_bucket"} {
+		if bytes.HasSuffix(name, []byte(sfx)) {
+			p.suffixed++
+			break
+		}
+	}
+	p.cur = f
 	return f, ""
 }
 
@@ -315,6 +495,7 @@ func (p *textParser) sample(l []byte, i int) bool {
 	i = skipBlanks(l, n)
 	p.pairs = p.pairs[:0]
 	p.unesc = p.unesc[:0]
+	p.nonASCII = false
 	if i < len(l) && l[i] == '{' {
 		if i, ok = p.labels(l, i+1); !ok {
 			return false
@@ -333,7 +514,7 @@ func (p *textParser) sample(l []byte, i int) bool {
 	}
 	specialVal, hasSpecial := math.NaN(), false
 	for _, pr := range p.pairs {
-		if string(pr.name) == "__name__" || !utf8.Valid(pr.value) {
+		if string(pr.name) == "__name__" || (p.nonASCII && !utf8.Valid(pr.value)) {
 			return false
 		}
 		if special != "" && string(pr.name) == special {
@@ -444,12 +625,17 @@ func (p *textParser) grouped(f *textFamily, special string) *textSample {
 		p.key = append(p.key, pr.value...)
 		p.key = append(p.key, 0)
 	}
+	if f == p.lastGroup && string(p.key) == string(p.lastKey) {
+		return &f.samples[p.lastGroupIdx] // the series of the line before
+	}
 	if f.series == nil {
 		f.series = map[string]int{}
 	}
 	if i, ok := f.series[string(p.key)]; ok {
+		p.lastGroup, p.lastGroupIdx, p.lastKey = f, i, append(p.lastKey[:0], p.key...)
 		return &f.samples[i]
 	}
+	p.lastGroup, p.lastGroupIdx, p.lastKey = f, len(f.samples), append(p.lastKey[:0], p.key...)
 	f.series[string(p.key)] = len(f.samples)
 	ts := textSample{labels: p.labelSet(special)}
 	if n := len(f.samples); n > 0 && f.typ == typeHistogram {
@@ -552,8 +738,16 @@ func (p *textParser) labels(l []byte, i int) (int, bool) {
 // unescaping \\, \" and \n; end is the index after the closing quote.
 func (p *textParser) labelValue(l []byte, i int) (value []byte, end int, ok bool) {
 	j := i
-	for j < len(l) && l[j] != '"' && l[j] != '\\' {
-		j++
+	for {
+		for j < len(l) && charClass[l[j]]&cValueEnd == 0 {
+			j++
+		}
+		if j < len(l) && l[j] >= 0x80 {
+			p.nonASCII = true
+			j++
+			continue
+		}
+		break
 	}
 	if j == len(l) {
 		return nil, j, false
@@ -561,6 +755,7 @@ func (p *textParser) labelValue(l []byte, i int) (value []byte, end int, ok bool
 	if l[j] == '"' {
 		return l[i:j], j + 1, true
 	}
+	p.nonASCII = true // unescaped below: checked as a whole
 	// Escapes: unescape into the shared scratch. Values already appended
 	// point into it, so it must not be reallocated under them: copy them
 	// out to a fresh buffer instead of growing in place.
