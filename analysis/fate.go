@@ -86,7 +86,7 @@ func GRPCTokens(timeline []model.Signals, maxTokens, ratio float64) []model.Valu
 		if att > 0 {
 			ok = n * succ
 		}
-		tokens = min(max(tokens-(n-ok)+ok*ratio, 0), maxTokens)
+		tokens = min(max(tokens-(n-ok)+float64(ok*ratio), 0), maxTokens)
 		out[i] = model.Some(tokens)
 	}
 	return out

@@ -495,7 +495,7 @@ func perBin(st *model.Store, target, name string, match func(model.Labels) bool,
 				return run[k], true
 			}
 			f := float64(t-pts[k-1].T) / float64(pts[k].T-pts[k-1].T)
-			return run[k-1] + f*(run[k]-run[k-1]), true
+			return run[k-1] + float64(f*(run[k]-run[k-1])), true // float64(): no FMA, the same sums on every architecture
 		}
 		for i := range out {
 			a, ok1 := at(edges[i])
@@ -540,7 +540,7 @@ func calibrateEdge(m *Model, rec Series, b int) time.Duration {
 		for j := max(b-2, 0); j <= min(b+2, len(r.Bins)-1); j++ {
 			for _, d := range []float64{float64(r.Bins[j].Succeeded) - at(rec.Succeeded, j), float64(r.Bins[j].Ended) - at(rec.Ended, j)} {
 				if !math.IsNaN(d) {
-					sq += d * d
+					sq += float64(d * d)
 				}
 			}
 		}

@@ -198,7 +198,7 @@ func recovery(ratios []float64, tr Span, endS, w float64) (*float64, bool) {
 	if from < 0 {
 		return nil, true
 	}
-	return ptr(max(float64(from)*w-endS, 0)), false
+	return ptr(max(float64(float64(from)*w)-endS, 0)), false
 }
 
 func fmtF(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
