@@ -36,6 +36,7 @@ import (
 func TestVirtualBinsAgreeWithTruth(t *testing.T) {
 	for _, sc := range Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel() // each bubble has its own virtual clock
 			var e2e []string
 			synctest.Test(t, func(t *testing.T) {
 				run := runVirtual(t, sc, Options{Seed: 7}, time.Second)

@@ -12,6 +12,9 @@ import (
 // (docs/testing.md records it). It also holds the run's truth to the
 // schedule, so that it is a test and not only a stopwatch.
 func TestVirtualBaselineRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a measurement first: TestVirtualBinsAgreeWithTruth runs the baseline in full")
+	}
 	synctest.Test(t, func(t *testing.T) {
 		sc, _ := ScenarioByName("baseline")
 		s, err := Start(context.Background(), sc, Options{InProcess: true, Seed: 1})
