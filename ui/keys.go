@@ -71,7 +71,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.SwitchView, k.Sort, k.Filter, k.Group, k.Follow},
+		{k.Open, k.Back, k.SwitchView, k.Sort, k.Filter, k.Group, k.Follow, k.Findings, k.Info},
 		{k.Pause, k.WindowDown, k.WindowUp, k.Help, k.Quit},
 	}
 }
@@ -101,8 +101,10 @@ func (v viewKeys) ShortHelp() []key.Binding {
 		return append(common, short(k.Down, "replica"), short(k.Open, "open"), short(k.Back, "back"), short(k.PageDown, "scroll"), short(k.SwitchView, "view"))
 	case viewChains:
 		return append(common, short(k.Back, "back"), short(k.SwitchView, "view"))
+	case viewFindings, viewInfo:
+		return append(common, short(k.Down, "scroll"), short(k.Back, "back"))
 	}
-	out := append(common, short(k.Sort, "sort"), short(k.Filter, "filter"), short(k.Open, "detail"))
+	out := append(common, short(k.Sort, "sort"), short(k.Filter, "filter"), short(k.Open, "detail"), short(k.Findings, "findings"), short(k.Info, "info"))
 	if v.groups {
 		out = append(out, short(k.Group, "group"))
 	}

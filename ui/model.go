@@ -32,6 +32,9 @@ const (
 	viewService
 	// viewGroup is the detail of a group row (replicas folded by layer).
 	viewGroup
+	// viewFindings is every finding whole (f); viewInfo what is watched (i).
+	viewFindings
+	viewInfo
 )
 
 // common is the state every sub-model reads: size, styles, glyphs, keys
@@ -95,8 +98,10 @@ type Model struct {
 	tabKey    tabKey
 	tabLine   line
 	lastClick clickAt
-	// helpView scrolls the help when it is taller than the screen.
+	// helpView scrolls the help when it is taller than the screen;
+	// paneView the findings and info panes.
 	helpView scroller
+	paneView scroller
 
 	lw         lineWriter // scratch for header, findings and footer
 	overflows  int        // lines cut at the screen edge (layout slack; tests want 0)
@@ -154,6 +159,7 @@ func NewModel(src Source, opts Options) *Model {
 	m.grpDetail = groupDetailModel{scroller: scroller{c: c, pane: painter{c: c}}}
 	m.help = newHelp(c, theme)
 	m.helpView = scroller{c: c, pane: painter{c: c}}
+	m.paneView = scroller{c: c, pane: painter{c: c}}
 	m.chains = chainsView{c: c}
 	return m
 }
@@ -165,8 +171,9 @@ func (m *Model) stripLines() []string {
 		return m.findings
 	}
 	d := &m.shownDerived
-	if m.view == viewOverview && !m.showHelp && m.overview.tall() && len(d.found) > 0 {
-		// The tall overview lists the findings with their advice; the
+	if !m.showHelp && (m.view == viewFindings || m.view == viewInfo ||
+		(m.view == viewOverview && m.overview.tall() && len(d.found) > 0)) {
+		// The tall overview and the panes list the findings whole; the
 		// strip keeps only what is not a finding (the series cap).
 		return d.findings[:min(d.capLines, len(d.findings))]
 	}
@@ -432,6 +439,18 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		m.following = true
 		m.followWorst()
 		return nil
+	case key.Matches(msg, k.Findings), key.Matches(msg, k.Info):
+		v := viewFindings
+		if key.Matches(msg, k.Info) {
+			v = viewInfo
+		}
+		if m.view == v {
+			m.switchView(viewOverview) // the same key closes it
+			return nil
+		}
+		m.view = v
+		m.paneView.scroll = 0
+		return nil
 	case key.Matches(msg, k.SwitchView):
 		switch m.view {
 		case viewOverview:
@@ -451,6 +470,13 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		if key.Matches(msg, k.Back) {
 			m.switchView(viewOverview)
 		}
+		return nil
+	case viewFindings, viewInfo:
+		if key.Matches(msg, k.Back) {
+			m.switchView(viewOverview)
+			return nil
+		}
+		m.paneView.update(msg)
 		return nil
 	case viewDetail:
 		if key.Matches(msg, k.Back) {
@@ -633,6 +659,12 @@ func (m *Model) View() string {
 			lines = m.helpView.show(lines, bodyH)
 		case m.view == viewChains:
 			lines = m.chains.view(lines, m.shownDerived.chains, w, bodyH)
+		case m.view == viewFindings:
+			m.findingsPane(&m.paneView, w)
+			lines = m.paneView.show(lines, bodyH)
+		case m.view == viewInfo:
+			m.infoPane(&m.paneView, w)
+			lines = m.paneView.show(lines, bodyH)
 		case m.view == viewDetail:
 			lines = m.detail.view(lines, m.shown, m.shownSeq, w, bodyH)
 		case m.view == viewService:

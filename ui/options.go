@@ -128,6 +128,11 @@ type Options struct {
 	// Player, in ModeReplay, drives the replay: a timeline bar under the
 	// header and the player's keys (space, arrows, + and -, g and G).
 	Player Player
+	// Source and Version are what the info pane (i) says is watched
+	// ("scrape of 4 targets every 1s", "recording incident.rtd") and which
+	// build watches it; sanitised before display.
+	Source  string
+	Version string
 	// Status, when set, is asked at every render for one more header
 	// badge (the recorder's "● REC", or its write error); "" shows none.
 	Status func() string
