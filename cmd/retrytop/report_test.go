@@ -3,16 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"image/png"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -544,5 +547,45 @@ func TestCommandLineHidesCredentials(t *testing.T) {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestReportLiveTargets: report on a live target scrapes it over --window
+// as analyze does, writes the page even when --fail-on exits 3, and
+// names the source and the command without the URL's password.
+func TestReportLiveTargets(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n += 30 // each scrape moves the exposition 30 s on: through the incident of scrapes 60-120
+		body := contractExposition(n)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	target := "app=" + strings.Replace(srv.URL, "http://", "http://user:s3cret@", 1) + "/metrics"
+	out := filepath.Join(t.TempDir(), "live.html")
+	_, stderr, err := execute(t, "report", target, "--window", "2s", "--interval", "200ms", "-q", "--fail-on", "info", "-o", out)
+	var ee *exitError
+	if err != nil && !(errors.As(err, &ee) && ee.code == exitFinding) {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	body, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(body)
+	for _, want := range []string{"live scrape of app=" + srv.URL + "/metrics", "--window=2s", "<bdi>app</bdi> → <bdi>provider</bdi>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "s3cret") {
+		t.Errorf("the page carries the password")
+	}
+	if !strings.Contains(stderr, "wrote "+out) {
+		t.Errorf("stderr does not say where the page went: %q", stderr)
 	}
 }
