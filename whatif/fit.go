@@ -55,7 +55,7 @@ func Fit(st *model.Store, bin time.Duration) (Fitted, error) {
 	user := chain[0]
 	times := st.Times(user)
 	if len(times) < 3 {
-		return f, fmt.Errorf("whatif: %s has %d scrapes, too few to fit", user, len(times))
+		return f, fmt.Errorf("whatif: %q has %d scrapes, too few to fit", user, len(times))
 	}
 	binMs := bin.Milliseconds()
 	start := times[0]
@@ -78,7 +78,7 @@ func Fit(st *model.Store, bin time.Duration) (Fitted, error) {
 	for i := 0; i <= lastCaller; i++ {
 		rows[i] = analysis.Timeline(st, model.Key{Target: chain[i], Dependency: chain[i+1]}, bin, start, end)
 		if len(rows[i]) != n {
-			return f, fmt.Errorf("whatif: %s -> %s: %d bins, want %d", chain[i], chain[i+1], len(rows[i]), n)
+			return f, fmt.Errorf("whatif: %q -> %q: %d bins, want %d", chain[i], chain[i+1], len(rows[i]), n)
 		}
 	}
 	edges := make([]int64, n+1)
@@ -180,7 +180,7 @@ func findChain(st *model.Store) ([]string, error) {
 			}
 			next := ds[0]
 			if slices.Contains(chain, next) {
-				return nil, fmt.Errorf("whatif: the dependencies of %s loop back to %s", cur, next)
+				return nil, fmt.Errorf("whatif: the dependencies of %q loop back to %q", cur, next)
 			}
 			chain = append(chain, next)
 			if _, scraped := deps[next]; !scraped {
@@ -350,7 +350,7 @@ func fitProvider(st *model.Store, m *Model, rec *Series, prov string, caller []m
 		}
 		m.Provider.ServiceTime = fill(st2)
 		if m.Provider.ServiceTime == nil {
-			return notes, fmt.Errorf("whatif: %s exports no service time (%s)", prov, model.MetricServerServiceTime)
+			return notes, fmt.Errorf("whatif: %q exports no service time (%s)", prov, model.MetricServerServiceTime)
 		}
 		add("service time", summarizeDurations(m.Provider.ServiceTime), "mean per bin of "+prov+" "+model.MetricServerServiceTime+" (bins without a finished request carry the one before)")
 		var recv, wac float64
@@ -391,7 +391,7 @@ func fitProvider(st *model.Store, m *Model, rec *Series, prov string, caller []m
 		rec.Held[i] = math.NaN() // the provider's queue is not recorded
 	}
 	if slots <= 0 {
-		return notes, fmt.Errorf("whatif: %s is not recorded and %s's attempts never succeeded: no capacity to fit", prov, callerName)
+		return notes, fmt.Errorf("whatif: %q is not recorded and %q's attempts never succeeded: no capacity to fit", prov, callerName)
 	}
 	m.Provider.Slots = max(int(math.Round(slots)), 1)
 	add("slots", fmt.Sprintf("%d (Little's law: the most successful attempts per second x their latency in a bin, %.1f; the provider side is not recorded)", m.Provider.Slots, slots),

@@ -55,7 +55,7 @@ func Build(file string, f Fitted, specs []policy.Spec) (Report, error) {
 	for _, s := range ordered {
 		r, err := Run(f.Model, &s)
 		if err != nil {
-			return rep, fmt.Errorf("policy %s: %w", s.Text, err)
+			return rep, fmt.Errorf("policy %q: %w", s.Text, err)
 		}
 		rep.Policies = append(rep.Policies, PolicyResult{Policy: s.Text, Model: s.Name, Summary: Summarize(FromResult(f.Model, r)), Fates: r.Fates})
 	}

@@ -96,7 +96,7 @@ file), 2 the recording cannot be read or fitted.`,
 			}
 			fit, err := whatif.Fit(st, f.bin)
 			if err != nil {
-				return withCode(exitNoData, fmt.Errorf("%s: %w", args[0], err))
+				return withCode(exitNoData, fmt.Errorf("%q: %w", args[0], err))
 			}
 			rep, err := whatif.Build(args[0], fit, specs)
 			if err != nil {
