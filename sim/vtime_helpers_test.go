@@ -25,10 +25,6 @@ type virtualRun struct {
 	edges   []Counters
 	startMs int64
 	every   time.Duration
-	// scrapes[i] is every target's exposition at edges[i], by target, as
-	// parsed (before dialect translation), for tests that read raw
-	// families.
-	scrapes []map[string][]model.Family
 }
 
 // runVirtual runs sc to the end of its schedule in virtual time and
@@ -68,13 +64,12 @@ func runVirtual(t *testing.T, sc Scenario, opts Options, every time.Duration) *v
 	for {
 		synctest.Wait()
 		before := s.Counters()
-		raw := run.scrapeAll(t, tr)
+		run.scrapeAll(t, tr)
 		after := s.Counters()
 		if fmt.Sprint(before) != fmt.Sprint(after) {
 			t.Fatalf("counters moved during the scrape at %v: %+v -> %+v", before.At, before, after)
 		}
 		run.edges = append(run.edges, before)
-		run.scrapes = append(run.scrapes, raw)
 		select {
 		case <-s.Done():
 			return run
@@ -88,13 +83,14 @@ func runVirtual(t *testing.T, sc Scenario, opts Options, every time.Duration) *v
 // and stores it the way collect.Scraper does with a body it fetched
 // (Scraper.fetch and scrape): collect.ExpfmtParser parses it, the dialect
 // Translator (built-in dialects, detection) translates it, and the
-// snapshot, stamped with the scrape's time, is appended to the store.
-// collect has no public entry point taking (target, body, time), so these
-// are the same three public steps in the same order.
-func (run *virtualRun) scrapeAll(t *testing.T, tr *dialect.Translator) map[string][]model.Family {
+// snapshot, stamped with the scrape's time, is appended to the store; the
+// parser keeps only the families the translator's dialects read, as the
+// command's scraper does (Options.Filter = Translator.Filter). collect has
+// no public entry point taking (target, body, time), so these are the same
+// public steps in the same order.
+func (run *virtualRun) scrapeAll(t *testing.T, tr *dialect.Translator) {
 	t.Helper()
 	now := time.Now()
-	raw := map[string][]model.Family{}
 	for _, tg := range run.s.Targets() {
 		req, err := http.NewRequest(http.MethodGet, tg.URL, nil)
 		if err != nil {
@@ -110,16 +106,14 @@ func (run *virtualRun) scrapeAll(t *testing.T, tr *dialect.Translator) map[strin
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("scrape %s: %s, %v", tg.Name, resp.Status, err)
 		}
-		fams, err := collect.ExpfmtParser{}.Parse(tg.Name, body, resp.Header.Get("Content-Type"), nil)
+		fams, err := collect.ExpfmtParser{}.Parse(tg.Name, body, resp.Header.Get("Content-Type"), tr.Filter)
 		if err != nil {
 			t.Fatalf("scrape %s: %v", tg.Name, err)
 		}
-		raw[tg.Name] = fams
 		snap, _, err := tr.Translate("", &model.Snapshot{Target: tg.Name, Time: now, Families: fams})
 		if err != nil {
 			t.Fatalf("translate %s: %v", tg.Name, err)
 		}
 		run.store.Append(snap)
 	}
-	return raw
 }
