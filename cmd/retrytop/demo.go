@@ -170,6 +170,7 @@ func runDemoDashboard(ctx context.Context, f *demoFlags, sc sim.Scenario, opts s
 		targets = append(targets, tgt)
 	}
 	uiOpts.Badges = append(uiOpts.Badges, "DEMO "+sc.Name)
+	uiOpts.Source = "demo " + sc.Name + " on loopback, scrapes every " + f.interval.String()
 	var copts collect.Options
 	closeRec, err := f.startRecording(&uiOpts, &copts)
 	if err != nil {

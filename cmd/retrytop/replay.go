@@ -152,6 +152,7 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	})
 	player.Tick()
 	opts.Mode = ui.ModeReplay
+	opts.Source = "recording " + path
 	opts.Player = player
 	opts.Chains, opts.Links = rs.chains, rs.links
 	// A step or a jump shows at once (live frames wait up to 1 s to fold

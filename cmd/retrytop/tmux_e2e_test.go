@@ -207,3 +207,74 @@ func serviceRowHasNumbers(screen, name string) bool {
 }
 
 func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
+
+// Issue 22's done-when: during the baseline storm at 200x60, with no key
+// pressed, the dashboard follows the incident (the chart panel names
+// client → provider) and uses the screen (at most 3 blank lines between
+// the header and the key bar); at 80x24 the compact layout keeps what it
+// always showed.
+func TestTmuxStormFillsTheScreenAndFollowsTheIncident(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("tmux end-to-end test runs on linux only")
+	}
+	bin := buildRetrytop(t)
+	status := filepath.Join(t.TempDir(), "status")
+	// 2m: healthy 24 s, slow 48 s, recovered 48 s (docs/scenarios.md).
+	s := newTmux(t, 200, 60, bin+" demo --duration 2m --listen-base 0; echo EXIT=$? > "+status)
+
+	// The slow phase lasts 48 s; the storm shows within the first half of
+	// it once the 1m window holds enough of it (the deadline covers the
+	// healthy phase, the whole slow one, and a busy machine's start-up).
+	const title = "ORIGINALS vs ATTEMPTS client → provider"
+	scr := s.waitFor("the storm followed on client → provider", 110*time.Second, func(scr string) bool {
+		return strings.Contains(firstLine(scr), "slow") && strings.Contains(scr, title)
+	})
+	lines := strings.Split(strings.TrimRight(scr, "\n"), "\n")
+	if len(lines) != 60 {
+		t.Fatalf("captured %d lines, want 60:\n%s", len(lines), scr)
+	}
+	blank := 0
+	for _, ln := range lines[1:59] {
+		if strings.TrimSpace(ln) == "" {
+			blank++
+		}
+	}
+	if blank > 3 {
+		t.Errorf("%d blank lines between the header and the key bar, want at most 3:\n%s", blank, scr)
+	}
+	if !strings.Contains(firstLine(scr), "following client → provider") {
+		t.Errorf("the header does not say which row is followed: %q", firstLine(scr))
+	}
+	for _, want := range []string{"CHAINS", "browser", "FINDINGS", "RETRY_AMPLIFICATION", "LATENCY by result"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("200x60 storm screen lacks %q:\n%s", want, scr)
+		}
+	}
+
+	// The same dashboard at 80x24: the compact layout, nothing cut that
+	// was not cut before (the rows with their numbers, the chart, the
+	// key bar), and no story section squeezed in.
+	s.run("resize-window", "-t", "e2e", "-x", "80", "-y", "24")
+	scr = s.waitFor("the compact layout at 80x24", 20*time.Second, func(scr string) bool {
+		ls := strings.Split(strings.TrimRight(scr, "\n"), "\n")
+		return len(ls) == 24 && strings.Contains(scr, "OVERVIEW") && strings.Contains(ls[len(ls)-1], "q quit")
+	})
+	for _, h := range []string{"browser", "app", "client"} {
+		if !rowHasNumbers(scr, h) {
+			t.Errorf("80x24: no row with numbers for %s:\n%s", h, scr)
+		}
+	}
+	for _, want := range []string{"TARGET", "DEPENDENCY", "ORIG/s", "ATT/s", "AMP", "ORIGINALS vs ATTEMPTS"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("80x24 lacks %q:\n%s", want, scr)
+		}
+	}
+	if strings.Contains(scr, "FINDINGS") || strings.Contains(scr, "CHAINS") {
+		t.Errorf("80x24 shows the tall layout's story:\n%s", scr)
+	}
+	s.keys("q")
+	s.waitExit(status, 20*time.Second)
+}

@@ -51,6 +51,8 @@ func (f *dashboardFlags) options() (ui.Options, error) {
 		NoColor: f.noColor || ui.NoColorFromEnv(os.Getenv),
 		NoMouse: f.noMouse,
 	}
+	ver, rev, _ := buildInfo()
+	opts.Version = ver + " (" + rev + ")"
 	if f.utc {
 		opts.Location = time.UTC
 	}
@@ -117,6 +119,7 @@ func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []s
 	}
 	opts.Chains, opts.Links = sources.chains, sources.links
 	opts.Status = sources.status(opts.Status) // discovery file problems
+	opts.Source = "scrapes every " + f.interval.String()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var copts collect.Options
