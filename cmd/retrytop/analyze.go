@@ -128,6 +128,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 	}
 	f.sourceFlags.register(cmd)
 	pf.register(cmd)
+	pf.registerEnd(cmd)
 	cmd.Flags().DurationVarP(&f.window, "window", "w", 30*time.Second, "rate window: how long to scrape before printing")
 	cmd.Flags().DurationVar(&f.interval, "interval", collect.DefaultInterval, "scrape interval")
 	cmd.Flags().DurationVar(&f.bin, "bin", analysis.DefaultBin, "width of one timeline bin")
@@ -144,10 +145,10 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 				return withCode(exitUsage, err)
 			}
 		}
-		for _, ok := range ui.ReportFormats {
 		if reportFormat(f.format) {
 			return nil
 		}
+		for _, ok := range ui.ReportFormats {
 			if f.format == ok || (f.format == "md" && ok == "markdown") {
 				return nil
 			}

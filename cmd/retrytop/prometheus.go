@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,13 +32,19 @@ type promFlags struct {
 	by       []string
 	rng      time.Duration
 	dialects []string
+	// end is analyze's --end: the window's end (default: now).
+	end string
 }
 
 func (f *promFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.url, "prometheus", "", "read from this Prometheus-compatible API (http://host:9090) instead of scraping TARGETs")
 	cmd.Flags().StringVar(&f.selector, "selector", "", `with --prometheus: label matchers merged into every query, e.g. '{job="checkout"}'`)
 	cmd.Flags().StringSliceVar(&f.by, "by", []string{"job"}, "with --prometheus: label(s) whose values name a target (dependency is always kept)")
-	cmd.Flags().DurationVar(&f.rng, "prometheus-range", promapi.DefaultRange, "with --prometheus: range of increase(); at least 2 of the server's scrape intervals")
+	// Counters are now their increase between consecutive evaluations
+	// (docs/prometheus.md): no range to choose. The flag stays so that
+	// scripts keep working, and says so.
+	cmd.Flags().DurationVar(&f.rng, "prometheus-range", 0, "no effect: counters are counted between evaluations, at --interval")
+	_ = cmd.Flags().MarkDeprecated("prometheus-range", "counters are counted between consecutive evaluations (every --interval); the flag has no effect")
 	cmd.Flags().StringSliceVar(&f.dialects, "prometheus-dialect", []string{dialect.NameNative},
 		"with --prometheus: dialect(s) whose PromQL to query ("+strings.Join(dialect.Names(), ", ")+", or a custom one of --config), or auto to detect them from the server's metric names")
 }
@@ -45,7 +53,31 @@ func (f *promFlags) register(cmd *cobra.Command) {
 // command's other sources: the server names every target, so targets and
 // discovery files are a usage error, while --config still brings its
 // custom dialects.
+// registerEnd adds analyze's --end.
+func (f *promFlags) registerEnd(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.end, "end", "", "with --prometheus: the window's end, RFC 3339 or Unix seconds (default now); the window is read from the server's history at once")
+}
+
+// endTime parses --end (zero: now).
+func (f *promFlags) endTime() (time.Time, error) {
+	if f.end == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, f.end); err == nil {
+		return t, nil
+	}
+	if sec, err := strconv.ParseFloat(f.end, 64); err == nil && sec > 0 && !math.IsInf(sec, 0) {
+		return time.UnixMilli(int64(sec * 1000)), nil
+	}
+	return time.Time{}, fmt.Errorf("--end %q: want RFC 3339 (2026-12-01T14:05:00Z) or Unix seconds", f.end)
+}
+
 func (f *promFlags) source(args []string, srcFlags *sourceFlags, interval, backfill time.Duration, store *model.Store) (*promapi.Source, error) {
+	return f.sourceAt(args, srcFlags, interval, backfill, store, nil)
+}
+
+// sourceAt is source with the clock of its evaluations (nil: time.Now).
+func (f *promFlags) sourceAt(args []string, srcFlags *sourceFlags, interval, backfill time.Duration, store *model.Store, clock func() time.Time) (*promapi.Source, error) {
 	if len(args) > 0 {
 		return nil, errors.New("--prometheus reads every target from the server: give no TARGET arguments")
 	}
@@ -67,9 +99,9 @@ func (f *promFlags) source(args []string, srcFlags *sourceFlags, interval, backf
 		Dialects:   f.dialects,
 		Translator: tr,
 		Step:       interval,
-		Range:      f.rng,
 		Backfill:   backfill,
 		Store:      store,
+		Clock:      clock,
 	})
 }
 
@@ -100,48 +132,43 @@ func recordQueries(ctx context.Context, st *model.Store, w *dump.Writer, interva
 	}
 }
 
-// analyzePrometheus is analyze --prometheus: a refresh at once (which
-// backfills the window), then every interval until the window has passed.
+// analyzePrometheus is analyze --prometheus: the window is in the server's
+// history, so one refresh reads it at once (query_range over the window at
+// --interval), ending at --end or now. Samples sit at the server's scrape
+// times, so the report's start and end say which span was read
+// (docs/prometheus.md).
 func analyzePrometheus(cmd *cobra.Command, pf *promFlags, f *analyzeFlags, args []string) error {
 	if f.window <= 0 || f.interval <= 0 {
 		return withCode(exitUsage, errors.New("--window and --interval must be positive"))
 	}
-	src, err := pf.source(args, &f.sourceFlags, f.interval, f.window, model.NewStore(model.StoreConfig{}))
+	end, err := pf.endTime()
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if end.IsZero() {
+		end = time.Now()
+	}
+	// The window in whole intervals: the first stored refresh is the
+	// baseline, as a scraper's first scrape is.
+	window := max(f.window/f.interval, 1) * f.interval
+	store := model.NewStore(model.StoreConfig{History: int(window/f.interval) + 2})
+	src, err := pf.sourceAt(args, &f.sourceFlags, f.interval, window, store, func() time.Time { return end })
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
-	showProgress := !f.quiet && isTerminal(os.Stderr)
-	end := time.Now().Add(f.window)
+	if !f.quiet && isTerminal(os.Stderr) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "querying %s for %v ending %s\n", pf.url, window, end.Format(time.RFC3339))
+	}
 	statuses := src.Refresh(ctx)
-	tick := time.NewTicker(f.interval)
-	defer tick.Stop()
-	for round := 1; time.Now().Before(end) && ctx.Err() == nil; round++ {
-		if showProgress {
-			fmt.Fprintf(cmd.ErrOrStderr(), "\rquerying %s: round %d", promapiURL(statuses), round)
-		}
-		timer := time.NewTimer(time.Until(end))
-		select {
-		case <-ctx.Done():
-		case <-tick.C:
-		case <-timer.C:
-		}
-		timer.Stop()
-		if ctx.Err() == nil {
-			statuses = src.Refresh(ctx)
-		}
-	}
-	if showProgress {
-		fmt.Fprintln(cmd.ErrOrStderr())
-	}
 	if len(statuses) < 2 {
 		for _, s := range statuses {
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", ui.Sanitize(s.Name), ui.Sanitize(s.LastError))
 		}
 		return withCode(exitNoData, errors.New("no target found in Prometheus' results"))
 	}
-	rep := analysis.BuildReport(src.Store(), statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin})
+	rep := analysis.BuildReport(src.Store(), statuses, analysis.ReportOptions{Window: window, Bin: f.bin})
 	if err := writeAnalysis(cmd, rep, f.format); err != nil {
 		return err
 	}

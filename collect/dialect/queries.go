@@ -27,7 +27,8 @@ type QueryOptions struct {
 	// Matchers are merged into every raw selector, without braces:
 	// `job="checkout", env="prod"`; "" for none.
 	Matchers string
-	// Range is the range of increase().
+	// Range is the evaluation step: counters are their increase since
+	// the evaluation one Range earlier (see inc).
 	Range time.Duration
 	// Dialects are all the dialects queried together, so that one can
 	// step aside where another supersedes it (Envoy where Istio reads the
@@ -481,36 +482,36 @@ func validMetricName(s string) bool {
 	return true
 }
 
-// inc is the increase of name{extra, Matchers} per range, counted the way
-// a scraper counts it (docs/prometheus.md, "Counting like a scraper"):
+// inc is the increase of name{extra, Matchers} since the evaluation one
+// step (QueryOptions.Range) earlier, counted the way a scraper counts it
+// (docs/prometheus.md, "Counting like a scraper"); per raw series
 //
-//	irate(S[range]) * range_s                 the newest scrape-to-scrape rate
-//	+ (min_over_time(S[range]) unless S offset range)
-//	  and on (instance) (up offset range == 1) a series born on a target
-//	                                           already scraped: its first value
+//	S - S offset step      when S did not fall: what it counted since
+//	S                      when it fell (a reset: counted in full) or had
+//	                       no sample a step ago (a new series: from 0),
+//	                       if its target was up a step ago
 //
-// irate, not increase: increase() extrapolates towards the range's edges
-// and divides a series younger than the range by the whole range, so a
-// replica scraped for 20 s of a 1 m range read a third of its rate, and
-// its value describes the middle of the range, range/2 late. irate
-// describes the last scrape interval and never extrapolates; the Source
-// evaluates it at least twice per scrape interval and integrates it.
-// The second term is the events a lazily created series counted before
-// its first scrape (a scraper's store counts them from 0); spread over the
-// range by the integration, it adds up to the first value once. A whole
-// new target's first values are a baseline (its up was not 1 a range ago).
+// Summed over consecutive steps the increases telescope to the last
+// sample's value less the first's, exactly what a scraper's counter
+// gives, whatever the spacing of the server's scrapes: no extrapolation
+// (increase() stretches towards the range's edges and divides a series
+// younger than the range by the whole range: a replica scraped for 20 s
+// of a 1 m range read a third of its rate) and no smoothing lag (a rate
+// over a range describes its middle). A target that was not up a step
+// ago is new, or back from an outage: its values are a baseline, as a
+// scraper's first scrape is (the events of an outage are lost).
 func (q qctx) inc(name string, extra ...string) string { return q.incSel(q.sel(name, extra...)) }
 
 // incSel is inc of a whole selector.
 func (q qctx) incSel(s string) string { return CounterExpr(s, q.Range) }
 
 // CounterExpr is the PromQL every dialect counts a counter selector with:
-// its increase per rng, counted the way a scraper counts it (see inc).
-func CounterExpr(s string, rng time.Duration) string {
-	q := qctx{rng: PromDuration(rng), QueryOptions: QueryOptions{Range: rng}}
-	r := "irate(" + s + "[" + q.rng + "]) * " + strconv.FormatFloat(q.Range.Seconds(), 'f', -1, 64)
-	born := "((min_over_time(" + s + "[" + q.rng + "]) unless " + s + " offset " + q.rng + ") and on (instance) (up offset " + q.rng + " == 1))"
-	return "((" + r + " + " + born + ") or " + r + " or " + born + ")"
+// its increase since the evaluation one step earlier (see inc). Each
+// selector is written as few times as the logic allows: the server parses
+// and evaluates every copy, and a dialect's query repeats it per part.
+func CounterExpr(s string, step time.Duration) string {
+	e := PromDuration(step)
+	return "(" + s + " - (" + s + " offset " + e + " <= " + s + ") or " + s + " and on (instance) (up offset " + e + " == 1))"
 }
 
 // target lists the labels that identify one scrape target on the server:

@@ -265,23 +265,21 @@ func inc30(sel string) string {
 
 // TestIncCountsLikeAScraper pins the counter expression every dialect's
 // PromQL is built from (docs/prometheus.md, "Counting like a scraper"):
-// the newest scrape-to-scrape rate scaled to the range, plus the first
-// value of a series born on a target that was up a range ago.
+// the increase since the previous evaluation, or the value itself after a
+// reset or for a new series, on a target that was up a step ago.
 func TestIncCountsLikeAScraper(t *testing.T) {
 	for _, c := range []struct {
-		rng  time.Duration
+		step time.Duration
 		sel  string
 		want string
 	}{
-		{3 * time.Second, `retry_originals_total{job="a"}`,
-			`((irate(retry_originals_total{job="a"}[3s]) * 3 + ((min_over_time(retry_originals_total{job="a"}[3s]) unless retry_originals_total{job="a"} offset 3s) and on (instance) (up offset 3s == 1))) or ` +
-				`irate(retry_originals_total{job="a"}[3s]) * 3 or ((min_over_time(retry_originals_total{job="a"}[3s]) unless retry_originals_total{job="a"} offset 3s) and on (instance) (up offset 3s == 1)))`},
-		{1500 * time.Millisecond, `x`,
-			`((irate(x[1500ms]) * 1.5 + ((min_over_time(x[1500ms]) unless x offset 1500ms) and on (instance) (up offset 1500ms == 1))) or ` +
-				`irate(x[1500ms]) * 1.5 or ((min_over_time(x[1500ms]) unless x offset 1500ms) and on (instance) (up offset 1500ms == 1)))`},
+		{time.Second, `retry_originals_total{job="a"}`,
+			`(retry_originals_total{job="a"} - (retry_originals_total{job="a"} offset 1s <= retry_originals_total{job="a"}) or ` +
+				`retry_originals_total{job="a"} and on (instance) (up offset 1s == 1))`},
+		{1500 * time.Millisecond, `x`, `(x - (x offset 1500ms <= x) or x and on (instance) (up offset 1500ms == 1))`},
 	} {
-		if got := newQctx(QueryOptions{Range: c.rng}).incSel(c.sel); got != c.want {
-			t.Errorf("range %v:\n got  %s\n want %s", c.rng, got, c.want)
+		if got := newQctx(QueryOptions{Range: c.step}).incSel(c.sel); got != c.want {
+			t.Errorf("step %v:\n got  %s\n want %s", c.step, got, c.want)
 		}
 	}
 }

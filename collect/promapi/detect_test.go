@@ -109,7 +109,7 @@ func TestSourceDetectsDialects(t *testing.T) {
 		}
 	}
 	if !slices.Equal(orig.Dialects, []string{"envoy", "native"}) || !strings.Contains(orig.PromQL, "envoy_cluster_upstream_rq_completed") ||
-		!strings.Contains(orig.PromQL, "increase(retry_originals_total[1m])") {
+		!strings.Contains(orig.PromQL, "(retry_originals_total - (retry_originals_total offset 1s <= retry_originals_total)") {
 		t.Errorf("originals query %+v", orig)
 	}
 	nq := len(src.Queries())
@@ -198,7 +198,7 @@ func TestSourceDetectsServiceShapes(t *testing.T) {
 	if st[0].Dialect != "prometheus-api:native" || !st[0].Up || st[0].LastError != "" {
 		t.Errorf("server status %+v", st[0])
 	}
-	if fake.count("sum by (job, dependency, code) (increase(http_requests_total[1m]))") != 1 ||
+	if fake.count("sum by (job, dependency, code) ("+dialect.CounterExpr("http_requests_total", time.Second)+")") != 1 ||
 		fake.count("sum by (job, dependency) (http_server_active_requests)") != 1 {
 		t.Errorf("service families not queried: %d queries", len(src.Queries()))
 	}
@@ -224,16 +224,16 @@ func TestSourceNewSeriesAndBuckets(t *testing.T) {
 	const t0 = 1700000000.0
 	fake := &fakeServer{answer: func(q string, ts float64) string {
 		switch {
-		case strings.Contains(q, "increase(retry_originals_total"):
-			// 6 per 2 s range: 3/s from the start.
-			return fmt.Sprintf(`{"metric":{"job":"app","dependency":"db"},"value":[%.3f,"6"]}`, ts)
-		case strings.Contains(q, "increase(retry_retries_total") && ts > t0:
+		case strings.Contains(q, "(retry_originals_total"):
+			// 3 per 1 s step: 3/s from the start.
+			return fmt.Sprintf(`{"metric":{"job":"app","dependency":"db"},"value":[%.3f,"3"]}`, ts)
+		case strings.Contains(q, "(retry_retries_total") && ts > t0:
 			// 3/s, from the second evaluation on.
-			return fmt.Sprintf(`{"metric":{"job":"app","dependency":"db"},"value":[%.3f,"6"]}`, ts)
-		case strings.Contains(q, "increase(envoy_cluster_upstream_rq_time_bucket"):
-			return fmt.Sprintf(`{"metric":{"job":"edge","dependency":"pay","le":"25"},"value":[%.3f,"4"]},{"metric":{"job":"edge","dependency":"pay","le":"+Inf"},"value":[%.3f,"8"]}`, ts, ts)
-		case strings.Contains(q, "increase(hikaricp_connection_acquired_nanos_bucket"):
-			return fmt.Sprintf(`{"metric":{"job":"edge","dependency":"db","le":"5e+06"},"value":[%.3f,"2"]}`, ts)
+			return fmt.Sprintf(`{"metric":{"job":"app","dependency":"db"},"value":[%.3f,"3"]}`, ts)
+		case strings.Contains(q, "(envoy_cluster_upstream_rq_time_bucket"):
+			return fmt.Sprintf(`{"metric":{"job":"edge","dependency":"pay","le":"25"},"value":[%.3f,"2"]},{"metric":{"job":"edge","dependency":"pay","le":"+Inf"},"value":[%.3f,"4"]}`, ts, ts)
+		case strings.Contains(q, "(hikaricp_connection_acquired_nanos_bucket"):
+			return fmt.Sprintf(`{"metric":{"job":"edge","dependency":"db","le":"5e+06"},"value":[%.3f,"1"]}`, ts)
 		}
 		return ""
 	}}
@@ -241,7 +241,7 @@ func TestSourceNewSeriesAndBuckets(t *testing.T) {
 	defer srv.Close()
 	now := time.Unix(int64(t0), 0)
 	src, err := New(Options{Client: ClientConfig{URL: srv.URL}, Dialects: []string{"native", "envoy", "pools"}, Backfill: -1,
-		Step: time.Second, Range: 2 * time.Second, Clock: func() time.Time { return now }})
+		Step: time.Second, Clock: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,14 +261,14 @@ func TestSourceNewSeriesAndBuckets(t *testing.T) {
 		}
 		return strings.Join(out, "; ")
 	}
-	// Originals: baseline, +3, +3. Retries: absent at t0, then 0 (its
-	// first step owed), 3+3; the store gives the series new to a target
-	// already read a 0 at the scrape before (model.Store's new series
-	// rule), which adds no increase.
+	// Originals: baseline, +3, +3. Retries: absent at t0, then their
+	// first increase counts (3), as a counter created at 0 counts its
+	// first events; the store gives the series new to a target already
+	// read a 0 at the scrape before (model.Store's new series rule).
 	if got := values("app", model.MetricOriginals, nil); got != `{dependency="db"} 0 3 6` {
 		t.Errorf("originals: %s", got)
 	}
-	if got := values("app", model.MetricRetries, nil); got != `{dependency="db"} 0 0 6` {
+	if got := values("app", model.MetricRetries, nil); got != `{dependency="db"} 0 3 6` {
 		t.Errorf("retries: %s", got)
 	}
 	// Envoy's milliseconds as seconds, kept apart from native's seconds

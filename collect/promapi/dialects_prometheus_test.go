@@ -277,11 +277,11 @@ func TestDialectQueriesAgainstPrometheus(t *testing.T) {
 		addTarget(f.name+"-b", srv2.URL+"/"+f.name)
 		jobs = append(jobs, scrapeJob{name: f.name, host: host, path: "/" + f.name, more: []string{host2}})
 	}
-	const rng = 3 * time.Second
-	// increase() over 3 s needs a few samples of every job first.
-	base := startPrometheus(t, ctx, jobs, int(rng/time.Second)+1)
+	// Every job scraped a few times first, so that the Source's baseline
+	// holds every target.
+	base := startPrometheus(t, ctx, jobs, 4)
 	direct := collect.NewScraper(targets, model.NewStore(model.StoreConfig{}), collect.Options{Translate: tr.Translate, Filter: tr.Filter})
-	src, err := New(Options{Client: ClientConfig{URL: base}, Step: time.Second, Range: rng, Backfill: -1,
+	src, err := New(Options{Client: ClientConfig{URL: base}, Step: time.Second, Backfill: -1,
 		Dialects: []string{DialectAuto}, Translator: tr})
 	if err != nil {
 		t.Fatal(err)

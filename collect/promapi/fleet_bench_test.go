@@ -454,7 +454,7 @@ func (e *fleetEnv) benchRefresh(b *testing.B, by []string, n int, rng time.Durat
 	// A query timeout of 10 s instead of watch's (the interval, 1 s): the
 	// latency measured is then the refresh's whole cost, not cut at 1 s.
 	src, err := New(Options{Client: ClientConfig{URL: e.prom, Timeout: 10 * time.Second}, Selector: fleetSelector(n), By: by,
-		Step: time.Second, Range: rng, Backfill: -1})
+		Step: time.Second, Backfill: -1})
 	if err != nil {
 		b.Fatal(err)
 	}

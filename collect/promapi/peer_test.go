@@ -17,6 +17,9 @@ import (
 type scrapeJob struct {
 	name, host, path string
 	more             []string
+	// late targets answer only later in the test: startPrometheus does
+	// not wait for them.
+	late bool
 }
 
 // startPrometheus starts a real Prometheus on 127.0.0.1 scraping the jobs
@@ -34,7 +37,9 @@ func startPrometheus(t *testing.T, ctx context.Context, jobs []scrapeJob, sample
 		for _, h := range append([]string{j.host}, j.more...) {
 			hosts = append(hosts, fmt.Sprintf("%q", h))
 		}
-		targets += len(hosts)
+		if !j.late {
+			targets += len(hosts)
+		}
 		fmt.Fprintf(&cfg, "  - job_name: %q\n    metrics_path: %q\n    static_configs:\n      - targets: [%s]\n", j.name, j.path, strings.Join(hosts, ", "))
 	}
 	base, _ := testpeer.StartPrometheus(t, ctx, cfg.String())

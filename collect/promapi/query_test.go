@@ -1,10 +1,30 @@
 package promapi
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/retrytop/retrytop/collect/dialect"
 )
+
+// increaseOf matches increase(SELECTOR[RANGE]) in the expected queries,
+// which are written as plain increases for readability.
+var increaseOf = regexp.MustCompile(`increase\(([^\[]+)\[([0-9a-z]+)\]\)`)
+
+// counterExprs replaces each increase(S[R]) by the counter expression
+// the dialects build (dialect.CounterExpr).
+func counterExprs(s string) string {
+	return increaseOf.ReplaceAllStringFunc(s, func(m string) string {
+		sub := increaseOf.FindStringSubmatch(m)
+		d, err := time.ParseDuration(sub[2])
+		if err != nil {
+			panic(err)
+		}
+		return dialect.CounterExpr(sub[1], d)
+	})
+}
 
 func TestBuildQueriesGolden(t *testing.T) {
 	qs, err := BuildQueries([]string{"job"}, `{job="checkout"}`, time.Minute)
@@ -56,7 +76,7 @@ func TestBuildQueriesGolden(t *testing.T) {
 		"http_server_active_requests":                `sum by (job, dependency) (http_server_active_requests{job="checkout"})`,
 	}
 	for name, want := range golden {
-		if got[name] != want {
+		if want = counterExprs(want); got[name] != want {
 			t.Errorf("%s:\n got %s\nwant %s", name, got[name], want)
 		}
 	}
@@ -90,8 +110,8 @@ func TestBuildQueriesByAndSelector(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if qs[0].PromQL != tt.want {
-			t.Errorf("got  %s\nwant %s", qs[0].PromQL, tt.want)
+		if want := counterExprs(tt.want); qs[0].PromQL != want {
+			t.Errorf("got  %s\nwant %s", qs[0].PromQL, want)
 		}
 	}
 	for _, bad := range []struct {

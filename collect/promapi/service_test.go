@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -21,16 +22,16 @@ import (
 // provider has the sim's shape, job web promhttp's; nobody has the
 // OpenTelemetry families, whose queries return empty results.
 var serviceAnswers = map[string][]string{
-	// Counters: increase over 2 s, so the rate is half the value.
-	`sum by (job, dependency) (increase(sim_provider_requests_received_total[2s]))`: {`{"job":"provider"} 40`},
-	`sum by (job, dependency) (increase(sim_provider_completed_total[2s]))`:         {`{"job":"provider"} 30`},
-	`sum by (job, dependency) (increase(sim_provider_work_after_cancel_total[2s]))`: {`{"job":"provider"} 4`},
-	`sum by (job, dependency) (increase(sim_provider_errors_injected_total[2s]))`:   {`{"job":"provider"} 2`},
-	`sum by (job, dependency, reason) (increase(sim_provider_rejected_total[2s]))`: {
+	// Counters: increase per 2 s step, so the rate is half the value.
+	`sum by (job, dependency) (` + inc2s(`sim_provider_requests_received_total`) + `)`: {`{"job":"provider"} 40`},
+	`sum by (job, dependency) (` + inc2s(`sim_provider_completed_total`) + `)`:         {`{"job":"provider"} 30`},
+	`sum by (job, dependency) (` + inc2s(`sim_provider_work_after_cancel_total`) + `)`: {`{"job":"provider"} 4`},
+	`sum by (job, dependency) (` + inc2s(`sim_provider_errors_injected_total`) + `)`:   {`{"job":"provider"} 2`},
+	`sum by (job, dependency, reason) (` + inc2s(`sim_provider_rejected_total`) + `)`: {
 		`{"job":"provider","reason":"queue_full"} 6`, `{"job":"provider","reason":"safety_cap"} 0`},
-	`sum by (job, dependency, stage) (increase(sim_provider_cancelled_total[2s]))`: {
+	`sum by (job, dependency, stage) (` + inc2s(`sim_provider_cancelled_total`) + `)`: {
 		`{"job":"provider","stage":"queued"} 3`, `{"job":"provider","stage":"executing"} 1`},
-	`sum by (job, dependency, code) (increase(sim_provider_responses_total[2s]))`: {
+	`sum by (job, dependency, code) (` + inc2s(`sim_provider_responses_total`) + `)`: {
 		`{"job":"provider","code":"200"} 26`, `{"job":"provider","code":"503"} 8`},
 	// Gauges.
 	`sum by (job, dependency) (sim_provider_in_flight)`:   {`{"job":"provider"} 8`},
@@ -39,24 +40,24 @@ var serviceAnswers = map[string][]string{
 	`sum by (job, dependency) (sim_provider_queue_limit * on (job) group_left () (min by (job) (sim_provider_queue_limit) > bool 0))`: {`{"job":"provider"} 50`},
 	`max by (job, dependency) (sim_provider_queue_oldest_age_seconds)`:                                                                {`{"job":"provider"} 0.75`},
 	// Histograms.
-	`sum by (job, dependency, le) (increase(sim_provider_queue_wait_seconds_bucket[2s]))`: {
+	`sum by (job, dependency, le) (` + inc2s(`sim_provider_queue_wait_seconds_bucket`) + `)`: {
 		`{"job":"provider","le":"0.1"} 10`, `{"job":"provider","le":"1"} 20`, `{"job":"provider","le":"+Inf"} 20`},
-	`sum by (job, dependency) (increase(sim_provider_queue_wait_seconds_count[2s]))`: {`{"job":"provider"} 20`},
-	`sum by (job, dependency) (increase(sim_provider_queue_wait_seconds_sum[2s]))`:   {`{"job":"provider"} 5`},
-	`sum by (job, dependency, le) (increase(sim_provider_service_time_seconds_bucket[2s]))`: {
+	`sum by (job, dependency) (` + inc2s(`sim_provider_queue_wait_seconds_count`) + `)`: {`{"job":"provider"} 20`},
+	`sum by (job, dependency) (` + inc2s(`sim_provider_queue_wait_seconds_sum`) + `)`:   {`{"job":"provider"} 5`},
+	`sum by (job, dependency, le) (` + inc2s(`sim_provider_service_time_seconds_bucket`) + `)`: {
 		`{"job":"provider","le":"0.02"} 24`, `{"job":"provider","le":"0.12"} 30`, `{"job":"provider","le":"+Inf"} 30`},
-	`sum by (job, dependency) (increase(sim_provider_service_time_seconds_count[2s]))`: {`{"job":"provider"} 30`},
-	`sum by (job, dependency) (increase(sim_provider_service_time_seconds_sum[2s]))`:   {`{"job":"provider"} 1.2`},
+	`sum by (job, dependency) (` + inc2s(`sim_provider_service_time_seconds_count`) + `)`: {`{"job":"provider"} 30`},
+	`sum by (job, dependency) (` + inc2s(`sim_provider_service_time_seconds_sum`) + `)`:   {`{"job":"provider"} 1.2`},
 
-	`sum by (job, dependency, code) (increase(http_requests_total[2s]))`: {
+	`sum by (job, dependency, code) (` + inc2s(`http_requests_total`) + `)`: {
 		`{"job":"web","code":"200"} 100`, `{"job":"web","code":"429"} 10`, `{"job":"web","code":"500"} 4`, `{"job":"web","code":"503"} 6`},
 	`sum by (job, dependency) (http_requests_in_flight)`: {`{"job":"web"} 7`},
-	`sum by (job, dependency, code, le) (increase(http_request_duration_seconds_bucket[2s]))`: {
+	`sum by (job, dependency, code, le) (` + inc2s(`http_request_duration_seconds_bucket`) + `)`: {
 		`{"job":"web","code":"200","le":"0.05"} 100`, `{"job":"web","code":"200","le":"1"} 100`, `{"job":"web","code":"200","le":"+Inf"} 100`,
 		`{"job":"web","code":"500","le":"0.05"} 0`, `{"job":"web","code":"500","le":"1"} 4`, `{"job":"web","code":"500","le":"+Inf"} 4`},
-	`sum by (job, dependency, code) (increase(http_request_duration_seconds_count[2s]))`: {
+	`sum by (job, dependency, code) (` + inc2s(`http_request_duration_seconds_count`) + `)`: {
 		`{"job":"web","code":"200"} 100`, `{"job":"web","code":"500"} 4`},
-	`sum by (job, dependency, code) (increase(http_request_duration_seconds_sum[2s]))`: {
+	`sum by (job, dependency, code) (` + inc2s(`http_request_duration_seconds_sum`) + `)`: {
 		`{"job":"web","code":"200"} 3`, `{"job":"web","code":"500"} 2`},
 }
 
@@ -78,7 +79,10 @@ func TestSourceServiceSignals(t *testing.T) {
 	defer srv.Close()
 	const t0 = 1700000000
 	now := time.Unix(t0, 0)
-	src, err := New(Options{Client: ClientConfig{URL: srv.URL}, Backfill: -1, Step: time.Second, Range: 2 * time.Second,
+	// Refreshes every 2 s (the counters' answers are increases per step);
+	// the server has no up series, so samples are stored at their
+	// evaluation times.
+	src, err := New(Options{Client: ClientConfig{URL: srv.URL}, Backfill: -1, Step: 2 * time.Second,
 		Clock: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +100,7 @@ func TestSourceServiceSignals(t *testing.T) {
 	var st []model.TargetStatus
 	for range 5 {
 		st = src.Refresh(context.Background())
-		now = now.Add(time.Second)
+		now = now.Add(2 * time.Second)
 	}
 	if !st[0].Up || st[0].LastError != "" {
 		t.Errorf("server status %+v", st[0])
@@ -105,7 +109,7 @@ func TestSourceServiceSignals(t *testing.T) {
 	if got := analysis.Services(store); fmt.Sprint(got) != "[provider web]" {
 		t.Fatalf("services %v", got)
 	}
-	from, to := int64(t0*1000), int64((t0+4)*1000)
+	from, to := int64(t0*1000), int64((t0+8)*1000)
 	abs := model.Absent
 	some := model.Some
 	want := map[string]model.ServiceSignals{
@@ -172,3 +176,6 @@ func serviceValues(s model.ServiceSignals) map[string]model.Value {
 		"work after cancel/s": s.WorkAfterCancelPerS, "cancelled/s": s.CancelledPerS,
 	}
 }
+
+// inc2s is a selector's counter expression at the tests' 2 s range.
+func inc2s(sel string) string { return dialect.CounterExpr(sel, 2*time.Second) }

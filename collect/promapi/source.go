@@ -20,7 +20,6 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultRange       = time.Minute
 	DefaultBackfill    = 15 * time.Minute
 	DefaultConcurrency = 8
 	DefaultServerName  = "prometheus"
@@ -55,10 +54,6 @@ type Options struct {
 	// Step is the refresh interval and the query_range step (default
 	// collect.DefaultInterval).
 	Step time.Duration
-	// Range is the range of increase(F[Range]) (default DefaultRange). It
-	// must span at least two of the server's scrape intervals; the
-	// shorter, the less the signals lag (docs/prometheus.md).
-	Range time.Duration
 	// Backfill is how much history the first refresh loads with
 	// query_range (default: DefaultBackfill, capped to what the store
 	// holds at Step; negative: none).
@@ -86,7 +81,18 @@ type Source struct {
 	updates chan struct{}
 	auto    bool
 
-	refreshMu  sync.Mutex // serialises refreshes; guards the fields below it
+	refreshMu sync.Mutex // serialises refreshes; guards the fields below it
+	// clockQuery reads each target's newest scrape time (the mean of its
+	// replicas'), where its samples are stored.
+	clockQuery string
+	// lastEval is the newest evaluation time (ms, 0: none): evaluations
+	// run on the grid lastEval + k*Step, so each counter query's
+	// increases since the evaluation before add up exactly.
+	lastEval int64
+	// firstEval is the evaluation time of each target's first stored
+	// snapshot, lastStored the time of its newest (ms).
+	firstEval  map[string]int64
+	lastStored map[string]int64
 	integ      map[string]*integral
 	lastOK     map[string]int64 // query PromQL -> its newest successful evaluation (ms)
 	backfilled bool
@@ -105,9 +111,6 @@ type Source struct {
 type integral struct {
 	t int64   // evaluation time of the newest sample (ms)
 	v float64 // cumulative value
-	// carry is owed to the next sample: the first step of a series that
-	// appeared after an evaluation without it (see apply).
-	carry float64
 }
 
 // New checks the options and builds the source; nothing is queried yet.
@@ -117,9 +120,6 @@ func New(opts Options) (*Source, error) {
 	}
 	if opts.Step <= 0 {
 		opts.Step = collect.DefaultInterval
-	}
-	if opts.Range <= 0 {
-		opts.Range = DefaultRange
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
@@ -143,7 +143,9 @@ func New(opts Options) (*Source, error) {
 		opts.Backfill = max
 	}
 	if opts.Client.Timeout <= 0 {
-		opts.Client.Timeout = max(opts.Step, time.Second)
+		// A late refresh catches up on the grid; a timed-out query loses
+		// nothing either, but its signals go stale until it answers.
+		opts.Client.Timeout = max(2*opts.Step, 5*time.Second)
 	}
 	if opts.DetectEvery <= 0 {
 		opts.DetectEvery = DefaultDetectEvery
@@ -162,9 +164,9 @@ func New(opts Options) (*Source, error) {
 	var err error
 	if auto {
 		// Check the options now; the queries come with detection.
-		_, err = BuildQueries(opts.By, opts.Selector, opts.Range)
+		_, err = BuildQueries(opts.By, opts.Selector, opts.Step)
 	} else {
-		qs, err = BuildDialectQueries(opts.Translator, opts.Dialects, opts.By, opts.Selector, opts.Range)
+		qs, err = BuildDialectQueries(opts.Translator, opts.Dialects, opts.By, opts.Selector, opts.Step)
 	}
 	if err != nil {
 		return nil, err
@@ -174,21 +176,35 @@ func New(opts Options) (*Source, error) {
 		return nil, err
 	}
 	s := &Source{
-		opts:    opts,
-		client:  c,
-		queries: qs,
-		auto:    auto,
-		store:   opts.Store,
-		updates: make(chan struct{}, 1),
-		integ:   make(map[string]*integral),
-		lastOK:  make(map[string]int64),
-		server:  model.TargetStatus{Name: opts.ServerName, URL: c.URL(), Layer: "prometheus", Dialect: "prometheus-api"},
-		targets: make(map[string]*model.TargetStatus),
+		opts:       opts,
+		client:     c,
+		queries:    qs,
+		auto:       auto,
+		store:      opts.Store,
+		updates:    make(chan struct{}, 1),
+		integ:      make(map[string]*integral),
+		firstEval:  make(map[string]int64),
+		lastStored: make(map[string]int64),
+		clockQuery: clockQuery(opts.By, opts.Selector),
+		lastOK:     make(map[string]int64),
+		server:     model.TargetStatus{Name: opts.ServerName, URL: c.URL(), Layer: "prometheus", Dialect: "prometheus-api"},
+		targets:    make(map[string]*model.TargetStatus),
 	}
 	if !auto {
 		s.server.Dialect = dialectNames(opts.Dialects)
 	}
 	return s, nil
+}
+
+// clockQuery reads the newest scrape time of each target's up series, the
+// mean over its replicas: what its newest samples at an evaluation
+// describe.
+func clockQuery(by []string, selector string) string {
+	sel := "up"
+	if m, _ := selectorMatchers(selector); m != "" {
+		sel = "up{" + m + "}"
+	}
+	return "avg by (" + strings.Join(by, ", ") + ") (timestamp(" + sel + "))"
 }
 
 // dialectNames is the server status' dialect: the dialects queried.
@@ -285,6 +301,19 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	defer s.refreshMu.Unlock()
 	start := time.Now()
 	at := s.opts.Clock().Truncate(time.Millisecond)
+	// Evaluations stay on one grid, so each increase query's results
+	// since the previous evaluation add up; a refresh late by more than
+	// a step (a slow server, a busy machine) evaluates the steps missed.
+	from := at
+	if s.lastEval > 0 {
+		next := s.lastEval + s.opts.Step.Milliseconds()
+		if at.UnixMilli() < next {
+			return s.Statuses()
+		}
+		steps := (at.UnixMilli() - s.lastEval) / s.opts.Step.Milliseconds()
+		at = time.UnixMilli(s.lastEval + steps*s.opts.Step.Milliseconds())
+		from = time.UnixMilli(next)
+	}
 	var detectErr string
 	if s.auto && (s.detectedAt.IsZero() || at.Sub(s.detectedAt) >= s.opts.DetectEvery) {
 		if err := s.detect(ctx, at); err != nil {
@@ -298,9 +327,20 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	queries := s.queries
 	s.mu.Unlock()
 	backfill := !s.backfilled && s.opts.Backfill > 0
+	if backfill {
+		from = at.Add(-s.opts.Backfill / s.opts.Step * s.opts.Step)
+	}
 	results := make([]queryResult, len(queries))
 	sem := make(chan struct{}, s.opts.Concurrency)
 	var wg sync.WaitGroup
+	var clock queryResult
+	wg.Go(func() {
+		if from.Before(at) {
+			clock.res, clock.err = s.client.QueryRange(ctx, s.clockQuery, from, at, s.opts.Step)
+		} else {
+			clock.res, clock.err = s.client.Query(ctx, s.clockQuery, at)
+		}
+	})
 	for i, q := range queries {
 		wg.Go(func() {
 			select {
@@ -310,8 +350,16 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 				return
 			}
 			defer func() { <-sem }()
-			if backfill {
-				results[i].res, results[i].err = s.client.QueryRange(ctx, q.PromQL, at.Add(-s.opts.Backfill), at, s.opts.Step)
+			// A query that failed before catches up on the steps it
+			// missed (at most a backfill's worth), so its increases
+			// still add up.
+			qFrom := from
+			if last, ok := s.lastOK[q.PromQL]; ok && last+s.opts.Step.Milliseconds() < from.UnixMilli() {
+				limit := at.Add(-max(s.opts.Backfill, 10*s.opts.Step) / s.opts.Step * s.opts.Step)
+				qFrom = time.UnixMilli(max(last+s.opts.Step.Milliseconds(), limit.UnixMilli()))
+			}
+			if qFrom.Before(at) {
+				results[i].res, results[i].err = s.client.QueryRange(ctx, q.PromQL, qFrom, at, s.opts.Step)
 			} else {
 				results[i].res, results[i].err = s.client.Query(ctx, q.PromQL, at)
 			}
@@ -337,14 +385,25 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	if detectErr != "" {
 		firstErr = strings.TrimPrefix(firstErr+"; "+detectErr, "; ")
 	}
+
+	first := s.lastEval == 0
 	if ok > 0 {
 		s.backfilled = true
+		s.lastEval = at.UnixMilli()
 	}
-	var rangeStart int64
-	if backfill {
-		rangeStart = at.Add(-s.opts.Backfill).UnixMilli()
+	scraped := map[string]map[int64]int64{}
+	if clock.err == nil {
+		for _, ser := range clock.res.Series {
+			m := map[int64]int64{}
+			for _, p := range ser.Points {
+				if !math.IsNaN(p.V) && !math.IsInf(p.V, 0) {
+					m[p.T] = int64(math.Round(p.V * 1000))
+				}
+			}
+			scraped[s.targetName(ser.Labels)] = m
+		}
 	}
-	seen := s.apply(queries, results, at, rangeStart)
+	seen := s.apply(queries, results, at, from, first, scraped)
 	for i, r := range results {
 		if r.err == nil {
 			s.lastOK[queries[i].PromQL] = at.UnixMilli()
@@ -358,22 +417,27 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	return s.Statuses()
 }
 
-// apply integrates the results and appends one snapshot per target and
-// evaluation time; it returns the series count per target at at.
+// apply adds up the increase results into synthetic counters and appends
+// one snapshot per target and evaluation time; it returns the series count
+// per target at at.
 //
-// A series new to an increase query is integrated from 0 at the query's
-// previous successful evaluation (or query_range step) if there was one: it
-// was not in that result, so it was at rate 0 then, as a counter created
-// at 0 is; only a series in the very first result is a bare baseline, as a
-// counter's first scrape is. Without this, the events of a series that
-// appears mid-incident (the first timeouts) would lose a step that the
-// series already present keep, and two families compared with each other
-// (attempts sent, requests received) would disagree. rangeStart is the
-// query_range start (0 for instant queries).
-func (s *Source) apply(queries []Query, results []queryResult, at time.Time, rangeStart int64) map[string]int {
-	atMs := at.UnixMilli()
-	rangeMs := float64(s.opts.Range.Milliseconds())
-	maxGap := max(s.opts.Range, s.opts.Step).Milliseconds()
+// Each increase result is what the series counted since the evaluation
+// one Step before (dialect.CounterExpr), so the counter is their running
+// sum. The very first evaluation of the Source is a bare baseline (0), as
+// a scraper's first scrape is. Later, a series new to a query's results
+// counts its first increase: on a target already stored, the store gives
+// it a 0 at the scrape before (model.Store's new series rule); a target
+// that is new altogether gets that baseline here, one step earlier, where
+// its first sample was read.
+//
+// A snapshot is stored at the target's newest scrape time as of the
+// evaluation (scraped: the clock query's answer by target and
+// evaluation), so that a rate divides what was counted between two
+// scrapes by the time between them, as a scraper's does; at the
+// evaluation time when the server has no up series for the target. An
+// evaluation that saw no new scrape of a target adds nothing to it.
+func (s *Source) apply(queries []Query, results []queryResult, at, from time.Time, first bool, scraped map[string]map[int64]int64) map[string]int {
+	atMs, fromMs := at.UnixMilli(), from.UnixMilli()
 	stepMs := s.opts.Step.Milliseconds()
 	// Queries that yield one flat series name (a _bucket series read
 	// with two le scales) share its family; their series differ by
@@ -401,6 +465,29 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time, ran
 		}
 		f.Samples = append(f.Samples, model.Sample{Labels: ls, Value: v})
 	}
+	// The first evaluation each target has a result at in this batch.
+	firstIn := map[string]int64{}
+	for _, r := range results {
+		if r.err != nil {
+			continue
+		}
+		for _, ser := range r.res.Series {
+			if len(ser.Points) == 0 {
+				continue
+			}
+			target := s.targetName(ser.Labels)
+			if t, ok := firstIn[target]; !ok || ser.Points[0].T < t {
+				firstIn[target] = ser.Points[0].T
+			}
+		}
+	}
+	// stored reports whether the target has a sample before evaluation t.
+	stored := func(target string, t int64) bool {
+		if f, ok := s.firstEval[target]; ok && f < t {
+			return true
+		}
+		return firstIn[target] < t
+	}
 	var key []byte
 	for qi, r := range results {
 		if r.err != nil {
@@ -418,7 +505,7 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time, ran
 			}
 			if q.Kind == Level {
 				for _, p := range ser.Points {
-					if !math.IsNaN(p.V) {
+					if !math.IsNaN(p.V) && p.T >= fromMs {
 						add(p.T, target, qi, ls, p.V)
 					}
 				}
@@ -428,43 +515,41 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time, ran
 			key = ls.AppendKey(append(key, 0xff))
 			st := s.integ[string(key)]
 			for _, p := range ser.Points {
-				// increase() is never negative; NaN or ±Inf (a broken
+				// An increase is never negative; NaN or ±Inf (a broken
 				// exporter, a division in a recording rule) would poison
 				// the running sum forever: no sample.
 				if math.IsNaN(p.V) || math.IsInf(p.V, 0) || p.V < 0 {
 					continue
 				}
 				switch {
-				case st == nil:
-					// The baseline; its first step is owed to the next
-					// sample when an earlier evaluation did not have the
-					// series (the store already holds that time).
+				case st != nil && p.T <= st.t:
+					continue
+				case st != nil:
+					st.v += p.V
+					st.t = p.T
+				case first && p.T == fromMs:
+					// What it counted before the Source's first look.
 					st = &integral{t: p.T}
 					s.integ[string(key)] = st
-					prev := s.lastOK[q.PromQL]
-					if rangeStart > 0 {
-						prev = 0
-						if p.T-stepMs >= rangeStart {
-							prev = p.T - stepMs
-						}
-					}
-					if prev > 0 && prev < p.T {
-						st.carry = p.V * float64(min(p.T-prev, maxGap)) / rangeMs
-					}
-				case p.T <= st.t:
-					continue
 				default:
-					dt := min(p.T-st.t, maxGap)
-					st.v += st.carry + p.V*float64(dt)/rangeMs
-					st.carry = 0
-					st.t = p.T
+					if !stored(target, p.T) {
+						// A new target: its baseline, where its first
+						// sample was read.
+						add(p.T-stepMs, target, qi, ls, 0)
+					}
+					st = &integral{t: p.T, v: p.V}
+					s.integ[string(key)] = st
 				}
-				add(p.T, target, qi, ls, st.v)
+				if p.T >= fromMs {
+					// Steps a failed query catches up on are counted,
+					// not stored: the store already holds those times.
+					add(p.T, target, qi, ls, st.v)
+				}
 			}
 		}
 	}
 	// Forget integrals not updated for the store's whole history.
-	horizon := atMs - int64(s.store.Config().History)*s.opts.Step.Milliseconds()
+	horizon := atMs - int64(s.store.Config().History)*stepMs
 	for k, st := range s.integ {
 		if st.t < horizon {
 			delete(s.integ, k)
@@ -487,14 +572,37 @@ func (s *Source) apply(queries []Query, results []queryResult, at time.Time, ran
 			sn.Families = append(sn.Families, *f)
 		}
 		for target, sn := range byTarget {
-			sort.Slice(sn.Families, func(i, j int) bool { return sn.Families[i].Name < sn.Families[j].Name })
-			s.store.Append(sn)
 			if t == atMs {
 				seen[target] = sn.SeriesCount()
+			}
+			st := scrapeTime(scraped[target], t, stepMs)
+			if last, ok := s.lastStored[target]; ok && st <= last {
+				continue // no new scrape since the last evaluation
+			}
+			sn.Time = time.UnixMilli(st)
+			sort.Slice(sn.Families, func(i, j int) bool { return sn.Families[i].Name < sn.Families[j].Name })
+			s.store.Append(sn)
+			s.lastStored[target] = st
+			if _, ok := s.firstEval[target]; !ok {
+				s.firstEval[target] = t
 			}
 		}
 	}
 	return seen
+}
+
+// scrapeTime is where the samples of evaluation t are stored: the target's
+// newest scrape time then; for a new target's baseline, one step before
+// its first evaluation, that evaluation's scrape time less a step; t
+// itself when the server has no up series for the target.
+func scrapeTime(byEval map[int64]int64, t, stepMs int64) int64 {
+	if st, ok := byEval[t]; ok {
+		return st
+	}
+	if st, ok := byEval[t+stepMs]; ok {
+		return st - stepMs
+	}
+	return t
 }
 
 // targetName joins the values of the By labels with "/".
@@ -660,7 +768,7 @@ func (s *Source) detect(ctx context.Context, at time.Time) error {
 	}
 	var qs []Query
 	if len(usable) > 0 {
-		if qs, err = BuildDialectQueries(tr, usable, s.opts.By, s.opts.Selector, s.opts.Range); err != nil {
+		if qs, err = BuildDialectQueries(tr, usable, s.opts.By, s.opts.Selector, s.opts.Step); err != nil {
 			return err
 		}
 	}

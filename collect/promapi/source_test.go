@@ -16,7 +16,7 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// fakeAPI answers like Prometheus: originals increase by 4 per 2s range
+// fakeAPI answers like Prometheus: originals increase by 2 per 1 s step
 // (2/s) for app->db, the gauge is 3, attempts fail with an execution
 // error, retries are too slow, and rescued is NaN.
 type fakeAPI struct {
@@ -66,18 +66,18 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var result []string
 	switch {
-	case strings.Contains(q, "(increase(retry_originals_total{"):
-		result = append(result, series(`{"job":"app","dependency":"db","priority":"critical"}`, "4"))
+	case strings.Contains(q, "((retry_originals_total{"):
+		result = append(result, series(`{"job":"app","dependency":"db","priority":"critical"}`, "2"))
 		result = append(result, series(`{"job":"web","dependency":"app","priority":"critical"}`, "1"))
 	case strings.Contains(q, "(retry_active_calls{"):
 		result = append(result, series(`{"job":"app","dependency":"db"}`, "3"))
-	case strings.Contains(q, "(increase(retry_rescued_total{"):
+	case strings.Contains(q, "((retry_rescued_total{"):
 		result = append(result, series(`{"job":"app","dependency":"db"}`, "NaN"))
-	case strings.Contains(q, "(increase(retry_attempts_total{"):
+	case strings.Contains(q, "((retry_attempts_total{"):
 		w.WriteHeader(http.StatusUnprocessableEntity)
 		fmt.Fprint(w, `{"status":"error","errorType":"execution","error":"too many samples"}`)
 		return
-	case strings.Contains(q, "(increase(retry_retries_total{"):
+	case strings.Contains(q, "((retry_retries_total{"):
 		select {
 		case <-f.slow:
 		case <-r.Context().Done():
@@ -97,7 +97,6 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 		Client:   ClientConfig{URL: srv.URL + "/prefix/", Timeout: 300 * time.Millisecond},
 		Selector: `{env="prod"}`,
 		Step:     time.Second,
-		Range:    2 * time.Second,
 		Backfill: 3 * time.Second,
 		Clock: func() time.Time {
 			clockMu.Lock()
@@ -149,6 +148,7 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 	if fmt.Sprint(vals) != "[0 2 4 6 8]" {
 		t.Errorf("synthetic counter %v, want [0 2 4 6 8]", vals)
 	}
+	// No up series: stored at the evaluation times.
 	if got := store.Times("app"); len(got) != 5 || got[0] != 1700000097000 || got[4] != 1700000101000 {
 		t.Errorf("times %v", got)
 	}
@@ -188,8 +188,10 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 			t.Errorf("selector not merged: %s", q)
 		}
 	}
-	if ranges != 61 || instants != 61 {
-		t.Errorf("%d range and %d instant queries, want 61 each", ranges, instants)
+	// 61 signal queries and the clock query (each target's newest scrape
+	// time) per refresh.
+	if ranges != 62 || instants != 62 {
+		t.Errorf("%d range and %d instant queries, want 62 each", ranges, instants)
 	}
 }
 

@@ -1,0 +1,155 @@
+package promapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/model"
+)
+
+// countingAPI answers like Prometheus for TestSourceCountsLikeAScraper.
+// Per evaluation step: app's originals rise by 5 and its attempts by 3,
+// and job late (from evaluation t0+2 on) its originals by 7. The clock
+// query says app was last scraped 300 ms before each evaluation, late
+// 600 ms. The attempts query fails at t0+3.
+type countingAPI struct {
+	t0 float64
+	mu sync.Mutex
+	// ranges records the [start, end] of each attempts query_range.
+	ranges [][2]float64
+}
+
+func (f *countingAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q := r.FormValue("query")
+	var times []float64
+	ranged := r.URL.Path == "/api/v1/query_range"
+	if ranged {
+		start, _ := strconv.ParseFloat(r.FormValue("start"), 64)
+		end, _ := strconv.ParseFloat(r.FormValue("end"), 64)
+		step, _ := strconv.ParseFloat(r.FormValue("step"), 64)
+		for t := start; t <= end+1e-9; t += step {
+			times = append(times, t)
+		}
+	} else {
+		t, _ := strconv.ParseFloat(r.FormValue("time"), 64)
+		times = []float64{t}
+	}
+	type series struct {
+		metric string
+		value  func(t float64) (string, bool)
+	}
+	var out []series
+	every := func(v string) func(float64) (string, bool) { return func(float64) (string, bool) { return v, true } }
+	switch {
+	case strings.HasPrefix(q, "avg by (job) (timestamp(up))"):
+		out = append(out,
+			series{`{"job":"app"}`, func(t float64) (string, bool) { return fmt.Sprintf("%.3f", t-0.3), true }},
+			series{`{"job":"late"}`, func(t float64) (string, bool) { return fmt.Sprintf("%.3f", t-0.6), t >= f.t0+2 }})
+	case strings.Contains(q, "(retry_originals_total "):
+		out = append(out,
+			series{`{"job":"app","dependency":"db","priority":"critical"}`, every("5")},
+			series{`{"job":"late","dependency":"db","priority":"critical"}`, func(t float64) (string, bool) { return "7", t >= f.t0+2 }})
+	case strings.Contains(q, "(retry_attempts_total "):
+		if !ranged && times[0] == f.t0+3 {
+			http.Error(w, `{"status":"error","errorType":"internal","error":"boom"}`, http.StatusInternalServerError)
+			return
+		}
+		if ranged {
+			f.mu.Lock()
+			f.ranges = append(f.ranges, [2]float64{times[0], times[len(times)-1]})
+			f.mu.Unlock()
+		}
+		out = append(out, series{`{"job":"app","dependency":"db","outcome":"success"}`, every("3")})
+	}
+	var res []string
+	for _, s := range out {
+		var pts []string
+		for _, t := range times {
+			if v, ok := s.value(t); ok {
+				pts = append(pts, fmt.Sprintf("[%.3f,%q]", t, v))
+			}
+		}
+		switch {
+		case len(pts) == 0:
+		case ranged:
+			res = append(res, fmt.Sprintf(`{"metric":%s,"values":[%s]}`, s.metric, strings.Join(pts, ",")))
+		default:
+			res = append(res, fmt.Sprintf(`{"metric":%s,"value":%s}`, s.metric, pts[0]))
+		}
+	}
+	typ := "vector"
+	if ranged {
+		typ = "matrix"
+	}
+	fmt.Fprintf(w, `{"status":"success","data":{"resultType":%q,"result":[%s]}}`, typ, strings.Join(res, ","))
+}
+
+// TestSourceCountsLikeAScraper: each evaluation's increase adds to the
+// synthetic counter, stored at the target's newest scrape time (the clock
+// query); the Source's first evaluation is a bare baseline; a target new
+// later gets its baseline one step before its first increase, so its
+// first increase counts over its own span; a query that failed catches up
+// on the step it missed at its next success, storing only the new time.
+func TestSourceCountsLikeAScraper(t *testing.T) {
+	const t0 = 1700000000
+	fake := &countingAPI{t0: t0}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	now := time.Unix(t0, 0)
+	src, err := New(Options{Client: ClientConfig{URL: srv.URL}, Backfill: -1, Step: time.Second, Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		st := src.Refresh(context.Background())
+		wantErr := i == 3
+		if got := strings.Contains(st[0].LastError, "boom"); got != wantErr {
+			t.Errorf("evaluation t0+%d: server status %q", i, st[0].LastError)
+		}
+		now = now.Add(time.Second)
+	}
+	store := src.Store()
+	points := func(target, name string) string {
+		var out []string
+		for _, s := range store.Select(target, name, nil) {
+			for _, p := range s.Points {
+				out = append(out, fmt.Sprintf("%+d:%g", p.T-t0*1000, p.V))
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct{ target, name, want string }{
+		// Baseline at t0 (scraped at t0-0.3 s), then +5 per step.
+		{"app", model.MetricOriginals, "-300:0 +700:5 +1700:10 +2700:15 +3700:20"},
+		// No attempts stored at t0+3 (the query failed); at t0+4 both
+		// steps' increases.
+		{"app", model.MetricAttempts, "-300:0 +700:3 +1700:6 +3700:12"},
+		// New at t0+2: its baseline a step before (t0+1, scraped 0.6 s
+		// earlier), then +7 per step.
+		{"late", model.MetricOriginals, "+400:0 +1400:7 +2400:14 +3400:21"},
+	} {
+		if got := points(c.target, c.name); got != c.want {
+			t.Errorf("%s %s: %s, want %s", c.target, c.name, got, c.want)
+		}
+	}
+	fake.mu.Lock()
+	if len(fake.ranges) != 1 || fake.ranges[0] != [2]float64{t0 + 3, t0 + 4} {
+		t.Errorf("attempts caught up with %v, want one query_range over t0+3..t0+4", fake.ranges)
+	}
+	fake.mu.Unlock()
+	// Rates over each target's own span, as a scraper's.
+	if v, ok := analysis.SignalsFor(store, "late", "db", (t0-10)*1000, (t0+10)*1000).OriginalsPerS.Get(); !ok || v != 7 {
+		t.Errorf("late originals/s %v %v, want 7", v, ok)
+	}
+	if v, ok := analysis.SignalsFor(store, "app", "db", (t0-10)*1000, (t0+10)*1000).AttemptsPerS.Get(); !ok || v != 3 {
+		t.Errorf("app attempts/s %v %v, want 3", v, ok)
+	}
+}
