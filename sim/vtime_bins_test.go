@@ -89,6 +89,7 @@ func checkBins(t *testing.T, run *virtualRun) (e2eOver []string) {
 		timelines[h.Name] = tl
 		chain.Hops = append(chain.Hops, analysis.Hop{Target: h.Name, Dependency: h.Dependency})
 	}
+	sameAcrossPaths(t, run, timelines, n, endMs)
 	maxRel := 0.0
 	bad := 0
 	fail := func(format string, args ...any) {
@@ -205,4 +206,44 @@ func indexOf(hops []HopBin, name string) int {
 		}
 	}
 	return -1
+}
+
+// sameAcrossPaths holds the dashboard's frame (analysis.BuildFrame, one
+// 1 s bin per virtual second) and analyze's window (analysis.SignalsFor
+// over one bin) to the timeline the property test checks: one definition,
+// whichever path reads the bins.
+func sameAcrossPaths(t *testing.T, run *virtualRun, timelines map[string][]model.Signals, n int, endMs int64) {
+	t.Helper()
+	f := analysis.BuildFrame(run.store, nil, analysis.FrameOptions{Window: run.every, Bin: run.every, Bins: n, EndMs: endMs})
+	fields := func(s model.Signals) []model.Value {
+		return []model.Value{s.OriginalsPerS, s.AttemptsPerS, s.CompletedPerS, s.SuccessesPerS, s.RetriesPerS,
+			s.TimeoutsPerS, s.AdmissionRejectedPerS, s.BudgetDeniedPerS, s.Amplification, s.EffectiveSuccess, s.AttemptSuccess}
+	}
+	names := []string{"originals", "attempts", "completed", "successes", "retries", "timeouts", "admission rejections",
+		"budget denied", "AMP", "EFF", "ATT"}
+	bad := 0
+	for name, tl := range timelines {
+		key := model.Key{Target: name, Dependency: tl[0].Dependency}
+		ftl := f.Timelines[key]
+		if len(ftl) != n {
+			t.Errorf("%s: frame timeline of %d bins, want %d", key, len(ftl), n)
+			continue
+		}
+		for j := range n {
+			a, b := run.startMs+int64(j)*run.every.Milliseconds(), run.startMs+int64(j+1)*run.every.Milliseconds()
+			want := fields(tl[j])
+			for path, got := range map[string][]model.Value{
+				"frame":      fields(ftl[j]),
+				"SignalsFor": fields(analysis.SignalsFor(run.store, key.Target, key.Dependency, a, b)),
+			} {
+				for i := range want {
+					if got[i].OK != want[i].OK || math.Abs(got[i].V-want[i].V) > 1e-9 {
+						if bad++; bad <= 10 {
+							t.Errorf("%s bin %d: %s %s %v, timeline %v", key, j, path, names[i], got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
 }
