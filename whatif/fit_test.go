@@ -74,8 +74,15 @@ func val(p *float64) float64 {
 // cannot be held to 20 % of itself. The test holds it to the larger of 20 %
 // and one bin, and logs whether the 20 % alone was met.
 func TestDoneWhen(t *testing.T) {
-	base := fitFile(t, "testdata/baseline.rtd")
-	bounded := fitFile(t, "testdata/bounded.rtd")
+	checkPredictions(t, fitFile(t, "testdata/baseline.rtd"), fitFile(t, "testdata/bounded.rtd"))
+}
+
+// checkPredictions holds the model to the tolerances: each fit
+// under its recorded policy against its own recording, the baseline's fit
+// under bounded against the bounded recording, and the bounded fit under
+// the baseline's policy against the baseline recording.
+func checkPredictions(t *testing.T, base, bounded Fitted) {
+	t.Helper()
 	baselineSpec := "attempts=3,budget=none,limiter=none,backoff=none,attempt_timeout=300ms"
 	for _, tc := range []struct {
 		name  string
