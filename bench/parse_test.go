@@ -117,3 +117,22 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEach runs every contender of BenchmarkParse alone, for
+// profiles and for instruction counts under callgrind (scripts/
+// bench-ratios.sh -c), where one contender per run is what is counted.
+func BenchmarkEach(b *testing.B) {
+	for _, body := range Bodies() {
+		text := body.Text(0)
+		cs := append(anchors(text), retrytop(b, text)...)
+		for _, c := range cs {
+			b.Run("body="+body.Name+"/"+c.Name, func(b *testing.B) {
+				c.Run()
+				b.SetBytes(int64(len(text)))
+				for b.Loop() {
+					c.Run()
+				}
+			})
+		}
+	}
+}

@@ -90,6 +90,14 @@ type Options struct {
 	// is valid only during the call. A recorder (collect/dump) hooks in
 	// here.
 	OnScrape func(target string, at time.Time, body []byte, contentType string, err error)
+	// ParseEvery, when positive, makes the scraper parse a target's body
+	// only at its first scrape, every ParseEvery-th scrape after, and
+	// after a scrape that failed; the other bodies are only checked to be
+	// an exposition (a web page or a JSON document still fails the
+	// scrape), handed to OnScrape and not stored, and the target's status
+	// keeps the series count of its newest parse. For a recorder, which
+	// writes bodies and reads none (0: parse every body).
+	ParseEvery int
 	// OnForget, when set, is called with the name of a target that left
 	// the set (SetTargets), after its history was dropped from the store:
 	// state kept per target elsewhere (a dialect Translator's) can go too.
@@ -139,6 +147,9 @@ type scrapeTarget struct {
 	// overlap), which keeps its snapshots in time order; it guards fetched.
 	mu      sync.Mutex
 	fetched bool // the current scrape read a body (OnScrape saw it)
+	// unparsed counts the scrapes since the newest parse, -1 until a
+	// parse succeeds (Options.ParseEvery).
+	unparsed int
 	// busy is set while Run has the target queued or being scraped, so
 	// a slow target skips ticks instead of piling up in the queue.
 	busy atomic.Bool
@@ -236,7 +247,7 @@ func (s *Scraper) SetTargets(targets []Target) {
 				continue
 			}
 		}
-		st := &scrapeTarget{t: t, safeURL: SafeURL(t.URL), secrets: inlineSecrets(t)}
+		st := &scrapeTarget{t: t, safeURL: SafeURL(t.URL), secrets: inlineSecrets(t), unparsed: -1}
 		st.cfgErr = s.prepare(st)
 		if st.cfgErr == nil && seen[st.t.Name] {
 			st.cfgErr = fmt.Errorf("target %q: duplicate name; name each target with name=URL", st.t.Name)
@@ -604,7 +615,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 	st.fetched = false
 	snap, err := s.fetch(ctx, st, b, at)
 	dialect := st.t.Dialect
-	if err == nil && s.opts.Translate != nil {
+	if err == nil && snap != nil && s.opts.Translate != nil {
 		var name string
 		snap, name, err = s.opts.Translate(st.t.Dialect, snap)
 		if err != nil {
@@ -624,7 +635,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 	// Appended under s.mu so that a target SetTargets removed (and whose
 	// history it dropped) is not brought back by its last scrape.
 	var res model.AppendResult
-	if err == nil && !st.removed {
+	if err == nil && snap != nil && !st.removed {
 		res = s.store.Append(snap)
 	}
 	ts := &st.status
@@ -639,10 +650,15 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 	} else {
 		ts.Up = true
 		ts.LastError = ""
-		ts.Dialect = Sanitize(dialect)
 		ts.LastSuccess = at
-		ts.Series = snap.SeriesCount()
-		ts.DroppedSeries = res.Dropped
+		if snap != nil { // nil: checked, not parsed (Options.ParseEvery)
+			ts.Dialect = Sanitize(dialect)
+			ts.Series = snap.SeriesCount()
+			ts.DroppedSeries = res.Dropped
+		}
+	}
+	if err != nil {
+		st.unparsed = -1 // parse the next body in full
 	}
 	status := *ts
 	s.mu.Unlock()
@@ -668,7 +684,8 @@ func (st *scrapeTarget) errorText(err error) string {
 	return Sanitize(redact(err.Error(), st.secrets))
 }
 
-// fetch performs one HTTP scrape and parses it into a snapshot stamped at.
+// fetch performs one HTTP scrape and parses it into a snapshot stamped at;
+// the snapshot is nil when Options.ParseEvery let the body go unparsed.
 func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at time.Time) (*model.Snapshot, error) {
 	name := st.t.Name
 	ctx, cancel := context.WithTimeout(ctx, st.t.Timeout)
@@ -704,7 +721,19 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 	if s.opts.OnScrape != nil {
 		s.opts.OnScrape(name, at, body, resp.Header.Get("Content-Type"), nil)
 	}
+	if every := s.opts.ParseEvery; every > 0 && st.unparsed >= 0 && st.unparsed < every-1 {
+		// Not parsed, but still not taken for metrics when it is plainly
+		// something else.
+		if err := notExposition(name, body, resp.Header.Get("Content-Type")); err != nil {
+			return nil, err
+		}
+		st.unparsed++
+		return nil, nil
+	}
 	fams, err := s.opts.Parser.Parse(name, body, resp.Header.Get("Content-Type"), s.opts.Filter)
+	if err == nil {
+		st.unparsed = 0
+	}
 	if err != nil {
 		var perr *ParseError
 		if !errors.As(err, &perr) {

@@ -9,8 +9,18 @@
 # figure this script does not measure prints "-" and where it is measured.
 #
 # Usage: scripts/bench-ratios.sh [-v] [BENCH_REGEXP]   (about 2 minutes)
+#        scripts/bench-ratios.sh -c [BODY...]         (about 10 minutes)
 #   -v            also print the raw `go test -bench` output
 #   BENCH_REGEXP  the benchmarks to run (default: all of bench/)
+#   -c            the parse figures as instruction counts under valgrind's
+#                 callgrind instead of time: repeatable on a busy machine,
+#                 where time is not. Each contender runs alone
+#                 (BenchmarkEach) at two iteration counts; the difference
+#                 divided by the difference of the counts is its
+#                 instructions per op, set-up excluded. GC is off
+#                 (GOGC=off), one P, no async preemption (callgrind
+#                 cannot follow Go's preemption signals). BODY: envoy2k,
+#                 envoy100k, gosvc2k (default all three).
 #
 # The anchors live in bench/, a module of its own (bench/go.mod), so the
 # product's go.mod carries none of them; its first run downloads them
@@ -19,6 +29,43 @@ set -euo pipefail
 cd "$(dirname "$0")/../bench"
 verbose=0
 if [ "${1:-}" = "-v" ]; then verbose=1; shift; fi
+if [ "${1:-}" = "-c" ]; then
+	shift
+	command -v valgrind >/dev/null || { echo "bench-ratios: -c needs valgrind" >&2; exit 1; }
+	bin=$(mktemp)
+	trap 'rm -f "$bin"' EXIT
+	go test -c -o "$bin" .
+	# ir BENCH N: instructions callgrind counted for N iterations.
+	ir() {
+		set -- "$1" "${2//+/\\+}" "$3" # a contender's + is literal
+		GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 GOGC=off valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+			"$bin" -test.run='^$' -test.bench="^BenchmarkEach\$/^body=$1\$/^$2\$" -test.benchtime="$3x" 2>&1 |
+			awk '/Collected :/ {print $4}'
+	}
+	per() { # per BODY CONTENDER: instructions per op
+		local n1=2 n2=6
+		[ "$1" = envoy100k ] && n1=1 n2=2
+		local a b
+		a=$(ir "$1" "$2" $n1)
+		b=$(ir "$1" "$2" $n2)
+		echo $(((b - a) / (n2 - n1)))
+	}
+	for body in ${@:-envoy2k envoy100k gosvc2k}; do
+		vm=$(per "$body" vm)
+		pp=$(per "$body" promparse)
+		rel=$(per "$body" rt-relevant)
+		all=$(per "$body" rt-all+store)
+		rels=$(per "$body" rt-relevant+store)
+		[ "$verbose" = 1 ] && echo "$body instructions/op: vm $vm promparse $pp rt-relevant $rel rt-all+store $all rt-relevant+store $rels" >&2
+		awk -v b="$body" -v vm="$vm" -v pp="$pp" -v rel="$rel" -v all="$all" -v rels="$rels" 'BEGIN {
+			printf "parse-relevant/vm/%s/instructions %.3g 1\n", b, rel / vm
+			printf "parse+store-all/vm/%s/instructions %.3g 2\n", b, all / vm
+			printf "parse+store-relevant/vm/%s/instructions %.3g 1.2\n", b, rels / vm
+			printf "parse+store-all/promparse/%s/instructions %.3g -\n", b, all / pp
+		}'
+	done
+	exit 0
+fi
 pattern=${1:-'Parse|Record|StoreMemory|DumpSize'}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

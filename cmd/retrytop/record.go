@@ -99,6 +99,11 @@ TARGET is URL or name=URL.`,
 	return cmd
 }
 
+// recordParseEvery: record parses a target's first body, then one in 60
+// (a minute at the default interval) and the one after a failure. Parsing
+// every body was four fifths of record's CPU (docs/performance.md).
+const recordParseEvery = 60
+
 func runRecord(ctx context.Context, errw io.Writer, f *recordFlags, src *sources) error {
 	targets := src.targets
 	w, err := createDump(f.out, f.force, "--force")
@@ -113,7 +118,10 @@ func runRecord(ctx context.Context, errw io.Writer, f *recordFlags, src *sources
 	})
 	// The recorder keeps no history: one scrape per target is enough.
 	// Discovery files are followed; their changes and errors are printed.
-	scraper := collect.NewScraper(targets, model.NewStore(model.StoreConfig{History: 2}), src.follow(collect.Options{OnScrape: hook}, errw))
+	// Bodies are written as served; a parse now and then only validates
+	// them and counts series for the progress line (recordParseEvery).
+	scraper := collect.NewScraper(targets, model.NewStore(model.StoreConfig{History: 2}),
+		src.follow(collect.Options{OnScrape: hook, ParseEvery: recordParseEvery}, errw))
 	tty := isTerminal(os.Stderr)
 	every := f.progress
 	if every <= 0 {
