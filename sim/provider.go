@@ -255,12 +255,15 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.counts.grant(wt.waited)
 	p.step("granted")
 
+	// The service time runs on the provider's clock, like its queue: a
+	// fake clock drives both, and in a synctest bubble the real one is
+	// virtual.
 	service := p.phase().ServiceTime
-	t := time.NewTimer(service)
+	t := p.clock.NewTimer(service)
 	defer t.Stop()
-	began := time.Now()
+	began := p.clock.Now()
 	select {
-	case <-t.C:
+	case <-t.C():
 	case <-cancelled:
 		p.q.release(p.clock.Now())
 		p.counts.cancelledRunning.Add(1)
@@ -273,7 +276,7 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.q.release(p.clock.Now())
-	p.m.serviceTime.Observe(time.Since(began).Seconds())
+	p.m.serviceTime.Observe(p.clock.Now().Sub(began).Seconds())
 	p.counts.completed.Add(1)
 	p.m.completed.Inc()
 	if ctx.Err() != nil {

@@ -39,8 +39,9 @@ type Options struct {
 	// Seed makes error injection and backoff jitter repeatable; runs with
 	// the same Seed and Options see the same arrivals.
 	Seed uint64
-	// Clock drives the arrival and phase schedules (default: real time).
-	// Service times, timeouts and latencies always use the time package;
+	// Clock drives the arrival and phase schedules and the provider (its
+	// queue waits and service times); default: real time. The hops' retry
+	// owners (timeouts, backoff, latencies) always use the time package;
 	// for a run wholly in virtual time, leave Clock nil, set InProcess and
 	// run the stack inside a testing/synctest bubble, where the time
 	// package itself is virtual (docs/testing.md).
