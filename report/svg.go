@@ -114,6 +114,12 @@ func (c *chart) write(b *bytes.Buffer, timeLabel func(float64) string) {
 	fmt.Fprintf(b, `<text class="tick" x="%d" y="%s" text-anchor="end">%s</text>`, padLeft-4, num(y(ymax)+4), xmlEscape(c.unit(ymax)))
 	fmt.Fprintf(b, `<text class="tick" x="%d" y="%s" text-anchor="end">0</text>`, padLeft-4, num(y(0)+4))
 	fmt.Fprintf(b, `<text class="tick" x="%d" y="%d">%s</text>`, padLeft, chartH-4, xmlEscape(timeLabel(c.t0)))
+	// The middle of the axis too, so a moment can be read off any chart.
+	if c.t1 > c.t0 {
+		mid := c.t0 + (c.t1-c.t0)/2
+		fmt.Fprintf(b, `<line class="ax" x1="%s" y1="%s" x2="%s" y2="%s"/><text class="tick" x="%s" y="%d" text-anchor="middle">%s</text>`,
+			num(x(mid)), num(y(0)), num(x(mid)), num(y(0)+3), num(x(mid)), chartH-4, xmlEscape(timeLabel(mid)))
+	}
 	fmt.Fprintf(b, `<text class="tick" x="%d" y="%d" text-anchor="end">%s</text>`, chartW-padRight, chartH-4, xmlEscape(timeLabel(c.t1)))
 	for _, m := range c.marks {
 		fmt.Fprintf(b, `<a href="#%s"><rect class="%s" x="%s" y="%d" width="%s" height="5"><title>%s</title></rect></a>`,
