@@ -42,7 +42,15 @@ type ImportOptions struct {
 	// Filter keeps only the families it selects (nil: all), as
 	// collect.Parser's filter.
 	Filter func(name string) bool
+	// Warn receives what was read but dropped, with its place: a second
+	// sample of a series at a timestamp it already has (Prometheus' rule:
+	// the first wins), at most MaxDuplicateWarnings of them and then their
+	// count. nil: dropped silently.
+	Warn func(error)
 }
+
+// MaxDuplicateWarnings caps the duplicates named one by one.
+const MaxDuplicateWarnings = 10
 
 // ImportError is a file that could not be imported, with the place.
 type ImportError struct {
@@ -158,12 +166,18 @@ func ImportBytes(b []byte, name, format string, opts ImportOptions) ([]model.Sna
 	if err != nil {
 		return nil, err
 	}
-	return im.snapshots(), nil
+	snaps := im.snapshots()
+	if im.dups > MaxDuplicateWarnings && opts.Warn != nil {
+		opts.Warn(&ImportError{File: name, Offset: -1, Msg: fmt.Sprintf("%d duplicate samples dropped in all (the first of each kept)", im.dups)})
+	}
+	return snaps, nil
 }
 
 type importer struct {
 	file   string
 	opts   ImportOptions
+	line   int32                       // the line being read, 0 where the format has none
+	dups   int                         // duplicates dropped
 	types  map[string]model.MetricType // OpenMetrics # TYPE, by family name
 	series []flatSeries                // every distinct series, once
 	ids    map[string]int32            // series key -> index in series
@@ -184,6 +198,7 @@ type flatSeries struct {
 // series.
 type flatPoint struct {
 	series int32
+	line   int32 // where the file holds it (0: no lines)
 	ms     int64
 	v      float64
 }
@@ -231,8 +246,28 @@ func (im *importer) add(name string, labels model.Labels, ms int64, v float64) e
 		im.ids[string(im.buf)] = id
 		im.series = append(im.series, flatSeries{target: target, name: name, labels: append(model.Labels(nil), out...)})
 	}
-	im.points = append(im.points, flatPoint{series: id, ms: ms, v: v})
+	im.points = append(im.points, flatPoint{series: id, line: im.line, ms: ms, v: v})
 	return nil
+}
+
+// duplicate reports a sample dropped because its series already has one
+// at its timestamp.
+func (im *importer) duplicate(kept, dropped flatPoint) {
+	im.dups++
+	if im.opts.Warn == nil || im.dups > MaxDuplicateWarnings {
+		return
+	}
+	fs := im.series[dropped.series]
+	name := fs.name
+	if len(fs.labels) > 0 {
+		name += fs.labels.String()
+	}
+	msg := fmt.Sprintf("duplicate sample of %s at %s: kept the first (%s), dropped %s",
+		collect.Sanitize(name), time.UnixMilli(dropped.ms).UTC().Format(time.RFC3339Nano), model.FormatFloat(kept.v), model.FormatFloat(dropped.v))
+	if kept.line > 0 {
+		msg += fmt.Sprintf(" (line %d)", kept.line)
+	}
+	im.opts.Warn(&ImportError{File: im.file, Line: int(dropped.line), Offset: -1, Msg: msg})
 }
 
 // createdOf reports whether name is the _created series of a counter the
@@ -398,6 +433,17 @@ func (im *importer) targetSnapshots(target string, pts []flatPoint) []model.Snap
 		}
 		return pts[i].ms < pts[j].ms
 	})
+	// A series' second sample at one timestamp: the first in the file
+	// wins (the sort is stable), as Prometheus keeps the first.
+	kept := pts[:0]
+	for k := range pts {
+		if n := len(kept); n > 0 && kept[n-1].series == pts[k].series && kept[n-1].ms == pts[k].ms {
+			im.duplicate(kept[n-1], pts[k])
+			continue
+		}
+		kept = append(kept, pts[k])
+	}
+	pts = kept
 	const maxSpread = 5000
 	step := int64(2 * maxSpread)
 	var ids []int32
@@ -606,6 +652,7 @@ func (im *importer) openMetrics(b []byte) error {
 		if err != nil || math.IsNaN(ts) || math.IsInf(ts, 0) || math.Abs(ts) > 1e13 {
 			return fail("bad timestamp %q (want seconds since the epoch)", collect.Sanitize(fields[1]))
 		}
+		im.line = int32(min(lineNo, math.MaxInt32))
 		if err := im.add(name, labels, int64(math.Round(ts*1000)), v); err != nil {
 			return fail("%v", err)
 		}
@@ -960,6 +1007,7 @@ func importConcat(b []byte, name string, opts ImportOptions) ([]model.Snapshot, 
 		parser = collect.ExpfmtParser{}
 	}
 	var out []model.Snapshot
+	var outLines []int // the timestamp line of each of out
 	var cur *model.Snapshot
 	var chunk []byte
 	chunkLine := 0
@@ -981,6 +1029,7 @@ func importConcat(b []byte, name string, opts ImportOptions) ([]model.Snapshot, 
 		}
 		cur.Families = fams
 		out = append(out, *cur)
+		outLines = append(outLines, chunkLine)
 		return nil
 	}
 	lineNo := 0
@@ -1019,6 +1068,30 @@ func importConcat(b []byte, name string, opts ImportOptions) ([]model.Snapshot, 
 	if len(out) == 0 {
 		return nil, &ImportError{File: name, Offset: -1, Msg: "no snapshot found"}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
-	return out, nil
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return out[order[i]].Time.Before(out[order[j]].Time) })
+	// A target's second snapshot at one time: the first in the file wins,
+	// as for samples.
+	kept := make([]model.Snapshot, 0, len(out))
+	seen := map[string]int{} // target -> index in out of its newest kept
+	dups := 0
+	for _, i := range order {
+		sn := out[i]
+		if k, ok := seen[sn.Target]; ok && out[k].Time.Equal(sn.Time) {
+			if dups++; opts.Warn != nil && dups <= MaxDuplicateWarnings {
+				opts.Warn(&ImportError{File: name, Line: outLines[i], Offset: -1,
+					Msg: fmt.Sprintf("duplicate snapshot of %s at %s: kept the first (line %d)", collect.Sanitize(sn.Target), sn.Time.UTC().Format(time.RFC3339Nano), outLines[k])})
+			}
+			continue
+		}
+		seen[sn.Target] = i
+		kept = append(kept, sn)
+	}
+	if dups > MaxDuplicateWarnings && opts.Warn != nil {
+		opts.Warn(&ImportError{File: name, Offset: -1, Msg: fmt.Sprintf("%d duplicate snapshots dropped in all", dups)})
+	}
+	return kept, nil
 }

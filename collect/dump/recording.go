@@ -86,11 +86,15 @@ func OpenRecording(path string, opts OpenOptions) (Recording, error) {
 		}
 		return &dumpRecording{r: r, parser: opts.Parser, filter: opts.Filter}, nil
 	}
-	snaps, err := Import(path, format, ImportOptions{Target: opts.Target, Parser: opts.Parser, Filter: opts.Filter})
+	var problems []error
+	snaps, err := Import(path, format, ImportOptions{Target: opts.Target, Parser: opts.Parser, Filter: opts.Filter,
+		Warn: func(err error) { problems = append(problems, err) }})
 	if err != nil {
 		return nil, err
 	}
-	return NewSnapshotRecording(snaps, format), nil
+	rec := NewSnapshotRecording(snaps, format).(*snapRecording)
+	rec.problems = problems
+	return rec, nil
 }
 
 type dumpRecording struct {
@@ -158,16 +162,17 @@ func NewSnapshotRecording(snaps []model.Snapshot, format string) Recording {
 }
 
 type snapRecording struct {
-	snaps   []model.Snapshot
-	targets []string
-	format  string
+	snaps    []model.Snapshot
+	targets  []string
+	format   string
+	problems []error // what the import dropped, with its place
 }
 
 func (s *snapRecording) Len() int             { return len(s.snaps) }
 func (s *snapRecording) Target(i int) string  { return s.snaps[i].Target }
 func (s *snapRecording) Time(i int) time.Time { return s.snaps[i].Time }
 func (s *snapRecording) Targets() []string    { return s.targets }
-func (s *snapRecording) Problems() []error    { return nil }
+func (s *snapRecording) Problems() []error    { return s.problems }
 func (s *snapRecording) Format() string       { return s.format }
 func (s *snapRecording) Close() error         { return nil }
 func (s *snapRecording) Fork() (Recording, error) {
