@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,11 +93,12 @@ func (p *page) headline() {
 				to = ph.End
 			}
 		}
-		what := "Incident"
-		if !from.IsZero() {
-			what = fmt.Sprintf("Incident from %s to %s UTC", clock(from), clock(to))
+		if from.IsZero() {
+			p.w("<p class=\"verdict bad\" id=\"verdict\">Incident: findings at warning or worse (below), while every row's phases stayed healthy.</p>\n")
+		} else {
+			p.w("<p class=\"verdict bad\" id=\"verdict\">Incident from %s to %s UTC, as seen by <bdi>%s</bdi> → <bdi>%s</bdi>.</p>\n",
+				clock(from), clock(to), esc(lead.Target), esc(lead.Dependency))
 		}
-		p.w("<p class=\"verdict bad\" id=\"verdict\">%s, as seen by <bdi>%s</bdi> → <bdi>%s</bdi>.</p>\n", what, esc(lead.Target), esc(lead.Dependency))
 	}
 	p.w("<div class=\"kpis\">\n")
 	peakWho := ""
@@ -284,13 +286,17 @@ func (p *page) timelines() {
 			c.write(&p.b, func(t float64) string { return clock(unixTime(t)) })
 			p.w("<ul class=\"keys\">")
 			for _, s := range c.series {
-				present := false
+				present, unlimited := false, false
 				for _, pt := range s.pts {
-					present = present || pt.ok
+					present = present || (pt.ok && !math.IsInf(pt.v, 0) && !math.IsNaN(pt.v))
+					unlimited = unlimited || (pt.ok && math.IsInf(pt.v, 1))
 				}
-				if present {
+				switch {
+				case present:
 					p.w("<li><i class=\"sw ln %s\"></i>%s</li>", s.class, xmlEscape(s.name))
-				} else {
+				case unlimited: // +Inf is a setting (no limit), not a missing value
+					p.w("<li class=\"absent\"><i class=\"sw ln %s\"></i>%s: unlimited</li>", s.class, xmlEscape(s.name))
+				default:
 					p.w("<li class=\"absent\"><i class=\"sw ln %s\"></i>%s: -</li>", s.class, xmlEscape(s.name))
 				}
 			}

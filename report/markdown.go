@@ -67,7 +67,11 @@ func WriteMarkdown(w io.Writer, rep analysis.Report, meta Meta) error {
 		b.WriteString("**No incident**: every row stayed healthy and no finding is at warning or worse.\n\n")
 	default:
 		lead := rep.Dependencies[h.lead]
-		fmt.Fprintf(&b, "**Incident**, as seen by %s → %s.\n\n", md(lead.Target), md(lead.Dependency))
+		if leadUnhealthy(lead) {
+			fmt.Fprintf(&b, "**Incident**, as seen by %s → %s.\n\n", md(lead.Target), md(lead.Dependency))
+		} else {
+			b.WriteString("**Incident**: findings at warning or worse (below), while every row's phases stayed healthy.\n\n")
+		}
 	}
 	if len(rep.Dependencies) > 0 {
 		peakWho := ""
@@ -209,6 +213,15 @@ func WriteMarkdown(w io.Writer, rep analysis.Report, meta Meta) error {
 func hasProvider(cs []analysis.ChainResult) bool {
 	for _, c := range cs {
 		if c.Provider != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func leadUnhealthy(d analysis.DependencyReport) bool {
+	for _, p := range d.Phases {
+		if unhealthy(p.Kind) {
 			return true
 		}
 	}

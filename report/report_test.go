@@ -124,6 +124,12 @@ func checkAgainstJSON(t *testing.T, page string, rep analysis.Report) int {
 			continue
 		}
 		n++
+		if w, ok := want.(string); ok { // "+Inf", "-Inf", "NaN" as the JSON writes them
+			if m[2] != w {
+				t.Errorf("%s: page %s, JSON %q", path, m[2], w)
+			}
+			continue
+		}
 		got := any(nil)
 		if m[2] != "null" {
 			f, err := strconv.ParseFloat(m[2], 64)
@@ -258,6 +264,25 @@ func TestHeadlineHealthyAndUnknown(t *testing.T) {
 	if h := buildHeadline(&rep); h.lead != 2 {
 		t.Errorf("lead %d without chains, want 2", h.lead)
 	}
+	// The chain's entry saw nothing, client -> provider was overloaded:
+	// the client row leads, and its span is the incident's.
+	rep = fixture("client", "provider")
+	for _, i := range []int{0, 1} {
+		for j := range rep.Dependencies[i].Phases {
+			rep.Dependencies[i].Phases[j].Kind = analysis.PhaseHealthy
+		}
+	}
+	if h := buildHeadline(&rep); h.lead != 2 || !h.incident {
+		t.Errorf("lead %d (incident %v), want the unhealthy client row 2", h.lead, h.incident)
+	}
+	// Findings alone make an incident without a span.
+	for j := range rep.Dependencies[2].Phases {
+		rep.Dependencies[2].Phases[j].Kind = analysis.PhaseHealthy
+	}
+	b.Reset()
+	if err := WriteHTML(&b, rep, meta); err != nil || !strings.Contains(b.String(), `id="verdict">Incident: findings at warning or worse`) {
+		t.Errorf("findings-only incident: %v", err)
+	}
 	// Nothing at all.
 	b.Reset()
 	if err := WriteHTML(&b, analysis.Report{}, meta); err != nil || !strings.Contains(b.String(), "No retry metrics found") {
@@ -321,5 +346,41 @@ func TestChartBreaksOnAbsent(t *testing.T) {
 	}
 	if !strings.Contains(svg, ">10/s</text>") {
 		t.Errorf("axis maximum is not 10/s:\n%s", svg)
+	}
+}
+
+// TestNonFiniteValues: +Inf (an unlimited concurrency limit) and NaN reach
+// the page as the JSON writes them, and never as a chart coordinate.
+func TestNonFiniteValues(t *testing.T) {
+	rep := fixture("client", "provider")
+	nan := inf() - inf()
+	for i := range rep.Dependencies {
+		rep.Dependencies[i].ConcurrencyLimit = some(inf())
+		for j := range rep.Dependencies[i].Timeline {
+			rep.Dependencies[i].Timeline[j].ConcurrencyLimit = some(inf())
+			rep.Dependencies[i].Timeline[j].QueueDepth = some(nan)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, rep, meta); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, m := range regexp.MustCompile(` (cx|cy|x|y|x1|x2|y1|y2|width|height|points)="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+		for _, f := range strings.FieldsFunc(m[2], func(r rune) bool { return r == ' ' || r == ',' }) {
+			if v, err := strconv.ParseFloat(f, 64); err != nil || v != v || v-v != 0 {
+				t.Errorf("%s=%q is not a finite coordinate", m[1], m[2])
+			}
+		}
+	}
+	if strings.Contains(page, `concurrency_limit" data-v`) && strings.Contains(page, `<circle cx="`) && regexp.MustCompile(`<circle [^>]*timeline/\d+/(concurrency_limit|queue_depth)"`).MatchString(page) {
+		t.Errorf("a non-finite value got a dot")
+	}
+	if !strings.Contains(page, "limit: unlimited</li>") {
+		t.Errorf("an unlimited limit is not said so in the legend")
+	}
+	checkAgainstJSON(t, page, rep)
+	if err := WriteMarkdown(&b, rep, meta); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -25,8 +25,8 @@ type headline struct {
 	incident bool
 	// lead is the row whose phases tell the story (index into
 	// rep.Dependencies, -1 when none): the first hop of the first chain,
-	// where users' operations enter, else the row with the most
-	// unhealthy bins.
+	// where users' operations enter, when it had unhealthy bins; else the
+	// row with the most unhealthy bins; else the chain's first hop.
 	lead int
 	// peak is the highest phase amplification of any row, at peakPath.
 	peak     model.Value
@@ -81,13 +81,19 @@ func buildHeadline(rep *analysis.Report) headline {
 			}
 		}
 	}
+	// The chain's entry leads when it saw the incident; when users saw
+	// nothing there, the row that was unhealthy longest tells it.
+	entry := -1
 	for _, c := range rep.Chains {
 		if len(c.Hops) > 0 {
 			if i := rowIndex(rep, c.Hops[0].Target, c.Hops[0].Dependency); i >= 0 {
-				h.lead = i
+				entry = i
 				break
 			}
 		}
+	}
+	if entry >= 0 && bad[entry] > 0 {
+		h.lead = entry
 	}
 	if h.lead < 0 {
 		for i := range bad {
@@ -95,6 +101,9 @@ func buildHeadline(rep *analysis.Report) headline {
 				h.lead = i
 			}
 		}
+	}
+	if h.lead < 0 {
+		h.lead = entry
 	}
 	if h.lead < 0 && len(rep.Dependencies) > 0 {
 		h.lead = 0

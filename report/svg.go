@@ -91,7 +91,7 @@ func (c *chart) write(b *bytes.Buffer, timeLabel func(float64) string) {
 	ymax := 0.0
 	for _, s := range c.series {
 		for _, p := range s.pts {
-			if p.ok && !math.IsInf(p.v, 0) {
+			if p.ok && !math.IsInf(p.v, 0) && !math.IsNaN(p.v) {
 				ymax = max(ymax, p.v)
 			}
 		}
@@ -138,7 +138,7 @@ func (c *chart) write(b *bytes.Buffer, timeLabel func(float64) string) {
 			}
 		}
 		for _, p := range s.pts {
-			if !p.ok || math.IsInf(p.v, 0) {
+			if !p.ok || math.IsInf(p.v, 0) || math.IsNaN(p.v) {
 				flush()
 				continue
 			}
@@ -150,7 +150,7 @@ func (c *chart) write(b *bytes.Buffer, timeLabel func(float64) string) {
 		flush()
 		fmt.Fprintf(b, `<g class="pts %s" data-series="%s">`, s.class, xmlEscape(s.name))
 		for _, p := range s.pts {
-			if !p.ok || math.IsInf(p.v, 0) {
+			if !p.ok || math.IsInf(p.v, 0) || math.IsNaN(p.v) {
 				continue
 			}
 			fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="2" data-json="%s" data-v="%s"><title>%s %s: %s</title></circle>`,
