@@ -75,22 +75,80 @@ type colSpec struct {
 	prio  int
 }
 
+// The priorities put what carries an incident first: amplification and
+// the traffic it multiplies, what users get (effective success), what
+// fails (errors, timeouts), what protection turned away (admission,
+// budget), the retries, then latency and capacity. A column that is zero
+// or absent in every row goes after every other (priority +100, order
+// kept): at 80 columns a storm's non-zero timeouts and retries show
+// before protection that did nothing (docs/dashboard.md).
 var colSpecs = [numCols]colSpec{
 	colOrig:      {"ORIG/s", -1, 6, 1},
 	colAtt:       {"ATT/s", -1, 6, 2},
 	colAmp:       {"AMP", -1, 6, 0},
-	colEff:       {"EFF%", -1, 6, 6},
-	colAttOK:     {"ATT%", -1, 6, 8},
-	colRetry:     {"RETR/s", -1, 6, 14},
-	colRescued:   {"RSC/s", int(outRescued), 6, 13},
-	colBudget:    {"BDG/s", int(outBudget), 6, 5},
-	colAdmission: {"ADM/s", int(outAdmission), 6, 4},
-	colErrors:    {"ERR/s", int(outProvider), 6, 3},
-	colTimeouts:  {"TMO/s", int(outTimeout), 6, 9},
-	colActive:    {"ACT/LIM", -1, 9, 11},
-	colPool:      {"POOL99", -1, 6, 12},
-	colOK99:      {"OK p99", -1, 6, 7},
-	colFF99:      {"FF p99", -1, 6, 10},
+	colEff:       {"EFF%", -1, 6, 3},
+	colAttOK:     {"ATT%", -1, 6, 10},
+	colRetry:     {"RETR/s", -1, 6, 8},
+	colRescued:   {"RSC/s", int(outRescued), 6, 14},
+	colBudget:    {"BDG/s", int(outBudget), 6, 7},
+	colAdmission: {"ADM/s", int(outAdmission), 6, 6},
+	colErrors:    {"ERR/s", int(outProvider), 6, 4},
+	colTimeouts:  {"TMO/s", int(outTimeout), 6, 5},
+	colActive:    {"ACT/LIM", -1, 9, 12},
+	colPool:      {"POOL99", -1, 6, 13},
+	colOK99:      {"OK p99", -1, 6, 9},
+	colFF99:      {"FF p99", -1, 6, 11},
+}
+
+// colValue is the value behind a numeric column.
+func colValue(id colID, s *model.Signals) model.Value {
+	switch id {
+	case colOrig:
+		return s.OriginalsPerS
+	case colAtt:
+		return s.AttemptsPerS
+	case colAmp:
+		return s.Amplification
+	case colEff:
+		return s.EffectiveSuccess
+	case colAttOK:
+		return s.AttemptSuccess
+	case colRetry:
+		return s.RetriesPerS
+	case colRescued:
+		return s.RescuedPerS
+	case colBudget:
+		return s.BudgetDeniedPerS
+	case colAdmission:
+		return s.AdmissionRejectedPerS
+	case colErrors:
+		return s.ProviderErrorsPerS
+	case colTimeouts:
+		return s.TimeoutsPerS
+	case colActive:
+		return s.ActiveCalls
+	case colPool:
+		return s.PoolWaitP99
+	case colOK99:
+		return s.Latency[model.ClassSuccess].P99
+	case colFF99:
+		return s.Latency[model.ClassFastFailure].P99
+	}
+	return model.Absent
+}
+
+// emptyCols marks the columns that are zero or absent in every row.
+func emptyCols(rows []model.Signals) (empty [numCols]bool) {
+	for id := colID(0); id < numCols; id++ {
+		empty[id] = true
+		for i := range rows {
+			if v := colValue(id, &rows[i]); v.OK && v.V != 0 {
+				empty[id] = false
+				break
+			}
+		}
+	}
+	return empty
 }
 
 // tableLayout is which columns fit a width and how wide the names are.
@@ -99,6 +157,7 @@ type tableLayout struct {
 	targetW, depW   int
 	hidden          int
 	width, natT, nD int
+	empty           [numCols]bool // the columns demoted for being empty
 }
 
 const (
@@ -106,13 +165,19 @@ const (
 	minNameW = 16 // names identify rows: they give way after most columns
 )
 
-func computeLayout(width, natT, natD int) tableLayout {
-	lay := tableLayout{width: width, natT: natT, nD: natD}
+func computeLayout(width, natT, natD int, empty [numCols]bool) tableLayout {
+	lay := tableLayout{width: width, natT: natT, nD: natD, empty: empty}
 	natT = max(natT, len("TARGET"))
 	natD = max(natD, len("DEPENDENCY"))
 	lay.targetW, lay.depW = min(natT, minNameW), min(natD, minNameW)
 	used := markerW + lay.targetW + 1 + lay.depW
-	used, lay.hidden = fitColumns(colSpecs[:], lay.show[:], used, width)
+	specs := colSpecs
+	for id := range specs {
+		if empty[id] {
+			specs[id].prio += 100
+		}
+	}
+	used, lay.hidden = fitColumns(specs[:], lay.show[:], used, width)
 	// Spare columns widen the names, target first, up to 32 each.
 	spare := width - used
 	grow := min(spare, min(natT, 32)-lay.targetW)
@@ -197,6 +262,7 @@ type overviewModel struct {
 	// groupable: the frame has groups, shown folded or not.
 	groupable  bool
 	natT, natD int
+	empty      [numCols]bool // columns zero or absent in every row
 
 	pane painter
 	lay  tableLayout
@@ -271,6 +337,7 @@ func (o *overviewModel) setFrame(f *model.Frame, services []model.ServiceSignals
 	if len(o.names) > 4*len(f.Rows)+64 {
 		clear(o.names)
 	}
+	o.empty = emptyCols(f.Rows)
 	o.natT, o.natD = 0, 0
 	for i := range f.Rows {
 		n := o.namesOf(&f.Rows[i])
@@ -627,8 +694,8 @@ func (o *overviewModel) view(dst []line, width, height int) []line {
 	if o.cache != nil && ck == o.cacheKey {
 		return append(dst, o.cache...)
 	}
-	if o.lay.width != width || o.lay.natT != o.natT || o.lay.nD != o.natD {
-		o.lay = computeLayout(width, o.natT, o.natD)
+	if o.lay.width != width || o.lay.natT != o.natT || o.lay.nD != o.natD || o.lay.empty != o.empty {
+		o.lay = computeLayout(width, o.natT, o.natD, o.empty)
 	}
 	if len(o.services) > 0 && (o.svcLay.width != width || o.svcLay.natN != o.natS) {
 		o.svcLay = computeSvcLayout(width, o.natS)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/retrytop/retrytop/model"
 )
 
 // f shows every finding whole: message, evidence, advice; esc and f go
@@ -89,5 +90,32 @@ func TestWrapAt(t *testing.T) {
 		if got := strings.TrimRight(tt.text[:wrapAt(tt.text, tt.width)], " "); got != tt.want {
 			t.Errorf("wrapAt(%q, %d): first line %q, want %q", tt.text, tt.width, got, tt.want)
 		}
+	}
+}
+
+// At 80 columns the columns that carry the incident stay: a storm's
+// non-zero timeouts and retries before protection that did nothing.
+func TestColumnPriorityKeepsTheIncident(t *testing.T) {
+	storm := []model.Signals{bareRow("client", "provider"), bareRow("app", "client")}
+	storm[0].AttemptsPerS, storm[0].Amplification = some(146), some(2.97)
+	storm[0].EffectiveSuccess, storm[0].AttemptSuccess = some(0.013), some(0.004)
+	storm[0].TimeoutsPerS, storm[0].RetriesPerS = some(145), some(97.5)
+	storm[0].BudgetDeniedPerS, storm[0].AdmissionRejectedPerS = some(0), some(0)
+	storm[1].BudgetDeniedPerS, storm[1].AdmissionRejectedPerS = model.Absent, model.Absent
+	lay := computeLayout(80, 8, 10, emptyCols(storm))
+	for _, id := range []colID{colAmp, colOrig, colAtt, colEff, colTimeouts, colRetry} {
+		if !lay.show[id] {
+			t.Errorf("80 columns hide %s in a storm", colSpecs[id].head)
+		}
+	}
+	for _, id := range []colID{colBudget, colAdmission} {
+		if lay.show[id] {
+			t.Errorf("80 columns show %s, zero in every row, before the storm's columns", colSpecs[id].head)
+		}
+	}
+	// With protection at work, it keeps its place.
+	storm[0].BudgetDeniedPerS = some(12)
+	if lay := computeLayout(80, 8, 10, emptyCols(storm)); !lay.show[colBudget] {
+		t.Error("a non-zero budget column is hidden at 80 columns")
 	}
 }
