@@ -96,7 +96,7 @@ func at(xs []float64, i int) float64 {
 func Summarize(s Series) Summary {
 	var out Summary
 	w := s.Bin.Seconds()
-	var off, ended, succ, att float64
+	var off, offAmp, ended, succ, att float64
 	peakAmp, peakLoad := math.NaN(), math.NaN()
 	ratios := make([]float64, len(s.Offered))
 	for i := range s.Offered {
@@ -116,9 +116,12 @@ func Summarize(s Series) Summary {
 			ratios[i] = min(sc/en, 1)
 			p.SuccessRatio = ptr(ratios[i])
 		}
-		if !math.IsNaN(a) {
+		if !math.IsNaN(a) && !math.IsNaN(o) {
+			// Both sides of the ratio from the same bins: a bin whose
+			// attempts are unknown leaves its originals out too.
 			att += a
-			if !math.IsNaN(o) && o >= MinBinOriginals {
+			offAmp += o
+			if o >= MinBinOriginals {
 				r := a / o
 				p.Amplification = ptr(r)
 				if math.IsNaN(peakAmp) || r > peakAmp {
@@ -141,8 +144,8 @@ func Summarize(s Series) Summary {
 	if n := len(s.Offered); n > 0 && w > 0 {
 		out.GoodputPerS = ptr(succ / (float64(n) * w))
 	}
-	if off > 0 {
-		out.MeanAmplification = ptr(att / off)
+	if offAmp > 0 {
+		out.MeanAmplification = ptr(att / offAmp)
 	}
 	if !math.IsNaN(peakAmp) {
 		out.PeakAmplification = ptr(peakAmp)

@@ -60,6 +60,9 @@ file), 2 the recording cannot be read or fitted.`,
 			if !slices.Contains(whatif.Formats, f.format) {
 				return withCode(exitUsage, fmt.Errorf("unknown --format %q (want one of %s)", f.format, strings.Join(whatif.Formats, ", ")))
 			}
+			if f.bin < time.Second {
+				return withCode(exitUsage, fmt.Errorf("--bin %v: want at least 1s", f.bin))
+			}
 			specs, err := policy.Parse(f.policies)
 			if err != nil {
 				return withCode(exitUsage, err)

@@ -65,6 +65,7 @@ func TestWhatifErrors(t *testing.T) {
 		{[]string{"whatif", whatifBaseline, "--policy", "envoy,finagel"}, exitUsage, "column 7"},
 		{[]string{"whatif", whatifBaseline, "--policy", "envoy:budget_percent=300"}, exitUsage, "budget_percent"},
 		{[]string{"whatif", whatifBaseline, "--format", "yaml"}, exitUsage, "unknown --format"},
+		{[]string{"whatif", whatifBaseline, "--bin", "500ms"}, exitUsage, "at least 1s"},
 		{[]string{"whatif"}, exitUsage, "one recording"},
 		{[]string{"whatif", "missing.rtd"}, exitUsage, "no such file"},
 		{[]string{"whatif", garbage}, exitNoData, ""},
