@@ -44,3 +44,17 @@ func TestAnalyzeMissingRecording(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorTextIsSafe: what main prints for an error keeps its lines but
+// no escape sequence, control or bidi character from quoted input.
+func TestErrorTextIsSafe(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"plain", "plain"},
+		{"config x.yaml: line 3: bad \x1b]0;pwned\x07 key", `config x.yaml: line 3: bad \x1b]0;pwned\x07 key`},
+		{"two\nlines \u202eevil", `two` + "\n" + `lines \u202eevil`},
+	} {
+		if got := errorText(errors.New(c.in)); got != c.want {
+			t.Errorf("errorText(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -8,6 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+
+	"github.com/retrytop/retrytop/collect"
 )
 
 // Exit codes scripts can rely on.
@@ -37,11 +40,22 @@ func withCode(code int, err error) error {
 func main() {
 	cmd := newRootCmd()
 	if err := cmd.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "retrytop:", err)
+		fmt.Fprintln(os.Stderr, "retrytop:", errorText(err))
 		var ee *exitError
 		if errors.As(err, &ee) {
 			os.Exit(ee.code)
 		}
 		os.Exit(exitUsage)
 	}
+}
+
+// errorText is err's text made safe for the terminal, line by line: an
+// error may quote a file, a label value or a server's answer, and must not
+// carry their escape sequences or bidi controls to the screen.
+func errorText(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = collect.SanitizeN(l, 0)
+	}
+	return strings.Join(lines, "\n")
 }
