@@ -294,6 +294,44 @@ func TestAnalyzePrometheusSameFindings(t *testing.T) {
 		t.Errorf("findings differ:\n direct     %q\n prometheus %q\n%s\n%s", direct.findings, prom.findings,
 			strings.Join(direct.messages, "\n"), strings.Join(prom.messages, "\n"))
 	}
+
+	// Issue 15: with --by job,instance every replica is a target whose
+	// layer is its job, and the chain still forms from the callers'
+	// dependency names: browser -> app -> client -> provider, worst case
+	// 27, MULTIPLE_RETRY_LAYERS.
+	cmd := newRootCmd()
+	var out, errb bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	cmd.SetArgs(append([]string{"analyze", "--prometheus", base, "--by", "job,instance", "--prometheus-dialect", "auto",
+		"--end", strconv.FormatFloat(direct.span[1], 'f', 3, 64)}, common...))
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		t.Fatalf("analyze --by job,instance: %v %s", err, errb.String())
+	}
+	var rep struct {
+		Targets []struct{ Name, Layer string } `json:"targets"`
+		Chains  []struct {
+			Name      string
+			WorstCase *float64 `json:"worst_case_amplification"`
+		} `json:"chains"`
+		Findings []struct{ Code string } `json:"findings"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var chains []string
+	chained := false
+	for _, c := range rep.Chains {
+		chains = append(chains, c.Name)
+		chained = chained || c.Name == "browser -> app -> client -> provider" && c.WorstCase != nil && *c.WorstCase == 27
+	}
+	layers := false
+	for _, f := range rep.Findings {
+		layers = layers || f.Code == "MULTIPLE_RETRY_LAYERS"
+	}
+	if len(rep.Targets) != 5 || !chained || !layers {
+		t.Errorf("--by job,instance: targets %+v, chains %q, MULTIPLE_RETRY_LAYERS %v", rep.Targets, chains, layers)
+	}
 }
 
 // startPrometheus starts a real Prometheus on 127.0.0.1 with cfg and
