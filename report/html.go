@@ -471,11 +471,11 @@ func (p *page) footer(meta Meta) {
 		if !t.Up {
 			state = "down"
 		}
-		dialect := t.Dialect
-		if dialect == "" {
-			dialect = "-"
+		if t.Dialect == "" { // a recording does not say which dialect read it
+			p.w("<bdi>%s</bdi> (%s)", esc(t.Name), state)
+		} else {
+			p.w("<bdi>%s</bdi> (%s, dialect %s)", esc(t.Name), state, esc(t.Dialect))
 		}
-		p.w("<bdi>%s</bdi> (%s, dialect %s)", esc(t.Name), state, esc(dialect))
 	}
 	p.w("</dd>\n<dt>Dialects</dt><dd>%s</dd>\n", esc(strings.Join(targetDialects(rep), ", ")))
 	p.w("<dt>retrytop</dt><dd>%s</dd>\n", esc(meta.Version))
