@@ -3,6 +3,8 @@ package ui
 import (
 	"strconv"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/model"
 )
@@ -121,7 +123,12 @@ func (v *chainsView) chain(dst []line, c analysis.ChainResult, width int) []line
 	if width-l.w >= 27 {
 		l.text(" (product of max attempts)", st.dim)
 	}
-	dst = append(dst, l.line())
+	head := l.line()
+	if head.w > width {
+		// Cut, and say so (issue 17: a chain header cut silently).
+		head = line{s: ansi.Truncate(head.s, width, v.c.g.ellipsis), w: width}
+	}
+	dst = append(dst, head)
 
 	boxW := chainBoxMinW
 	for _, b := range boxes {

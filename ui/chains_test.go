@@ -85,3 +85,14 @@ func TestChainsViewShowsProvider(t *testing.T) {
 		t.Errorf("provider without service signals:\n%s", out)
 	}
 }
+
+// A chain header too long for the screen ends in "…", never cut silently.
+func TestChainHeaderCutSaysSo(t *testing.T) {
+	c := chainFixture()
+	c.Name = "browser-with-a-very-long-chain-name-that-goes-on-and-on"
+	out := renderChains(t, CharsetBlock, []analysis.ChainResult{c}, 80, 20)
+	head := strings.Split(out, "\n")[1]
+	if !strings.HasSuffix(head, "…") || ansi.StringWidth(head) != 80 {
+		t.Errorf("cut chain header %q (%d columns), want 80 ending in …", head, ansi.StringWidth(head))
+	}
+}
