@@ -68,8 +68,39 @@ func (e *envoy) Translate(snap *model.Snapshot) *model.Snapshot {
 	r := index(snap.Families)
 	translateEnvoy(r, o, &e.g, envoyAll)
 	translateEnvoyDownstream(r, o)
+	envoyIdentity(r, o)
 	e.g.end()
 	return o.snapshot(snap)
+}
+
+// envoyIdentity names a sidecar as OpenTelemetry's target_info would
+// (analysis.Identities) from its inbound cluster when the cluster carries
+// the service's host (Istio before 1.10: inbound|9080|http|reviews.default.svc.cluster.local):
+// service reviews, namespace default, how its callers' outbound clusters
+// name it. Later Istio writes inbound|9080|| (no host; the Istio dialect
+// reads the workload labels instead) and plain Envoy has no name in its
+// stats at all: none is given, the target keeps its job or host:port.
+func envoyIdentity(r raw, o *out) {
+	host := ""
+	for _, name := range []string{enTotal, enCompleted} {
+		for _, s := range r.samples(name) {
+			c := s.Labels.Get("envoy_cluster_name")
+			if c == "" {
+				c = s.Labels.Get("cluster_name")
+			}
+			parts := strings.Split(c, "|")
+			if len(parts) != 4 || parts[0] != "inbound" || parts[3] == "" {
+				continue
+			}
+			if host != "" && host != parts[3] {
+				return // several services behind one proxy: no one name
+			}
+			host = parts[3]
+		}
+	}
+	if labels := strings.Split(host, "."); len(labels) >= 2 && labels[0] != "" {
+		o.gauge(model.MetricTargetInfo, model.LabelsFromPairs("service_name", labels[0], "service_namespace", labels[1]), 1)
+	}
 }
 
 // envoyHCM returns the labels of a downstream series as a server-side

@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"math"
+	"strings"
 
 	"github.com/retrytop/retrytop/model"
 )
@@ -211,7 +212,32 @@ func (h *haproxy) Translate(snap *model.Snapshot) *model.Snapshot {
 		allLimited = allLimited && !unlimited[name]
 	}
 	haproxyServerSide(r, o, lorder, limits, allLimited)
+	haproxyIdentity(r, o)
 	return o.snapshot(snap)
+}
+
+// haproxyIdentity names the target as OpenTelemetry's target_info would
+// (analysis.Identities): by its one frontend that serves traffic, which is
+// how its callers name it; the frontends that serve HAProxy's own stats or
+// metrics (a name with "stats", "prom" or "metrics") do not count. With
+// several such frontends the instance fronts several services and has no
+// one name: none is given.
+func haproxyIdentity(r raw, o *out) {
+	name := ""
+	for _, s := range r.samples(haFrontendRequests) {
+		fe := s.Labels.Get("proxy")
+		low := strings.ToLower(fe)
+		if fe == "" || fe == name || strings.Contains(low, "stats") || strings.Contains(low, "prom") || strings.Contains(low, "metrics") {
+			continue
+		}
+		if name != "" {
+			return
+		}
+		name = fe
+	}
+	if name != "" {
+		o.gauge(model.MetricTargetInfo, model.LabelsFromPairs("service_name", name), 1)
+	}
 }
 
 // haproxyServerSide emits the service-side families (docs/dialects.md,
