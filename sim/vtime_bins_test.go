@@ -40,7 +40,11 @@ func TestVirtualBinsAgreeWithTruth(t *testing.T) {
 			var e2e []string
 			synctest.Test(t, func(t *testing.T) {
 				run := runVirtual(t, sc, Options{Seed: 7}, time.Second)
-				e2e = checkBins(t, run)
+				// 1 s bins, and the wider bins a dashboard shows (its
+				// default is 10 s), each made of whole scrape intervals.
+				for _, k := range []int{1, 2, 5, 10} {
+					e2e = append(e2e, checkBins(t, run, k)...)
+				}
 			})
 			t.Run("end-to-end within worst case", func(t *testing.T) {
 				switch {
@@ -67,13 +71,17 @@ const relTol = 0.03
 
 // checkBins checks every bin of run and returns the bins whose end-to-end
 // amplification exceeds the worst case, described.
-func checkBins(t *testing.T, run *virtualRun) (e2eOver []string) {
+func checkBins(t *testing.T, run *virtualRun, k int) (e2eOver []string) {
 	t.Helper()
-	n := len(run.edges) - 1
-	if n < 40 {
-		t.Fatalf("%d bins, want the whole schedule", n)
+	if len(run.edges)-1 < 40 {
+		t.Fatalf("%d scrape intervals, want the whole schedule", len(run.edges)-1)
 	}
-	endMs := run.startMs + int64(n)*run.every.Milliseconds()
+	// Bins of k scrape intervals; a remainder after the last whole bin is
+	// left out (Timeline would merge it into the bin before).
+	n := (len(run.edges) - 1) / k
+	bin := time.Duration(k) * run.every
+	edge := func(j int) Counters { return run.edges[j*k] }
+	endMs := run.startMs + int64(n)*bin.Milliseconds()
 	first := run.edges[0]
 	var chain analysis.Chain
 	timelines := map[string][]model.Signals{}
@@ -82,14 +90,14 @@ func checkBins(t *testing.T, run *virtualRun) (e2eOver []string) {
 			continue
 		}
 		key := model.Key{Target: h.Name, Dependency: h.Dependency}
-		tl := analysis.Timeline(run.store, key, run.every, run.startMs, endMs)
+		tl := analysis.Timeline(run.store, key, bin, run.startMs, endMs)
 		if len(tl) != n {
 			t.Fatalf("%s: timeline of %d bins, want %d", key, len(tl), n)
 		}
 		timelines[h.Name] = tl
 		chain.Hops = append(chain.Hops, analysis.Hop{Target: h.Name, Dependency: h.Dependency})
 	}
-	sameAcrossPaths(t, run, timelines, n, endMs)
+	sameAcrossPaths(t, run, timelines, bin, n, endMs)
 	maxRel := 0.0
 	bad := 0
 	fail := func(format string, args ...any) {
@@ -99,7 +107,7 @@ func checkBins(t *testing.T, run *virtualRun) (e2eOver []string) {
 		}
 	}
 	for j := range n {
-		truth := run.edges[j+1].Rates(run.edges[j])
+		truth := edge(j + 1).Rates(edge(j))
 		at := func() string { return truth.Start.String() + ".." + truth.End.String() }
 		rows := make([]model.Signals, 0, len(chain.Hops))
 		for _, h := range truth.Hops {
@@ -194,8 +202,7 @@ func checkBins(t *testing.T, run *virtualRun) (e2eOver []string) {
 	if bad > 40 {
 		t.Errorf("... %d failures in all", bad)
 	}
-	last := run.edges[n]
-	t.Logf("%d bins; sent %d; max relative difference from the truth %.2g", n, last.Sent, maxRel)
+	t.Logf("%d bins of %v; sent %d; max relative difference from the truth %.2g", n, bin, edge(n).Sent, maxRel)
 	return e2eOver
 }
 
@@ -212,9 +219,9 @@ func indexOf(hops []HopBin, name string) int {
 // 1 s bin per virtual second) and analyze's window (analysis.SignalsFor
 // over one bin) to the timeline the property test checks: one definition,
 // whichever path reads the bins.
-func sameAcrossPaths(t *testing.T, run *virtualRun, timelines map[string][]model.Signals, n int, endMs int64) {
+func sameAcrossPaths(t *testing.T, run *virtualRun, timelines map[string][]model.Signals, bin time.Duration, n int, endMs int64) {
 	t.Helper()
-	f := analysis.BuildFrame(run.store, nil, analysis.FrameOptions{Window: run.every, Bin: run.every, Bins: n, EndMs: endMs})
+	f := analysis.BuildFrame(run.store, nil, analysis.FrameOptions{Window: bin, Bin: bin, Bins: n, EndMs: endMs})
 	fields := func(s model.Signals) []model.Value {
 		return []model.Value{s.OriginalsPerS, s.AttemptsPerS, s.CompletedPerS, s.SuccessesPerS, s.RetriesPerS,
 			s.TimeoutsPerS, s.AdmissionRejectedPerS, s.BudgetDeniedPerS, s.Amplification, s.EffectiveSuccess, s.AttemptSuccess}
@@ -230,7 +237,7 @@ func sameAcrossPaths(t *testing.T, run *virtualRun, timelines map[string][]model
 			continue
 		}
 		for j := range n {
-			a, b := run.startMs+int64(j)*run.every.Milliseconds(), run.startMs+int64(j+1)*run.every.Milliseconds()
+			a, b := run.startMs+int64(j)*bin.Milliseconds(), run.startMs+int64(j+1)*bin.Milliseconds()
 			want := fields(tl[j])
 			for path, got := range map[string][]model.Value{
 				"frame":      fields(ftl[j]),
