@@ -58,6 +58,10 @@ func (h *headerModel) view(dst []line, m *Model) []line {
 		l.pad(1)
 		l.text("(source ended)", st.dim)
 	}
+	if m.saved != "" {
+		l.pad(2)
+		l.text(Sanitize(m.saved), st.accent)
+	}
 
 	// Window; an ellipsis while frames for a new window are being built.
 	l.plain("  window ")

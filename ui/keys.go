@@ -32,6 +32,8 @@ type KeyMap struct {
 	Findings key.Binding
 	// Info opens the info pane: targets, source, window, version.
 	Info key.Binding
+	// Save writes the screen as it is to files (Options.SaveScreen).
+	Save key.Binding
 }
 
 // DefaultKeyMap returns the default bindings.
@@ -59,6 +61,7 @@ func DefaultKeyMap() KeyMap {
 		Follow:   key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "follow the worst row")),
 		Findings: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "findings")),
 		Info:     key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "info")),
+		Save:     key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "save the screen")),
 	}
 }
 
@@ -72,7 +75,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Back, k.SwitchView, k.Sort, k.Filter, k.Group, k.Follow, k.Findings, k.Info},
-		{k.Pause, k.WindowDown, k.WindowUp, k.Help, k.Quit},
+		{k.Pause, k.WindowDown, k.WindowUp, k.Save, k.Help, k.Quit},
 	}
 }
 

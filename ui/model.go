@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -98,6 +99,9 @@ type Model struct {
 	tabKey    tabKey
 	tabLine   line
 	lastClick clickAt
+	// saved says where the last ctrl+s wrote the screen (or why it could
+	// not), until the next key.
+	saved string
 	// helpView scrolls the help when it is taller than the screen;
 	// paneView the findings and info panes.
 	helpView scroller
@@ -258,7 +262,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		m.now = m.c.opts.Now()
 		m.dirty = true
+		m.saved = ""
 		return m, m.onKey(msg)
+
+	case screenSavedMsg:
+		m.saved = msg.status()
+		m.dirty = true
+		return m, nil
 
 	case tea.MouseMsg:
 		if m.c.opts.NoMouse || msg.Action == tea.MouseActionMotion {
@@ -394,6 +404,44 @@ func (m *Model) toggleGrouping() {
 	m.followWorst()
 }
 
+// screenSavedMsg reports a ctrl+s: the files written, or the error.
+type screenSavedMsg struct {
+	paths []string
+	err   error
+}
+
+// status is what the header says about a save.
+func (s screenSavedMsg) status() string {
+	if s.err != nil {
+		return "screen not saved: " + s.err.Error()
+	}
+	if len(s.paths) == 0 {
+		return "screen not saved"
+	}
+	// NAME.txt, NAME.ansi, NAME.svg: one stem, its extensions.
+	stem := strings.TrimSuffix(s.paths[0], filepath.Ext(s.paths[0]))
+	exts := make([]string, 0, len(s.paths))
+	for _, p := range s.paths {
+		exts = append(exts, strings.TrimPrefix(filepath.Ext(p), "."))
+	}
+	return "screen saved: " + stem + ".{" + strings.Join(exts, ",") + "}"
+}
+
+// saveScreen writes the screen on display with Options.SaveScreen, in a
+// command: file I/O never blocks Update.
+func (m *Model) saveScreen() tea.Cmd {
+	save := m.c.opts.SaveScreen
+	if save == nil {
+		m.saved = "saving the screen is not available here"
+		return nil
+	}
+	view := m.viewCache
+	return func() tea.Msg {
+		paths, err := save(view)
+		return screenSavedMsg{paths: paths, err: err}
+	}
+}
+
 // isCursorKey: the key moves the cursor.
 func isCursorKey(k *KeyMap, msg tea.KeyMsg) bool {
 	return key.Matches(msg, k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom)
@@ -435,6 +483,8 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return m.stepWindow(-1)
 	case key.Matches(msg, k.WindowUp):
 		return m.stepWindow(+1)
+	case key.Matches(msg, k.Save):
+		return m.saveScreen()
 	case key.Matches(msg, k.Follow):
 		m.following = true
 		m.followWorst()

@@ -133,6 +133,10 @@ type Options struct {
 	// build watches it; sanitised before display.
 	Source  string
 	Version string
+	// SaveScreen, when set, writes a rendered view (with its escape
+	// sequences) to files and returns their paths; ctrl+s calls it in a
+	// command (never in Update) and the header says where the files are.
+	SaveScreen func(view string) ([]string, error)
 	// Status, when set, is asked at every render for one more header
 	// badge (the recorder's "● REC", or its write error); "" shows none.
 	Status func() string

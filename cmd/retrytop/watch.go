@@ -13,6 +13,7 @@ import (
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/report"
 	"github.com/retrytop/retrytop/ui"
 )
 
@@ -53,6 +54,15 @@ func (f *dashboardFlags) options() (ui.Options, error) {
 	}
 	ver, rev, _ := buildInfo()
 	opts.Version = ver + " (" + rev + ")"
+	// ctrl+s: the screen as text, as ANSI and as SVG, in the working
+	// directory (report.SaveScreen never overwrites).
+	opts.SaveScreen = func(view string) ([]string, error) {
+		dir, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		return report.SaveScreen(dir, time.Now(), view)
+	}
 	if f.utc {
 		opts.Location = time.UTC
 	}

@@ -1,11 +1,46 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
 )
+
+// ctrl+s in the dashboard writes the screen where the command runs.
+func TestDashboardSavesTheScreenInTheWorkingDirectory(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	var f dashboardFlags
+	cmd := &cobra.Command{Use: "x"}
+	f.register(cmd)
+	opts, err := f.options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, err := opts.SaveScreen("\x1b[1mOVERVIEW\x1b[0m 3 rows\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 3 {
+		t.Fatalf("paths %v, want .txt, .ansi and .svg", paths)
+	}
+	for _, p := range paths {
+		if filepath.Dir(p) != dir {
+			t.Errorf("%s is not in the working directory %s", p, dir)
+		}
+		if _, err := os.Stat(p); err != nil {
+			t.Error(err)
+		}
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil || !strings.Contains(string(b), "OVERVIEW 3 rows") || strings.Contains(string(b), "\x1b") {
+		t.Errorf("text file %q (%v), want the screen without escapes", b, err)
+	}
+}
 
 // --utc and --no-mouse reach the dashboard's options, on every verb that
 // opens it.
@@ -34,6 +69,9 @@ func TestDashboardFlagsUTCAndMouse(t *testing.T) {
 		}
 		if opts.NoMouse != wantNoMouse {
 			t.Errorf("%v: NoMouse %v", args, opts.NoMouse)
+		}
+		if opts.SaveScreen == nil || opts.Version == "" {
+			t.Errorf("%v: no ctrl+s screen saver (%v) or version %q", args, opts.SaveScreen != nil, opts.Version)
 		}
 	}
 	for _, verb := range []*cobra.Command{newWatchCmd(), newReplayCmd(), newDemoCmd()} {
