@@ -41,6 +41,10 @@ type DependencyReport struct {
 	Timeline   []BinReport            `json:"timeline"`
 	// Phases tell the row's timeline as an incident story.
 	Phases []Phase `json:"phases"`
+	// Fates says how the window's originals ended: at the first try,
+	// after retries, with every attempt used, or not retried and why
+	// (issue 18; Fates).
+	Fates FateLedger `json:"fates"`
 }
 
 // BinReport is one timeline bin: the same per-second signals over
@@ -134,6 +138,7 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		for _, r := range selectTarget(st, t, st.Times(t), nil, start).rows() {
 			r.server = servers[r.dep] // the dependency's own server-side metrics
 			dr := DependencyReport{Signals: r.eval(rangeWindow(r.times, winStart, end)), Timeline: []BinReport{}}
+			dr.Fates = Fates(dr.Signals)
 			dr.LatencyP99 = make(map[string]model.Value, len(model.LatencyClasses))
 			for _, c := range model.LatencyClasses {
 				dr.LatencyP99[c] = dr.Latency[c].P99

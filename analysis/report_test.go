@@ -70,6 +70,40 @@ func TestReportJSONSchemaAndTimelineTotals(t *testing.T) {
 	if !strings.Contains(string(b), `"window_seconds":30`) {
 		t.Errorf("window_seconds missing: %s", b[:80])
 	}
+	// The fate ledger of the row (issue 18): this target counts no
+	// results, so every fate is null, never 0.
+	fates, ok := row["fates"].(map[string]any)
+	if !ok || fates["dependency"] != "db" {
+		t.Fatalf("fates = %v", row["fates"])
+	}
+	for _, key := range []string{"succeeded_first_try_per_s", "failed_after_attempts_per_s", "not_retried_budget_per_s", "not_retried_breaker_per_s"} {
+		if v, present := fates[key]; !present || v != nil {
+			t.Errorf("fates.%s = %v (present %v), want null", key, v, present)
+		}
+	}
+}
+
+// TestReportFates: the ledger reads the window's results and rescued.
+func TestReportFates(t *testing.T) {
+	times := every(1_000_000, 1000, 31)
+	dep := []string{model.LabelDependency, "db"}
+	res := func(r string) []string { return append(append([]string{}, dep...), "priority", "critical", "result", r) }
+	st := load(t, nil, "app", times,
+		ts{model.MetricOriginals, append(dep, "priority", "critical"), "0+10x30"},
+		ts{model.MetricResults, res(model.ResultSuccess), "0+7x30"},
+		ts{model.MetricResults, res(model.ResultProviderError), "0+1x30"},
+		ts{model.MetricResults, res(model.ResultBudgetExhausted), "0+2x30"},
+		ts{model.MetricRescued, dep, "0+3x30"},
+	)
+	f := BuildReport(st, nil, ReportOptions{Window: 30e9, Bin: 10e9}).Dependencies[0].Fates
+	checkValue(t, "first try", f.SucceededFirstTry, 4)
+	checkValue(t, "after retry", f.SucceededAfterRetry, 3)
+	checkValue(t, "attempts used", f.FailedAfterAttempts, 1)
+	checkValue(t, "budget", f.NotRetriedBudget, 2)
+	checkValue(t, "deadline", f.NotRetriedDeadline, 0)
+	if f.NotRetriedBreaker.OK {
+		t.Errorf("breaker %v, want absent (no contract result says so)", f.NotRetriedBreaker)
+	}
 }
 
 func TestReportOnEmptyStore(t *testing.T) {
