@@ -15,7 +15,7 @@ import (
 func TestProxyIdentity(t *testing.T) {
 	for _, c := range []struct {
 		name, dialect, body string
-		want               []string // service_name, service_namespace; nil: no target_info
+		want                []string // service_name, service_namespace; nil: no target_info
 	}{
 		{"haproxy real 2.6.12: fe, prometheus frontend skipped", dialect.NameHAProxy, "", []string{"fe"}},
 		{"haproxy two service frontends", dialect.NameHAProxy, `# TYPE haproxy_backend_http_requests_total counter

@@ -68,8 +68,8 @@ func TestDuplicateTimestampsFirstWins(t *testing.T) {
 
 	for _, c := range []struct {
 		format, body, file string
-		line             int
-		msg              string
+		line               int
+		msg                string
 	}{
 		{FormatOpenMetrics, om.String(), "dup.om", dupLine, `duplicate sample of retry_originals_total{dependency="db"} at 2025-03-04T03:12:50Z: kept the first (50), dropped 650 (line 7)`},
 		{FormatPromJSON, js, "dup.json", 0, `duplicate sample of retry_originals_total{dependency="db"} at 2025-03-04T03:12:50Z: kept the first (50), dropped 650`},
