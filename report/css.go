@@ -65,6 +65,8 @@ footer{margin-top:2em;padding-bottom:2em;border-top:1px solid var(--line);font-s
 footer dt{font-weight:600;margin-top:.5em}footer dd{margin:0;overflow-wrap:anywhere}
 .cmd{display:block;background:var(--card);padding:6px 8px;border-radius:4px;white-space:pre-wrap;word-break:break-all}
 a{color:var(--c1)}
+details{margin:.6em 0}summary{cursor:pointer;color:var(--mute)}
+.assume td{white-space:normal;text-align:left;vertical-align:top}
 @media print{:root{--bg:#fff;--fg:#000;--card:#f4f4f4;--mute:#444;--line:#bbb}
 body{font-size:11pt}.row,.finding,figure{break-inside:avoid}.charts{grid-template-columns:1fr 1fr}}
 `

@@ -5,7 +5,8 @@
 // plain text, as text with its ANSI colours, and as an SVG of the cells).
 //
 // It only formats: every number it prints is a field of analysis.Report
-// (the values of `analyze --format json`) or, where the page sums them
-// (goodput lost), a documented combination of those fields. It reads no
+// (the values of `analyze --format json`), of whatif.Report (`retrytop
+// whatif --format json`) or, where the page sums them (goodput lost), a
+// documented combination of those fields. It reads no
 // clock and does no I/O beyond the writer or directory it is given.
 package report

@@ -66,6 +66,7 @@ func WriteHTML(w io.Writer, rep analysis.Report, meta Meta) error {
 	p.chains()
 	p.findings()
 	p.provider()
+	p.whatIf(meta.WhatIf)
 	p.w("</main>\n")
 	p.footer(meta)
 	p.w("</body>\n</html>\n")

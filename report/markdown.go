@@ -200,6 +200,7 @@ func WriteMarkdown(w io.Writer, rep analysis.Report, meta Meta) error {
 		}
 		b.WriteString("\n")
 	}
+	whatIfMarkdown(&b, meta.WhatIf)
 	b.WriteString("---\n\n")
 	fmt.Fprintf(&b, "Source: %s · window %s, bins %s · dialects %s · retrytop %s\n\n", md(meta.Source), fmtSec(rep.WindowSeconds), fmtSec(rep.BinSeconds),
 		md(strings.Join(targetDialects(&rep), ", ")), md(meta.Version))

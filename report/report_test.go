@@ -13,6 +13,7 @@ import (
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/whatif"
 )
 
 var t0 = time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)
@@ -382,5 +383,73 @@ func TestNonFiniteValues(t *testing.T) {
 	checkAgainstJSON(t, page, rep)
 	if err := WriteMarkdown(&b, rep, meta); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func fp(v float64) *float64 { return &v }
+
+// TestWhatIfSection: the what-if table and fate ledger carry whatif's
+// numbers (data-whatif paths into its JSON), a fate the ledger lacks is 0,
+// a run without a ledger "-", and strings from the recording are escaped.
+func TestWhatIfSection(t *testing.T) {
+	w := &whatif.Report{File: "x.rtd", BinS: 1, Chain: []string{"browser", "<b>client</b>", "provider"},
+		Assumptions: []whatif.Assumption{{What: "slots", Value: "4", Source: `provider <script>"x"</script>` + "\u202e"}},
+		Recording:   whatif.Summary{SuccessRatio: fp(0.62), GoodputPerS: fp(31), PeakAmplification: fp(4.51)},
+		Policies: []whatif.PolicyResult{
+			{Policy: "recorded", Model: "recorded", Summary: whatif.Summary{SuccessRatio: fp(0.603), RecoveryS: fp(1)}, Fates: map[string]int64{"success": 1448, "max_attempts": 951}},
+			{Policy: "bounded", Model: "bounded", Summary: whatif.Summary{SuccessRatio: fp(0.796), Metastable: true}, Fates: map[string]int64{"success": 1909, "limiter": 490}},
+			{Policy: "none", Model: "none"},
+		}}
+	m := meta
+	m.WhatIf = w
+	var b bytes.Buffer
+	if err := WriteHTML(&b, fixture("client", "provider"), m); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	raw, _ := json.Marshal(w)
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, mm := range regexp.MustCompile(`data-whatif="([^"]*)" data-v="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+		want, ok := pointer(doc, html.UnescapeString(mm[1]))
+		if !ok {
+			t.Errorf("%s is not in whatif's JSON", mm[1])
+			continue
+		}
+		n++
+		if want == nil {
+			if mm[2] != "null" {
+				t.Errorf("%s: page %s, JSON null", mm[1], mm[2])
+			}
+		} else if f, err := strconv.ParseFloat(mm[2], 64); err != nil || f != want {
+			t.Errorf("%s: page %s, JSON %v", mm[1], mm[2], want)
+		}
+	}
+	if n != 4*6+4 {
+		t.Errorf("%d what-if numbers, want 28 (4 runs x 6 figures, 4 fates counted)", n)
+	}
+	for _, want := range []string{
+		// success, limiter, max_attempts: recorded counted no limiter, bounded no max_attempts, none has no ledger
+		`<tr><td>recorded</td><td><span class="n" data-whatif="/policies/0/fates/success" data-v="1448">1448</span></td><td>0</td><td>`,
+		`<tr><td>none</td><td>-</td><td>-</td><td>-</td></tr>`,
+		"chain browser → &lt;b&gt;client&lt;/b&gt; → provider",
+		`provider &lt;script&gt;&quot;x&quot;&lt;/script&gt;\u202e`,
+		`<td>bounded</td><td>bounded</td>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	b.Reset()
+	if err := WriteMarkdown(&b, fixture("client", "provider"), m); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| recorded | 1448 | 0 | 951 |", "| none | - | - | - |", "| bounded | 79.6% | - | - | - | - | - | yes |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("markdown lacks %s", want)
+		}
 	}
 }

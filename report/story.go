@@ -5,6 +5,7 @@ import (
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/whatif"
 )
 
 // Meta says where a report came from, for the page's footer.
@@ -15,6 +16,9 @@ type Meta struct {
 	Command string
 	// Version is retrytop's version and commit.
 	Version string
+	// WhatIf, when set, adds the what-if table and the fate ledger: the
+	// same recording replayed under other policies (retrytop whatif).
+	WhatIf *whatif.Report
 }
 
 // headline is the incident in a few numbers, each taken from the report

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/report"
 	"github.com/retrytop/retrytop/ui"
+	"github.com/retrytop/retrytop/whatif"
 )
 
 // Formats the report package writes; analyze accepts "html" too.
@@ -32,6 +34,9 @@ func reportFormat(format string) bool { return format == formatHTML || format ==
 const (
 	annotReproduce = "retrytop.reproduce"
 	annotArgs      = "retrytop.args"
+	// annotWhatif carries `retrytop whatif --format json` on the same
+	// recording, for the what-if section.
+	annotWhatif = "retrytop.whatif"
 )
 
 // writeAnalysis prints an analyze report in format: html and the report
@@ -63,7 +68,16 @@ func reportMeta(cmd *cobra.Command) report.Meta {
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
-	return report.Meta{Source: sourceText(cmd.Flags(), args), Command: command, Version: ver + " (" + rev + ")"}
+	meta := report.Meta{Source: sourceText(cmd.Flags(), args), Command: command, Version: ver + " (" + rev + ")"}
+	if js, ok := cmd.Annotations[annotWhatif]; ok {
+		var w whatif.Report
+		if err := json.Unmarshal([]byte(js), &w); err == nil {
+			meta.WhatIf = &w
+		} else {
+			fmt.Fprintf(cmd.ErrOrStderr(), "report: no what-if section: %v\n", err)
+		}
+	}
+	return meta
 }
 
 // sourceText names what was read, without credentials.
@@ -157,7 +171,7 @@ func shellQuote(s string) string {
 
 func newReportCmd() *cobra.Command {
 	an := newAnalyzeCmd()
-	var out, format string
+	var out, format, policies string
 	cmd := &cobra.Command{
 		Use:   "report FILE|TARGET... -o incident.html",
 		Short: "Write an incident's postmortem: one self-contained HTML page, or markdown",
@@ -170,6 +184,9 @@ amplification, every finding with its evidence and what to do, the
 provider's side, and the command that reproduces it. The page loads
 nothing and runs no script; it reads in dark and light mode and prints.
 
+--whatif LIST adds, for one recording, the what-if table and the fate
+ledger of 'retrytop whatif --policy LIST' on it.
+
 --format markdown writes the same story for a ticket or a chat, with the
 timelines as Unicode sparklines. Every number is a value of
 'retrytop analyze --format json' on the same source (docs/report.md).
@@ -178,6 +195,7 @@ Exit codes as analyze: 0 written, 1 usage error, 2 no target could be read,
 3 a finding at or above --fail-on (the report is written all the same).`,
 		Example: `  retrytop report incident.rtd -o incident.html
   retrytop report incident.rtd --format markdown -o incident.md
+  retrytop report incident.rtd --whatif recorded,bounded,envoy -o incident.html
   retrytop report app=http://127.0.0.1:9101/metrics client=http://127.0.0.1:9102/metrics --window 2m -o now.html
   retrytop analyze incident.rtd --format html > incident.html`,
 		Args: cobra.ArbitraryArgs,
@@ -201,6 +219,13 @@ Exit codes as analyze: 0 written, 1 usage error, 2 no target could be read,
 			an.SetOut(&buf)
 			an.SetErr(cmd.ErrOrStderr())
 			an.Annotations = map[string]string{annotReproduce: commandLine(cmd, args), annotArgs: strings.Join(args, "\x00")}
+			if policies != "" {
+				js, err := whatifJSON(cmd, args, policies)
+				if err != nil {
+					return err
+				}
+				an.Annotations[annotWhatif] = js
+			}
 			if err := an.PreRunE(an, args); err != nil {
 				return err
 			}
@@ -226,6 +251,7 @@ Exit codes as analyze: 0 written, 1 usage error, 2 no target could be read,
 		}
 	})
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the report to this file (default: standard output)")
+	cmd.Flags().StringVar(&policies, "whatif", "", "with one recording: add the what-if table and fate ledger of these policies (retrytop whatif --policy LIST)")
 	cmd.Flags().StringVar(&format, "format", "html", "html or markdown")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"html", "markdown"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -252,4 +278,34 @@ func writeFileAtomic(path string, body []byte) error {
 		return err
 	}
 	return nil
+}
+
+// whatifJSON runs `retrytop whatif FILE --policy LIST --format json` (the
+// same command, so the section's numbers are its numbers) on the one
+// recording of args.
+func whatifJSON(cmd *cobra.Command, args []string, policies string) (string, error) {
+	if len(args) != 1 || !recordingArgs(args) {
+		return "", withCode(exitUsage, errors.New("--whatif wants exactly one recording"))
+	}
+	wi := newWhatifCmd()
+	wi.SetContext(cmd.Context())
+	var buf bytes.Buffer
+	wi.SetOut(&buf)
+	wi.SetErr(cmd.ErrOrStderr())
+	set := map[string]string{"policy": policies, "format": "json"}
+	if fl := cmd.Flags().Lookup("input-format"); fl != nil && fl.Changed {
+		set["input-format"] = fl.Value.String()
+	}
+	for k, v := range set {
+		if err := wi.Flags().Set(k, v); err != nil {
+			return "", withCode(exitUsage, fmt.Errorf("--whatif: %w", err))
+		}
+	}
+	if err := wi.Args(wi, args); err != nil {
+		return "", err
+	}
+	if err := wi.RunE(wi, args); err != nil {
+		return "", fmt.Errorf("--whatif: %w", err)
+	}
+	return buf.String(), nil
 }

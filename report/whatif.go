@@ -1,0 +1,161 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/whatif"
+)
+
+// val turns whatif's nil-or-number into a Value (absent stays absent).
+func val(p *float64) model.Value {
+	if p == nil {
+		return model.Value{}
+	}
+	return model.Some(*p)
+}
+
+// whatifRun is one row of the what-if table: the recording's own numbers
+// or a policy's run, with the JSON path of its summary.
+type whatifRun struct {
+	name, model, path string
+	s                 whatif.Summary
+	fates             map[string]int64
+}
+
+func whatifRuns(w *whatif.Report) []whatifRun {
+	runs := []whatifRun{{name: "the recording itself", model: "-", path: "/recording/", s: w.Recording}}
+	for i, p := range w.Policies {
+		name := p.Policy
+		if name == "recorded" {
+			name = "recorded (replayed by the model)"
+		}
+		runs = append(runs, whatifRun{name: name, model: p.Model, path: fmt.Sprintf("/policies/%d/", i), s: p.Summary, fates: p.Fates})
+	}
+	return runs
+}
+
+// fateKeys are every fate any policy counted, sorted, success first.
+func fateKeys(w *whatif.Report) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, p := range w.Policies {
+		for k := range p.Fates {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if (keys[i] == "success") != (keys[j] == "success") {
+			return keys[i] == "success"
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+// wn is a what-if number: data-whatif names its path in
+// `retrytop whatif --format json` on the same recording.
+func wn(path string, v model.Value, f func(float64) string) string {
+	return fmt.Sprintf(`<span class="n" data-whatif="%s" data-v="%s">%s</span>`, attr(path), jsonNum(v), xmlEscape(fmtVal(v, f)))
+}
+
+func fmtYesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// whatIf writes the what-if section: per policy the summary of its
+// replay, then the fate ledger (how the provider caller's operations
+// ended), then the fit's assumptions.
+func (p *page) whatIf(w *whatif.Report) {
+	if w == nil {
+		return
+	}
+	p.w("<section id=\"whatif\">\n<h2>What if: the same incident under other policies</h2>\n")
+	p.w("<p class=\"legend\">A model fitted from the recording (bins of %s, chain %s) replays the incident once per policy on the hop that calls the provider. The first row is the recording's own numbers, the second the recorded policy replayed by the model: how far to trust the rest. Numbers of <code>retrytop whatif</code>; docs/whatif.md has the model.</p>\n",
+		xmlEscape(fmtSec(w.BinS)), esc(strings.Join(w.Chain, " → ")))
+	p.w("<div class=\"scroll\"><table class=\"whatif\"><tr><th>policy</th><th>model</th><th>success ratio</th><th>goodput</th><th>peak amp</th><th>mean amp</th><th>peak provider load</th><th>recovery</th><th>metastable</th></tr>\n")
+	for _, r := range whatifRuns(w) {
+		p.w("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+			esc(r.name), esc(r.model),
+			wn(r.path+"success_ratio", val(r.s.SuccessRatio), fmtPct), wn(r.path+"goodput_per_s", val(r.s.GoodputPerS), fmtRate),
+			wn(r.path+"peak_amplification", val(r.s.PeakAmplification), fmtAmp), wn(r.path+"mean_amplification", val(r.s.MeanAmplification), fmtAmp),
+			wn(r.path+"peak_provider_load", val(r.s.PeakProviderLoad), fmtSig), wn(r.path+"recovery_s", val(r.s.RecoveryS), fmtSec),
+			fmtYesNo(r.s.Metastable))
+	}
+	p.w("</table></div>\n")
+	if keys := fateKeys(w); len(keys) > 0 {
+		p.w("<h3>Fate ledger</h3>\n<p class=\"legend\">The provider caller's operations in each replay by how they ended: success, or why the last failure was not retried.</p>\n")
+		p.w("<div class=\"scroll\"><table class=\"fates\"><tr><th>policy</th>")
+		for _, k := range keys {
+			p.w("<th>%s</th>", esc(k))
+		}
+		p.w("</tr>\n")
+		for i, pr := range w.Policies {
+			p.w("<tr><td>%s</td>", esc(pr.Policy))
+			for _, k := range keys {
+				n, ok := pr.Fates[k]
+				switch {
+				case pr.Fates == nil: // no ledger for this run: unknown
+					p.w("<td>%s</td>", absent)
+				case !ok: // the ledger counts every operation: a fate it lacks ended none
+					p.w("<td>0</td>")
+				default:
+					p.w("<td>%s</td>", wn(fmt.Sprintf("/policies/%d/fates/%s", i, pointerToken(k)), model.Some(float64(n)), func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }))
+				}
+			}
+			p.w("</tr>\n")
+		}
+		p.w("</table></div>\n")
+	}
+	if len(w.Assumptions) > 0 {
+		p.w("<details><summary>Assumptions of the fit (%d)</summary><div class=\"scroll\"><table class=\"assume\">\n", len(w.Assumptions))
+		for _, a := range w.Assumptions {
+			p.w("<tr><td>%s</td><td>%s</td><td class=\"ref\">%s</td></tr>\n", esc(a.What), esc(a.Value), esc(a.Source))
+		}
+		p.w("</table></div></details>\n")
+	}
+	p.w("</section>\n")
+}
+
+// whatIfMarkdown is the what-if section for the markdown story.
+func whatIfMarkdown(b *strings.Builder, w *whatif.Report) {
+	if w == nil {
+		return
+	}
+	fmt.Fprintf(b, "### What if\n\nA model fitted from the recording (bins of %s) replays the incident per policy; the first row is the recording, the second the recorded policy replayed (how far to trust the rest).\n\n", fmtSec(w.BinS))
+	b.WriteString("| policy | success ratio | goodput | peak amp | mean amp | peak provider load | recovery | metastable |\n|---|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, r := range whatifRuns(w) {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", md(r.name),
+			fmtVal(val(r.s.SuccessRatio), fmtPct), fmtVal(val(r.s.GoodputPerS), fmtRate), fmtVal(val(r.s.PeakAmplification), fmtAmp),
+			fmtVal(val(r.s.MeanAmplification), fmtAmp), fmtVal(val(r.s.PeakProviderLoad), fmtSig), fmtVal(val(r.s.RecoveryS), fmtSec), fmtYesNo(r.s.Metastable))
+	}
+	b.WriteString("\n")
+	if keys := fateKeys(w); len(keys) > 0 {
+		b.WriteString("Fate ledger (the provider caller's operations by how they ended):\n\n| policy |")
+		for _, k := range keys {
+			fmt.Fprintf(b, " %s |", md(k))
+		}
+		b.WriteString("\n|---|" + strings.Repeat("---:|", len(keys)) + "\n")
+		for _, pr := range w.Policies {
+			fmt.Fprintf(b, "| %s |", md(pr.Policy))
+			for _, k := range keys {
+				if pr.Fates == nil {
+					b.WriteString(" - |")
+				} else {
+					fmt.Fprintf(b, " %d |", pr.Fates[k]) // a fate the ledger lacks ended none
+				}
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+}
