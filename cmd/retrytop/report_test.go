@@ -279,6 +279,7 @@ func TestReportOnTheSimScenarios(t *testing.T) {
 			checkReportPage(t, page, doc, sc)
 			if sc.scenario == "baseline" {
 				browserCheck(t, ctx, out, doc, sc, true)
+				checkWhatifSection(t, rec, flags)
 			}
 			if sc.scenario == "healthy" {
 				browserCheck(t, ctx, out, doc, sc, false)
@@ -587,5 +588,55 @@ func TestReportLiveTargets(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "wrote "+out) {
 		t.Errorf("stderr does not say where the page went: %q", stderr)
+	}
+}
+
+// checkWhatifSection: report --whatif adds the what-if table and fate
+// ledger whose every number is `retrytop whatif --format json`'s on the
+// same recording.
+func checkWhatifSection(t *testing.T, rec string, flags []string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "whatif.html")
+	if _, stderr, err := execute(t, append([]string{"report", rec, "--whatif", "recorded,bounded", "-o", out}, flags...)...); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	body, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, stderr, err := execute(t, "whatif", rec, "--policy", "recorded,bounded", "--format", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var doc any
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range regexp.MustCompile(`data-whatif="([^"]*)" data-v="([^"]*)"`).FindAllStringSubmatch(string(body), -1) {
+		path := html.UnescapeString(m[1])
+		want, err := pointer(doc, path)
+		if err != nil {
+			t.Errorf("page's what-if number %s: %v", path, err)
+			continue
+		}
+		n++
+		if want == nil {
+			if m[2] != "null" {
+				t.Errorf("%s: page %s, whatif null", path, m[2])
+			}
+			continue
+		}
+		if got, err := strconv.ParseFloat(m[2], 64); err != nil || got != want {
+			t.Errorf("%s: page %s, whatif %v", path, m[2], want)
+		}
+	}
+	// Three runs (the recording, recorded, bounded) of six figures each,
+	// and at least the successes of each policy's ledger.
+	if n < 3*6+2 {
+		t.Errorf("only %d what-if numbers on the page", n)
+	}
+	if _, _, err := execute(t, "report", rec, rec, "--whatif", "bounded"); err == nil || !strings.Contains(err.Error(), "exactly one recording") {
+		t.Errorf("--whatif with two recordings: %v", err)
 	}
 }
