@@ -253,10 +253,10 @@ func (p *textParser) line(l []byte) bool {
 	if i == len(l) {
 		return true
 	}
-	if p.sel != nil && !p.wants(l, i) {
-		return true
-	}
 	if l[i] == '#' {
+		if p.sel != nil && !p.wants(l, i) {
+			return true
+		}
 		return p.comment(l, i+1)
 	}
 	return p.sample(l, i)
@@ -281,7 +281,11 @@ func (p *textParser) wants(l []byte, i int) bool {
 	if !ok || n == i || (n < len(l) && !isBlank(l[n]) && l[n] != '{') {
 		return true // not a name the pre-filter reads alike: the parser judges the line
 	}
-	name := l[i:n]
+	return p.wantName(l[i:n])
+}
+
+// wantName is wants for a line whose name it could read.
+func (p *textParser) wantName(name []byte) bool {
 	if string(name) == string(p.lastName) {
 		return p.lastWanted
 	}
@@ -487,6 +491,9 @@ func (p *textParser) sample(l []byte, i int) bool {
 	n, ok := metricName(l, i)
 	if !ok {
 		return false
+	}
+	if p.sel != nil && (n == len(l) || isBlank(l[n]) || l[n] == '{') && !p.wantName(l[i:n]) {
+		return true // a family fastTextSelect skips (wants)
 	}
 	f, sfx := p.family(l[i:n])
 	if f.typ == typeUnset {
