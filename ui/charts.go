@@ -60,10 +60,24 @@ func seriesOf[T any](dst []model.Value, tl []T, f func(*T) model.Value) []model.
 // twoSeries draws originals (solid, in front) and attempts (shaded, behind)
 // as columns of height rows, cols columns per bin, after a gutter that
 // carries the scale (written by scale). The shaded part above the solid
-// one is the retries. att may be nil: one series of solid columns.
-func twoSeries(dst []line, l *lineWriter, orig, att []model.Value, height, cols, gutter int, scale func([]byte, float64) []byte, g *glyphs, st *styles) []line {
+// one is the retries. att may be nil: one series of solid columns. sc is
+// scratch for the values in chart steps, computed once, not once a row.
+func twoSeries(dst []line, l *lineWriter, sc *[3][]float64, orig, att []model.Value, height, cols, gutter int, scale func([]byte, float64) []byte, g *glyphs, st *styles) []line {
 	maxV := max(maxValue(orig), maxValue(att))
 	steps := float64(height * g.sub)
+	// o and a as scaled (-1 absent, 0 zero), a also in whole cells (the
+	// shade fills cells).
+	os, as, ac := sc[0][:0], sc[1][:0], sc[2][:0]
+	for i := range orig {
+		o, a := scaled(orig[i], maxV, steps), -1.0
+		if i < len(att) {
+			a = scaled(att[i], maxV, steps)
+		}
+		os = append(os, o)
+		as = append(as, a)
+		ac = append(ac, math.Round(a/float64(g.sub)))
+	}
+	sc[0], sc[1], sc[2] = os, as, ac
 	for r := height - 1; r >= 0; r-- {
 		switch {
 		case r == height-1:
@@ -77,11 +91,8 @@ func twoSeries(dst []line, l *lineWriter, orig, att []model.Value, height, cols,
 			l.pad(gutter)
 		}
 		lo := r * g.sub
-		for i := range orig {
-			o, a := scaled(orig[i], maxV, steps), -1.0
-			if i < len(att) {
-				a = scaled(att[i], maxV, steps)
-			}
+		for i := range os {
+			o, a := os[i], as[i]
 			glyph, sp := g.gap, span{}
 			k := int(math.Round(o)) - lo
 			if r == 0 && o > 0 && k <= 0 {
@@ -92,7 +103,7 @@ func twoSeries(dst []line, l *lineWriter, orig, att []model.Value, height, cols,
 				glyph, sp = g.fill[g.sub], st.originals
 			case k > 0:
 				glyph, sp = g.fill[k], st.originals
-			case a > 0 && math.Round(a/float64(g.sub)) > float64(r):
+			case a > 0 && ac[i] > float64(r):
 				glyph, sp = g.above, st.attempts
 			case r == 0 && (o == 0 || a == 0):
 				glyph, sp = g.zero, st.dim

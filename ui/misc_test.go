@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/mattn/go-runewidth"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -215,5 +216,21 @@ func TestRenderRobustness(t *testing.T) {
 		screen(t, m)
 		keys(m, "G")
 		screen(t, m)
+	}
+}
+
+// textWidth's fast ranges agree with runewidth, rune by rune.
+func TestTextWidthFastRanges(t *testing.T) {
+	for _, rg := range [][2]rune{{0x20, 0x7e}, {0xa0, 0x2ff}, {0x2010, 0x2027}, {0x2030, 0x205e}, {0x2190, 0x22ff}, {0x2500, 0x25fc}} {
+		for r := rg[0]; r <= rg[1]; r++ {
+			if got, want := textWidth("a"+string(r)), 1+runewidth.StringWidth(string(r)); got != want {
+				t.Errorf("U+%04X: width %d, runewidth %d", r, got, want)
+			}
+		}
+	}
+	for _, s := range []string{"日本", "a→b", "checkout ×40", "⌚x", "e\u0301"} {
+		if got, want := textWidth(s), runewidth.StringWidth(s); got != want {
+			t.Errorf("%q: width %d, runewidth %d", s, got, want)
+		}
 	}
 }

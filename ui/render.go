@@ -169,10 +169,30 @@ func (l *lineWriter) cellBytes(b []byte, width int, right bool, sp span) {
 func textWidth(s string) int {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
-			return runewidth.StringWidth(s)
+			return i + nonASCIIWidth(s[i:])
 		}
 	}
 	return len(s)
+}
+
+// nonASCIIWidth measures text past its first non-ASCII byte: the one-column
+// ranges the dashboard prints often (Latin-1, arrows and mathematical
+// operators, box drawing to geometric shapes) are counted without a table
+// look-up, anything else by runewidth. Control characters never get here
+// (Sanitize removes them).
+func nonASCIIWidth(s string) int {
+	w := 0
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf, r >= 0xa0 && r < 0x300 && r != 0xad, // 0xad: soft hyphen, 0 wide
+			r >= 0x2010 && r <= 0x2027, r >= 0x2030 && r <= 0x205e,
+			r >= 0x2190 && r <= 0x22ff, r >= 0x2500 && r <= 0x25fc:
+			w++
+		default:
+			w += runewidth.RuneWidth(r)
+		}
+	}
+	return w
 }
 
 func bytesWidth(b []byte) int {

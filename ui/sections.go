@@ -17,7 +17,8 @@ type painter struct {
 	bounds []float64
 	counts [3][]float64
 	kv     kvList
-	latBuf []line // the overview preview's latency section, measured first
+	latBuf []line       // the overview preview's latency section, measured first
+	sc     [3][]float64 // chart scratch: values in chart steps
 }
 
 const (
@@ -145,7 +146,7 @@ func (p *painter) trafficSection(dst []line, row *model.Signals, tl []model.Sign
 	}
 	p.a = seriesOf(p.a, tl, func(s *model.Signals) model.Value { return s.OriginalsPerS })
 	p.b = seriesOf(p.b, tl, func(s *model.Signals) model.Value { return s.AttemptsPerS })
-	dst = twoSeries(dst, l, p.a, p.b, height, cols, gutterW, perSecond, g, st)
+	dst = twoSeries(dst, l, &p.sc, p.a, p.b, height, cols, gutterW, perSecond, g, st)
 
 	// Amplification of each bin: numbers when they fit, else a sparkline.
 	p.gutter("", span{}, "amplification")
@@ -302,6 +303,11 @@ func (p *painter) columnRows(dst []line, glyph string, sp span, name string, val
 	p.kv.buf = value
 	maxV := maxValue(vals)
 	steps := float64(rows * g.sub)
+	ss := p.sc[0][:0]
+	for _, v := range vals {
+		ss = append(ss, scaled(v, maxV, steps))
+	}
+	p.sc[0] = ss
 	for r := rows - 1; r >= 0; r-- {
 		if r == 0 {
 			p.gutter(glyph, sp, name)
@@ -309,8 +315,7 @@ func (p *painter) columnRows(dst []line, glyph string, sp span, name string, val
 			l.pad(gutterW)
 		}
 		lo := r * g.sub
-		for _, v := range vals {
-			s := scaled(v, maxV, steps)
+		for _, s := range ss {
 			glyph, gsp := g.gap, span{}
 			k := int(math.Round(s)) - lo
 			if r == 0 && s > 0 && k <= 0 {

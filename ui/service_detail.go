@@ -136,7 +136,7 @@ func (p *painter) columnChart(dst []line, name string, vals []model.Value, cols 
 		return append(dst, l.line())
 	}
 	dst = append(dst, trimSpaceRight(l.line()))
-	return twoSeries(dst, l, vals, nil, svcChartH, cols, gutterW, scale, g, st)
+	return twoSeries(dst, l, &p.sc, vals, nil, svcChartH, cols, gutterW, scale, g, st)
 }
 
 // gaugeScale is twoSeries' scale for counts: 12, 4.50.
