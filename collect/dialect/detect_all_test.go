@@ -25,6 +25,7 @@ var fixtureOwners = map[string][]string{
 	"linkerd_policy.prom":           {dialect.NameLinkerd},
 	"linkerd_legacy.prom":           {dialect.NameLinkerd},
 	"linkerd_egress.prom":           {dialect.NameLinkerd},
+	"linkerd1_1.7.prom":             {dialect.NameLinkerd1},
 	"haproxy_2.6.12.prom":           {dialect.NameHAProxy},
 	"haproxy_2.3.10.prom":           {dialect.NameHAProxy},
 	"service_haproxy_2.6.12.1.prom": {dialect.NameHAProxy},

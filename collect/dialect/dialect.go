@@ -1,5 +1,5 @@
 // Package dialect translates what real emitters expose (Envoy, Linkerd,
-// HAProxy, gRPC's OpenTelemetry metrics, resilience4j, Istio, Kubernetes
+// Linkerd 1, HAProxy, gRPC's OpenTelemetry metrics, resilience4j, Istio, Kubernetes
 // client-go, Traefik, gRPC interceptor metrics, Polly, connection pools,
 // or a custom mapping) into retrytop's metric contract
 // (docs/metrics.md) before a snapshot is stored, so that analysis only ever
@@ -94,6 +94,7 @@ func init() {
 	Register(NameIstio, func() Dialect { return &istio{} })
 	Register(NameEnvoy, func() Dialect { return &envoy{} })
 	Register(NameLinkerd, func() Dialect { return &linkerd{} })
+	Register(NameLinkerd1, func() Dialect { return linkerd1{} })
 	Register(NameHAProxy, func() Dialect { return &haproxy{} })
 	Register(NameGRPC, func() Dialect { return &grpcOTel{} })
 	Register(NameResilience4j, func() Dialect { return &resilience4j{} })
@@ -113,6 +114,7 @@ const (
 	NameEnvoy          = "envoy"
 	NameIstio          = "istio"
 	NameLinkerd        = "linkerd"
+	NameLinkerd1       = "linkerd1"
 	NameHAProxy        = "haproxy"
 	NameGRPC           = "grpc"
 	NameResilience4j   = "resilience4j"

@@ -61,6 +61,7 @@ var ecosystemCases = []dialectCase{
 	{"polly", "../dialect/testdata/polly_v8.prom"},
 	{"kong", "../dialect/testdata/kong_3.x.prom"},
 	{"apisix", "../dialect/testdata/apisix_3.x.prom"},
+	{"linkerd1", "../dialect/testdata/linkerd1_1.7.prom"},
 }
 
 // serviceOnly are the cases without a caller's side: no dependency.
@@ -262,7 +263,7 @@ func TestDialectQueriesAgainstPrometheus(t *testing.T) {
 	})
 	t.Run("ecosystem", func(t *testing.T) {
 		dialectEquivalence(t, ecosystemCases, nil,
-			"prometheus-api:client-go+traefik+grpc-prometheus+polly+kong+apisix")
+			"prometheus-api:linkerd1+client-go+traefik+grpc-prometheus+polly+kong+apisix")
 	})
 }
 

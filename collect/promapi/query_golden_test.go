@@ -38,6 +38,7 @@ var goldenQueries = []struct {
 	{"polly", []string{"polly"}},
 	{"kong", []string{"kong"}},
 	{"apisix", []string{"apisix"}},
+	{"linkerd1", []string{"linkerd1"}},
 	{"acme", []string{"acme"}},
 	{"istio+envoy", []string{"istio", "envoy"}},
 	{"envoy+pools+native", []string{"envoy", "pools", "native"}},
