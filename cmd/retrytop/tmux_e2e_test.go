@@ -2,7 +2,9 @@ package main
 
 import (
 	"github.com/retrytop/retrytop/internal/testpeer"
+	"github.com/retrytop/retrytop/sim"
 
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -283,6 +285,62 @@ func TestTmuxStormFillsTheScreenAndFollowsTheIncident(t *testing.T) {
 	if strings.Contains(scr, "FINDINGS") || strings.Contains(scr, "CHAINS") {
 		t.Errorf("80x24 shows the tall layout's story:\n%s", scr)
 	}
+	s.keys("q")
+	s.waitExit(status, 20*time.Second)
+}
+
+// Issue 17's replay items, as a person sees them: a paused replay says
+// PAUSED, raises no "target down" alarm at its first frame or at its
+// end, and ? lists the player's keys.
+func TestTmuxReplayPausedNoFalseAlarm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("tmux end-to-end test runs on linux only")
+	}
+	testpeer.Require(t, "tmux", "tmux")
+	bin := buildRetrytop(t)
+
+	// Record the demo stack for 8 s: every target is up throughout.
+	sc, _ := sim.ScenarioByName("baseline")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stack, err := sim.Start(ctx, sc, sim.Options{Duration: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stack.Close()
+	path := filepath.Join(t.TempDir(), "demo.rtd")
+	args := []string{"record", "-o", path, "--duration", "8s", "-q"}
+	for _, tg := range stack.Targets() {
+		args = append(args, tg.Name+"="+tg.URL)
+	}
+	if out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("retrytop record: %v\n%s", err, out)
+	}
+
+	status := filepath.Join(t.TempDir(), "status")
+	s := newTmux(t, 140, 40, bin+" replay --paused "+path+"; echo EXIT=$? > "+status)
+	scr := s.waitFor("the paused replay's first frame", 30*time.Second, func(scr string) bool {
+		_, _, ok := replayPosition(scr)
+		return ok && strings.Contains(scr, "OVERVIEW")
+	})
+	if h := firstLine(scr); !strings.Contains(h, "REPLAY PAUSED") || strings.Contains(h, "down") {
+		t.Errorf("first frame header %q: want REPLAY PAUSED and no target down", h)
+	}
+	s.keys("G")
+	scr = s.waitFor("the end of the recording", 20*time.Second, func(scr string) bool {
+		p, length, ok := replayPosition(scr)
+		return ok && p == length && rowHasNumbers(scr, "client")
+	})
+	if h := firstLine(scr); strings.Contains(h, "down") {
+		t.Errorf("end of recording header %q: a target reads down though every one was up", h)
+	}
+	s.keys("?")
+	s.waitFor("the player's keys in the help", 10*time.Second, func(scr string) bool {
+		return strings.Contains(scr, "play/pause") && strings.Contains(scr, "step back")
+	})
 	s.keys("q")
 	s.waitExit(status, 20*time.Second)
 }
