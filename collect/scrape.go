@@ -1,7 +1,6 @@
 package collect
 
 import (
-	"bytes"
 	"container/heap"
 	"context"
 	"errors"
@@ -54,6 +53,10 @@ type Options struct {
 	Clock func() time.Time
 	// BodyLimit caps a body after decompression (default DefaultBodyLimit).
 	BodyLimit int64
+	// Memory bounds the bytes all scrapes hold at once, bodies and their
+	// parse (nil: a budget of DefaultScrapeMemory); the largest scrape is
+	// shed when it runs out (MemoryBudget).
+	Memory *MemoryBudget
 	// Parser reads bodies (default ExpfmtParser{}).
 	Parser Parser
 	// Filter selects the families kept from every scrape (nil: all); see
@@ -171,7 +174,7 @@ type sharedClient struct {
 // scrapeBuf is a body buffer and gzip reader, owned by one scrape at a
 // time: there are at most MaxConcurrent of them, not one per target.
 type scrapeBuf struct {
-	buf bytes.Buffer
+	buf []byte
 	gz  *gzip.Reader
 }
 
@@ -187,6 +190,9 @@ func NewScraper(targets []Target, store *model.Store, opts Options) *Scraper {
 	}
 	if opts.BodyLimit <= 0 {
 		opts.BodyLimit = DefaultBodyLimit
+	}
+	if opts.Memory == nil {
+		opts.Memory = NewMemoryBudget(DefaultScrapeMemory)
 	}
 	if opts.Parser == nil {
 		opts.Parser = ExpfmtParser{}
@@ -598,10 +604,13 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 		s.mu.Unlock()
 		return
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
 	defer cancel()
 	st.cancel = cancel
 	s.mu.Unlock()
+	hold := s.opts.Memory.Start(st.t.Name, cancelCause)
+	defer hold.Release()
 	defer func() {
 		s.mu.Lock()
 		st.cancel = nil
@@ -613,7 +622,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 	at := s.opts.Clock()
 	start := time.Now()
 	st.fetched = false
-	snap, err := s.fetch(ctx, st, b, at)
+	snap, err := s.fetch(ctx, st, b, at, hold)
 	dialect := st.t.Dialect
 	if err == nil && snap != nil && s.opts.Translate != nil {
 		var name string
@@ -625,7 +634,8 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 		}
 	}
 	took := time.Since(start)
-	if err != nil && ctx.Err() != nil {
+	var shed *ShedError
+	if err != nil && ctx.Err() != nil && !errors.As(context.Cause(ctx), &shed) {
 		return // abandoned, not failed: the caller stopped or the target was removed
 	}
 	if err != nil && !st.fetched && s.opts.OnScrape != nil {
@@ -686,7 +696,7 @@ func (st *scrapeTarget) errorText(err error) string {
 
 // fetch performs one HTTP scrape and parses it into a snapshot stamped at;
 // the snapshot is nil when Options.ParseEvery let the body go unparsed.
-func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at time.Time) (*model.Snapshot, error) {
+func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at time.Time, hold *Hold) (*model.Snapshot, error) {
 	name := st.t.Name
 	ctx, cancel := context.WithTimeout(ctx, st.t.Timeout)
 	defer cancel()
@@ -710,7 +720,7 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("target %q: GET %s: server returned HTTP status %s", name, st.safeURL, Sanitize(resp.Status))
 	}
-	body, err := b.readBody(resp, s.opts.BodyLimit)
+	body, err := b.readBody(resp, s.opts.BodyLimit, hold)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, st.requestError(ctx, err)
@@ -730,7 +740,15 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 		st.unparsed++
 		return nil, nil
 	}
+	// What the parse will allocate is reserved before it runs.
+	if err := hold.Grow(ParseCost * int64(len(body))); err != nil {
+		return nil, fmt.Errorf("target %q: GET %s: %w", name, st.safeURL, err)
+	}
 	fams, err := s.opts.Parser.Parse(name, body, resp.Header.Get("Content-Type"), s.opts.Filter)
+	if ctx.Err() != nil {
+		// Shed (or stopped) while parsing: its memory was given back.
+		return nil, st.requestError(ctx, ctx.Err())
+	}
 	if err == nil {
 		st.unparsed = 0
 	}
@@ -747,6 +765,10 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 // requestError explains a failed request without repeating its URL, which
 // net/http would print with the user name.
 func (st *scrapeTarget) requestError(ctx context.Context, err error) error {
+	var shed *ShedError
+	if errors.As(context.Cause(ctx), &shed) {
+		return fmt.Errorf("target %q: GET %s: %w", st.t.Name, st.safeURL, shed)
+	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("target %q: GET %s: timed out after %s", st.t.Name, st.safeURL, st.t.Timeout)
 	}
@@ -778,14 +800,24 @@ func (c *capReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// MaxGzipRatio is the most a gzipped body may expand: text expositions
+// compress 5-30 times, a decompression bomb about 1000 times. Checked once
+// a body passes gzipRatioFloor.
+const MaxGzipRatio = 200
+
+const gzipRatioFloor = 1 << 20
+
 // readBody reads the (possibly gzipped) body into the buffer, failing once
-// it exceeds limit bytes after decompression. The returned slice is valid
-// until the buffer is used again.
-func (sb *scrapeBuf) readBody(resp *http.Response, limit int64) ([]byte, error) {
+// it exceeds limit bytes after decompression or, gzipped, expands more than
+// MaxGzipRatio times. Every step of the buffer's growth is reserved in h
+// (nil: no budget) before it is allocated, the buffer's own size first.
+// The returned slice is valid until the buffer is used again.
+func (sb *scrapeBuf) readBody(resp *http.Response, limit int64, h *Hold) ([]byte, error) {
 	tooLarge := func(what string) error {
 		return fmt.Errorf("%s exceeds the body limit of %s", what, formatBytes(limit))
 	}
 	var r io.Reader
+	var raw *capReader
 	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
 		if resp.ContentLength > limit {
@@ -795,7 +827,7 @@ func (sb *scrapeBuf) readBody(resp *http.Response, limit int64) ([]byte, error) 
 	case "gzip", "x-gzip":
 		// Cap the compressed stream too: empty gzip members would let
 		// an endless stream decompress to nothing.
-		raw := &capReader{r: resp.Body, n: limit + 1}
+		raw = &capReader{r: resp.Body, n: limit + 1}
 		var err error
 		if sb.gz == nil {
 			sb.gz, err = gzip.NewReader(raw)
@@ -812,29 +844,63 @@ func (sb *scrapeBuf) readBody(resp *http.Response, limit int64) ([]byte, error) 
 	default:
 		return nil, fmt.Errorf("unsupported Content-Encoding %q", Sanitize(enc))
 	}
-	sb.buf.Reset()
-	if resp.ContentLength > 0 && resp.ContentLength <= limit && r == resp.Body {
-		sb.buf.Grow(int(resp.ContentLength) + 1)
+	buf := sb.buf[:0]
+	if h != nil && cap(buf) > 0 {
+		if err := h.Grow(int64(cap(buf))); err != nil {
+			sb.buf, buf = nil, nil // not kept: it did not fit
+		}
 	}
-	n, err := sb.buf.ReadFrom(io.LimitReader(r, limit+1))
-	switch {
-	case errors.Is(err, errCompressedTooLarge):
-		return nil, tooLarge("compressed body")
-	case err != nil && r == sb.gz:
-		return nil, fmt.Errorf("reading gzip body: %w", err)
-	case err != nil:
-		return nil, fmt.Errorf("reading body: %w", err)
-	case n > limit:
-		return nil, tooLarge("body")
+	want := int64(64 << 10)
+	if resp.ContentLength > 0 && r == resp.Body {
+		want = resp.ContentLength + 1
 	}
-	return sb.buf.Bytes(), nil
+	for {
+		if len(buf) == cap(buf) {
+			grow := max(want, int64(cap(buf))) // double, or the announced size
+			grow = min(grow, limit+1-int64(cap(buf)))
+			if grow <= 0 {
+				return nil, tooLarge("body")
+			}
+			if h != nil {
+				if err := h.Grow(grow); err != nil {
+					return nil, err
+				}
+			}
+			nb := make([]byte, len(buf), int64(cap(buf))+grow)
+			copy(nb, buf)
+			buf, sb.buf = nb, nb
+			want = int64(cap(buf))
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, tooLarge("body")
+		}
+		if raw != nil && len(buf) > gzipRatioFloor {
+			if in := limit + 1 - raw.n; int64(len(buf)) > MaxGzipRatio*max(in, 1) {
+				return nil, fmt.Errorf("gzip body expands more than %d times (%s from %s read): refused as a decompression bomb", MaxGzipRatio, formatBytes(int64(len(buf))), formatBytes(in))
+			}
+		}
+		switch {
+		case err == io.EOF:
+			sb.buf = buf
+			return buf, nil
+		case errors.Is(err, errCompressedTooLarge):
+			return nil, tooLarge("compressed body")
+		case err != nil && r == sb.gz:
+			return nil, fmt.Errorf("reading gzip body: %w", err)
+		case err != nil:
+			return nil, fmt.Errorf("reading body: %w", err)
+		}
+	}
 }
 
-// release drops a body buffer much larger than the last body, so one huge
-// scrape does not pin its memory for the scraper's lifetime.
+// release drops a body buffer over 1 MiB, so that idle buffers kept for
+// reuse stay small (they are not counted in the MemoryBudget) and one
+// huge scrape does not pin its memory for the scraper's lifetime.
 func (sb *scrapeBuf) release() {
-	if c := sb.buf.Cap(); c > 1<<20 && c > 4*sb.buf.Len() {
-		sb.buf = bytes.Buffer{}
+	if cap(sb.buf) > 1<<20 {
+		sb.buf = nil
 	}
 }
 

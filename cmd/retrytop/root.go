@@ -30,6 +30,7 @@ into successes and fast failures.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	registerMemoryLimit(root)
 	// retrytop TARGET... with no verb is watch.
 	var f dashboardFlags
 	var src sourceFlags

@@ -54,6 +54,8 @@ type sources struct {
 	links   []analysis.LinkRule
 	// translate reads every target's exposition in its dialect.
 	translate *dialect.Translator
+	// memory bounds the scrapes in flight (--memory-limit).
+	memory *collect.MemoryBudget
 	// watcher re-reads --file-sd and --prometheus-config's file_sd files
 	// (nil without them); badge is its problems, for the dashboard.
 	watcher *discovery.Watcher
@@ -72,6 +74,9 @@ func (s *sources) scraper(store *model.Store, opts collect.Options) *collect.Scr
 // discovery files. Their errors and warnings feed status (the header
 // badge) and, when log is set, are printed there as they change.
 func (s *sources) follow(opts collect.Options, log io.Writer) collect.Options {
+	if opts.Memory == nil {
+		opts.Memory = s.memory
+	}
 	if s.watcher == nil {
 		return opts
 	}
@@ -151,6 +156,7 @@ func (f *sourceFlags) resolve(args []string, interval time.Duration) (*sources, 
 	if err := f.resolveDiscovery(src, interval); err != nil {
 		return nil, err
 	}
+	src.memory = scrapeMemory(f.cmd)
 	cfg, err := f.dialectConfig()
 	if err != nil {
 		return nil, err
