@@ -48,6 +48,7 @@ var fixtureOwners = map[string][]string{
 	"polly_v8.prom":                 {dialect.NamePolly},
 	"kong_3.x.prom":                 {dialect.NameKong},
 	"apisix_3.x.prom":               {dialect.NameAPISIX},
+	"otel_http_client.prom":         {dialect.NameOTelHTTP},
 	"../../testdata/histogram.prom": {dialect.NameNative},
 	"resilience4j_malformed.prom":   nil, // never parses: see TestMalformed
 }

@@ -1,6 +1,7 @@
 // Package dialect translates what real emitters expose (Envoy, Linkerd,
 // Linkerd 1, HAProxy, gRPC's OpenTelemetry metrics, resilience4j, Istio, Kubernetes
-// client-go, Traefik, gRPC interceptor metrics, Polly, connection pools,
+// client-go, Traefik, gRPC interceptor metrics, Polly, Kong, APISIX,
+// OpenTelemetry's HTTP client metrics, connection pools,
 // or a custom mapping) into retrytop's metric contract
 // (docs/metrics.md) before a snapshot is stored, so that analysis only ever
 // knows the contract. docs/dialects.md documents every mapping, what each
@@ -104,6 +105,7 @@ func init() {
 	Register(NamePolly, func() Dialect { return polly{} })
 	Register(NameKong, func() Dialect { return kong{} })
 	Register(NameAPISIX, func() Dialect { return apisix{} })
+	Register(NameOTelHTTP, func() Dialect { return otelHTTP{} })
 	Register(NamePools, func() Dialect { return &Pools{} })
 	Register(NameNative, func() Dialect { return native{} })
 }
@@ -125,6 +127,7 @@ const (
 	NamePolly          = "polly"
 	NameKong           = "kong"
 	NameAPISIX         = "apisix"
+	NameOTelHTTP       = "otel-http"
 )
 
 // Names lists the registered dialects in detection order.

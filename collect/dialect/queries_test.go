@@ -31,6 +31,7 @@ var queryFixtures = []string{
 	"grpc_go_otel.prom", "resilience4j_spring.prom", "resilience4j_old.prom",
 	"pools_hikari_native.prom", "pools_gosql.prom", "custom_acme.prom", "service_sim_provider.1.prom",
 	"clientgo.prom", "traefik.prom", "grpc_middleware_v2.prom", "polly_v8.prom", "kong_3.x.prom", "apisix_3.x.prom", "linkerd1_1.7.prom",
+	"otel_http_client.prom",
 }
 
 func loadFixture(t *testing.T, name string) []model.Family {
@@ -169,7 +170,7 @@ func TestQueriesErrors(t *testing.T) {
 		opts  QueryOptions
 		want  string
 	}{
-		{[]string{"envoy", "nginx"}, opts, `unknown dialect "nginx" (known: istio, envoy, linkerd, linkerd1, haproxy, grpc, resilience4j, client-go, traefik, grpc-prometheus, polly, kong, apisix, pools, native)`},
+		{[]string{"envoy", "nginx"}, opts, `unknown dialect "nginx" (known: istio, envoy, linkerd, linkerd1, haproxy, grpc, resilience4j, client-go, traefik, grpc-prometheus, polly, kong, apisix, otel-http, pools, native)`},
 		{nil, opts, "no dialect to query"},
 		{[]string{"native"}, QueryOptions{Range: time.Minute}, "no grouping label (--by)"},
 		{[]string{"native"}, QueryOptions{By: []string{"job-name"}, Range: time.Minute}, `"job-name" is not a label name`},

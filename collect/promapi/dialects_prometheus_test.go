@@ -62,6 +62,7 @@ var ecosystemCases = []dialectCase{
 	{"kong", "../dialect/testdata/kong_3.x.prom"},
 	{"apisix", "../dialect/testdata/apisix_3.x.prom"},
 	{"linkerd1", "../dialect/testdata/linkerd1_1.7.prom"},
+	{"otel-http-client", "../dialect/testdata/otel_http_client.prom"},
 }
 
 // serviceOnly are the cases without a caller's side: no dependency.
@@ -263,7 +264,7 @@ func TestDialectQueriesAgainstPrometheus(t *testing.T) {
 	})
 	t.Run("ecosystem", func(t *testing.T) {
 		dialectEquivalence(t, ecosystemCases, nil,
-			"prometheus-api:linkerd1+client-go+traefik+grpc-prometheus+polly+kong+apisix")
+			"prometheus-api:linkerd1+client-go+traefik+grpc-prometheus+polly+kong+apisix+otel-http")
 	})
 }
 

@@ -39,6 +39,7 @@ var goldenQueries = []struct {
 	{"kong", []string{"kong"}},
 	{"apisix", []string{"apisix"}},
 	{"linkerd1", []string{"linkerd1"}},
+	{"otel-http", []string{"otel-http"}},
 	{"acme", []string{"acme"}},
 	{"istio+envoy", []string{"istio", "envoy"}},
 	{"envoy+pools+native", []string{"envoy", "pools", "native"}},
