@@ -183,9 +183,16 @@ type Gap struct {
 type ChainResult struct {
 	Name string      `json:"name"`
 	Hops []HopResult `json:"hops"`
-	// EndToEndAmplification is the last hop's attempts/s over the first
-	// hop's admitted originals/s (the base of its own amplification):
-	// provider calls per user action that got in.
+	// EndToEndAmplification is provider calls per user action that got
+	// in: the hops' amplifications multiplied, each by what its next hop
+	// received per attempt sent to it (1 without a hidden layer, more with
+	// one). Every factor is counted at one moment (a hop's attempts and
+	// admitted originals when they end; attempts sent and requests
+	// received when each call ends), so it stays within the worst case at
+	// a step change unless a hidden layer multiplies. Dividing the last
+	// hop's attempts by the first hop's originals directly mixed two
+	// moments a deadline apart and read 3.78 on a 3x chain at the
+	// slowdown's onset. When a hop is not found: that direct ratio.
 	EndToEndAmplification model.Value `json:"end_to_end_amplification"`
 	// ProductAmplification multiplies the hops' amplifications; it differs
 	// from the end-to-end figure when hops disagree (gaps).
@@ -255,9 +262,21 @@ func EvaluateChainWith(c Chain, rows []model.Signals, tol GapTolerance) ChainRes
 	}
 	res.ProductAmplification, res.WorstCaseAmplification = product, worst
 	if n := len(res.Hops); n > 0 {
-		// The first hop's originals on the same basis as its own
-		// amplification: the user actions that got in.
-		res.EndToEndAmplification = ratio(res.Hops[n-1].AttemptsPerS, firstBase)
+		res.EndToEndAmplification = product
+		for i := 1; i < n && res.EndToEndAmplification.OK; i++ {
+			// What a hidden layer between hop i-1 and hop i multiplies
+			// by: requests received per attempt sent (all its callers').
+			sent, ok := sentTo[c.Hops[i].Target]
+			arrived := arrivedAt(byKey[model.Key{Target: c.Hops[i].Target, Dependency: c.Hops[i].Dependency}])
+			if ok && sentOK[c.Hops[i].Target] && sent > 0 && arrived.OK {
+				res.EndToEndAmplification = mul(res.EndToEndAmplification, model.Some(arrived.V/sent))
+			}
+		}
+		if !res.EndToEndAmplification.OK {
+			// A hop not found: the last hop's attempts over the first
+			// hop's originals on the basis of its own amplification.
+			res.EndToEndAmplification = ratio(res.Hops[n-1].AttemptsPerS, firstBase)
+		}
 	}
 
 	check := func(from Hop, to string, arrived model.Value) {

@@ -64,7 +64,7 @@ func TestVirtualBinsAgreeWithTruth(t *testing.T) {
 // knownEndToEndDefect: analysis.EvaluateChain's EndToEndAmplification is
 // not counted at one moment (see TestVirtualBinsAgreeWithTruth). Set it to
 // false once analysis computes it so that it cannot exceed the worst case.
-const knownEndToEndDefect = true
+const knownEndToEndDefect = false
 
 // relTol is the derived bound, 0, plus float rounding of the rates and
 // ratios (counts are integers well below 2^53); zero must read zero.
