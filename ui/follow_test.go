@@ -110,6 +110,22 @@ func TestFollowTheWorstRowUntilTheCursorMoves(t *testing.T) {
 	}
 }
 
+// A filter that hides the worst row: the header does not claim to follow
+// what is not on screen.
+func TestFollowedRowFilteredOut(t *testing.T) {
+	m := newTestModel(t, Options{}, nil)
+	bank := model.Key{Target: "payments", Dependency: "bank-api"}
+	send(m, tea.WindowSizeMsg{Width: 200, Height: 60}, followMsg(bank))
+	send(m, keyMsg("/"), keyMsg("inventory"), keyMsg("enter"))
+	if h := firstLine(ansi.Strip(m.View())); strings.Contains(h, "following") {
+		t.Errorf("header %q follows a row the filter hides", h)
+	}
+	send(m, keyMsg("esc"))
+	if h := firstLine(ansi.Strip(m.View())); !strings.Contains(h, "following payments → bank-api") {
+		t.Errorf("filter cleared: header %q, want the worst row followed again", h)
+	}
+}
+
 // The help lists the follow key, from the keymap.
 func TestHelpListsFollow(t *testing.T) {
 	m := goldenModel(t, Options{}, 120, 40)

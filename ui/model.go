@@ -374,10 +374,21 @@ func (m *Model) followWorst() {
 // followed is the row being followed, for the header ("" when the
 // cursor is pinned or no row stands out).
 func (m *Model) followed() (model.Key, bool) {
-	if !m.following || !m.shownDerived.hasWorst {
+	d := &m.shownDerived
+	if !m.following || !d.hasWorst {
 		return model.Key{}, false
 	}
-	return m.shownDerived.worst, true
+	// Only what the cursor is on: a filter may hide the worst row.
+	want := d.worst
+	if gs := m.overview.groups; gs != nil {
+		if gk, ok := gs.of[want]; ok {
+			want = gk
+		}
+	}
+	if k, ok := m.overview.selectedKey(); !ok || k != want {
+		return model.Key{}, false
+	}
+	return d.worst, true
 }
 
 // showOverview gives the overview the frame on screen, folded by layer
