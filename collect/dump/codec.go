@@ -223,6 +223,20 @@ func tokenizeLine(line []byte, t *tokens) {
 	t.appendText(line[i:])
 }
 
+// Stop tables of seriesEnd: the bytes that end a run of the name, of the
+// labels outside a quoted value and inside one. One table lookup per byte
+// instead of a chain of comparisons: seriesEnd was a sixth of encoding a
+// frame (issue 19).
+var nameStop, labelStop, quoteStop [256]bool
+
+func init() {
+	for _, c := range []byte{'{', ' ', '\t', '"'} {
+		nameStop[c] = true
+	}
+	labelStop['"'], labelStop['}'] = true, true
+	quoteStop['"'], quoteStop['\\'] = true, true
+}
+
 // seriesEnd returns where the series (name and labels) of a sample line
 // ends, or 0 when the line is not a sample line.
 func seriesEnd(line []byte) int {
@@ -230,23 +244,35 @@ func seriesEnd(line []byte) int {
 		return 0
 	}
 	i := 0
-	for i < len(line) && line[i] != '{' && line[i] != ' ' && line[i] != '\t' {
-		if line[i] == '"' {
-			return 0 // a quoted name outside braces: leave it alone
-		}
+	for i < len(line) && !nameStop[line[i]] {
 		i++
 	}
+	if i < len(line) && line[i] == '"' {
+		return 0 // a quoted name outside braces: leave it alone
+	}
 	if i < len(line) && line[i] == '{' {
-		inQuote := false
 		for i++; i < len(line); i++ {
-			c := line[i]
-			switch {
-			case inQuote && c == '\\':
+			for i < len(line) && !labelStop[line[i]] {
 				i++
-			case c == '"':
-				inQuote = !inQuote
-			case !inQuote && c == '}':
+			}
+			if i == len(line) {
+				return 0
+			}
+			if line[i] == '}' {
 				return i + 1
+			}
+			// A quoted value: up to its closing quote, escapes skipped.
+			for i++; i < len(line); i++ {
+				for i < len(line) && !quoteStop[line[i]] {
+					i++
+				}
+				if i == len(line) || line[i] == '"' {
+					break
+				}
+				i++ // the escaped byte
+			}
+			if i >= len(line) {
+				return 0
 			}
 		}
 		return 0

@@ -57,3 +57,57 @@ func BenchmarkRender(b *testing.B) {
 		b.Fatal("render differs from the body")
 	}
 }
+
+// seriesEndBytewise is seriesEnd as it was before its stop tables: the
+// reference TestSeriesEnd holds them to.
+func seriesEndBytewise(line []byte) int {
+	if len(line) == 0 || line[0] == '#' || line[0] == ' ' || line[0] == '\t' {
+		return 0
+	}
+	i := 0
+	for i < len(line) && line[i] != '{' && line[i] != ' ' && line[i] != '\t' {
+		if line[i] == '"' {
+			return 0
+		}
+		i++
+	}
+	if i < len(line) && line[i] == '{' {
+		inQuote := false
+		for i++; i < len(line); i++ {
+			c := line[i]
+			switch {
+			case inQuote && c == '\\':
+				i++
+			case c == '"':
+				inQuote = !inQuote
+			case !inQuote && c == '}':
+				return i + 1
+			}
+		}
+		return 0
+	}
+	return i
+}
+
+func TestSeriesEnd(t *testing.T) {
+	fixed := []string{
+		`a 1`, `a{b="c"} 1`, `a{b="}"} 1`, `a{b="\"}"} 1`, `a{b="\\"} 1`, `a{b="x\`, `a{b="x\"`,
+		`a{b="c"`, `a"b" 1`, `{"a"} 1`, `# a`, ` a 1`, `a`, `a{}`, `a{b="c",d="e\n"} 1 2`, `a{b="\`,
+	}
+	for _, l := range fixed {
+		if got, want := seriesEnd([]byte(l)), seriesEndBytewise([]byte(l)); got != want {
+			t.Errorf("seriesEnd(%q) = %d, want %d", l, got, want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte(`ab{}"\ ,=	#1`)
+	for trial := 0; trial < 20000; trial++ {
+		l := make([]byte, rng.IntN(16))
+		for i := range l {
+			l[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if got, want := seriesEnd(l), seriesEndBytewise(l); got != want {
+			t.Fatalf("seriesEnd(%q) = %d, want %d", l, got, want)
+		}
+	}
+}
