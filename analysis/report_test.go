@@ -87,7 +87,9 @@ func TestReportJSONSchemaAndTimelineTotals(t *testing.T) {
 func TestReportFates(t *testing.T) {
 	times := every(1_000_000, 1000, 31)
 	dep := []string{model.LabelDependency, "db"}
-	res := func(r string) []string { return append(append([]string{}, dep...), "priority", "critical", "result", r) }
+	res := func(r string) []string {
+		return append(append([]string{}, dep...), "priority", "critical", "result", r)
+	}
 	st := load(t, nil, "app", times,
 		ts{model.MetricOriginals, append(dep, "priority", "critical"), "0+10x30"},
 		ts{model.MetricResults, res(model.ResultSuccess), "0+7x30"},
