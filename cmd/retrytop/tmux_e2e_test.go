@@ -230,16 +230,17 @@ func TestTmuxStormFillsTheScreenAndFollowsTheIncident(t *testing.T) {
 	}
 	bin := buildRetrytop(t)
 	status := filepath.Join(t.TempDir(), "status")
-	// 2m: healthy 24 s, slow 48 s, recovered 48 s (docs/scenarios.md).
-	s := newTmux(t, 200, 60, bin+" demo --duration 2m --listen-base 0; echo EXIT=$? > "+status)
+	// 3m (the dashboard's default): healthy 36 s, slow 72 s, recovered
+	// 72 s (docs/scenarios.md).
+	s := newTmux(t, 200, 60, bin+" demo --duration 3m --listen-base 0; echo EXIT=$? > "+status)
 
-	// The slow phase lasts 48 s; the storm shows within the first half of
-	// it once the 1m window holds enough of it (the deadline covers the
-	// healthy phase, the whole slow one, and a busy machine's start-up).
+	// The storm shows within the first 20 s of the slow phase once the
+	// rate window holds enough of it; the deadline covers the healthy
+	// phase, the whole slow one, and a busy machine's start-up.
 	const title = "ORIGINALS vs ATTEMPTS client → provider"
 	// The storm is on when the findings say the retries amplify (the
 	// worst row may be client → provider before that, on a timeout).
-	scr := s.waitFor("the storm followed on client → provider", 110*time.Second, func(scr string) bool {
+	scr := s.waitFor("the storm followed on client → provider", 150*time.Second, func(scr string) bool {
 		return strings.Contains(firstLine(scr), "slow") && strings.Contains(scr, "RETRY_AMPLIFICATION") && strings.Contains(scr, title)
 	})
 	lines := strings.Split(strings.TrimRight(scr, "\n"), "\n")
