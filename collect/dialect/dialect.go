@@ -480,6 +480,26 @@ func (t *Translator) newDialect(name string) (Dialect, error) {
 	return nil, unknown(name, t.entries)
 }
 
+// Detected lists the dialects the translator reads a target with so far
+// (detected or forced), in detection order; nil for a target it has not
+// translated. A recording's replay runs the translator too: this is how
+// its targets' dialects are known after it (targets[].dialects).
+func (t *Translator) Detected(target string) []string {
+	t.mu.Lock()
+	st := t.targets[target]
+	t.mu.Unlock()
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make([]string, len(st.dialects))
+	for i, d := range st.dialects {
+		out[i] = d.Name()
+	}
+	return out
+}
+
 // Forget drops a target's state (detected dialects, derived counters).
 func (t *Translator) Forget(target string) {
 	t.mu.Lock()

@@ -95,12 +95,18 @@ func TestDetectSticky(t *testing.T) {
 		if err != nil || name != st.want {
 			t.Fatalf("step %d: %q, %v; want %q", i, name, err, st.want)
 		}
+		if got := strings.Join(tr.Detected("sidecar"), "+"); got != st.want {
+			t.Errorf("step %d: Detected = %q, want %q", i, got, st.want)
+		}
 		if name == "istio" {
 			// Never both: originals only from istio_requests_total.
 			if v, _ := sum(out, model.MetricOriginals, dep, "xds-grpc"); v != 0 {
 				t.Errorf("step %d: envoy originals leaked under istio", i)
 			}
 		}
+	}
+	if got := tr.Detected("never-seen"); got != nil {
+		t.Errorf("Detected of an unknown target = %q, want nil", got)
 	}
 	// Another target keeps its own detection.
 	if _, name, _ := tr.Translate("", &model.Snapshot{Target: "other", Time: t0, Families: load(t, "envoy.prom")}); name != "envoy" {
