@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,6 +30,7 @@ type dashboardFlags struct {
 	recordForce bool
 	utc         bool
 	noMouse     bool
+	theme       string
 }
 
 func (f *dashboardFlags) register(cmd *cobra.Command) {
@@ -41,6 +43,8 @@ func (f *dashboardFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.recordForce, "record-force", false, "overwrite the --record file if it exists")
 	cmd.Flags().BoolVar(&f.utc, "utc", false, "show clock times in UTC (default: local time)")
 	cmd.Flags().BoolVar(&f.noMouse, "no-mouse", false, "leave the mouse to the terminal (no clicks or wheel; text selects as usual)")
+	cmd.Flags().StringVar(&f.theme, "theme", "", "colours: "+strings.Join(ui.ThemeNames, ", ")+" (default terminal: the terminal's own 16 colours)")
+	_ = cmd.RegisterFlagCompletionFunc("theme", cobra.FixedCompletions(ui.ThemeNames, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("charset", cobra.FixedCompletions([]string{"braille", "block", "ascii"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
@@ -65,6 +69,13 @@ func (f *dashboardFlags) options() (ui.Options, error) {
 	}
 	if f.utc {
 		opts.Location = time.UTC
+	}
+	if f.theme != "" {
+		th, err := ui.ParseTheme(f.theme)
+		if err != nil {
+			return opts, err
+		}
+		opts.Theme = &th
 	}
 	if f.charset != "" {
 		cs, err := ui.ParseCharset(f.charset)

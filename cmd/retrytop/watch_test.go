@@ -10,6 +10,31 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// --theme picks a palette; an unknown one is a usage error naming the
+// themes.
+func TestDashboardThemeFlag(t *testing.T) {
+	for _, tt := range []struct {
+		arg     string
+		wantErr bool
+	}{{"", false}, {"rg-safe", false}, {"light", false}, {"solarized", true}} {
+		f := dashboardFlags{interval: time.Second, window: time.Minute, history: time.Minute, theme: tt.arg}
+		opts, err := f.options()
+		if (err != nil) != tt.wantErr {
+			t.Errorf("--theme %q: error %v", tt.arg, err)
+			continue
+		}
+		if tt.wantErr {
+			if !strings.Contains(err.Error(), "rg-safe") {
+				t.Errorf("--theme %q: %v does not name the themes", tt.arg, err)
+			}
+			continue
+		}
+		if (opts.Theme != nil) != (tt.arg != "") {
+			t.Errorf("--theme %q: theme set %v", tt.arg, opts.Theme != nil)
+		}
+	}
+}
+
 // ctrl+s in the dashboard writes the screen where the command runs.
 func TestDashboardSavesTheScreenInTheWorkingDirectory(t *testing.T) {
 	dir := t.TempDir()
