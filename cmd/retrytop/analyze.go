@@ -133,6 +133,11 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 	cmd.Flags().DurationVar(&f.interval, "interval", collect.DefaultInterval, "scrape interval")
 	cmd.Flags().DurationVar(&f.bin, "bin", analysis.DefaultBin, "width of one timeline bin")
 	cmd.Flags().StringVarP(&f.format, "format", "o", "text", "output format: text, json, markdown or html (the postmortem page of retrytop report)")
+	// One meaning per flag across verbs: -o/--output names the file a verb
+	// writes (record, export, report), --format the output format,
+	// --input-format the format of files read. analyze's -o meant the
+	// format; it still does, with a note (docs/cli.md).
+	_ = cmd.Flags().MarkShorthandDeprecated("format", "use --format; -o names the output file in record, export and report")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	cmd.Flags().BoolVar(&f.keepGoing, "keep-going", false, "analyse the targets that answer when others cannot be read on the first scrape (they become TARGET_DOWN findings) instead of exiting 2")
 	cmd.Flags().StringVar(&f.inputFormat, "input-format", "", "format of FILE arguments (recordings): dump, openmetrics, prometheus, victoriametrics, concat (default: detected)")

@@ -219,8 +219,11 @@ func TestReplayFlagsValidation(t *testing.T) {
 	if _, _, err := execute(t, "replay", path, "--from", "yesterday"); err == nil || !strings.Contains(err.Error(), "--from") {
 		t.Errorf("bad --from: %v", err)
 	}
-	if _, _, err := execute(t, "replay", path, "--format", "csv"); err == nil || !strings.Contains(err.Error(), "--format") {
-		t.Errorf("bad --format: %v", err)
+	// --input-format, and its old spelling --format (hidden, deprecated).
+	for _, flag := range []string{"--input-format", "--format"} {
+		if _, _, err := execute(t, "replay", path, flag, "csv"); err == nil || !strings.Contains(err.Error(), `unknown --input-format "csv"`) {
+			t.Errorf("bad %s: %v", flag, err)
+		}
 	}
 	if _, _, err := execute(t, "export", path, "--format", "csv", "-o", "-"); err == nil {
 		t.Errorf("export --format csv accepted")
@@ -270,5 +273,36 @@ func TestWatchRecordBadge(t *testing.T) {
 	// An existing file is refused unless --record-force.
 	if _, err := f.startRecording(&opts, &copts); err == nil || !strings.Contains(err.Error(), "--record-force") {
 		t.Fatalf("existing file: %v", err)
+	}
+}
+
+// TestFlagConvention (issue 17): one meaning per flag across verbs.
+// --format is the output format, --input-format the format of files read,
+// -o the file written; analyze's old -o FORMAT still works and says so.
+func TestFlagConvention(t *testing.T) {
+	path := writeTestDump(t, 20, "app")
+	// cobra prints the note with OutOrStderr: standard error when, as in
+	// main, no output writer is set; here, where the test sets one, it
+	// comes first on that writer.
+	out, stderr, err := execute(t, "analyze", path, "-o", "json")
+	note, body, _ := strings.Cut(out, "\n")
+	if err != nil || note != "Flag shorthand -o has been deprecated, use --format; -o names the output file in record, export and report" ||
+		!strings.HasPrefix(strings.TrimSpace(body), "{") {
+		t.Errorf("analyze -o json: %v, stdout %.120q, stderr %q", err, out, stderr)
+	}
+	for _, verb := range []string{"analyze", "export", "report", "whatif", "replay"} {
+		cmd, _, err := newRootCmd().Find([]string{verb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := cmd.Flags().Lookup("input-format"); f == nil {
+			t.Errorf("%s has no --input-format", verb)
+		}
+		if f := cmd.Flags().Lookup("format"); verb != "replay" && (f == nil || f.Hidden) {
+			t.Errorf("%s: --format is not its output format", verb)
+		}
+		if f := cmd.Flags().ShorthandLookup("o"); f != nil && verb != "analyze" && f.Name != "output" {
+			t.Errorf("%s: -o is --%s, want the output file", verb, f.Name)
+		}
 	}
 }

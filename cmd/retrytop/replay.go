@@ -46,7 +46,7 @@ Keys: space play/pause, left/right step one scrape, shift+left/right jump
 one minute, + and - change the speed (0.25x to 64x), g and G go to the
 start and the end; ? shows the dashboard's other keys.
 
-FILE is a retrytop dump, or (detected, or forced with --format) OpenMetrics
+FILE is a retrytop dump, or (detected, or forced with --input-format) OpenMetrics
 text with timestamps, a Prometheus query_range JSON result, a
 VictoriaMetrics /api/v1/export file, or exposition snapshots with a
 timestamp line before each (docs/dump-format.md).`,
@@ -61,11 +61,15 @@ timestamp line before each (docs/dump-format.md).`,
 	f.dashboardFlags.register(cmd)
 	cmd.Flags().Float64Var(&f.speed, "speed", 1, "playback speed, 0.25 to 64")
 	cmd.Flags().StringVar(&f.from, "from", "", "start at this time: an offset from the start (5m), RFC 3339, or Unix seconds")
-	cmd.Flags().StringVar(&f.format, "format", "", "input format: "+strings.Join(dump.Formats, ", ")+" (default: detected)")
+	cmd.Flags().StringVar(&f.format, "input-format", "", "input format: "+strings.Join(dump.Formats, ", ")+" (default: detected)")
+	// --input-format, as in analyze, export, report and whatif; the old
+	// spelling stays, hidden, with a note.
+	cmd.Flags().StringVar(&f.format, "format", "", "input format")
+	_ = cmd.Flags().MarkDeprecated("format", "use --input-format")
 	cmd.Flags().BoolVar(&f.paused, "paused", false, "open paused")
 	cmd.Flags().StringVarP(&f.src.config, "config", "c", "", "config file whose dialects: (custom mappings), targets' dialects and chains: apply to the recording (docs/config.md)")
 	cmd.Flags().StringArrayVar(&f.src.chains, "chain", nil, "a chain as name=URL,name=URL,... (only the names matter here; repeatable)")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(dump.Formats, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("input-format", cobra.FixedCompletions(dump.Formats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -91,7 +95,7 @@ func parseFrom(s string, start time.Time) (time.Time, error) {
 // selects the families parsed.
 func openRecording(errw io.Writer, path, format string, filter func(string) bool) (dump.Recording, error) {
 	if format != "" && !slices.Contains(dump.Formats, format) {
-		return nil, withCode(exitUsage, fmt.Errorf("unknown --format %q (want one of %s)", format, strings.Join(dump.Formats, ", ")))
+		return nil, withCode(exitUsage, fmt.Errorf("unknown --input-format %q (want one of %s)", format, strings.Join(dump.Formats, ", ")))
 	}
 	rec, err := dump.OpenRecording(path, dump.OpenOptions{Format: format, Filter: filter})
 	if err != nil {
