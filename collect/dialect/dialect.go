@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -498,6 +499,34 @@ func (t *Translator) Detected(target string) []string {
 		out[i] = d.Name()
 	}
 	return out
+}
+
+// Unread returns, for a target the translator has scraped and no dialect
+// reads, an error that says so, lists a few of the families it exposes
+// and points to retrytop dialect draft; nil when a dialect reads it or
+// it was never translated. url is what the user gave for the target.
+func (t *Translator) Unread(target, url string) error {
+	t.mu.Lock()
+	st := t.targets[target]
+	t.mu.Unlock()
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.scraped || len(st.dialects) > 0 {
+		return nil
+	}
+	fams := make([]model.Family, len(st.prev))
+	for i, n := range st.prev {
+		fams[i] = model.Family{Name: n}
+	}
+	seen := "none of the families a dialect reads"
+	if len(fams) > 0 {
+		seen = "families such as " + SeenFamilies(fams, 5)
+	}
+	return fmt.Errorf("no dialect reads %s (%s): run 'retrytop dialect draft %s' for a custom mapping to start from (docs/dialects.md, \"Custom\")",
+		strconv.Quote(target), seen, strconv.Quote(url))
 }
 
 // Forget drops a target's state (detected dialects, derived counters).
