@@ -81,7 +81,7 @@ func ParseConfig(name string, b []byte) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.SetStrict(true) // a misspelt key is an error, not a silent default
 	if err := dec.Decode(&c); err != nil && err.Error() != "EOF" {
-		return nil, fmt.Errorf("config %s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, fmt.Errorf("config %s: %s", name, YAMLMessage(err, &c))
 	}
 	if _, err := c.ScrapeTargets(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", name, err)

@@ -32,8 +32,8 @@ func TestParseFileSD(t *testing.T) {
 		{file: "targets.json", wheres: []string{"testdata/targets.json group 1 (line 2)", "testdata/targets.json group 2 (line 6)"}},
 		{file: "targets.yaml", wheres: []string{"testdata/targets.yaml group 1", "testdata/targets.yaml group 2"}},
 		{file: "bad_syntax.json", err: "testdata/bad_syntax.json: line 3: invalid character '}'"},
-		{file: "bad_type.json", err: "testdata/bad_type.json: line 4: cannot unmarshal string into Go struct field fileGroup.targets of type []string"},
-		{file: "bad_key.yaml", err: "testdata/bad_key.yaml: line 3: field label not found"},
+		{file: "bad_type.json", err: "testdata/bad_type.json: line 4: `targets` takes a list, not text"},
+		{file: "bad_key.yaml", err: "testdata/bad_key.yaml: unknown key `label` at line 3; did you mean `labels`?"},
 		{file: "bad_label.json", err: `testdata/bad_label.json group 1 (line 1): invalid label name ""`},
 	}
 	for _, tt := range tests {
@@ -197,7 +197,7 @@ func TestLoadPrometheusErrors(t *testing.T) {
 		{"prometheus.yml", nil, `testdata/prometheus.yml: no job selected; its jobs are: "api", "blackbox", "node", "only-k8s"`},
 		{"prometheus.yml", []string{"only-k8s"}, `testdata/prometheus.yml: job "only-k8s": no static_configs or file_sd_configs`},
 		{"prometheus_bad_duration.yml", []string{"ok"}, `testdata/prometheus_bad_duration.yml: scrape_configs[1] (job "slow"): unknown unit "x" in duration "5x"`},
-		{"prometheus_bad_type.yml", []string{"ok"}, `testdata/prometheus_bad_type.yml: line 4: cannot unmarshal !!str`},
+		{"prometheus_bad_type.yml", []string{"ok"}, "testdata/prometheus_bad_type.yml: line 4: `a:1` is not a list"},
 		{"prometheus_timeout.yml", []string{"t"}, `testdata/prometheus_timeout.yml: job "t": scrape_timeout 2s is longer than scrape_interval 1s`},
 		{"missing.yml", []string{"x"}, "testdata/missing.yml: no such file or directory"},
 	}

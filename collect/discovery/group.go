@@ -120,7 +120,7 @@ func isJSON(name string, b []byte) bool {
 func parseYAMLGroups(where string, b []byte) ([]Group, error) {
 	var fgs []fileGroup
 	if err := yaml.UnmarshalStrict(b, &fgs); err != nil {
-		return nil, fmt.Errorf("%s: %s", where, yamlError(err))
+		return nil, fmt.Errorf("%s: %s", where, yamlError(err, []fileGroup{}))
 	}
 	out := make([]Group, len(fgs))
 	for i, fg := range fgs {
@@ -132,11 +132,7 @@ func parseYAMLGroups(where string, b []byte) ([]Group, error) {
 // yamlError shortens a yaml.v2 error, which names the line when the
 // decoder knows it ("line 3: cannot unmarshal ..."), to one sanitised
 // line.
-func yamlError(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
-	return collect.Sanitize(strings.ReplaceAll(msg, "\n  ", "; "))
-}
+func yamlError(err error, dst any) string { return collect.YAMLMessage(err, dst) }
 
 // parseJSONGroups decodes group by group, so that an error can name the
 // line of the group it is in.
@@ -156,7 +152,7 @@ func parseJSONGroups(where string, b []byte) ([]Group, error) {
 			off += te.Offset
 		}
 		msg := strings.TrimPrefix(err.Error(), "json: ")
-		return fmt.Errorf("%s: line %d: %s", where, lineAt(b, off), collect.Sanitize(msg))
+		return fmt.Errorf("%s: line %d: %s", where, lineAt(b, off), collect.YAMLMessage(errors.New(msg), []fileGroup{}))
 	}
 	tok, err := dec.Token()
 	if err != nil {

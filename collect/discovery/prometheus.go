@@ -246,7 +246,7 @@ func decodeError(path string, b []byte, err error) error {
 	where := collect.Sanitize(path)
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
-		return fmt.Errorf("%s: %s", where, yamlError(err))
+		return fmt.Errorf("%s: %s", where, yamlError(err, promConfig{}))
 	}
 	var raw struct {
 		ScrapeConfigs []yaml.MapSlice `yaml:"scrape_configs"`
@@ -265,11 +265,11 @@ func decodeError(path string, b []byte, err error) error {
 						name = fmt.Sprint(it.Value)
 					}
 				}
-				return fmt.Errorf("%s: scrape_configs[%d] (job %q): %s", where, i, collect.Sanitize(name), yamlError(jerr))
+				return fmt.Errorf("%s: scrape_configs[%d] (job %q): %s", where, i, collect.Sanitize(name), yamlError(jerr, scrapeConfig{}))
 			}
 		}
 	}
-	return fmt.Errorf("%s: %s", where, yamlError(err))
+	return fmt.Errorf("%s: %s", where, yamlError(err, promConfig{}))
 }
 
 type globalDefaults struct{ interval, timeout time.Duration }
