@@ -25,12 +25,12 @@ func TestYAMLMessage(t *testing.T) {
 		dst  any // nil: a Config
 	}{
 		{"typo in a target", decode("targets:\n  - name: app\n    url: http://h/m\n    intreval: 5s\n"),
-			"unknown key `intreval` at line 4; did you mean `interval`?"},
+			"unknown key `intreval` at line 4; did you mean `interval`?", nil},
 		{"typo far from any key", decode("targets:\n  - name: app\n    colour: red\n"), "unknown key `colour` at line 3", nil},
 		{"bad duration", decode("targets:\n  - name: app\n    interval: 5x\n"), "line 3: `5x` is not a duration (30s, 1m)", nil},
 		{"list for a mapping", decode("targets:\n  - [a, b]\n"), "line 2: a list is not what this key takes (a mapping of its own keys)", nil},
 		{"two errors", decode("targets:\n  - name: app\n    intreval: 5s\n    tmeout: 1s\n"),
-			"unknown key `intreval` at line 3; did you mean `interval`?; unknown key `tmeout` at line 4; did you mean `timeout`?"},
+			"unknown key `intreval` at line 3; did you mean `interval`?; unknown key `tmeout` at line 4; did you mean `timeout`?", nil},
 		{"json unknown field", errors.New(`unknown field "lables"`), "unknown key `lables`; did you mean `labels`?", []group{}},
 		{"json type", errors.New("cannot unmarshal string into Go struct field fileGroup.targets of type []string"), "`targets` takes a list, not text", nil},
 		{"json value", errors.New("cannot unmarshal number into Go value of type []main.fileGroup"), "expected a list, got a number", nil},
