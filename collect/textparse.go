@@ -2,7 +2,9 @@ package collect
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
+	"math/bits"
 	"sort"
 	"strconv"
 	"sync"
@@ -195,6 +197,7 @@ const (
 	cLabelName // also a digit
 	cMetricName
 	cValueEnd // ends a quoted label value: '"', '\\' or a byte >= 0x80
+	cNotFloat // hex-float and underscore forms, which expfmt refuses: p P _ x X
 )
 
 var charClass = func() (t [256]uint8) {
@@ -212,6 +215,9 @@ var charClass = func() (t [256]uint8) {
 		}
 	}
 	t[':'] |= cMetricName
+	for _, c := range "pP_xX" {
+		t[c] |= cNotFloat
+	}
 	t['"'] |= cValueEnd
 	t['\\'] |= cValueEnd
 	return t
@@ -746,9 +752,7 @@ func (p *textParser) labels(l []byte, i int) (int, bool) {
 func (p *textParser) labelValue(l []byte, i int) (value []byte, end int, ok bool) {
 	j := i
 	for {
-		for j < len(l) && charClass[l[j]]&cValueEnd == 0 {
-			j++
-		}
+		j = valueEnd(l, j)
 		if j < len(l) && l[j] >= 0x80 {
 			p.nonASCII = true
 			j++
@@ -798,6 +802,25 @@ func (p *textParser) labelValue(l []byte, i int) (value []byte, end int, ok bool
 	return nil, len(l), false
 }
 
+// valueEnd returns the index of the first '"', '\\' or byte >= 0x80 of
+// l from j, or len(l): eight bytes at a time, since label values (hosts,
+// routes) are most of a line's bytes.
+func valueEnd(l []byte, j int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; j+8 <= len(l); j += 8 {
+		x := binary.LittleEndian.Uint64(l[j:])
+		q, b := x^('"'*ones), x^('\\'*ones)
+		// A zero byte of q or b borrows into its high bit; borrows move
+		// only upward, so the lowest flagged byte is exact.
+		if m := ((q-ones)&^q | (b-ones)&^b | x) & highs; m != 0 {
+			return j + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; j < len(l) && charClass[l[j]]&cValueEnd == 0; j++ {
+	}
+	return j
+}
+
 // parseValue parses a sample value or an le/quantile label as expfmt
 // does: strconv.ParseFloat, refusing the hex-float and underscore forms.
 // Plain integers, most of any exposition, are read without strconv.
@@ -818,8 +841,10 @@ func parseValue(b []byte) (float64, bool) {
 			return v, true
 		}
 	}
-	if bytes.ContainsAny(b, "pP_xX") {
-		return 0, false
+	for _, c := range b {
+		if charClass[c]&cNotFloat != 0 { // not bytes.ContainsAny: it builds its set on every call
+			return 0, false
+		}
 	}
 	v, err := strconv.ParseFloat(string(b), 64)
 	return v, err == nil

@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,4 +125,34 @@ func FuzzFastTextSelect(f *testing.F) {
 		n := names[int(which)%len(names)]
 		checkSelect(t, n, body, selectFilters[n])
 	})
+}
+
+// TestValueEnd holds the eight-bytes-at-a-time scan to the byte loop.
+func TestValueEnd(t *testing.T) {
+	ref := func(l []byte, j int) int {
+		for ; j < len(l) && l[j] != '"' && l[j] != '\\' && l[j] < 0x80; j++ {
+		}
+		return j
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	alphabet := []byte{'"', '\\', 0x80, 0xff, 0x7f, 0x21, 0x23, 0x5b, 0x5d, 0x00, 0x01, 'a'}
+	for n := 0; n < 40; n++ {
+		for trial := 0; trial < 300; trial++ {
+			l := make([]byte, n)
+			for i := range l {
+				if rng.IntN(5) == 0 {
+					l[i] = alphabet[rng.IntN(len(alphabet))]
+				} else {
+					l[i] = 'a' + byte(rng.IntN(26))
+				}
+			}
+			j := 0
+			if n > 0 {
+				j = rng.IntN(n)
+			}
+			if got, want := valueEnd(l, j), ref(l, j); got != want {
+				t.Fatalf("valueEnd(%q, %d) = %d, want %d", l, j, got, want)
+			}
+		}
+	}
 }
