@@ -46,6 +46,9 @@ type Mapping struct {
 	// Signals are the mappings, applied in order; series matching two
 	// signals of one family are added together.
 	Signals []Signal `json:"signals" yaml:"signals"`
+	// Derived families are computed from the mapped ones, in order, per
+	// dependency (see Derivation).
+	Derived []Derivation `json:"derived,omitempty" yaml:"derived,omitempty"`
 }
 
 // Signal maps one raw family (optionally a subset of its series) onto one
@@ -177,6 +180,21 @@ func (m *Mapping) compile() error {
 		sigs[i] = s
 	}
 	m.Signals = sigs
+	var mapped []string
+	for _, s := range sigs {
+		if !slices.Contains(mapped, s.Family) {
+			mapped = append(mapped, s.Family)
+		}
+	}
+	ds := make([]Derivation, len(m.Derived))
+	for i, d := range m.Derived {
+		if err := d.compile(mapped); err != nil {
+			return fmt.Errorf("custom dialect %q: %v", m.Name, err)
+		}
+		ds[i] = d
+		mapped = append(mapped, d.Family)
+	}
+	m.Derived = ds
 	return nil
 }
 
@@ -195,15 +213,19 @@ func validName(s string) bool {
 	return true
 }
 
-// custom is the Dialect of a compiled Mapping.
-type custom struct{ Mapping }
+// custom is the Dialect of a compiled Mapping; g keeps its derived
+// differences monotonic.
+type custom struct {
+	Mapping
+	g guard
+}
 
 // NewCustom validates a mapping and returns its dialect.
 func NewCustom(m Mapping) (Dialect, error) {
 	if err := m.compile(); err != nil {
 		return nil, err
 	}
-	return &custom{m}, nil
+	return &custom{Mapping: m}, nil
 }
 
 // Name implements Dialect.
@@ -376,6 +398,7 @@ func (m *custom) Translate(snap *model.Snapshot) *model.Snapshot {
 			}
 		}
 	}
+	m.derive(o)
 	return o.snapshot(snap)
 }
 

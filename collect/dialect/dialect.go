@@ -218,7 +218,7 @@ func NewTranslator(cfg Config) (*Translator, error) {
 			}
 		}
 		mc := m
-		es = addEntryErr(es, m.Name, func() Dialect { return &custom{mc} })
+		es = addEntryErr(es, m.Name, func() Dialect { return &custom{Mapping: mc} })
 		if es == nil {
 			return nil, fmt.Errorf("custom dialect %q defined twice", m.Name)
 		}

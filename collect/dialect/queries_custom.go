@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/retrytop/retrytop/model"
@@ -77,6 +78,36 @@ func (m *custom) Exprs(opts QueryOptions) []Expr {
 				return scaled(q.sel(sig.Metric, join(`quantile=""`, x)), scale)
 			})})
 		}
+	}
+	return append(out, m.derivedExprs(q, out)...)
+}
+
+// derivedExprs: each derivation's expression over the operands' queries,
+// each operand summed by (<by>, instance, dependency) as Translate sums
+// it per target and dependency, clamped at 0. A counter's terms are
+// increases, so the derived increase is the difference of theirs (no
+// monotonic hold across steps: a step where the difference falls reads 0).
+func (m *custom) derivedExprs(q qctx, have []Expr) []Expr {
+	group := groupList(append(append([]string{}, q.By...), "instance", model.LabelDependency))
+	var out []Expr
+	for _, d := range m.Derived {
+		operand := func(f string) string {
+			var parts []string
+			for _, e := range append(have, out...) {
+				if e.Name == f {
+					parts = append(parts, setLabel(e.PromQL, partLabel, strconv.Itoa(len(parts)+1)))
+				}
+			}
+			return "sum by (" + group + ") (" + or(parts...) + ")"
+		}
+		var render func(n *dnode) string
+		render = func(n *dnode) string {
+			if n.family != "" {
+				return operand(n.family)
+			}
+			return "(" + render(n.l) + " " + string(n.op) + " " + render(n.r) + ")"
+		}
+		out = append(out, Expr{Name: d.Family, PromQL: "clamp_min(" + render(d.node) + ", 0)"})
 	}
 	return out
 }

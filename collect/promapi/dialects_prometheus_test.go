@@ -63,6 +63,7 @@ var ecosystemCases = []dialectCase{
 	{"apisix", "../dialect/testdata/apisix_3.x.prom"},
 	{"linkerd1", "../dialect/testdata/linkerd1_1.7.prom"},
 	{"otel-http-client", "../dialect/testdata/otel_http_client.prom"},
+	{"acme-derived", "../dialect/testdata/custom_acme.prom"},
 }
 
 // serviceOnly are the cases without a caller's side: no dependency.
@@ -78,6 +79,15 @@ var acmeMapping = dialect.Mapping{
 		{Family: model.MetricAttempts, Metric: "acme_tries_total", Match: []string{`status!~"5.."`}, Labels: map[string]string{"outcome": "success"}},
 		{Family: model.MetricRequestDuration, Metric: "acme_call_latency_ms", Scale: 0.001},
 	},
+}
+
+// acmeDerived is acme with its retries derived (docs/dialects.md,
+// "Derived signals"): tries less calls, per upstream.
+var acmeDerived = dialect.Mapping{
+	Name:            "acmed",
+	DependencyLabel: acmeMapping.DependencyLabel,
+	Signals:         acmeMapping.Signals,
+	Derived:         []dialect.Derivation{{Family: model.MetricRetries, Expr: "attempts - originals"}},
 }
 
 // growing serves a fixture whose cumulative values (counters, histogram
@@ -259,22 +269,22 @@ func TestDialectQueriesAgainstPrometheus(t *testing.T) {
 		t.Skip("Prometheus integration test skipped in -short mode")
 	}
 	t.Run("core", func(t *testing.T) {
-		dialectEquivalence(t, dialectCases, simFleets(t),
+		dialectEquivalence(t, acmeMapping, dialectCases, simFleets(t),
 			"prometheus-api:acme+istio+envoy+linkerd+haproxy+grpc+resilience4j+pools+native")
 	})
 	t.Run("ecosystem", func(t *testing.T) {
-		dialectEquivalence(t, ecosystemCases, nil,
-			"prometheus-api:linkerd1+client-go+traefik+grpc-prometheus+polly+kong+apisix+otel-http")
+		dialectEquivalence(t, acmeDerived, ecosystemCases, nil,
+			"prometheus-api:acmed+linkerd1+client-go+traefik+grpc-prometheus+polly+kong+apisix+otel-http")
 	})
 }
 
 // dialectEquivalence serves cases and fleets to one Prometheus and to the
 // direct scraper and compares what both read; wantDialects is the
 // server's status.
-func dialectEquivalence(t *testing.T, dialectCases []dialectCase, fleets []simFleet, wantDialects string) {
+func dialectEquivalence(t *testing.T, custom dialect.Mapping, dialectCases []dialectCase, fleets []simFleet, wantDialects string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	tr, err := dialect.NewTranslator(dialect.Config{Custom: []dialect.Mapping{acmeMapping}})
+	tr, err := dialect.NewTranslator(dialect.Config{Custom: []dialect.Mapping{custom}})
 	if err != nil {
 		t.Fatal(err)
 	}

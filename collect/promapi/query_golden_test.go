@@ -41,13 +41,14 @@ var goldenQueries = []struct {
 	{"linkerd1", []string{"linkerd1"}},
 	{"otel-http", []string{"otel-http"}},
 	{"acme", []string{"acme"}},
+	{"acmed", []string{"acmed"}},
 	{"istio+envoy", []string{"istio", "envoy"}},
 	{"envoy+pools+native", []string{"envoy", "pools", "native"}},
 }
 
 func goldenTranslator(t *testing.T) *dialect.Translator {
 	t.Helper()
-	tr, err := dialect.NewTranslator(dialect.Config{Custom: []dialect.Mapping{acmeMapping},
+	tr, err := dialect.NewTranslator(dialect.Config{Custom: []dialect.Mapping{acmeMapping, acmeDerived},
 		PoolDependency: map[string]string{"HikariPool-1": "orders-db"}})
 	if err != nil {
 		t.Fatal(err)
