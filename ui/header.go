@@ -218,10 +218,14 @@ func (m *Model) helpLines(out []line) []line {
 		r := &replayKeyMap
 		out = append(out, line{})
 		out = append(out, (&painter{c: m.c}).title(nil, "REPLAY", "the player's keys", m.c.width)...)
-		for _, s := range strings.Split(m.help.FullHelpView([][]key.Binding{
+		groups := [][]key.Binding{
 			{r.Play, r.StepBack, r.StepFwd, r.JumpBack, r.JumpFwd},
 			{r.Slower, r.Faster, r.Start, r.End},
-		}), "\n") {
+		}
+		if m.c.opts.WhatIf != nil {
+			groups = append(groups, []key.Binding{whatIfKey})
+		}
+		for _, s := range strings.Split(m.help.FullHelpView(groups), "\n") {
 			out = append(out, line{s: s, w: ansi.StringWidth(s)})
 		}
 	}

@@ -104,7 +104,7 @@ func (v viewKeys) ShortHelp() []key.Binding {
 		return append(common, short(k.Down, "replica"), short(k.Open, "open"), short(k.Back, "back"), short(k.PageDown, "scroll"), short(k.SwitchView, "view"))
 	case viewChains:
 		return append(common, short(k.Back, "back"), short(k.SwitchView, "view"))
-	case viewFindings, viewInfo:
+	case viewFindings, viewInfo, viewWhatIf:
 		return append(common, short(k.Down, "scroll"), short(k.Back, "back"))
 	}
 	out := append(common, short(k.Sort, "sort"), short(k.Filter, "filter"), short(k.Open, "detail"), short(k.Findings, "findings"), short(k.Info, "info"))

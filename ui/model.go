@@ -36,6 +36,8 @@ const (
 	// viewFindings is every finding whole (f); viewInfo what is watched (i).
 	viewFindings
 	viewInfo
+	// viewWhatIf is the recording under other retry policies (w, replay).
+	viewWhatIf
 )
 
 // common is the state every sub-model reads: size, styles, glyphs, keys
@@ -106,6 +108,8 @@ type Model struct {
 	// paneView the findings and info panes.
 	helpView scroller
 	paneView scroller
+	// whatIf is the what-if pane's content (whatif.go).
+	whatIf whatIfState
 
 	lw         lineWriter // scratch for header, findings and footer
 	overflows  int        // lines cut at the screen edge (layout slack; tests want 0)
@@ -175,7 +179,7 @@ func (m *Model) stripLines() []string {
 		return m.findings
 	}
 	d := &m.shownDerived
-	if !m.showHelp && (m.view == viewFindings || m.view == viewInfo ||
+	if !m.showHelp && (m.view == viewFindings || m.view == viewInfo || m.view == viewWhatIf ||
 		(m.view == viewOverview && m.overview.tall() && len(d.found) > 0)) {
 		// The tall overview and the panes list the findings whole; the
 		// strip keeps only what is not a finding (the series cap).
@@ -267,6 +271,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 	case screenSavedMsg:
 		m.saved = msg.status()
+		m.dirty = true
+		return m, nil
+
+	case whatIfMsg:
+		m.onWhatIf(msg)
 		m.dirty = true
 		return m, nil
 
@@ -496,6 +505,8 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return m.stepWindow(+1)
 	case key.Matches(msg, k.Save):
 		return m.saveScreen()
+	case m.c.opts.WhatIf != nil && key.Matches(msg, whatIfKey):
+		return m.toggleWhatIf()
 	case key.Matches(msg, k.Follow):
 		m.following = true
 		m.followWorst()
@@ -532,7 +543,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 			m.switchView(viewOverview)
 		}
 		return nil
-	case viewFindings, viewInfo:
+	case viewFindings, viewInfo, viewWhatIf:
 		if key.Matches(msg, k.Back) {
 			m.switchView(viewOverview)
 			return nil
@@ -725,6 +736,9 @@ func (m *Model) View() string {
 			lines = m.paneView.show(lines, bodyH)
 		case m.view == viewInfo:
 			m.infoPane(&m.paneView, w)
+			lines = m.paneView.show(lines, bodyH)
+		case m.view == viewWhatIf:
+			m.whatIfPane(&m.paneView, w)
 			lines = m.paneView.show(lines, bodyH)
 		case m.view == viewDetail:
 			lines = m.detail.view(lines, m.shown, m.shownSeq, w, bodyH)

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -133,6 +134,11 @@ type Options struct {
 	// build watches it; sanitised before display.
 	Source  string
 	Version string
+	// WhatIf, when set (a replay of a recording), is what the what-if pane
+	// (w) shows: the recording replayed by the model under other retry
+	// policies, as retrytop whatif prints it. It runs once, in a command,
+	// when the pane first opens; its text is sanitised before display.
+	WhatIf func(ctx context.Context) (string, error)
 	// SaveScreen, when set, writes a rendered view (with its escape
 	// sequences) to files and returns their paths; ctrl+s calls it in a
 	// command (never in Update) and the header says where the files are.

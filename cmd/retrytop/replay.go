@@ -18,7 +18,9 @@ import (
 	"github.com/retrytop/retrytop/collect/dump"
 	"github.com/retrytop/retrytop/collect/replay"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/policy"
 	"github.com/retrytop/retrytop/ui"
+	"github.com/retrytop/retrytop/whatif"
 )
 
 type replayFlags struct {
@@ -159,6 +161,27 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	opts.Source = "recording " + path
 	opts.Player = player
 	opts.Chains, opts.Links = rs.chains, rs.links
+	// w: the recording under other retry policies (issue 18), as
+	// retrytop whatif prints it, on a recording of its own (the player
+	// reads this one).
+	opts.WhatIf = func(context.Context) (string, error) {
+		fork, err := rec.Fork()
+		if err != nil {
+			return "", err
+		}
+		specs, err := policy.Parse(defaultPolicies)
+		if err != nil {
+			return "", err
+		}
+		_, translate := rs.translator()
+		rep, err := whatIfReport(fork, path, translate, time.Second, specs)
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		err = whatif.Write(&b, rep, "text")
+		return b.String(), err
+	}
 	// A step or a jump shows at once (live frames wait up to 1 s to fold
 	// the targets' scrapes into one).
 	opts.MinFrameGap = 100 * time.Millisecond

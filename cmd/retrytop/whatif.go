@@ -85,32 +85,45 @@ file), 2 the recording cannot be read or fitted.`,
 				return err
 			}
 			defer rec.Close()
-			per := map[string]int{}
-			for i := 0; i < rec.Len(); i++ {
-				per[rec.Target(i)]++
-			}
-			hist := 2
-			for _, n := range per {
-				hist = max(hist, n+1)
-			}
-			st := model.NewStore(model.StoreConfig{History: hist})
-			if !collect.AnyScraped(dump.LoadStore(rec, st, translate)) {
-				return withCode(exitNoData, errors.New("no scrape in the recording could be read"))
-			}
-			fit, err := whatif.Fit(st, f.bin)
+			rep, err := whatIfReport(rec, args[0], translate, f.bin, specs)
 			if err != nil {
-				return withCode(exitNoData, fmt.Errorf("%q: %w", args[0], err))
-			}
-			rep, err := whatif.Build(args[0], fit, specs)
-			if err != nil {
-				return withCode(exitUsage, err)
+				return err
 			}
 			return whatif.Write(cmd.OutOrStdout(), rep, f.format)
 		},
 	}
-	cmd.Flags().StringVarP(&f.policies, "policy", "p", "recorded,envoy,finagle,grpc,sre,aws,bounded,none", "policies to replay (see above)")
+	cmd.Flags().StringVarP(&f.policies, "policy", "p", defaultPolicies, "policies to replay (see above)")
 	cmd.Flags().StringVar(&f.format, "format", "text", "output: "+strings.Join(whatif.Formats, ", "))
 	cmd.Flags().DurationVar(&f.bin, "bin", time.Second, "width of the model's bins (at least the recording's scrape interval)")
 	cmd.Flags().StringVar(&f.inputFormat, "input-format", "", "force the recording's format: "+strings.Join(dump.Formats, ", "))
 	return cmd
 }
+
+// whatIfReport loads a recording whole, fits the model to it and replays
+// it under each policy (whatif FILE, and the replay's w pane).
+func whatIfReport(rec dump.Recording, name string, translate func(*model.Snapshot) (*model.Snapshot, error), bin time.Duration, specs []policy.Spec) (whatif.Report, error) {
+	per := map[string]int{}
+	for i := 0; i < rec.Len(); i++ {
+		per[rec.Target(i)]++
+	}
+	hist := 2
+	for _, n := range per {
+		hist = max(hist, n+1)
+	}
+	st := model.NewStore(model.StoreConfig{History: hist})
+	if !collect.AnyScraped(dump.LoadStore(rec, st, translate)) {
+		return whatif.Report{}, withCode(exitNoData, errors.New("no scrape in the recording could be read"))
+	}
+	fit, err := whatif.Fit(st, bin)
+	if err != nil {
+		return whatif.Report{}, withCode(exitNoData, fmt.Errorf("%q: %w", name, err))
+	}
+	rep, err := whatif.Build(name, fit, specs)
+	if err != nil {
+		return whatif.Report{}, withCode(exitUsage, err)
+	}
+	return rep, nil
+}
+
+// defaultPolicies are the policies whatif and the replay's w pane compare.
+const defaultPolicies = "recorded,envoy,finagle,grpc,sre,aws,bounded,none"

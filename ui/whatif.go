@@ -1,0 +1,88 @@
+package ui
+
+import (
+	"context"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// The what-if pane (w, in a replay of a recording) shows the recording
+// replayed by the model under other retry policies: the text of
+// `retrytop whatif FILE` (issue 18), computed once, in a command, the
+// first time the pane opens.
+
+// whatIfKey opens and closes the pane; only where Options.WhatIf is set.
+var whatIfKey = key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "what if: other retry policies"))
+
+// whatIfMsg carries the comparison, or why there is none.
+type whatIfMsg struct {
+	text string
+	err  error
+}
+
+// whatIfState is the pane's content: not asked, computing, or done.
+type whatIfState struct {
+	asked bool
+	done  bool
+	lines []string
+	err   string
+}
+
+// toggleWhatIf opens (starting the comparison the first time) or closes
+// the pane.
+func (m *Model) toggleWhatIf() tea.Cmd {
+	if m.view == viewWhatIf {
+		m.switchView(viewOverview)
+		return nil
+	}
+	run := m.c.opts.WhatIf
+	if run == nil {
+		m.saved = "what if needs a recording (retrytop replay FILE)"
+		return nil
+	}
+	m.view = viewWhatIf
+	m.paneView.scroll = 0
+	if m.whatIf.asked {
+		return nil
+	}
+	m.whatIf.asked = true
+	return func() tea.Msg {
+		// Seconds of work at most (an hour of incident per policy in
+		// seconds); nothing waits for it but the pane.
+		text, err := run(context.Background())
+		return whatIfMsg{text: text, err: err}
+	}
+}
+
+func (m *Model) onWhatIf(msg whatIfMsg) {
+	m.whatIf.done = true
+	if msg.err != nil {
+		m.whatIf.err = msg.err.Error()
+		return
+	}
+	m.whatIf.lines = strings.Split(strings.TrimRight(msg.text, "\n"), "\n")
+}
+
+// whatIfPane renders the pane into s's cache.
+func (m *Model) whatIfPane(s *scroller, width int) {
+	p := &s.pane
+	l, st, g := &p.l, &m.c.st, m.c.g
+	out := p.title(s.cache[:0], "WHAT IF", "this recording replayed by the model under other retry policies "+g.dot+" w or esc back "+g.dot+" docs/whatif.md", width)
+	switch {
+	case !m.whatIf.done:
+		l.text("fitting the model to the recording and replaying it under each policy…", st.dim)
+		out = append(out, l.line())
+	case m.whatIf.err != "":
+		l.text("no comparison: ", st.warn)
+		l.cell(Sanitize(m.whatIf.err), width-l.w, false, st.text)
+		out = append(out, l.line())
+	default:
+		for _, t := range m.whatIf.lines {
+			l.cell(Sanitize(t), width, false, st.text)
+			out = append(out, trimSpaceRight(l.line()))
+		}
+	}
+	s.cache = out
+}
