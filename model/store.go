@@ -45,7 +45,9 @@ var DefaultStoreConfig = StoreConfig{History: 900, MaxSeriesPerTarget: 20000}
 
 // Store keeps bounded history for many targets: per target, a ring of scrape
 // times and, per series, a ring of values aligned with it. Memory per series
-// is History*8 bytes plus its identity, fixed from the series' first scrape.
+// is History*4 bytes while its values are exact as float32 (History*8 from
+// the first that is not) plus its identity, fixed from the series' first
+// scrape.
 // It is safe for concurrent use.
 type Store struct {
 	mu      sync.RWMutex
@@ -93,8 +95,49 @@ type storedSeries struct {
 	// extraVal is the le or quantile of a bucket or quantile series, which
 	// the series cache compares as a number instead of formatting it.
 	extraVal float64
-	values   []float64 // ring aligned with targetHistory.times; NaN = absent
-	lastSeen int64     // scrape index of the newest value
+	ring     ring  // values aligned with targetHistory.times; NaN = absent
+	lastSeen int64 // scrape index of the newest value
+}
+
+// ring holds a series' values: as float32 while every value stored is
+// one exactly (counts below 2^24, small gauges, NaN for absent), which
+// halves the store, and as float64 from the first value that is not. It
+// never rounds a value.
+type ring struct {
+	f32 []float32
+	f64 []float64
+}
+
+// newRing returns a ring of n absent values.
+func newRing(n int) ring {
+	r := ring{f32: make([]float32, n)}
+	nan := float32(math.NaN())
+	for i := range r.f32 {
+		r.f32[i] = nan
+	}
+	return r
+}
+
+func (r *ring) get(i int) float64 {
+	if r.f64 != nil {
+		return r.f64[i]
+	}
+	return float64(r.f32[i])
+}
+
+func (r *ring) set(i int, v float64) {
+	if r.f64 == nil {
+		if f := float32(v); float64(f) == v || v != v { // exact, or NaN (absent)
+			r.f32[i] = f
+			return
+		}
+		r.f64 = make([]float64, len(r.f32))
+		for k, f := range r.f32 {
+			r.f64[k] = float64(f)
+		}
+		r.f32 = nil
+	}
+	r.f64[i] = v
 }
 
 // is reports whether r is this series: the same name, type and labels
@@ -235,25 +278,22 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 			}
 			fs := r.series()
 			key := string(th.keyBuf)
-			ss = &storedSeries{key: key, name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, extraVal: r.extraVal, values: make([]float64, len(th.times)), lastSeen: -1}
+			ss = &storedSeries{key: key, name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, extraVal: r.extraVal, ring: newRing(len(th.times)), lastSeen: -1}
 			th.order[pos-1] = ss
-			for i := range ss.values {
-				ss.values[i] = math.NaN()
-			}
 			th.series[key] = ss
 			th.byName[fs.Name] = append(th.byName[fs.Name], ss)
 			if prev >= 0 && r.startsAtZero() && !math.IsNaN(r.value) {
 				th.fresh = append(th.fresh, freshSeries{ss: ss, sample: r.sample, suffix: r.suffix, typ: r.fam.Type})
 			}
 		} else if prev >= 0 && r.countsEvents() {
-			if p := ss.values[prev]; p > 0 {
+			if p := ss.ring.get(prev); p > 0 {
 				counted++
 				if r.value < p {
 					reset++
 				}
 			}
 		}
-		ss.values[slot] = r.value
+		ss.ring.set(slot, r.value)
 		if ss.lastSeen != idx {
 			seen++
 		}
@@ -286,7 +326,7 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 		if ss.lastSeen == idx {
 			continue
 		}
-		ss.values[slot] = math.NaN()
+		ss.ring.set(slot, math.NaN())
 		if idx-ss.lastSeen >= int64(len(th.times)) {
 			delete(th.series, key)
 			th.removeByName(ss)
@@ -321,7 +361,7 @@ func (th *targetHistory) seed(prev int, notFromZero bool) int {
 		if (notFromZero || f.sample.Baseline) && f.sample.CreatedMs <= prevMs {
 			continue
 		}
-		f.ss.values[prev] = 0
+		f.ss.ring.set(prev, 0)
 		n++
 	}
 	return n
@@ -497,10 +537,10 @@ func (s *Store) SelectSince(target, name string, match func(Labels) bool, sinceM
 		pts := make([]Point, 0, n+1)
 		// A series absent at the first scrape of the range still needs its
 		// newest earlier sample: it is where an increase starts from.
-		if v := ss.values[from%int64(len(th.times))]; math.IsNaN(v) {
+		if v := ss.ring.get(int(from % int64(len(th.times)))); math.IsNaN(v) {
 			for i := from - 1; i >= th.next-int64(th.retained()); i-- {
 				slot := i % int64(len(th.times))
-				if v := ss.values[slot]; !math.IsNaN(v) {
+				if v := ss.ring.get(int(slot)); !math.IsNaN(v) {
 					pts = append(pts, Point{T: th.times[slot], V: v})
 					break
 				}
@@ -508,7 +548,7 @@ func (s *Store) SelectSince(target, name string, match func(Labels) bool, sinceM
 		}
 		for i := from; i < from+int64(n); i++ {
 			slot := i % int64(len(th.times))
-			v := ss.values[slot]
+			v := ss.ring.get(int(slot))
 			if math.IsNaN(v) {
 				continue
 			}
