@@ -22,6 +22,10 @@ type Config struct {
 	// Dialects holds custom dialect mappings; collect/dialect's
 	// ParseMappings reads them from the same file.
 	Dialects any `yaml:"dialects"`
+	// Theme names the dashboard's colours (--theme wins); Keys remaps its
+	// keys, action name to keys (docs/dashboard.md). Checked by the ui.
+	Theme string              `yaml:"theme"`
+	Keys  map[string][]string `yaml:"keys"`
 }
 
 // TargetConfig is one target in a config file. HTTP takes the same keys as

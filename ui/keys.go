@@ -1,6 +1,12 @@
 package ui
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+)
 
 // KeyMap is every key binding of the dashboard. The help screen (?) and
 // the footer are generated from it, so a remapped key is documented where
@@ -63,6 +69,63 @@ func DefaultKeyMap() KeyMap {
 		Info:     key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "info")),
 		Save:     key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "save the screen")),
 	}
+}
+
+// KeyActions names the bindings of a KeyMap for Remap (a config file's
+// keys: section), in help order.
+var KeyActions = []string{"quit", "help", "pause", "window-down", "window-up", "sort", "filter", "switch-view",
+	"up", "down", "page-up", "page-down", "top", "bottom", "open", "back", "group", "follow", "findings", "info", "save"}
+
+// binding returns the binding an action name names.
+func (k *KeyMap) binding(action string) *key.Binding {
+	return map[string]*key.Binding{"quit": &k.Quit, "help": &k.Help, "pause": &k.Pause, "window-down": &k.WindowDown,
+		"window-up": &k.WindowUp, "sort": &k.Sort, "filter": &k.Filter, "switch-view": &k.SwitchView, "up": &k.Up,
+		"down": &k.Down, "page-up": &k.PageUp, "page-down": &k.PageDown, "top": &k.Top, "bottom": &k.Bottom,
+		"open": &k.Open, "back": &k.Back, "group": &k.Group, "follow": &k.Follow, "findings": &k.Findings,
+		"info": &k.Info, "save": &k.Save}[action]
+}
+
+// Remap binds each named action to the keys given (bubbletea's key names:
+// "q", "ctrl+c", "pgdown", " " for space), keeping the action's help text
+// and showing its first key in the help. An unknown action, an empty list
+// or a key left bound to two actions is an error naming them; ctrl+c
+// always quits as well.
+func (k *KeyMap) Remap(m map[string][]string) error {
+	names := make([]string, 0, len(m))
+	for a := range m {
+		names = append(names, a)
+	}
+	slices.Sort(names)
+	for _, a := range names {
+		b := k.binding(a)
+		if b == nil {
+			return fmt.Errorf("keys: unknown action %q (actions: %s)", a, strings.Join(KeyActions, ", "))
+		}
+		keys := m[a]
+		if len(keys) == 0 {
+			return fmt.Errorf("keys: %s has no key", a)
+		}
+		if a == "quit" && !slices.Contains(keys, "ctrl+c") {
+			keys = append(slices.Clone(keys), "ctrl+c")
+		}
+		label := keys[0]
+		if label == " " {
+			label = "space"
+		}
+		*b = key.NewBinding(key.WithKeys(keys...), key.WithHelp(label, b.Help().Desc))
+	}
+	owner := map[string]string{}
+	for _, a := range KeyActions {
+		for _, key := range k.binding(a).Keys() {
+			// The view-local pairs share keys by design only where the
+			// defaults do; a remap must not add more.
+			if o, dup := owner[key]; dup {
+				return fmt.Errorf("keys: %q is bound to both %s and %s", key, o, a)
+			}
+			owner[key] = a
+		}
+	}
+	return nil
 }
 
 // ShortHelp is the footer line.

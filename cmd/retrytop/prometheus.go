@@ -188,6 +188,9 @@ func watchPrometheus(ctx context.Context, pf *promFlags, srcFlags *sourceFlags, 
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
+	if err := f.look(&opts, srcFlags.config); err != nil {
+		return withCode(exitUsage, err)
+	}
 	src, err := pf.source(args, srcFlags, f.interval, f.history, model.NewStore(f.storeConfig()))
 	if err != nil {
 		return withCode(exitUsage, err)

@@ -118,6 +118,9 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
+	if err := f.dashboardFlags.look(&opts, f.src.config); err != nil {
+		return withCode(exitUsage, err)
+	}
 	if f.speed < replay.MinSpeed || f.speed > replay.MaxSpeed {
 		return withCode(exitUsage, fmt.Errorf("--speed %v: want %v to %v", f.speed, replay.MinSpeed, replay.MaxSpeed))
 	}

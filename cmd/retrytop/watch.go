@@ -134,6 +134,9 @@ func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []s
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
+	if err := f.look(&opts, src.config); err != nil {
+		return withCode(exitUsage, err)
+	}
 	sources, err := src.resolve(args, f.interval)
 	if err != nil {
 		return withCode(exitUsage, err)
