@@ -17,7 +17,8 @@ import (
 // Report formats accepted by WriteReport.
 var ReportFormats = []string{"text", "json", "markdown"}
 
-// reportColumn is one column of the analyze table.
+// reportColumn is one column of the analyze table (reportRanks orders
+// them by what they tell of an incident, for a table too wide).
 type reportColumn struct {
 	head string
 	cell func(d *analysis.DependencyReport) string
@@ -51,6 +52,61 @@ var reportColumns = []reportColumn{
 	{"FAST-FAIL-p99", func(d *analysis.DependencyReport) string {
 		return string(appendSeconds(nil, d.LatencyP99[model.ClassFastFailure], "us"))
 	}},
+}
+
+// reportRanks: the incident's story first (who, how much, how it ends),
+// protection and latency after.
+var reportRanks = map[string]int{"TARGET": 0, "DEPENDENCY": 1, "AMP": 2, "ORIG/s": 3, "ATT/s": 4, "EFF%": 5, "ATT%": 6,
+	"PROVIDER-ERR/s": 7, "TIMEOUT/s": 8, "RETRY/s": 9, "BUDGET-DENIED/s": 10, "ADMISSION-REJ/s": 11, "RESCUED/s": 12,
+	"ACTIVE/LIMIT": 13, "OK-p99": 14, "FAST-FAIL-p99": 15, "POOL-WAIT-p99": 16}
+
+// fitReportColumns chooses the columns of a table width columns wide (0: all):
+// it drops, lowest rank first, the columns no row has a value in ("-" or
+// 0 everywhere), then the others, never the first three (who and the
+// amplification). It returns the columns kept, in order, and the heads of
+// those dropped.
+func fitReportColumns(cols []reportColumn, cells [][]string, width int) (keep []int, dropped []string) {
+	const gap = 2
+	w := make([]int, len(cols))
+	empty := make([]bool, len(cols))
+	total := 0
+	for j, c := range cols {
+		w[j] = len(c.head)
+		empty[j] = true
+		for _, row := range cells {
+			w[j] = max(w[j], textWidth(row[j]))
+			if v := strings.TrimSpace(row[j]); v != "-" && v != "0" && v != "-/-" && v != "0.0" {
+				empty[j] = false
+			}
+		}
+		total += w[j] + gap
+	}
+	gone := make([]bool, len(cols))
+	for width > 0 && total > width {
+		pick := -1
+		for pass := 0; pass < 2 && pick < 0; pass++ {
+			for j, c := range cols {
+				if gone[j] || reportRanks[c.head] < 3 || pass == 0 && !empty[j] {
+					continue
+				}
+				if pick < 0 || reportRanks[c.head] > reportRanks[cols[pick].head] {
+					pick = j
+				}
+			}
+		}
+		if pick < 0 {
+			break
+		}
+		gone[pick] = true
+		total -= w[pick] + gap
+		dropped = append(dropped, cols[pick].head)
+	}
+	for j := range cols {
+		if !gone[j] {
+			keep = append(keep, j)
+		}
+	}
+	return keep, dropped
 }
 
 // serviceColumn is one column of the services table.
@@ -146,6 +202,14 @@ func writeServices(w io.Writer, rep analysis.Report, head string, md bool) error
 // (for a postmortem) or JSON (the schema of docs/analyze-json.md). Every
 // label value and error text is sanitised; absent signals print as "-".
 func WriteReport(w io.Writer, rep analysis.Report, format string) error {
+	return WriteReportWidth(w, rep, format, 0)
+}
+
+// WriteReportWidth is WriteReport with the text table fitted to width
+// columns (0: every column, as --wide): columns no row has a value in go
+// first, then the least telling ones (fitReportColumns), and a line under the
+// table names what was left out.
+func WriteReportWidth(w io.Writer, rep analysis.Report, format string, width int) error {
 	switch format {
 	case "json":
 		var buf bytes.Buffer
@@ -157,7 +221,7 @@ func WriteReport(w io.Writer, rep analysis.Report, format string) error {
 		_, err := w.Write(escapeHidden(buf.Bytes()))
 		return err
 	case "text":
-		return writeReportText(w, rep)
+		return writeReportText(w, rep, width)
 	case "markdown", "md":
 		return writeReportMarkdown(w, rep)
 	}
@@ -244,7 +308,7 @@ func targetLine(t model.TargetStatus) string {
 	return line
 }
 
-func writeReportText(w io.Writer, rep analysis.Report) error {
+func writeReportText(w io.Writer, rep analysis.Report, width int) error {
 	fmt.Fprintf(w, "retrytop analyze: %s\n\n", reportSpan(rep))
 	for _, t := range rep.Targets {
 		fmt.Fprintf(w, "  %s\n", targetLine(t))
@@ -254,25 +318,37 @@ func writeReportText(w io.Writer, rep analysis.Report) error {
 		_, err := fmt.Fprintln(w, "no retry metrics found (see docs/metrics.md for the families retrytop reads)")
 		return err
 	}
+	cells := make([][]string, len(rep.Dependencies))
+	for i := range rep.Dependencies {
+		cells[i] = make([]string, len(reportColumns))
+		for j, c := range reportColumns {
+			cells[i][j] = c.cell(&rep.Dependencies[i])
+		}
+	}
+	keep, dropped := fitReportColumns(reportColumns, cells, width)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	for i, c := range reportColumns {
+	for i, j := range keep {
 		if i > 0 {
 			tw.Write([]byte("\t"))
 		}
-		tw.Write([]byte(c.head))
+		tw.Write([]byte(reportColumns[j].head))
 	}
 	tw.Write([]byte("\t\n"))
-	for i := range rep.Dependencies {
-		for j, c := range reportColumns {
-			if j > 0 {
+	for _, row := range cells {
+		for i, j := range keep {
+			if i > 0 {
 				tw.Write([]byte("\t"))
 			}
-			tw.Write([]byte(c.cell(&rep.Dependencies[i])))
+			tw.Write([]byte(row[j]))
 		}
 		tw.Write([]byte("\t\n"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(dropped) > 0 {
+		fmt.Fprintf(w, "(%d columns left out to fit %d columns: %s; --wide shows all, --format json has every signal)\n",
+			len(dropped), width, strings.Join(dropped, ", "))
 	}
 	if err := writeServices(w, rep, "", false); err != nil {
 		return err

@@ -129,6 +129,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 	f.sourceFlags.register(cmd)
 	pf.register(cmd)
 	pf.registerEnd(cmd)
+	cmd.Flags().Bool("wide", false, "text: every column, however wide (by default the table fits the terminal, or $COLUMNS)")
 	cmd.Flags().DurationVarP(&f.window, "window", "w", 30*time.Second, "rate window: how long to scrape before printing")
 	cmd.Flags().DurationVar(&f.interval, "interval", collect.DefaultInterval, "scrape interval")
 	cmd.Flags().DurationVar(&f.bin, "bin", analysis.DefaultBin, "width of one timeline bin")

@@ -8,8 +8,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -48,7 +50,25 @@ func writeAnalysis(cmd *cobra.Command, rep analysis.Report, format string) error
 	case formatStory:
 		return report.WriteMarkdown(cmd.OutOrStdout(), rep, reportMeta(cmd))
 	}
-	return ui.WriteReport(cmd.OutOrStdout(), rep, format)
+	return ui.WriteReportWidth(cmd.OutOrStdout(), rep, format, textWidth(cmd))
+}
+
+// textWidth is the width analyze's text table fits: none with --wide,
+// the terminal's when standard output is one, else $COLUMNS, else none
+// (a file or a pipe gets every column).
+func textWidth(cmd *cobra.Command) int {
+	if wide, err := cmd.Flags().GetBool("wide"); err == nil && wide {
+		return 0
+	}
+	if f, ok := cmd.OutOrStdout().(*os.File); ok && isTerminal(f) {
+		if w, _, err := term.GetSize(f.Fd()); err == nil && w > 0 {
+			return w
+		}
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 0
 }
 
 // reportMeta says where the report came from and how to make it again.

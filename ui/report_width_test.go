@@ -1,0 +1,56 @@
+package ui
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestReportTextFitsItsWidth (issue 17): analyze's text table fits the
+// width it is given: columns no row has a value in go first, then the
+// least telling ones, never the target, dependency or amplification, and
+// a line says what was left out; width 0 (--wide, a pipe) keeps them all.
+func TestReportTextFitsItsWidth(t *testing.T) {
+	rep := reportFixture()
+	table := func(width int) (head string, note string) {
+		var b bytes.Buffer
+		if err := WriteReportWidth(&b, rep, "text", width); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(b.String(), "\n") {
+			if strings.Contains(l, "DEPENDENCY") {
+				head = l
+			}
+			if strings.HasPrefix(l, "(") && strings.Contains(l, "columns left out") {
+				note = l
+			}
+		}
+		return head, note
+	}
+	all, note := table(0)
+	if note != "" || !strings.Contains(all, "FAST-FAIL-p99") || !strings.Contains(all, "BUDGET-DENIED/s") {
+		t.Errorf("width 0: head %q, note %q", all, note)
+	}
+	for _, width := range []int{80, 120} {
+		head, note := table(width)
+		if w := len(head); w > width {
+			t.Errorf("width %d: the table is %d wide: %q", width, w, head)
+		}
+		for _, must := range []string{"TARGET", "DEPENDENCY", "AMP"} {
+			if !strings.Contains(head, must) {
+				t.Errorf("width %d: %s left out: %q", width, must, head)
+			}
+		}
+		if note == "" || !strings.Contains(note, "--wide shows all") {
+			t.Errorf("width %d: no note of what was left out (head %q)", width, head)
+		}
+	}
+	// A narrower table keeps a subset of a wider one's columns.
+	h80, _ := table(80)
+	h120, _ := table(120)
+	for _, c := range strings.Fields(h80) {
+		if !strings.Contains(h120, c) {
+			t.Errorf("%s kept at 80 columns but not at 120", c)
+		}
+	}
+}
