@@ -185,6 +185,8 @@ type Finding struct {
 	Chain    string   `json:"chain,omitempty"`
 	Message  string   `json:"message"`
 	Evidence Evidence `json:"evidence"`
+	// Advice is what to do about it (AdviceFor's Long), in reports.
+	Advice string `json:"advice,omitempty"`
 	// Start and End are the data times the evidence covers: the row's
 	// window, the bins a history finding held in, or a METASTABLE stretch.
 	Start time.Time `json:"start,omitzero"`

@@ -169,6 +169,9 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 	rep.Findings = mergeFindings(EvaluateHistory(byService, chains, th), Evaluate(byService, rep.Chains, th))
 	rep.Findings = append(rep.Findings, EvaluateTargets(rep.Targets, history.Rows, rep.Services)...)
 	sortFindings(rep.Findings)
+	for i := range rep.Findings {
+		rep.Findings[i].Advice = AdviceFor(rep.Findings[i].Code).Long
+	}
 	return rep
 }
 

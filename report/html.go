@@ -389,7 +389,7 @@ func (p *page) findings() {
 			}
 			p.w("</table>\n")
 		}
-		if a, ok := advice[f.Code]; ok {
+		if a := analysis.AdviceFor(f.Code).Long; a != "" {
 			p.w("<p class=\"advice\"><b>What to do.</b> %s <span class=\"ref\">(docs/findings.md, %s)</span></p>\n", xmlEscape(a), esc(f.Code))
 		}
 		p.w("</article>\n")

@@ -179,7 +179,7 @@ func WriteMarkdown(w io.Writer, rep analysis.Report, meta Meta) error {
 			}
 			fmt.Fprintf(&b, "Evidence: %s\n\n", strings.Join(parts, ", "))
 		}
-		if a, ok := advice[f.Code]; ok {
+		if a := analysis.AdviceFor(f.Code).Long; a != "" {
 			fmt.Fprintf(&b, "What to do: %s\n\n", a)
 		}
 	}

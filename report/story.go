@@ -150,25 +150,6 @@ func buildHeadline(rep *analysis.Report) headline {
 	return h
 }
 
-// advice is what to do about each finding code, in a sentence;
-// docs/findings.md has the rules and their reasoning.
-var advice = map[string]string{
-	analysis.CodeRetryAmplification:  "Bound retries with a shared retry budget (about 10 % of originals) and full-jitter backoff, and retry at one layer only: the provider gets this many calls per admitted operation at the moment it has the least capacity.",
-	analysis.CodeMultipleRetryLayers: "Retry at one layer (the one that owns the operation's deadline) and let the others pass failures up with a single attempt: layers multiply, up to the worst case shown.",
-	analysis.CodeHiddenRetries:       "Something between these hops retries without exporting metrics (a proxy, an SDK, an HTTP client's silent re-sends): find it, and disable or instrument its retries.",
-	analysis.CodeHopLoss:             "Fewer requests arrived than were sent: look for a proxy or load balancer shedding or failing them between the hops.",
-	analysis.CodeBudgetExhausted:     "The budget is doing its job by denying retries; if the denials hurt users, the provider lacks capacity: raising the budget would only add load.",
-	analysis.CodeAdmissionShedding:   "Local shedding protects the provider; make sure shed calls fail fast and that callers do not retry them.",
-	analysis.CodePoolSaturation:      "Calls wait for a connection or slot: size the pool to what the provider can serve and count the wait inside the deadline.",
-	analysis.CodeCapacityShortfall:   "The provider cannot serve the offered load: add capacity or shed earlier and cheaper; retries only lengthen its queue.",
-	analysis.CodeMisleadingLatency:   "The mixed latency hides what users see: watch and alert on the success and fast-failure quantiles separately.",
-	analysis.CodeWorkAfterCancel:     "The provider finishes work whose caller has gone: propagate cancellation and deadlines, and drop queued requests whose caller disconnected.",
-	analysis.CodeMetastable:          "The overload outlived its trigger: retries keep it going. Cut retries (budget) or shed load to get out; the dependency recovering alone does not end it.",
-	analysis.CodeNestedRetryOwners:   "A retrying call runs inside another owner's attempt: keep one owner per operation and pass the inner failures up.",
-	analysis.CodeDeadlineDropped:     "Send the remaining deadline with every attempt (grpc-timeout, X-Request-Timeout), so the callee stops when the caller does.",
-	analysis.CodeTargetDown:          "The target could not be read: check its address and that it serves /metrics.",
-	analysis.CodeNoRetrySignals:      "The target exports none of the retry families retrytop reads: see docs/metrics.md, or force its dialect (URL@dialect).",
-}
 
 // phaseName says what a phase was in the incident's words.
 func phaseName(p analysis.Phase) string {

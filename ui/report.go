@@ -384,6 +384,9 @@ func writeStory(w io.Writer, rep analysis.Report, head, item string) {
 	for _, f := range rep.Findings {
 		fmt.Fprintf(w, "%s%-8s %s %s/%s: %s%s\n", item, strings.ToUpper(f.Severity.String()), f.Code,
 			esc(f.Target), esc(f.Dependency), esc(f.Message), evidenceText(f.Evidence))
+		if a := analysis.AdviceFor(f.Code).Short; a != "" {
+			fmt.Fprintf(w, "%s         do: %s\n", strings.Repeat(" ", len(item)), a)
+		}
 	}
 	var phased bool
 	for _, d := range rep.Dependencies {
