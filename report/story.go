@@ -150,7 +150,6 @@ func buildHeadline(rep *analysis.Report) headline {
 	return h
 }
 
-
 // phaseName says what a phase was in the incident's words.
 func phaseName(p analysis.Phase) string {
 	name := string(p.Kind)
