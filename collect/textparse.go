@@ -134,6 +134,9 @@ type textParser struct {
 
 	// sel, when set, is fastTextSelect's filter; groups holds its decision
 	// per group root, lastName and lastWanted the previous line's.
+	// prevLabels is the label set built last (labelSet).
+	prevLabels model.Labels
+
 	sel        func(string) bool
 	groups     map[string]groupState
 	lastName   []byte
@@ -163,7 +166,7 @@ func (p *textParser) release() {
 	clear(p.byName)
 	clear(p.order)
 	p.order = p.order[:0]
-	p.cur, p.suffixed, p.lastGroup, p.lastKey = nil, 0, nil, p.lastKey[:0]
+	p.cur, p.suffixed, p.lastGroup, p.lastKey, p.prevLabels = nil, 0, nil, p.lastKey[:0], nil
 	p.sel, p.lastName, p.lastWanted, p.conflict = nil, p.lastName[:0], false, false
 	clear(p.groups)
 	textParsers.Put(p)
@@ -671,16 +674,37 @@ func (p *textParser) labelSet(special string) model.Labels {
 		return nil
 	}
 	ls := make(model.Labels, 0, n)
+	// Neighbouring lines mostly share label names and some values: take
+	// the strings of the previous label set where they match before
+	// asking the intern table.
+	prev := p.prevLabels
 	for _, pr := range p.pairs {
-		if string(pr.name) != special {
-			ls = append(ls, model.Label{Name: p.str(pr.name), Value: p.str(pr.value)})
+		if string(pr.name) == special {
+			continue
 		}
+		l := model.Label{}
+		if k := len(ls); k < len(prev) {
+			if string(pr.name) == prev[k].Name {
+				l.Name = prev[k].Name
+			}
+			if string(pr.value) == prev[k].Value {
+				l.Value = prev[k].Value
+			}
+		}
+		if l.Name == "" {
+			l.Name = p.str(pr.name)
+		}
+		if l.Value == "" && len(pr.value) > 0 {
+			l.Value = p.str(pr.value)
+		}
+		ls = append(ls, l)
 	}
 	for a := 1; a < len(ls); a++ {
 		for b := a; b > 0 && ls[b].Name < ls[b-1].Name; b-- {
 			ls[b], ls[b-1] = ls[b-1], ls[b]
 		}
 	}
+	p.prevLabels = ls
 	return ls
 }
 
