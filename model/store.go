@@ -97,6 +97,9 @@ type storedSeries struct {
 	extraVal float64
 	ring     ring  // values aligned with targetHistory.times; NaN = absent
 	lastSeen int64 // scrape index of the newest value
+	// refused marks a series the cap kept out: only in the series cache,
+	// never in the store's maps.
+	refused bool
 }
 
 // ring holds a series' values: as float32 while every value stored is
@@ -254,11 +257,21 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	th.fresh = th.fresh[:0]
 	counted, reset := 0, 0 // counters with a positive previous value; those that went down
 	pos, seen := 0, 0      // flat position in the scrape; distinct series given a value
+	created := 0           // series created by this scrape so far
 	snap.eachFlat(func(r *flatRef) {
 		var ss *storedSeries
 		if pos < len(th.order) && !s.noSeriesCache {
 			if c := th.order[pos]; c != nil && c.is(r) {
-				ss = c
+				if !c.refused {
+					ss = c
+				} else if len(th.series) >= s.cfg.MaxSeriesPerTarget && created == 0 {
+					// Refused at the previous scrape, and nothing was
+					// stored since that could be it: refused again, with
+					// no key built.
+					pos++
+					res.Dropped++
+					return
+				}
 			}
 		}
 		if ss == nil {
@@ -274,8 +287,14 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 		if ss == nil {
 			if len(th.series) >= s.cfg.MaxSeriesPerTarget {
 				res.Dropped++
+				// Remembered by position (its identity, no ring), so that a
+				// target over the cap does not pay a key per refused series
+				// per scrape.
+				fs := r.series()
+				th.order[pos-1] = &storedSeries{name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, extraVal: r.extraVal, refused: true}
 				return
 			}
+			created++
 			fs := r.series()
 			key := string(th.keyBuf)
 			ss = &storedSeries{key: key, name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, extraVal: r.extraVal, ring: newRing(len(th.times)), lastSeen: -1}

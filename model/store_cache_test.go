@@ -155,3 +155,37 @@ func TestSeriesCacheCases(t *testing.T) {
 		t.Errorf("b stale %v, series %d; want fresh, 2", got[1].Stale, st.Stats("t").Series)
 	}
 }
+
+// TestSeriesCacheRefusals: series the cap refused are remembered by
+// position, but admitted as soon as there is room, and a series the same
+// scrape stored is never refused as a duplicate.
+func TestSeriesCacheRefusals(t *testing.T) {
+	g := func(name string) Family { return Family{Name: name, Type: Gauge, Samples: []Sample{{Value: 1}}} }
+	for _, c := range []struct {
+		name    string
+		cfg     StoreConfig
+		scrapes [][]string
+		dropped []int
+	}{
+		// b leaves and is forgotten after two scrapes: c gets its place.
+		{"room made", StoreConfig{History: 2, MaxSeriesPerTarget: 2},
+			[][]string{{"a", "b", "c"}, {"a", "c"}, {"a", "c"}, {"a", "c"}}, []int{1, 1, 1, 0}},
+		// y, refused at position 1, is stored at position 0 of the last
+		// scrape and given twice: the second is the same series.
+		{"stored earlier in the scrape", StoreConfig{History: 1, MaxSeriesPerTarget: 1},
+			[][]string{{"a", "y"}, {"b", "y"}, {"y", "y"}}, []int{1, 2, 0}},
+	} {
+		cached, plain := NewStore(c.cfg), NewStore(c.cfg)
+		plain.noSeriesCache = true
+		for i, names := range c.scrapes {
+			var fams []Family
+			for _, n := range names {
+				fams = append(fams, g(n))
+			}
+			a, b := cached.Append(snap("t", int64(i+1), fams...)), plain.Append(snap("t", int64(i+1), fams...))
+			if a != b || a.Dropped != c.dropped[i] {
+				t.Errorf("%s, scrape %d: cached %+v, key lookups %+v; want %d dropped", c.name, i+1, a, b, c.dropped[i])
+			}
+		}
+	}
+}
