@@ -12,6 +12,9 @@
 #        scripts/bench-ratios.sh -c [BODY...]         (about 10 minutes)
 #   -v            also print the raw `go test -bench` output
 #   BENCH_REGEXP  the benchmarks to run (default: all of bench/)
+#   -s            also the replay seek figures, in seconds against the
+#                 issue's goals: collect/dump's BenchmarkReplaySeek on its
+#                 1-hour, 10 x 2,000-series dump (about 4 more minutes)
 #   -c            the parse figures as instruction counts under valgrind's
 #                 callgrind instead of time: repeatable on a busy machine,
 #                 where time is not. Each contender runs alone
@@ -27,8 +30,9 @@
 # through the Go module proxy.
 set -euo pipefail
 cd "$(dirname "$0")/../bench"
-verbose=0
+verbose=0 seek=0
 if [ "${1:-}" = "-v" ]; then verbose=1; shift; fi
+if [ "${1:-}" = "-s" ]; then seek=1; shift; fi
 if [ "${1:-}" = "-c" ]; then
 	shift
 	command -v valgrind >/dev/null || { echo "bench-ratios: -c needs valgrind" >&2; exit 1; }
@@ -70,9 +74,15 @@ pattern=${1:-'Parse|Record|StoreMemory|DumpSize'}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 go test -run '^$' -bench "$pattern" -benchtime 1x -timeout 30m . >"$out"
+if [ "$seek" = 1 ]; then
+	# As retrytop replay runs: the dialects' filter and translation.
+	(cd .. && go test ./collect/dump -run '^$' -bench 'ReplaySeek/(quick|full)/dialects' -benchtime 3x -timeout 30m) |
+		awk '/^BenchmarkReplaySeek\/quick/ {print "seek/quick " $3} /^BenchmarkReplaySeek\/full/ {print "seek/full " $3}' >>"$out"
+fi
 [ "$verbose" = 1 ] && cat "$out" >&2
 # metric NAME of sub-benchmark BODY: the number before the unit NAME.
 awk '
+/^seek\// { m[$1] = $2 }
 /^Benchmark/ {
 	split($1, p, "/"); bench = p[1]; sub(/^Benchmark/, "", bench)
 	body = p[2]; sub(/^body=/, "", body); sub(/-[0-9]+$/, "", body)
@@ -92,8 +102,11 @@ END {
 	for (i = 1; i <= n; i++) line("store-bytes-per-sample/" bs[i], "StoreMemory/" bs[i] "/B/sample", 8)
 	for (i = 1; i <= n; i++) line("dump-bytes-per-sample/" bs[i], "DumpSize/" bs[i] "/B/sample", 0.6)
 	for (i = 1; i <= n; i++) line("dump-size/zstd-19-long/" bs[i], "DumpSize/" bs[i] "/ratio-dump/zstd", 1.0)
-	print "analyze-window-30s/seconds - 5 (go test ./collect/dump -bench ReplaySeek)"
-	print "replay-seek-full-lookback/seconds - 0.2 (go test ./collect/dump -bench ReplaySeek)"
+	if ("seek/quick" in m) printf "replay-seek-rows/seconds %.3g 5\n", m["seek/quick"] / 1e9
+	else print "replay-seek-rows/seconds - 5 (scripts/bench-ratios.sh -s)"
+	if ("seek/full" in m) printf "replay-seek-full-lookback/seconds %.3g 0.2\n", m["seek/full"] / 1e9
+	else print "replay-seek-full-lookback/seconds - 0.2 (scripts/bench-ratios.sh -s)"
+	print "analyze-window-30s/seconds - 5 (not measured here)"
 	print "watch-idle-cpu/prometheus - 1.0 (scripts/idle-cpu.sh)"
 	print "frame-200x60/ms - 0.3 (go test ./ui -bench .)"
 }' "$out"
