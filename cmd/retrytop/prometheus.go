@@ -152,7 +152,13 @@ func analyzePrometheus(cmd *cobra.Command, pf *promFlags, f *analyzeFlags, args 
 	// baseline, as a scraper's first scrape is.
 	window := max(f.window/f.interval, 1) * f.interval
 	store := model.NewStore(model.StoreConfig{History: int(window/f.interval) + 2})
-	src, err := pf.sourceAt(args, &f.sourceFlags, f.interval, window, store, func() time.Time { return end })
+	// The source evaluates DefaultDelay behind its clock (scrapes still
+	// being written): a given --end is read as given, now as now less it.
+	clock := end
+	if pf.end != "" {
+		clock = end.Add(promapi.DefaultDelay)
+	}
+	src, err := pf.sourceAt(args, &f.sourceFlags, f.interval, window, store, func() time.Time { return clock })
 	if err != nil {
 		return withCode(exitUsage, err)
 	}

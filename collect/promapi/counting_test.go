@@ -18,8 +18,9 @@ import (
 // countingAPI answers like Prometheus for TestSourceCountsLikeAScraper.
 // Per evaluation step: app's originals rise by 5 and its attempts by 3,
 // and job late (from evaluation t0+2 on) its originals by 7. The clock
-// query says app was last scraped 300 ms before each evaluation, late
-// 600 ms. The attempts query fails at t0+3.
+// query says app was last scraped 300 ms before each evaluation (but its
+// newest scrape failed at t0+2), late 600 ms. The attempts query fails
+// at t0+3.
 type countingAPI struct {
 	t0 float64
 	mu sync.Mutex
@@ -49,9 +50,14 @@ func (f *countingAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var out []series
 	every := func(v string) func(float64) (string, bool) { return func(float64) (string, bool) { return v, true } }
 	switch {
-	case strings.HasPrefix(q, "avg by (job) (timestamp(up))"):
+	case strings.HasPrefix(q, "avg by (job) (timestamp(up == 1)) or"):
 		out = append(out,
-			series{`{"job":"app"}`, func(t float64) (string, bool) { return fmt.Sprintf("%.3f", t-0.3), true }},
+			series{`{"job":"app"}`, func(t float64) (string, bool) {
+				if t == f.t0+2 {
+					return "-1", true // its newest scrape failed
+				}
+				return fmt.Sprintf("%.3f", t-0.3), true
+			}},
 			series{`{"job":"late"}`, func(t float64) (string, bool) { return fmt.Sprintf("%.3f", t-0.6), t >= f.t0+2 }})
 	case strings.Contains(q, "(retry_originals_total "):
 		out = append(out,
@@ -104,7 +110,7 @@ func TestSourceCountsLikeAScraper(t *testing.T) {
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	now := time.Unix(t0, 0)
-	src, err := New(Options{Client: ClientConfig{URL: srv.URL}, Backfill: -1, Step: time.Second, Clock: func() time.Time { return now }})
+	src, err := New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Backfill: -1, Step: time.Second, Clock: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +133,12 @@ func TestSourceCountsLikeAScraper(t *testing.T) {
 		return strings.Join(out, " ")
 	}
 	for _, c := range []struct{ target, name, want string }{
-		// Baseline at t0 (scraped at t0-0.3 s), then +5 per step.
-		{"app", model.MetricOriginals, "-300:0 +700:5 +1700:10 +2700:15 +3700:20"},
+		// Baseline at t0 (scraped at t0-0.3 s), then +5 per step; nothing
+		// at t0+2, whose scrape failed (its step counts at t0+3).
+		{"app", model.MetricOriginals, "-300:0 +700:5 +2700:15 +3700:20"},
 		// No attempts stored at t0+3 (the query failed); at t0+4 both
 		// steps' increases.
-		{"app", model.MetricAttempts, "-300:0 +700:3 +1700:6 +3700:12"},
+		{"app", model.MetricAttempts, "-300:0 +700:3 +3700:12"},
 		// New at t0+2: its baseline a step before (t0+1, scraped 0.6 s
 		// earlier), then +7 per step.
 		{"late", model.MetricOriginals, "+400:0 +1400:7 +2400:14 +3400:21"},

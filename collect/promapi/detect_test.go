@@ -84,7 +84,7 @@ func TestSourceDetectsDialects(t *testing.T) {
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	now := time.Unix(1700000000, 0)
-	src, err := New(Options{Client: ClientConfig{URL: srv.URL}, Dialects: []string{DialectAuto}, Backfill: -1,
+	src, err := New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Dialects: []string{DialectAuto}, Backfill: -1,
 		Step: time.Second, DetectEvery: time.Minute, Clock: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
@@ -145,15 +145,15 @@ func TestSourceDetectsDialects(t *testing.T) {
 	}
 
 	// Named explicitly, a dialect without PromQL is an error at once.
-	_, err = New(Options{Client: ClientConfig{URL: srv.URL}, Dialects: []string{"envoy", "noql"}})
+	_, err = New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Dialects: []string{"envoy", "noql"}})
 	if err == nil || err.Error() != "promapi: dialect noql has no PromQL queries: it can only be read by scraping its targets" {
 		t.Errorf("New with noql: %v", err)
 	}
-	_, err = New(Options{Client: ClientConfig{URL: srv.URL}, Dialects: []string{"auto", "envoy"}})
+	_, err = New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Dialects: []string{"auto", "envoy"}})
 	if err == nil || !strings.Contains(err.Error(), `dialect "auto" detects every dialect: give it alone`) {
 		t.Errorf("New with auto,envoy: %v", err)
 	}
-	_, err = New(Options{Client: ClientConfig{URL: srv.URL}, Dialects: []string{"nginx"}})
+	_, err = New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Dialects: []string{"nginx"}})
 	// The list grows with every dialect: it must name them all, the
 	// test's own last.
 	if err == nil || !strings.Contains(err.Error(), `unknown dialect "nginx" (known: istio, envoy, `) || !strings.Contains(err.Error(), `, native, noql)`) {
@@ -166,7 +166,7 @@ func TestSourceDetectsDialects(t *testing.T) {
 func TestSourceNothingDetected(t *testing.T) {
 	srv := httptest.NewServer(&fakeServer{names: map[string][]string{"node": {"node_cpu_seconds_total"}}})
 	defer srv.Close()
-	src, err := New(Options{Client: ClientConfig{URL: srv.URL}, Dialects: []string{DialectAuto}, Backfill: -1})
+	src, err := New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Dialects: []string{DialectAuto}, Backfill: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestSourceDetectsServiceShapes(t *testing.T) {
 	}}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	src, err := New(Options{Client: ClientConfig{URL: srv.URL}, Dialects: []string{DialectAuto}, Backfill: -1})
+	src, err := New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Dialects: []string{DialectAuto}, Backfill: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestSourceNewSeriesAndBuckets(t *testing.T) {
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	now := time.Unix(int64(t0), 0)
-	src, err := New(Options{Client: ClientConfig{URL: srv.URL}, Dialects: []string{"native", "envoy", "pools"}, Backfill: -1,
+	src, err := New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Dialects: []string{"native", "envoy", "pools"}, Backfill: -1,
 		Step: time.Second, Clock: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)

@@ -344,7 +344,9 @@ func dialectEquivalence(t *testing.T, custom dialect.Mapping, dialectCases []dia
 	t0 := begun.Add(1500 * time.Millisecond)
 	t1 := t0.Add(6 * time.Second)
 	select {
-	case <-time.After(time.Until(t1.Add(300 * time.Millisecond))):
+	// The Source evaluates DefaultDelay behind the clock: read on until
+	// it has evaluated past the window's end.
+	case <-time.After(time.Until(t1.Add(DefaultDelay + 300*time.Millisecond))):
 	case <-ctx.Done():
 		t.Fatal("timed out")
 	}

@@ -106,6 +106,9 @@ func TestAgainstPrometheus(t *testing.T) {
 	}
 	time.Sleep(4 * time.Second)
 	t1 := time.Now()
+	// The Source evaluates DefaultDelay behind the clock: read on until
+	// it has evaluated past t1.
+	time.Sleep(DefaultDelay + 300*time.Millisecond)
 	stopRun()
 	wg.Wait()
 
@@ -115,6 +118,23 @@ func TestAgainstPrometheus(t *testing.T) {
 		}
 	}
 	a, b := direct.Store(), src.Store()
+	// Each reader stamps a sample when its scrape starts, while the sim
+	// computes the values when it answers, up to a scrape's duration later
+	// (under -race the sim answers slowly): the readers' samples may stand
+	// that much further apart than the interval. The skew is the longest
+	// scrape of either over the run (Prometheus' scrape_duration_seconds,
+	// the direct scraper's statuses).
+	skew := time.Duration(0)
+	if cl, err := NewClient(ClientConfig{URL: base, Timeout: 5 * time.Second}); err == nil {
+		q := "max(max_over_time(scrape_duration_seconds[" + dialect.PromDuration(t1.Sub(t0)+5*time.Second) + "]))"
+		if r, err := cl.Query(ctx, q, t1); err == nil && len(r.Series) == 1 {
+			skew = time.Duration(r.Series[0].Points[0].V * float64(time.Second))
+		}
+	}
+	for _, st := range direct.Statuses() {
+		skew = max(skew, st.ScrapeDuration)
+	}
+	t.Logf("skew (longest scrape of either reader): %v", skew)
 	for _, w := range []struct {
 		name     string
 		from, to time.Time
@@ -137,7 +157,8 @@ func TestAgainstPrometheus(t *testing.T) {
 					read := func(st *model.Store) func(from, to int64) model.Value {
 						return func(from, to int64) model.Value { return c.get(signals(st, from, to)) }
 					}
-					compareWindow(t, w.name+" window: "+tgt+" -> "+dep+" "+c.what, read(a), read(b), w.from, w.to)
+					from, to := commonSpan(a, b, tgt, w.from, w.to)
+					compareWindow(t, w.name+" window: "+tgt+" -> "+dep+" "+c.what, read(a), read(b), a.Times(tgt), from, to, skew)
 				}
 			}
 		}
@@ -179,7 +200,8 @@ func TestAgainstPrometheus(t *testing.T) {
 			}
 		default:
 			compared++
-			compareWindow(t, "provider service "+k, serviceSignal(a, k), serviceSignal(b, k), t0, t1)
+			from, to := commonSpan(a, b, "provider", t0, t1)
+			compareWindow(t, "provider service "+k, serviceSignal(a, k), serviceSignal(b, k), a.Times("provider"), from, to, skew)
 		}
 	}
 	if !sva["received/s"].OK || !sva["slots"].OK || compared < 10 {
@@ -260,32 +282,51 @@ func newLateTarget(t *testing.T, from time.Time) *httptest.Server {
 }
 
 // compareWindow checks that a signal read from the direct scraper's store
-// and from the Source's over the same window [from, to] agree within 3 %,
-// plus what the readers' different sampling moments allow: each reader's
-// window begins and ends at its own samples, and the two read the
-// targets up to one scrape interval (1 s) apart, so each end of one
-// reader's window may lie up to 1 s from the other's. Moving an end by
-// 1 s changes a window's value by at most |v_end - v| * 1 s / W, where
-// v_end is the value over the 2 s at that end (two samples; read from the
-// direct store) and W the window: the bound, written per end. It is ~0 in
-// steady traffic and grows only where the signal moves at an edge (the
-// retry backlog draining as the window ends). Rates also get 0.1/s (a
-// few events over the window).
-func compareWindow(t *testing.T, what string, direct, prom func(from, to int64) model.Value, from, to time.Time) {
+// and from the Source's over the same span [from, to] (commonSpan) agree
+// within 3 %, plus what the readers' different sampling moments allow:
+// each reader's window begins and ends at its own samples, which lie up
+// to one scrape interval apart between the readers at each end. Moving an
+// end by one interval (and the skew: each reader stamps a sample when its
+// scrape starts while the value is read when the target answers, up to a
+// scrape's duration later) changes a window's value by at most
+// |v_i - v| * (the interval + the skew) / W, where v_i is the value over
+// one scrape interval at that
+// end (the first and last three intervals of the direct store, the worst
+// of them) and W the window: the bound, per end. It is ~0 in steady
+// traffic and grows only where the signal moves at an edge (the slowdown
+// beginning as the step window ends, the retry backlog draining as the
+// incident window ends). Rates also get 0.1/s (a few events over the
+// window).
+func compareWindow(t *testing.T, what string, direct, prom func(from, to int64) model.Value, times []int64, from, to time.Time, skew time.Duration) {
 	t.Helper()
-	const interval = time.Second
 	f, e := from.UnixMilli(), to.UnixMilli()
 	va, vb := direct(f, e), prom(f, e)
 	if !va.OK || !vb.OK {
 		t.Errorf("%s: direct %v, prometheus %v", what, va, vb)
 		return
 	}
+	// The direct scraper's samples in the window: the value over each of
+	// the first and last three scrape intervals.
+	var in []int64
+	for _, ts := range times {
+		if ts >= f && ts <= e {
+			in = append(in, ts)
+		}
+	}
 	w := float64(e - f)
 	edge := 0.0
-	for _, end := range [][2]int64{{f, f + 2*interval.Milliseconds()}, {e - 2*interval.Milliseconds(), e}} {
-		if v := direct(end[0], end[1]); v.OK {
-			edge += math.Abs(v.V-va.V) * float64(interval.Milliseconds()) / w
+	for _, pairs := range [][]int{{0, 1, 2}, {len(in) - 2, len(in) - 3, len(in) - 4}} {
+		worst, span := 0.0, 0.0
+		for _, k := range pairs {
+			if k < 0 || k+1 >= len(in) {
+				continue
+			}
+			if v := direct(in[k], in[k+1]); v.OK {
+				worst = math.Max(worst, math.Abs(v.V-va.V))
+				span = math.Max(span, float64(in[k+1]-in[k]))
+			}
 		}
+		edge += worst * (span + float64(skew.Milliseconds())) / w
 	}
 	allowed := 0.03*math.Max(math.Abs(va.V), math.Abs(vb.V)) + edge + 1e-9
 	if strings.HasSuffix(what, "/s") {
@@ -295,4 +336,37 @@ func compareWindow(t *testing.T, what string, direct, prom func(from, to int64) 
 	if math.Abs(va.V-vb.V) > allowed {
 		t.Errorf("%s: direct %.4g, prometheus %.4g: differ by more than %.3g (3 %% and the sampling bound)", what, va.V, vb.V, allowed)
 	}
+}
+
+// commonSpan is the part of [from, to] both stores hold target's data
+// for: from the later of their first samples in it to the earlier of
+// their last. Each reader's rate runs between its own first and last
+// samples in a window; when one reader's newest scrape before the end
+// failed or came late (Prometheus under -race times scrapes out), its
+// window ends a scrape or two earlier, and at a step change the two would
+// describe different seconds. Over the common span they describe the
+// same seconds, up to one scrape interval at each end (compareWindow's
+// bound). The window still ends where the test put it, in the step.
+func commonSpan(a, b *model.Store, target string, from, to time.Time) (time.Time, time.Time) {
+	f, e := from.UnixMilli(), to.UnixMilli()
+	lo, hi := f, e
+	for _, st := range []*model.Store{a, b} {
+		var first, last int64
+		for _, ts := range st.Times(target) {
+			if ts < f || ts > e {
+				continue
+			}
+			if first == 0 {
+				first = ts
+			}
+			last = ts
+		}
+		if first != 0 {
+			lo, hi = max(lo, first), min(hi, last)
+		}
+	}
+	if hi <= lo {
+		return from, to
+	}
+	return time.UnixMilli(lo), time.UnixMilli(hi)
 }

@@ -82,7 +82,7 @@ func TestSourceServiceSignals(t *testing.T) {
 	// Refreshes every 2 s (the counters' answers are increases per step);
 	// the server has no up series, so samples are stored at their
 	// evaluation times.
-	src, err := New(Options{Client: ClientConfig{URL: srv.URL}, Backfill: -1, Step: 2 * time.Second,
+	src, err := New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Backfill: -1, Step: 2 * time.Second,
 		Clock: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,11 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultBackfill    = 15 * time.Minute
+	DefaultBackfill = 15 * time.Minute
+	// DefaultDelay is Options.Delay's default: longer than a scrape takes
+	// on a busy server (measured: up to 0.4 s under -race here), shorter
+	// than anyone waiting for a dashboard notices.
+	DefaultDelay       = 3 * time.Second
 	DefaultConcurrency = 8
 	DefaultServerName  = "prometheus"
 	// DefaultDetectEvery is how often Dialects ["auto"] looks again for
@@ -62,8 +66,17 @@ type Options struct {
 	Concurrency int
 	// Store receives the snapshots (nil: a store with model.DefaultStoreConfig).
 	Store *model.Store
-	// Clock is the evaluation time of instant queries (default time.Now).
+	// Clock is the time now (default time.Now); evaluations run Delay
+	// behind it.
 	Clock func() time.Time
+	// Delay is how far behind the clock evaluations run (default
+	// DefaultDelay; negative: none). A scrape is written to the server
+	// only when it ends, stamped with the time it began: an evaluation at
+	// t made while a scrape begun before t was still running would miss
+	// it, and the next one, whose "a step ago" now holds it, would count
+	// its increase nowhere. Evaluating behind the scrapes' durations keeps
+	// every increase counted once.
+	Delay time.Duration
 	// ServerName names the Prometheus server's own status (default
 	// DefaultServerName).
 	ServerName string
@@ -127,6 +140,10 @@ func New(opts Options) (*Source, error) {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
+	if opts.Delay == 0 {
+		opts.Delay = DefaultDelay
+	}
+	opts.Delay = max(opts.Delay, 0)
 	if opts.ServerName == "" {
 		opts.ServerName = DefaultServerName
 	}
@@ -199,12 +216,19 @@ func New(opts Options) (*Source, error) {
 // clockQuery reads the newest scrape time of each target's up series, the
 // mean over its replicas: what its newest samples at an evaluation
 // describe.
+//
+// Only scrapes that worked count (up == 1): a failed scrape writes up=0 at
+// its time while the target's series keep their older samples, so its
+// time would stretch the span their increase is divided by. A target
+// whose replicas all failed their newest scrape reads -1: nothing new to
+// store at that evaluation (its values are its last good scrape's).
 func clockQuery(by []string, selector string) string {
 	sel := "up"
 	if m, _ := selectorMatchers(selector); m != "" {
 		sel = "up{" + m + "}"
 	}
-	return "avg by (" + strings.Join(by, ", ") + ") (timestamp(" + sel + "))"
+	g := strings.Join(by, ", ")
+	return "avg by (" + g + ") (timestamp(" + sel + " == 1)) or (max by (" + g + ") (" + sel + ") * 0 - 1)"
 }
 
 // dialectNames is the server status' dialect: the dialects queried.
@@ -300,7 +324,7 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
 	start := time.Now()
-	at := s.opts.Clock().Truncate(time.Millisecond)
+	at := s.opts.Clock().Add(-s.opts.Delay).Truncate(time.Millisecond)
 	// Evaluations stay on one grid, so each increase query's results
 	// since the previous evaluation add up; a refresh late by more than
 	// a step (a slow server, a busy machine) evaluates the steps missed.
@@ -576,8 +600,8 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 				seen[target] = sn.SeriesCount()
 			}
 			st := scrapeTime(scraped[target], t, stepMs)
-			if last, ok := s.lastStored[target]; ok && st <= last {
-				continue // no new scrape since the last evaluation
+			if last, ok := s.lastStored[target]; ok && st <= last || st < 0 {
+				continue // no new scrape that worked since the last evaluation
 			}
 			sn.Time = time.UnixMilli(st)
 			sort.Slice(sn.Families, func(i, j int) bool { return sn.Families[i].Name < sn.Families[j].Name })
@@ -597,9 +621,9 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 // itself when the server has no up series for the target.
 func scrapeTime(byEval map[int64]int64, t, stepMs int64) int64 {
 	if st, ok := byEval[t]; ok {
-		return st
+		return st // -1000: the target's newest scrape failed
 	}
-	if st, ok := byEval[t+stepMs]; ok {
+	if st, ok := byEval[t+stepMs]; ok && st >= 0 {
 		return st - stepMs
 	}
 	return t

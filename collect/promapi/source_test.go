@@ -94,6 +94,7 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 	now := time.Unix(1700000100, 0)
 	var clockMu sync.Mutex
 	src, err := New(Options{
+		Delay:    -1,
 		Client:   ClientConfig{URL: srv.URL + "/prefix/", Timeout: 300 * time.Millisecond},
 		Selector: `{env="prod"}`,
 		Step:     time.Second,
