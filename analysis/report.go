@@ -97,6 +97,10 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 	if rep.Targets == nil {
 		rep.Targets = []model.TargetStatus{}
 	}
+	rep.Targets = append([]model.TargetStatus{}, rep.Targets...)
+	for i := range rep.Targets {
+		rep.Targets[i].Dialects = TargetDialects(rep.Targets[i])
+	}
 	start, end := int64(0), opts.EndMs
 	for _, t := range st.Targets() {
 		ts := st.Times(t)

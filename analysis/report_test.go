@@ -115,3 +115,16 @@ func TestReportOnEmptyStore(t *testing.T) {
 		t.Errorf("empty report = %s, want empty arrays, not null", got)
 	}
 }
+
+// TestReportTargetDialects (issue 16): each target lists the dialects
+// that read it, [] when none, through Prometheus without the API prefix.
+func TestReportTargetDialects(t *testing.T) {
+	st := model.NewStore(model.StoreConfig{})
+	rep := BuildReport(st, []model.TargetStatus{{Name: "a", Dialect: "native+pools"}, {Name: "b"}, {Name: "c", Dialect: "prometheus-api:envoy+native"}}, ReportOptions{})
+	want := [][]string{{"native", "pools"}, {}, {"envoy", "native"}}
+	for i, tg := range rep.Targets {
+		if strings.Join(tg.Dialects, ",") != strings.Join(want[i], ",") || tg.Dialects == nil {
+			t.Errorf("%s: dialects %#v, want %v", tg.Name, tg.Dialects, want[i])
+		}
+	}
+}

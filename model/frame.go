@@ -12,6 +12,9 @@ type TargetStatus struct {
 	// "native+pools"; "" before the first successful scrape or when no
 	// dialect applies).
 	Dialect string `json:"dialect,omitempty"`
+	// Dialects is Dialect as a list (analysis.TargetDialects fills it in
+	// reports): every dialect that reads the target, [] when none does.
+	Dialects []string `json:"dialects"`
 	// Service is the service the target belongs to and NameSource how
 	// that is known ("user", "target_info", "job", "address"); filled by
 	// analysis.ServiceFrame, empty before.
