@@ -47,3 +47,18 @@ func TestConfigLook(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeFileWithDialectsOnlyConfig (issue 16): analyze FILE --config
+// F works when F has only dialects: (a recording names its own targets);
+// before, it said "no targets".
+func TestAnalyzeFileWithDialectsOnlyConfig(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "dialects.yaml")
+	if err := os.WriteFile(cfg, []byte("dialects:\n  - name: acme\n    dependency_label: upstream\n    signals:\n      - family: retry_originals_total\n        metric: acme_calls_total\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := writeTestDump(t, 20, "app")
+	out, stderr, err := execute(t, "analyze", path, "--config", cfg, "--format", "json")
+	if err != nil || !strings.Contains(out, `"dependencies"`) {
+		t.Errorf("analyze FILE --config (dialects only): %v\n%s%.200s", err, stderr, out)
+	}
+}

@@ -210,8 +210,10 @@ func (f *sourceFlags) forRecordings() (*recordingSources, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A recording names its own targets: a config with only dialects:
+	// (or theme: and keys:) is fine here.
 	src, err := f.resolveTargets(nil, collect.DefaultInterval)
-	if err != nil && (f.config != "" || len(f.chains) > 0) {
+	if err != nil && !errors.Is(err, errNoTargets) && (f.config != "" || len(f.chains) > 0) {
 		return nil, err
 	}
 	if src != nil {
@@ -302,7 +304,7 @@ func (f *sourceFlags) resolveTargets(args []string, interval time.Duration) (*so
 		specs = append(specs, analysis.ChainSpec{Name: fmt.Sprintf("chain%d", i+1), Targets: names})
 	}
 	if len(targets) == 0 && len(f.fileSD) == 0 && f.promConfig == "" {
-		return nil, fmt.Errorf("no targets: give URL or name=URL arguments, --config, --chain, --file-sd or --prometheus-config with --job")
+		return nil, errNoTargets
 	}
 	return &sources{targets: targets, chains: specs, links: links}, nil
 }
@@ -345,3 +347,6 @@ func (f *sourceFlags) resolveDiscovery(src *sources, interval time.Duration) err
 	src.setBadge(set)
 	return nil
 }
+
+// errNoTargets: nothing to scrape was given.
+var errNoTargets = errors.New("no targets: give URL or name=URL arguments, --config, --chain, --file-sd or --prometheus-config with --job")
