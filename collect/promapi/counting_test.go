@@ -50,7 +50,7 @@ func (f *countingAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var out []series
 	every := func(v string) func(float64) (string, bool) { return func(float64) (string, bool) { return v, true } }
 	switch {
-	case strings.HasPrefix(q, "avg by (job) (timestamp(up == 1)) or"):
+	case strings.HasPrefix(q, "avg by (job) (timestamp(up) and up == 1) or"):
 		out = append(out,
 			series{`{"job":"app"}`, func(t float64) (string, bool) {
 				if t == f.t0+2 {
@@ -103,7 +103,8 @@ func (f *countingAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // query); the Source's first evaluation is a bare baseline; a target new
 // later gets its baseline one step before its first increase, so its
 // first increase counts over its own span; a query that failed catches up
-// on the step it missed at its next success, storing only the new time.
+// on the step it missed at its next success, its last value standing at
+// the evaluation it failed.
 func TestSourceCountsLikeAScraper(t *testing.T) {
 	const t0 = 1700000000
 	fake := &countingAPI{t0: t0}
@@ -136,9 +137,10 @@ func TestSourceCountsLikeAScraper(t *testing.T) {
 		// Baseline at t0 (scraped at t0-0.3 s), then +5 per step; nothing
 		// at t0+2, whose scrape failed (its step counts at t0+3).
 		{"app", model.MetricOriginals, "-300:0 +700:5 +2700:15 +3700:20"},
-		// No attempts stored at t0+3 (the query failed); at t0+4 both
-		// steps' increases.
-		{"app", model.MetricAttempts, "-300:0 +700:3 +3700:12"},
+		// At t0+3 the attempts query failed: their last value (6, counted
+		// through t0+2) stands, so the series has a sample wherever the
+		// target has one; at t0+4 the step it missed is caught up.
+		{"app", model.MetricAttempts, "-300:0 +700:3 +2700:6 +3700:12"},
 		// New at t0+2: its baseline a step before (t0+1, scraped 0.6 s
 		// earlier), then +7 per step.
 		{"late", model.MetricOriginals, "+400:0 +1400:7 +2400:14 +3400:21"},

@@ -124,6 +124,10 @@ type Source struct {
 type integral struct {
 	t int64   // evaluation time of the newest sample (ms)
 	v float64 // cumulative value
+	// Where the series is stored, to repeat its value when its query
+	// fails (apply).
+	promql, target string
+	labels         model.Labels
 }
 
 // New checks the options and builds the source; nothing is queried yet.
@@ -228,7 +232,9 @@ func clockQuery(by []string, selector string) string {
 		sel = "up{" + m + "}"
 	}
 	g := strings.Join(by, ", ")
-	return "avg by (" + g + ") (timestamp(" + sel + " == 1)) or (max by (" + g + ") (" + sel + ") * 0 - 1)"
+	// timestamp() reads sample times only from a plain selector (of an
+	// expression it returns the evaluation time): filter after it.
+	return "avg by (" + g + ") (timestamp(" + sel + ") and " + sel + " == 1) or (max by (" + g + ") (" + sel + ") * 0 - 1)"
 }
 
 // dialectNames is the server status' dialect: the dialects queried.
@@ -553,7 +559,7 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 					st.t = p.T
 				case first && p.T == fromMs:
 					// What it counted before the Source's first look.
-					st = &integral{t: p.T}
+					st = &integral{t: p.T, promql: q.PromQL, target: target, labels: ls}
 					s.integ[string(key)] = st
 				default:
 					if !stored(target, p.T) {
@@ -561,7 +567,7 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 						// sample was read.
 						add(p.T-stepMs, target, qi, ls, 0)
 					}
-					st = &integral{t: p.T, v: p.V}
+					st = &integral{t: p.T, v: p.V, promql: q.PromQL, target: target, labels: ls}
 					s.integ[string(key)] = st
 				}
 				if p.T >= fromMs {
@@ -569,6 +575,25 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 					// not stored: the store already holds those times.
 					add(p.T, target, qi, ls, st.v)
 				}
+			}
+		}
+	}
+	// A query that failed now leaves its series without a sample at this
+	// evaluation, so a window starting here would see them start one
+	// scrape late yet be divided by the target's whole span (a quarter low
+	// over 4 steps). Their last value stands for now; the step they miss
+	// is counted when the query catches up (their increase lands one
+	// evaluation later, the total over a window is kept).
+	failed := map[string]int{}
+	for qi, r := range results {
+		if r.err != nil && queries[qi].Kind == Increase {
+			failed[queries[qi].PromQL] = qi
+		}
+	}
+	if len(failed) > 0 {
+		for _, st := range s.integ {
+			if qi, ok := failed[st.promql]; ok && st.t < atMs {
+				add(atMs, st.target, qi, st.labels, st.v)
 			}
 		}
 	}
