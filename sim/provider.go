@@ -259,9 +259,11 @@ func (p *provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// fake clock drives both, and in a synctest bubble the real one is
 	// virtual.
 	service := p.phase().ServiceTime
+	// Read before the timer exists: a fake clock may be advanced as soon
+	// as it sees the timer, and the time then read would be its end.
+	began := p.clock.Now()
 	t := p.clock.NewTimer(service)
 	defer t.Stop()
-	began := p.clock.Now()
 	select {
 	case <-t.C():
 	case <-cancelled:
