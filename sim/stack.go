@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -455,6 +456,27 @@ func (s *Stack) Transport() http.RoundTripper {
 		return s.inproc
 	}
 	return http.DefaultTransport
+}
+
+// Scrape reads a target's exposition through Transport (in process or
+// over loopback), as the Prometheus text format: its body and
+// Content-Type. A virtual-time test scrapes with it inside its bubble.
+func (s *Stack) Scrape(t Target) ([]byte, string, error) {
+	req, err := http.NewRequest(http.MethodGet, t.URL, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	resp, err := s.Transport().RoundTrip(req)
+	if err != nil {
+		return nil, "", fmt.Errorf("scrape %s: %w", t.Name, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("scrape %s: %s", t.Name, resp.Status)
+	}
+	return body, resp.Header.Get("Content-Type"), err
 }
 
 // Close stops the traffic, shuts every server down and frees the ports. It

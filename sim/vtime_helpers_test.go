@@ -3,8 +3,6 @@ package sim
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -92,21 +90,11 @@ func (run *virtualRun) scrapeAll(t *testing.T, tr *dialect.Translator) {
 	t.Helper()
 	now := time.Now()
 	for _, tg := range run.s.Targets() {
-		req, err := http.NewRequest(http.MethodGet, tg.URL, nil)
+		body, ctype, err := run.s.Scrape(tg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("Accept", collect.DefaultAcceptHeader)
-		resp, err := run.s.Transport().RoundTrip(req)
-		if err != nil {
-			t.Fatalf("scrape %s: %v", tg.Name, err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("scrape %s: %s, %v", tg.Name, resp.Status, err)
-		}
-		fams, err := collect.ExpfmtParser{}.Parse(tg.Name, body, resp.Header.Get("Content-Type"), tr.Filter)
+		fams, err := collect.ExpfmtParser{}.Parse(tg.Name, body, ctype, tr.Filter)
 		if err != nil {
 			t.Fatalf("scrape %s: %v", tg.Name, err)
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"html"
 	"image/png"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,7 +19,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/collect/dump"
 	"github.com/retrytop/retrytop/internal/testpeer"
 	"github.com/retrytop/retrytop/sim"
@@ -56,21 +54,11 @@ func recordScenario(t *testing.T, name string, opts sim.Options) string {
 		for {
 			synctest.Wait()
 			for _, tg := range stack.Targets() {
-				req, err := http.NewRequest(http.MethodGet, tg.URL, nil)
+				body, ctype, err := stack.Scrape(tg)
 				if err != nil {
 					t.Fatal(err)
 				}
-				req.Header.Set("Accept", collect.DefaultAcceptHeader)
-				resp, err := stack.Transport().RoundTrip(req)
-				if err != nil {
-					t.Fatalf("scrape %s: %v", tg.Name, err)
-				}
-				body, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil || resp.StatusCode != http.StatusOK {
-					t.Fatalf("scrape %s: %s %v", tg.Name, resp.Status, err)
-				}
-				if err := w.Append(tg.Name, time.Now(), resp.Header.Get("Content-Type"), body); err != nil {
+				if err := w.Append(tg.Name, time.Now(), ctype, body); err != nil {
 					t.Fatal(err)
 				}
 			}
