@@ -237,3 +237,29 @@ func braceName(b []byte) ([]byte, bool) {
 	}
 	return name, true
 }
+
+// SelectBody appends to dst the lines of body that a parse with filter
+// reads (the line pre-filter of ExpfmtParser) and returns the result: an
+// exposition that parses with filter to what body parses to, smaller by
+// the families filter cannot want. It is for a recorder that keeps only
+// what the dialects read (record --only-relevant). ok is false, and dst
+// returned unchanged, when the body must be kept whole: protobuf, a body
+// too large for the pre-filter, or one that is plainly not an exposition
+// (a web page filtered would look like an empty target).
+//
+// Like the filtered parse, it drops what that parse never reads: plain
+// comments and blank lines of the text format, and the lines of unwanted
+// families, errors in them included.
+func SelectBody(dst, body []byte, contentType string, filter func(string) bool) (out []byte, ok bool) {
+	if filter == nil || int64(len(body)) > maxSelectable || notExposition("", body, contentType) != nil {
+		return dst, false
+	}
+	_, kind := formatOf(contentType)
+	if kind == formatProto {
+		return dst, false
+	}
+	sel := getSelection()
+	defer putSelection(sel)
+	sel.run(body, kind == formatOpenMetrics, filter)
+	return append(dst, sel.out...), true
+}
