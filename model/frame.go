@@ -29,8 +29,12 @@ type TargetStatus struct {
 	ScrapeDuration time.Duration `json:"scrape_duration_ns"`
 	Series         int           `json:"series"`
 	DroppedSeries  int           `json:"dropped_series,omitempty"`
-	Scrapes        int           `json:"scrapes"`
-	Failures       int           `json:"failures"`
+	// SeriesCap says which of the store's caps refused DroppedSeries and
+	// what the store holds, for the target and in total (nil when nothing
+	// was refused, or the source does not say).
+	SeriesCap *SeriesCap `json:"series_cap,omitempty"`
+	Scrapes   int        `json:"scrapes"`
+	Failures  int        `json:"failures"`
 }
 
 // Frame is everything a view shows at one moment: target health, the

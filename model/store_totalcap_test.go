@@ -1,0 +1,110 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// wide is one gauge family of n series named by their i label.
+func wide(n int, from int) Family {
+	f := Family{Name: "g", Type: Gauge}
+	for i := range n {
+		f.Samples = append(f.Samples, Sample{Labels: LabelsFromPairs("i", fmt.Sprint(from+i)), Value: 1})
+	}
+	return f
+}
+
+// Issue 20: the store's series cap was per target only, so many targets
+// each under their own cap could hold any number of series in total. Now
+// MaxSeries bounds them across targets: what does not fit is refused and
+// counted with the cap that refused it, and room made (a series forgotten,
+// a target removed) is taken again.
+func TestSeriesCapIsAlsoTotalAcrossTargets(t *testing.T) {
+	for _, cache := range []bool{true, false} {
+		t.Run(fmt.Sprintf("cache=%v", cache), func(t *testing.T) {
+			st := NewStore(StoreConfig{History: 2, MaxSeriesPerTarget: 6, MaxSeries: 10})
+			st.noSeriesCache = !cache
+			// a: 8 series, 6 kept by its own cap.
+			ra := st.Append(snap("a", 1, wide(8, 0)))
+			want := SeriesCap{ByTarget: 2, PerTarget: 6, Total: 10, Kept: 6, StoreKept: 6}
+			if ra.Series != 6 || ra.Dropped != 2 || ra.Cap != want {
+				t.Fatalf("a: %+v, want 6 stored, 2 refused by its cap: %+v", ra, want)
+			}
+			// b: 5 series, only 4 fit under the total of 10.
+			rb := st.Append(snap("b", 1, wide(5, 0)))
+			want = SeriesCap{ByTotal: 1, PerTarget: 6, Total: 10, Kept: 4, StoreKept: 10}
+			if rb.Series != 4 || rb.Dropped != 1 || rb.Cap != want {
+				t.Fatalf("b: %+v, want 4 stored, 1 refused by the total: %+v", rb, want)
+			}
+			// Every scrape while full refuses the same (the series cache's
+			// remembered refusals included).
+			for sec := int64(2); sec <= 3; sec++ {
+				if r := st.Append(snap("b", sec, wide(5, 0))); r.Dropped != 1 || r.Cap.ByTotal != 1 {
+					t.Fatalf("b at %d s: %+v, want the same refusal", sec, r)
+				}
+			}
+			// A brand-new target gets nothing while the store is full,
+			// and says so.
+			rc := st.Append(snap("c", 1, wide(2, 0)))
+			if rc.Series != 0 || rc.Cap.ByTotal != 2 || rc.Cap.Kept != 0 {
+				t.Fatalf("c: %+v, want both refused by the total", rc)
+			}
+			if got := st.Totals(); got != (StoreTotals{Series: 10, MaxSeries: 10, Dropped: 2 + 1 + 2, ByTotal: 3}) {
+				t.Errorf("totals = %+v", got)
+			}
+			if s := st.Stats("c"); s.DroppedSeries != 2 || s.Cap.ByTotal != 2 {
+				t.Errorf("c stats = %+v", s)
+			}
+			// Removing a makes room: c's series are stored at its next
+			// scrape, b's fifth too.
+			st.Forget("a")
+			if r := st.Append(snap("c", 2, wide(2, 0))); r.Series != 2 || r.Dropped != 0 || r.Cap != (SeriesCap{}) {
+				t.Errorf("c after a left: %+v, want both stored", r)
+			}
+			if r := st.Append(snap("b", 4, wide(5, 0))); r.Series != 5 || r.Dropped != 0 {
+				t.Errorf("b after a left: %+v, want all 5 stored", r)
+			}
+			if got := st.Totals(); got.Series != 7 || got.Dropped != 0 {
+				t.Errorf("totals after a left = %+v, want 7 held, none refused", got)
+			}
+			// Series forgotten after a whole history's absence free their
+			// place too: b drops to 1 series; after 2 scrapes (History) the
+			// other 4 are forgotten.
+			for sec := int64(5); sec <= 6; sec++ {
+				st.Append(snap("b", sec, wide(1, 0)))
+			}
+			if got := st.Totals().Series; got != 3 {
+				t.Errorf("held after b's churn = %d, want 3 (c's 2, b's 1)", got)
+			}
+		})
+	}
+}
+
+// The total cap's default follows the process' memory limit: a quarter of
+// it over a series' cost at the store's history, never below one target's
+// cap.
+func TestDefaultMaxSeries(t *testing.T) {
+	for _, c := range []struct {
+		limit              int64
+		history, perTarget int
+		want               int
+	}{
+		// 128 MiB / (3,600 + 450 + 400 B)
+		{512 << 20, 900, 20000, 30161},
+		{0, 900, 20000, 30161},
+		{math.MaxInt64, 900, 20000, 30161},
+		{2 << 30, 900, 20000, 120645},
+		// record's store of 2 scrapes: 128 MiB / (8 + 1 + 400 B)
+		{512 << 20, 2, 20000, 328160},
+		// a small limit still holds one target at its cap
+		{64 << 20, 900, 20000, 20000},
+	} {
+		if got := DefaultMaxSeries(c.limit, c.history, c.perTarget); got != c.want {
+			t.Errorf("DefaultMaxSeries(%d, %d, %d) = %d, want %d", c.limit, c.history, c.perTarget, got, c.want)
+		}
+	}
+	if got := NewStore(StoreConfig{MaxSeries: 7}).Config().MaxSeries; got != 7 {
+		t.Errorf("explicit MaxSeries became %d", got)
+	}
+}
