@@ -194,6 +194,12 @@ type targetState struct {
 	// that existed before; scraped is false before the first.
 	prev    []string
 	scraped bool
+	// seen lists every raw family of one unfiltered parse of a target no
+	// dialect read at its previous scrape (Parsing), sorted: the parse
+	// filter drops exactly the families Unread wants to name. looked is
+	// true once that parse was tried, so it happens once.
+	seen   []string
+	looked bool
 }
 
 // Auto returns a Translator over the built-in dialects: each target's
@@ -503,8 +509,10 @@ func (t *Translator) Detected(target string) []string {
 
 // Unread returns, for a target the translator has scraped and no dialect
 // reads, an error that says so, lists a few of the families it exposes
-// and points to retrytop dialect draft; nil when a dialect reads it or
-// it was never translated. url is what the user gave for the target.
+// (quoted, so escaped for a terminal) and points to retrytop dialect
+// draft; nil when a dialect reads it or it was never translated. url is
+// what the user gave for the target; "" (a recording, which does not keep
+// it) names no URL.
 func (t *Translator) Unread(target, url string) error {
 	t.mu.Lock()
 	st := t.targets[target]
@@ -517,16 +525,81 @@ func (t *Translator) Unread(target, url string) error {
 	if !st.scraped || len(st.dialects) > 0 {
 		return nil
 	}
-	fams := make([]model.Family, len(st.prev))
-	for i, n := range st.prev {
-		fams[i] = model.Family{Name: n}
+	names := st.seen
+	if len(names) == 0 {
+		names = st.prev
 	}
 	seen := "none of the families a dialect reads"
-	if len(fams) > 0 {
-		seen = "families such as " + SeenFamilies(fams, 5)
+	if len(names) > 0 {
+		seen = "families such as " + draftList(telling(names), 5)
 	}
-	return fmt.Errorf("no dialect reads %s (%s): run 'retrytop dialect draft %s' for a custom mapping to start from (docs/dialects.md, \"Custom\")",
-		strconv.Quote(target), seen, strconv.Quote(url))
+	run := "'retrytop dialect draft " + strconv.Quote(url) + "'"
+	if url == "" {
+		run = "'retrytop dialect draft URL' on its /metrics URL"
+	}
+	return fmt.Errorf("no dialect reads %s (%s): run %s for a custom mapping to start from (docs/dialects.md, \"Custom\")",
+		strconv.Quote(target), seen, run)
+}
+
+// telling orders sorted family names for a message: the process's own
+// families (Go and process runtime, the exporter's, the restart signal)
+// after the others, which say what the target is.
+func telling(sorted []string) []string {
+	var own, runtime []string
+	for _, n := range sorted {
+		if strings.HasPrefix(n, "go_") || strings.HasPrefix(n, "process_") || strings.HasPrefix(n, "promhttp_") || n == model.MetricTargetInfo {
+			runtime = append(runtime, n)
+		} else {
+			own = append(own, n)
+		}
+	}
+	return append(own, runtime...)
+}
+
+// ParseFunc is collect.Parser's Parse as a function (this package imports
+// model only): body parsed for target, with the families filter selects.
+type ParseFunc func(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, error)
+
+// Parsing wraps parse for the scraper or a recording: the one scrape after
+// a target was found unread by every dialect is parsed without the filter
+// once, so that Unread can name its families (the filter, Translator.Filter,
+// drops exactly those). The result is that parse restricted to the filter,
+// which equals the filtered parse (collect.Parser's contract); should the
+// whole body fail to parse (an error in a family the filter would have
+// dropped), the filtered parse is returned as usual.
+func (t *Translator) Parsing(parse ParseFunc) ParseFunc {
+	return func(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, error) {
+		t.mu.Lock()
+		st := t.targets[target]
+		t.mu.Unlock()
+		if st == nil || filter == nil {
+			return parse(target, body, contentType, filter)
+		}
+		st.mu.Lock()
+		look := st.scraped && len(st.dialects) == 0 && !st.looked
+		st.looked = st.looked || look
+		st.mu.Unlock()
+		if !look {
+			return parse(target, body, contentType, filter)
+		}
+		all, err := parse(target, body, contentType, nil)
+		if err != nil {
+			return parse(target, body, contentType, filter)
+		}
+		names := make([]string, len(all))
+		kept := all[:0:0]
+		for i := range all {
+			names[i] = all[i].Name
+			if filter(all[i].Name) {
+				kept = append(kept, all[i])
+			}
+		}
+		sort.Strings(names)
+		st.mu.Lock()
+		st.seen = names
+		st.mu.Unlock()
+		return kept, nil
+	}
 }
 
 // Forget drops a target's state (detected dialects, derived counters).
