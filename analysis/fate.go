@@ -35,11 +35,12 @@ type FateLedger struct {
 	NotRetriedBreaker  model.Value `json:"not_retried_breaker_per_s"`
 	// Cancelled: the caller gave up.
 	Cancelled model.Value `json:"cancelled_per_s"`
-	// BudgetBalance is retry_budget_balance where exported;
-	// BudgetReconstructed marks a balance rebuilt from counts
-	// (GRPCTokens) instead.
-	BudgetBalance       model.Value `json:"budget_balance"`
-	BudgetReconstructed bool        `json:"budget_reconstructed,omitempty"`
+	// BudgetBalance is retry_budget_balance where exported.
+	BudgetBalance model.Value `json:"budget_balance"`
+	// Budget is the balance left, exported or rebuilt with the dialect's
+	// policy model, and how soon it runs out (BudgetFor); nil when neither
+	// the emitter nor a model can say.
+	Budget *Budget `json:"budget"`
 }
 
 // Fates is the fate ledger of one row's signals.

@@ -133,6 +133,10 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 			rep.Services = append(rep.Services, svc.eval(rangeWindow(times, winStart, end)))
 		}
 	}
+	dialects := make(map[string][]string, len(targets)) // the budget's model (BudgetFor)
+	for _, t := range targets {
+		dialects[t.Name] = TargetDialects(t)
+	}
 	ids := Identities(st, targets)
 	history.Targets = named(targets, ids) // ServiceFrame reads them from there
 	aliasServers(ids, servers)
@@ -151,6 +155,7 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 			for _, b := range bins {
 				dr.Timeline = append(dr.Timeline, BinReport{StartUnix: float64(b.StartMs) / 1000, EndUnix: float64(b.EndMs) / 1000, Signals: b})
 			}
+			dr.Fates.Budget = BudgetFor(dialects[t], dr.Signals, bins)
 			dr.Phases = Phases(bins, th)
 			if dr.Phases == nil {
 				dr.Phases = []Phase{}
