@@ -665,6 +665,11 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 			ts.Dialect = Sanitize(dialect)
 			ts.Series = snap.SeriesCount()
 			ts.DroppedSeries = res.Dropped
+			ts.SeriesCap = nil
+			if res.Dropped > 0 {
+				c := res.Cap // a new one each time: statuses already copied keep theirs
+				ts.SeriesCap = &c
+			}
 		}
 	}
 	if err != nil {
@@ -685,7 +690,9 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 		log.Info("target up", "target", status.Name, "url", status.URL, "series", status.Series)
 	}
 	if err == nil && res.Dropped > 0 {
-		log.Warn("series over the store's cap dropped", "target", status.Name, "dropped", res.Dropped)
+		log.Warn("series over the store's caps dropped", "target", status.Name, "dropped", res.Dropped,
+			"by_target_cap", res.Cap.ByTarget, "per_target_cap", res.Cap.PerTarget, "kept", res.Cap.Kept,
+			"by_total_cap", res.Cap.ByTotal, "total_cap", res.Cap.Total, "store_kept", res.Cap.StoreKept)
 	}
 }
 

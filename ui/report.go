@@ -302,8 +302,15 @@ func targetLine(t model.TargetStatus) string {
 	if t.LastError != "" {
 		line += ": " + cutLong(Sanitize(t.LastError))
 	}
-	if t.DroppedSeries > 0 {
-		line += fmt.Sprintf(" [%d series dropped by the per-target cap]", t.DroppedSeries)
+	if c := t.SeriesCap; c != nil {
+		if c.ByTarget > 0 {
+			line += fmt.Sprintf(" [%d series refused by the per-target cap of %d, %d kept]", c.ByTarget, c.PerTarget, c.Kept)
+		}
+		if c.ByTotal > 0 {
+			line += fmt.Sprintf(" [%d series refused: the store's total cap of %d series across targets is full; %d kept]", c.ByTotal, c.Total, c.Kept)
+		}
+	} else if t.DroppedSeries > 0 {
+		line += fmt.Sprintf(" [%d series refused by the store's series caps]", t.DroppedSeries)
 	}
 	return line
 }
@@ -350,6 +357,7 @@ func writeReportText(w io.Writer, rep analysis.Report, width int) error {
 		fmt.Fprintf(w, "(%d columns left out to fit %d columns: %s; --wide shows all, --format json has every signal)\n",
 			len(dropped), width, strings.Join(dropped, ", "))
 	}
+	writeBudgets(w, rep, "", "")
 	if err := writeServices(w, rep, "", false); err != nil {
 		return err
 	}
@@ -482,6 +490,7 @@ func writeReportMarkdown(w io.Writer, rep analysis.Report) error {
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
+	writeBudgets(w, rep, "### ", "- ")
 	writeServices(w, rep, "### ", true)
 	writeStory(w, rep, "### ", "- ")
 	_, err := fmt.Fprintln(w)

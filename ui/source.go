@@ -58,11 +58,7 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 	byService.Targets = f.Targets
 	d.found = analysis.Evaluate(byService, chains, th)
 	d.findings = findingLines(byService, d.found)
-	for _, t := range byService.Targets {
-		if t.DroppedSeries > 0 {
-			d.capLines++ // findingLines puts these first
-		}
-	}
+	d.capLines = len(seriesCapLines(byService.Targets)) // findingLines puts these first
 	d.worst, d.hasWorst = worstRow(&f, d.found)
 	if f.Time.IsZero() {
 		return f, d
@@ -80,19 +76,50 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 	return f, d
 }
 
+// seriesCapLines are the series-cap banner: per target what its own cap
+// refused and what the store kept of it, then one line for the store's
+// total cap across targets naming the targets it refused series of.
+// Series is what the scrape held, never what the store kept.
+func seriesCapLines(targets []model.TargetStatus) []string {
+	var out, byTotal []string
+	refused, storeKept, total := 0, 0, 0
+	for _, t := range targets {
+		if t.DroppedSeries <= 0 {
+			continue
+		}
+		c := t.SeriesCap
+		switch {
+		case c == nil: // the source does not say which cap
+			out = append(out, Sanitize(fmt.Sprintf("WARNING SERIES_CAP %s: %d of the %d series it exports refused by the store's series caps; its signals may be incomplete",
+				t.Name, t.DroppedSeries, t.Series)))
+			continue
+		case c.ByTarget > 0:
+			out = append(out, Sanitize(fmt.Sprintf("WARNING SERIES_CAP %s: %d of the %d series it exports refused by the per-target cap of %d (%d kept); its signals may be incomplete",
+				t.Name, c.ByTarget, t.Series, c.PerTarget, c.Kept)))
+		}
+		if c.ByTotal > 0 {
+			byTotal = append(byTotal, t.Name)
+			refused += c.ByTotal
+			storeKept, total = max(storeKept, c.StoreKept), c.Total
+		}
+	}
+	if len(byTotal) > 0 {
+		names := strings.Join(byTotal[:min(len(byTotal), 3)], ", ")
+		if len(byTotal) > 3 {
+			names += fmt.Sprintf(" +%d more", len(byTotal)-3)
+		}
+		out = append(out, Sanitize(fmt.Sprintf("WARNING SERIES_CAP store: its total cap of %d series across targets is full (%d kept): %d series of %s refused; their signals may be incomplete (--memory-limit sizes it)",
+			total, storeKept, refused, names)))
+	}
+	return out
+}
+
 // findingLines renders the frame's current findings, most severe first, one
 // line each: "CRITICAL RETRY_AMPLIFICATION app→client: message".
 func findingLines(f model.Frame, fs []analysis.Finding) []string {
-	var out []string
-	// A target over the store's series cap loses data silently unless the
+	// A target over the store's series caps loses data silently unless the
 	// screen says so.
-	for _, t := range f.Targets {
-		if t.DroppedSeries > 0 {
-			// Series is what the scrape held, not what the store kept.
-			out = append(out, Sanitize(fmt.Sprintf("WARNING SERIES_CAP %s: %d of the %d series it exports dropped by the per-target series cap; its signals may be incomplete",
-				t.Name, t.DroppedSeries, t.Series)))
-		}
-	}
+	out := seriesCapLines(f.Targets)
 	for i, fd := range fs {
 		if len(out) == maxFindingLines {
 			out[len(out)-1] += fmt.Sprintf("  (+%d more: retrytop analyze lists them all)", len(fs)-i)

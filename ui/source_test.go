@@ -159,7 +159,7 @@ func TestFindingLinesNameTheRuleAndCap(t *testing.T) {
 func TestFindingLinesWarnOfDroppedSeries(t *testing.T) {
 	f := model.Frame{Targets: []model.TargetStatus{{Name: "envoy\x1b[2J", Up: true, Series: 100000, DroppedSeries: 80000}}}
 	lines := findingLines(f, nil)
-	if len(lines) != 1 || !strings.Contains(lines[0], "SERIES_CAP") || !strings.Contains(lines[0], "80000 of the 100000 series it exports dropped") || strings.Contains(lines[0], "\x1b") {
+	if len(lines) != 1 || !strings.Contains(lines[0], "SERIES_CAP") || !strings.Contains(lines[0], "80000 of the 100000 series it exports refused") || strings.Contains(lines[0], "\x1b") {
 		t.Errorf("lines = %q, want one sanitised SERIES_CAP warning", lines)
 	}
 }

@@ -1,0 +1,55 @@
+package ui
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// Issue 20: the series-cap banner said "(100000 kept)" when the store kept
+// 20,000: it must say what the store really keeps, per target and across
+// targets, and which cap refused the rest.
+func TestSeriesCapBannerSaysWhatIsKept(t *testing.T) {
+	// The statuses a real store gives: a holds 8 series under a per-target
+	// cap of 6 and a total of 10; b and c then find the store full.
+	st := model.NewStore(model.StoreConfig{History: 2, MaxSeriesPerTarget: 6, MaxSeries: 10})
+	var targets []model.TargetStatus
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"a", 8}, {"b", 5}, {"c", 2}} {
+		fam := model.Family{Name: "g", Type: model.Gauge}
+		for i := range c.n {
+			fam.Samples = append(fam.Samples, model.Sample{Labels: model.LabelsFromPairs("i", fmt.Sprint(i)), Value: 1})
+		}
+		snap := &model.Snapshot{Target: c.name, Time: time.Unix(1, 0), Families: []model.Family{fam}}
+		res := st.Append(snap)
+		capped := res.Cap
+		targets = append(targets, model.TargetStatus{Name: c.name, Up: true, Series: snap.SeriesCount(), DroppedSeries: res.Dropped, SeriesCap: &capped})
+	}
+	got := seriesCapLines(targets)
+	want := []string{
+		"WARNING SERIES_CAP a: 2 of the 8 series it exports refused by the per-target cap of 6 (6 kept); its signals may be incomplete",
+		"WARNING SERIES_CAP store: its total cap of 10 series across targets is full (10 kept): 3 series of b, c refused; their signals may be incomplete (--memory-limit sizes it)",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("banner:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if lines := findingLines(model.Frame{Targets: targets}, nil); !reflect.DeepEqual(lines, want) {
+		t.Errorf("findings strip = %q, want the banner first", lines)
+	}
+	// analyze's text says the same per target.
+	for i, wantTail := range []string{
+		"[2 series refused by the per-target cap of 6, 6 kept]",
+		"[1 series refused: the store's total cap of 10 series across targets is full; 4 kept]",
+		"[2 series refused: the store's total cap of 10 series across targets is full; 0 kept]",
+	} {
+		if line := targetLine(targets[i]); !strings.HasSuffix(line, wantTail) {
+			t.Errorf("target line %q, want it to end %q", line, wantTail)
+		}
+	}
+}
