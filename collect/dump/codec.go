@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"strconv"
 )
@@ -319,10 +320,22 @@ func (t *tokens) appendText(b []byte) {
 }
 
 // render writes the body t stands for.
-func (t *tokens) render(dst []byte) ([]byte, error) {
+func (t *tokens) render(dst []byte) ([]byte, error) { return t.renderMax(dst, math.MaxInt) }
+
+// errRenderLimit: the body would be longer than the frame declares.
+var errRenderLimit = errors.New("the decoded body is longer than the frame says")
+
+// renderMax writes the body t stands for, failing once it passes limit
+// bytes: a damaged delta cannot make the reader render past the body size
+// its frame declared (and the reader checked against the file).
+func (t *tokens) renderMax(dst []byte, limit int) ([]byte, error) {
 	s := t.structure
 	slot := 0
+	start := len(dst)
 	for len(s) > 0 {
+		if len(dst)-start > limit {
+			return dst, errRenderLimit
+		}
 		k := indexMark(s)
 		if k < 0 {
 			dst = append(dst, s...)

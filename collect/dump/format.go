@@ -30,7 +30,45 @@ const (
 
 	maxTargetLen      = 1024
 	maxContentTypeLen = 1024
+
+	// maxRatio and minBound bound the body a frame may declare by what it
+	// stores, so that a reader refuses a hostile frame before allocating
+	// its body (issue 20: three 255 MiB comment bodies in an 86 KB file
+	// made analyze use 4.8 GB). A key frame may declare at most
+	// max(minBound, maxRatio × its payload); a delta at most its base's
+	// bound plus maxRatio × its payload. Real expositions compress 5-30:1
+	// as key frames (numbers and label values vary); only a body of
+	// repeated bytes goes past 1024:1, and the writer pads such a payload
+	// with a zstd skippable frame so that its own output always passes.
+	maxRatio = 1024
+	minBound = 64 << 10
 )
+
+// frameBound is the largest body a frame with a payload of payLen bytes
+// may declare: base is its base frame's bound (0 for a key frame).
+func frameBound(base int64, payLen int) int64 {
+	if base == 0 {
+		return max(minBound, maxRatio*int64(payLen))
+	}
+	return min(base+maxRatio*int64(payLen), maxFrameSize)
+}
+
+// padPayload appends a zstd skippable frame to payload (which ends with a
+// zstd frame) so that frameBound(base, len) covers bodyLen; decoders skip
+// it. Only bodies of repeated bytes need it.
+func padPayload(payload []byte, base int64, bodyLen int) []byte {
+	if frameBound(base, len(payload)) >= int64(bodyLen) {
+		return payload
+	}
+	need := (int64(bodyLen) - base + maxRatio - 1) / maxRatio
+	if base == 0 {
+		need = (int64(bodyLen) + maxRatio - 1) / maxRatio
+	}
+	pad := max(need-int64(len(payload)), 8)
+	payload = append(payload, 0x50, 0x2a, 0x4d, 0x18) // skippable frame magic
+	payload = binary.LittleEndian.AppendUint32(payload, uint32(pad-8))
+	return append(payload, make([]byte, pad-8)...)
+}
 
 var syncMark = [4]byte{0xf5, 'R', 'T', 'F'}
 

@@ -83,7 +83,8 @@ type entry struct {
 	crc    uint32
 	payOff int64
 	payLen int32
-	bad    bool // undecodable: its base is damaged
+	bound  int64 // the largest body the frame may declare (frameBound)
+	bad    bool  // undecodable: its base is damaged, or it declares more than it could hold
 }
 
 // decodeState is the newest decoded frame of a target: what a following
@@ -293,6 +294,7 @@ func (r *Reader) scan() error {
 			}
 			if m.kind != kindError {
 				byTime[key{t, m.timeNs}] = int32(len(r.entries))
+				r.checkBound(&e, len(m.payload))
 			}
 			r.entries = append(r.entries, e)
 			off += n
@@ -325,6 +327,27 @@ func (r *Reader) scan() error {
 	return nil
 }
 
+// checkBound refuses, before anything is allocated for it, a frame that
+// declares a larger body than its stored bytes could honestly hold
+// (frameBound): it is marked bad, with a problem naming its offset, and
+// the deltas on it are skipped with it.
+func (r *Reader) checkBound(e *entry, payLen int) {
+	switch {
+	case e.base == -1:
+		e.bound = frameBound(0, payLen)
+	case e.base >= 0:
+		e.bound = frameBound(r.entries[e.base].bound, payLen)
+	default:
+		return // no base: skipped in resolveBases
+	}
+	if int64(e.info.BodyLen) > e.bound {
+		e.bad = true
+		r.problem(e.info.Offset, int64(e.info.Size), false,
+			"frame of target %q declares a body of %d bytes, more than its %d stored bytes can hold (at most %d: 1:%d, docs/dump-format.md); refused before decoding",
+			e.info.Target, e.info.BodyLen, payLen, e.bound, maxRatio)
+	}
+}
+
 // isIOError tells read failures from damaged content.
 func isIOError(err error) bool {
 	var pe *os.PathError
@@ -353,7 +376,10 @@ func (r *Reader) resolveBases() {
 			l = &lost{target: e.info.Target, first: e.info.Offset}
 			losses = append(losses, l)
 		case r.entries[e.base].bad:
-			l = rootOf[e.base]
+			if l = rootOf[e.base]; l == nil { // its base was refused (checkBound)
+				l = &lost{target: e.info.Target, first: e.info.Offset}
+				losses = append(losses, l)
+			}
 		}
 		if l != nil {
 			e.bad = true
@@ -443,7 +469,7 @@ func (r *Reader) Frame(i int) (Frame, error) {
 		r.dropState(e.info.Target)
 		return Frame{}, &Problem{File: r.name, Offset: e.info.Offset, Msg: fmt.Sprintf("frame of target %q cannot be decoded: %v", e.info.Target, err)}
 	}
-	body, err := st.cur.render(make([]byte, 0, e.info.BodyLen))
+	body, err := st.cur.renderMax(make([]byte, 0, e.info.BodyLen), e.info.BodyLen)
 	if err == nil && len(body) != e.info.BodyLen {
 		err = fmt.Errorf("decoded %d bytes, the frame says %d", len(body), e.info.BodyLen)
 	}

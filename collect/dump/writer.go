@@ -83,6 +83,7 @@ type writerTarget struct {
 	sinceKey int
 	keySize  int
 	lastNs   int64
+	bound    int64 // frameBound of the newest frame: what a delta on it may declare
 }
 
 // Create creates a dump file at path, refusing to overwrite an existing
@@ -183,7 +184,7 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 			}
 		}
 		m.payload = appendUvarint(nil, uint64(dictID))
-		m.payload = enc.EncodeAll(w.delta, m.payload)
+		m.payload = padPayload(enc.EncodeAll(w.delta, m.payload), t.bound, len(body))
 		// A delta that saves little is not worth its dependency.
 		if len(m.payload) > t.keySize/2 && t.keySize > 0 {
 			key = true
@@ -191,7 +192,7 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 	}
 	if key {
 		m.kind, m.base, m.contentType = kindKey, 0, contentType
-		m.payload = w.enc.EncodeAll(body, nil)
+		m.payload = padPayload(w.enc.EncodeAll(body, nil), 0, len(body))
 		// A reader starts from the key frame's own tokens: no growths.
 		for i := range t.cur.nums {
 			t.cur.nums[i].d = 0
@@ -213,6 +214,11 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 	t.prev, t.cur = t.cur, t.prev
 	t.prev.lines = nil
 	t.have, t.ct, t.lastNs = true, contentType, m.timeNs
+	if key {
+		t.bound = frameBound(0, len(m.payload))
+	} else {
+		t.bound = frameBound(t.bound, len(m.payload))
+	}
 	if key {
 		t.sinceKey, t.keySize = 0, len(m.payload)
 		t.stats.KeyFrames++
