@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/analysis"
@@ -120,6 +121,11 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 				return withCode(exitNoData, errors.New("no target could be scraped"))
 			}
 			rep := analysis.BuildReport(scraper.Store(), statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: src.chains, Links: src.links})
+			urls := map[string]string{}
+			for _, s := range statuses {
+				urls[s.Name] = s.URL
+			}
+			explainUnread(&rep, src.translate, urls)
 			if err := writeAnalysis(cmd, rep, f.format); err != nil {
 				return err
 			}
@@ -164,11 +170,11 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 	return cmd
 }
 
-// isTerminal reports whether f is a character device (a terminal), where a
-// progress line that rewrites itself makes sense.
+// isTerminal reports whether f is a terminal, where a progress line that
+// rewrites itself makes sense and raw bytes would be obeyed. Not every
+// character device: /dev/null is one.
 func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(f.Fd())
 }
 
 // failOn turns findings at or above the named severity into exit code 3.
