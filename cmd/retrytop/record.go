@@ -9,12 +9,14 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/collect/dump"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/ui"
@@ -28,6 +30,7 @@ type recordFlags struct {
 	force    bool
 	quiet    bool
 	progress time.Duration
+	relevant bool
 }
 
 func newRecordCmd() *cobra.Command {
@@ -44,13 +47,20 @@ scrapes, bytes written, and errors per target. A write error (a full disk)
 is reported at once; recording goes on.
 
 The dump is crash-safe: killing the recorder loses at most the scrape being
-written. Replay it with 'retrytop replay FILE', analyse it with
+written. With --only-relevant, each body is written with only the families some
+dialect (built-in, or the --config file's) reads: the recording analyzes
+to the same numbers and is smaller. A target no dialect reads is written
+whole, with a warning, so that 'retrytop dialect draft' can still start a
+mapping from it (docs/cli.md, "record").
+
+Replay it with 'retrytop replay FILE', analyse it with
 'retrytop analyze FILE', backfill it into Prometheus with
 'retrytop export FILE --format openmetrics'.
 
 TARGET is URL or name=URL.`,
 		Example: `  retrytop record app=http://127.0.0.1:9102/metrics client=http://127.0.0.1:9103/metrics -o incident.rtd
   retrytop record --config retrytop.yaml -o soak.rtd --duration 1h --interval 5s
+  retrytop record --only-relevant app=http://127.0.0.1:9102/metrics -o small.rtd --duration 1h
   retrytop record --file-sd targets.json -o fleet.rtd --duration 10m
   retrytop record --prometheus http://prometheus:9090 --selector '{namespace="shop"}' -o fleet.rtd --duration 30m`,
 		Args: cobra.ArbitraryArgs,
@@ -62,6 +72,9 @@ TARGET is URL or name=URL.`,
 				return withCode(exitUsage, errors.New("--interval must be positive and --duration not negative"))
 			}
 			if pf.url != "" {
+				if f.relevant {
+					return withCode(exitUsage, errors.New("--only-relevant applies to scraped targets; --prometheus records query results, which hold only what the dialects read"))
+				}
 				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
 				if f.duration > 0 {
@@ -96,6 +109,7 @@ TARGET is URL or name=URL.`,
 	cmd.Flags().BoolVar(&f.force, "force", false, "overwrite FILE if it exists")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress, only the summary")
 	cmd.Flags().DurationVar(&f.progress, "progress", 0, "print a progress line this often (default: 1s on a terminal, 10s otherwise)")
+	cmd.Flags().BoolVar(&f.relevant, "only-relevant", false, "write only the families some dialect reads (a target no dialect reads is kept whole, with a warning)")
 	return cmd
 }
 
@@ -116,10 +130,20 @@ func runRecord(ctx context.Context, errw io.Writer, f *recordFlags, src *sources
 		defer mu.Unlock()
 		fmt.Fprintf(errw, "\nretrytop: recording: %s\n", ui.Sanitize(err.Error()))
 	})
+	var rel *onlyRelevant
+	if f.relevant {
+		rel = newOnlyRelevant(src, func(msg string) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(errw, "\nretrytop: --only-relevant: %s\n", ui.Sanitize(msg))
+		})
+		hook = rel.hook(hook)
+	}
 	// The recorder keeps no history: one scrape per target is enough.
 	// Discovery files are followed; their changes and errors are printed.
-	// Bodies are written as served; a parse now and then only validates
-	// them and counts series for the progress line (recordParseEvery).
+	// Bodies are written as served (or as --only-relevant selects them); a
+	// parse now and then only validates them and counts series for the
+	// progress line (recordParseEvery).
 	scraper := collect.NewScraper(targets, model.NewStore(model.StoreConfig{History: 2}),
 		src.follow(collect.Options{OnScrape: hook, ParseEvery: recordParseEvery}, errw))
 	tty := isTerminal(os.Stderr)
@@ -162,6 +186,9 @@ func runRecord(ctx context.Context, errw io.Writer, f *recordFlags, src *sources
 	<-done
 	cerr := w.Close()
 	writeRecordSummary(errw, f.out, scraper.Statuses(), w.Stats())
+	if rel != nil {
+		fmt.Fprintln(errw, rel.summary())
+	}
 	if cerr != nil {
 		return cerr
 	}
@@ -169,6 +196,120 @@ func runRecord(ctx context.Context, errw io.Writer, f *recordFlags, src *sources
 		return errors.New("nothing could be written")
 	}
 	return nil
+}
+
+// onlyRelevant is record --only-relevant: it rewrites each body handed
+// to the dump to the lines of the families some dialect reads
+// (collect.SelectBody with the dialects' filter), which analyze, replay
+// and export read alike, since they read a recording through the same
+// filter. Whether a dialect reads a target is decided on its first body
+// that parses; a target none reads is written whole from then on, with
+// one warning: its families are what 'retrytop dialect draft' needs, and
+// a recording cannot be made again.
+type onlyRelevant struct {
+	tr     *dialect.Translator
+	forced map[string]string // target -> the dialect name=URL@dialect forces
+	urls   map[string]string // target -> URL without credentials, for the hint
+	warn   func(string)
+
+	mu      sync.Mutex
+	targets map[string]*relevantTarget
+
+	served, written atomic.Int64 // body bytes
+}
+
+// relevantTarget is onlyRelevant's state for one target. The scraper
+// calls OnScrape for one target at a time, so only the map needs the lock.
+type relevantTarget struct {
+	decided, whole bool
+	buf            []byte // the selected body, reused
+}
+
+func newOnlyRelevant(src *sources, warn func(string)) *onlyRelevant {
+	o := &onlyRelevant{tr: src.translate, forced: map[string]string{}, urls: map[string]string{},
+		warn: warn, targets: map[string]*relevantTarget{}}
+	for _, t := range src.targets {
+		o.urls[t.Name] = collect.SafeURL(t.URL)
+		if t.Dialect != "" {
+			o.forced[t.Name] = t.Dialect
+		}
+	}
+	return o
+}
+
+// hook wraps a dump hook: bodies are selected before next writes them.
+func (o *onlyRelevant) hook(next func(string, time.Time, []byte, string, error)) func(string, time.Time, []byte, string, error) {
+	return func(target string, at time.Time, body []byte, contentType string, err error) {
+		if err == nil {
+			body = o.body(target, at, body, contentType)
+		}
+		next(target, at, body, contentType, err)
+	}
+}
+
+// body returns what to write of one target's body.
+func (o *onlyRelevant) body(target string, at time.Time, body []byte, contentType string) []byte {
+	o.mu.Lock()
+	st := o.targets[target]
+	if st == nil {
+		st = &relevantTarget{}
+		o.targets[target] = st
+	}
+	o.mu.Unlock()
+	o.served.Add(int64(len(body)))
+	if !st.decided {
+		o.decide(st, target, at, body, contentType)
+	}
+	if st.decided && !st.whole {
+		if out, ok := collect.SelectBody(st.buf[:0], body, contentType, o.tr.Filter); ok {
+			st.buf = out
+			o.written.Add(int64(len(out)))
+			return out
+		}
+	}
+	// Undecided (it did not parse: the replay reports it as the scrape
+	// did), kept whole, or a body the selection must not touch.
+	o.written.Add(int64(len(body)))
+	return body
+}
+
+// decide tells from a body whether a dialect reads the target, as the
+// analysis of the recording will: the dialects' filter, then detection.
+func (o *onlyRelevant) decide(st *relevantTarget, target string, at time.Time, body []byte, contentType string) {
+	if o.forced[target] != "" {
+		st.decided = true // the user named its dialect
+		return
+	}
+	var p collect.ExpfmtParser
+	fams, err := p.Parse(target, body, contentType, o.tr.Filter)
+	if err != nil {
+		return // decided on a later body
+	}
+	st.decided = true
+	if _, _, err := o.tr.Translate("", &model.Snapshot{Target: target, Time: at, Families: fams}); err == nil && len(o.tr.Detected(target)) > 0 {
+		return
+	}
+	st.whole = true
+	seen := "no families"
+	if all, err := p.Parse(target, body, contentType, nil); err == nil && len(all) > 0 {
+		seen = "families such as " + dialect.SeenFamilies(all, 5)
+	}
+	url := o.urls[target]
+	if url == "" {
+		url = "URL"
+	}
+	o.warn(fmt.Sprintf("no dialect reads %q (%s): recording all of its families; run 'retrytop dialect draft %s' for a custom mapping to start from (docs/dialects.md)",
+		target, seen, url))
+}
+
+// summary is the line record prints at the end with --only-relevant.
+func (o *onlyRelevant) summary() string {
+	served, written := o.served.Load(), o.written.Load()
+	pct := "-"
+	if served > 0 {
+		pct = fmt.Sprintf("%.0f%%", 100*float64(written)/float64(served))
+	}
+	return fmt.Sprintf("  --only-relevant: wrote %s of the %s of bodies served (%s)", formatSize(written), formatSize(served), pct)
 }
 
 // runRecordPrometheus is record --prometheus: the query results of every
