@@ -322,8 +322,9 @@ func writeReportText(w io.Writer, rep analysis.Report, width int) error {
 	}
 	fmt.Fprintln(w)
 	if len(rep.Dependencies) == 0 {
-		_, err := fmt.Fprintln(w, "no retry metrics found (see docs/metrics.md for the families retrytop reads)")
-		return err
+		fmt.Fprintln(w, "no retry metrics found (see docs/metrics.md for the families retrytop reads)")
+		writeStory(w, rep, "", "") // its findings say why (NO_RETRY_SIGNALS, TARGET_DOWN)
+		return nil
 	}
 	cells := make([][]string, len(rep.Dependencies))
 	for i := range rep.Dependencies {
@@ -472,7 +473,9 @@ func writeReportMarkdown(w io.Writer, rep analysis.Report) error {
 	}
 	fmt.Fprintf(w, "\n### Dependencies\n\n")
 	if len(rep.Dependencies) == 0 {
-		_, err := fmt.Fprintln(w, "No retry metrics found.")
+		fmt.Fprintln(w, "No retry metrics found.")
+		writeStory(w, rep, "### ", "- ")
+		_, err := fmt.Fprintln(w)
 		return err
 	}
 	heads := make([]string, len(reportColumns))

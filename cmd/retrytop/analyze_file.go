@@ -76,7 +76,7 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	tr, translate := rs.translator()
 	hist := 2
 	for _, a := range args {
-		rec, err := openRecording(cmd.ErrOrStderr(), a, f.inputFormat, tr.Filter)
+		rec, err := openTranslated(cmd.ErrOrStderr(), a, f.inputFormat, tr)
 		if err != nil {
 			return err
 		}
@@ -94,10 +94,20 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	for _, rec := range recs {
 		statuses = append(statuses, dump.LoadStore(rec, st, translate)...)
 	}
+	// As live, each target shows the dialects that read it
+	// (targets[].dialects is the same for a recording as for its run).
+	for i := range statuses {
+		d := strings.Join(tr.Detected(statuses[i].Name), "+")
+		if d == "" {
+			d = rs.forced[statuses[i].Name] // live shows a forced one before any scrape succeeds
+		}
+		statuses[i].Dialect = collect.Sanitize(d)
+	}
 	if !collect.AnyScraped(statuses) {
 		return withCode(exitNoData, errors.New("no scrape in the recording could be read"))
 	}
 	rep := analysis.BuildReport(st, statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: rs.chains, Links: rs.links})
+	explainUnread(&rep, tr, nil) // a recording keeps no URL
 	if err := writeAnalysis(cmd, rep, f.format); err != nil {
 		return err
 	}

@@ -15,10 +15,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/collect/dump"
-	"github.com/retrytop/retrytop/collect/replay"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/policy"
+	"github.com/retrytop/retrytop/replay"
 	"github.com/retrytop/retrytop/ui"
 	"github.com/retrytop/retrytop/whatif"
 )
@@ -109,6 +110,31 @@ func openRecording(errw io.Writer, path, format string, filter func(string) bool
 	if rec.Len() == 0 {
 		rec.Close()
 		return nil, withCode(exitNoData, fmt.Errorf("%s: no readable scrape", path))
+	}
+	return rec, nil
+}
+
+// openTranslated opens FILE to be read with tr: only the families a
+// dialect reads are parsed (tr.Filter), through tr.Parsing so that a
+// target no dialect reads has its families named (tr.Unread). An import
+// whose every scrape the filter empties (families no dialect reads, which
+// an import drops before any parser) is opened whole instead: its targets
+// are then translated, found unread and named, as live, rather than "no
+// readable scrape", which is kept for a file with no scrape at all.
+func openTranslated(errw io.Writer, path, format string, tr *dialect.Translator) (dump.Recording, error) {
+	if format != "" && !slices.Contains(dump.Formats, format) {
+		return nil, withCode(exitUsage, fmt.Errorf("unknown --input-format %q (want one of %s)", format, strings.Join(dump.Formats, ", ")))
+	}
+	rec, err := dump.OpenRecording(path, dump.OpenOptions{Format: format, Filter: tr.Filter, Parser: unreadParser(tr)})
+	if err != nil {
+		return nil, withCode(exitNoData, err)
+	}
+	if rec.Len() == 0 {
+		rec.Close()
+		return openRecording(errw, path, format, nil)
+	}
+	for _, p := range rec.Problems() {
+		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(p.Error()))
 	}
 	return rec, nil
 }

@@ -67,6 +67,9 @@ type sources struct {
 // discovery files are added here.
 func (s *sources) scraper(store *model.Store, opts collect.Options) *collect.Scraper {
 	opts.Translate, opts.Filter, opts.OnForget = s.translate.Translate, s.translate.Filter, s.translate.Forget
+	if opts.Parser == nil {
+		opts.Parser = unreadParser(s.translate) // so Unread can name what no dialect reads
+	}
 	return collect.NewScraper(s.targets, store, s.follow(opts, nil))
 }
 

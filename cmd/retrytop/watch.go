@@ -13,6 +13,7 @@ import (
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/report"
 	"github.com/retrytop/retrytop/ui"
@@ -153,6 +154,7 @@ func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []s
 	}
 	defer closeRec()
 	scraper := sources.scraper(model.NewStore(f.storeConfig()), copts)
+	opts.Status = unreadBadge(func() *dialect.Translator { return sources.translate }, scraper.Statuses, opts.Status)
 	return runDashboard(ctx, scraper, opts)
 }
 
