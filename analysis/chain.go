@@ -175,8 +175,14 @@ type Gap struct {
 	// (what a hidden layer multiplies by); both absent when nothing was sent.
 	Relative model.Value `json:"relative"`
 	Factor   model.Value `json:"factor"`
-	// TolerancePerS is the difference that was allowed.
+	// TolerancePerS is the difference that was allowed: GapTolerance's
+	// share plus SkewPerS.
 	TolerancePerS float64 `json:"tolerance_per_s"`
+	// SkewPerS is what the sides' different sampling moments can explain:
+	// the highest rate near the window's edges times how far apart the
+	// two targets' samples at the edges were, over the window's width
+	// (absent when the sample times are unknown).
+	SkewPerS model.Value `json:"skew_per_s"`
 }
 
 // ChainResult is a chain's amplification now.
@@ -222,9 +228,21 @@ func EvaluateChain(c Chain, rows []model.Signals) ChainResult {
 // (Signals.DependencyReceivedPerS). A comparison with an absent side is
 // skipped.
 func EvaluateChainWith(c Chain, rows []model.Signals, tol GapTolerance) ChainResult {
+	return evaluateChain(c, rows, tol, nil)
+}
+
+// edgeRates are, per row, the highest rates near the edges of its window:
+// attempts sent and requests arrived (arrivedAt). A gap's skew allowance
+// multiplies them by how far apart the two sides were sampled.
+type edgeRates struct{ sent, arrived float64 }
+
+// evaluateChain is EvaluateChainWith with the rows' edge rates (nil: each
+// row's own rates over its window stand for them).
+func evaluateChain(c Chain, rows []model.Signals, tol GapTolerance, edges map[model.Key]edgeRates) ChainResult {
 	byKey := make(map[model.Key]*model.Signals, len(rows))
 	sentTo := make(map[string]float64)
 	sentOK := make(map[string]bool)
+	callers := make(map[string][]*model.Signals)
 	for i := range rows {
 		k := rows[i].Key()
 		if _, dup := byKey[k]; dup {
@@ -234,7 +252,18 @@ func EvaluateChainWith(c Chain, rows []model.Signals, tol GapTolerance) ChainRes
 		if v, ok := rows[i].AttemptsPerS.Get(); ok {
 			sentTo[k.Dependency] += v
 			sentOK[k.Dependency] = true
+			callers[k.Dependency] = append(callers[k.Dependency], &rows[i])
 		}
+	}
+	edgeOf := func(s *model.Signals) edgeRates {
+		if e, ok := edges[s.Key()]; ok {
+			return e
+		}
+		e := edgeRates{sent: s.AttemptsPerS.V}
+		if a := arrivedAt(s); a.OK {
+			e.arrived = a.V
+		}
+		return e
 	}
 	name := c.Name
 	if name == "" {
@@ -279,28 +308,68 @@ func EvaluateChainWith(c Chain, rows []model.Signals, tol GapTolerance) ChainRes
 		}
 	}
 
-	check := func(from Hop, to string, arrived model.Value) {
+	// check compares what reached `to` (counted in row at, nil when the
+	// arrivals are the sender's own view of its dependency) with what its
+	// callers sent.
+	check := func(from Hop, to string, at *model.Signals, arrived model.Value) {
 		sent, ok := sentTo[to]
 		if !ok || !sentOK[to] || !arrived.OK {
 			return
 		}
-		if g, bad := gapOf(from, to, sent, arrived.V, tol); bad {
+		skew := model.Absent
+		if at != nil {
+			skew = sampleSkew(callers[to], at, edgeOf)
+		}
+		if g, bad := gapOf(from, to, sent, arrived.V, tol, skew); bad {
 			res.Gaps = append(res.Gaps, g)
 		}
 	}
 	for i := 1; i < len(res.Hops); i++ {
 		prev := res.Hops[i-1]
 		if prev.Found && prev.AttemptsPerS.OK && res.Hops[i].Found {
-			check(c.Hops[i-1], c.Hops[i].Target, arrivedAt(byKey[model.Key{Target: c.Hops[i].Target, Dependency: c.Hops[i].Dependency}]))
+			at := byKey[model.Key{Target: c.Hops[i].Target, Dependency: c.Hops[i].Dependency}]
+			check(c.Hops[i-1], c.Hops[i].Target, at, arrivedAt(at))
 		}
 	}
 	if n := len(c.Hops); n > 0 {
 		last := c.Hops[n-1]
 		if s := byKey[model.Key{Target: last.Target, Dependency: last.Dependency}]; s != nil && s.AttemptsPerS.OK {
-			check(last, last.Dependency, s.DependencyReceivedPerS)
+			check(last, last.Dependency, nil, s.DependencyReceivedPerS)
 		}
 	}
 	return res
+}
+
+// sampleSkew is the part of a gap that the moments the two sides were
+// sampled at can explain, per second of the window. Each side's rate is
+// its counter's increase between its own samples at the window's edges;
+// when a caller's sample at an edge is d seconds away from the receiver's,
+// the traffic of those d seconds is on one side only, at most d times the
+// highest rate near that edge. Summed over both edges and every caller,
+// over the window's width. Absent when a side's sample times are unknown.
+func sampleSkew(callers []*model.Signals, at *model.Signals, edgeOf func(*model.Signals) edgeRates) model.Value {
+	width := float64(at.EndMs-at.StartMs) / 1000
+	if width <= 0 || at.SampledFromMs == 0 || at.SampledToMs == 0 || len(callers) == 0 {
+		return model.Absent
+	}
+	atEdge := edgeOf(at)
+	var sentPeak, apart float64
+	for _, c := range callers {
+		if c.SampledFromMs == 0 || c.SampledToMs == 0 {
+			return model.Absent
+		}
+		sentPeak += edgeOf(c).sent
+		d := float64(absMs(c.SampledFromMs-at.SampledFromMs)+absMs(c.SampledToMs-at.SampledToMs)) / 1000
+		apart = max(apart, d)
+	}
+	return model.Some(max(sentPeak, atEdge.arrived) * apart / width)
+}
+
+func absMs(d int64) int64 {
+	if d < 0 {
+		return -d
+	}
+	return d
 }
 
 // arrivedAt is what a hop received, as its callers' attempts are counted:
@@ -320,10 +389,13 @@ func arrivedAt(s *model.Signals) model.Value {
 
 // gapOf compares what arrived at to with what its callers sent; bad when
 // the difference exceeds the tolerance.
-func gapOf(from Hop, to string, sent, arrived float64, tol GapTolerance) (Gap, bool) {
+func gapOf(from Hop, to string, sent, arrived float64, tol GapTolerance, skew model.Value) (Gap, bool) {
 	g := Gap{
 		From: from, To: to, SentPerS: sent, ArrivedPerS: arrived, GapPerS: arrived - sent,
-		TolerancePerS: tol.Relative*sent + tol.AbsolutePerS,
+		TolerancePerS: tol.Relative*sent + tol.AbsolutePerS, SkewPerS: skew,
+	}
+	if skew.OK {
+		g.TolerancePerS += skew.V
 	}
 	if sent > 0 {
 		g.Relative = model.Some(g.GapPerS / sent)

@@ -403,6 +403,7 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 	span := gapSpan(frame.Timelines, keys, th)
 	for i := range n {
 		var rows, agg []model.Signals
+		edges := make(map[model.Key]edgeRates, len(keys))
 		for _, k := range keys {
 			tl := frame.Timelines[k]
 			if i < len(tl) {
@@ -410,6 +411,9 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 			}
 			if i < len(tl) && i+1 >= span {
 				agg = append(agg, aggregate(tl[i+1-span:i+1]))
+				// The samples at the span's start edge are at or
+				// before its first bin: the bin before counts too.
+				edges[k] = peakRates(tl[max(i-span, 0) : i+1])
 			}
 		}
 		layers := make([]ChainResult, 0, len(chains))
@@ -417,7 +421,7 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 		for _, c := range chains {
 			layers = append(layers, EvaluateChainWith(c, rows, th.Gap))
 			if len(agg) > 0 {
-				gaps = append(gaps, EvaluateChainWith(c, agg, th.Gap))
+				gaps = append(gaps, evaluateChain(c, agg, th.Gap, edges))
 			}
 		}
 		fs := evaluateRows(rows, bases, th)
@@ -477,7 +481,8 @@ func gapSpan(tls map[model.Key][]model.Signals, keys []model.Key, th Thresholds)
 // the same time.
 func aggregate(bins []model.Signals) model.Signals {
 	first, last := &bins[0], &bins[len(bins)-1]
-	s := model.Signals{Target: first.Target, Dependency: first.Dependency, StartMs: first.StartMs, EndMs: last.EndMs}
+	s := model.Signals{Target: first.Target, Dependency: first.Dependency, StartMs: first.StartMs, EndMs: last.EndMs,
+		SampledFromMs: first.SampledFromMs, SampledToMs: last.SampledToMs}
 	width := float64(last.EndMs-first.StartMs) / 1000
 	sum := func(get func(*model.Signals) model.Value) model.Value {
 		var total float64
@@ -508,6 +513,21 @@ func aggregate(bins []model.Signals) model.Signals {
 	deriveRatios(&s)
 	s.MaxAttempts = last.MaxAttempts
 	return s
+}
+
+// peakRates are the highest attempts/s and arrivals/s over bins, the
+// rates a gap's sample skew is multiplied by.
+func peakRates(bins []model.Signals) edgeRates {
+	var e edgeRates
+	for i := range bins {
+		if v, ok := bins[i].AttemptsPerS.Get(); ok && finite(v) {
+			e.sent = max(e.sent, v)
+		}
+		if v, ok := arrivedAt(&bins[i]).Get(); ok && finite(v) {
+			e.arrived = max(e.arrived, v)
+		}
+	}
+	return e
 }
 
 func firstEvidence(f Finding) float64 {
@@ -1065,7 +1085,12 @@ func layerFindings(c ChainResult, th Thresholds) []Finding {
 func gapFindings(c ChainResult, th Thresholds) []Finding {
 	var out []Finding
 	for _, g := range c.Gaps {
+		// th.Gap again (the chains may have been evaluated with another
+		// tolerance), plus what the sampling moments explain.
 		tol := th.Gap.Relative*g.SentPerS + th.Gap.AbsolutePerS
+		if g.SkewPerS.OK {
+			tol += g.SkewPerS.V
+		}
 		if math.Abs(g.GapPerS) <= tol {
 			continue
 		}
@@ -1094,6 +1119,7 @@ func gapFindings(c ChainResult, th Thresholds) []Finding {
 		f.Evidence.addValue("relative", g.Relative)
 		f.Evidence.addValue("factor", g.Factor)
 		f.Evidence.add("tolerance_per_s", tol)
+		f.Evidence.addValue("sample_skew_per_s", g.SkewPerS)
 		out = append(out, f)
 	}
 	return out

@@ -62,6 +62,9 @@ func selectRow(st *model.Store, target, dep string, sinceMs int64) *row {
 // eval computes the row's signals over one window.
 func (r *row) eval(w window) model.Signals {
 	s := model.Signals{Target: r.target, Dependency: r.dep, StartMs: w.start, EndMs: w.end}
+	if w.hasLast {
+		s.SampledFromMs, s.SampledToMs = w.first, w.last
+	}
 
 	s.OriginalsPerS = w.rate(r.sum(cOriginals, &w))
 	s.RetriesPerS = w.rate(r.sum(cRetries, &w))

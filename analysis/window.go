@@ -42,6 +42,10 @@ type window struct {
 	// read; hasLast is false when the target has no scrape there.
 	last    int64
 	hasLast bool
+	// first is the target's scrape the window's increases start from:
+	// the one at or before start for a lookback window, else the first
+	// inside; valid when hasLast.
+	first int64
 	// Indexes in the target's scrape times of the first scrape at or after
 	// start, the first after start and the first after end.
 	iFrom, iAfter, iEnd int
@@ -52,6 +56,10 @@ func newWindow(times []int64, start, end int64, back bool) window {
 	w.iFrom, w.iAfter, w.iEnd = timesAfter(times, start-1), timesAfter(times, start), timesAfter(times, end)
 	if w.iFrom < w.iEnd {
 		w.last, w.hasLast = times[w.iEnd-1], true
+		w.first = times[w.iFrom]
+		if back && w.iAfter > 0 {
+			w.first = times[w.iAfter-1]
+		}
 	}
 	return w
 }
@@ -59,7 +67,7 @@ func newWindow(times []int64, start, end int64, back bool) window {
 // plainWindow is a window over series not indexed against scrape times
 // (the exported functions' inputs): [start, end] as given.
 func plainWindow(start, end int64) window {
-	return window{start: start, end: end, last: end, hasLast: true}
+	return window{start: start, end: end, first: start, last: end, hasLast: true}
 }
 
 // rangeWindow is a window of the samples inside [start, end]. Rates are

@@ -245,6 +245,12 @@ type Signals struct {
 
 	StartMs int64 `json:"-"`
 	EndMs   int64 `json:"-"`
+	// SampledFromMs and SampledToMs are the times of the target's scrapes
+	// the rates run between (0: unknown). Every target is scraped at its
+	// own moments, so what compares two targets' counts over one window
+	// (a chain's gaps) needs to know how far apart their samples were.
+	SampledFromMs int64 `json:"-"`
+	SampledToMs   int64 `json:"-"`
 
 	OriginalsPerS Value `json:"originals_per_s"`
 	AttemptsPerS  Value `json:"attempts_per_s"`
