@@ -5,6 +5,10 @@
 // ui.Player, so the dashboard shows a replay exactly as it shows live
 // data.
 //
+// It sits above analysis, beside ui: its timeline bar marks the bins where
+// findings' thresholds were crossed (analysis.Timeline), so it reads
+// conclusions, while collect/dump below it only hands over snapshots.
+//
 // Time is injected: Options.Now is the wall clock that drives playback and
 // Options.After the timer Run waits on, so tests move the clock by hand
 // and call Tick instead of sleeping.

@@ -15,8 +15,8 @@ import (
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/collect/dump"
-	"github.com/retrytop/retrytop/collect/replay"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/replay"
 	"github.com/retrytop/retrytop/ui"
 )
 

@@ -12,7 +12,7 @@ import (
 
 // Player controls a replay: the dashboard in ModeReplay with
 // Options.Player set shows a timeline bar and routes the replay keys here
-// (collect/replay.Player implements it). Every method must return at
+// (replay.Player implements it). Every method must return at
 // once; the data follows through the Source's updates.
 type Player interface {
 	Playing() bool

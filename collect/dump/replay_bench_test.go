@@ -7,8 +7,8 @@ import (
 
 	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/collect/dump"
-	"github.com/retrytop/retrytop/collect/replay"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/replay"
 )
 
 // BenchmarkReplaySeek seeks the replay player to a random time of the
