@@ -116,7 +116,21 @@ func TestSummarizeRecovery(t *testing.T) {
 	}{
 		{"at once", []float64{1, 1, 0, 0, 1, 1}, Span{2, 4}, 0, 0, false},
 		{"one bin late", []float64{1, 1, 0, 0, 0.5, 1, 1}, Span{2, 4}, 0, 1, false},
-		{"end inside a bin", []float64{1, 1, 0, 0, 0.5, 1, 1}, Span{2, 4}, 4300 * ms, 0.7, false},
+		// The end inside bin 4: it is the trigger's (half slow), bin 5 the
+		// first after it, back at once. It read 0.7 s (5 - 4.3), the end's
+		// phase in its bin.
+		{"end inside a bin", []float64{1, 1, 0, 0, 0.5, 1, 1}, Span{2, 4}, 4300 * ms, 0, false},
+		// The same immediate recovery with the end early and late in bin 3
+		// (two recordings at other scrape offsets): both 0. They read 0
+		// (bin 3, mostly recovered, passed 95 %) and 0.1 s; with bin 3 at
+		// 90 %, 0.9 s and 0.1 s.
+		{"end early in a bin", []float64{1, 1, 0, 0.96, 1, 1}, Span{2, 3}, 3100 * ms, 0, false},
+		{"end early, mixed bin short", []float64{1, 1, 0, 0.9, 1, 1}, Span{2, 3}, 3100 * ms, 0, false},
+		{"end late in a bin", []float64{1, 1, 0, 0.1, 1, 1}, Span{2, 3}, 3900 * ms, 0, false},
+		// On a bin edge (the virtual-time sim's scrapes), as before.
+		{"end on an edge", []float64{1, 1, 0, 0, 0.5, 0.5, 1}, Span{2, 4}, 4000 * ms, 2, false},
+		// Two slow bins after the trigger's: 2 s.
+		{"late, end inside a bin", []float64{1, 1, 0, 0.2, 0, 0.5, 1, 1}, Span{2, 3}, 3500 * ms, 2, false},
 		// Bin 4 finished nothing: it is not known to have recovered, bin 5 is.
 		{"unknown bins skipped", []float64{1, 1, 0, 0, f, 1, f}, Span{2, 4}, 0, 1, false},
 		{"never", []float64{1, 1, 0, 0, 1, 0.5}, Span{2, 4}, 0, -1, true},

@@ -25,10 +25,11 @@ type Summary struct {
 	// executing plus queued requests over its slots (1 = every slot busy,
 	// nothing queued).
 	PeakProviderLoad *float64 `json:"peak_provider_load"`
-	// RecoveryS is the time from the trigger's end to the start of the
-	// first bin from which every later bin's success ratio reaches
-	// RecoveryFraction of the pre-trigger ratio; nil without a trigger or
-	// when it never recovered.
+	// RecoveryS is the time, in whole bins, from the first bin that starts
+	// after the trigger's end to the first bin from which every later
+	// bin's success ratio reaches RecoveryFraction of the pre-trigger
+	// ratio (0: back in the first bin after the trigger); nil without a
+	// trigger or when it never recovered.
 	RecoveryS *float64 `json:"recovery_s"`
 	// Metastable: the trigger ended and success never came back by the end
 	// of the run.
@@ -161,16 +162,27 @@ func Summarize(s Series) Summary {
 	return out
 }
 
-// recovery finds the first bin, from the one holding the trigger's end
-// (at endS seconds), from which every later bin with finished originals
-// reaches RecoveryFraction of the pre-trigger success ratio, and returns
-// the time from the trigger's end to that bin's start (0 when the bin
-// holding the end already reached it).
+// recovery finds the first bin, from the first one that starts at or
+// after the trigger's end (at endS seconds), from which every later bin
+// with finished originals reaches RecoveryFraction of the pre-trigger
+// success ratio, and returns the whole bins between the two: 0 when
+// success was back in the first bin wholly after the trigger. The sim's
+// Recovery counts the same way (its bins start on the slow phase's end).
+//
+// Counting from the bin holding the end, or in seconds from the end to
+// the recovered bin's start, read the trigger's phase inside its bin, not
+// the recovery: two loopback recordings of the same run, their scrapes at
+// other offsets from the demo's schedule, put the end 0.2 s and 0.3 s
+// before a bin edge and read an immediate recovery as 0.2 s and 0.3 s;
+// with the end early in a bin, the bin holding it, partly slow, may pass
+// the threshold in the model and not in the recording: a whole bin apart.
 func recovery(ratios []float64, tr Span, endS, w float64) (*float64, bool) {
 	if tr.End <= tr.Start || tr.End > len(ratios) {
 		return nil, false
 	}
-	first := min(max(int(endS/w), tr.Start+1), len(ratios)-1)
+	// The epsilon keeps an end on a bin edge (30 s read as 29.999...) in
+	// the bin it starts.
+	first := min(max(int(math.Ceil(endS/w-1e-9)), tr.Start+1), len(ratios)-1)
 	var sum float64
 	n := 0
 	for i := 0; i < tr.Start; i++ {
@@ -201,7 +213,7 @@ func recovery(ratios []float64, tr Span, endS, w float64) (*float64, bool) {
 	if from < 0 {
 		return nil, true
 	}
-	return ptr(max(float64(float64(from)*w)-endS, 0)), false
+	return ptr(float64(from-first) * w), false
 }
 
 func fmtF(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
