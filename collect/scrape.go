@@ -59,6 +59,11 @@ type Options struct {
 	Memory *MemoryBudget
 	// Parser reads bodies (default ExpfmtParser{}).
 	Parser Parser
+	// Transport, if set, carries every target's requests instead of the
+	// network: an in-process source such as sim's virtual-time stack
+	// (sim.Stack.Transport). The targets' auth headers still apply;
+	// their TLS and proxy settings do not.
+	Transport http.RoundTripper
 	// Filter selects the families kept from every scrape (nil: all); see
 	// Parser for its contract.
 	Filter func(name string) bool
@@ -333,6 +338,9 @@ func (s *Scraper) prepare(st *scrapeTarget) error {
 	client, err := config.NewClientFromConfig(cfg, t.Name, config.WithUserAgent(s.opts.UserAgent))
 	if err != nil {
 		return fmt.Errorf("target %q: HTTP settings: %w", t.Name, err)
+	}
+	if s.opts.Transport != nil {
+		client.Transport = s.opts.Transport
 	}
 	st.client = &sharedClient{cfg: cfg, client: client, refs: 1}
 	s.clients = append(s.clients, st.client)

@@ -11,8 +11,9 @@ import (
 	"github.com/retrytop/retrytop/sim"
 )
 
-// simRun is one sim scenario on loopback with a scraper on its targets,
-// reading them through the dialects the way watch and analyze do.
+// simRun is one sim scenario, on loopback or in process (Options.InProcess,
+// for virtual time), with a scraper on its targets reading them through
+// the dialects the way watch and analyze do.
 type simRun struct {
 	stack   *sim.Stack
 	scraper *collect.Scraper
@@ -48,7 +49,11 @@ func startSimRunWith(ctx context.Context, name string, opts sim.Options, bare bo
 		targets = append(targets, tgt)
 	}
 	src := &sources{targets: targets, translate: dialect.Auto()}
-	return &simRun{stack: stack, scraper: src.scraper(model.NewStore(model.StoreConfig{}), collect.Options{})}, nil
+	var copts collect.Options
+	if opts.InProcess {
+		copts.Transport = stack.Transport() // scraped through the stack, no socket
+	}
+	return &simRun{stack: stack, scraper: src.scraper(model.NewStore(model.StoreConfig{}), copts)}, nil
 }
 
 // scrapeUntilDone scrapes every interval until the scenario's schedule has
