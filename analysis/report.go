@@ -138,7 +138,7 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		dialects[t.Name] = TargetDialects(t)
 	}
 	ids := Identities(st, targets)
-	history.Targets = named(targets, ids) // ServiceFrame reads them from there
+	history.Targets = named(rep.Targets, ids) // ServiceFrame reads them from there (rep's carry Dialects)
 	aliasServers(ids, servers)
 
 	sort.Slice(rep.Services, func(i, j int) bool { return rep.Services[i].Target < rep.Services[j].Target })

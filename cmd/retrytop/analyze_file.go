@@ -76,7 +76,7 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	tr, translate := rs.translator()
 	hist := 2
 	for _, a := range args {
-		rec, err := openTranslated(cmd.ErrOrStderr(), a, f.inputFormat, tr)
+		rec, err := openTranslated(cmd.ErrOrStderr(), a, f.inputFormat, tr.Filter, unreadParser(tr))
 		if err != nil {
 			return err
 		}

@@ -131,8 +131,8 @@ func unreadBadge(tr func() *dialect.Translator, statuses func() []model.TargetSt
 		b, n := "", 0
 		if t := tr(); t != nil {
 			for _, s := range statuses() {
-				if !s.Up {
-					continue
+				if !s.Up || s.Dialect != "" {
+					continue // down, or read by a dialect (a replay's may know it when its latest translator does not yet)
 				}
 				if err := t.Unread(s.Name, s.URL); err != nil {
 					if n == 0 {

@@ -8,13 +8,17 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/collect/dump"
 	"github.com/retrytop/retrytop/model"
@@ -114,18 +118,19 @@ func openRecording(errw io.Writer, path, format string, filter func(string) bool
 	return rec, nil
 }
 
-// openTranslated opens FILE to be read with tr: only the families a
-// dialect reads are parsed (tr.Filter), through tr.Parsing so that a
-// target no dialect reads has its families named (tr.Unread). An import
+// openTranslated opens FILE to be read by a translator: only the families
+// a dialect reads are parsed (its Filter), with parser (through its
+// Parsing, so that a target no dialect reads has its families named by
+// Unread). An import
 // whose every scrape the filter empties (families no dialect reads, which
 // an import drops before any parser) is opened whole instead: its targets
 // are then translated, found unread and named, as live, rather than "no
 // readable scrape", which is kept for a file with no scrape at all.
-func openTranslated(errw io.Writer, path, format string, tr *dialect.Translator) (dump.Recording, error) {
+func openTranslated(errw io.Writer, path, format string, filter func(string) bool, parser collect.Parser) (dump.Recording, error) {
 	if format != "" && !slices.Contains(dump.Formats, format) {
 		return nil, withCode(exitUsage, fmt.Errorf("unknown --input-format %q (want one of %s)", format, strings.Join(dump.Formats, ", ")))
 	}
-	rec, err := dump.OpenRecording(path, dump.OpenOptions{Format: format, Filter: tr.Filter, Parser: unreadParser(tr)})
+	rec, err := dump.OpenRecording(path, dump.OpenOptions{Format: format, Filter: filter, Parser: parser})
 	if err != nil {
 		return nil, withCode(exitNoData, err)
 	}
@@ -159,8 +164,8 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	filter, _ := rs.translator()
-	rec, err := openRecording(errw, path, f.format, filter.Filter)
+	dialects := newReplayDialects(rs)
+	rec, err := openTranslated(errw, path, f.format, dialects.filter, dialects.parser())
 	if err != nil {
 		return err
 	}
@@ -180,10 +185,7 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 		Store:         model.StoreConfig{History: max(int(f.history/interval), 2)},
 		Lookback:      max(5*time.Minute, f.window+opts.Bin+interval),
 		QuickLookback: f.window,
-		NewTransform: func() replay.Transform {
-			_, translate := rs.translator()
-			return translate
-		},
+		NewTransform:  dialects.transform,
 	})
 	player.Tick()
 	opts.Mode = ui.ModeReplay
@@ -223,7 +225,8 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	done := make(chan struct{}, 2)
 	go func() { _ = player.Run(ctx); done <- struct{}{} }()
 	go func() { _ = player.ComputeSpikes(ctx); done <- struct{}{} }()
-	err = ui.Run(ctx, player, opts)
+	opts.Status = unreadBadge(dialects.latest.Load, dialects.source(player).Statuses, opts.Status)
+	err = ui.Run(ctx, dialects.source(player), opts)
 	cancel()
 	<-done
 	<-done
@@ -235,4 +238,140 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(perr.Error()))
 	}
 	return err
+}
+
+// replayDialects follows what the replay's translators (a fresh one for
+// every seek, one for the spike pass: dialects keep per-target state)
+// find of each target, so the dashboard shows, as live, the dialects that
+// read it (sticky: any translator that read it counts) and, for a target
+// none has read, Unread's words.
+type replayDialects struct {
+	rs     *recordingSources
+	filter func(string) bool
+	// latest is the translator made last; the recording's parser and the
+	// header badge ask it.
+	latest atomic.Pointer[dialect.Translator]
+
+	mu    sync.Mutex
+	order []string                   // dialect names in detection order
+	read  map[string]map[string]bool // target -> dialects that read it
+	names map[string]string          // target -> read's names joined by "+"
+	seen  map[string][]string        // target -> its families (parser), nil until parsed
+}
+
+func newReplayDialects(rs *recordingSources) *replayDialects {
+	tr, _ := rs.translator()
+	d := &replayDialects{rs: rs, filter: tr.Filter, order: tr.Names(), read: map[string]map[string]bool{}, names: map[string]string{}, seen: map[string][]string{}}
+	d.latest.Store(tr)
+	return d
+}
+
+// transform makes a translator and the function that reads the replay's
+// snapshots with it (replay.Options.NewTransform).
+func (d *replayDialects) transform() replay.Transform {
+	tr, _ := d.rs.translator()
+	// Stored first: a name the parser notes after this copy is told to
+	// the translator it loads, which is tr or a newer one.
+	d.latest.Store(tr)
+	d.mu.Lock()
+	for target, names := range d.seen {
+		if names != nil {
+			tr.Saw(target, names)
+		}
+	}
+	d.mu.Unlock()
+	return func(s *model.Snapshot) (*model.Snapshot, error) {
+		out, names, err := tr.Translate(d.rs.forced[s.Target], s)
+		if err == nil && names != "" {
+			d.note(s.Target, names)
+		}
+		return out, err
+	}
+}
+
+func (d *replayDialects) note(target, names string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.names[target] == names {
+		return
+	}
+	set := d.read[target]
+	if set == nil {
+		set = map[string]bool{}
+		d.read[target] = set
+	}
+	for _, n := range strings.Split(names, "+") {
+		set[n] = true
+	}
+	var all []string
+	for _, n := range d.order {
+		if set[n] {
+			all = append(all, n)
+		}
+	}
+	d.names[target] = collect.Sanitize(strings.Join(all, "+"))
+}
+
+// parser parses the recording: a target's first body whole, once for
+// all the replay's translators (Translator.Saw: Unread names its
+// families, which the filter drops), the rest with the filter. The player
+// parses ahead of translating, in parallel, so a translator cannot say
+// which targets it will find unread when their bodies are parsed.
+func (d *replayDialects) parser() collect.Parser {
+	parse := collect.ExpfmtParser{}.Parse
+	return parserFunc(func(target string, body []byte, ct string, filter func(string) bool) ([]model.Family, error) {
+		d.mu.Lock()
+		_, looked := d.seen[target]
+		if !looked {
+			d.seen[target] = nil
+		}
+		d.mu.Unlock()
+		if looked || filter == nil {
+			return parse(target, body, ct, filter)
+		}
+		all, err := parse(target, body, ct, nil)
+		if err != nil {
+			return parse(target, body, ct, filter) // as without the whole parse
+		}
+		names := make([]string, len(all))
+		kept := all[:0:0]
+		for i := range all {
+			names[i] = all[i].Name
+			if filter(all[i].Name) {
+				kept = append(kept, all[i])
+			}
+		}
+		sort.Strings(names)
+		d.mu.Lock()
+		d.seen[target] = names
+		d.mu.Unlock()
+		d.latest.Load().Saw(target, names)
+		return kept, nil
+	})
+}
+
+// source is the player with each target's dialects in its statuses.
+func (d *replayDialects) source(p *replay.Player) dialectSource {
+	return dialectSource{Player: p, d: d}
+}
+
+type dialectSource struct {
+	*replay.Player
+	d *replayDialects
+}
+
+// Statuses are the player's, with the dialects that read each target.
+func (s dialectSource) Statuses() []model.TargetStatus {
+	st := s.Player.Statuses()
+	s.d.mu.Lock()
+	defer s.d.mu.Unlock()
+	for i := range st {
+		if st[i].Dialect == "" {
+			st[i].Dialect = s.d.names[st[i].Name]
+			if st[i].Dialect == "" {
+				st[i].Dialect = s.d.rs.forced[st[i].Name]
+			}
+		}
+	}
+	return st
 }

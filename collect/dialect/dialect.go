@@ -556,6 +556,23 @@ func telling(sorted []string) []string {
 	return append(own, runtime...)
 }
 
+// Saw tells the translator every raw family a target exposes (sorted
+// names), as a parse without its filter found them elsewhere: a replay
+// parses its recording once for the many translators it makes (one per
+// seek). Unread names them.
+func (t *Translator) Saw(target string, names []string) {
+	t.mu.Lock()
+	st := t.targets[target]
+	if st == nil {
+		st = &targetState{}
+		t.targets[target] = st
+	}
+	t.mu.Unlock()
+	st.mu.Lock()
+	st.seen, st.looked = names, true
+	st.mu.Unlock()
+}
+
 // ParseFunc is collect.Parser's Parse as a function (this package imports
 // model only): body parsed for target, with the families filter selects.
 type ParseFunc func(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, error)
