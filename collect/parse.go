@@ -112,10 +112,14 @@ func (p ExpfmtParser) Parse(target string, body []byte, contentType string, filt
 	}
 	format, kind := formatOf(contentType)
 
-	if kind == formatText && filter != nil {
-		// The fast path skips unwanted families itself, copying nothing;
+	if kind == formatText {
+		// The fast path reads the target's lines with its line cache and,
+		// with a filter, skips unwanted families itself, copying nothing;
 		// what it does not take goes through the pre-filter below.
-		if fams, ok := fastTextSelect(body, filter); ok {
+		cache := lineCacheFor(target)
+		fams, ok := parseFast(body, filter, filter != nil, cache)
+		releaseLineCache(cache)
+		if ok {
 			return fams, nil
 		}
 	}
@@ -140,7 +144,7 @@ func (p ExpfmtParser) Parse(target string, body []byte, contentType string, filt
 		}
 	}
 
-	if kind == formatText {
+	if kind == formatText && selected {
 		if fams, ok := fastText(in, filter); ok {
 			return fams, nil
 		}

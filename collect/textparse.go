@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/retrytop/retrytop/model"
@@ -30,7 +31,7 @@ import (
 // path accepts, its result equals expfmt's converted one
 // (TestFastTextMatchesExpfmt and FuzzFastText check this).
 func fastText(body []byte, filter func(string) bool) (fams []model.Family, ok bool) {
-	return parseFast(body, filter, false)
+	return parseFast(body, filter, false, nil)
 }
 
 // fastTextSelect is fastText that does not read the lines of families
@@ -44,10 +45,12 @@ func fastText(body []byte, filter func(string) bool) (fams []model.Family, ok bo
 // have changed how the wanted ones parse, so it gives up (ok false) and
 // the caller takes the pre-filter's path.
 func fastTextSelect(body []byte, filter func(string) bool) (fams []model.Family, ok bool) {
-	return parseFast(body, filter, true)
+	return parseFast(body, filter, true, nil)
 }
 
-func parseFast(body []byte, filter func(string) bool, skip bool) (fams []model.Family, ok bool) {
+// parseFast is fastText (skip false) or fastTextSelect (skip true); cache,
+// when not nil, is the line cache of the target the body came from.
+func parseFast(body []byte, filter func(string) bool, skip bool, cache *lineCache) (fams []model.Family, ok bool) {
 	// A line cut off by the end of the body is an error for expfmt unless
 	// it is only blanks.
 	if i := bytes.LastIndexByte(body, '\n'); len(bytes.Trim(body[i+1:], " \t")) > 0 {
@@ -58,7 +61,8 @@ func parseFast(body []byte, filter func(string) bool, skip bool) (fams []model.F
 	if skip && filter != nil {
 		p.sel = filter
 	}
-	for rest := body; len(rest) > 0; {
+	p.cache = cache
+	for rest := body; len(rest) > 0; p.lineNo++ {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
 			break // trailing blanks, checked above
@@ -70,6 +74,9 @@ func parseFast(body []byte, filter func(string) bool, skip bool) (fams []model.F
 	}
 	if p.conflict {
 		return nil, false
+	}
+	if cache != nil {
+		cache.truncate(p.lineNo)
 	}
 	return p.families(filter), true
 }
@@ -143,6 +150,12 @@ type textParser struct {
 	lastWanted bool
 	conflict   bool // a group became wanted after lines of it were skipped
 	nonASCII   bool // a label value of the line has a byte >= 0x80
+
+	// cache is the line cache of the body's target (nil: none); lineNo
+	// is the 0-based line of the body being read.
+	cache     *lineCache
+	lineNo    int
+	lastEntry *lineEntry // the line cache's entry of the line before, when one was made
 }
 
 // groupState is fastTextSelect's decision on one group of names.
@@ -168,6 +181,7 @@ func (p *textParser) release() {
 	p.order = p.order[:0]
 	p.cur, p.suffixed, p.lastGroup, p.lastKey, p.prevLabels = nil, 0, nil, p.lastKey[:0], nil
 	p.sel, p.lastName, p.lastWanted, p.conflict = nil, p.lastName[:0], false, false
+	p.cache, p.lineNo, p.lastEntry = nil, 0, nil
 	clear(p.groups)
 	textParsers.Put(p)
 }
@@ -497,9 +511,21 @@ func unescapeHelp(b []byte) ([]byte, bool) {
 
 // sample reads a sample line starting at l[i].
 func (p *textParser) sample(l []byte, i int) bool {
-	n, ok := metricName(l, i)
-	if !ok {
-		return false
+	// A line whose name and labels are those of the same line of the
+	// target's previous body is read from the line cache: only its value
+	// and timestamp are parsed.
+	var e *lineEntry
+	var n int
+	if c := p.cache; c != nil && p.lineNo < len(c.lines) {
+		if ce := &c.lines[p.lineNo]; ce.prefix != "" && len(l)-i >= len(ce.prefix) && string(l[i:i+len(ce.prefix)]) == ce.prefix {
+			e, n = ce, i+int(ce.nameLen)
+		}
+	}
+	if e == nil {
+		var ok bool
+		if n, ok = metricName(l, i); !ok {
+			return false
+		}
 	}
 	if p.sel != nil && (n == len(l) || isBlank(l[n]) || l[n] == '{') && !p.wantName(l[i:n]) {
 		return true // a family fastTextSelect skips (wants)
@@ -508,11 +534,20 @@ func (p *textParser) sample(l []byte, i int) bool {
 	if f.typ == typeUnset {
 		f.typ = typeUntyped
 	}
+	// The special labels of histograms and summaries.
+	special := specialLabel[f.typ]
+	if e != nil && e.special == special {
+		p.lastEntry = e
+		return p.value(l, skipBlanks(l, i+len(e.prefix)), f, sfx, e.key, e.labels, true, e.specialVal, e.hasSpecial)
+	}
+
+	i0 := i
 	i = skipBlanks(l, n)
 	p.pairs = p.pairs[:0]
 	p.unesc = p.unesc[:0]
 	p.nonASCII = false
 	if i < len(l) && l[i] == '{' {
+		var ok bool
 		if i, ok = p.labels(l, i+1); !ok {
 			return false
 		}
@@ -520,14 +555,6 @@ func (p *textParser) sample(l []byte, i int) bool {
 		return false // a name ended by something other than a blank or '{'
 	}
 
-	// The special labels of histograms and summaries.
-	special := ""
-	switch f.typ {
-	case typeHistogram:
-		special = "le"
-	case typeSummary:
-		special = "quantile"
-	}
 	specialVal, hasSpecial := math.NaN(), false
 	for _, pr := range p.pairs {
 		if string(pr.name) == "__name__" || (p.nonASCII && !utf8.Valid(pr.value)) {
@@ -544,7 +571,40 @@ func (p *textParser) sample(l []byte, i int) bool {
 	if hasDuplicateNames(p.pairs, special) {
 		return false
 	}
+	grouped := f.typ == typeHistogram || f.typ == typeSummary
+	if grouped {
+		p.groupKey(special)
+	}
+	// Cached only when what follows cannot change how the name and labels
+	// read: the prefix ends in '}' or a blank (i > n), never right after
+	// the name, where a '{' would start labels.
+	if c := p.cache; c != nil && i > n {
+		var labels model.Labels
+		var key []byte
+		if prev := p.lastEntry; grouped && prev != nil && prev.special == special && string(prev.key) == string(p.key) {
+			labels, key = prev.labels, prev.key // the series of the line before
+		} else {
+			labels = p.labelSet(special)
+			if grouped {
+				key = bytes.Clone(p.key)
+			}
+		}
+		p.lastEntry = c.put(p.lineNo, lineEntry{prefix: string(l[i0:i]), nameLen: int32(n - i0), special: special,
+			specialVal: specialVal, hasSpecial: hasSpecial, labels: labels, key: key})
+		return p.value(l, i, f, sfx, key, labels, true, specialVal, hasSpecial)
+	}
+	return p.value(l, i, f, sfx, p.key, nil, false, specialVal, hasSpecial)
+}
 
+// specialLabel is the label a family type reads apart: le of a histogram
+// series, quantile of a summary's.
+var specialLabel = [...]string{typeHistogram: "le", typeSummary: "quantile", typeUntyped: ""}
+
+// value reads the value and optional timestamp at l[i:] and adds the
+// sample to f. For a histogram or summary line key is its series' key.
+// When known, labels are the line's without the special label, sorted;
+// otherwise they are built from p.pairs when needed.
+func (p *textParser) value(l []byte, i int, f *textFamily, sfx string, key []byte, labels model.Labels, known bool, specialVal float64, hasSpecial bool) bool {
 	// The value, then an optional timestamp, each ended by a blank or the
 	// end of the line; nothing may follow the timestamp, not even a blank.
 	v0 := i
@@ -576,13 +636,18 @@ func (p *textParser) sample(l []byte, i int) bool {
 
 	switch f.typ {
 	case typeHistogram, typeSummary:
-		s := p.grouped(f, special)
+		s := p.grouped(f, key, labels, known)
 		if hasTS { // the newest timestamp of the series' lines wins
 			s.tsMs = tsMs
 		}
 		return addComponent(f, s, sfx, value, specialVal, hasSpecial)
 	default:
-		f.samples = append(f.samples, textSample{labels: p.labelSet(""), value: value, tsMs: tsMs})
+		if !known {
+			labels = p.labelSet("")
+		} else if labels != nil {
+			p.prevLabels = labels
+		}
+		f.samples = append(f.samples, textSample{labels: labels, value: value, tsMs: tsMs})
 	}
 	return true
 }
@@ -622,9 +687,10 @@ func zeroPositive(v float64) float64 {
 	return v
 }
 
-// grouped returns the series of a histogram or summary family that the
-// line's labels (without the special one) name, creating it on first sight.
-func (p *textParser) grouped(f *textFamily, special string) *textSample {
+// groupKey sorts p.pairs by name and builds the key of the line's
+// histogram or summary series into p.key: its labels without the special
+// one.
+func (p *textParser) groupKey(special string) {
 	// Insertion sort: a handful of labels, and sort.Slice allocates.
 	for a := 1; a < len(p.pairs); a++ {
 		for b := a; b > 0 && bytes.Compare(p.pairs[b].name, p.pairs[b-1].name) < 0; b-- {
@@ -641,19 +707,28 @@ func (p *textParser) grouped(f *textFamily, special string) *textSample {
 		p.key = append(p.key, pr.value...)
 		p.key = append(p.key, 0)
 	}
-	if f == p.lastGroup && string(p.key) == string(p.lastKey) {
+}
+
+// grouped returns the series of a histogram or summary family that key
+// names, creating it on first sight with labels when known, else with
+// labels built from p.pairs, which groupKey sorted.
+func (p *textParser) grouped(f *textFamily, key []byte, labels model.Labels, known bool) *textSample {
+	if f == p.lastGroup && string(key) == string(p.lastKey) {
 		return &f.samples[p.lastGroupIdx] // the series of the line before
 	}
 	if f.series == nil {
 		f.series = map[string]int{}
 	}
-	if i, ok := f.series[string(p.key)]; ok {
-		p.lastGroup, p.lastGroupIdx, p.lastKey = f, i, append(p.lastKey[:0], p.key...)
+	if i, ok := f.series[string(key)]; ok {
+		p.lastGroup, p.lastGroupIdx, p.lastKey = f, i, append(p.lastKey[:0], key...)
 		return &f.samples[i]
 	}
-	p.lastGroup, p.lastGroupIdx, p.lastKey = f, len(f.samples), append(p.lastKey[:0], p.key...)
-	f.series[string(p.key)] = len(f.samples)
-	ts := textSample{labels: p.labelSet(special)}
+	p.lastGroup, p.lastGroupIdx, p.lastKey = f, len(f.samples), append(p.lastKey[:0], key...)
+	f.series[string(key)] = len(f.samples)
+	if !known {
+		labels = p.labelSet(specialLabel[f.typ])
+	}
+	ts := textSample{labels: labels}
 	if n := len(f.samples); n > 0 && f.typ == typeHistogram {
 		// Series of a family usually share their buckets: size for them.
 		ts.buckets = make([]model.Bucket, 0, len(f.samples[n-1].buckets))
@@ -913,4 +988,105 @@ func (p *textParser) families(filter func(string) bool) []model.Family {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// lineCache is what the fast path read from each line of a target's
+// previous body, up to the line's value: a target exposes the same
+// series in the same order every scrape, so a line whose bytes up to its
+// value equal the previous body's line at the same position has the same
+// family name, labels and le or quantile, and only its value and
+// timestamp are parsed (Prometheus' scrape cache keys series by those
+// bytes too). An entry is a function of its prefix bytes and the family
+// type's special label alone, so a cache shared by two targets, or stale,
+// is only slower, never wrong; TestLineCacheMatchesUncached checks it.
+type lineCache struct {
+	mu    sync.Mutex // held by the parse using it (TryLock: a second parse goes without)
+	lines []lineEntry
+}
+
+type lineEntry struct {
+	// prefix is the line from its name up to its value: the name, the
+	// labels and the blanks after them. "" for a line not cached.
+	prefix     string
+	nameLen    int32
+	special    string // the family type's special label when read: le, quantile or ""
+	hasSpecial bool
+	specialVal float64
+	labels     model.Labels // without the special label, sorted; shared by the samples read with it
+	key        []byte       // a histogram or summary line's series key (groupKey)
+}
+
+// entryOverhead approximates an entry's bytes besides its prefix, key and
+// labels, for the cache's bound.
+const entryOverhead = 96
+
+// put stores the entry of line k and returns it.
+func (c *lineCache) put(k int, e lineEntry) *lineEntry {
+	if k >= len(c.lines) {
+		c.lines = append(c.lines, make([]lineEntry, k+1-len(c.lines))...)
+	}
+	cost := int64(len(e.prefix) + len(e.key) + 32*len(e.labels) + entryOverhead)
+	if lineCacheBytes.Add(cost) > maxLineCacheBytes {
+		resetLineCaches.Store(true)
+	}
+	c.lines[k] = e
+	return &c.lines[k]
+}
+
+// truncate drops the entries past a body's n lines.
+func (c *lineCache) truncate(n int) {
+	if n < len(c.lines) {
+		clear(c.lines[n:])
+		c.lines = c.lines[:n]
+	}
+}
+
+// The line caches, by target. Their entries are counted as they are made
+// (an entry replaced still counts) and past maxLineCacheBytes every cache
+// starts over, so the memory stays bounded whatever the targets do and
+// the caches of targets gone are dropped with the rest.
+var (
+	lineCaches      = map[string]*lineCache{}
+	lineCachesMu    sync.Mutex
+	lineCacheBytes  atomic.Int64
+	resetLineCaches atomic.Bool
+)
+
+// maxLineCacheBytes bounds the line caches together: about the bodies
+// of 200 targets of 2,000 series.
+const maxLineCacheBytes = 64 << 20
+
+// maxLineCaches bounds how many targets have a line cache.
+const maxLineCaches = 4096
+
+// lineCacheFor returns target's line cache, locked, or nil when it is in
+// use by another parse or there is no room; release it with
+// releaseLineCache.
+func lineCacheFor(target string) *lineCache {
+	lineCachesMu.Lock()
+	if resetLineCaches.Load() {
+		lineCaches = map[string]*lineCache{}
+		lineCacheBytes.Store(0)
+		resetLineCaches.Store(false)
+	}
+	c := lineCaches[target]
+	if c == nil {
+		if len(lineCaches) >= maxLineCaches {
+			lineCachesMu.Unlock()
+			return nil
+		}
+		c = &lineCache{}
+		lineCaches[target] = c
+	}
+	lineCachesMu.Unlock()
+	if !c.mu.TryLock() {
+		return nil
+	}
+	return c
+}
+
+func releaseLineCache(c *lineCache) {
+	if c != nil {
+		c.mu.Unlock()
+	}
 }
