@@ -30,6 +30,8 @@ type analyzeFlags struct {
 	keepGoing bool
 	// inputFormat forces the format of recordings (analyze_file.go).
 	inputFormat string
+	// from and to bound what is read of recordings (analyze_file.go).
+	from, to string
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -69,6 +71,9 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 			}
 			if recordingArgs(args) {
 				return analyzeRecordings(cmd, &f, args)
+			}
+			if f.from != "" || f.to != "" {
+				return withCode(exitUsage, errors.New("--from and --to apply to recordings (analyze FILE); a live analyze reads --window from now"))
 			}
 			if err := missingFile(args); err != nil {
 				return withCode(exitUsage, err)
@@ -120,7 +125,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 				}
 				return withCode(exitNoData, errors.New("no target could be scraped"))
 			}
-			rep := analysis.BuildReport(scraper.Store(), statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: src.chains, Links: src.links})
+			rep := analysis.BuildReport(scraper.Store(), statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: src.chains, Links: src.links, Derived: f.derived()})
 			urls := map[string]string{}
 			for _, s := range statuses {
 				urls[s.Name] = s.URL
@@ -148,6 +153,8 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr")
 	cmd.Flags().BoolVar(&f.keepGoing, "keep-going", false, "analyse the targets that answer when others cannot be read on the first scrape (they become TARGET_DOWN findings) instead of exiting 2")
 	cmd.Flags().StringVar(&f.inputFormat, "input-format", "", "format of FILE arguments (recordings): dump, openmetrics, prometheus, victoriametrics, concat (default: detected)")
+	cmd.Flags().StringVar(&f.from, "from", "", "FILE only: read the recording from this time: an offset from its start (30m), RFC 3339, or Unix seconds (as replay --from)")
+	cmd.Flags().StringVar(&f.to, "to", "", "FILE only: read the recording up to this time (same forms as --from); the rows' --window ends here")
 	cmd.Flags().StringVar(&f.failOn, "fail-on", "", "exit 3 when a finding of this severity or worse is present: info, warning or critical")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "critical"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(ui.ReportFormats, cobra.ShellCompDirectiveNoFileComp))

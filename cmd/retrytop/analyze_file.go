@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -81,8 +82,16 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 			return err
 		}
 		recs = append(recs, rec)
+	}
+	// --from and --to: only the scrapes between them are decoded (a dump
+	// seeks to them through its index), as if the recording held no more.
+	spans, err := recordingSpans(recs, f.from, f.to)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	for k, rec := range recs {
 		per := map[string]int{}
-		for i := 0; i < rec.Len(); i++ {
+		for i := spans[k][0]; i < spans[k][1]; i++ {
 			per[rec.Target(i)]++
 		}
 		for _, n := range per {
@@ -91,8 +100,8 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	}
 	st := model.NewStore(model.StoreConfig{History: hist})
 	var statuses []model.TargetStatus
-	for _, rec := range recs {
-		statuses = append(statuses, dump.LoadStore(rec, st, translate)...)
+	for k, rec := range recs {
+		statuses = append(statuses, dump.LoadStoreRange(rec, spans[k][0], spans[k][1], st, translate)...)
 	}
 	// As live, each target shows the dialects that read it
 	// (targets[].dialects is the same for a recording as for its run).
@@ -106,10 +115,38 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	if !collect.AnyScraped(statuses) {
 		return withCode(exitNoData, errors.New("no scrape in the recording could be read"))
 	}
-	rep := analysis.BuildReport(st, statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: rs.chains, Links: rs.links})
+	rep := analysis.BuildReport(st, statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: rs.chains, Links: rs.links, Derived: derivedByDialect(rs.dialects)})
 	explainUnread(&rep, tr, nil) // a recording keeps no URL
 	if err := writeAnalysis(cmd, rep, f.format); err != nil {
 		return err
 	}
 	return failOn(rep.Findings, f.failOn)
+}
+
+// recordingSpans reads --from and --to (as replay's --from: an offset from
+// the earliest recording's start, RFC 3339 or Unix seconds) into each
+// recording's entries between them.
+func recordingSpans(recs []dump.Recording, fromFlag, toFlag string) ([][2]int, error) {
+	var start time.Time
+	for _, rec := range recs {
+		if t := rec.Time(0); start.IsZero() || t.Before(start) {
+			start = t
+		}
+	}
+	from, err := parseFrom(fromFlag, start)
+	if err != nil {
+		return nil, err
+	}
+	to, err := parseFrom(toFlag, start)
+	if err != nil {
+		return nil, fmt.Errorf("--to: %w", err)
+	}
+	if !from.IsZero() && !to.IsZero() && to.Before(from) {
+		return nil, fmt.Errorf("--to %s is before --from %s", toFlag, fromFlag)
+	}
+	spans := make([][2]int, len(recs))
+	for k, rec := range recs {
+		spans[k][0], spans[k][1] = dump.Range(rec, from, to)
+	}
+	return spans, nil
 }

@@ -193,11 +193,31 @@ func Search(rec Recording, t time.Time) int {
 // entry. Entries that cannot be read count as failed scrapes. transform,
 // when not nil, rewrites each snapshot first (a dialect, as live).
 func LoadStore(rec Recording, st *model.Store, transform func(*model.Snapshot) (*model.Snapshot, error)) []model.TargetStatus {
+	return LoadStoreRange(rec, 0, rec.Len(), st, transform)
+}
+
+// Range returns the entries [lo, hi) of rec whose times are within
+// [from, to]; a zero from or to leaves that side open.
+func Range(rec Recording, from, to time.Time) (lo, hi int) {
+	lo, hi = 0, rec.Len()
+	if !from.IsZero() {
+		lo = Search(rec, from)
+	}
+	if !to.IsZero() {
+		hi = Search(rec, to.Add(1))
+	}
+	return lo, max(lo, hi)
+}
+
+// LoadStoreRange is LoadStore of the entries [lo, hi) only: a dump decodes
+// just those (and, for each target's first, the delta chain from its key
+// frame), so a window of a long recording costs what the window holds.
+func LoadStoreRange(rec Recording, lo, hi int, st *model.Store, transform func(*model.Snapshot) (*model.Snapshot, error)) []model.TargetStatus {
 	statuses := make(map[string]*model.TargetStatus)
 	for _, t := range rec.Targets() {
 		statuses[t] = &model.TargetStatus{Name: t}
 	}
-	for i := 0; i < rec.Len(); i++ {
+	for i := lo; i < hi; i++ {
 		ApplyEntry(rec, i, st, statuses, transform)
 	}
 	out := make([]model.TargetStatus, 0, len(statuses))
