@@ -607,11 +607,7 @@ var specialLabel = [...]string{typeHistogram: "le", typeSummary: "quantile", typ
 func (p *textParser) value(l []byte, i int, f *textFamily, sfx string, key []byte, labels model.Labels, known bool, specialVal float64, hasSpecial bool) bool {
 	// The value, then an optional timestamp, each ended by a blank or the
 	// end of the line; nothing may follow the timestamp, not even a blank.
-	v0 := i
-	for i < len(l) && !isBlank(l[i]) {
-		i++
-	}
-	value, ok := parseValue(l[v0:i])
+	value, i, ok := valueAt(l, i)
 	if !ok {
 		return false
 	}
@@ -922,23 +918,19 @@ func valueEnd(l []byte, j int) int {
 
 // parseValue parses a sample value or an le/quantile label as expfmt
 // does: strconv.ParseFloat, refusing the hex-float and underscore forms.
-// Plain integers, most of any exposition, are read without strconv.
+// Decimals without an exponent, most of any exposition, are read without
+// strconv (decimalValue).
 func parseValue(b []byte) (float64, bool) {
+	if v, n, ok := decimalValue(b, 0); ok && n == len(b) {
+		return v, true
+	}
+	return parseFloat(b)
+}
+
+// parseFloat is parseValue's general case.
+func parseFloat(b []byte) (float64, bool) {
 	if len(b) == 0 {
 		return 0, false
-	}
-	if len(b) <= 15 {
-		v, digits := 0.0, true
-		for _, c := range b {
-			if c < '0' || c > '9' {
-				digits = false
-				break
-			}
-			v = v*10 + float64(c-'0')
-		}
-		if digits {
-			return v, true
-		}
 	}
 	for _, c := range b {
 		if charClass[c]&cNotFloat != 0 { // not bytes.ContainsAny: it builds its set on every call
@@ -947,6 +939,67 @@ func parseValue(b []byte) (float64, bool) {
 	}
 	v, err := strconv.ParseFloat(string(b), 64)
 	return v, err == nil
+}
+
+// valueAt reads the value that starts at l[i] and ends at a blank or the
+// end of the line; end is where it ends.
+func valueAt(l []byte, i int) (v float64, end int, ok bool) {
+	if v, n, ok := decimalValue(l, i); ok && (n == len(l) || isBlank(l[n])) {
+		return v, n, true
+	}
+	end = i
+	for end < len(l) && !isBlank(l[end]) {
+		end++
+	}
+	v, ok = parseFloat(l[i:end])
+	return v, end, ok
+}
+
+// pow10 holds the powers of ten a float64 represents exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// decimalValue reads [+-]digits[.digits] from b[i:] up to the first byte
+// that is none of those, when it can give strconv.ParseFloat's result
+// without it: at most 19 digits whose value is below 2^53, so the digits
+// are exact as a float64 and one division by an exact power of ten is
+// rounded once, correctly, as strconv rounds (Clinger's fast path, which
+// strconv takes too). ok is false when it cannot tell; n is the index
+// after what it read.
+func decimalValue(b []byte, i int) (v float64, n int, ok bool) {
+	neg := false
+	if i < len(b) && (b[i] == '-' || b[i] == '+') {
+		neg = b[i] == '-'
+		i++
+	}
+	var m uint64
+	d0 := i
+	for ; i < len(b) && b[i]-'0' < 10; i++ {
+		m = m*10 + uint64(b[i]-'0')
+	}
+	digits, frac := i-d0, 0
+	if i < len(b) && b[i] == '.' {
+		i++
+		f0 := i
+		for ; i < len(b) && b[i]-'0' < 10; i++ {
+			m = m*10 + uint64(b[i]-'0')
+		}
+		frac = i - f0
+		digits += frac
+	}
+	// 19 digits cannot overflow m. An exponent or anything else after
+	// the digits is for the caller to see: it then asks strconv.
+	if digits == 0 || digits > 19 || m >= 1<<53 {
+		return 0, i, false
+	}
+	v = float64(m)
+	if frac > 0 {
+		v /= pow10[frac]
+	}
+	if neg {
+		v = -v
+	}
+	return v, i, true
 }
 
 // families converts what was read into model families: empty families
