@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,5 +80,77 @@ func TestWhatifErrors(t *testing.T) {
 	out, _, err := execute(t, "whatif", "--help")
 	if err != nil || !strings.Contains(out, "retrytop whatif incident.rtd --policy") {
 		t.Errorf("--help: %v\n%s", err, out)
+	}
+}
+
+// envoySnapshots is a curl-loop recording (docs/dump-format.md,
+// "Concatenated snapshots") of one Envoy cluster, written here: four
+// scrapes 10 s apart, 100 upstream requests and 10 retries a second, 30
+// requests active and none pending throughout.
+func envoySnapshots(t *testing.T) string {
+	var b strings.Builder
+	for i := range 4 {
+		fmt.Fprintf(&b, "# SCRAPE %d edge\n", 1741057960000+int64(i)*10000)
+		for _, s := range []struct {
+			name, typ string
+			v         int
+		}{
+			{"envoy_cluster_upstream_rq_total", "counter", 1000 * i},
+			{"envoy_cluster_upstream_rq_completed", "counter", 1 + 900*i},
+			{"envoy_cluster_upstream_rq_retry", "counter", 100 * i},
+			{"envoy_cluster_upstream_rq_active", "gauge", 30},
+			{"envoy_cluster_upstream_rq_pending_active", "gauge", 0},
+		} {
+			fmt.Fprintf(&b, "# TYPE %s %s\n%s{envoy_cluster_name=\"api\"} %d\n", s.name, s.typ, s.name, s.v)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "edge.prom")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// analyze FILE of an Envoy recording rebuilds its retry budget (issue 18,
+// section 3) with Envoy's model: allowance max(floor(20 % of 30 active +
+// 0 pending), 3) = 6, retries 10 % of the 30 attempts in flight = 3, so 3
+// of 6 left, not draining (the same every bin): JSON fates.budget and the
+// text's list.
+func TestAnalyzeEnvoyBudget(t *testing.T) {
+	p := envoySnapshots(t)
+	out, _, err := execute(t, "analyze", p, "--window", "20s", "--bin", "10s", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Dependencies []struct {
+			Target, Dependency string
+			Fates              struct {
+				Budget *struct {
+					Model             string   `json:"model"`
+					Reconstructed     bool     `json:"reconstructed"`
+					Balance           *float64 `json:"balance"`
+					Capacity          *float64 `json:"capacity"`
+					TimeToExhaustionS *float64 `json:"time_to_exhaustion_s"`
+				} `json:"budget"`
+			} `json:"fates"`
+		} `json:"dependencies"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(doc.Dependencies) != 1 || doc.Dependencies[0].Fates.Budget == nil {
+		t.Fatalf("want one dependency with a budget:\n%s", out)
+	}
+	b := doc.Dependencies[0].Fates.Budget
+	if b.Model != "envoy" || !b.Reconstructed || b.Balance == nil || *b.Balance != 3 || b.Capacity == nil || *b.Capacity != 6 || b.TimeToExhaustionS != nil {
+		t.Errorf("budget %+v (balance %v, capacity %v, tte %v), want envoy, reconstructed, 3 of 6, tte null", b, b.Balance, b.Capacity, b.TimeToExhaustionS)
+	}
+	out, _, err = execute(t, "analyze", p, "--window", "20s", "--bin", "10s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "edge -> api: 3 of 6 retries, retries stop at 0, drain 0/s, not draining (envoy model, reconstructed)"; !strings.Contains(out, want) {
+		t.Errorf("text lacks %q:\n%s", want, out)
 	}
 }
