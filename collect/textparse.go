@@ -138,6 +138,7 @@ type textParser struct {
 	lastGroup    *textFamily
 	lastGroupIdx int
 	lastKey      []byte
+	lastKeyRef   []byte // lastKey's slice in the line cache, when it came from there
 
 	// sel, when set, is fastTextSelect's filter; groups holds its decision
 	// per group root, lastName and lastWanted the previous line's.
@@ -148,6 +149,8 @@ type textParser struct {
 	groups     map[string]groupState
 	lastName   []byte
 	lastWanted bool
+	recent     [4]recentName // the last names decided, round robin
+	recentNext int
 	conflict   bool // a group became wanted after lines of it were skipped
 	nonASCII   bool // a label value of the line has a byte >= 0x80
 
@@ -156,6 +159,12 @@ type textParser struct {
 	cache     *lineCache
 	lineNo    int
 	lastEntry *lineEntry // the line cache's entry of the line before, when one was made
+}
+
+// recentName is a name fastTextSelect decided on, and its decision.
+type recentName struct {
+	name        []byte
+	wanted, set bool
 }
 
 // groupState is fastTextSelect's decision on one group of names.
@@ -181,7 +190,11 @@ func (p *textParser) release() {
 	p.order = p.order[:0]
 	p.cur, p.suffixed, p.lastGroup, p.lastKey, p.prevLabels = nil, 0, nil, p.lastKey[:0], nil
 	p.sel, p.lastName, p.lastWanted, p.conflict = nil, p.lastName[:0], false, false
-	p.cache, p.lineNo, p.lastEntry = nil, 0, nil
+	p.cache, p.lineNo, p.lastEntry, p.lastKeyRef = nil, 0, nil, nil
+	for k := range p.recent {
+		p.recent[k].set = false
+	}
+	p.recentNext = 0
 	clear(p.groups)
 	textParsers.Put(p)
 }
@@ -312,6 +325,16 @@ func (p *textParser) wantName(name []byte) bool {
 	if string(name) == string(p.lastName) {
 		return p.lastWanted
 	}
+	// A histogram's lines take turns between a few names: the decision on
+	// a name seen lately stands (a group only ever turns wanted, and one
+	// turning wanted after being skipped ends the parse as a conflict).
+	for k := range p.recent {
+		if r := &p.recent[k]; r.set && string(r.name) == string(name) {
+			p.lastName = append(p.lastName[:0], name...)
+			p.lastWanted = r.wanted
+			return r.wanted
+		}
+	}
 	root := name
 	for {
 		b := stripSuffixBytes(root)
@@ -345,6 +368,9 @@ func (p *textParser) wantName(name []byte) bool {
 	p.groups[string(root)] = g
 	p.lastName = append(p.lastName[:0], name...)
 	p.lastWanted = g.wanted
+	r := &p.recent[p.recentNext%len(p.recent)]
+	r.name, r.wanted, r.set = append(r.name[:0], name...), g.wanted, true
+	p.recentNext++
 	return g.wanted
 }
 
@@ -709,8 +735,22 @@ func (p *textParser) groupKey(special string) {
 // names, creating it on first sight with labels when known, else with
 // labels built from p.pairs, which groupKey sorted.
 func (p *textParser) grouped(f *textFamily, key []byte, labels model.Labels, known bool) *textSample {
-	if f == p.lastGroup && string(key) == string(p.lastKey) {
-		return &f.samples[p.lastGroupIdx] // the series of the line before
+	if f == p.lastGroup {
+		// The series of the line before. A key from the line cache is
+		// shared by the lines of one series: the same slice is the same key.
+		if known && len(key) > 0 && len(key) == len(p.lastKeyRef) && &key[0] == &p.lastKeyRef[0] {
+			return &f.samples[p.lastGroupIdx]
+		}
+		if string(key) == string(p.lastKey) {
+			if known {
+				p.lastKeyRef = key
+			}
+			return &f.samples[p.lastGroupIdx]
+		}
+	}
+	p.lastKeyRef = nil
+	if known {
+		p.lastKeyRef = key
 	}
 	if f.series == nil {
 		f.series = map[string]int{}
