@@ -108,10 +108,22 @@ func BudgetFor(dialects []string, window model.Signals, bins []model.Signals) *B
 // GRPCBudget rebuilds gRPC's retryThrottling token count (GRPCTokens) at
 // the end of the window; the drain is A6's own accounting at the window's
 // rates: a failed attempt costs 1, a success adds ratio (no expiry).
+//
+// A6 starts the count full when the channel is created, which a recording
+// seldom holds: the count before its first bin is unknown. It is rebuilt
+// from both ends, empty and full, and known (else Absent) from the first
+// bin where the two agree, the clamp at 0 or at maxTokens having erased
+// the start.
 func GRPCBudget(window model.Signals, bins []model.Signals, maxTokens, ratio float64) Budget {
 	b := Budget{Model: BudgetGRPC, Reconstructed: true, Unit: "tokens",
 		Capacity: model.Some(maxTokens), StopAt: model.Some(maxTokens / 2)}
 	b.Timeline = GRPCTokens(bins, maxTokens, ratio)
+	empty := grpcTokensFrom(bins, 0, maxTokens, ratio)
+	for i := range b.Timeline {
+		if !empty[i].OK || math.Abs(b.Timeline[i].V-empty[i].V) > 1e-9 {
+			b.Timeline[i] = model.Absent
+		}
+	}
 	b.Balance = lastAtOrBefore(bins, b.Timeline, window.EndMs)
 	if att, ok := window.AttemptsPerS.Get(); ok {
 		if att == 0 {

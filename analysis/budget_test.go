@@ -39,6 +39,7 @@ func TestGRPCBudget(t *testing.T) {
 	bin := func(i int, att, succ float64) model.Signals {
 		return model.Signals{StartMs: int64(i) * 1000, EndMs: int64(i+1) * 1000, AttemptsPerS: model.Some(att), AttemptSuccess: model.Some(succ)}
 	}
+	full := bin(0, 200, 1)
 	win := func(endS int, att, succ model.Value) model.Signals {
 		return model.Signals{StartMs: 0, EndMs: int64(endS) * 1000, AttemptsPerS: att, AttemptSuccess: succ}
 	}
@@ -48,27 +49,33 @@ func TestGRPCBudget(t *testing.T) {
 		window model.Signals
 		want   wantBudget
 	}{
-		// 10 - 4 = 6; drain 4 x 0.5 - 0.1 x 4 x 0.5 = 1.8/s; (6 - 5) / 1.8.
-		{"draining", []model.Signals{bin(0, 4, 0)}, win(1, model.Some(4), model.Some(0.5)),
-			wantBudget{6, 10, 5, 1.8, 1 / 1.8, []float64{6}}},
+		// Bin 0's 200 successes fill the count from any start: 10 (each
+		// case but the last begins with it). 10 - 4 = 6; drain 4 x 0.5 -
+		// 0.1 x 4 x 0.5 = 1.8/s; (6 - 5) / 1.8.
+		{"draining", []model.Signals{full, bin(1, 4, 0)}, win(2, model.Some(4), model.Some(0.5)),
+			wantBudget{6, 10, 5, 1.8, 1 / 1.8, []float64{10, 6}}},
 		// 6, then 6 - 2 + 0.2 = 4.2: at or below 5, retries stopped.
-		{"stopped", []model.Signals{bin(0, 4, 0), bin(1, 4, 0.5)}, win(2, model.Some(4), model.Some(0.5)),
-			wantBudget{4.2, 10, 5, 1.8, 0, []float64{6, 4.2}}},
+		{"stopped", []model.Signals{full, bin(1, 4, 0), bin(2, 4, 0.5)}, win(3, model.Some(4), model.Some(0.5)),
+			wantBudget{4.2, 10, 5, 1.8, 0, []float64{10, 6, 4.2}}},
 		// 10 - 2 + 1 = 9; drain 2 - 0.1 x 10 = 1/s; (9 - 5) / 1 = 4 s.
-		{"failures outweigh", []model.Signals{bin(0, 12, 10.0/12)}, win(1, model.Some(12), model.Some(10.0/12)),
-			wantBudget{9, 10, 5, 1, 4, []float64{9}}},
+		{"failures outweigh", []model.Signals{full, bin(1, 12, 10.0/12)}, win(2, model.Some(12), model.Some(10.0/12)),
+			wantBudget{9, 10, 5, 1, 4, []float64{10, 9}}},
 		// Full and only succeeding: the cap holds it, nothing drains.
-		{"full", []model.Signals{bin(0, 4, 1)}, win(1, model.Some(4), model.Some(1)),
-			wantBudget{10, 10, 5, 0, absent, []float64{10}}},
-		// Filling below the cap: drain -0.4/s, never exhausted.
-		{"filling", []model.Signals{bin(0, 10, 0.5), bin(1, 4, 1)}, win(2, model.Some(4), model.Some(1)),
-			wantBudget{5.9, 10, 5, -0.4, absent, []float64{5.5, 5.9}}},
+		{"full", []model.Signals{full, bin(1, 4, 1)}, win(2, model.Some(4), model.Some(1)),
+			wantBudget{10, 10, 5, 0, absent, []float64{10, 10}}},
+		// 10 - 5 + 0.5 = 5.5, + 0.4 = 5.9; filling at -0.4/s: never exhausted.
+		{"filling", []model.Signals{full, bin(1, 10, 0.5), bin(2, 4, 1)}, win(3, model.Some(4), model.Some(1)),
+			wantBudget{5.9, 10, 5, -0.4, absent, []float64{10, 5.5, 5.9}}},
 		// No attempts in the window: 0 drain, known.
-		{"idle", []model.Signals{bin(0, 4, 0)}, win(1, model.Some(0), model.Absent),
-			wantBudget{6, 10, 5, 0, absent, []float64{6}}},
+		{"idle", []model.Signals{full, bin(1, 4, 0)}, win(2, model.Some(0), model.Absent),
+			wantBudget{6, 10, 5, 0, absent, []float64{10, 6}}},
 		// Attempts unknown: the count and the drain are unknown, not 10 and 0.
-		{"unknown", []model.Signals{{StartMs: 0, EndMs: 1000}}, win(1, model.Absent, model.Absent),
-			wantBudget{absent, 10, 5, absent, absent, []float64{absent}}},
+		{"unknown", []model.Signals{full, {StartMs: 1000, EndMs: 2000}}, win(2, model.Absent, model.Absent),
+			wantBudget{absent, 10, 5, absent, absent, []float64{10, absent}}},
+		// The start unknown: from full bin 0 leaves 6, from empty 0, so it
+		// is unknown; bin 1's 100 failures empty it from either: 0.
+		{"start unknown", []model.Signals{bin(0, 4, 0), bin(1, 100, 0)}, win(2, model.Some(100), model.Some(0)),
+			wantBudget{0, 10, 5, 100, 0, []float64{absent, 0}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			checkBudget(t, GRPCBudget(tc.window, tc.bins, 10, 0.1), tc.want)
@@ -157,7 +164,7 @@ func TestFinagleBudget(t *testing.T) {
 // TestBudgetFor: an exported balance is read as is; otherwise the
 // dialect's model rebuilds one; no model, no budget.
 func TestBudgetFor(t *testing.T) {
-	bins := []model.Signals{{StartMs: 0, EndMs: 1000, AttemptsPerS: model.Some(4), AttemptSuccess: model.Some(0), BudgetBalance: model.Some(42)}}
+	bins := []model.Signals{{StartMs: 0, EndMs: 1000, AttemptsPerS: model.Some(100), AttemptSuccess: model.Some(0), BudgetBalance: model.Some(42)}}
 	win := model.Signals{StartMs: 0, EndMs: 1000, AttemptsPerS: model.Some(4), AttemptSuccess: model.Some(0)}
 	if b := BudgetFor([]string{"native"}, win, bins); b != nil {
 		t.Errorf("native without a balance: %+v, want nil", b)
@@ -166,7 +173,7 @@ func TestBudgetFor(t *testing.T) {
 	if b == nil || b.Model != BudgetGRPC || !b.Reconstructed {
 		t.Fatalf("grpc: %+v, want a reconstructed grpc budget", b)
 	}
-	checkValue(t, "grpc balance", b.Balance, 6)
+	checkValue(t, "grpc balance", b.Balance, 0)
 	win.BudgetBalance = model.Some(40)
 	b = BudgetFor([]string{"grpc"}, win, bins)
 	if b == nil || b.Model != BudgetExported || b.Reconstructed {
@@ -184,9 +191,9 @@ func TestBudgetFor(t *testing.T) {
 
 // TestReportBudget: analyze's JSON carries fates.budget, rebuilt for a
 // gRPC target from its attempts (3 successes and 1 failure per second; 10 s
-// bins: 10 - 10 + 3 = 3, then 3 - 10 + 3 clamps to 0, stays 0; drain
-// 1 - 0.1 x 3 = 0.7/s, exhausted now), and null for a native target that
-// exports no balance.
+// bins: from full 10 - 10 + 3 = 3, from empty 0, so unknown; then both
+// clamp to 0 and stay; drain 1 - 0.1 x 3 = 0.7/s, exhausted now), and null
+// for a native target that exports no balance.
 func TestReportBudget(t *testing.T) {
 	times := every(1_000_000, 1000, 31)
 	dep := []string{model.LabelDependency, "db"}
@@ -206,7 +213,7 @@ func TestReportBudget(t *testing.T) {
 	if b == nil {
 		t.Fatal("grpcapp: no budget, want the reconstructed token count")
 	}
-	checkBudget(t, *b, wantBudget{0, 10, 5, 0.7, 0, []float64{3, 0, 0}})
+	checkBudget(t, *b, wantBudget{0, 10, 5, 0.7, 0, []float64{absent, 0, 0}})
 	js, err := json.Marshal(rep.Dependencies)
 	if err != nil {
 		t.Fatal(err)

@@ -73,8 +73,13 @@ func Fates(s model.Signals) FateLedger {
 // count is clamped once per bin, so a bin that both drains and refills it
 // reads high. Absent from the first bin whose attempts are unknown on.
 func GRPCTokens(timeline []model.Signals, maxTokens, ratio float64) []model.Value {
+	return grpcTokensFrom(timeline, maxTokens, maxTokens, ratio)
+}
+
+// grpcTokensFrom is GRPCTokens from a count of start before the first bin.
+func grpcTokensFrom(timeline []model.Signals, start, maxTokens, ratio float64) []model.Value {
 	out := make([]model.Value, len(timeline))
-	tokens := maxTokens
+	tokens := start
 	for i, s := range timeline {
 		att, ok1 := s.AttemptsPerS.Get()
 		succ, ok2 := s.AttemptSuccess.Get()

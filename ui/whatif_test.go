@@ -116,19 +116,22 @@ func TestReportBudgets(t *testing.T) {
 }
 
 // The detail pane of a gRPC row without an exported balance shows the
-// token count rebuilt from its bins: 10 - 2 + 0.2 = 8.2, then 6.4 (10 s
-// bins of 0.4 attempts/s at 50 %); drain 0.2 - 0.02 = 0.18/s.
+// token count rebuilt from its bins: 200 successes fill it (10 from any
+// start), then 10 - 2 + 0.2 = 8.2, then 6.4 (10 s bins of 0.4 attempts/s
+// at 50 %); drain 0.2 - 0.02 = 0.18/s.
 func TestDetailBudgetLine(t *testing.T) {
 	bin := func(i int64) model.Signals {
 		return model.Signals{Target: "gw", Dependency: "api", StartMs: i * 10000, EndMs: (i + 1) * 10000,
 			AttemptsPerS: model.Some(0.4), AttemptSuccess: model.Some(0.5), OriginalsPerS: model.Some(0.4)}
 	}
+	fill := bin(-1)
+	fill.AttemptsPerS, fill.AttemptSuccess = model.Some(20), model.Some(1)
 	win := bin(0)
 	win.EndMs = 20000
 	f := model.Frame{Time: dataTime, Window: time.Minute, Bin: 10 * time.Second,
 		Targets:   []model.TargetStatus{{Name: "gw", Up: true, Dialect: "grpc", LastScrape: dataTime, LastSuccess: dataTime}},
 		Rows:      []model.Signals{win},
-		Timelines: map[model.Key][]model.Signals{win.Key(): {bin(0), bin(1)}}}
+		Timelines: map[model.Key][]model.Signals{win.Key(): {fill, bin(0), bin(1)}}}
 	m := newTestModel(t, Options{}, nil)
 	send(m, tea.WindowSizeMsg{Width: 140, Height: 200}, liveFrame(f))
 	keys(m, "enter")
