@@ -41,6 +41,10 @@ type DependencyReport struct {
 	Timeline   []BinReport            `json:"timeline"`
 	// Phases tell the row's timeline as an incident story.
 	Phases []Phase `json:"phases"`
+	// Derived names the signals of the row that a custom mapping derives
+	// from others rather than reads (docs/dialects.md, "Derived
+	// signals"): short family name -> expression; absent when none.
+	Derived map[string]string `json:"derived,omitempty"`
 	// Fates says how the window's originals ended: at the first try,
 	// after retries, with every attempt used, or not retried and why
 	// (issue 18; Fates).
@@ -67,6 +71,10 @@ type ReportOptions struct {
 	Links []LinkRule
 	// Thresholds for findings and phases; nil means DefaultThresholds.
 	Thresholds *Thresholds
+	// Derived is, per dialect name, what its custom mapping derives
+	// (short family name -> expression): rows of targets that dialect
+	// reads are marked (DependencyReport.Derived).
+	Derived map[string]map[string]string
 }
 
 // BuildReport computes a Report from the store. The rows cover
@@ -156,6 +164,7 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 				dr.Timeline = append(dr.Timeline, BinReport{StartUnix: float64(b.StartMs) / 1000, EndUnix: float64(b.EndMs) / 1000, Signals: b})
 			}
 			dr.Fates.Budget = BudgetFor(dialects[t], dr.Signals, bins)
+			dr.Derived = derivedOf(dialects[t], opts.Derived)
 			dr.Phases = Phases(bins, th)
 			if dr.Phases == nil {
 				dr.Phases = []Phase{}
@@ -209,5 +218,20 @@ func mergeFindings(history, now []Finding) []Finding {
 		}
 	}
 	sortFindings(out)
+	return out
+}
+
+// derivedOf merges what the dialects that read a target derive; nil when
+// none derives anything.
+func derivedOf(dialects []string, derived map[string]map[string]string) map[string]string {
+	var out map[string]string
+	for _, d := range dialects {
+		for f, expr := range derived[d] {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[f] = expr
+		}
+	}
 	return out
 }

@@ -164,6 +164,10 @@ type Options struct {
 	// Chains are declared amplification chains by target names (from
 	// --chain or a config file); none means chains are inferred.
 	Chains []analysis.ChainSpec
+	// Derived is, per dialect name, what its custom mapping derives
+	// (short family name -> expression, analysis.ReportOptions.Derived):
+	// the columns it feeds are marked in the rows of targets it reads.
+	Derived map[string]map[string]string
 	// Links tie dependency label values to services where no naming rule
 	// does (a config's links: entries).
 	Links []analysis.LinkRule

@@ -252,6 +252,9 @@ type overviewModel struct {
 
 	names map[model.Key]rowNames
 	down  map[string]bool
+	// derived marks, per target, the columns a custom mapping derives
+	// (Options.Derived); nil when none does.
+	derived map[string][numCols]bool
 	// shown is the name a target is shown by when it did not name itself
 	// for the user: its service (target_info, job), with the address when
 	// replicas share it.
@@ -328,9 +331,16 @@ func (o *overviewModel) setFrame(f *model.Frame, services []model.ServiceSignals
 		o.natS = max(o.natS, textWidth(o.svcNamesOf(&services[i]).target))
 	}
 	clear(o.down)
+	o.derived = nil
 	for i := range f.Targets {
 		if !f.Targets[i].Up {
 			o.down[f.Targets[i].Name] = true
+		}
+		if cols, ok := derivedCols(o.c.opts.Derived, f.Targets[i].Dialect); ok {
+			if o.derived == nil {
+				o.derived = map[string][numCols]bool{}
+			}
+			o.derived[f.Targets[i].Name] = cols
 		}
 	}
 	o.setShownNames(f.Targets)
@@ -1071,6 +1081,7 @@ func (o *overviewModel) row(s *model.Signals, selected bool) line {
 	hl := o.pane.rowStart(selected, o.isDown(s), names.target, lay.targetW)
 	l.pad(1)
 	l.cell(names.dep, lay.depW, false, unlessHL(hl, st.text))
+	derived := o.derived[s.Target]
 	for id := colID(0); id < numCols; id++ {
 		if !lay.show[id] {
 			continue
@@ -1078,6 +1089,9 @@ func (o *overviewModel) row(s *model.Signals, selected bool) line {
 		l.pad(1)
 		var vs span
 		l.num, vs = o.cellValue(id, s, l.num[:0])
+		if derived[id] && string(l.num) != absentText {
+			l.num = append(l.num, derivedMark...) // a custom mapping's derived value (docs/dialects.md)
+		}
 		l.cellBytes(l.num, colSpecs[id].width, true, unlessHL(hl, vs))
 	}
 	return o.pane.rowEnd(hl)

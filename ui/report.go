@@ -331,6 +331,9 @@ func writeReportText(w io.Writer, rep analysis.Report, width int) error {
 		cells[i] = make([]string, len(reportColumns))
 		for j, c := range reportColumns {
 			cells[i][j] = c.cell(&rep.Dependencies[i])
+			if cells[i][j] != absentText && derivedHead(rep.Dependencies[i].Derived, c.head) {
+				cells[i][j] += derivedMark
+			}
 		}
 	}
 	keep, dropped := fitReportColumns(reportColumns, cells, width)
@@ -358,6 +361,7 @@ func writeReportText(w io.Writer, rep analysis.Report, width int) error {
 		fmt.Fprintf(w, "(%d columns left out to fit %d columns: %s; --wide shows all, --format json has every signal)\n",
 			len(dropped), width, strings.Join(dropped, ", "))
 	}
+	writeDerivedNote(w, rep, derivedMark, func(s string) string { return cutLong(Sanitize(s)) })
 	writeBudgets(w, rep, "", "")
 	if err := writeServices(w, rep, "", false); err != nil {
 		return err
@@ -489,10 +493,15 @@ func writeReportMarkdown(w io.Writer, rep analysis.Report) error {
 	for i := range rep.Dependencies {
 		cells := make([]string, len(reportColumns))
 		for j, c := range reportColumns {
-			cells[j] = mdEscape(c.cell(&rep.Dependencies[i]))
+			cells[j] = c.cell(&rep.Dependencies[i])
+			cells[j] = mdEscape(cells[j])
+			if cells[j] != absentText && derivedHead(rep.Dependencies[i].Derived, c.head) {
+				cells[j] += `\` + derivedMark
+			}
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
+	writeDerivedNote(w, rep, `\`+derivedMark, func(s string) string { return mdEscape(cutLong(Sanitize(s))) })
 	writeBudgets(w, rep, "### ", "- ")
 	writeServices(w, rep, "### ", true)
 	writeStory(w, rep, "### ", "- ")

@@ -158,3 +158,32 @@ func unreadBadge(tr func() *dialect.Translator, statuses func() []model.TargetSt
 		return b
 	}
 }
+
+// derivedByDialect is, per custom dialect of cfg, what its mapping
+// derives from other families (short name -> expression): analyze's rows
+// and the dashboard mark those values as derived.
+func derivedByDialect(cfg dialect.Config) map[string]map[string]string {
+	var out map[string]map[string]string
+	for _, m := range cfg.Custom {
+		for f, expr := range m.DerivedFamilies() {
+			if out == nil {
+				out = map[string]map[string]string{}
+			}
+			if out[m.Name] == nil {
+				out[m.Name] = map[string]string{}
+			}
+			out[m.Name][dialect.ShortName(f)] = expr
+		}
+	}
+	return out
+}
+
+// derived is derivedByDialect of the config file (already read and
+// checked by resolve: an error here leaves nothing marked).
+func (f *sourceFlags) derived() map[string]map[string]string {
+	cfg, err := f.dialectConfig()
+	if err != nil {
+		return nil
+	}
+	return derivedByDialect(cfg)
+}

@@ -192,6 +192,7 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	opts.Source = "recording " + path
 	opts.Player = player
 	opts.Chains, opts.Links = rs.chains, rs.links
+	opts.Derived = derivedByDialect(rs.dialects)
 	// w: the recording under other retry policies (issue 18), as
 	// retrytop whatif prints it, on a recording of its own (the player
 	// reads this one).

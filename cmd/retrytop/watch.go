@@ -143,6 +143,7 @@ func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []s
 		return withCode(exitUsage, err)
 	}
 	opts.Chains, opts.Links = sources.chains, sources.links
+	opts.Derived = src.derived()
 	opts.Status = sources.status(opts.Status) // discovery file problems
 	opts.Source = "scrapes every " + f.interval.String()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

@@ -265,6 +265,10 @@ func (m *custom) derive(o *out) {
 	}
 }
 
+// ShortName is a contract family's name in derived expressions and in
+// reports' derived marks: without retry_ and _total ("retries").
+func ShortName(family string) string { return shortName(family) }
+
 // DerivedFamilies lists the families a mapping derives (for a report to
 // mark them), with their expressions.
 func (m Mapping) DerivedFamilies() map[string]string {
