@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
@@ -11,17 +12,19 @@ import (
 	"github.com/retrytop/retrytop/sim"
 )
 
-// TestAnalyzeAgreesWithSimGroundTruth runs the baseline scenario in-process,
-// scrapes it the way analyze does, and checks that each hop's originals,
-// attempts and amplification over the scraped span agree with the sim's
-// own counts within 3 %.
+// TestAnalyzeAgreesWithSimGroundTruth runs the baseline scenario in virtual
+// time (a synctest bubble over the sim's in-process transport), scrapes it
+// with collect's scraper the way analyze does, and checks that each hop's
+// originals, attempts and amplification over the scraped span agree with
+// the sim's own counts within 3 %.
 func TestAnalyzeAgreesWithSimGroundTruth(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loopback integration test skipped in -short mode")
-	}
+	synctest.Test(t, analyzeAgreesWithSimGroundTruth)
+}
+
+func analyzeAgreesWithSimGroundTruth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	run, err := startSimRun(ctx, "baseline", sim.Options{Healthy: 2 * time.Second, Slow: 4 * time.Second, Recovered: 2 * time.Second, Seed: 7})
+	run, err := startSimRun(ctx, "baseline", sim.Options{Healthy: 2 * time.Second, Slow: 4 * time.Second, Recovered: 2 * time.Second, Seed: 7, InProcess: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,6 +32,7 @@ func TestAnalyzeAgreesWithSimGroundTruth(t *testing.T) {
 	stack, scraper := run.stack, run.scraper
 	// The truth just before and just after the first scrape bracket what
 	// the scrape saw; their midpoint is the starting count.
+	synctest.Wait()
 	before := stack.Truth()
 	scraper.ScrapeOnce(ctx)
 	after := stack.Truth()
