@@ -8,13 +8,17 @@
 # the value itself and the goal, in the unit the figure's name says. A
 # figure this script does not measure prints "-" and where it is measured.
 #
-# Usage: scripts/bench-ratios.sh [-v] [BENCH_REGEXP]   (about 2 minutes)
-#        scripts/bench-ratios.sh -c [BODY...]         (about 10 minutes)
+# Usage: scripts/bench-ratios.sh [-v] [-s] [-i] [BENCH_REGEXP]   (about 2 minutes)
+#        scripts/bench-ratios.sh [-v] -c [BODY...]             (about 15 minutes)
 #   -v            also print the raw `go test -bench` output
 #   BENCH_REGEXP  the benchmarks to run (default: all of bench/)
 #   -s            also the replay seek figures, in seconds against the
 #                 issue's goals: collect/dump's BenchmarkReplaySeek on its
 #                 1-hour, 10 x 2,000-series dump (about 4 more minutes)
+#   -i            also the idle CPU of `watch` and `record` on 10 targets
+#                 at 1 s against Prometheus scraping the same targets:
+#                 scripts/idle-cpu.sh on a fresh build (about 8 more
+#                 minutes; needs tmux, bc and prometheus, else "-")
 #   -c            the parse figures as instruction counts under valgrind's
 #                 callgrind instead of time: repeatable on a busy machine,
 #                 where time is not. Each contender runs alone
@@ -30,9 +34,16 @@
 # through the Go module proxy.
 set -euo pipefail
 cd "$(dirname "$0")/../bench"
-verbose=0 seek=0
-if [ "${1:-}" = "-v" ]; then verbose=1; shift; fi
-if [ "${1:-}" = "-s" ]; then seek=1; shift; fi
+verbose=0 seek=0 idle=0
+while :; do
+	case "${1:-}" in
+	-v) verbose=1 ;;
+	-s) seek=1 ;;
+	-i) idle=1 ;;
+	*) break ;;
+	esac
+	shift
+done
 if [ "${1:-}" = "-c" ]; then
 	shift
 	command -v valgrind >/dev/null || { echo "bench-ratios: -c needs valgrind" >&2; exit 1; }
@@ -72,8 +83,15 @@ if [ "${1:-}" = "-c" ]; then
 fi
 pattern=${1:-'Parse|Record|StoreMemory|DumpSize'}
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+rt=$(mktemp)
+trap 'rm -f "$out" "$rt"' EXIT
 go test -run '^$' -bench "$pattern" -benchtime 1x -timeout 30m . >"$out"
+if [ "$idle" = 1 ]; then
+	# idle-cpu.sh prints "<process> <kind> <percent>% of a core"; it
+	# starts and stops its own processes, on free ports.
+	(cd .. && go build -o "$rt" ./cmd/retrytop)
+	../scripts/idle-cpu.sh "$rt" | awk '$3 ~ /%$/ {v = $3; sub(/%$/, "", v); print "idle/" $1 "/" $2, v}' >>"$out"
+fi
 if [ "$seek" = 1 ]; then
 	# As retrytop replay runs: the dialects' filter and translation.
 	(cd .. && go test ./collect/dump -run '^$' -bench 'ReplaySeek/(quick|full)/dialects' -benchtime 3x -timeout 30m) |
@@ -82,7 +100,7 @@ fi
 [ "$verbose" = 1 ] && cat "$out" >&2
 # metric NAME of sub-benchmark BODY: the number before the unit NAME.
 awk '
-/^seek\// { m[$1] = $2 }
+/^seek\// || /^idle\// { m[$1] = $2 }
 /^Benchmark/ {
 	split($1, p, "/"); bench = p[1]; sub(/^Benchmark/, "", bench)
 	body = p[2]; sub(/^body=/, "", body); sub(/-[0-9]+$/, "", body)
@@ -107,6 +125,13 @@ END {
 	if ("seek/full" in m) printf "replay-seek-full-lookback/seconds %.3g 0.2\n", m["seek/full"] / 1e9
 	else print "replay-seek-full-lookback/seconds - 0.2 (scripts/bench-ratios.sh -s)"
 	print "analyze-window-30s/seconds - 5 (not measured here)"
-	print "watch-idle-cpu/prometheus - 1.0 (scripts/idle-cpu.sh)"
+	split("big small", ks, " ")
+	for (i = 1; i <= 2; i++) {
+		k = ks[i]
+		if (("idle/watch/" k in m) && ("idle/prometheus/" k in m) && m["idle/prometheus/" k] > 0) {
+			printf "watch-idle-cpu/prometheus/%s %.3g 1.0\n", k, m["idle/watch/" k] / m["idle/prometheus/" k]
+			printf "record-idle-cpu/prometheus/%s %.3g -\n", k, m["idle/record/" k] / m["idle/prometheus/" k]
+		} else print "watch-idle-cpu/prometheus/" k " - 1.0 (scripts/bench-ratios.sh -i)"
+	}
 	print "frame-200x60/ms - 0.3 (go test ./ui -bench .)"
 }' "$out"
