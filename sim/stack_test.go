@@ -4,45 +4,15 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
-)
 
-// freeBase finds four consecutive free loopback ports and returns the
-// first.
-func freeBase(t *testing.T, n int) int {
-	t.Helper()
-	for try := 0; try < 20; try++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := ln.Addr().(*net.TCPAddr).Port
-		_ = ln.Close()
-		if base+n > 65535 {
-			continue
-		}
-		ok := true
-		for i := 0; i < n && ok; i++ {
-			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+i))
-			if err != nil {
-				ok = false
-				continue
-			}
-			_ = l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Skip("no run of free loopback ports")
-	return 0
-}
+	"github.com/retrytop/retrytop/internal/testpeer"
+)
 
 // A stack on fixed ports frees them on Close: a second run right after
 // gets them again. This is the real-socket test of the loopback stack; it
@@ -54,7 +24,7 @@ func TestStackPorts(t *testing.T) {
 		t.Skip("loopback run of about 3s")
 	}
 	sc, _ := ScenarioByName("baseline")
-	base := freeBase(t, 5)
+	base := testpeer.FreePortRun(t, 5)
 	opts := Options{ListenBase: base, Healthy: 300 * time.Millisecond, Slow: 700 * time.Millisecond, Recovered: 300 * time.Millisecond, HiddenHop: true}
 	for run := range 2 {
 		s, err := Start(context.Background(), sc, opts)

@@ -2,8 +2,10 @@ package testpeer
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,5 +41,16 @@ func TestRunChromiumDumpsAPage(t *testing.T) {
 	out, _ := RunChromium(t, ctx, "--dump-dom", "file://"+page)
 	if !strings.Contains(out, `<p id="x">hello</p>`) {
 		t.Errorf("dump-dom lacks the paragraph:\n%s", out)
+	}
+}
+
+func TestFreePortRunIsFree(t *testing.T) {
+	base := FreePortRun(t, 4)
+	for i := range 4 {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+i))
+		if err != nil {
+			t.Fatalf("port %d of the run: %v", base+i, err)
+		}
+		l.Close()
 	}
 }
