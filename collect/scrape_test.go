@@ -61,8 +61,11 @@ func exposition(body string) http.HandlerFunc {
 
 const smallBody = "# TYPE retry_originals_total counter\nretry_originals_total{dependency=\"db\"} 7\n"
 
+// target is a test target scraped every second. Its timeout is long: a
+// loopback answer can take seconds beside a CPU hog under -race, and the
+// tests that are about timeouts set their own.
 func target(name, url string) Target {
-	return Target{Name: name, URL: url, Interval: time.Second, HTTP: config.DefaultHTTPClientConfig}
+	return Target{Name: name, URL: url, Interval: time.Second, Timeout: 30 * time.Second, HTTP: config.DefaultHTTPClientConfig}
 }
 
 func statusOf(t *testing.T, sts []model.TargetStatus, name string) model.TargetStatus {
