@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -106,5 +107,29 @@ func TestDefaultMaxSeries(t *testing.T) {
 	}
 	if got := NewStore(StoreConfig{MaxSeries: 7}).Config().MaxSeries; got != 7 {
 		t.Errorf("explicit MaxSeries became %d", got)
+	}
+}
+
+// The total the cap compares against is the sum of what each target holds
+// through churn: series appearing, going stale and being forgotten, targets
+// removed, the cap refusing.
+func TestStoreTotalFollowsChurn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	st := NewStore(StoreConfig{History: 3, MaxSeriesPerTarget: 12, MaxSeries: 30})
+	names := []string{"a", "b", "c", "d"}
+	for sec := int64(1); sec <= 400; sec++ {
+		tg := names[rng.IntN(len(names))]
+		if rng.IntN(20) == 0 {
+			st.Forget(tg)
+			continue
+		}
+		st.Append(snap(tg, sec, wide(rng.IntN(16), rng.IntN(8))))
+		sum := 0
+		for _, n := range st.Targets() {
+			sum += st.Stats(n).Series
+		}
+		if got := st.Totals().Series; got != sum || got > 30 {
+			t.Fatalf("second %d: total %d, targets hold %d (cap 30)", sec, got, sum)
+		}
 	}
 }
