@@ -143,8 +143,10 @@ func LoadPrometheus(path string, jobs []string) ([]*Job, error) {
 	}
 	dir := filepath.Dir(path)
 	all := cfg.ScrapeConfigs
-	for i := range all {
-		all[i].origin = path
+	for _, sc := range all {
+		if sc != nil { // "-" alone is a null entry
+			sc.origin = path
+		}
 	}
 	for _, pat := range cfg.ScrapeConfigFiles {
 		matches, err := filepath.Glob(config.JoinDir(dir, pat))
