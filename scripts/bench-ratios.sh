@@ -12,8 +12,9 @@
 #        scripts/bench-ratios.sh [-v] -c [BODY...]             (about 15 minutes)
 #   -v            also print the raw `go test -bench` output
 #   BENCH_REGEXP  the benchmarks to run (default: all of bench/)
-#   -s            also the replay seek figures, in seconds against the
-#                 issue's goals: collect/dump's BenchmarkReplaySeek on its
+#   -s            also the replay seek and analyze-window figures, in
+#                 seconds against the issue's goals: collect/dump's
+#                 BenchmarkReplaySeek and BenchmarkAnalyzeWindow on its
 #                 1-hour, 10 x 2,000-series dump (about 4 more minutes)
 #   -i            also the idle CPU of `watch` and `record` on 10 targets
 #                 at 1 s against Prometheus scraping the same targets:
@@ -94,8 +95,10 @@ if [ "$idle" = 1 ]; then
 fi
 if [ "$seek" = 1 ]; then
 	# As retrytop replay runs: the dialects' filter and translation.
-	(cd .. && go test ./collect/dump -run '^$' -bench 'ReplaySeek/(quick|full)/dialects' -benchtime 3x -timeout 30m) |
-		awk '/^BenchmarkReplaySeek\/quick/ {print "seek/quick " $3} /^BenchmarkReplaySeek\/full/ {print "seek/full " $3}' >>"$out"
+	# AnalyzeWindow: analyze FILE --from T --to T+30s on the same dump.
+	(cd .. && go test ./collect/dump -run '^$' -bench 'ReplaySeek/(quick|full)/dialects|AnalyzeWindow' -benchtime 3x -benchmem -timeout 30m) |
+		awk '/^BenchmarkReplaySeek\/quick/ {print "seek/quick " $3} /^BenchmarkReplaySeek\/full/ {print "seek/full " $3}
+			/^BenchmarkAnalyzeWindow/ {print "seek/window " $3; print "seek/window-bytes " $5}' >>"$out"
 fi
 [ "$verbose" = 1 ] && cat "$out" >&2
 # metric NAME of sub-benchmark BODY: the number before the unit NAME.
@@ -124,7 +127,8 @@ END {
 	else print "replay-seek-rows/seconds - 5 (scripts/bench-ratios.sh -s)"
 	if ("seek/full" in m) printf "replay-seek-full-lookback/seconds %.3g 0.2\n", m["seek/full"] / 1e9
 	else print "replay-seek-full-lookback/seconds - 0.2 (scripts/bench-ratios.sh -s)"
-	print "analyze-window-30s/seconds - 5 (not measured here)"
+	if ("seek/window" in m) printf "analyze-window-30s/seconds %.3g 5\nanalyze-window-30s/allocated-MB %.3g 200\n", m["seek/window"] / 1e9, m["seek/window-bytes"] / 1e6
+	else print "analyze-window-30s/seconds - 5 (scripts/bench-ratios.sh -s)"
 	split("big small", ks, " ")
 	for (i = 1; i <= 2; i++) {
 		k = ks[i]

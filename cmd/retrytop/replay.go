@@ -111,6 +111,7 @@ func openRecording(errw io.Writer, path, format string, filter func(string) bool
 	for _, p := range rec.Problems() {
 		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(p.Error()))
 	}
+	printNotes(errw, rec)
 	if rec.Len() == 0 {
 		rec.Close()
 		return nil, withCode(exitNoData, fmt.Errorf("%s: no readable scrape", path))
@@ -141,7 +142,16 @@ func openTranslated(errw io.Writer, path, format string, filter func(string) boo
 	for _, p := range rec.Problems() {
 		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(p.Error()))
 	}
+	printNotes(errw, rec)
 	return rec, nil
+}
+
+// printNotes says, once per file, how a dump without index frames was
+// indexed (docs/dump-format.md, "Index frames").
+func printNotes(errw io.Writer, rec dump.Recording) {
+	for _, n := range dump.Notes(rec) {
+		fmt.Fprintf(errw, "retrytop: note: %s\n", ui.Sanitize(n))
+	}
 }
 
 func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string) error {

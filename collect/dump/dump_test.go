@@ -237,7 +237,9 @@ func TestTruncatedEverywhere(t *testing.T) {
 // the next frame, and every frame that does not depend on the damaged one
 // comes back intact.
 func TestDamagedMiddle(t *testing.T) {
-	full, recs := buildDump(t, WriterOptions{KeyEvery: 4}, []string{"app", "client", "db"}, 10)
+	// Without index frames: a damaged index makes the reader scan, and
+	// TestDamagedIndexedFrame covers a damaged frame an index lists.
+	full, recs := buildDump(t, WriterOptions{KeyEvery: 4, IndexEvery: -1}, []string{"app", "client", "db"}, 10)
 	intact := openBytes(t, full)
 	spans := frameSpans(intact)
 	// The chain of each frame: the file indexes it depends on.

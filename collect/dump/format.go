@@ -16,8 +16,9 @@ import (
 const (
 	magic = "RTOPDUMP"
 	// Version is the format version this package writes and the newest it
-	// reads.
-	Version = 1
+	// reads. Version 2 adds index frames (kind 4); version 1 files are
+	// read by scanning every frame, as before.
+	Version = 2
 
 	headerSize      = 16
 	frameHeaderSize = 12
@@ -79,6 +80,7 @@ const (
 	kindKey   = 1 // payload: zstd of the body
 	kindDelta = 2 // payload: dict id uvarint, zstd of the delta from the base frame
 	kindError = 3 // payload: the error of a failed scrape, as text
+	kindIndex = 4 // payload: the index of the frames since the previous index frame (index.go)
 )
 
 // maxErrorLen bounds the text of a failed scrape.
@@ -99,7 +101,7 @@ func checkFileHeader(b []byte) error {
 	if crc32.Checksum(b[:12], castagnoli) != binary.LittleEndian.Uint32(b[12:16]) {
 		return fmt.Errorf("dump header is damaged (checksum mismatch)")
 	}
-	if v := binary.LittleEndian.Uint16(b[8:10]); v != Version {
+	if v := binary.LittleEndian.Uint16(b[8:10]); v != Version && v != 1 {
 		if v > Version {
 			return fmt.Errorf("dump format version %d is newer than this retrytop reads (%d); upgrade retrytop", v, Version)
 		}
@@ -164,6 +166,12 @@ func parseMeta(b []byte) (meta, error) {
 	m.payload = r.rest()
 	if r.err != nil {
 		return m, fmt.Errorf("frame header: %w", r.err)
+	}
+	if m.kind == kindIndex {
+		if m.base != 0 || m.target != "" || m.bodyLen != 0 {
+			return m, fmt.Errorf("malformed index frame")
+		}
+		return m, nil
 	}
 	switch {
 	case m.kind != kindKey && m.kind != kindDelta && m.kind != kindError:

@@ -67,6 +67,9 @@ type Reader struct {
 	order    []int32 // indexes into entries of decodable frames, in time order
 	targets  []string
 	problems []error
+	notes    []string // how the index was built, when not from index frames
+	indexed  bool     // from the file's index frames
+	scanOnly bool
 
 	mu      sync.Mutex
 	dec     *zstd.Decoder
@@ -83,8 +86,11 @@ type entry struct {
 	crc    uint32
 	payOff int64
 	payLen int32
-	bound  int64 // the largest body the frame may declare (frameBound)
-	bad    bool  // undecodable: its base is damaged, or it declares more than it could hold
+	// checked: the frame's checksum was verified when indexing (a frame
+	// an index frame listed is checked when first decoded).
+	checked bool
+	bound   int64 // the largest body the frame may declare (frameBound)
+	bad     bool  // undecodable: its base is damaged, or it declares more than it could hold
 }
 
 // decodeState is the newest decoded frame of a target: what a following
@@ -122,7 +128,13 @@ func NewReader(ra io.ReaderAt, size int64, name string) (*Reader, error) {
 }
 
 func newReader(ra io.ReaderAt, size int64, name string) (*Reader, error) {
-	r := &Reader{name: name, ra: ra, size: size, states: make(map[string]*decodeState)}
+	return newReaderScan(ra, size, name, false)
+}
+
+// newReaderScan is newReader; scanOnly ignores index frames (the tests
+// compare both ways of indexing).
+func newReaderScan(ra io.ReaderAt, size int64, name string, scanOnly bool) (*Reader, error) {
+	r := &Reader{name: name, ra: ra, size: size, states: make(map[string]*decodeState), scanOnly: scanOnly}
 	var hdr [headerSize]byte
 	if size < headerSize {
 		if size > 0 {
@@ -141,13 +153,14 @@ func newReader(ra io.ReaderAt, size int64, name string) (*Reader, error) {
 	if err := checkFileHeader(hdr[:]); err != nil {
 		return nil, err
 	}
+	version := binary.LittleEndian.Uint16(hdr[8:10])
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxBodySize*4),
 		zstd.WithDecodeAllCapLimit(true))
 	if err != nil {
 		return nil, err
 	}
 	r.dec = dec
-	if err := r.scan(); err != nil {
+	if err := r.scan(version); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -263,40 +276,85 @@ func (r *Reader) problem(off, n int64, torn bool, format string, args ...any) {
 	r.problems = append(r.problems, &Problem{File: r.name, Offset: off, Len: n, Torn: torn, Msg: fmt.Sprintf(format, args...)})
 }
 
-// scan builds the index.
-func (r *Reader) scan() error {
-	w := &window{ra: r.ra, size: r.size, off: -1}
-	type key struct {
-		target string
-		ns     int64
+// indexer is the state of building the index: the newest frame of a
+// target at a time (a delta names its base by time) and the targets' names.
+type indexer struct {
+	byTime  map[targetTime]int32
+	targets map[string]string
+}
+
+type targetTime struct {
+	target string
+	ns     int64
+}
+
+// add appends the frame at off (n bytes, its header m, a payload of
+// payLen bytes) to the index; checked says its checksum was verified.
+func (r *Reader) add(ix *indexer, off, n int64, m *meta, payLen int, checked bool) {
+	t, ok := ix.targets[m.target]
+	if !ok {
+		t = m.target
+		ix.targets[t] = t
 	}
-	byTime := make(map[key]int32) // the newest frame of a target at a time
-	targets := make(map[string]string)
-	for off := int64(headerSize); off < r.size; {
+	e := entry{
+		info: FrameInfo{Offset: off, Size: int(n), Target: t, Time: time.Unix(0, m.timeNs), Key: m.kind == kindKey,
+			Failed: m.kind == kindError, BodyLen: int(m.bodyLen)},
+		ct: m.contentType, base: -1, crc: m.bodyCRC,
+		payOff: off + n - int64(payLen), payLen: int32(payLen), checked: checked,
+	}
+	if m.kind == kindDelta {
+		e.base = -2
+		if bi, ok := ix.byTime[targetTime{t, m.timeNs - int64(m.base)}]; ok && m.base <= 1<<62 {
+			e.base, e.ct = bi, r.entries[bi].ct
+		}
+	}
+	if m.kind != kindError {
+		ix.byTime[targetTime{t, m.timeNs}] = int32(len(r.entries))
+		r.checkBound(&e, payLen)
+	}
+	r.entries = append(r.entries, e)
+}
+
+// scan builds the index: from the file's index frames when it has them
+// (version 2), then by reading every frame after the last of them.
+func (r *Reader) scan(version uint16) error {
+	w := &window{ra: r.ra, size: r.size, off: -1}
+	ix := &indexer{byTime: make(map[targetTime]int32), targets: make(map[string]string)}
+	from := int64(headerSize)
+	if version >= 2 && !r.scanOnly {
+		if last := r.findLastIndex(w); last < 0 {
+			r.notes = append(r.notes, fmt.Sprintf("%s: no index frame (the recorder stopped before writing one): indexed by reading every frame", r.name))
+		} else if end, err := r.loadIndex(w, ix, last); err != nil {
+			r.notes = append(r.notes, fmt.Sprintf("%s: the index is damaged (%v): indexed by reading every frame", r.name, err))
+			r.entries, r.problems = nil, nil
+			ix = &indexer{byTime: make(map[targetTime]int32), targets: make(map[string]string)}
+		} else {
+			from = end
+			r.indexed = true
+		}
+	} else if version < 2 {
+		r.notes = append(r.notes, fmt.Sprintf("%s: format version %d has no index: indexed by reading every frame (a new recording has one)", r.name, version))
+	}
+	if err := r.scanFrom(w, ix, from); err != nil {
+		return err
+	}
+	r.resolveBases()
+	r.targets = make([]string, 0, len(ix.targets))
+	for t := range ix.targets {
+		r.targets = append(r.targets, t)
+	}
+	sort.Strings(r.targets)
+	return nil
+}
+
+// scanFrom indexes the frames from off to the end by reading each.
+func (r *Reader) scanFrom(w *window, ix *indexer, off int64) error {
+	for off < r.size {
 		n, m, err := r.frameAt(w, off)
 		if err == nil {
-			t, ok := targets[m.target]
-			if !ok {
-				t = m.target
-				targets[t] = t
+			if m.kind != kindIndex {
+				r.add(ix, off, n, &m, len(m.payload), true)
 			}
-			e := entry{
-				info: FrameInfo{Offset: off, Size: int(n), Target: t, Time: time.Unix(0, m.timeNs), Key: m.kind == kindKey,
-					Failed: m.kind == kindError, BodyLen: int(m.bodyLen)},
-				ct: m.contentType, base: -1, crc: m.bodyCRC,
-				payOff: off + n - int64(len(m.payload)), payLen: int32(len(m.payload)),
-			}
-			if m.kind == kindDelta {
-				e.base = -2
-				if bi, ok := byTime[key{t, m.timeNs - int64(m.base)}]; ok && m.base <= 1<<62 {
-					e.base, e.ct = bi, r.entries[bi].ct
-				}
-			}
-			if m.kind != kindError {
-				byTime[key{t, m.timeNs}] = int32(len(r.entries))
-				r.checkBound(&e, len(m.payload))
-			}
-			r.entries = append(r.entries, e)
 			off += n
 			continue
 		}
@@ -318,12 +376,6 @@ func (r *Reader) scan() error {
 		r.problem(off, next-off, false, "damaged frame (%v): skipped %d bytes, resumed at the next frame at offset %d", err, next-off, next)
 		off = next
 	}
-	r.resolveBases()
-	r.targets = make([]string, 0, len(targets))
-	for t := range targets {
-		r.targets = append(r.targets, t)
-	}
-	sort.Strings(r.targets)
 	return nil
 }
 
@@ -410,6 +462,14 @@ func (r *Reader) Problems() []error {
 	return out
 }
 
+// Notes says how the index was built when the file had no usable index
+// frames (a version 1 file, a recording killed before its first index
+// frame, a damaged index): one line, for the user, or none.
+func (r *Reader) Notes() []string { return r.notes }
+
+// Indexed reports whether the index came from the file's index frames.
+func (r *Reader) Indexed() bool { return r.indexed }
+
 // Len is the number of readable frames.
 func (r *Reader) Len() int { return len(r.order) }
 
@@ -458,9 +518,9 @@ func (r *Reader) Frame(i int) (Frame, error) {
 	idx := r.order[i]
 	e := &r.entries[idx]
 	if e.info.Failed {
-		msg := make([]byte, e.payLen)
-		if n, err := r.ra.ReadAt(msg, e.payOff); n < len(msg) {
-			return Frame{}, &Problem{File: r.name, Offset: e.info.Offset, Msg: fmt.Sprintf("reading: %v", err)}
+		msg, err := r.framePayload(e, make([]byte, e.info.Size))
+		if err != nil {
+			return Frame{}, &Problem{File: r.name, Offset: e.info.Offset, Msg: err.Error()}
 		}
 		return Frame{Target: e.info.Target, Time: e.info.Time, Err: string(msg)}, nil
 	}
@@ -516,12 +576,12 @@ func (r *Reader) decode(idx int32) (*decodeState, error) {
 // apply decodes entry j on top of st (which holds j's base for a delta).
 func (r *Reader) apply(st *decodeState, j int32) error {
 	e := &r.entries[j]
-	if cap(r.payload) < int(e.payLen) {
-		r.payload = make([]byte, e.payLen)
+	if cap(r.payload) < e.info.Size {
+		r.payload = make([]byte, e.info.Size)
 	}
-	p := r.payload[:e.payLen]
-	if n, err := r.ra.ReadAt(p, e.payOff); n < len(p) {
-		return fmt.Errorf("reading: %w", err)
+	p, err := r.framePayload(e, r.payload[:cap(r.payload)])
+	if err != nil {
+		return err
 	}
 	if e.base < 0 {
 		body, err := r.dec.DecodeAll(p, make([]byte, 0, e.info.BodyLen))
@@ -592,7 +652,7 @@ func (r *Reader) Clone() (*Reader, error) {
 		return nil, err
 	}
 	return &Reader{name: r.name, ra: r.ra, size: r.size, entries: r.entries, order: r.order, targets: r.targets,
-		problems: r.problems, dec: dec, states: make(map[string]*decodeState)}, nil
+		problems: r.problems, notes: r.notes, indexed: r.indexed, dec: dec, states: make(map[string]*decodeState)}, nil
 }
 
 // Close releases the file.

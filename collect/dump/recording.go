@@ -255,3 +255,13 @@ func ApplyEntry(rec Recording, i int, st *model.Store, statuses map[string]*mode
 	ts.Series = snap.SeriesCount()
 	ts.DroppedSeries = res.Dropped
 }
+
+// Notes says how a dump recording's index was built when the file had no
+// usable index frames (dumps only; see Reader.Notes): worth one line on
+// stderr, not a problem with the data.
+func Notes(rec Recording) []string {
+	if r := DumpReader(rec); r != nil {
+		return r.Notes()
+	}
+	return nil
+}

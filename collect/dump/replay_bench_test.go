@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/collect/dump"
 	"github.com/retrytop/retrytop/model"
@@ -69,5 +70,34 @@ func BenchmarkReplaySeek(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkAnalyzeWindow is `retrytop analyze FILE --from T --to T+30s`
+// on the 1-hour, 10 x 2,000-series dump: open it (through its index
+// frames), decode and parse only the 30 s of scrapes, with the dialects as
+// analyze reads them, and build the report. B/op bounds what it holds.
+func BenchmarkAnalyzeWindow(b *testing.B) {
+	path := dump.BenchDumpPath(b)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < b.N; i++ {
+		tr := dialect.Auto()
+		rec, err := dump.OpenRecording(path, dump.OpenOptions{Filter: tr.Filter})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start, length := rec.Time(0), rec.Time(rec.Len()-1).Sub(rec.Time(0))
+		from := start.Add(time.Duration(rng.Int64N(int64(length - 30*time.Second))))
+		lo, hi := dump.Range(rec, from, from.Add(30*time.Second))
+		st := model.NewStore(model.StoreConfig{History: 64})
+		statuses := dump.LoadStoreRange(rec, lo, hi, st, func(s *model.Snapshot) (*model.Snapshot, error) {
+			out, _, err := tr.Translate("", s)
+			return out, err
+		})
+		rep := analysis.BuildReport(st, statuses, analysis.ReportOptions{Window: 30 * time.Second})
+		if len(rep.Dependencies) == 0 {
+			b.Fatal("no rows")
+		}
+		rec.Close()
 	}
 }

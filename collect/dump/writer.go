@@ -32,6 +32,11 @@ type WriterOptions struct {
 	Sync bool
 	// Level is the zstd level (default zstd.SpeedDefault).
 	Level zstd.EncoderLevel
+	// IndexEvery: an index frame lists the frames written since the
+	// previous one every this many frames and at Close (default
+	// DefaultIndexEvery); negative writes none, as version 1 did (tests of
+	// the scan).
+	IndexEvery int
 }
 
 // TargetStats is what a Writer wrote for one target.
@@ -71,7 +76,9 @@ type Writer struct {
 	buf     []byte
 	delta   []byte
 	closed  bool
-	err     error // a failure that leaves the file unusable
+	err     error        // a failure that leaves the file unusable
+	pending []indexEntry // frames written since the last index frame
+	lastIdx int64        // offset of the last index frame (0: none yet)
 }
 
 type writerTarget struct {
@@ -116,6 +123,9 @@ func newWriter(w io.Writer, f *os.File, opts WriterOptions) (*Writer, error) {
 	}
 	if opts.Level == 0 {
 		opts.Level = zstd.SpeedDefault
+	}
+	if opts.IndexEvery == 0 {
+		opts.IndexEvery = DefaultIndexEvery
 	}
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(opts.Level), zstd.WithEncoderConcurrency(1),
 		zstd.WithEncoderCRC(false), zstd.WithWindowSize(8<<20))
@@ -226,13 +236,51 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 		t.sinceKey++
 	}
 	n := int64(len(w.buf))
-	w.off += n
+	w.listed(&m, n)
 	t.stats.Frames++
 	t.stats.Bytes += n
 	t.stats.BodyBytes += int64(len(body))
 	w.stats.Frames++
-	w.stats.Bytes = w.off
 	w.stats.BodyBytes += int64(len(body))
+	w.indexIfDue()
+	return nil
+}
+
+// listed records a frame just written (n bytes at w.off) for the next
+// index frame and moves w.off past it.
+func (w *Writer) listed(m *meta, n int64) {
+	if w.opts.IndexEvery > 0 {
+		w.pending = append(w.pending, indexEntry{off: w.off, size: n, kind: m.kind, target: m.target, timeNs: m.timeNs,
+			base: m.base, ct: m.contentType, bodyLen: m.bodyLen, bodyCRC: m.bodyCRC, payLen: len(m.payload)})
+	}
+	w.off += n
+	w.stats.Bytes = w.off
+}
+
+// indexIfDue writes an index frame when IndexEvery frames wait for one.
+// A failure is counted, not returned: the frame itself was written, and
+// the next index frame lists the frames this one would have.
+func (w *Writer) indexIfDue() {
+	if w.opts.IndexEvery > 0 && len(w.pending) >= w.opts.IndexEvery {
+		_ = w.writeIndex()
+	}
+}
+
+// writeIndex writes an index frame of the pending frames. On a failed
+// write they stay pending (the file was cut back to the last whole frame).
+func (w *Writer) writeIndex() error {
+	if len(w.pending) == 0 {
+		return nil
+	}
+	w.buf = appendIndexFrame(w.buf[:0], w.lastIdx, w.pending)
+	if err := w.write(w.buf); err != nil {
+		w.stats.Errors++
+		return err
+	}
+	w.lastIdx = w.off
+	w.off += int64(len(w.buf))
+	w.stats.Bytes = w.off
+	w.pending = w.pending[:0]
 	return nil
 }
 
@@ -320,12 +368,12 @@ func (w *Writer) AppendError(target string, at time.Time, msg string) error {
 		return err
 	}
 	n := int64(len(w.buf))
-	w.off += n
+	w.listed(&m, n)
 	t.stats.Frames++
 	t.stats.Failed++
 	t.stats.Bytes += n
 	w.stats.Frames++
-	w.stats.Bytes = w.off
+	w.indexIfDue()
 	return nil
 }
 
@@ -369,6 +417,7 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
+	ierr := w.writeIndex()
 	w.enc.Close()
 	if w.dictEnc != nil {
 		w.dictEnc.Close()
@@ -383,5 +432,5 @@ func (w *Writer) Close() error {
 			return fmt.Errorf("dump: close: %w", cerr)
 		}
 	}
-	return nil
+	return ierr
 }
