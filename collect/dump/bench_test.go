@@ -79,22 +79,35 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// BenchmarkOpenIndex opens the 1-hour dump: reads every frame header,
-// checks every checksum and sorts the index by time.
+// BenchmarkOpenIndex opens the 1-hour dump: index reads its index frames
+// (format version 2), scan reads every frame header and checks every
+// checksum (version 1 files, and the anchor of index in the same run).
 func BenchmarkOpenIndex(b *testing.B) {
 	path := BenchDumpPath(b)
 	fi, _ := os.Stat(path)
-	b.SetBytes(fi.Size())
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		r, err := Open(path)
-		if err != nil {
-			b.Fatal(err)
+	for _, scan := range []bool{false, true} {
+		name := "index"
+		if scan {
+			name = "scan"
 		}
-		if r.Len() != benchScrapes*benchTargets {
-			b.Fatalf("%d frames", r.Len())
-		}
-		r.Close()
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(fi.Size())
+			for i := 0; i < b.N; i++ {
+				f, err := os.Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := newReaderScan(f, fi.Size(), path, scan)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if r.Len() != benchScrapes*benchTargets || r.Indexed() == scan {
+					b.Fatalf("%d frames, indexed %v", r.Len(), r.Indexed())
+				}
+				r.Close()
+				f.Close()
+			}
+		})
 	}
 }
 
