@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -51,5 +52,27 @@ func TestSeriesCapBannerSaysWhatIsKept(t *testing.T) {
 		if line := targetLine(targets[i]); !strings.HasSuffix(line, wantTail) {
 			t.Errorf("target line %q, want it to end %q", line, wantTail)
 		}
+	}
+}
+
+// However many targets lose series, the banner takes at most three lines
+// and the strip stays bounded (each used to take a line of its own).
+func TestSeriesCapBannerStaysThreeLines(t *testing.T) {
+	var targets []model.TargetStatus
+	for i := range 7 {
+		targets = append(targets, model.TargetStatus{Name: fmt.Sprintf("t%d", i), Up: true, Series: 30, DroppedSeries: 10,
+			SeriesCap: &model.SeriesCap{ByTarget: 6, ByTotal: 4, PerTarget: 20, Total: 100, Kept: 20, StoreKept: 100}})
+	}
+	targets = append(targets, model.TargetStatus{Name: "replayed", Up: true, Series: 50, DroppedSeries: 5}) // no cap said
+	want := []string{
+		"WARNING SERIES_CAP 8 targets over their series cap: 47 series of t0, t1, t2 +5 more refused; their signals may be incomplete (retrytop analyze: targets[].series_cap)",
+		"WARNING SERIES_CAP store: its total cap of 100 series across targets is full (100 kept): 28 series of t0, t1, t2 +4 more refused; their signals may be incomplete (--memory-limit sizes it)",
+	}
+	if got := seriesCapLines(targets); !reflect.DeepEqual(got, want) {
+		t.Errorf("banner:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	fs := []analysis.Finding{{Code: "RETRY_AMPLIFICATION", Target: "t0", Dependency: "db"}, {Code: "RETRY_AMPLIFICATION", Target: "t1", Dependency: "db"}}
+	if lines := findingLines(model.Frame{Targets: targets}, fs); len(lines) != maxFindingLines {
+		t.Errorf("strip of %d lines, want %d:\n%s", len(lines), maxFindingLines, strings.Join(lines, "\n"))
 	}
 }

@@ -80,9 +80,11 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 // refused and what the store kept of it, then one line for the store's
 // total cap across targets naming the targets it refused series of.
 // Series is what the scrape held, never what the store kept.
+// At most three lines: more than two targets over their own cap fold
+// into one line, so the strip keeps room for the table.
 func seriesCapLines(targets []model.TargetStatus) []string {
-	var out, byTotal []string
-	refused, storeKept, total := 0, 0, 0
+	var out, own, byTotal []string
+	ownRefused, refused, storeKept, total := 0, 0, 0, 0
 	for _, t := range targets {
 		if t.DroppedSeries <= 0 {
 			continue
@@ -92,10 +94,12 @@ func seriesCapLines(targets []model.TargetStatus) []string {
 		case c == nil: // the source does not say which cap
 			out = append(out, Sanitize(fmt.Sprintf("WARNING SERIES_CAP %s: %d of the %d series it exports refused by the store's series caps; its signals may be incomplete",
 				t.Name, t.DroppedSeries, t.Series)))
+			own, ownRefused = append(own, t.Name), ownRefused+t.DroppedSeries
 			continue
 		case c.ByTarget > 0:
 			out = append(out, Sanitize(fmt.Sprintf("WARNING SERIES_CAP %s: %d of the %d series it exports refused by the per-target cap of %d (%d kept); its signals may be incomplete",
 				t.Name, c.ByTarget, t.Series, c.PerTarget, c.Kept)))
+			own, ownRefused = append(own, t.Name), ownRefused+c.ByTarget
 		}
 		if c.ByTotal > 0 {
 			byTotal = append(byTotal, t.Name)
@@ -103,15 +107,24 @@ func seriesCapLines(targets []model.TargetStatus) []string {
 			storeKept, total = max(storeKept, c.StoreKept), c.Total
 		}
 	}
+	if len(own) > 2 {
+		out = []string{Sanitize(fmt.Sprintf("WARNING SERIES_CAP %d targets over their series cap: %d series of %s refused; their signals may be incomplete (retrytop analyze: targets[].series_cap)",
+			len(own), ownRefused, someNames(own)))}
+	}
 	if len(byTotal) > 0 {
-		names := strings.Join(byTotal[:min(len(byTotal), 3)], ", ")
-		if len(byTotal) > 3 {
-			names += fmt.Sprintf(" +%d more", len(byTotal)-3)
-		}
 		out = append(out, Sanitize(fmt.Sprintf("WARNING SERIES_CAP store: its total cap of %d series across targets is full (%d kept): %d series of %s refused; their signals may be incomplete (--memory-limit sizes it)",
-			total, storeKept, refused, names)))
+			total, storeKept, refused, someNames(byTotal))))
 	}
 	return out
+}
+
+// someNames lists the first three names and how many more there are.
+func someNames(names []string) string {
+	s := strings.Join(names[:min(len(names), 3)], ", ")
+	if len(names) > 3 {
+		s += fmt.Sprintf(" +%d more", len(names)-3)
+	}
+	return s
 }
 
 // findingLines renders the frame's current findings, most severe first, one
@@ -121,7 +134,7 @@ func findingLines(f model.Frame, fs []analysis.Finding) []string {
 	// screen says so.
 	out := seriesCapLines(f.Targets)
 	for i, fd := range fs {
-		if len(out) == maxFindingLines {
+		if len(out) >= maxFindingLines {
 			out[len(out)-1] += fmt.Sprintf("  (+%d more: retrytop analyze lists them all)", len(fs)-i)
 			break
 		}
