@@ -25,34 +25,52 @@ type scrapeJob struct {
 // startPrometheus starts a real Prometheus on 127.0.0.1 scraping the jobs
 // every second (skipped without the peer, see internal/testpeer) and
 // returns its base URL once every job has been scraped successfully at
-// least samples times. It is killed at the end of the test, its output
+// least samples times (waitScraped). It is killed at the end of the test, its output
 // logged if the test failed.
 func startPrometheus(t *testing.T, ctx context.Context, jobs []scrapeJob, samples int) string {
 	t.Helper()
 	var cfg strings.Builder
 	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\nscrape_configs:\n")
-	targets := 0
 	for _, j := range jobs {
 		hosts := make([]string, 0, 1+len(j.more))
 		for _, h := range append([]string{j.host}, j.more...) {
 			hosts = append(hosts, fmt.Sprintf("%q", h))
 		}
-		if !j.late {
-			targets += len(hosts)
-		}
 		fmt.Fprintf(&cfg, "  - job_name: %q\n    metrics_path: %q\n    static_configs:\n      - targets: [%s]\n", j.name, j.path, strings.Join(hosts, ", "))
 	}
 	base, _ := testpeer.StartPrometheus(t, ctx, cfg.String())
+	waitScraped(t, ctx, base, jobs, samples)
+	return base
+}
+
+// waitScraped waits until Prometheus at base has scraped every target of
+// the jobs (late ones aside) successfully `samples` times in a row; with
+// samples 0, until it has tried every target, late ones
+// too, whether it answered or not (targets that will listen later).
+func waitScraped(t *testing.T, ctx context.Context, base string, jobs []scrapeJob, samples int) {
+	t.Helper()
+	targets, all := 0, 0
+	for _, j := range jobs {
+		n := 1 + len(j.more)
+		all += n
+		if !j.late {
+			targets += n
+		}
+	}
 	client, err := NewClient(ClientConfig{URL: base, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Ready when every target has samples successful scrapes.
-	q := fmt.Sprintf("count(count_over_time(up[1m]) >= %d and min_over_time(up[1m]) == 1)", samples)
+	// Over the last samples+1 scrape intervals (1 s), so that a target
+	// tried while it did not listen yet counts once it does.
+	q := fmt.Sprintf("count(count_over_time(up[%[1]ds]) >= %[2]d and min_over_time(up[%[1]ds]) == 1)", samples+1, samples)
+	if samples == 0 {
+		q, targets = "count(up)", all
+	}
 	for {
 		res, err := client.Query(ctx, q, time.Now())
 		if err == nil && len(res.Series) == 1 && res.Series[0].Points[0].V == float64(targets) {
-			return base
+			return
 		}
 		if ctx.Err() != nil {
 			t.Fatalf("prometheus never scraped every job %d times: %v", samples, err)

@@ -8,8 +8,10 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/collect/dialect"
+	"github.com/retrytop/retrytop/internal/testpeer"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/sim"
 )
@@ -35,14 +38,40 @@ func TestAgainstPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Prometheus integration test skipped in -short mode")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	// A bound on a hang, not on a number: Prometheus may take tens of
+	// seconds to start beside a CPU hog.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
+	// Prometheus first, told where the stack will listen, and the stack
+	// once Prometheus has tried every target: the scenario's schedule
+	// starts with the stack, so a slow Prometheus start cannot eat the
+	// healthy phase.
 	sc, _ := sim.ScenarioByName("baseline")
+	names := []string{sim.NameBrowser}
+	for _, l := range sc.Layers {
+		names = append(names, l.Name)
+	}
+	names = append(names, sim.NameProvider)
+	ports := testpeer.FreePortRun(t, len(names))
+	var jobs []scrapeJob
+	for i, name := range names {
+		jobs = append(jobs, scrapeJob{name: name, host: "127.0.0.1:" + strconv.Itoa(ports+i), path: "/metrics"})
+	}
+	// A target that refuses (503) until 10 s before the step window ends,
+	// then counts from 0 like a process that just started; that moment is
+	// set once the stack has started.
+	var lateFrom atomic.Int64
+	lateFrom.Store(math.MaxInt64)
+	late := newLateTarget(t, &lateFrom)
+	lateURL, _ := url.Parse(late.URL)
+	jobs = append(jobs, scrapeJob{name: "late", host: lateURL.Host, path: "/", late: true})
+	base := startPrometheus(t, ctx, jobs, 0)
+
 	const healthy = 16 * time.Second
 	recovered := make(chan struct{})
 	var once sync.Once
-	stack, err := sim.Start(ctx, sc, sim.Options{Healthy: healthy, Slow: 8 * time.Second, Recovered: 16 * time.Second, Seed: 7,
+	stack, err := sim.Start(ctx, sc, sim.Options{ListenBase: ports, Healthy: healthy, Slow: 8 * time.Second, Recovered: 16 * time.Second, Seed: 7,
 		OnPhase: func(_ int, name string) {
 			if name == sim.PhaseRecovered {
 				once.Do(func() { close(recovered) })
@@ -53,31 +82,32 @@ func TestAgainstPrometheus(t *testing.T) {
 	}
 	defer stack.Close()
 
-	// Direct scraping from the start.
+	slowAt := stack.Started().Add(healthy)
+	stepEnd := slowAt.Add(3 * time.Second)
+	lateFrom.Store(stepEnd.Add(-10 * time.Second).UnixNano())
+
+	// Direct scraping from the start. A scrape may take seconds on a
+	// busy machine: the timeout is not what is compared (the skew below
+	// allows for slow scrapes), so it is long.
 	var targets []collect.Target
-	var jobs []scrapeJob
-	for _, st := range stack.Targets() {
+	for i, st := range stack.Targets() {
+		if want := "http://" + jobs[i].host + "/metrics"; st.Name != names[i] || st.URL != want {
+			t.Fatalf("target %d: %s at %s, want %s at %s", i, st.Name, st.URL, names[i], want)
+		}
 		tgt, err := collect.ParseTarget(st.Name + "=" + st.URL)
 		if err != nil {
 			t.Fatal(err)
 		}
+		tgt.Timeout = 30 * time.Second
 		targets = append(targets, tgt)
-		u, _ := url.Parse(st.URL)
-		jobs = append(jobs, scrapeJob{name: st.Name, host: u.Host, path: u.Path})
 	}
-	// A target that refuses (503) until 10 s before the step window ends,
-	// then counts from 0 like a process that just started.
-	slowAt := stack.Started().Add(healthy)
-	stepEnd := slowAt.Add(3 * time.Second)
-	late := newLateTarget(t, stepEnd.Add(-10*time.Second))
-	lateURL, _ := url.Parse(late.URL)
 	lateTgt, _ := collect.ParseTarget("late=" + late.URL)
+	lateTgt.Timeout = 30 * time.Second
 	targets = append(targets, lateTgt)
-	jobs = append(jobs, scrapeJob{name: "late", host: lateURL.Host, path: "/", late: true})
 	// As analyze scrapes: through the dialect translator.
 	tr := dialect.Auto()
 	direct := collect.NewScraper(targets, model.NewStore(model.StoreConfig{}), collect.Options{Translate: tr.Translate, Filter: tr.Filter})
-	base := startPrometheus(t, ctx, jobs, 1)
+	waitScraped(t, ctx, base, jobs, 1)
 
 	src, err := New(Options{Client: ClientConfig{URL: base}, Step: time.Second, Backfill: -1})
 	if err != nil {
@@ -242,7 +272,7 @@ func findingKeys(fs []analysis.Finding) []string {
 // until from, then originals and successful attempts at about 40/s
 // counted from 0 (a process that just started), incremented on 5 ms
 // ticks by a goroutine that stops with the test.
-func newLateTarget(t *testing.T, from time.Time) *httptest.Server {
+func newLateTarget(t *testing.T, fromNanos *atomic.Int64) *httptest.Server {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	orig := prometheus.NewCounterVec(prometheus.CounterOpts{Name: model.MetricOriginals}, []string{"dependency", "priority"})
@@ -258,7 +288,7 @@ func newLateTarget(t *testing.T, from time.Time) *httptest.Server {
 			case <-done:
 				return
 			case now := <-tick.C:
-				if now.Before(from) {
+				if now.UnixNano() < fromNanos.Load() {
 					continue
 				}
 				// 1 of 5 ticks: 40/s at 200 ticks/s.
@@ -271,7 +301,7 @@ func newLateTarget(t *testing.T, from time.Time) *httptest.Server {
 	}()
 	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if time.Now().Before(from) {
+		if time.Now().UnixNano() < fromNanos.Load() {
 			http.Error(w, "starting", http.StatusServiceUnavailable)
 			return
 		}
