@@ -14,8 +14,11 @@ import (
 func TestRecordPrometheus(t *testing.T) {
 	srv := fakePrometheus(t)
 	path := filepath.Join(t.TempDir(), "fleet.rtd")
+	// Two evaluations make the amplification; 4 s leaves room for them
+	// when a busy machine delays the command's start by seconds (1.5 s
+	// recorded nothing beside a CPU hog).
 	_, stderr, err := execute(t, "record", "--prometheus", srv.URL, "--selector", `{namespace="shop"}`,
-		"-o", path, "--duration", "1500ms", "--interval", "500ms", "-q")
+		"-o", path, "--duration", "4s", "--interval", "500ms", "-q")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
