@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -35,7 +36,8 @@ func checkCached(t *testing.T, name string, c *lineCache, body []byte, filter fu
 // the cache must see through: values only, a series gone from the middle
 // (every later line shifts), one back, label order and blanks changed, a
 // label value changed, a family's type changed (le stops being special),
-// labels added to a bare name, a name alone on its line (malformed) and
+// labels added to a bare name, comments, blank lines and other families
+// between a series' lines, a name alone on its line (malformed) and
 // then with labels, a line turned malformed after its prefix, and a
 // duplicate label after a cached prefix.
 var lineCacheSteps = []struct{ name, body string }{
@@ -178,6 +180,34 @@ c_total{route="/c",code="500"} 3
 g{k="v"} 4
 u{x="1"} 5
 `},
+	{"interleaved", `# TYPE h histogram
+h_bucket{le="1",a="x"} 2
+# between
+h_bucket{a="x",le="+Inf"}  4
+
+h_sum{a="x"}	7.25
+g{k="v"} 4
+h_count {a="x"} 4
+h_bucket{a="y", le="1"} 1
+# TYPE c counter
+c_total{code="200",route="/a"} 11
+c_total{route="/c",code="500"} 3
+u{x="1"} 5
+`},
+	{"interleaved again", `# TYPE h histogram
+h_bucket{le="1",a="x"} 3
+# between
+h_bucket{a="x",le="+Inf"}  5
+
+h_sum{a="x"}	7.5
+g{k="v"} 4
+h_count {a="x"} 5
+h_bucket{a="y", le="1"} 1
+# TYPE c counter
+c_total{code="200",route="/a"} 12
+c_total{route="/c",code="500"} 3
+u{x="1"} 5
+`},
 	{"bare name", "g\n"},
 	{"labels after a bare name", `g{k="v"} 4
 `},
@@ -220,6 +250,22 @@ func TestLineCacheMatchesUncached(t *testing.T) {
 			for _, st := range lineCacheSteps {
 				checkCached(t, fname+"/"+st.name, c, []byte(st.body), filter, skip && filter != nil)
 			}
+		}
+	}
+	// One cache for every filter in turn: lines cached by a parse that read
+	// them are then met by parses that skip them, and the other way round.
+	mixed := &lineCache{}
+	names := make([]string, 0, len(filters))
+	for k := range filters {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	envoy, _ := genEnvoy(100, false)
+	steps := append(lineCacheSteps, struct{ name, body string }{"envoy", string(envoy)}, struct{ name, body string }{"envoy again", string(envoy)})
+	for _, st := range steps {
+		for _, fname := range names {
+			checkCached(t, "mixed/"+fname+"/"+st.name, mixed, []byte(st.body), filters[fname], filters[fname] != nil)
+			checkCached(t, "mixed/all after "+fname+"/"+st.name, mixed, []byte(st.body), nil, false)
 		}
 	}
 	// The hits: a body with new values only takes every sample line's

@@ -156,9 +156,15 @@ type textParser struct {
 
 	// cache is the line cache of the body's target (nil: none); lineNo
 	// is the 0-based line of the body being read.
-	cache     *lineCache
-	lineNo    int
-	lastEntry *lineEntry // the line cache's entry of the line before, when one was made
+	cache  *lineCache
+	lineNo int
+	// The sample line read last: its line, its cache entry (nil: none),
+	// whether fastTextSelect skipped it, else its family and suffix.
+	prevLine    int
+	prevEntry   *lineEntry
+	prevSkipped bool
+	prevFam     *textFamily
+	prevSfx     string
 }
 
 // recentName is a name fastTextSelect decided on, and its decision.
@@ -174,7 +180,7 @@ type groupState struct {
 
 // textParsers keeps parsers (and their interned strings) between parses.
 var textParsers = sync.Pool{New: func() any {
-	return &textParser{byName: map[string]*textFamily{}, strings: map[string]string{}, groups: map[string]groupState{}}
+	return &textParser{byName: map[string]*textFamily{}, strings: map[string]string{}, groups: map[string]groupState{}, prevLine: -2}
 }}
 
 // maxInternBytes bounds a parser's interned strings; past it the table
@@ -190,7 +196,8 @@ func (p *textParser) release() {
 	p.order = p.order[:0]
 	p.cur, p.suffixed, p.lastGroup, p.lastKey, p.prevLabels = nil, 0, nil, p.lastKey[:0], nil
 	p.sel, p.lastName, p.lastWanted, p.conflict = nil, p.lastName[:0], false, false
-	p.cache, p.lineNo, p.lastEntry, p.lastKeyRef = nil, 0, nil, nil
+	p.cache, p.lineNo, p.lastKeyRef = nil, 0, nil
+	p.prevLine, p.prevEntry, p.prevSkipped, p.prevFam, p.prevSfx = -2, nil, false, nil, ""
 	for k := range p.recent {
 		p.recent[k].set = false
 	}
@@ -544,7 +551,7 @@ func (p *textParser) sample(l []byte, i int) bool {
 	var n int
 	if c := p.cache; c != nil && p.lineNo < len(c.lines) {
 		if ce := &c.lines[p.lineNo]; ce.prefix != "" && len(l)-i >= len(ce.prefix) && string(l[i:i+len(ce.prefix)]) == ce.prefix {
-			e, n = ce, i+int(ce.nameLen)
+			e, n = ce, i+len(ce.name)
 		}
 	}
 	if e == nil {
@@ -553,17 +560,34 @@ func (p *textParser) sample(l []byte, i int) bool {
 			return false
 		}
 	}
-	if p.sel != nil && (n == len(l) || isBlank(l[n]) || l[n] == '{') && !p.wantName(l[i:n]) {
-		return true // a family fastTextSelect skips (wants)
+	prevE := p.prevEntry
+	adjacent := p.prevLine == p.lineNo-1 && prevE != nil
+	var f *textFamily
+	var sfx string
+	if e != nil && adjacent && e.name == prevE.name {
+		// The name of the line before, both lines from the cache: its
+		// decision and its family stand (nothing came between to change
+		// them). Lines of one name share the name's string, so this is
+		// mostly a pointer comparison.
+		p.prevLine, p.prevEntry = p.lineNo, e
+		if p.prevSkipped {
+			return true
+		}
+		f, sfx = p.prevFam, p.prevSfx
+	} else {
+		if p.sel != nil && (n == len(l) || isBlank(l[n]) || l[n] == '{') && !p.wantName(l[i:n]) {
+			p.prevLine, p.prevEntry, p.prevSkipped = p.lineNo, e, true
+			return true // a family fastTextSelect skips (wants)
+		}
+		f, sfx = p.family(l[i:n])
+		p.prevLine, p.prevEntry, p.prevSkipped, p.prevFam, p.prevSfx = p.lineNo, e, false, f, sfx
 	}
-	f, sfx := p.family(l[i:n])
 	if f.typ == typeUnset {
 		f.typ = typeUntyped
 	}
 	// The special labels of histograms and summaries.
 	special := specialLabel[f.typ]
 	if e != nil && e.special == special {
-		p.lastEntry = e
 		return p.value(l, skipBlanks(l, i+len(e.prefix)), f, sfx, e.key, e.labels, true, e.specialVal, e.hasSpecial)
 	}
 
@@ -607,15 +631,20 @@ func (p *textParser) sample(l []byte, i int) bool {
 	if c := p.cache; c != nil && i > n {
 		var labels model.Labels
 		var key []byte
-		if prev := p.lastEntry; grouped && prev != nil && prev.special == special && string(prev.key) == string(p.key) {
-			labels, key = prev.labels, prev.key // the series of the line before
+		if grouped && adjacent && prevE.special == special && string(prevE.key) == string(p.key) {
+			labels, key = prevE.labels, prevE.key // the series of the line before
 		} else {
 			labels = p.labelSet(special)
 			if grouped {
 				key = bytes.Clone(p.key)
 			}
 		}
-		p.lastEntry = c.put(p.lineNo, lineEntry{prefix: string(l[i0:i]), nameLen: int32(n - i0), special: special,
+		prefix := string(l[i0:i])
+		name := prefix[:n-i0]
+		if adjacent && prevE.name == name {
+			name = prevE.name // shared, for the comparison above
+		}
+		p.prevEntry = c.put(p.lineNo, lineEntry{prefix: prefix, name: name, special: special,
 			specialVal: specialVal, hasSpecial: hasSpecial, labels: labels, key: key})
 		return p.value(l, i, f, sfx, key, labels, true, specialVal, hasSpecial)
 	}
@@ -1101,7 +1130,7 @@ type lineEntry struct {
 	// prefix is the line from its name up to its value: the name, the
 	// labels and the blanks after them. "" for a line not cached.
 	prefix     string
-	nameLen    int32
+	name       string // prefix's name, the string of the line before's when equal
 	special    string // the family type's special label when read: le, quantile or ""
 	hasSpecial bool
 	specialVal float64
