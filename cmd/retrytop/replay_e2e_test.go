@@ -1,10 +1,6 @@
 package main
 
 import (
-	"github.com/retrytop/retrytop/internal/testpeer"
-
-	"context"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -13,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrytop/retrytop/internal/testpeer"
 	"github.com/retrytop/retrytop/sim"
 )
 
@@ -32,8 +29,17 @@ func replayPosition(screen string) (pos, length int, ok bool) {
 	return a*60 + b, c*60 + d, true
 }
 
-// TestTmuxReplayDemo records a few seconds of the demo with retrytop
-// record, then replays it in tmux: step, jump, change speed, quit.
+// recordDemo records 8 s of the demo's baseline (2 s healthy, 4 s slow,
+// 2 s recovered) in virtual time, a body a second as record writes them
+// by default (recordScenarioEvery); `retrytop record` itself is tested on
+// loopback in recording_test.go.
+func recordDemo(t *testing.T) string {
+	t.Helper()
+	return recordScenarioEvery(t, "baseline", sim.Options{Healthy: 2 * time.Second, Slow: 4 * time.Second, Recovered: 2 * time.Second, Seed: 7}, time.Second)
+}
+
+// TestTmuxReplayDemo replays a few seconds of the demo in tmux: step,
+// jump, change speed, quit.
 func TestTmuxReplayDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test skipped in -short mode")
@@ -44,23 +50,9 @@ func TestTmuxReplayDemo(t *testing.T) {
 	testpeer.Require(t, "tmux", "tmux")
 	bin := buildRetrytop(t)
 
-	// Record the demo stack for 8 s.
-	sc, _ := sim.ScenarioByName("baseline")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	stack, err := sim.Start(ctx, sc, sim.Options{Duration: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stack.Close()
-	path := filepath.Join(t.TempDir(), "demo.rtd")
-	args := []string{"record", "-o", path, "--duration", "8s", "-q"}
-	for _, tg := range stack.Targets() {
-		args = append(args, tg.Name+"="+tg.URL)
-	}
-	if out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput(); err != nil {
-		t.Fatalf("retrytop record: %v\n%s", err, out)
-	}
+	// 8 s of the demo, recorded in virtual time (every target up, a
+	// frame every 500 ms, however busy the machine).
+	path := recordDemo(t)
 
 	status := filepath.Join(t.TempDir(), "status")
 	s := newTmux(t, 140, 40, bin+" replay --paused "+path+"; echo EXIT=$? > "+status)

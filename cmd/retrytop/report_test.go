@@ -32,6 +32,13 @@ import (
 // happens when every goroutine of the bubble is blocked.
 func recordScenario(t *testing.T, name string, opts sim.Options) string {
 	t.Helper()
+	return recordScenarioEvery(t, name, opts, 500*time.Millisecond)
+}
+
+// recordScenarioEvery is recordScenario with a body recorded every `every`
+// of virtual time.
+func recordScenarioEvery(t *testing.T, name string, opts sim.Options, every time.Duration) string {
+	t.Helper()
 	sc, ok := sim.ScenarioByName(name)
 	if !ok {
 		t.Fatalf("no scenario %q", name)
@@ -49,7 +56,7 @@ func recordScenario(t *testing.T, name string, opts sim.Options) string {
 			t.Fatal(err)
 		}
 		defer w.Close()
-		tick := time.NewTicker(500 * time.Millisecond)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			synctest.Wait()

@@ -1,10 +1,6 @@
 package main
 
 import (
-	"github.com/retrytop/retrytop/internal/testpeer"
-	"github.com/retrytop/retrytop/sim"
-
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/retrytop/retrytop/internal/testpeer"
 )
 
 // buildRetrytop compiles the command once per test into a temp dir.
@@ -303,23 +301,9 @@ func TestTmuxReplayPausedNoFalseAlarm(t *testing.T) {
 	testpeer.Require(t, "tmux", "tmux")
 	bin := buildRetrytop(t)
 
-	// Record the demo stack for 8 s: every target is up throughout.
-	sc, _ := sim.ScenarioByName("baseline")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	stack, err := sim.Start(ctx, sc, sim.Options{Duration: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stack.Close()
-	path := filepath.Join(t.TempDir(), "demo.rtd")
-	args := []string{"record", "-o", path, "--duration", "8s", "-q"}
-	for _, tg := range stack.Targets() {
-		args = append(args, tg.Name+"="+tg.URL)
-	}
-	if out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput(); err != nil {
-		t.Fatalf("retrytop record: %v\n%s", err, out)
-	}
+	// 8 s of the demo, recorded in virtual time (every target up, a
+	// frame every 500 ms, however busy the machine).
+	path := recordDemo(t)
 
 	status := filepath.Join(t.TempDir(), "status")
 	s := newTmux(t, 140, 40, bin+" replay --paused "+path+"; echo EXIT=$? > "+status)
