@@ -182,3 +182,45 @@ func BenchmarkAppend(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// BenchmarkTokenize splits a 2,016-series body that follows another of
+// the same target: scratch as the reader tokenizes a key frame (and the
+// writer did before), reuse as the writer does now, taking unchanged
+// series' structure from the previous body. The ratio is in one run.
+func BenchmarkTokenize(b *testing.B) {
+	g := newGenTarget(1, benchSeries)
+	prevBody := g.body()
+	g.step()
+	body := g.body()
+	var prev, cur tokens
+	tokenize(prevBody, &prev)
+	b.Run("scratch", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for i := 0; i < b.N; i++ {
+			tokenize(body, &cur)
+		}
+	})
+	b.Run("reuse", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for i := 0; i < b.N; i++ {
+			tokenizeReuse(body, &cur, &prev, prevBody)
+		}
+	})
+	// ratio: the two interleaved ten at a time, so that a neighbour's load
+	// falls on both alike; reuse's time over scratch's.
+	b.Run("ratio", func(b *testing.B) {
+		var scratch, reuse time.Duration
+		for i := 0; i < b.N; i++ {
+			t0 := time.Now()
+			for range 10 {
+				tokenize(body, &cur)
+			}
+			t1 := time.Now()
+			for range 10 {
+				tokenizeReuse(body, &cur, &prev, prevBody)
+			}
+			scratch, reuse = scratch+t1.Sub(t0), reuse+time.Since(t1)
+		}
+		b.ReportMetric(float64(reuse)/float64(scratch), "reuse/scratch")
+	})
+}

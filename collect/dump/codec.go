@@ -162,6 +162,16 @@ type tokens struct {
 	// lines maps a line of the structure to its first slot; built on
 	// demand when a later frame's structure differs from this one.
 	lines map[string]int32
+	// rows are the body's lines as tokenize cut them: what the writer's
+	// next tokenization reuses (tokenizeReuse).
+	rows []row
+}
+
+// row is one line of a tokenized body: where it starts in the body, the
+// length of its series (name and labels; 0: not a sample line), and
+// where it starts in the structure and where its series text ends there.
+type row struct {
+	start, series, sstart, send int32
 }
 
 // maxSlotsPerLine: the value and the timestamp of a sample line.
@@ -170,10 +180,20 @@ const maxSlotsPerLine = 2
 // tokenize splits body into t (reusing t's buffers). Only sample lines
 // have slots: the value and an optional timestamp after the series name
 // and labels. Comments, blank lines and anything unusual stay text.
-func tokenize(body []byte, t *tokens) {
+func tokenize(body []byte, t *tokens) { tokenizeReuse(body, t, nil, nil) }
+
+// tokenizeReuse is tokenize, taking from prev (the tokens of prevBody,
+// the target's previous body) the structure of every line whose series is
+// the same as the previous body's line at the same place: a steady target
+// repeats its series from scrape to scrape, so only the numbers are read
+// again. The result is exactly tokenize's (TestTokenizeReuse, FuzzCodec):
+// a line is reused only when its series bytes are equal and followed by
+// the blank that ends a series either way.
+func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) {
 	t.structure = t.structure[:0]
 	t.nums = t.nums[:0]
 	t.lines = nil
+	t.rows = t.rows[:0]
 	for off := 0; off < len(body); {
 		end := bytes.IndexByte(body[off:], '\n')
 		next := len(body)
@@ -183,7 +203,26 @@ func tokenize(body []byte, t *tokens) {
 			end += off
 			next = end + 1
 		}
-		tokenizeLine(body[off:end], t)
+		line := body[off:end]
+		r := row{start: int32(off), sstart: int32(len(t.structure))}
+		if k := len(t.rows); prev != nil && k < len(prev.rows) && prev.rows[k].series > 0 {
+			p := prev.rows[k]
+			n := int(p.series)
+			if n < len(line) && (line[n] == ' ' || line[n] == '\t') && int(p.start)+n <= len(prevBody) &&
+				bytes.Equal(line[:n], prevBody[p.start:int(p.start)+n]) {
+				t.structure = append(t.structure, prev.structure[p.sstart:p.send]...)
+				r.series, r.send = int32(n), int32(len(t.structure))
+				t.lineNumbers(line, n)
+				t.rows = append(t.rows, r)
+				if next > end {
+					t.structure = append(t.structure, '\n')
+				}
+				off = next
+				continue
+			}
+		}
+		r.series, r.send = tokenizeLine(line, t)
+		t.rows = append(t.rows, r)
 		if next > end {
 			t.structure = append(t.structure, '\n')
 		}
@@ -191,13 +230,24 @@ func tokenize(body []byte, t *tokens) {
 	}
 }
 
-func tokenizeLine(line []byte, t *tokens) {
+// tokenizeLine appends one line; it returns the length of its series (0
+// when it is not a sample line) and where the series text ends in the
+// structure.
+func tokenizeLine(line []byte, t *tokens) (int32, int32) {
 	i := seriesEnd(line)
 	if i <= 0 {
 		t.appendText(line)
-		return
+		return 0, 0
 	}
 	t.appendText(line[:i])
+	send := int32(len(t.structure))
+	t.lineNumbers(line, i)
+	return int32(i), send
+}
+
+// lineNumbers appends the rest of a sample line from i, the end of its
+// series: the value and timestamp as slots where they are numbers.
+func (t *tokens) lineNumbers(line []byte, i int) {
 	slots := 0
 	for i < len(line) && slots < maxSlotsPerLine {
 		j := i

@@ -85,6 +85,7 @@ type writerTarget struct {
 	stats    TargetStats
 	have     bool   // prev holds the newest frame written
 	prev     tokens // its tokens: the base of the next delta
+	prevBody []byte // its body: what tokenizeReuse compares lines with
 	cur      tokens // scratch
 	ct       string
 	sinceKey int
@@ -174,7 +175,7 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 	}
 	m := meta{timeNs: at.UnixNano(), target: target, contentType: contentType, bodyLen: uint64(len(body)),
 		bodyCRC: crc32.Checksum(body, castagnoli)}
-	tokenize(body, &t.cur)
+	tokenizeReuse(body, &t.cur, &t.prev, t.prevBody)
 	key := !t.have || t.ct != contentType || t.sinceKey+1 >= w.opts.KeyEvery || m.timeNs <= t.lastNs
 	if !key {
 		w.delta = encodeDelta(w.delta[:0], &t.cur, &t.prev)
@@ -223,6 +224,7 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 	}
 	t.prev, t.cur = t.cur, t.prev
 	t.prev.lines = nil
+	t.prevBody = append(t.prevBody[:0], body...)
 	t.have, t.ct, t.lastNs = true, contentType, m.timeNs
 	if key {
 		t.bound = frameBound(0, len(m.payload))
