@@ -76,7 +76,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 				return withCode(exitUsage, errors.New("--from and --to apply to recordings (analyze FILE); a live analyze reads --window from now"))
 			}
 			if err := missingFile(args); err != nil {
-				return withCode(exitUsage, err)
+				return err // exit 2: a file that could not be read
 			}
 			src, err := f.resolve(args, f.interval)
 			if err != nil {

@@ -34,7 +34,7 @@ func missingFile(args []string) error {
 			continue
 		}
 		if _, err := os.Stat(a); err != nil {
-			return fmt.Errorf("recording %s: %w", a, errors.Unwrap(err))
+			return withCode(exitNoData, fmt.Errorf("recording %s: %w", a, errors.Unwrap(err)))
 		}
 	}
 	return nil

@@ -34,13 +34,14 @@ func TestCLIHabits(t *testing.T) {
 }
 
 // `analyze missing.rtd` says the file is missing (issue 20), not that a
-// URL lacks its scheme.
+// URL lacks its scheme, and exits 2 like replay and export: a file that
+// could not be read (docs/cli.md).
 func TestAnalyzeMissingRecording(t *testing.T) {
 	for _, arg := range []string{"missing.rtd", "dumps/incident.om", t.TempDir() + "/nope"} {
 		_, _, err := execute(t, "analyze", arg)
 		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "no such file") {
-			t.Errorf("analyze %s: %v, want a usage error saying no such file", arg, err)
+		if !errors.As(err, &ee) || ee.code != exitNoData || !strings.Contains(err.Error(), "no such file") {
+			t.Errorf("analyze %s: %v, want exit 2 saying no such file", arg, err)
 		}
 	}
 }

@@ -73,7 +73,7 @@ file), 2 the recording cannot be read or fitted.`,
 				}
 			}
 			if err := missingFile(args); err != nil {
-				return withCode(exitUsage, err) // as analyze: a path that is not there is a usage error
+				return err // as analyze, replay and export: exit 2, a file that could not be read
 			}
 			rs, err := (&sourceFlags{}).forRecordings()
 			if err != nil {

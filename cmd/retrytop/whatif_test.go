@@ -68,7 +68,7 @@ func TestWhatifErrors(t *testing.T) {
 		{[]string{"whatif", whatifBaseline, "--format", "yaml"}, exitUsage, "unknown --format"},
 		{[]string{"whatif", whatifBaseline, "--bin", "500ms"}, exitUsage, "at least 1s"},
 		{[]string{"whatif"}, exitUsage, "one recording"},
-		{[]string{"whatif", "missing.rtd"}, exitUsage, "no such file"},
+		{[]string{"whatif", "missing.rtd"}, exitNoData, "no such file"},
 		{[]string{"whatif", garbage}, exitNoData, ""},
 	} {
 		_, _, err := execute(t, tc.args...)
