@@ -112,6 +112,10 @@ type Source struct {
 	detected   []string  // auto: the dialects found so far
 	detectedAt time.Time // auto: the last detection (zero: none yet)
 	noPromQL   string    // auto: the detected dialects without PromQL, as an error
+	// capped is each target's newest store append that the store's series
+	// caps refused series of (none: not there), for its status: refused
+	// series are said, never lost silently.
+	capped map[string]model.AppendResult
 
 	mu      sync.Mutex // guards statuses and queries
 	queries []Query
@@ -630,7 +634,14 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 			}
 			sn.Time = time.UnixMilli(st)
 			sort.Slice(sn.Families, func(i, j int) bool { return sn.Families[i].Name < sn.Families[j].Name })
-			s.store.Append(sn)
+			if res := s.store.Append(sn); res.Dropped > 0 {
+				if s.capped == nil {
+					s.capped = map[string]model.AppendResult{}
+				}
+				s.capped[target] = res
+			} else {
+				delete(s.capped, target)
+			}
 			s.lastStored[target] = st
 			if _, ok := s.firstEval[target]; !ok {
 				s.firstEval[target] = t
@@ -719,6 +730,12 @@ func (s *Source) setStatuses(at time.Time, took time.Duration, nq, ok int, first
 			s.targets[name] = ts
 		}
 		ts.Up, ts.LastError, ts.LastSuccess, ts.Series = true, "", at, n
+		// Read under refreshMu, which Refresh holds around this call.
+		ts.DroppedSeries, ts.SeriesCap = 0, nil
+		if res, ok := s.capped[name]; ok {
+			c := res.Cap
+			ts.DroppedSeries, ts.SeriesCap = res.Dropped, &c
+		}
 	}
 	for name, ts := range s.targets {
 		ts.Scrapes++
