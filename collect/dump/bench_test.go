@@ -29,15 +29,27 @@ var benchStart = time.Unix(1741057965, 0)
 // BenchDumpPath returns the benchmark dump, writing it on first use (about
 // a minute on the 2-core machine). The caller's process removes it at exit
 // through TestMain.
+//
+// With RETRYTOP_BENCH_DUMP=FILE the dump is FILE: written there when it
+// does not exist, and kept (to time `retrytop analyze FILE` on it, or to
+// skip writing it again; delete it after a change to the format).
 func BenchDumpPath(tb testing.TB) string {
 	benchDump.once.Do(func() {
-		dir, err := os.MkdirTemp("", "retrytop-bench-")
-		if err != nil {
-			benchDump.err = err
-			return
+		path := os.Getenv("RETRYTOP_BENCH_DUMP")
+		if path != "" {
+			if _, err := os.Stat(path); err == nil {
+				benchDump.path = path
+				return
+			}
+		} else {
+			dir, err := os.MkdirTemp("", "retrytop-bench-")
+			if err != nil {
+				benchDump.err = err
+				return
+			}
+			benchDump.dir = dir
+			path = filepath.Join(dir, "hour.rtd")
 		}
-		benchDump.dir = dir
-		path := filepath.Join(dir, "hour.rtd")
 		w, err := Create(path, false, WriterOptions{})
 		if err != nil {
 			benchDump.err = err
