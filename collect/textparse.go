@@ -1145,7 +1145,12 @@ const entryOverhead = 96
 // put stores the entry of line k and returns it.
 func (c *lineCache) put(k int, e lineEntry) *lineEntry {
 	if k >= len(c.lines) {
-		c.lines = append(c.lines, make([]lineEntry, k+1-len(c.lines))...)
+		if k >= cap(c.lines) {
+			grown := make([]lineEntry, k+1, max(2*cap(c.lines), k+1, 256))
+			copy(grown, c.lines)
+			c.lines = grown
+		}
+		c.lines = c.lines[:k+1] // past the old length: zero (truncate clears)
 	}
 	cost := int64(len(e.prefix) + len(e.key) + 32*len(e.labels) + entryOverhead)
 	if lineCacheBytes.Add(cost) > maxLineCacheBytes {
