@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/model"
 )
 
 // derivedMark follows a value a custom mapping derives from others
@@ -85,4 +86,20 @@ func writeDerivedNote(w io.Writer, rep analysis.Report, mark string, esc func(st
 	for _, l := range lines {
 		fmt.Fprintf(w, "%s derived by a custom mapping, not read: %s\n", mark, esc(l))
 	}
+}
+
+// dialectsNote says in a report's target line which dialects read the
+// target (targets[].dialects, as JSON has it), or that none does.
+func dialectsNote(t model.TargetStatus) string {
+	ds := t.Dialects
+	if ds == nil {
+		ds = analysis.TargetDialects(t)
+	}
+	switch {
+	case len(ds) > 0:
+		return "; read by " + cutLong(Sanitize(strings.Join(ds, "+")))
+	case t.Up:
+		return "; no dialect reads it"
+	}
+	return ""
 }

@@ -298,7 +298,7 @@ func targetLine(t model.TargetStatus) string {
 	if !t.Up {
 		state = "DOWN"
 	}
-	line := fmt.Sprintf("%s %s %s (%d scrapes, %d failed, %d series)", cutLong(Sanitize(t.Name)), state, cutLong(Sanitize(t.URL)), t.Scrapes, t.Failures, t.Series)
+	line := fmt.Sprintf("%s %s %s (%d scrapes, %d failed, %d series%s)", cutLong(Sanitize(t.Name)), state, cutLong(Sanitize(t.URL)), t.Scrapes, t.Failures, t.Series, dialectsNote(t))
 	if t.LastError != "" {
 		line += ": " + cutLong(Sanitize(t.LastError))
 	}

@@ -100,6 +100,9 @@ func TestDerivedSignalsMarked(t *testing.T) {
 		if len(d.Derived) != 1 || d.Derived["retries"] != "attempts - originals" {
 			t.Errorf("derived %v, want retries: attempts - originals", d.Derived)
 		}
+		if !strings.Contains(text, "series; read by shop)") || !strings.Contains(md, "series; read by shop)") {
+			t.Errorf("the target lines do not say which dialect reads shop:\n%s\n%s", text, md)
+		}
 		if !strings.Contains(text, "3.00*") || strings.Contains(text, "10.0*") || !strings.Contains(text, note) {
 			t.Errorf("text: want the retries cell marked, the originals not, and the note:\n%s", text)
 		}

@@ -86,7 +86,7 @@ func TestAnalyzeUnreadLive(t *testing.T) {
 	}
 	// The text report prints it too.
 	out, _, _ = execute(t, "analyze", "acme="+url, "--window", "400ms", "--interval", "100ms", "-q")
-	if !strings.Contains(out, `no dialect reads "acme" (families such as "acme_call_latency_ms"`) {
+	if !strings.Contains(out, `no dialect reads "acme" (families such as "acme_call_latency_ms"`) || !strings.Contains(out, " series; no dialect reads it)") {
 		t.Errorf("text report:\n%s", out)
 	}
 }
