@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -188,14 +189,21 @@ func notExposition(target string, body []byte, contentType string) error {
 		return nil // binary: its first byte means nothing here
 	}
 	var first byte
-	for _, c := range body {
+	found := false
+	start := 0 // where the first line that is not blank starts
+	for i, c := range body {
 		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
-			first = c
+			first, found = c, true
 			break
+		}
+		if c == '\n' {
+			start = i + 1
 		}
 	}
 	var what string
 	switch {
+	case !found:
+		return nil // empty: no series, said by the target
 	case first == '<':
 		what = "a web page"
 	case first == '{' || first == '[':
@@ -206,13 +214,59 @@ func notExposition(target string, body []byte, contentType string) error {
 		}
 		what = "a JSON document"
 	default:
-		return nil
+		line, ok := sampleStart(body[start:])
+		if ok {
+			return nil
+		}
+		// A plain-text page ("OK", "404 page not found") would pass a
+		// family filter unread, as a web page would.
+		n := 1 + bytes.Count(body[:start], []byte{'\n'})
+		msg := fmt.Sprintf("not a Prometheus exposition: %q is neither a comment nor a sample", truncate(line, 40))
+		if contentType != "" {
+			msg += fmt.Sprintf(" (content type %q)", contentType)
+		}
+		return &ParseError{Target: target, Line: n, Msg: msg}
 	}
 	msg := fmt.Sprintf("not a Prometheus exposition: it starts with '%c', %s", first, what)
 	if contentType != "" {
 		msg += fmt.Sprintf(" (content type %q)", contentType)
 	}
 	return &ParseError{Target: target, Line: 1, Msg: msg}
+}
+
+// sampleStart reports whether a text line (the first that is not blank)
+// starts like the text format's: a comment, or a metric name followed by
+// labels, or by a value that is a number. When it does not, it returns
+// the line. A real exposition pays no allocation for it.
+func sampleStart(b []byte) (string, bool) {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	b = bytes.TrimSpace(b)
+	if b[0] == '#' {
+		return "", true
+	}
+	name := 0
+	for name < len(b) && (b[name] == '_' || b[name] == ':' ||
+		'a' <= b[name]|0x20 && b[name]|0x20 <= 'z' || name > 0 && '0' <= b[name] && b[name] <= '9') {
+		name++
+	}
+	if name > 0 && name < len(b) {
+		switch b[name] {
+		case '{':
+			return "", true
+		case ' ', '\t':
+			v := bytes.TrimLeft(b[name:], " \t")
+			end := 0
+			for end < len(v) && v[end] != ' ' && v[end] != '\t' {
+				end++
+			}
+			if _, err := strconv.ParseFloat(string(v[:end]), 64); err == nil {
+				return "", true
+			}
+		}
+	}
+	return string(b), false
 }
 
 // formats remembers the format of each content type seen (at most
