@@ -68,14 +68,19 @@ func TestEnvoyTCPProxyCluster(t *testing.T) {
 		dependency string
 		want       map[string]float64
 	}{
-		{"local_app", map[string]float64{"originals": nan, "attempts": nan, "attempt_success": nan, "provider_errors": nan, "retries": nan}},
-		{"billing", map[string]float64{"originals": 40, "attempts": 42, "retries": 2, "attempt_success": nan, "provider_errors": nan, "timeouts": 0.3}},
+		{"local_app", map[string]float64{"originals": nan, "attempts": nan, "attempt_success": nan, "provider_errors": nan, "retries": nan,
+			"temporary_errors": nan, "permanent_errors": nan}},
+		// Envoy counts no error per attempt (issue 16: they read 0 and
+		// attempt success 0 %): absent, whatever upstream_rq_total does.
+		{"billing", map[string]float64{"originals": 40, "attempts": 42, "retries": 2, "attempt_success": nan, "provider_errors": nan, "timeouts": 0.3,
+			"temporary_errors": nan, "permanent_errors": nan}},
 	} {
 		t.Run(tc.dependency, func(t *testing.T) {
 			sig := windowSignals(t, fams, tc.dependency)
 			checkSignals(t, map[string]model.Value{"originals": sig.OriginalsPerS, "attempts": sig.AttemptsPerS,
 				"attempt_success": sig.AttemptSuccess, "provider_errors": sig.ProviderErrorsPerS,
-				"retries": sig.RetriesPerS, "timeouts": sig.TimeoutsPerS}, tc.want)
+				"retries": sig.RetriesPerS, "timeouts": sig.TimeoutsPerS,
+				"temporary_errors": sig.TemporaryErrorsPerS, "permanent_errors": sig.PermanentErrorsPerS}, tc.want)
 		})
 	}
 }
