@@ -707,6 +707,11 @@ func (p *Player) store1(i int, e parsed, st *model.Store, statuses map[string]*m
 	ts.LastSuccess = at
 	ts.Series = snap.SeriesCount()
 	ts.DroppedSeries = res.Dropped
+	ts.SeriesCap = nil
+	if res.Dropped > 0 {
+		c := res.Cap // which cap, and what the store kept (the banner)
+		ts.SeriesCap = &c
+	}
 }
 
 // Run plays until ctx ends: it ticks when an entry is due and at once
