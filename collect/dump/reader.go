@@ -172,6 +172,7 @@ type window struct {
 	size int64
 	off  int64
 	buf  []byte
+	min  int // bytes read at least at a time (0: windowSize)
 }
 
 const windowSize = 4 << 20
@@ -188,6 +189,9 @@ func (w *window) get(off int64, n int) ([]byte, error) {
 		return w.buf[off-w.off : off-w.off+int64(n)], nil
 	}
 	want := max(n, windowSize)
+	if w.min > 0 {
+		want = max(n, w.min)
+	}
 	if off+int64(want) > w.size {
 		want = int(w.size - off)
 	}
@@ -322,9 +326,11 @@ func (r *Reader) scan(version uint16) error {
 	ix := &indexer{byTime: make(map[targetTime]int32), targets: make(map[string]string)}
 	from := int64(headerSize)
 	if version >= 2 && !r.scanOnly {
-		if last := r.findLastIndex(w); last < 0 {
+		// Index frames are read one by one: small reads, not the scan's.
+		iw := &window{ra: r.ra, size: r.size, off: -1, min: 64 << 10}
+		if last := r.findLastIndex(iw); last < 0 {
 			r.notes = append(r.notes, fmt.Sprintf("%s: no index frame (the recorder stopped before writing one): indexed by reading every frame", r.name))
-		} else if end, err := r.loadIndex(w, ix, last); err != nil {
+		} else if end, err := r.loadIndex(iw, ix, last); err != nil {
 			r.notes = append(r.notes, fmt.Sprintf("%s: the index is damaged (%v): indexed by reading every frame", r.name, err))
 			r.entries, r.problems = nil, nil
 			ix = &indexer{byTime: make(map[targetTime]int32), targets: make(map[string]string)}
