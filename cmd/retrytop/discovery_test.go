@@ -329,9 +329,10 @@ func TestRecordFollowsFileSD(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.Err == "" {
-			frames[f.Target]++
-		}
+		// Every scrape recorded counts, answered or not: at a 20 ms
+		// interval (and timeout) a busy machine fails some, and what is
+		// tested is that record follows the file, not the scrapes.
+		frames[f.Target]++
 	}
 	if frames["one"] < 1 || frames["two"] < 3 {
 		t.Errorf("frames per target = %v, want one >= 1 and two >= 3", frames)

@@ -53,7 +53,8 @@ func TestLibraryFamiliesReachAnalyze(t *testing.T) {
 	// checked is which families arrive, not how fast.
 	cfg := filepath.Join(t.TempDir(), "retrytop.yml")
 	writeFile(t, cfg, "targets:\n  - name: lib\n    url: "+srv.URL+"/metrics\n    interval: 100ms\n    timeout: 30s\n")
-	out, stderr, err := execute(t, "analyze", "--config", cfg, "--window", "500ms", "-q", "--format", "json")
+	// A 3 s window holds two scrapes even when each takes a second.
+	out, stderr, err := execute(t, "analyze", "--config", cfg, "--window", "3s", "-q", "--format", "json")
 	close(stop)
 	<-done
 	if err != nil {
