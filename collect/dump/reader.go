@@ -325,7 +325,7 @@ func (r *Reader) scan(version uint16) error {
 	w := &window{ra: r.ra, size: r.size, off: -1}
 	ix := &indexer{byTime: make(map[targetTime]int32), targets: make(map[string]string)}
 	from := int64(headerSize)
-	if version >= 2 && !r.scanOnly {
+	if version >= 2 && !r.scanOnly && r.size > headerSize { // an empty recording has nothing to index
 		// Index frames are read one by one: small reads, not the scan's.
 		iw := &window{ra: r.ra, size: r.size, off: -1, min: 64 << 10}
 		if last := r.findLastIndex(iw); last < 0 {
