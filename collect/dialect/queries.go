@@ -497,9 +497,12 @@ func validMetricName(s string) bool {
 // (increase() stretches towards the range's edges and divides a series
 // younger than the range by the whole range: a replica scraped for 20 s
 // of a 1 m range read a third of its rate) and no smoothing lag (a rate
-// over a range describes its middle). A target that was not up a step
-// ago is new, or back from an outage: its values are a baseline, as a
-// scraper's first scrape is (the events of an outage are lost).
+// over a range describes its middle). "A step ago" reaches back over
+// failed scrapes (CounterBridge): the previous sample is the last one
+// before the evaluation a step ago, and the target counts as up then if
+// it was up at any time in the bridge. A target that was not is new, or
+// back from a long outage: its values are a baseline, as a scraper's
+// first scrape is (the events of such an outage are lost).
 func (q qctx) inc(name string, extra ...string) string { return q.incSel(q.sel(name, extra...)) }
 
 // incSel is inc of a whole selector.
@@ -511,7 +514,21 @@ func (q qctx) incSel(s string) string { return CounterExpr(s, q.Range) }
 // and evaluates every copy, and a dialect's query repeats it per part.
 func CounterExpr(s string, step time.Duration) string {
 	e := PromDuration(step)
-	return "(" + s + " - (" + s + " offset " + e + " <= " + s + ") or " + s + " and on (instance) (up offset " + e + " == 1))"
+	l := PromDuration(CounterBridge(step))
+	return "(" + s + " - (last_over_time(" + s + "[" + l + "] offset " + e + ") <= " + s + ") or " +
+		s + " and on (instance) (max_over_time(up[" + l + "] offset " + e + ") == 1))"
+}
+
+// CounterBridge is how far back CounterExpr looks for a series' previous
+// sample, and for its target having been up: a failed scrape makes
+// Prometheus mark the target's series stale, so "S offset step" right
+// after one is absent and its increase was lost (the direct scraper
+// compares with the sample before the failure and keeps it). Over a gap
+// up to this long the increase is counted from the last sample before
+// it; a longer outage is a baseline, as before. One minute, or two steps
+// when they are longer.
+func CounterBridge(step time.Duration) time.Duration {
+	return max(time.Minute, 2*step)
 }
 
 // target lists the labels that identify one scrape target on the server:

@@ -267,7 +267,8 @@ func inc30(sel string) string {
 // TestIncCountsLikeAScraper pins the counter expression every dialect's
 // PromQL is built from (docs/prometheus.md, "Counting like a scraper"):
 // the increase since the previous evaluation, or the value itself after a
-// reset or for a new series, on a target that was up a step ago.
+// reset or for a new series, on a target that was up a step ago; "a step
+// ago" reaches back over failed scrapes (CounterBridge).
 func TestIncCountsLikeAScraper(t *testing.T) {
 	for _, c := range []struct {
 		step time.Duration
@@ -275,9 +276,11 @@ func TestIncCountsLikeAScraper(t *testing.T) {
 		want string
 	}{
 		{time.Second, `retry_originals_total{job="a"}`,
-			`(retry_originals_total{job="a"} - (retry_originals_total{job="a"} offset 1s <= retry_originals_total{job="a"}) or ` +
-				`retry_originals_total{job="a"} and on (instance) (up offset 1s == 1))`},
-		{1500 * time.Millisecond, `x`, `(x - (x offset 1500ms <= x) or x and on (instance) (up offset 1500ms == 1))`},
+			`(retry_originals_total{job="a"} - (last_over_time(retry_originals_total{job="a"}[1m] offset 1s) <= retry_originals_total{job="a"}) or ` +
+				`retry_originals_total{job="a"} and on (instance) (max_over_time(up[1m] offset 1s) == 1))`},
+		{1500 * time.Millisecond, `x`, `(x - (last_over_time(x[1m] offset 1500ms) <= x) or x and on (instance) (max_over_time(up[1m] offset 1500ms) == 1))`},
+		// A step longer than half the bridge: the bridge is two steps.
+		{time.Minute, `x`, `(x - (last_over_time(x[2m] offset 1m) <= x) or x and on (instance) (max_over_time(up[2m] offset 1m) == 1))`},
 	} {
 		if got := newQctx(QueryOptions{Range: c.step}).incSel(c.sel); got != c.want {
 			t.Errorf("step %v:\n got  %s\n want %s", c.step, got, c.want)

@@ -109,7 +109,7 @@ func TestSourceDetectsDialects(t *testing.T) {
 		}
 	}
 	if !slices.Equal(orig.Dialects, []string{"envoy", "native"}) || !strings.Contains(orig.PromQL, "envoy_cluster_upstream_rq_completed") ||
-		!strings.Contains(orig.PromQL, "(retry_originals_total - (retry_originals_total offset 1s <= retry_originals_total)") {
+		!strings.Contains(orig.PromQL, "(retry_originals_total - (last_over_time(retry_originals_total[1m] offset 1s) <= retry_originals_total)") {
 		t.Errorf("originals query %+v", orig)
 	}
 	nq := len(src.Queries())
