@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/model"
@@ -218,7 +217,7 @@ func WriteReportWidth(w io.Writer, rep analysis.Report, format string, width int
 		if err := enc.Encode(rep); err != nil {
 			return err
 		}
-		_, err := w.Write(escapeHidden(buf.Bytes()))
+		_, err := w.Write(model.EscapeHiddenJSON(buf.Bytes()))
 		return err
 	case "text":
 		return writeReportText(w, rep, width)
@@ -258,30 +257,6 @@ func cutLong(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// escapeHidden writes the characters a target's labels may carry to
-// reorder or hide text (bidi overrides, zero-width characters, C1
-// controls such as U+009B, a CSI on some terminals) as \u escapes, so a
-// JSON report piped to a terminal or a log shows them instead of obeying
-// them; a JSON reader gets the same string back. They can only occur
-// inside strings, where an escape means the same.
-func escapeHidden(b []byte) []byte {
-	hidden := func(r rune) bool { return model.InvisibleFormat(r) || (r >= 0x80 && r <= 0x9f) }
-	if !bytes.ContainsFunc(b, hidden) {
-		return b
-	}
-	out := make([]byte, 0, len(b)+64)
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		if hidden(r) {
-			out = fmt.Appendf(out, `\u%04x`, r)
-		} else {
-			out = append(out, b[:n]...)
-		}
-		b = b[n:]
-	}
-	return out
 }
 
 func reportSpan(rep analysis.Report) string {

@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/policy"
 )
 
@@ -69,9 +71,16 @@ var Formats = []string{"text", "markdown", "json"}
 func Write(w io.Writer, rep Report, format string) error {
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+		// Target and file names come from the recording: no character
+		// that hides or reorders text reaches a terminal raw.
+		_, err := w.Write(model.EscapeHiddenJSON(buf.Bytes()))
+		return err
 	case "markdown":
 		return writeMarkdown(w, rep)
 	case "text", "":
