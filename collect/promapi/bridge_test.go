@@ -93,8 +93,10 @@ func TestFailedScrapesAreBridged(t *testing.T) {
 	t0 := time.Now()
 	time.Sleep(4 * time.Second)
 	failing.Store(true)
+	failFrom := time.Now()
 	time.Sleep(3 * time.Second)
 	failing.Store(false)
+	failTo := time.Now()
 	time.Sleep(4 * time.Second)
 	t1 := time.Now()
 	time.Sleep(DefaultDelay + 1300*time.Millisecond) // the Source evaluates past t1
@@ -113,9 +115,11 @@ func TestFailedScrapesAreBridged(t *testing.T) {
 			skew = max(skew, time.Duration(r.Series[0].Points[0].V*float64(time.Second)))
 		}
 	}
+	// The span both readers hold must have the failed scrapes inside,
+	// with samples on both sides of them.
 	from, to := commonSpan(a, b, "flaky", t0, t1)
-	if to.Sub(from) < 10*time.Second {
-		t.Fatalf("common span %v..%v: the readers' samples overlap for less than 10 s", from, to)
+	if !from.Before(failFrom) || !to.After(failTo) {
+		t.Fatalf("common span %v..%v does not hold the failed scrapes %v..%v", from, to, failFrom, failTo)
 	}
 	rate := func(st *model.Store) func(from, to int64) model.Value {
 		return func(from, to int64) model.Value {

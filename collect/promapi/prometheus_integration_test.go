@@ -142,9 +142,19 @@ func TestAgainstPrometheus(t *testing.T) {
 	stopRun()
 	wg.Wait()
 
+	// Every target read through Prometheus up to the end. Not "up at the
+	// last refresh": on a busy machine Prometheus' own 1 s scrapes time
+	// out, and an evaluation after a failed scrape finds the target's
+	// series stale, which the Source rightly reports as no series (seen
+	// beside a CPU hog: 5-9 s of them at the end). The window's numbers
+	// bridge such gaps (TestFailedScrapesAreBridged); here each target
+	// must have been read after t0 and failed fewer refreshes than it
+	// succeeded.
 	for _, st := range src.Statuses() {
-		if !st.Up {
-			t.Errorf("status %+v", st)
+		if st.LastSuccess.Before(t0) || 2*st.Failures >= st.Scrapes {
+			t.Errorf("status %+v: not read through Prometheus since the window began, or failed most refreshes", st)
+		} else if !st.Up {
+			t.Logf("status at the end: %s %s (last read %v before the end)", st.Name, st.LastError, st.LastScrape.Sub(st.LastSuccess))
 		}
 	}
 	a, b := direct.Store(), src.Store()
