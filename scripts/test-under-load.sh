@@ -24,10 +24,11 @@ for ((r = 1; r <= runs; r++)); do
 		passed=$((passed + 1))
 		echo "run $r: pass ($(($(date +%s) - start)) s)"
 	else
-		echo "run $r: FAIL ($(($(date +%s) - start)) s); failures:"
+		echo "run $r: FAIL ($(($(date +%s) - start)) s); failures (whole log kept in $log):"
 		grep -E '^(--- FAIL|FAIL|panic:)' "$log" | head -40
+		log="" # kept: a failure on a busy machine is read, not rerun
 	fi
-	rm -f "$log"
+	[ -n "$log" ] && rm -f "$log"
 	stop_hogs
 done
 echo "$passed passed, $((runs - passed)) failed"
