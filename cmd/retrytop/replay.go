@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -340,19 +339,10 @@ func (d *replayDialects) parser() collect.Parser {
 		if looked || filter == nil {
 			return parse(target, body, ct, filter)
 		}
-		all, err := parse(target, body, ct, nil)
-		if err != nil {
-			return parse(target, body, ct, filter) // as without the whole parse
+		kept, names, err := dialect.ParseNamingAll(parse, target, body, ct, filter)
+		if names == nil {
+			return kept, err // as without the whole parse
 		}
-		names := make([]string, len(all))
-		kept := all[:0:0]
-		for i := range all {
-			names[i] = all[i].Name
-			if filter(all[i].Name) {
-				kept = append(kept, all[i])
-			}
-		}
-		sort.Strings(names)
 		d.mu.Lock()
 		d.seen[target] = names
 		d.mu.Unlock()

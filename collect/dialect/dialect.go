@@ -599,24 +599,37 @@ func (t *Translator) Parsing(parse ParseFunc) ParseFunc {
 		if !look {
 			return parse(target, body, contentType, filter)
 		}
-		all, err := parse(target, body, contentType, nil)
-		if err != nil {
-			return parse(target, body, contentType, filter)
+		kept, names, err := ParseNamingAll(parse, target, body, contentType, filter)
+		if names != nil {
+			st.mu.Lock()
+			st.seen = names
+			st.mu.Unlock()
 		}
-		names := make([]string, len(all))
-		kept := all[:0:0]
-		for i := range all {
-			names[i] = all[i].Name
-			if filter(all[i].Name) {
-				kept = append(kept, all[i])
-			}
-		}
-		sort.Strings(names)
-		st.mu.Lock()
-		st.seen = names
-		st.mu.Unlock()
-		return kept, nil
+		return kept, err
 	}
+}
+
+// ParseNamingAll parses body whole, once, and returns the families filter
+// selects with every family's name, sorted: what Unread needs, since the
+// filter drops exactly the families it names. Should the whole body fail
+// to parse (an error in a family the filter would have dropped), it
+// returns the filtered parse and no names.
+func ParseNamingAll(parse ParseFunc, target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, []string, error) {
+	all, err := parse(target, body, contentType, nil)
+	if err != nil {
+		kept, err := parse(target, body, contentType, filter)
+		return kept, nil, err
+	}
+	names := make([]string, len(all))
+	kept := all[:0:0]
+	for i := range all {
+		names[i] = all[i].Name
+		if filter(all[i].Name) {
+			kept = append(kept, all[i])
+		}
+	}
+	sort.Strings(names)
+	return kept, names, nil
 }
 
 // Forget drops a target's state (detected dialects, derived counters).
