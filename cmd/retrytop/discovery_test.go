@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/retrytop/retrytop/collect/dump"
 )
 
 func writeFile(t *testing.T, path, body string) {
@@ -318,17 +316,8 @@ func TestRecordFollowsFileSD(t *testing.T) {
 	if !strings.Contains(stderr.String(), "retrytop: discovery: 2 target(s)") {
 		t.Errorf("stderr lacks the new target set:\n%s", stderr.String())
 	}
-	r, err := dump.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	frames := map[string]int{}
-	for i := 0; i < r.Len(); i++ {
-		f, err := r.Frame(i)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range readFrames(t, out) {
 		// Every scrape recorded counts, answered or not: at a 20 ms
 		// interval (and timeout) a busy machine fails some, and what is
 		// tested is that record follows the file, not the scrapes.

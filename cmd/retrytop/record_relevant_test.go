@@ -200,17 +200,8 @@ func TestRecordOnlyRelevant(t *testing.T) {
 	if c := strings.Count(stderr, "no dialect reads"); c != 1 {
 		t.Errorf("%d warnings, want 1:\n%s", c, stderr)
 	}
-	r, err := dump.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	var apps, legacies int
-	for i := 0; i < r.Len(); i++ {
-		f, err := r.Frame(i)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for i, f := range readFrames(t, path) {
 		switch {
 		case f.Err != "":
 		case f.Target == "app":

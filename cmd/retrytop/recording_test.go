@@ -155,17 +155,8 @@ func TestRecordCommand(t *testing.T) {
 			t.Errorf("progress lacks %q:\n%s", want, stderr)
 		}
 	}
-	r, err := dump.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	var good, failed int
-	for i := 0; i < r.Len(); i++ {
-		f, err := r.Frame(i)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range readFrames(t, path) {
 		if f.Err != "" {
 			failed++
 		} else if f.Target == "app" && strings.Contains(string(f.Body), "retry_originals_total") {
@@ -305,4 +296,23 @@ func TestFlagConvention(t *testing.T) {
 			t.Errorf("%s: -o is --%s, want the output file", verb, f.Name)
 		}
 	}
+}
+
+// readFrames decodes every frame of the recording at path, in order.
+func readFrames(t *testing.T, path string) []dump.Frame {
+	t.Helper()
+	r, err := dump.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out := make([]dump.Frame, 0, r.Len())
+	for i := 0; i < r.Len(); i++ {
+		f, err := r.Frame(i)
+		if err != nil {
+			t.Fatalf("%s frame %d: %v", path, i, err)
+		}
+		out = append(out, f)
+	}
+	return out
 }
