@@ -137,7 +137,17 @@ type GapTolerance struct {
 	AbsolutePerS float64 `json:"absolute_per_s"`
 }
 
-// DefaultGapTolerance is 5 % of what was sent plus 0.5 per second.
+// allowed is the gap tolerated when sent/s were sent and the two sides'
+// sampling moments explain skew/s (absent: nothing known).
+func (t GapTolerance) allowed(sent float64, skew model.Value) float64 {
+	a := t.Relative*sent + t.AbsolutePerS
+	if skew.OK {
+		a += skew.V
+	}
+	return a
+}
+
+// DefaultGapTolerance is 15 % of what was sent plus 0.5 per second.
 func DefaultGapTolerance() GapTolerance {
 	return GapTolerance{Relative: 0.15, AbsolutePerS: 0.5}
 }
@@ -392,10 +402,7 @@ func arrivedAt(s *model.Signals) model.Value {
 func gapOf(from Hop, to string, sent, arrived float64, tol GapTolerance, skew model.Value) (Gap, bool) {
 	g := Gap{
 		From: from, To: to, SentPerS: sent, ArrivedPerS: arrived, GapPerS: arrived - sent,
-		TolerancePerS: tol.Relative*sent + tol.AbsolutePerS, SkewPerS: skew,
-	}
-	if skew.OK {
-		g.TolerancePerS += skew.V
+		TolerancePerS: tol.allowed(sent, skew), SkewPerS: skew,
 	}
 	if sent > 0 {
 		g.Relative = model.Some(g.GapPerS / sent)

@@ -1087,10 +1087,7 @@ func gapFindings(c ChainResult, th Thresholds) []Finding {
 	for _, g := range c.Gaps {
 		// th.Gap again (the chains may have been evaluated with another
 		// tolerance), plus what the sampling moments explain.
-		tol := th.Gap.Relative*g.SentPerS + th.Gap.AbsolutePerS
-		if g.SkewPerS.OK {
-			tol += g.SkewPerS.V
-		}
+		tol := th.Gap.allowed(g.SentPerS, g.SkewPerS)
 		if math.Abs(g.GapPerS) <= tol {
 			continue
 		}
