@@ -249,22 +249,44 @@ type edgeRates struct{ sent, arrived float64 }
 // evaluateChain is EvaluateChainWith with the rows' edge rates (nil: each
 // row's own rates over its window stand for them).
 func evaluateChain(c Chain, rows []model.Signals, tol GapTolerance, edges map[model.Key]edgeRates) ChainResult {
-	byKey := make(map[model.Key]*model.Signals, len(rows))
-	sentTo := make(map[string]float64)
-	sentOK := make(map[string]bool)
-	callers := make(map[string][]*model.Signals)
+	return indexRows(rows).evaluate(c, tol, edges)
+}
+
+// rowIndex is what every chain over one set of rows looks up: built once
+// per set, not once per chain (a recording with hundreds of rows infers
+// hundreds of chains, and the history evaluates them all in every bin).
+type rowIndex struct {
+	byKey   map[model.Key]*model.Signals
+	sentTo  map[string]float64
+	sentOK  map[string]bool
+	callers map[string][]*model.Signals
+}
+
+func indexRows(rows []model.Signals) *rowIndex {
+	x := &rowIndex{
+		byKey:   make(map[model.Key]*model.Signals, len(rows)),
+		sentTo:  make(map[string]float64),
+		sentOK:  make(map[string]bool),
+		callers: make(map[string][]*model.Signals),
+	}
 	for i := range rows {
 		k := rows[i].Key()
-		if _, dup := byKey[k]; dup {
+		if _, dup := x.byKey[k]; dup {
 			continue
 		}
-		byKey[k] = &rows[i]
+		x.byKey[k] = &rows[i]
 		if v, ok := rows[i].AttemptsPerS.Get(); ok {
-			sentTo[k.Dependency] += v
-			sentOK[k.Dependency] = true
-			callers[k.Dependency] = append(callers[k.Dependency], &rows[i])
+			x.sentTo[k.Dependency] += v
+			x.sentOK[k.Dependency] = true
+			x.callers[k.Dependency] = append(x.callers[k.Dependency], &rows[i])
 		}
 	}
+	return x
+}
+
+// evaluate is evaluateChain over indexed rows.
+func (x *rowIndex) evaluate(c Chain, tol GapTolerance, edges map[model.Key]edgeRates) ChainResult {
+	byKey, sentTo, sentOK, callers := x.byKey, x.sentTo, x.sentOK, x.callers
 	edgeOf := func(s *model.Signals) edgeRates {
 		if e, ok := edges[s.Key()]; ok {
 			return e
@@ -434,8 +456,9 @@ func EvaluateChains(rows []model.Signals, chains []Chain, tol GapTolerance) []Ch
 		chains = InferChains(rows)
 	}
 	out := make([]ChainResult, 0, len(chains))
+	idx := indexRows(rows)
 	for _, c := range chains {
-		out = append(out, EvaluateChainWith(c, rows, tol))
+		out = append(out, idx.evaluate(c, tol, nil))
 	}
 	return out
 }

@@ -418,10 +418,11 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 		}
 		layers := make([]ChainResult, 0, len(chains))
 		var gaps []ChainResult
+		rowsIdx, aggIdx := indexRows(rows), indexRows(agg)
 		for _, c := range chains {
-			layers = append(layers, EvaluateChainWith(c, rows, th.Gap))
+			layers = append(layers, rowsIdx.evaluate(c, th.Gap, nil))
 			if len(agg) > 0 {
-				gaps = append(gaps, evaluateChain(c, agg, th.Gap, edges))
+				gaps = append(gaps, aggIdx.evaluate(c, th.Gap, edges))
 			}
 		}
 		fs := evaluateRows(rows, bases, th)
