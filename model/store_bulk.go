@@ -1,0 +1,197 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+)
+
+// TargetHistory is one target's history in column form, as Export gives it
+// and Load takes it: a checkpoint of the store that a replay restores
+// without appending (and so without parsing) every scrape again.
+type TargetHistory struct {
+	// Times are the scrape times, oldest first, of the scrapes with
+	// indices [Next-len(Times), Next).
+	Times []int64
+	// Next is the number of scrapes appended to the target so far: the
+	// index of the next one.
+	Next int64
+	// Series are the series the store holds for the target after scrape
+	// Next-1, each with its values at Times.
+	Series []SeriesHistory
+	// Start is the target's process start time at its newest scrape that
+	// had one (0: never seen); it decides restarts at later appends.
+	Start float64
+	// Dropped and Cap are what the caps refused at the newest scrape.
+	Dropped int
+	Cap     SeriesCap
+}
+
+// SeriesHistory is one flat series of a TargetHistory.
+type SeriesHistory struct {
+	// Key is the series' identity in the store (opaque: as Export gives it).
+	Key    string
+	Name   string
+	Labels Labels
+	Type   MetricType
+	// Extra is the le or quantile of a bucket or quantile series.
+	Extra float64
+	// Values are aligned with TargetHistory.Times; NaN is absent.
+	Values []float64
+	// LastSeen is the scrape index of the series' newest value (a NaN the
+	// exposition gave counts: the series was there).
+	LastSeen int64
+}
+
+// Export returns target's history from scrape index from on (clamped to
+// what is retained), with every series the store holds for it. Series
+// come in the order of the target's newest scrape, then the others by key.
+// The labels are shared with the store, which never modifies them.
+func (s *Store) Export(target string, from int64) TargetHistory {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	th := s.targets[target]
+	if th == nil {
+		return TargetHistory{}
+	}
+	oldest := th.next - int64(th.retained())
+	from = min(max(from, oldest), th.next)
+	n := int(th.next - from)
+	out := TargetHistory{Next: th.next, Start: th.start, Dropped: th.dropped, Cap: th.capped}
+	out.Times = make([]int64, n)
+	for i := range out.Times {
+		out.Times[i] = th.times[(from+int64(i))%int64(len(th.times))]
+	}
+	out.Series = make([]SeriesHistory, 0, len(th.series))
+	slab := make([]float64, n*len(th.series))
+	add := func(ss *storedSeries) {
+		vals := slab[:n:n]
+		slab = slab[n:]
+		for i := range vals {
+			vals[i] = ss.ring.get(int((from + int64(i)) % int64(len(th.times))))
+		}
+		out.Series = append(out.Series, SeriesHistory{Key: ss.key, Name: ss.name, Labels: ss.labels, Type: ss.typ,
+			Extra: ss.extraVal, Values: vals, LastSeen: ss.lastSeen})
+	}
+	// The series cache may list a series twice (a family given twice).
+	taken := make(map[*storedSeries]bool, len(th.series))
+	newest := th.next - 1
+	for _, ss := range th.order {
+		if ss != nil && !ss.refused && ss.lastSeen == newest && !taken[ss] && th.series[ss.key] == ss {
+			add(ss)
+			taken[ss] = true
+		}
+	}
+	if len(taken) < len(th.series) {
+		var rest []*storedSeries
+		for _, ss := range th.series {
+			if !taken[ss] {
+				rest = append(rest, ss)
+			}
+		}
+		sort.Slice(rest, func(i, j int) bool { return rest[i].key < rest[j].key })
+		for _, ss := range rest {
+			add(ss)
+		}
+	}
+	return out
+}
+
+// Load writes h into target's history without appending scrape by scrape:
+// a replay restores a checkpoint with it. Two forms:
+//
+//   - The target holds nothing: h must hold every scrape a store of this
+//     History retains after scrape h.Next-1, min(h.Next, History) of them.
+//   - The target holds scrapes: h's oldest scrape must be one the store
+//     retains or the one after its newest, and where they overlap the times
+//     must agree. The scrapes after the store's newest are added, and h's
+//     values overwrite the store's at h's times.
+//
+// Either way h.Series is the whole set of series after the newest scrape:
+// series the store holds for the target that h does not list are
+// forgotten, new ones are created (absent before h's times), and their
+// values at the store's retained scrapes before h's are kept. The result is
+// the store that appending the same scrapes would have built; Load checks
+// the shape, never the values, and returns an error (changing nothing)
+// when h does not fit.
+func (s *Store) Load(target string, h TargetHistory) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hist := int64(s.cfg.History)
+	n := int64(len(h.Times))
+	first := h.Next - n
+	if first < 0 || n > hist {
+		return fmt.Errorf("store load %q: %d scrapes ending at index %d (history %d)", target, n, h.Next, hist)
+	}
+	for i := 1; i < len(h.Times); i++ {
+		if h.Times[i] <= h.Times[i-1] {
+			return fmt.Errorf("store load %q: scrape times not increasing at %d", target, i)
+		}
+	}
+	th := s.targets[target]
+	held := 0
+	if th == nil || th.next == 0 {
+		if n != min(h.Next, hist) {
+			return fmt.Errorf("store load %q: %d scrapes, want the %d retained after index %d", target, n, min(h.Next, hist), h.Next-1)
+		}
+	} else {
+		held = len(th.series)
+		oldest := th.next - int64(th.retained())
+		if first < oldest || first > th.next || h.Next < th.next {
+			return fmt.Errorf("store load %q: scrapes [%d, %d) do not follow the held [%d, %d)", target, first, h.Next, oldest, th.next)
+		}
+		for idx := first; idx < th.next; idx++ {
+			if th.times[idx%hist] != h.Times[idx-first] {
+				return fmt.Errorf("store load %q: scrape %d at %d, held at %d", target, idx, h.Times[idx-first], th.times[idx%hist])
+			}
+		}
+		if first == th.next && n > 0 && h.Times[0] <= th.times[(th.next-1)%hist] {
+			return fmt.Errorf("store load %q: scrape %d not after the held newest", target, first)
+		}
+	}
+	if len(h.Series) > s.cfg.MaxSeriesPerTarget || s.total-held+len(h.Series) > s.cfg.MaxSeries {
+		return fmt.Errorf("store load %q: %d series over the caps (%d per target, %d in all)", target, len(h.Series), s.cfg.MaxSeriesPerTarget, s.cfg.MaxSeries)
+	}
+	series := make(map[string]*storedSeries, len(h.Series))
+	for i := range h.Series {
+		sh := &h.Series[i]
+		if len(sh.Values) != len(h.Times) || sh.LastSeen >= h.Next {
+			return fmt.Errorf("store load %q: series %s: %d values for %d scrapes, last seen %d", target, sh.Name, len(sh.Values), len(h.Times), sh.LastSeen)
+		}
+		if series[sh.Key] != nil {
+			return fmt.Errorf("store load %q: series %s given twice", target, sh.Name)
+		}
+		var ss *storedSeries
+		if th != nil {
+			ss = th.series[sh.Key]
+		}
+		if ss == nil {
+			ss = &storedSeries{key: sh.Key, name: sh.Name, labels: sh.Labels, typ: sh.Type, extraVal: sh.Extra, ring: newRing(int(hist))}
+		}
+		series[sh.Key] = ss
+	}
+	// Checked: from here on nothing fails.
+	if th == nil {
+		th = &targetHistory{times: make([]int64, hist)}
+		s.targets[target] = th
+	}
+	for idx := first; idx < h.Next; idx++ {
+		th.times[idx%hist] = h.Times[idx-first]
+	}
+	th.byName = make(map[string][]*storedSeries, len(th.byName))
+	for i := range h.Series {
+		sh := &h.Series[i]
+		ss := series[sh.Key]
+		for k, v := range sh.Values {
+			ss.ring.set(int((first+int64(k))%hist), v)
+		}
+		ss.lastSeen = sh.LastSeen
+		th.byName[ss.name] = append(th.byName[ss.name], ss)
+	}
+	s.total += len(series) - held
+	th.series = series
+	th.next = h.Next
+	th.start, th.dropped, th.capped = h.Start, h.Dropped, h.Cap
+	clear(th.order) // the series cache only saves work; it starts afresh
+	th.order = th.order[:0]
+	return nil
+}
