@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/collect/dump"
 	"github.com/retrytop/retrytop/model"
 )
@@ -64,6 +63,9 @@ type Options struct {
 	// for ComputeSpikes, so a stateful transform starts afresh; each
 	// transform is called in time order from one goroutine at a time.
 	NewTransform func() Transform
+	// IndexMemory is what the seek index (BuildIndex) may hold, in bytes
+	// (0: half the process' memory limit; negative: no index).
+	IndexMemory int64
 	// SpikeBins is the number of bins of the timeline bar (default 120).
 	SpikeBins int
 	// Thresholds decide which bins spiked (default
@@ -113,6 +115,13 @@ type Player struct {
 	gen        uint64    // bumped by every control: abandons a slow rebuild
 	pending    time.Time // a seek loaded QuickLookback only: load Lookback up to here
 	transform  Transform // of the current store (nil: none); used under work
+	// indexed: the current store was restored from the index, and playback
+	// goes on from it (used under work, with tnext: each stored target's
+	// scrape count).
+	indexed bool
+	tnext   map[string]int64
+
+	index index
 
 	updates   chan struct{}
 	wake      chan struct{}
@@ -145,6 +154,9 @@ func New(rec dump.Recording, opts Options) *Player {
 		th := analysis.DefaultThresholds()
 		opts.Thresholds = &th
 	}
+	// Resolved once (the total series cap follows the memory limit), so
+	// that the index's store and every store of a seek agree.
+	opts.Store = model.NewStore(opts.Store).Config()
 	p := &Player{
 		rec:     rec,
 		opts:    opts,
@@ -452,6 +464,13 @@ func (p *Player) Tick() time.Duration {
 		// up to the playhead. Farther is a seek.
 		st, statuses := p.current()
 		end := p.until(next, head)
+		if p.indexed {
+			changed = true
+			if !p.forward(st, next, end, head) {
+				p.seekTo(head) // the index does not reach: as without one
+			}
+			break
+		}
 		p.load(next, end, st, statuses, p.transform, nil)
 		p.mu.Lock()
 		if p.store == st {
@@ -473,14 +492,7 @@ func (p *Player) Tick() time.Duration {
 			p.mu.Unlock()
 		}
 	case loaded.IsZero() || !head.Equal(loaded):
-		if p.opts.QuickLookback < p.opts.Lookback && head.Sub(p.start) > p.opts.QuickLookback {
-			p.preview(head)
-			p.mu.Lock()
-			p.pending = head
-			p.mu.Unlock()
-		} else {
-			p.rebuild(head, p.opts.Lookback, 0)
-		}
+		p.seekTo(head)
 		changed = true
 	}
 	if changed {
@@ -498,6 +510,66 @@ func (p *Player) Tick() time.Duration {
 		return time.Duration(float64(p.end.Sub(head)) / p.speed)
 	}
 	return max(time.Duration(float64(p.rec.Time(p.next).Sub(head))/p.speed), time.Millisecond)
+}
+
+// seekTo loads the store for a playhead far from the loaded one: restored
+// from the index when it reaches head, else a preview of QuickLookback now
+// and the rest of Lookback at the next Tick.
+func (p *Player) seekTo(head time.Time) {
+	if p.restore(head) {
+		return
+	}
+	p.indexed = false
+	if p.opts.QuickLookback < p.opts.Lookback && head.Sub(p.start) > p.opts.QuickLookback {
+		p.preview(head)
+		p.mu.Lock()
+		p.pending = head
+		p.mu.Unlock()
+	} else {
+		p.rebuild(head, p.opts.Lookback, 0)
+	}
+}
+
+// restore makes the store the index's of the entries up to head: what
+// playing from the start up to there builds. It returns false when the
+// index does not reach head.
+func (p *Player) restore(head time.Time) bool {
+	end := p.until(0, head)
+	if !p.index.covers(end) {
+		return false
+	}
+	st, statuses, tnext, lastErr, ok := p.index.restore(end, p.opts.Store, p.rec.Targets())
+	if !ok {
+		return false
+	}
+	p.indexed, p.tnext, p.transform = true, tnext, nil
+	p.mu.Lock()
+	p.store, p.statuses, p.next, p.loaded, p.pending = st, statuses, end, head, time.Time{}
+	if lastErr != nil {
+		p.lastErr = lastErr
+	}
+	p.mu.Unlock()
+	return true
+}
+
+// forward plays entries [next, end) from the index into st, the current
+// store (restored from it); false when the index does not reach end.
+func (p *Player) forward(st *model.Store, next, end int, head time.Time) bool {
+	updates := map[string]model.TargetStatus{}
+	lastErr, ok := p.index.forward(next, end, p.rec, st, updates, p.tnext)
+	if !ok {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for t, ts := range updates {
+		p.statuses[t] = &ts
+	}
+	if lastErr != nil {
+		p.lastErr = lastErr
+	}
+	p.next, p.loaded = end, head
+	return true
 }
 
 // quickReach: the store loaded for a seek to at is still worth completing
@@ -691,26 +763,11 @@ func (p *Player) store1(i int, e parsed, st *model.Store, statuses map[string]*m
 		ts = &model.TargetStatus{Name: target}
 		statuses[target] = ts
 	}
-	ts.Scrapes++
-	ts.LastScrape = at
+	updateStatus(ts, at, snap, err, res)
 	if err != nil {
-		ts.Up = false
-		ts.Failures++
-		ts.LastError = collect.Sanitize(err.Error())
 		if _, scrape := err.(*dump.ScrapeError); !scrape {
 			p.lastErr = err
 		}
-		return
-	}
-	ts.Up = true
-	ts.LastError = ""
-	ts.LastSuccess = at
-	ts.Series = snap.SeriesCount()
-	ts.DroppedSeries = res.Dropped
-	ts.SeriesCap = nil
-	if res.Dropped > 0 {
-		c := res.Cap // which cap, and what the store kept (the banner)
-		ts.SeriesCap = &c
 	}
 }
 

@@ -1,0 +1,332 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/replay"
+)
+
+// The index logs each target in chunks of 64 scrapes (replay's chunkLen):
+// the "checkpoints" the cases below straddle.
+const chunk = 64
+
+// indexRounds is the recording's length in rounds of 1 s.
+const indexRounds = 330
+
+// indexBody is target's exposition at round n, or "" when it is down.
+// Around the chunk boundaries (scrape 64, 128, 192, 256 of a target):
+//   - a: every counter resets at round 128 (a restart, its process start
+//     moves) and once more at 200 without one; dependency "late" appears
+//     at round 65, after the first boundary; "gone" leaves at round 40
+//     and comes back at 250, long after the store forgot it; a gauge is
+//     NaN (present, its value absent) every seventh round.
+//   - b: down from round 60 to 70, across its first boundary; a histogram
+//     appears at round 129.
+//   - c: starts at round 100.
+func indexBody(target string, n int) string {
+	var b strings.Builder
+	switch target {
+	case "a":
+		base := n
+		start := 1000
+		if n >= 128 {
+			base, start = n-128, 2000
+		}
+		if n >= 200 {
+			base = n - 200
+		}
+		fmt.Fprintf(&b, "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds %d\n", start)
+		fmt.Fprintf(&b, "# TYPE retry_originals_total counter\n")
+		fmt.Fprintf(&b, "retry_originals_total{dependency=\"provider\"} %d\n", 10*base)
+		if n >= 65 {
+			fmt.Fprintf(&b, "retry_originals_total{dependency=\"late\"} %d\n", 3*(n-60))
+		}
+		if n < 40 || n >= 250 {
+			fmt.Fprintf(&b, "retry_originals_total{dependency=\"gone\"} %d\n", 2*n)
+		}
+		fmt.Fprintf(&b, "# TYPE retry_attempts_total counter\n")
+		fmt.Fprintf(&b, "retry_attempts_total{dependency=\"provider\",outcome=\"success\"} %d\n", 12*base)
+		fmt.Fprintf(&b, "retry_attempts_total{dependency=\"provider\",outcome=\"temporary_error\"} %d\n", base*base/40)
+		g := fmt.Sprint(n % 5)
+		if n%7 == 3 {
+			g = "NaN"
+		}
+		fmt.Fprintf(&b, "# TYPE retry_active_calls gauge\nretry_active_calls{dependency=\"provider\"} %s\n", g)
+		fmt.Fprintf(&b, "# TYPE retry_latency_sum_seconds gauge\nretry_latency_sum_seconds %g\n", 0.1*float64(n)+1e-9)
+	case "b":
+		if n >= 60 && n < 70 {
+			return ""
+		}
+		fmt.Fprintf(&b, "# TYPE retry_originals_total counter\nretry_originals_total{dependency=\"db\"} %d\n", 5*n)
+		if n >= 129 {
+			fmt.Fprintf(&b, "# TYPE retry_attempt_duration_seconds histogram\n")
+			for k, le := range []string{"0.1", "1", "+Inf"} {
+				fmt.Fprintf(&b, "retry_attempt_duration_seconds_bucket{dependency=\"db\",le=%q} %d\n", le, (k+1)*(n-128))
+			}
+			fmt.Fprintf(&b, "retry_attempt_duration_seconds_sum{dependency=\"db\"} %g\nretry_attempt_duration_seconds_count{dependency=\"db\"} %d\n", 0.25*float64(n-128), 3*(n-128))
+		}
+	case "c":
+		if n < 100 {
+			return "-"
+		}
+		fmt.Fprintf(&b, "# TYPE retry_originals_total counter\nretry_originals_total{dependency=\"cache\"} %d\n", n)
+	}
+	return b.String()
+}
+
+// indexRec writes the recording: a, b and c scraped every second, 37 ms
+// apart.
+func indexRec(t *testing.T) dump.Recording {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "index.rtd")
+	w, err := dump.Create(path, false, dump.WriterOptions{KeyEvery: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < indexRounds; n++ {
+		for k, target := range []string{"a", "b", "c"} {
+			at := t0.Add(time.Duration(n)*time.Second + time.Duration(k)*37*time.Millisecond)
+			switch body := indexBody(target, n); body {
+			case "-":
+			case "":
+				err = w.AppendError(target, at, "connection refused")
+			default:
+				err = w.Append(target, at, "text/plain; version=0.0.4", []byte(body))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := dump.OpenRecording(path, dump.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	return rec
+}
+
+// countingTransform adds, per target, a gauge of how many snapshots the
+// transform has read and a counter that only a transform that saw every
+// scrape since the start gets right: a translation with memory, as the
+// dialects' guards are. The index must translate as playing does.
+func countingTransform() replay.Transform {
+	calls := map[string]int{}
+	return func(s *model.Snapshot) (*model.Snapshot, error) {
+		calls[s.Target]++
+		out := *s
+		out.Families = append(append([]model.Family(nil), s.Families...),
+			model.Family{Name: "transform_calls", Type: model.Gauge, Samples: []model.Sample{{Value: float64(calls[s.Target])}}})
+		return &out, nil
+	}
+}
+
+// indexStore is the store of the tests: 100 scrapes, so that the ring
+// wraps and series are forgotten within the recording.
+var indexStore = model.StoreConfig{History: 100}
+
+// scratch is what playing the recording from its start up to head builds:
+// a player without an index whose lookback is the whole recording.
+func scratch(rec dump.Recording, head time.Time, tf func() replay.Transform) *replay.Player {
+	p := replay.New(rec, replay.Options{Store: indexStore, Lookback: 24 * time.Hour, QuickLookback: 24 * time.Hour,
+		NewTransform: tf, IndexMemory: -1})
+	p.Seek(head)
+	p.Settle()
+	return p
+}
+
+// playerText is what the dashboard can read of a player: its store, its
+// statuses and the frame (rows over 30 s, a timeline of 10 s bins over
+// 5 minutes) at its playhead.
+func playerText(p *replay.Player) string {
+	st := p.Store()
+	pos, _, _ := p.Position()
+	fo := analysis.FrameOptions{Window: 30 * time.Second, Bin: 10 * time.Second, Bins: 30}
+	f := analysis.BuildFrame(st, p.Statuses(), fo)
+	return fmt.Sprintf("at %v\n%s\nstatuses %+v\nframe %+v", pos, dumpStore(st), p.Statuses(), f)
+}
+
+func indexed(t *testing.T, rec dump.Recording, tf func() replay.Transform, budget int64) *replay.Player {
+	t.Helper()
+	p := replay.New(rec, replay.Options{Store: indexStore, NewTransform: tf, IndexMemory: budget})
+	if err := p.BuildIndex(context.Background()); err != nil && !errors.Is(err, replay.ErrIndexBudget) {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// seekHeads are playheads in every chunk of every target: at the
+// boundaries, next to them, in the middle, and both ends.
+func seekHeads(rec dump.Recording) []time.Time {
+	start, end := rec.Time(0), rec.Time(rec.Len()-1)
+	var out []time.Time
+	for s := 0; s < indexRounds; s += chunk {
+		for _, d := range []int{-1, 0, 1, chunk / 2} {
+			if n := s + d; n >= 0 && n < indexRounds {
+				out = append(out, start.Add(time.Duration(n)*time.Second+40*time.Millisecond))
+			}
+		}
+	}
+	return append(out, start, end, start.Add(129*time.Second), start.Add(65*time.Second+20*time.Millisecond))
+}
+
+// TestSeekMatchesScratch: a seek restored from the index shows what
+// playing from the start up to the playhead shows (store, statuses,
+// frame), at positions in every chunk, forwards and then backwards, with
+// and without a transform that remembers.
+func TestSeekMatchesScratch(t *testing.T) {
+	rec := indexRec(t)
+	for _, tc := range []struct {
+		name string
+		tf   func() replay.Transform
+	}{{"no transform", nil}, {"transform with memory", countingTransform}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := indexed(t, rec, tc.tf, 0)
+			if done, total, full := p.IndexProgress(); done != total || full {
+				t.Fatalf("index reaches %d of %d entries (full %v)", done, total, full)
+			}
+			heads := seekHeads(rec)
+			for k := len(heads) - 1; k >= 0; k-- { // backwards too
+				heads = append(heads, heads[k])
+			}
+			for _, head := range heads {
+				p.Seek(head)
+				if p.Tick() == time.Nanosecond {
+					t.Fatalf("seek to %v: not restored at once", head)
+				}
+				if got, want := playerText(p), playerText(scratch(rec, head, tc.tf)); got != want {
+					t.Fatalf("seek to %v differs from playing there\n--- seek\n%s\n--- scratch\n%s", head, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestPlayOnFromTheIndex: after a restore, stepping and playing go on
+// from the index scrape by scrape (across chunk boundaries, a target's
+// outage and a counter reset) and show what playing from the start shows.
+func TestPlayOnFromTheIndex(t *testing.T) {
+	rec := indexRec(t)
+	clock := &fakeClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	p := replay.New(rec, replay.Options{Store: indexStore, NewTransform: countingTransform, Now: clock.Now})
+	if err := p.BuildIndex(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.Seek(t0.Add(55 * time.Second))
+	p.Tick()
+	for k := 0; k < 80; k++ {
+		if k%2 == 0 {
+			p.Step(1)
+		} else {
+			// Play 1 s of data at 1x.
+			p.Toggle()
+			clock.Add(time.Second)
+			p.Tick()
+			p.Toggle()
+		}
+		p.Tick()
+		pos, _, _ := p.Position()
+		if got, want := playerText(p), playerText(scratch(rec, pos, countingTransform)); got != want {
+			t.Fatalf("step %d to %v differs\n--- played on\n%s\n--- scratch\n%s", k, pos, got, want)
+		}
+	}
+}
+
+// TestSeekPastTheIndex: where the index does not reach (it stopped at its
+// budget, or is still being built) a seek works as without one: the
+// lookback is loaded, and what it shows is a player's without an index.
+func TestSeekPastTheIndex(t *testing.T) {
+	rec := indexRec(t)
+	p := indexed(t, rec, nil, 64<<10)
+	done, total, full := p.IndexProgress()
+	if !full || done == 0 || done >= total {
+		t.Fatalf("a 64 KiB index reaches %d of %d entries (full %v), want part", done, total, full)
+	}
+	if p.IndexBytes() > 64<<10+64<<10 {
+		// One entry past the budget at most: a chunk sealed, 64 KiB of
+		// slack here is far above one entry's columns.
+		t.Errorf("index holds %d bytes over a budget of 64 KiB", p.IndexBytes())
+	}
+	last := rec.Time(done - 1)
+	inside := last.Add(-time.Second)
+	p.Seek(inside)
+	p.Tick()
+	if got, want := playerText(p), playerText(scratch(rec, inside, nil)); got != want {
+		t.Fatalf("seek inside the index differs\n--- seek\n%s\n--- scratch\n%s", got, want)
+	}
+	past := rec.Time(rec.Len() - 1)
+	p.Seek(past)
+	p.Settle()
+	plain := replay.New(rec, replay.Options{Store: indexStore, IndexMemory: -1})
+	plain.Seek(past)
+	plain.Settle()
+	if got, want := playerText(p), playerText(plain); got != want {
+		t.Fatalf("seek past the index differs from a player without one\n--- seek\n%s\n--- plain\n%s", got, want)
+	}
+}
+
+// TestIndexColumnsRoundTrip: values the column encoding must give back
+// exactly, through a restore (integers of every size, fractions, -0, the
+// infinities, present NaN, absent).
+func TestIndexColumnsRoundTrip(t *testing.T) {
+	vals := []float64{0, 1, -1, 1 << 52, -(1 << 53), 1<<53 + 2, 0.1, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), 3, 3, 1e300, 42}
+	path := filepath.Join(t.TempDir(), "cols.rtd")
+	w, err := dump.Create(path, false, dump.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < 3*chunk; n++ {
+		var b strings.Builder
+		fmt.Fprintf(&b, "# TYPE v gauge\n")
+		for k, v := range vals {
+			if (n+k)%5 == 0 {
+				continue // absent
+			}
+			if (n+k)%7 == 0 {
+				fmt.Fprintf(&b, "v{k=\"%d\"} NaN\n", k)
+				continue
+			}
+			fmt.Fprintf(&b, "v{k=\"%d\"} %s\n", k, model.FormatFloat(v+float64(n%3)*v))
+		}
+		fmt.Fprintf(&b, "v{k=\"int\"} %d\n", n*n*n*1000-5000000)
+		if err := w.Append("t", t0.Add(time.Duration(n)*time.Second), "text/plain; version=0.0.4", []byte(b.String())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := dump.OpenRecording(path, dump.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	p := replay.New(rec, replay.Options{Store: model.StoreConfig{History: 3 * chunk}})
+	if err := p.BuildIndex(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, chunk - 1, chunk, 2*chunk + 5, 3*chunk - 1} {
+		head := t0.Add(time.Duration(n) * time.Second)
+		p.Seek(head)
+		p.Tick()
+		ref := replay.New(rec, replay.Options{Store: model.StoreConfig{History: 3 * chunk}, Lookback: time.Hour, QuickLookback: time.Hour, IndexMemory: -1})
+		ref.Seek(head)
+		ref.Settle()
+		if got, want := dumpStore(p.Store()), dumpStore(ref.Store()); got != want {
+			t.Fatalf("at %d:\n--- index\n%s\n--- appended\n%s", n, got, want)
+		}
+	}
+}
