@@ -101,7 +101,7 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	st := model.NewStore(model.StoreConfig{History: hist})
 	var statuses []model.TargetStatus
 	for k, rec := range recs {
-		statuses = append(statuses, dump.LoadStoreRange(rec, spans[k][0], spans[k][1], st, translate)...)
+		statuses = append(statuses, loadRange(rec, spans[k][0], spans[k][1], st, translate)...)
 	}
 	// As live, each target shows the dialects that read it
 	// (targets[].dialects is the same for a recording as for its run).
@@ -122,6 +122,12 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	}
 	return failOn(rep.Findings, f.failOn)
 }
+
+// loadRange loads a recording's entries into the store: dump.LoadStoreRange,
+// which parses ahead of storing on a second goroutine. A variable so that
+// TestAnalyzeWholeSameAsSequential can compare it with entry-by-entry
+// loading.
+var loadRange = dump.LoadStoreRange
 
 // recordingSpans reads --from and --to (as replay's --from: an offset from
 // the earliest recording's start, RFC 3339 or Unix seconds) into each

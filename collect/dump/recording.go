@@ -212,13 +212,32 @@ func Range(rec Recording, from, to time.Time) (lo, hi int) {
 // LoadStoreRange is LoadStore of the entries [lo, hi) only: a dump decodes
 // just those (and, for each target's first, the delta chain from its key
 // frame), so a window of a long recording costs what the window holds.
+//
+// Decoding, parsing and transforming run one entry ahead of storing, in a
+// second goroutine (a dump decodes fastest in order, and transform keeps
+// per-target state, so both stay in entry order): on two cores the store
+// fills while the next scrapes are parsed. The store sees the same
+// snapshots in the same order as ApplyEntry one by one.
 func LoadStoreRange(rec Recording, lo, hi int, st *model.Store, transform func(*model.Snapshot) (*model.Snapshot, error)) []model.TargetStatus {
 	statuses := make(map[string]*model.TargetStatus)
 	for _, t := range rec.Targets() {
 		statuses[t] = &model.TargetStatus{Name: t}
 	}
-	for i := lo; i < hi; i++ {
-		ApplyEntry(rec, i, st, statuses, transform)
+	entries := make(chan parsedEntry, loadAhead)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(entries)
+		for i := lo; i < hi; i++ {
+			select {
+			case entries <- readEntry(rec, i, transform):
+			case <-stop:
+				return
+			}
+		}
+	}()
+	for e := range entries {
+		applyParsed(e, st, statuses)
 	}
 	out := make([]model.TargetStatus, 0, len(statuses))
 	for _, t := range rec.Targets() {
@@ -227,18 +246,41 @@ func LoadStoreRange(rec Recording, lo, hi int, st *model.Store, transform func(*
 	return out
 }
 
+// loadAhead is how many entries LoadStoreRange parses ahead of the store:
+// enough to keep both goroutines busy over a slow frame, few enough that
+// the parsed snapshots waiting stay small (a few MB at 2,000 series).
+const loadAhead = 8
+
+// parsedEntry is one entry read and transformed, not yet stored.
+type parsedEntry struct {
+	target string
+	at     time.Time
+	snap   *model.Snapshot
+	err    error
+}
+
+func readEntry(rec Recording, i int, transform func(*model.Snapshot) (*model.Snapshot, error)) parsedEntry {
+	e := parsedEntry{target: rec.Target(i), at: rec.Time(i)}
+	e.snap, e.err = rec.Snapshot(i)
+	if e.err == nil && transform != nil {
+		e.snap, e.err = transform(e.snap)
+	}
+	return e
+}
+
 // ApplyEntry appends entry i of rec to st and updates its target's status
 // as the scraper would.
 func ApplyEntry(rec Recording, i int, st *model.Store, statuses map[string]*model.TargetStatus, transform func(*model.Snapshot) (*model.Snapshot, error)) {
-	target, at := rec.Target(i), rec.Time(i)
+	applyParsed(readEntry(rec, i, transform), st, statuses)
+}
+
+// applyParsed stores one read entry and updates its target's status.
+func applyParsed(e parsedEntry, st *model.Store, statuses map[string]*model.TargetStatus) {
+	target, at, snap, err := e.target, e.at, e.snap, e.err
 	ts := statuses[target]
 	if ts == nil {
 		ts = &model.TargetStatus{Name: target}
 		statuses[target] = ts
-	}
-	snap, err := rec.Snapshot(i)
-	if err == nil && transform != nil {
-		snap, err = transform(snap)
 	}
 	ts.Scrapes++
 	ts.LastScrape = at
