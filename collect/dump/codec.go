@@ -37,6 +37,12 @@ type num struct {
 	// d is how much m grew at the last delta frame (0 after a key frame
 	// or a change of shape): the next value is predicted as m+d.
 	d int64
+	// Version 3 (docs/dump-format.md): k is the slot's kind at its last
+	// delta frame, the prediction of its next kind; cost is how well each
+	// of the predictors did on it lately (predict), lower is better. Both
+	// are 0 after a key frame.
+	k    uint8
+	cost [numPredictors]uint16
 }
 
 func (n num) sameValue(o num) bool { return n.m == o.m && n.sameShape(o) }
@@ -466,6 +472,42 @@ func forLines(s []byte, fn func(line []byte, first int)) {
 	}
 }
 
+// The predictors of a version 3 slot of the base's shape: the value that
+// grew as it did at its last delta (counters grow steadily), or as the
+// slot before it in this frame did (the buckets of a histogram grow
+// together), or by the trend of the two slots before it (cumulative
+// buckets of an evenly spread histogram). Encoder and decoder keep how
+// well each did per slot (the bits of its residuals, decaying by 1/8 per
+// frame) and use the best; a challenger must halve the cost of the one
+// before it, so a slot does not flip between predictors on noise.
+const numPredictors = 3
+
+// predict returns the predictions for a slot whose base is b, given the
+// growths of the two slots before it in this frame (g1 the nearer), and
+// which to use.
+func predict(b num, g1, g2 int64) ([numPredictors]int64, int) {
+	p := [numPredictors]int64{b.m + b.d, b.m + g1, b.m + 2*g1 - g2}
+	best := 0
+	for k := 1; k < numPredictors; k++ {
+		if 2*uint32(b.cost[k]) < uint32(b.cost[best]) {
+			best = k
+		}
+	}
+	return p, best
+}
+
+// learn sets c's predictor costs from its base's after the slot took the
+// value m.
+func (c *num) learn(b num, m int64, p [numPredictors]int64) {
+	for k := range p {
+		r := m - p[k]
+		if r < 0 {
+			r = -r // MinInt64 stays negative: 64 bits below, as it should
+		}
+		c.cost[k] = b.cost[k] - b.cost[k]>>3 + uint16(bits.Len64(uint64(r)))*16
+	}
+}
+
 // Slot kinds of a delta frame.
 const (
 	slotSame    = 0 // the base's number, unchanged
@@ -499,11 +541,12 @@ func rescale(m int64, k int) (int64, bool) {
 	return m * pow10[k], true
 }
 
-// encodeDelta writes cur as a difference from base into dst: flags, the
-// structure when it differs from the base's, then per slot a kind, the
-// shapes and the integers. It sets cur's growths (num.d) for the next
-// delta.
-func encodeDelta(dst []byte, cur, base *tokens) []byte {
+// encodeDelta writes cur as a difference from base into dst in format
+// version v (2 or 3): flags, the structure when it differs from the
+// base's, then per slot a kind, the shapes and the integers. It sets
+// cur's growths (num.d), and in version 3 its kinds and predictor costs,
+// for the next delta.
+func encodeDelta(dst []byte, cur, base *tokens, v uint16) []byte {
 	same := bytes.Equal(cur.structure, base.structure)
 	flags := uint64(0)
 	if same {
@@ -520,40 +563,63 @@ func encodeDelta(dst []byte, cur, base *tokens) []byte {
 	dst = append(dst, make([]byte, n)...)
 	var shapes, ints []byte
 	align := baseAlignment(cur, base, len(cur.nums), same)
+	v3 := v >= 3
+	var g1, g2 int64 // version 3: the growths of the two slots before
 	for i, c := range cur.nums {
 		bi := align(i)
-		if bi < 0 {
-			dst[kinds+i] = slotAbs
+		cn := &cur.nums[i]
+		cn.d, cn.k, cn.cost = 0, 0, [numPredictors]uint16{}
+		kind := byte(slotAbs)
+		pk := byte(slotAbs) // version 3: the kind predicted (the base slot's last)
+		var growth int64
+		switch {
+		case bi < 0:
 			shapes = appendShape(shapes, c)
 			ints = binary.AppendVarint(ints, c.m)
-			cur.nums[i].d = 0
-			continue
-		}
-		b := base.nums[bi]
-		cur.nums[i].d = 0
-		switch {
-		case c.sameValue(b):
-			dst[kinds+i] = slotSame
-		case c.sameShape(b):
+		case v3 && c.sameShape(base.nums[bi]):
+			b := base.nums[bi]
+			pk = b.k
+			p, sel := predict(b, g1, g2)
+			if c.m == b.m {
+				kind = slotSame
+			} else {
+				kind = slotDelta
+				ints = binary.AppendVarint(ints, c.m-p[sel])
+			}
+			growth = c.m - b.m
+			cn.d = growth
+			cn.learn(b, c.m, p)
+		case c.sameValue(base.nums[bi]):
+			kind = slotSame
+		case c.sameShape(base.nums[bi]):
 			// Counters grow at a steady rate: code the difference from
 			// the base plus its last growth.
-			dst[kinds+i] = slotDelta
+			b := base.nums[bi]
+			kind = slotDelta
 			ints = binary.AppendVarint(ints, c.m-b.m-b.d)
-			cur.nums[i].d = c.m - b.m
+			cn.d = c.m - b.m
 		default:
+			b := base.nums[bi]
+			pk = b.k
 			t := min(c.scale(), b.scale())
 			cm, ok1 := rescale(c.m, c.scale()-t)
 			bm, ok2 := rescale(b.m, b.scale()-t)
+			shapes = appendShape(shapes, c)
 			if ok1 && ok2 {
-				dst[kinds+i] = slotReshape
-				shapes = appendShape(shapes, c)
+				kind = slotReshape
 				ints = binary.AppendVarint(ints, cm-bm)
 			} else {
-				dst[kinds+i] = slotAbs
-				shapes = appendShape(shapes, c)
 				ints = binary.AppendVarint(ints, c.m)
 			}
 		}
+		if v3 {
+			// Most slots do what they did at the last frame: a kind is
+			// stored as its difference from that, mostly 0.
+			cn.k = kind
+			kind ^= pk
+			g2, g1 = g1, growth
+		}
+		dst[kinds+i] = kind
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(shapes)))
 	dst = append(dst, shapes...)
@@ -604,8 +670,9 @@ func appendShape(dst []byte, n num) []byte {
 }
 
 // decodeDelta rebuilds into cur the tokens that src (an encodeDelta
-// output) describes against base. cur must not share buffers with base.
-func decodeDelta(src []byte, base, cur *tokens) error {
+// output of format version v) describes against base. cur must not share
+// buffers with base.
+func decodeDelta(src []byte, base, cur *tokens, v uint16) error {
 	r := byteReader{b: src}
 	flags := r.uvarint()
 	cur.lines = nil
@@ -635,23 +702,45 @@ func decodeDelta(src []byte, base, cur *tokens) error {
 	}
 	cur.nums = cur.nums[:0]
 	align := baseAlignment(cur, base, int(n), flags&1 != 0)
+	v3 := v >= 3
+	var g1, g2 int64
 	for i := 0; i < int(n); i++ {
 		k := kinds[i]
-		bi := -1
-		if k != slotAbs {
-			if bi = align(i); bi < 0 || bi >= len(base.nums) {
-				return fmt.Errorf("delta: slot %d has no base", i)
+		bi := align(i)
+		if bi >= len(base.nums) {
+			bi = -1
+		}
+		if v3 {
+			pk := byte(slotAbs)
+			if bi >= 0 {
+				pk = base.nums[bi].k
 			}
+			k ^= pk
+		}
+		if k != slotAbs && bi < 0 {
+			return fmt.Errorf("delta: slot %d has no base", i)
 		}
 		var c num
+		var growth int64
 		switch k {
-		case slotSame:
-			c = base.nums[bi]
-			c.d = 0
-		case slotDelta:
-			c = base.nums[bi]
-			c.d += ints.varint()
-			c.m += c.d
+		case slotSame, slotDelta:
+			b := base.nums[bi]
+			c = b
+			c.d, c.k, c.cost = 0, 0, [numPredictors]uint16{}
+			if !v3 {
+				if k == slotDelta {
+					c.d = b.d + ints.varint()
+					c.m += c.d
+				}
+				break
+			}
+			p, sel := predict(b, g1, g2)
+			if k == slotDelta {
+				c.m = p[sel] + ints.varint()
+			}
+			growth = c.m - b.m
+			c.d = growth
+			c.learn(b, c.m, p)
 		case slotReshape:
 			b := base.nums[bi]
 			c = shapes.shape()
@@ -667,6 +756,10 @@ func decodeDelta(src []byte, base, cur *tokens) error {
 			c.m = ints.varint()
 		default:
 			return fmt.Errorf("delta: slot %d: unknown kind %d", i, k)
+		}
+		if v3 {
+			c.k = k
+			g2, g1 = g1, growth
 		}
 		cur.nums = append(cur.nums, c)
 	}

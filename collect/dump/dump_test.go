@@ -415,15 +415,17 @@ func TestCodecRoundTrip(t *testing.T) {
 			t.Errorf("%q: rendered %q, %v", b, got, err)
 		}
 		for _, base := range bodies {
-			var bt, out tokens
-			tokenize(base, &bt)
-			d := encodeDelta(nil, &tk, &bt)
-			if err := decodeDelta(d, &bt, &out); err != nil {
-				t.Fatalf("%q on %q: %v", b, base, err)
-			}
-			got, err := out.render(nil)
-			if err != nil || !bytes.Equal(got, b) {
-				t.Errorf("%q on %q: %q, %v", b, base, got, err)
+			for _, v := range []uint16{2, Version} {
+				var bt, out tokens
+				tokenize(base, &bt)
+				d := encodeDelta(nil, &tk, &bt, v)
+				if err := decodeDelta(d, &bt, &out, v); err != nil {
+					t.Fatalf("version %d: %q on %q: %v", v, b, base, err)
+				}
+				got, err := out.render(nil)
+				if err != nil || !bytes.Equal(got, b) {
+					t.Errorf("version %d: %q on %q: %q, %v", v, b, base, got, err)
+				}
 			}
 		}
 	}

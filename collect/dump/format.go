@@ -17,8 +17,11 @@ const (
 	magic = "RTOPDUMP"
 	// Version is the format version this package writes and the newest it
 	// reads. Version 2 adds index frames (kind 4); version 1 files are
-	// read by scanning every frame, as before.
-	Version = 2
+	// read by scanning every frame, as before. Version 3 codes a delta
+	// frame's numbers against predictions and its kinds against the slot's
+	// last kind (docs/dump-format.md); version 1 and 2 deltas are still
+	// decoded as they were written. A file has one version, in its header.
+	Version = 3
 
 	headerSize      = 16
 	frameHeaderSize = 12
@@ -101,7 +104,7 @@ func checkFileHeader(b []byte) error {
 	if crc32.Checksum(b[:12], castagnoli) != binary.LittleEndian.Uint32(b[12:16]) {
 		return fmt.Errorf("dump header is damaged (checksum mismatch)")
 	}
-	if v := binary.LittleEndian.Uint16(b[8:10]); v != Version && v != 1 {
+	if v := binary.LittleEndian.Uint16(b[8:10]); v < 1 || v > Version {
 		if v > Version {
 			return fmt.Errorf("dump format version %d is newer than this retrytop reads (%d); upgrade retrytop", v, Version)
 		}

@@ -112,30 +112,36 @@ func FuzzCodec(f *testing.F) {
 	f.Add([]byte("a\x00b 1\n"), []byte("a\x01b 2\n"))
 	f.Add([]byte("x{a=\"1\"} 2\nx_total 3 17\ny{b=\"\\\"\"} 1\n"), []byte("x{a=\"1\"} 1\nx_totalz 3\ny{b=\"\\\"\"}1\n"))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		var ta, tb, out tokens
+		var ta, tb tokens
 		tokenize(a, &ta)
 		got, err := ta.render(nil)
 		if err != nil || !bytes.Equal(got, a) {
 			t.Fatalf("render(tokenize(%q)) = %q, %v", a, got, err)
 		}
 		tokenize(b, &tb)
-		d := encodeDelta(nil, &ta, &tb)
-		if err := decodeDelta(d, &tb, &out); err != nil {
-			t.Fatalf("decode: %v", err)
-		}
-		if got, err := out.render(nil); err != nil || !bytes.Equal(got, a) {
-			t.Fatalf("delta of %q on %q gave %q, %v", a, b, got, err)
-		}
-		// A second delta on top: the growths (num.d) the encoder and the
-		// decoder keep must agree.
-		var tb2, out2 tokens
-		tokenize(b, &tb2)
-		d2 := encodeDelta(nil, &tb2, &ta)
-		if err := decodeDelta(d2, &out, &out2); err != nil {
-			t.Fatalf("second decode: %v", err)
-		}
-		if got, err := out2.render(nil); err != nil || !bytes.Equal(got, b) {
-			t.Fatalf("delta of %q on %q on %q gave %q, %v", b, a, b, got, err)
+		for _, v := range []uint16{2, Version} {
+			var out tokens
+			d := encodeDelta(nil, &ta, &tb, v)
+			if err := decodeDelta(d, &tb, &out, v); err != nil {
+				t.Fatalf("version %d: decode: %v", v, err)
+			}
+			if got, err := out.render(nil); err != nil || !bytes.Equal(got, a) {
+				t.Fatalf("version %d: delta of %q on %q gave %q, %v", v, a, b, got, err)
+			}
+			// A second delta on top: the growths, kinds and predictor
+			// costs the encoder and the decoder keep must agree.
+			var tb2, out2 tokens
+			tokenize(b, &tb2)
+			d2 := encodeDelta(nil, &tb2, &ta, v)
+			if err := decodeDelta(d2, &out, &out2, v); err != nil {
+				t.Fatalf("version %d: second decode: %v", v, err)
+			}
+			if got, err := out2.render(nil); err != nil || !bytes.Equal(got, b) {
+				t.Fatalf("version %d: delta of %q on %q on %q gave %q, %v", v, b, a, b, got, err)
+			}
+			if !sameState(&out2, &tb2) {
+				t.Fatalf("version %d: the decoder's state of %q on %q on %q differs from the encoder's", v, b, a, b)
+			}
 		}
 		// The writer's tokenization of b after a is tokenize's.
 		var reused tokens
@@ -164,17 +170,34 @@ func sameTokens(a, b *tokens) bool {
 	return true
 }
 
+// sameState: the encoder's and the decoder's tokens agree in everything
+// the next delta reads: values, shapes, growths, kinds and costs.
+func sameState(a, b *tokens) bool {
+	if len(a.nums) != len(b.nums) {
+		return false
+	}
+	for i := range a.nums {
+		if a.nums[i] != b.nums[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // FuzzDecodeDelta: arbitrary delta bytes over a base never panic.
 func FuzzDecodeDelta(f *testing.F) {
 	var ta, tb tokens
 	tokenize([]byte("x 1\ny 2.5 3\n"), &ta)
 	tokenize([]byte("x 2\ny 2.75 4\nz 1\n"), &tb)
-	f.Add(encodeDelta(nil, &ta, &tb), []byte("x 2\ny 2.75 4\nz 1\n"))
+	f.Add(encodeDelta(nil, &ta, &tb, 2), []byte("x 2\ny 2.75 4\nz 1\n"))
+	f.Add(encodeDelta(nil, &ta, &tb, Version), []byte("x 2\ny 2.75 4\nz 1\n"))
 	f.Fuzz(func(t *testing.T, delta, base []byte) {
-		var tb, out tokens
-		tokenize(base, &tb)
-		if decodeDelta(delta, &tb, &out) == nil {
-			_, _ = out.render(nil)
+		for _, v := range []uint16{2, Version} {
+			var tb, out tokens
+			tokenize(base, &tb)
+			if decodeDelta(delta, &tb, &out, v) == nil {
+				_, _ = out.render(nil)
+			}
 		}
 	})
 }

@@ -68,6 +68,7 @@ type Reader struct {
 	targets  []string
 	problems []error
 	notes    []string // how the index was built, when not from index frames
+	version  uint16   // the file's format version: how its delta frames are coded
 	indexed  bool     // from the file's index frames
 	scanOnly bool
 
@@ -154,6 +155,7 @@ func newReaderScan(ra io.ReaderAt, size int64, name string, scanOnly bool) (*Rea
 		return nil, err
 	}
 	version := binary.LittleEndian.Uint16(hdr[8:10])
+	r.version = version
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxBodySize*4),
 		zstd.WithDecodeAllCapLimit(true))
 	if err != nil {
@@ -623,7 +625,7 @@ func (r *Reader) apply(st *decodeState, j int32) error {
 	if err != nil {
 		return fmt.Errorf("decompressing: %w", err)
 	}
-	if err := decodeDelta(delta, &st.cur, &st.next); err != nil {
+	if err := decodeDelta(delta, &st.cur, &st.next, r.version); err != nil {
 		return err
 	}
 	st.cur, st.next = st.next, st.cur
@@ -658,7 +660,7 @@ func (r *Reader) Clone() (*Reader, error) {
 		return nil, err
 	}
 	return &Reader{name: r.name, ra: r.ra, size: r.size, entries: r.entries, order: r.order, targets: r.targets,
-		problems: r.problems, notes: r.notes, indexed: r.indexed, dec: dec, states: make(map[string]*decodeState)}, nil
+		problems: r.problems, notes: r.notes, indexed: r.indexed, version: r.version, dec: dec, states: make(map[string]*decodeState)}, nil
 }
 
 // Close releases the file.

@@ -178,7 +178,7 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 	tokenizeReuse(body, &t.cur, &t.prev, t.prevBody)
 	key := !t.have || t.ct != contentType || t.sinceKey+1 >= w.opts.KeyEvery || m.timeNs <= t.lastNs
 	if !key {
-		w.delta = encodeDelta(w.delta[:0], &t.cur, &t.prev)
+		w.delta = encodeDelta(w.delta[:0], &t.cur, &t.prev, Version)
 		m.kind, m.base = kindDelta, uint64(m.timeNs-t.lastNs)
 		m.contentType = "" // a delta has its base's
 		var dictID uint32
@@ -204,9 +204,11 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 	if key {
 		m.kind, m.base, m.contentType = kindKey, 0, contentType
 		m.payload = padPayload(w.enc.EncodeAll(body, nil), 0, len(body))
-		// A reader starts from the key frame's own tokens: no growths.
+		// A reader starts from the key frame's own tokens: no growths,
+		// kinds or predictor costs.
 		for i := range t.cur.nums {
-			t.cur.nums[i].d = 0
+			n := &t.cur.nums[i]
+			n.d, n.k, n.cost = 0, 0, [numPredictors]uint16{}
 		}
 	}
 	w.buf = appendFrame(w.buf[:0], &m)
