@@ -58,7 +58,8 @@ func flakyTarget(t *testing.T, failing *atomic.Bool) *httptest.Server {
 // increase over the gap was lost: measured 24/s against the direct
 // scraper's 40/s over a 10 s span holding the 3 s gap. CounterExpr now takes the last sample before the
 // previous evaluation over dialect.CounterBridge, so both read the same
-// rate (compareWindow's bound: 3 % and the sampling at the edges).
+// rate (compareRate's bound: 3 % and what the target counted between the
+// two readers' samples at each end).
 func TestFailedScrapesAreBridged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Prometheus integration test skipped in -short mode")
@@ -87,7 +88,8 @@ func TestFailedScrapesAreBridged(t *testing.T) {
 	defer wg.Wait()
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	readTogether(runCtx, &wg, direct, src)
+	directLags := readTogether(runCtx, &wg, direct, src)
+	ruler, rulerLags := startRuler(runCtx, &wg, []collect.Target{tgt}, collect.Options{Translate: tr.Translate, Filter: tr.Filter})
 
 	time.Sleep(4 * time.Second)
 	t0 := time.Now()
@@ -104,17 +106,8 @@ func TestFailedScrapesAreBridged(t *testing.T) {
 	wg.Wait()
 
 	a, b := direct.Store(), src.Store()
-	// The longest scrape of either reader (compareWindow's skew).
-	var skew time.Duration
-	for _, st := range direct.Statuses() {
-		skew = max(skew, st.ScrapeDuration)
-	}
-	if cl, err := NewClient(ClientConfig{URL: base, Timeout: 5 * time.Second}); err == nil {
-		q := "max(max_over_time(scrape_duration_seconds[" + dialect.PromDuration(t1.Sub(t0)+5*time.Second) + "]))"
-		if r, err := cl.Query(ctx, q, t1); err == nil && len(r.Series) == 1 {
-			skew = max(skew, time.Duration(r.Series[0].Points[0].V*float64(time.Second)))
-		}
-	}
+	promLags := prometheusLags(ctx, base, t1, t1.Sub(t0)+5*time.Second)
+	skew := max(directLags.longest(), promLags.longest())
 	// The span both readers hold must have the failed scrapes inside,
 	// with samples on both sides of them.
 	from, to := commonSpan(a, b, "flaky", t0, t1)
@@ -137,5 +130,6 @@ func TestFailedScrapesAreBridged(t *testing.T) {
 			t.Errorf("%s: originals %v/s over %v..%v with 3 s of failed scrapes, want 40/s", name, v, from.Format("15:04:05.000"), to.Format("15:04:05.000"))
 		}
 	}
-	compareWindow(t, "originals/s across failed scrapes", rate(a), rate(b), a.Times("flaky"), from, to, skew)
+	rd := readers{a: a, b: b, ruler: ruler, aLags: directLags, bLags: promLags, rulerLags: rulerLags}
+	compareRate(t, "originals/s across failed scrapes", contractCounter("flaky", "db", model.MetricOriginals, func(s model.Signals) model.Value { return s.OriginalsPerS }, analysis.SignalsFor), rd, "flaky", from, to)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/internal/testpeer"
+	"github.com/retrytop/retrytop/model"
 )
 
 // scrapeJob is one job of the test Prometheus: one static target, or
@@ -84,13 +85,15 @@ func waitScraped(t *testing.T, ctx context.Context, base string, jobs []scrapeJo
 
 // readTogether scrapes directly and refreshes from Prometheus on the same
 // 1 s ticks until ctx is done, so both stores hold samples at nearly the
-// same times and a window selects the same span of both.
-func readTogether(ctx context.Context, wg *sync.WaitGroup, direct *collect.Scraper, src *Source) {
+// same times and a window selects the same span of both. It returns the
+// direct scrapes' lags.
+func readTogether(ctx context.Context, wg *sync.WaitGroup, direct *collect.Scraper, src *Source) *lags {
+	l := &lags{}
 	wg.Go(func() {
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
-			direct.ScrapeOnce(ctx)
+			l.note(direct.ScrapeOnce(ctx))
 			src.Refresh(ctx)
 			select {
 			case <-ctx.Done():
@@ -99,4 +102,54 @@ func readTogether(ctx context.Context, wg *sync.WaitGroup, direct *collect.Scrap
 			}
 		}
 	})
+	return l
+}
+
+// lags are how long each scrape of a reader took, by target and sample
+// stamp (ms): a sample's value was read between its stamp and that much
+// later. max is the longest, which stands for a scrape not noted.
+type lags struct {
+	mu  sync.Mutex
+	by  map[string]map[int64]time.Duration
+	max time.Duration
+}
+
+func (l *lags) add(target string, stampMs int64, took time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.by == nil {
+		l.by = map[string]map[int64]time.Duration{}
+	}
+	if l.by[target] == nil {
+		l.by[target] = map[int64]time.Duration{}
+	}
+	l.by[target][stampMs] = took
+	l.max = max(l.max, took)
+}
+
+// note records the scrapes ScrapeOnce reported.
+func (l *lags) note(sts []model.TargetStatus) {
+	for _, st := range sts {
+		if st.Scrapes > 0 {
+			l.add(st.Name, st.LastScrape.UnixMilli(), st.ScrapeDuration)
+		}
+	}
+}
+
+// of is the lag of target's sample stamped at stampMs, in ms: the longest
+// of the reader when that scrape was not noted.
+func (l *lags) of(target string, stampMs int64) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if d, ok := l.by[target][stampMs]; ok {
+		return d.Milliseconds() + 1 // rounded up
+	}
+	return l.max.Milliseconds() + 1
+}
+
+// longest is the longest scrape noted.
+func (l *lags) longest() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.max
 }

@@ -120,7 +120,10 @@ func TestAgainstPrometheus(t *testing.T) {
 	defer wg.Wait()
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	readTogether(runCtx, &wg, direct, src)
+	directLags := readTogether(runCtx, &wg, direct, src)
+	// The ruler: what the targets counted between the two readers'
+	// samples (peer_bound_test.go).
+	ruler, rulerLags := startRuler(runCtx, &wg, targets, collect.Options{Translate: tr.Translate, Filter: tr.Filter})
 
 	// The windows start in the healthy phase, after both readers' first
 	// reading (their baselines); the whole-incident window ends in the
@@ -162,8 +165,8 @@ func TestAgainstPrometheus(t *testing.T) {
 	// computes the values when it answers, up to a scrape's duration later
 	// (under -race the sim answers slowly): the readers' samples may stand
 	// that much further apart than the interval. The skew is the longest
-	// scrape of either over the run (Prometheus' scrape_duration_seconds,
-	// the direct scraper's statuses).
+	// scrape of any reader over the run (Prometheus' scrape_duration_seconds,
+	// the direct scraper's and the ruler's).
 	skew := time.Duration(0)
 	if cl, err := NewClient(ClientConfig{URL: base, Timeout: 5 * time.Second}); err == nil {
 		q := "max(max_over_time(scrape_duration_seconds[" + dialect.PromDuration(t1.Sub(t0)+5*time.Second) + "]))"
@@ -171,10 +174,10 @@ func TestAgainstPrometheus(t *testing.T) {
 			skew = time.Duration(r.Series[0].Points[0].V * float64(time.Second))
 		}
 	}
-	for _, st := range direct.Statuses() {
-		skew = max(skew, st.ScrapeDuration)
-	}
-	t.Logf("skew (longest scrape of either reader): %v", skew)
+	promLags := prometheusLags(ctx, base, t1, t1.Sub(t0)+5*time.Second)
+	skew = max(skew, directLags.longest(), rulerLags.longest(), promLags.longest())
+	t.Logf("skew (longest scrape of any reader): %v", skew)
+	rd := readers{a: a, b: b, ruler: ruler, aLags: directLags, bLags: promLags, rulerLags: rulerLags}
 	for _, w := range []struct {
 		name     string
 		from, to time.Time
@@ -182,24 +185,22 @@ func TestAgainstPrometheus(t *testing.T) {
 		rows := 0
 		for _, tgt := range a.Targets() {
 			for _, dep := range analysis.Dependencies(a, tgt) {
-				signals := func(st *model.Store, from, to int64) model.Signals {
-					return analysis.SignalsFor(st, tgt, dep, from, to)
-				}
+				from, to := commonSpan(a, b, tgt, w.from, w.to)
+				what := w.name + " window: " + tgt + " -> " + dep + " "
 				rows++
-				for _, c := range []struct {
-					what string
-					get  func(model.Signals) model.Value
-				}{
-					{"originals/s", func(s model.Signals) model.Value { return s.OriginalsPerS }},
-					{"attempts/s", func(s model.Signals) model.Value { return s.AttemptsPerS }},
-					{"amplification", func(s model.Signals) model.Value { return s.Amplification }},
-				} {
-					read := func(st *model.Store) func(from, to int64) model.Value {
-						return func(from, to int64) model.Value { return c.get(signals(st, from, to)) }
-					}
-					from, to := commonSpan(a, b, tgt, w.from, w.to)
-					compareWindow(t, w.name+" window: "+tgt+" -> "+dep+" "+c.what, read(a), read(b), a.Times(tgt), from, to, skew)
+				cc := func(family string, get func(model.Signals) model.Value) counter {
+					return contractCounter(tgt, dep, family, get, analysis.SignalsFor)
 				}
+				compareRate(t, what+"originals/s", cc(model.MetricOriginals, func(s model.Signals) model.Value { return s.OriginalsPerS }), rd, tgt, from, to)
+				compareRate(t, what+"attempts/s", cc(model.MetricAttempts, func(s model.Signals) model.Value { return s.AttemptsPerS }), rd, tgt, from, to)
+				sig := analysis.SignalsFor(a, tgt, dep, from.UnixMilli(), to.UnixMilli())
+				num, den, numFamily, denFamily, ok := amplificationParts(sig)
+				if !ok {
+					t.Errorf("%samplification: basis %q has a denominator of two counters, which the sampling bound does not cover", what, sig.AmplificationBasis)
+					continue
+				}
+				amp := cc("", func(s model.Signals) model.Value { return s.Amplification })
+				compareRatio(t, what+"amplification", amp.rate, cc(numFamily, num), cc(denFamily, den), rd, tgt, from, to)
 			}
 		}
 		if rows < 4 {
@@ -385,8 +386,8 @@ func compareWindow(t *testing.T, what string, direct, prom func(from, to int64) 
 // failed or came late (Prometheus under -race times scrapes out), its
 // window ends a scrape or two earlier, and at a step change the two would
 // describe different seconds. Over the common span they describe the
-// same seconds, up to one scrape interval at each end (compareWindow's
-// bound). The window still ends where the test put it, in the step.
+// same seconds, up to one scrape interval at each end (compareRate's and
+// compareWindow's bounds). The window still ends where the test put it, in the step.
 func commonSpan(a, b *model.Store, target string, from, to time.Time) (time.Time, time.Time) {
 	f, e := from.UnixMilli(), to.UnixMilli()
 	lo, hi := f, e
