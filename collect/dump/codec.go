@@ -72,6 +72,7 @@ func parseNum(tok []byte) (num, bool) {
 	if i == start || digits > maxDigits {
 		return n, false
 	}
+	intDigits := digits
 	if i < len(tok) && tok[i] == '.' {
 		i++
 		fs := i
@@ -98,7 +99,9 @@ func parseNum(tok []byte) (num, bool) {
 			e = e*10 + int(tok[i]-'0')
 			i++
 		}
-		if i-es < 2 {
+		// appendNum writes two digits below 100 (e+05), no leading zero
+		// above, and +00 for zero.
+		if nd := i - es; nd < 2 || (nd > 2 && tok[es] == '0') || (eneg && e == 0) {
 			return n, false
 		}
 		if eneg {
@@ -109,14 +112,16 @@ func parseNum(tok []byte) (num, bool) {
 	if i != len(tok) {
 		return n, false
 	}
+	// Only the canonical spelling is a slot: "007" and "-0" stay text.
+	// appendNum writes the digits after the point as they are and the
+	// integer part without leading zeros: no round trip is needed
+	// (TestParseNumCanonical holds this to one).
+	if (intDigits > 1 && tok[start] == '0') || (neg && m == 0) {
+		return n, false
+	}
 	n.m = int64(m)
 	if neg {
 		n.m = -n.m
-	}
-	// Only the canonical spelling is a slot: "007", "-0" and "1e+6" stay text.
-	var buf [48]byte
-	if !bytes.Equal(appendNum(buf[:0], n), tok) {
-		return n, false
 	}
 	return n, true
 }
@@ -175,9 +180,12 @@ type tokens struct {
 
 // row is one line of a tokenized body: where it starts in the body, the
 // length of its series (name and labels; 0: not a sample line), and
-// where it starts in the structure and where its series text ends there.
+// where it starts in the structure and where its series text ends there;
+// its length in the body and the structure (newline included) and its
+// first number.
 type row struct {
 	start, series, sstart, send int32
+	blen, slen, num             int32
 }
 
 // maxSlotsPerLine: the value and the timestamp of a sample line.
@@ -210,28 +218,51 @@ func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) {
 			next = end + 1
 		}
 		line := body[off:end]
-		r := row{start: int32(off), sstart: int32(len(t.structure))}
-		if k := len(t.rows); prev != nil && k < len(prev.rows) && prev.rows[k].series > 0 {
+		r := row{start: int32(off), sstart: int32(len(t.structure)), blen: int32(next - off), num: int32(len(t.nums))}
+		if k := len(t.rows); prev != nil && k < len(prev.rows) {
 			p := prev.rows[k]
-			n := int(p.series)
-			if n < len(line) && (line[n] == ' ' || line[n] == '\t') && int(p.start)+n <= len(prevBody) &&
-				bytes.Equal(line[:n], prevBody[p.start:int(p.start)+n]) {
-				t.structure = append(t.structure, prev.structure[p.sstart:p.send]...)
-				r.series, r.send = int32(n), int32(len(t.structure))
-				t.lineNumbers(line, n)
-				t.rows = append(t.rows, r)
-				if next > end {
-					t.structure = append(t.structure, '\n')
+			// The same bytes, newline included, tokenize the same: most
+			// lines of a steady target, whose values did not change.
+			if p.blen == r.blen && int(p.start)+int(p.blen) <= len(prevBody) && bytes.Equal(body[off:next], prevBody[p.start:p.start+p.blen]) {
+				t.structure = append(t.structure, prev.structure[p.sstart:p.sstart+p.slen]...)
+				nn := int32(len(prev.nums))
+				if k+1 < len(prev.rows) {
+					nn = prev.rows[k+1].num
 				}
+				for _, c := range prev.nums[p.num:nn] {
+					t.nums = append(t.nums, num{m: c.m, exp: c.exp, f: c.f, hasExp: c.hasExp})
+				}
+				r.series, r.send, r.slen = p.series, r.sstart+(p.send-p.sstart), p.slen
+				if p.series == 0 {
+					r.send = 0
+				}
+				t.rows = append(t.rows, r)
 				off = next
 				continue
 			}
+			if p.series > 0 {
+				n := int(p.series)
+				if n < len(line) && (line[n] == ' ' || line[n] == '\t') && int(p.start)+n <= len(prevBody) &&
+					bytes.Equal(line[:n], prevBody[p.start:int(p.start)+n]) {
+					t.structure = append(t.structure, prev.structure[p.sstart:p.send]...)
+					r.series, r.send = int32(n), int32(len(t.structure))
+					t.lineNumbers(line, n)
+					if next > end {
+						t.structure = append(t.structure, '\n')
+					}
+					r.slen = int32(len(t.structure)) - r.sstart
+					t.rows = append(t.rows, r)
+					off = next
+					continue
+				}
+			}
 		}
 		r.series, r.send = tokenizeLine(line, t)
-		t.rows = append(t.rows, r)
 		if next > end {
 			t.structure = append(t.structure, '\n')
 		}
+		r.slen = int32(len(t.structure)) - r.sstart
+		t.rows = append(t.rows, r)
 		off = next
 	}
 }

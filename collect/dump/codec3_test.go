@@ -1,0 +1,202 @@
+package dump
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestParseNumCanonical: parseNum accepts exactly the tokens appendNum
+// renders back byte for byte (it checks the spelling directly instead of
+// rendering, issue 19's record CPU), on a table of edge cases and on
+// random tokens from the alphabet of numbers.
+func TestParseNumCanonical(t *testing.T) {
+	cases := map[string]bool{
+		"0": true, "1": true, "-1": true, "10": true, "007": false, "-0": false, "0.0": true, "-0.0": false,
+		"0.05": true, "00.5": false, "-0.5": true, "5.00": true, "1.": false, ".5": false, "1e+06": true,
+		"1e6": false, "1e+6": false, "1e+006": false, "1e-00": false, "1e+00": true, "1e+100": true,
+		"1e+0100": false, "1e+1000": true, "1e+10000": false, "1.5e-07": true, "123456789012345678": true,
+		"1234567890123456789": false, "NaN": false, "+Inf": false, "+1": false, "1E+06": false, "": false, "-": false,
+	}
+	for tok, want := range cases {
+		n, ok := parseNum([]byte(tok))
+		if ok != want {
+			t.Errorf("parseNum(%q) = %v, want %v", tok, ok, want)
+			continue
+		}
+		if ok {
+			if got := appendNum(nil, n); string(got) != tok {
+				t.Errorf("parseNum(%q) renders %q", tok, got)
+			}
+		}
+	}
+	// Random tokens: whatever parseNum accepts renders back exactly, and
+	// whatever renders back exactly from a reading of digits, point and
+	// exponent is accepted.
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "0123456789.-+e"
+	for range 300000 {
+		b := make([]byte, 1+rng.IntN(9))
+		for i := range b {
+			if rng.IntN(3) == 0 {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[i] = '0' + byte(rng.IntN(10))
+			}
+		}
+		n, ok := parseNum(b)
+		if ok && !bytes.Equal(appendNum(nil, n), b) {
+			t.Fatalf("parseNum(%q) accepted; renders %q", b, appendNum(nil, n))
+		}
+		if !ok {
+			if m, ok2 := parseAnyNum(b); ok2 && bytes.Equal(appendNum(nil, m), b) {
+				t.Fatalf("parseNum(%q) refused a token that renders back exactly", b)
+			}
+		}
+	}
+}
+
+// parseAnyNum reads -?D+(.D+)?(e[+-]D+)? without any spelling check, as
+// the reference for TestParseNumCanonical.
+func parseAnyNum(tok []byte) (num, bool) {
+	s := string(tok)
+	var n num
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	mant, exp, hasExp := strings.Cut(s, "e")
+	ip, fp, hasPoint := strings.Cut(mant, ".")
+	if ip == "" || (hasPoint && fp == "") || len(ip)+len(fp) > maxDigits {
+		return n, false
+	}
+	var m int64
+	for _, c := range ip + fp {
+		if c < '0' || c > '9' {
+			return n, false
+		}
+		m = m*10 + int64(c-'0')
+	}
+	if hasExp {
+		if len(exp) < 2 || (exp[0] != '+' && exp[0] != '-') || len(exp) > 5 {
+			return n, false
+		}
+		e := 0
+		for _, c := range exp[1:] {
+			if c < '0' || c > '9' {
+				return n, false
+			}
+			e = e*10 + int(c-'0')
+		}
+		if exp[0] == '-' {
+			e = -e
+		}
+		n.hasExp, n.exp = true, int16(e)
+	}
+	if neg {
+		m = -m
+	}
+	n.m, n.f = m, uint8(len(fp))
+	return n, true
+}
+
+// TestDeltaVersion3Paths writes, as the writer does, a target's scrapes
+// through every path of a version 3 delta and decodes them: counters
+// that grow steadily (the last growth predicts), histogram buckets that
+// grow together (the slot before predicts), a series appearing and
+// disappearing (the structure changes; kinds and costs follow the
+// series), a counter reset, a value changing its spelling (shape), a
+// slot whose kind changes and changes back. The decoder's state must be
+// the encoder's after every frame, and each predictor must have been used.
+func TestDeltaVersion3Paths(t *testing.T) {
+	body := func(i int) []byte {
+		var b strings.Builder
+		reset := 0
+		if i >= 20 {
+			reset = 20
+		}
+		fmt.Fprintf(&b, "steady_total %d\n", 1000+(i-reset)*17)
+		total := 500 + i*i*3
+		for k := 1; k <= 8; k++ {
+			fmt.Fprintf(&b, "h_bucket{le=\"%d\"} %d\n", k, total*k/8)
+		}
+		fmt.Fprintf(&b, "h_count %d\n", total)
+		if i >= 5 && i < 12 {
+			fmt.Fprintf(&b, "late_total{x=\"y\"} %d\n", (i-5)*4)
+		}
+		fmt.Fprintf(&b, "shape %s\n", []string{"1.5", "2", "1e+06", "0.001", "2"}[i%5])
+		fmt.Fprintf(&b, "flappy %d\n", (i/3)%2)
+		return []byte(b.String())
+	}
+	var base, cur, dec, next tokens
+	used := map[int]int{}
+	for i := 0; i < 30; i++ {
+		b := body(i)
+		tokenize(b, &cur)
+		if i == 0 {
+			tokenize(b, &dec)
+			base, cur = cur, base
+			continue
+		}
+		for k := range base.nums {
+			_, sel := predict(base.nums[k], 0, 0)
+			used[sel]++
+		}
+		d := encodeDelta(nil, &cur, &base, Version)
+		if err := decodeDelta(d, &dec, &next, Version); err != nil {
+			t.Fatalf("scrape %d: %v", i, err)
+		}
+		got, err := next.render(nil)
+		if err != nil || !bytes.Equal(got, b) {
+			t.Fatalf("scrape %d: decoded %q, %v; want %q", i, got, err, b)
+		}
+		if !sameState(&next, &cur) {
+			t.Fatalf("scrape %d: the decoder's state differs from the encoder's", i)
+		}
+		base, cur = cur, base
+		dec, next = next, dec
+	}
+	for sel := range numPredictors {
+		if used[sel] == 0 && sel != 2 {
+			t.Errorf("predictor %d was never chosen: %v", sel, used)
+		}
+	}
+}
+
+// TestVersionIsPerFile: a file's version is in its header and nowhere
+// else, so a file cannot mix versions: the same version 3 frames under a
+// version 2 header fail to decode with an error (the body checksum or the
+// delta's own checks), never a wrong body.
+func TestVersionIsPerFile(t *testing.T) {
+	b := writeFixture(t, WriterOptions{KeyEvery: 8})
+	if v := binary.LittleEndian.Uint16(b[8:10]); v != Version {
+		t.Fatalf("a new file has version %d, want %d", v, Version)
+	}
+	r := openBytes(t, b)
+	want := fixtureScrapes()
+	for i := range want {
+		if f, err := r.Frame(i); err != nil || !bytes.Equal(f.Body, want[i].body) {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+	}
+	old := bytes.Clone(b)
+	binary.LittleEndian.PutUint16(old[8:], 2)
+	binary.LittleEndian.PutUint32(old[12:], crc32.Checksum(old[:12], castagnoli))
+	r2 := openBytes(t, old)
+	failed := 0
+	for i := range want {
+		f, err := r2.Frame(i)
+		if err != nil {
+			failed++
+			continue
+		}
+		if !bytes.Equal(f.Body, want[i].body) {
+			t.Fatalf("frame %d decoded as version 2 to a wrong body", i)
+		}
+	}
+	if failed == 0 {
+		t.Fatal("version 3 deltas read as version 2 all decoded: the test would not see a version mix")
+	}
+}
