@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"time"
 
@@ -213,31 +214,57 @@ func Range(rec Recording, from, to time.Time) (lo, hi int) {
 // just those (and, for each target's first, the delta chain from its key
 // frame), so a window of a long recording costs what the window holds.
 //
-// Decoding, parsing and transforming run one entry ahead of storing, in a
-// second goroutine (a dump decodes fastest in order, and transform keeps
-// per-target state, so both stay in entry order): on two cores the store
-// fills while the next scrapes are parsed. The store sees the same
-// snapshots in the same order as ApplyEntry one by one.
+// Decoding, parsing and transforming run ahead of storing, on up to
+// GOMAXPROCS goroutines, each with its own Fork of rec and its own share
+// of the targets: a target's entries are read and transformed in order by
+// one goroutine (a dump decodes fastest in order, and transform keeps
+// per-target state), and the store takes every entry in entry order. The
+// store sees the same snapshots in the same order as ApplyEntry one by one
+// (TestAnalyzeWholeSameAsSequential in cmd/retrytop).
 func LoadStoreRange(rec Recording, lo, hi int, st *model.Store, transform func(*model.Snapshot) (*model.Snapshot, error)) []model.TargetStatus {
 	statuses := make(map[string]*model.TargetStatus)
-	for _, t := range rec.Targets() {
+	owner := make(map[string]int)
+	n := max(1, min(runtime.GOMAXPROCS(0), len(rec.Targets()), maxLoaders))
+	for k, t := range rec.Targets() {
 		statuses[t] = &model.TargetStatus{Name: t}
+		owner[t] = k % n // a target missing from Targets goes to loader 0 on both sides
 	}
-	entries := make(chan parsedEntry, loadAhead)
+	readers := []Recording{rec}
+	for len(readers) < n {
+		f, err := rec.Fork()
+		if err != nil {
+			break // fewer loaders: each takes more targets
+		}
+		defer f.Close()
+		readers = append(readers, f)
+	}
+	if len(readers) < n {
+		n = len(readers)
+		for k, t := range rec.Targets() {
+			owner[t] = k % n
+		}
+	}
 	stop := make(chan struct{})
 	defer close(stop)
-	go func() {
-		defer close(entries)
-		for i := lo; i < hi; i++ {
-			select {
-			case entries <- readEntry(rec, i, transform):
-			case <-stop:
-				return
+	chans := make([]chan parsedEntry, n)
+	for w := range chans {
+		chans[w] = make(chan parsedEntry, loadAhead)
+		go func(r Recording, out chan<- parsedEntry) {
+			defer close(out)
+			for i := lo; i < hi; i++ {
+				if owner[r.Target(i)] != w {
+					continue
+				}
+				select {
+				case out <- readEntry(r, i, transform):
+				case <-stop:
+					return
+				}
 			}
-		}
-	}()
-	for e := range entries {
-		applyParsed(e, st, statuses)
+		}(readers[w], chans[w])
+	}
+	for i := lo; i < hi; i++ {
+		applyParsed(<-chans[owner[rec.Target(i)]], st, statuses)
 	}
 	out := make([]model.TargetStatus, 0, len(statuses))
 	for _, t := range rec.Targets() {
@@ -245,6 +272,10 @@ func LoadStoreRange(rec Recording, lo, hi int, st *model.Store, transform func(*
 	}
 	return out
 }
+
+// maxLoaders bounds LoadStoreRange's reading goroutines: past the cores
+// the store's one goroutine is the bottleneck.
+const maxLoaders = 8
 
 // loadAhead is how many entries LoadStoreRange parses ahead of the store:
 // enough to keep both goroutines busy over a slow frame, few enough that
