@@ -114,62 +114,35 @@ func (s *Store) Export(target string, from int64) TargetHistory {
 // the shape, never the values, and returns an error (changing nothing)
 // when h does not fit.
 func (s *Store) Load(target string, h TargetHistory) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	// Checked and built under the read lock and none (loads of distinct
+	// targets run in parallel), applied under the write lock.
+	s.mu.RLock()
+	th, next0, series, fresh, err := s.loadPrepare(target, &h)
+	s.mu.RUnlock()
+	if err != nil {
+		return err
+	}
 	hist := int64(s.cfg.History)
 	n := int64(len(h.Times))
 	first := h.Next - n
-	if first < 0 || n > hist {
-		return fmt.Errorf("store load %q: %d scrapes ending at index %d (history %d)", target, n, h.Next, hist)
-	}
-	for i := 1; i < len(h.Times); i++ {
-		if h.Times[i] <= h.Times[i-1] {
-			return fmt.Errorf("store load %q: scrape times not increasing at %d", target, i)
-		}
-	}
-	th := s.targets[target]
-	held := 0
-	if th == nil || th.next == 0 {
-		if n != min(h.Next, hist) {
-			return fmt.Errorf("store load %q: %d scrapes, want the %d retained after index %d", target, n, min(h.Next, hist), h.Next-1)
-		}
-	} else {
-		held = len(th.series)
-		oldest := th.next - int64(th.retained())
-		if first < oldest || first > th.next || h.Next < th.next {
-			return fmt.Errorf("store load %q: scrapes [%d, %d) do not follow the held [%d, %d)", target, first, h.Next, oldest, th.next)
-		}
-		for idx := first; idx < th.next; idx++ {
-			if th.times[idx%hist] != h.Times[idx-first] {
-				return fmt.Errorf("store load %q: scrape %d at %d, held at %d", target, idx, h.Times[idx-first], th.times[idx%hist])
-			}
-		}
-		if first == th.next && n > 0 && h.Times[0] <= th.times[(th.next-1)%hist] {
-			return fmt.Errorf("store load %q: scrape %d not after the held newest", target, first)
-		}
-	}
-	if len(h.Series) > s.cfg.MaxSeriesPerTarget || s.total-held+len(h.Series) > s.cfg.MaxSeries {
-		return fmt.Errorf("store load %q: %d series over the caps (%d per target, %d in all)", target, len(h.Series), s.cfg.MaxSeriesPerTarget, s.cfg.MaxSeries)
-	}
-	series := make(map[string]*storedSeries, len(h.Series))
-	for i := range h.Series {
+	for _, i := range fresh {
 		sh := &h.Series[i]
-		if len(sh.Values) != len(h.Times) || sh.LastSeen >= h.Next {
-			return fmt.Errorf("store load %q: series %s: %d values for %d scrapes, last seen %d", target, sh.Name, len(sh.Values), len(h.Times), sh.LastSeen)
+		ss := series[sh.Key]
+		if n == hist {
+			ss.ring = ringOf(sh.Values, first)
+		} else {
+			ss.ring = newRing(int(hist))
 		}
-		if series[sh.Key] != nil {
-			return fmt.Errorf("store load %q: series %s given twice", target, sh.Name)
-		}
-		var ss *storedSeries
-		if th != nil {
-			ss = th.series[sh.Key]
-		}
-		if ss == nil {
-			ss = &storedSeries{key: sh.Key, name: sh.Name, labels: sh.Labels, typ: sh.Type, extraVal: sh.Extra, ring: newRing(int(hist))}
-		}
-		series[sh.Key] = ss
 	}
-	// Checked: from here on nothing fails.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held := 0
+	if th != nil {
+		held = len(th.series)
+	}
+	if s.targets[target] != th || (th != nil && th.next != next0) || s.total-held+len(h.Series) > s.cfg.MaxSeries {
+		return fmt.Errorf("store load %q: the store changed while loading", target)
+	}
 	if th == nil {
 		th = &targetHistory{times: make([]int64, hist)}
 		s.targets[target] = th
@@ -181,8 +154,10 @@ func (s *Store) Load(target string, h TargetHistory) error {
 	for i := range h.Series {
 		sh := &h.Series[i]
 		ss := series[sh.Key]
-		for k, v := range sh.Values {
-			ss.ring.set(int((first+int64(k))%hist), v)
+		if n != hist || th.series[sh.Key] != nil {
+			for k, v := range sh.Values {
+				ss.ring.set(int((first+int64(k))%hist), v)
+			}
 		}
 		ss.lastSeen = sh.LastSeen
 		th.byName[ss.name] = append(th.byName[ss.name], ss)
@@ -194,4 +169,94 @@ func (s *Store) Load(target string, h TargetHistory) error {
 	clear(th.order) // the series cache only saves work; it starts afresh
 	th.order = th.order[:0]
 	return nil
+}
+
+// loadPrepare checks h against the store (under its read lock) and
+// returns the target's history as it is (nil: none) with its scrape count,
+// h's series by key (the held ones, and new ones without their ring) and
+// the positions in h.Series of the new ones.
+func (s *Store) loadPrepare(target string, h *TargetHistory) (*targetHistory, int64, map[string]*storedSeries, []int, error) {
+	fail := func(err error) (*targetHistory, int64, map[string]*storedSeries, []int, error) {
+		return nil, 0, nil, nil, err
+	}
+	hist := int64(s.cfg.History)
+	n := int64(len(h.Times))
+	first := h.Next - n
+	if first < 0 || n > hist {
+		return fail(fmt.Errorf("store load %q: %d scrapes ending at index %d (history %d)", target, n, h.Next, hist))
+	}
+	for i := 1; i < len(h.Times); i++ {
+		if h.Times[i] <= h.Times[i-1] {
+			return fail(fmt.Errorf("store load %q: scrape times not increasing at %d", target, i))
+		}
+	}
+	th := s.targets[target]
+	held := 0
+	if th == nil || th.next == 0 {
+		if n != min(h.Next, hist) {
+			return fail(fmt.Errorf("store load %q: %d scrapes, want the %d retained after index %d", target, n, min(h.Next, hist), h.Next-1))
+		}
+	} else {
+		held = len(th.series)
+		oldest := th.next - int64(th.retained())
+		if first < oldest || first > th.next || h.Next < th.next {
+			return fail(fmt.Errorf("store load %q: scrapes [%d, %d) do not follow the held [%d, %d)", target, first, h.Next, oldest, th.next))
+		}
+		for idx := first; idx < th.next; idx++ {
+			if th.times[idx%hist] != h.Times[idx-first] {
+				return fail(fmt.Errorf("store load %q: scrape %d at %d, held at %d", target, idx, h.Times[idx-first], th.times[idx%hist]))
+			}
+		}
+		if first == th.next && n > 0 && h.Times[0] <= th.times[(th.next-1)%hist] {
+			return fail(fmt.Errorf("store load %q: scrape %d not after the held newest", target, first))
+		}
+	}
+	if len(h.Series) > s.cfg.MaxSeriesPerTarget || s.total-held+len(h.Series) > s.cfg.MaxSeries {
+		return fail(fmt.Errorf("store load %q: %d series over the caps (%d per target, %d in all)", target, len(h.Series), s.cfg.MaxSeriesPerTarget, s.cfg.MaxSeries))
+	}
+	var next0 int64
+	if th != nil {
+		next0 = th.next
+	}
+	var fresh []int
+	series := make(map[string]*storedSeries, len(h.Series))
+	for i := range h.Series {
+		sh := &h.Series[i]
+		if len(sh.Values) != len(h.Times) || sh.LastSeen >= h.Next {
+			return fail(fmt.Errorf("store load %q: series %s: %d values for %d scrapes, last seen %d", target, sh.Name, len(sh.Values), len(h.Times), sh.LastSeen))
+		}
+		if series[sh.Key] != nil {
+			return fail(fmt.Errorf("store load %q: series %s given twice", target, sh.Name))
+		}
+		var ss *storedSeries
+		if th != nil {
+			ss = th.series[sh.Key]
+		}
+		if ss == nil {
+			ss = &storedSeries{key: sh.Key, name: sh.Name, labels: sh.Labels, typ: sh.Type, extraVal: sh.Extra}
+			fresh = append(fresh, i)
+		}
+		series[sh.Key] = ss
+	}
+	return th, next0, series, fresh, nil
+}
+
+// ringOf is a ring holding vals, the value of scrape first at vals[0]:
+// what newRing and a set per value build, in one pass (a restore fills
+// whole rings).
+func ringOf(vals []float64, first int64) ring {
+	n := int64(len(vals))
+	f32 := make([]float32, n)
+	for k, v := range vals {
+		f := float32(v)
+		if float64(f) != v && v == v { // not exact as float32 (NaN is)
+			f64 := make([]float64, n)
+			for k, v := range vals {
+				f64[(first+int64(k))%n] = v
+			}
+			return ring{f64: f64}
+		}
+		f32[(first+int64(k))%n] = f
+	}
+	return ring{f32: f32}
 }

@@ -432,8 +432,15 @@ func decodeColumn(b []byte, lo, hi int, out []float64) uint64 {
 	} else {
 		var prev int64
 		for s := 0; s < hi; s++ {
-			u, n := binary.Uvarint(b)
-			b = b[n:]
+			var u uint64
+			if c := b[0]; c < 0x80 { // most differences
+				u = uint64(c)
+				b = b[1:]
+			} else {
+				var n int
+				u, n = binary.Uvarint(b)
+				b = b[n:]
+			}
 			var v float64
 			if u == 0 {
 				v = math.NaN()
@@ -482,7 +489,8 @@ func (l *tlog) lastOf(end int) int {
 
 // history is the target's history of scrapes [from, next) and the series
 // it held after scrape next-1, for model.Store.Load (under x.mu).
-func (l *tlog) history(from, next int64) model.TargetHistory {
+// The values live in *buf, which the caller may reuse once Load is done.
+func (l *tlog) history(from, next int64, buf *[]float64) model.TargetHistory {
 	idx := next - 1
 	n := int(next - from)
 	h := model.TargetHistory{Times: append([]int64(nil), l.times[from:next]...), Next: next}
@@ -495,17 +503,23 @@ func (l *tlog) history(from, next int64) model.TargetHistory {
 			alive = append(alive, int32(id))
 		}
 	}
-	slab := make([]float64, n*len(alive))
-	for k := range slab {
-		slab[k] = math.NaN()
+	if cap(*buf) < n*len(alive) {
+		*buf = make([]float64, n*len(alive))
 	}
+	slab := (*buf)[:n*len(alive)]
 	h.Series = make([]model.SeriesHistory, len(alive))
 	for k, id := range alive {
 		s := &l.series[id]
+		vals := slab[k*n : (k+1)*n : (k+1)*n]
+		// The chunks hold every scrape from the chunk of its birth on;
+		// before that it was absent.
+		for i := range vals[:max(0, min(int64(n), (s.born/chunkLen)*chunkLen-from))] {
+			vals[i] = math.NaN()
+		}
 		h.Series[k] = model.SeriesHistory{Key: s.key, Name: s.name, Labels: s.labels, Type: s.typ, Extra: s.extra,
-			Values: slab[k*n : (k+1)*n : (k+1)*n], LastSeen: -1}
+			Values: vals, LastSeen: -1}
 		if s.born-1 >= from {
-			h.Series[k].Values[s.born-1-from] = s.seed
+			vals[s.born-1-from] = s.seed
 		}
 	}
 	// Chunk by chunk, the alive series (ids ascending) against the chunk's
@@ -635,9 +649,10 @@ func (x *index) restore(end int, cfg model.StoreConfig, targets []string) (st *m
 	workers := max(runtime.GOMAXPROCS(0), 1)
 	for w := 0; w < workers; w++ {
 		wg.Go(func() {
+			var buf []float64
 			for k := w; k < len(jobs); k += workers {
 				j := jobs[k]
-				if err := st.Load(j.target, j.l.history(max(0, j.next-hist), j.next)); err != nil {
+				if err := st.Load(j.target, j.l.history(max(0, j.next-hist), j.next, &buf)); err != nil {
 					failed.Do(func() { ok = false })
 				}
 			}
@@ -692,7 +707,8 @@ func (x *index) forward(from, end int, rec dump.Recording, st *model.Store, stat
 		if held == 0 {
 			lo = max(0, next-hist)
 		}
-		if err := st.Load(target, l.history(lo, next)); err != nil {
+		var buf []float64
+		if err := st.Load(target, l.history(lo, next, &buf)); err != nil {
 			return nil, false
 		}
 		tnext[target] = next
