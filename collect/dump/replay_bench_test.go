@@ -1,7 +1,9 @@
 package dump_test
 
 import (
+	"context"
 	"math/rand/v2"
+	"sort"
 	"testing"
 	"time"
 
@@ -71,6 +73,80 @@ func BenchmarkReplaySeek(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkReplaySeekIndexed is BenchmarkReplaySeek/full/dialects with
+// the player's seek index built first (replay.Player.BuildIndex, as
+// retrytop replay does in the background; not timed here, its cost and
+// size are reported as index-s and index-MB): a seek restores the store
+// that playing from the start to the playhead builds, 5-minute lookback
+// included. ratio is the anchor: each round times one seek and the
+// decoding alone (no parse) of the frames the lookback holds, which the
+// seek without an index decodes before parsing them, at the same
+// playhead; seek/decode is the median of the rounds' ratios.
+func BenchmarkReplaySeekIndexed(b *testing.B) {
+	path := dump.BenchDumpPath(b)
+	tr := func() replay.Transform {
+		tr := dialect.Auto()
+		return func(s *model.Snapshot) (*model.Snapshot, error) {
+			out, _, err := tr.Translate("", s)
+			return out, err
+		}
+	}
+	rec, err := dump.OpenRecording(path, dump.OpenOptions{Filter: dialect.Auto().Filter})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rec.Close()
+	p := replay.New(rec, replay.Options{NewTransform: tr})
+	t0 := time.Now()
+	if err := p.BuildIndex(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	built := time.Since(t0)
+	if done, total, _ := p.IndexProgress(); done != total {
+		b.Fatalf("the index reaches %d of %d entries", done, total)
+	}
+	start, length := rec.Time(0), rec.Time(rec.Len()-1).Sub(rec.Time(0))
+	rng := rand.New(rand.NewPCG(1, 2))
+	seek := func() time.Time {
+		head := start.Add(time.Duration(rng.Int64N(int64(length))))
+		p.Seek(head)
+		if p.Tick() == time.Nanosecond {
+			b.Fatal("the seek was not restored from the index")
+		}
+		return head
+	}
+	b.Run("seek", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			seek()
+		}
+		b.ReportMetric(built.Seconds(), "index-s")
+		b.ReportMetric(float64(p.IndexBytes())/1e6, "index-MB")
+	})
+	b.Run("ratio", func(b *testing.B) {
+		fork, err := rec.Fork()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer fork.Close()
+		r := dump.DumpReader(fork)
+		var ratios []float64
+		for i := 0; i < b.N; i++ {
+			t1 := time.Now()
+			head := seek()
+			t2 := time.Now()
+			lo, hi := dump.Range(fork, head.Add(-5*time.Minute), head)
+			for k := lo; k < hi; k++ {
+				if _, err := r.Frame(k); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ratios = append(ratios, float64(t2.Sub(t1))/float64(time.Since(t2)))
+		}
+		sort.Float64s(ratios)
+		b.ReportMetric(ratios[len(ratios)/2], "seek/decode")
+	})
 }
 
 // BenchmarkAnalyzeWindow is `retrytop analyze FILE --from T --to T+30s`
