@@ -40,7 +40,7 @@ type index struct {
 	mu      sync.RWMutex
 	done    int   // entries [0, done) are logged
 	bytes   int64 // what the log holds, roughly
-	full    bool  // stopped at the budget
+	stopped bool  // BuildIndex gave up: the budget, or the recording could not be read
 	next    []int64
 	status  []model.TargetStatus
 	errs    map[int]error // entries whose error is not a recorded failed scrape
@@ -98,11 +98,12 @@ type column struct {
 }
 
 // IndexProgress says how far the seek index reaches: entries [0, done) of
-// total are indexed; full when it stopped at its memory budget.
-func (p *Player) IndexProgress() (done, total int, full bool) {
+// total are indexed; stopped when BuildIndex gave up before the end (its
+// memory budget, most likely).
+func (p *Player) IndexProgress() (done, total int, stopped bool) {
 	p.index.mu.RLock()
 	defer p.index.mu.RUnlock()
-	return p.index.done, p.rec.Len(), p.index.full
+	return p.index.done, p.rec.Len(), p.index.stopped
 }
 
 // IndexBytes is what the seek index holds, roughly.
@@ -138,11 +139,15 @@ func (p *Player) BuildIndex(ctx context.Context) error {
 	}
 	rec, err := p.rec.Fork() // not to disturb the playback's decoding
 	if err != nil {
+		p.index.mu.Lock()
+		p.index.stopped = true
+		p.index.mu.Unlock()
 		return err
 	}
 	defer rec.Close()
 	n := rec.Len()
 	st := model.NewStore(p.opts.Store)
+	percent := 0
 	statuses := make(map[string]*model.TargetStatus)
 	var tf Transform
 	if p.opts.NewTransform != nil {
@@ -192,8 +197,13 @@ func (p *Player) BuildIndex(ctx context.Context) error {
 				exp = st.Export(target, p.index.nextOf(target)-1)
 			}
 			if !p.index.add(i, target, *ts, e.err, exp, budget) {
+				p.notify()
 				return ErrIndexBudget
 			}
+		}
+		if pc := 100 * hi / n; pc != percent {
+			percent = pc
+			p.notify() // the progress badge
 		}
 	}
 	return nil
@@ -229,7 +239,7 @@ func (x *index) add(i int, target string, ts model.TargetStatus, err error, exp 
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.bytes > budget {
-		x.full = true
+		x.stopped = true
 		return false
 	}
 	if i != x.done {

@@ -195,8 +195,8 @@ func TestSeekMatchesScratch(t *testing.T) {
 	}{{"no transform", nil}, {"transform with memory", countingTransform}} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := indexed(t, rec, tc.tf, 0)
-			if done, total, full := p.IndexProgress(); done != total || full {
-				t.Fatalf("index reaches %d of %d entries (full %v)", done, total, full)
+			if done, total, stopped := p.IndexProgress(); done != total || stopped {
+				t.Fatalf("index reaches %d of %d entries (stopped %v)", done, total, stopped)
 			}
 			heads := seekHeads(rec)
 			for k := len(heads) - 1; k >= 0; k-- { // backwards too
@@ -251,9 +251,9 @@ func TestPlayOnFromTheIndex(t *testing.T) {
 func TestSeekPastTheIndex(t *testing.T) {
 	rec := indexRec(t)
 	p := indexed(t, rec, nil, 64<<10)
-	done, total, full := p.IndexProgress()
-	if !full || done == 0 || done >= total {
-		t.Fatalf("a 64 KiB index reaches %d of %d entries (full %v), want part", done, total, full)
+	done, total, stopped := p.IndexProgress()
+	if !stopped || done == 0 || done >= total {
+		t.Fatalf("a 64 KiB index reaches %d of %d entries (stopped %v), want part", done, total, stopped)
 	}
 	if p.IndexBytes() > 64<<10+64<<10 {
 		// One entry past the budget at most: a chunk sealed, 64 KiB of

@@ -280,7 +280,8 @@ func (p *Player) Statuses() []model.TargetStatus {
 	return out
 }
 
-// Updates receives after the store or the playhead changed.
+// Updates receives after the store or the playhead changed, and as the
+// seek index grows (IndexProgress, a percent at a time).
 func (p *Player) Updates() <-chan struct{} { return p.updates }
 
 func (p *Player) notify() {

@@ -232,12 +232,17 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan struct{}, 2)
+	done := make(chan struct{}, 3)
 	go func() { _ = player.Run(ctx); done <- struct{}{} }()
 	go func() { _ = player.ComputeSpikes(ctx); done <- struct{}{} }()
-	opts.Status = unreadBadge(dialects.latest.Load, dialects.source(player).Statuses, opts.Status)
+	// The seek index: seeks it reaches restore the store at once
+	// (docs/performance.md, "Replay seek"); its memory comes out of
+	// --memory-limit.
+	go func() { _ = player.BuildIndex(ctx); done <- struct{}{} }()
+	opts.Status = indexBadge(player, unreadBadge(dialects.latest.Load, dialects.source(player).Statuses, opts.Status))
 	err = ui.Run(ctx, dialects.source(player), opts)
 	cancel()
+	<-done
 	<-done
 	<-done
 	// Said before the dashboard took the screen; said again now.
@@ -248,6 +253,27 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(perr.Error()))
 	}
 	return err
+}
+
+// indexBadge puts "indexing N %" before prev's badge while the player's
+// seek index is built (seeks past it load the lookback, slower), and says
+// where it stopped when it gave up (its budget, half of --memory-limit).
+func indexBadge(p *replay.Player, prev func() string) func() string {
+	return func() string {
+		b := ""
+		switch done, total, stopped := p.IndexProgress(); {
+		case stopped:
+			b = fmt.Sprintf("index stopped at %d %%", 100*done/max(total, 1))
+		case done < total:
+			b = fmt.Sprintf("indexing %d %%", 100*done/max(total, 1))
+		}
+		if p := prev(); p != "" && b != "" {
+			b += " " + p
+		} else if p != "" {
+			b = p
+		}
+		return b
+	}
 }
 
 // replayDialects follows what the replay's translators (a fresh one for
