@@ -441,27 +441,26 @@ func decodeColumn(b []byte, lo, hi int, out []float64) uint64 {
 		// Slots outside [lo, hi) do not matter to the caller's presence.
 	} else {
 		var prev int64
+		i := 0
 		for s := 0; s < hi; s++ {
-			var u uint64
-			if c := b[0]; c < 0x80 { // most differences
-				u = uint64(c)
-				b = b[1:]
-			} else {
+			u := uint64(b[i])
+			i++
+			if u >= 0x80 { // a difference of more than 6 bits
 				var n int
-				u, n = binary.Uvarint(b)
-				b = b[n:]
+				u, n = binary.Uvarint(b[i-1:])
+				i += n - 1
 			}
-			var v float64
 			if u == 0 {
-				v = math.NaN()
-			} else {
-				u--
-				prev += int64(u>>1) ^ -int64(u&1)
-				v = float64(prev)
-				notNaN |= 1 << s
+				if s >= lo {
+					out[s-lo] = math.NaN()
+				}
+				continue
 			}
+			u--
+			prev += int64(u>>1) ^ -int64(u&1)
+			notNaN |= 1 << s
 			if s >= lo {
-				out[s-lo] = v
+				out[s-lo] = float64(prev)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"sort"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,9 +119,13 @@ func BenchmarkReplaySeekIndexed(b *testing.B) {
 		return head
 	}
 	b.Run("seek", func(b *testing.B) {
+		// CPU as well as wall: on a busy machine the wall time is mostly
+		// waiting for a core.
+		cpu0 := cpuTime()
 		for i := 0; i < b.N; i++ {
 			seek()
 		}
+		b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
 		b.ReportMetric(built.Seconds(), "index-s")
 		b.ReportMetric(float64(p.IndexBytes())/1e6, "index-MB")
 	})
@@ -147,6 +152,15 @@ func BenchmarkReplaySeekIndexed(b *testing.B) {
 		sort.Float64s(ratios)
 		b.ReportMetric(ratios[len(ratios)/2], "seek/decode")
 	})
+}
+
+// cpuTime is the process' user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkAnalyzeWindow is `retrytop analyze FILE --from T --to T+30s`
