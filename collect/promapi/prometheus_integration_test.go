@@ -239,7 +239,16 @@ func TestAgainstPrometheus(t *testing.T) {
 			if va.V != vb.V {
 				t.Errorf("provider service %s: direct %v, prometheus %v", k, va.V, vb.V)
 			}
+		case strings.HasSuffix(k, "/s"):
+			// A counter's rate: bounded by what the provider counted
+			// between the readers' samples, as the hops' rates.
+			compared++
+			from, to := commonSpan(a, b, "provider", t0, t1)
+			c := counter{rate: func(st *model.Store, from, to int64) model.Value { return serviceSignal(st, k)(from, to) }}
+			compareRate(t, "provider service "+k, c, rd, "provider", from, to)
 		default:
+			// Quantiles and means of histograms: the rates at the
+			// window's edges bound them (compareWindow).
 			compared++
 			from, to := commonSpan(a, b, "provider", t0, t1)
 			compareWindow(t, "provider service "+k, serviceSignal(a, k), serviceSignal(b, k), a.Times("provider"), from, to, skew)
