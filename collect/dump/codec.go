@@ -209,6 +209,12 @@ func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) {
 	t.lines = nil
 	t.rows = t.rows[:0]
 	for off := 0; off < len(body); {
+		if prev != nil && len(t.rows) < len(prev.rows) {
+			if n := t.reuseRows(body, off, prev, prevBody); n > 0 {
+				off += n
+				continue
+			}
+		}
 		end := bytes.IndexByte(body[off:], '\n')
 		next := len(body)
 		if end < 0 {
@@ -221,25 +227,6 @@ func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) {
 		r := row{start: int32(off), sstart: int32(len(t.structure)), blen: int32(next - off), num: int32(len(t.nums))}
 		if k := len(t.rows); prev != nil && k < len(prev.rows) {
 			p := prev.rows[k]
-			// The same bytes, newline included, tokenize the same: most
-			// lines of a steady target, whose values did not change.
-			if p.blen == r.blen && int(p.start)+int(p.blen) <= len(prevBody) && bytes.Equal(body[off:next], prevBody[p.start:p.start+p.blen]) {
-				t.structure = append(t.structure, prev.structure[p.sstart:p.sstart+p.slen]...)
-				nn := int32(len(prev.nums))
-				if k+1 < len(prev.rows) {
-					nn = prev.rows[k+1].num
-				}
-				for _, c := range prev.nums[p.num:nn] {
-					t.nums = append(t.nums, num{m: c.m, exp: c.exp, f: c.f, hasExp: c.hasExp})
-				}
-				r.series, r.send, r.slen = p.series, r.sstart+(p.send-p.sstart), p.slen
-				if p.series == 0 {
-					r.send = 0
-				}
-				t.rows = append(t.rows, r)
-				off = next
-				continue
-			}
 			if p.series > 0 {
 				n := int(p.series)
 				if n < len(line) && (line[n] == ' ' || line[n] == '\t') && int(p.start)+n <= len(prevBody) &&
@@ -265,6 +252,77 @@ func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) {
 		t.rows = append(t.rows, r)
 		off = next
 	}
+}
+
+// reuseRows appends the lines of body from off that are, byte for byte
+// and newline included, the previous body's lines from the same row on
+// (the same bytes tokenize the same): most lines of a steady target,
+// whose values did not change. It compares the bodies a word at a time
+// and copies the structure and numbers of the run of lines at once. It
+// returns how many bytes of body it took (0: the next line differs).
+// The numbers keep the previous frame's growths, kinds and costs, which
+// the next encodeDelta (or a key frame) sets before anything reads them.
+func (t *tokens) reuseRows(body []byte, off int, prev *tokens, prevBody []byte) int {
+	k0 := len(t.rows)
+	p0 := prev.rows[k0]
+	if int(p0.start) > len(prevBody) {
+		return 0
+	}
+	same := commonPrefix(body[off:], prevBody[p0.start:])
+	k := k0
+	for k < len(prev.rows) && int(prev.rows[k].start-p0.start+prev.rows[k].blen) <= same {
+		k++
+	}
+	if k > k0 && k == len(prev.rows) {
+		if r := prev.rows[k-1]; (r.blen == 0 || prevBody[r.start+r.blen-1] != '\n') && off+int(r.start-p0.start+r.blen) != len(body) {
+			k-- // the previous body's last line has no newline; this one goes on
+		}
+	}
+	if k == k0 {
+		return 0
+	}
+	last := prev.rows[k-1]
+	ds := int32(len(t.structure)) - p0.sstart
+	dn := int32(len(t.nums)) - p0.num
+	db := int32(off) - p0.start
+	t.structure = append(t.structure, prev.structure[p0.sstart:last.sstart+last.slen]...)
+	nn := int32(len(prev.nums))
+	if k < len(prev.rows) {
+		nn = prev.rows[k].num
+	}
+	t.nums = append(t.nums, prev.nums[p0.num:nn]...)
+	t.rows = append(t.rows, prev.rows[k0:k]...)
+	for i := range t.rows[k0:] {
+		r := &t.rows[k0+i]
+		r.start += db
+		r.sstart += ds
+		if r.series > 0 {
+			r.send += ds
+		}
+		r.num += dn
+	}
+	return int(last.start - p0.start + last.blen)
+}
+
+// commonPrefix returns the length of the longest common prefix of a and
+// b: blocks compared with bytes.Equal (vectorised), then the first block
+// that differs eight bytes at a time.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	const block = 256
+	i := 0
+	for i+block <= n && bytes.Equal(a[i:i+block], b[i:i+block]) {
+		i += block
+	}
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // tokenizeLine appends one line; it returns the length of its series (0
@@ -597,8 +655,24 @@ func encodeDelta(dst []byte, cur, base *tokens, v uint16) []byte {
 	v3 := v >= 3
 	var g1, g2 int64 // version 3: the growths of the two slots before
 	for i, c := range cur.nums {
-		bi := align(i)
+		bi := i
+		if !same {
+			bi = align(i)
+		}
 		cn := &cur.nums[i]
+		if v3 && bi >= 0 && g1 == 0 && g2 == 0 {
+			// The commonest slot: unchanged, after slots that did not
+			// grow, and it did not grow at its last delta either. Every
+			// prediction is its value: the residuals are 0.
+			if b := &base.nums[bi]; b.d == 0 && b.m == c.m && c.sameShape(*b) {
+				cn.d, cn.k = 0, slotSame
+				for k := range cn.cost {
+					cn.cost[k] = b.cost[k] - b.cost[k]>>3
+				}
+				dst[kinds+i] = slotSame ^ b.k
+				continue
+			}
+		}
 		cn.d, cn.k, cn.cost = 0, 0, [numPredictors]uint16{}
 		kind := byte(slotAbs)
 		pk := byte(slotAbs) // version 3: the kind predicted (the base slot's last)

@@ -200,3 +200,31 @@ func TestVersionIsPerFile(t *testing.T) {
 		t.Fatal("version 3 deltas read as version 2 all decoded: the test would not see a version mix")
 	}
 }
+
+// TestReuseRowsEdges: the writer's tokenization of a body after another
+// is tokenize's where runs of equal lines meet their edges: a last line
+// with and without its newline, an identical body, a body cut short, an
+// empty line, a line that differs only in its newline.
+func TestReuseRowsEdges(t *testing.T) {
+	cases := [][2]string{
+		{"a 1\nb 2", "a 1\nb 2\nc 3\n"},
+		{"a 1\nb 2\n", "a 1\nb 2"},
+		{"a 1\nb 2\n", "a 1\nb 2\n"},
+		{"a 1\nb 2\nc 3\n", "a 1\n"},
+		{"a 1\n\nb 2\n", "a 1\n\nb 2\n\n"},
+		{"a 1\nb 2", "a 1\nb 2"},
+		{"# x\na 1\nb 2\n", "# x\na 1\nb 3\nc 4\n"},
+		{"a 1\nb 2\n", "a 1b 2\n"},
+		{"", "a 1\n"},
+		{"a 1\n", ""},
+	}
+	for _, c := range cases {
+		var prev, got, want tokens
+		tokenize([]byte(c[0]), &prev)
+		tokenizeReuse([]byte(c[1]), &got, &prev, []byte(c[0]))
+		tokenize([]byte(c[1]), &want)
+		if !sameTokens(&got, &want) {
+			t.Errorf("%q after %q: rows %v, want %v", c[1], c[0], got.rows, want.rows)
+		}
+	}
+}

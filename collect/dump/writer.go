@@ -276,7 +276,7 @@ func (w *Writer) writeIndex() error {
 	if len(w.pending) == 0 {
 		return nil
 	}
-	w.buf = appendIndexFrame(w.buf[:0], w.lastIdx, w.pending)
+	w.buf = appendIndexFrame(w.buf[:0], w.lastIdx, w.pending, w.enc)
 	if err := w.write(w.buf); err != nil {
 		w.stats.Errors++
 		return err
