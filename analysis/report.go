@@ -190,6 +190,16 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 	for i := range rep.Findings {
 		rep.Findings[i].Advice = AdviceFor(rep.Findings[i].Code).Long
 	}
+	// The bins' latency histograms served the findings (replicas and gap
+	// spans merge them); no output reads them (JSON leaves them out, the
+	// text, markdown and HTML reports draw the quantiles), and they were a
+	// third of the report's live heap (20 minutes of the 1-hour dump: 214
+	// MiB, 144 without; issue 19). The rows' own, over the window, stay.
+	for i := range rep.Dependencies {
+		for j := range rep.Dependencies[i].Timeline {
+			rep.Dependencies[i].Timeline[j].LatencyHist = nil
+		}
+	}
 	return rep
 }
 
