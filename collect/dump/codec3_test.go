@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestParseNumCanonical: parseNum accepts exactly the tokens appendNum
@@ -226,5 +227,44 @@ func TestReuseRowsEdges(t *testing.T) {
 		if !sameTokens(&got, &want) {
 			t.Errorf("%q after %q: rows %v, want %v", c[1], c[0], got.rows, want.rows)
 		}
+	}
+}
+
+// TestEmptyAndTinyBodies: version 3 leaves the zstd magic out of every
+// payload; bodies that compress to almost nothing (empty, one byte,
+// repeated bytes that need padding) still read back, as key and delta
+// frames.
+func TestEmptyAndTinyBodies(t *testing.T) {
+	bodies := [][]byte{nil, []byte("x"), []byte("x 1\n"), nil, bytes.Repeat([]byte("a"), 1<<20), []byte("x 2\n"), []byte("x 2\n")}
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1741057965, 0)
+	for i, b := range bodies {
+		if err := w.Append("t", at.Add(time.Duration(i)*time.Second), "text/plain", b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := openBytes(t, buf.Bytes())
+	if r.Len() != len(bodies) || len(r.Problems()) != 0 {
+		t.Fatalf("%d frames, problems %v", r.Len(), r.Problems())
+	}
+	deltas := 0
+	for i, b := range bodies {
+		if !r.Info(i).Key {
+			deltas++
+		}
+		f, err := r.Frame(i)
+		if err != nil || !bytes.Equal(f.Body, b) {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+	}
+	if deltas == 0 {
+		t.Fatal("no delta frame: the test would not see one fail")
 	}
 }

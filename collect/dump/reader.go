@@ -72,12 +72,13 @@ type Reader struct {
 	indexed  bool     // from the file's index frames
 	scanOnly bool
 
-	mu      sync.Mutex
-	dec     *zstd.Decoder
-	dictDec *zstd.Decoder
-	states  map[string]*decodeState
-	payload []byte
-	scratch []byte
+	mu       sync.Mutex
+	dec      *zstd.Decoder
+	dictDec  *zstd.Decoder
+	states   map[string]*decodeState
+	payload  []byte
+	scratch  []byte
+	magicBuf []byte
 }
 
 type entry struct {
@@ -592,7 +593,7 @@ func (r *Reader) apply(st *decodeState, j int32) error {
 		return err
 	}
 	if e.base < 0 {
-		body, err := r.dec.DecodeAll(p, make([]byte, 0, e.info.BodyLen))
+		body, err := r.dec.DecodeAll(r.withMagic(p), make([]byte, 0, e.info.BodyLen))
 		if err != nil {
 			return fmt.Errorf("decompressing: %w", err)
 		}
@@ -621,7 +622,7 @@ func (r *Reader) apply(st *decodeState, j int32) error {
 	if cap(r.scratch) < limit {
 		r.scratch = make([]byte, 0, limit)
 	}
-	delta, err := dec.DecodeAll(br.b, r.scratch[:0:limit])
+	delta, err := dec.DecodeAll(r.withMagic(br.b), r.scratch[:0:limit])
 	if err != nil {
 		return fmt.Errorf("decompressing: %w", err)
 	}
@@ -631,6 +632,16 @@ func (r *Reader) apply(st *decodeState, j int32) error {
 	st.cur, st.next = st.next, st.cur
 	st.idx = j
 	return nil
+}
+
+// withMagic returns a zstd payload with the magic a version 3 writer left
+// out (stripMagic) put back, in a buffer of the reader's.
+func (r *Reader) withMagic(p []byte) []byte {
+	if r.version < 3 {
+		return p
+	}
+	r.magicBuf = append(append(r.magicBuf[:0], zstdMagic[:]...), p...)
+	return r.magicBuf
 }
 
 func (r *Reader) dictDecoder(id uint32, dict []byte) (*zstd.Decoder, error) {

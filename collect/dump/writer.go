@@ -14,10 +14,12 @@ import (
 )
 
 // DefaultKeyEvery is how many frames of a target at most follow one key
-// frame: 120 (two minutes at 1 s). Key frames take about 10 times a delta
+// frame: 240 (four minutes at 1 s). Key frames take 10-50 times a delta
 // frame; fewer of them save space, more make seeking and a damaged frame
-// cheaper (docs/performance.md).
-const DefaultKeyEvery = 120
+// cheaper. It was 120 before the index (format version 2) made seeking
+// read only what a window needs (docs/performance.md, "The codec, round
+// 3": 120 costs the demo 0.04 B/sample more).
+const DefaultKeyEvery = 240
 
 // WriterOptions tune a Writer. The zero value is usable.
 type WriterOptions struct {
@@ -30,7 +32,9 @@ type WriterOptions struct {
 	// it survives the recorder being killed, not a power cut). Close
 	// always syncs.
 	Sync bool
-	// Level is the zstd level (default zstd.SpeedDefault).
+	// Level is the zstd level (default zstd.SpeedFastest: on the deltas
+	// of version 3 it is within 2 % of SpeedDefault's size, either way,
+	// at less CPU; docs/performance.md).
 	Level zstd.EncoderLevel
 	// IndexEvery: an index frame lists the frames written since the
 	// previous one every this many frames and at Close (default
@@ -123,7 +127,7 @@ func newWriter(w io.Writer, f *os.File, opts WriterOptions) (*Writer, error) {
 		opts.KeyEvery = DefaultKeyEvery
 	}
 	if opts.Level == 0 {
-		opts.Level = zstd.SpeedDefault
+		opts.Level = zstd.SpeedFastest
 	}
 	if opts.IndexEvery == 0 {
 		opts.IndexEvery = DefaultIndexEvery
@@ -195,7 +199,7 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 			}
 		}
 		m.payload = appendUvarint(nil, uint64(dictID))
-		m.payload = padPayload(enc.EncodeAll(w.delta, m.payload), t.bound, len(body))
+		m.payload = padPayload(stripMagic(enc.EncodeAll(w.delta, m.payload), len(m.payload)), t.bound, len(body))
 		// A delta that saves little is not worth its dependency.
 		if len(m.payload) > t.keySize/2 && t.keySize > 0 {
 			key = true
@@ -203,7 +207,7 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 	}
 	if key {
 		m.kind, m.base, m.contentType = kindKey, 0, contentType
-		m.payload = padPayload(w.enc.EncodeAll(body, nil), 0, len(body))
+		m.payload = padPayload(stripMagic(w.enc.EncodeAll(body, nil), 0), 0, len(body))
 		// A reader starts from the key frame's own tokens: no growths,
 		// kinds or predictor costs.
 		for i := range t.cur.nums {
@@ -286,6 +290,19 @@ func (w *Writer) writeIndex() error {
 	w.stats.Bytes = w.off
 	w.pending = w.pending[:0]
 	return nil
+}
+
+// zstdMagic starts every zstd frame. A version 3 frame's payload leaves it
+// out of its (first) zstd frame and the reader puts it back: 4 bytes of
+// every frame, 3 % of a small target's delta frame with its header.
+var zstdMagic = [4]byte{0x28, 0xb5, 0x2f, 0xfd}
+
+// stripMagic removes the zstd magic at p[at:].
+func stripMagic(p []byte, at int) []byte {
+	if len(p) >= at+4 && [4]byte(p[at:at+4]) == zstdMagic {
+		return append(p[:at], p[at+4:]...)
+	}
+	return p
 }
 
 func appendUvarint(dst []byte, v uint64) []byte {
