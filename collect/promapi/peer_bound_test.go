@@ -33,25 +33,29 @@ import (
 // ruler is dense: about a tenth of a scrape interval of traffic in steady
 // state, what was counted around the end in a step.
 
-// rulerEvery is how often the ruler scrapes: a tenth of the readers'
-// 1 s, so a bracket holds about two tenths of a second more than the gap
-// between the two readers' moments.
+// rulerEvery is how often the ruler scrapes at most: a tenth of the
+// readers' 1 s, so a bracket holds about two tenths of a second more than
+// the gap between the two readers' moments.
 const rulerEvery = 100 * time.Millisecond
 
-// startRuler scrapes targets every rulerEvery into its own store until ctx
-// ends; it returns the store and its scrapes' lags.
+// startRuler scrapes targets into its own store until ctx ends; it
+// returns the store and its scrapes' lags. It waits rulerEvery between
+// scrapes, or three times as long as its last scrape took when that is
+// longer: on a busy machine (-race beside a CPU hog) ten scrapes a second
+// of every target would take the sim's cores from the system under test;
+// backing off leaves it most of them and only widens the brackets, which
+// the bound then counts.
 func startRuler(ctx context.Context, wg *sync.WaitGroup, targets []collect.Target, opts collect.Options) (*model.Store, *lags) {
 	r := collect.NewScraper(targets, model.NewStore(model.StoreConfig{History: 3600}), opts)
 	l := &lags{}
 	wg.Go(func() {
-		tick := time.NewTicker(rulerEvery)
-		defer tick.Stop()
 		for {
+			start := time.Now()
 			l.note(r.ScrapeOnce(ctx))
 			select {
 			case <-ctx.Done():
 				return
-			case <-tick.C:
+			case <-time.After(max(rulerEvery-time.Since(start), 2*time.Since(start))):
 			}
 		}
 	})
