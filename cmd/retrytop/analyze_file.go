@@ -117,7 +117,7 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	}
 	rep := analysis.BuildReport(st, statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: rs.chains, Links: rs.links, Derived: derivedByDialect(rs.dialects)})
 	explainUnread(&rep, tr, nil) // a recording keeps no URL
-	if err := writeAnalysis(cmd, rep, f.format); err != nil {
+	if err := writeRecordingAnalysis(cmd, rep, f.format); err != nil {
 		return err
 	}
 	return failOn(rep.Findings, f.failOn)
@@ -128,6 +128,17 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 // TestAnalyzeWholeSameAsSequential can compare it with entry-by-entry
 // loading.
 var loadRange = dump.LoadStoreRange
+
+// writeRecordingAnalysis is writeAnalysis with JSON written one dependency
+// at a time (Report.WriteJSON, the same bytes): a whole recording's
+// timeline is hundreds of MB of JSON, which writeAnalysis builds whole. A
+// variable so that TestAnalyzeWholeSameAsSequential compares the two.
+var writeRecordingAnalysis = func(cmd *cobra.Command, rep analysis.Report, format string) error {
+	if format == "json" {
+		return rep.WriteJSON(cmd.OutOrStdout())
+	}
+	return writeAnalysis(cmd, rep, format)
+}
 
 // recordingSpans reads --from and --to (as replay's --from: an offset from
 // the earliest recording's start, RFC 3339 or Unix seconds) into each

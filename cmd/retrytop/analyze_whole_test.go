@@ -1,8 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/retrytop/retrytop/collect/dump"
 	"github.com/retrytop/retrytop/model"
@@ -27,10 +33,11 @@ func loadSequential(rec dump.Recording, lo, hi int, st *model.Store, transform f
 
 // TestAnalyzeWholeSameAsSequential: analyze FILE over the whole recording
 // prints byte for byte what it printed when every entry was loaded one at
-// a time (issue 19): the demo's recordings (sim's baseline and bounded
+// a time and the JSON was encoded whole (issue 19): the demo's recordings (sim's baseline and bounded
 // scenarios, whatif/testdata), the dump format's fixture and a contract
 // incident, in JSON and text, with and without --from/--to.
 func TestAnalyzeWholeSameAsSequential(t *testing.T) {
+	write := writeRecordingAnalysis
 	files := []string{"../../whatif/testdata/baseline.rtd", "../../whatif/testdata/bounded.rtd", "../../collect/dump/testdata/v2.rtd", writeTestDump(t, 150, "app", "client")}
 	for _, f := range files {
 		if _, err := os.Stat(f); err != nil {
@@ -47,9 +54,9 @@ func TestAnalyzeWholeSameAsSequential(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v: %v\n%s", args, err, gotErr)
 			}
-			loadRange = loadSequential
+			loadRange, writeRecordingAnalysis = loadSequential, writeAnalysis
 			want, wantErr, err := execute(t, args...)
-			loadRange = dump.LoadStoreRange
+			loadRange, writeRecordingAnalysis = dump.LoadStoreRange, write
 			if err != nil {
 				t.Fatalf("%v, sequential: %v\n%s", args, err, wantErr)
 			}
@@ -61,4 +68,102 @@ func TestAnalyzeWholeSameAsSequential(t *testing.T) {
 			}
 		}
 	}
+}
+
+// benchEnvoyBody renders an Envoy-shaped exposition of clusters clusters
+// (per cluster four counters, two gauges and a 19-bound histogram: 28 flat
+// series, the shape of collect/dump's benchmark dump) at scrape i.
+func benchEnvoyBody(b *strings.Builder, rng *rand.Rand, clusters, i int) {
+	b.Reset()
+	for _, m := range []struct{ name, typ string }{
+		{"envoy_cluster_upstream_rq_total", "counter"}, {"envoy_cluster_upstream_rq_retry_total", "counter"},
+		{"envoy_cluster_upstream_rq_retry_success_total", "counter"}, {"envoy_cluster_upstream_cx_total", "counter"},
+		{"envoy_cluster_upstream_rq_active", "gauge"}, {"envoy_cluster_membership_healthy", "gauge"},
+	} {
+		fmt.Fprintf(b, "# TYPE %s %s\n", m.name, m.typ)
+		for c := range clusters {
+			v := float64(i*(c+1)*10 + rng.IntN(10))
+			if m.typ == "gauge" {
+				v = float64(rng.IntN(50))
+			}
+			fmt.Fprintf(b, "%s{envoy_cluster_name=\"svc_%d\"} %g\n", m.name, c, v)
+		}
+	}
+	const h = "envoy_cluster_upstream_rq_time"
+	fmt.Fprintf(b, "# TYPE %s histogram\n", h)
+	bounds := []string{"0.5", "1", "5", "10", "25", "50", "100", "250", "500", "1000", "2500", "5000", "10000", "30000", "60000", "300000", "600000", "1800000", "3600000", "+Inf"}
+	for c := range clusters {
+		n := i * (c + 1) * 10
+		for k, le := range bounds {
+			fmt.Fprintf(b, "%s_bucket{envoy_cluster_name=\"svc_%d\",le=%q} %d\n", h, c, le, n*(k+1)/len(bounds))
+		}
+		fmt.Fprintf(b, "%s_sum{envoy_cluster_name=\"svc_%d\"} %g\n%s_count{envoy_cluster_name=\"svc_%d\"} %d\n", h, c, float64(n)*12.345, h, c, n)
+	}
+}
+
+// benchWholeDump is the dump BenchmarkAnalyzeWhole reads: the file named
+// by RETRYTOP_BENCH_DUMP (collect/dump's 1-hour dump, say), else 10
+// targets x 72 clusters (2,016 series) x 300 scrapes at 1 s, written into
+// the benchmark's temporary directory.
+func benchWholeDump(b *testing.B) string {
+	if p := os.Getenv("RETRYTOP_BENCH_DUMP"); p != "" {
+		return p
+	}
+	path := filepath.Join(b.TempDir(), "whole.rtd")
+	w, err := dump.Create(path, false, dump.WriterOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var body strings.Builder
+	for i := range 300 {
+		for k := range 10 {
+			benchEnvoyBody(&body, rng, 72, i)
+			at := recT0.Add(time.Duration(i)*time.Second + time.Duration(k)*37*time.Millisecond)
+			if err := w.Append(fmt.Sprintf("envoy-%c", 'a'+k), at, "text/plain; version=0.0.4", []byte(body.String())); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkAnalyzeWhole times analyze FILE over the whole recording
+// (JSON, discarded) against decoding every frame of the same file in the
+// same iteration (the anchor: dump.Reader.Frame in order, one goroutine).
+// analyze/decode is the figure; seconds alone depend on the machine's load.
+//
+//	go test ./cmd/retrytop -run '^$' -bench AnalyzeWhole -benchtime 3x -benchmem
+//	RETRYTOP_BENCH_DUMP=/tmp/hour.rtd go test ./cmd/retrytop -run '^$' -bench AnalyzeWhole -benchtime 1x -benchmem
+func BenchmarkAnalyzeWhole(b *testing.B) {
+	path := benchWholeDump(b)
+	var decode, analyze time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		r, err := dump.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range r.Len() {
+			if _, err := r.Frame(i); err != nil {
+				b.Fatal(err)
+			}
+		}
+		r.Close()
+		t1 := time.Now()
+		cmd := newRootCmd()
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		cmd.SetArgs([]string{"analyze", path, "--format", "json"})
+		if err := cmd.Execute(); err != nil {
+			b.Fatal(err)
+		}
+		decode, analyze = decode+t1.Sub(t0), analyze+time.Since(t1)
+	}
+	b.ReportMetric(decode.Seconds()/float64(b.N), "decode-s/op")
+	b.ReportMetric(analyze.Seconds()/float64(b.N), "analyze-s/op")
+	b.ReportMetric(analyze.Seconds()/decode.Seconds(), "analyze/decode")
 }
