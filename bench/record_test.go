@@ -94,9 +94,12 @@ func cpuNow() time.Duration {
 
 // BenchmarkRecord compares the CPU of `retrytop record`'s scrape (the
 // scraper as runRecord configures it, writing a dump) with a GET-only loop
-// reading the same body with the same headers: ratio-record is record's
-// CPU per scrape over the loop's, medians of interleaved rounds. The
-// server is another process.
+// reading the same body with the same headers: ratio-record/get is
+// record's CPU per scrape over the loop's, medians of interleaved rounds.
+// A third contender scrapes the same way and writes nothing
+// (ratio-scrape/get): the part of record's CPU that is the scraper's, not
+// the dump's, which the dump cannot take back (ratio-record/scrape is the
+// dump's share on top). The server is another process.
 func BenchmarkRecord(b *testing.B) {
 	for _, name := range []string{"envoy2k", "gosvc2k"} {
 		b.Run("body="+name, func(b *testing.B) {
@@ -124,16 +127,20 @@ func BenchmarkRecord(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			at := time.Unix(1_700_000_000, 0)
-			clock := func() time.Time { at = at.Add(time.Second); return at }
-			sc := collect.NewScraper([]collect.Target{t}, model.NewStore(model.StoreConfig{History: 2}),
-				recordOptions(collect.Options{Clock: clock, OnScrape: w.Hook(func(err error) { b.Fatal(err) })}))
-			ctx := context.Background()
-			record := func() {
-				if st := sc.ScrapeOnce(ctx); !st[0].Up {
-					b.Fatal(st[0].LastError)
+			scraper := func(hook func(string, time.Time, []byte, string, error)) func() {
+				at := time.Unix(1_700_000_000, 0)
+				clock := func() time.Time { at = at.Add(time.Second); return at }
+				sc := collect.NewScraper([]collect.Target{t}, model.NewStore(model.StoreConfig{History: 2}),
+					recordOptions(collect.Options{Clock: clock, OnScrape: hook}))
+				ctx := context.Background()
+				return func() {
+					if st := sc.ScrapeOnce(ctx); !st[0].Up {
+						b.Fatal(st[0].LastError)
+					}
 				}
 			}
+			record := scraper(w.Hook(func(err error) { b.Fatal(err) }))
+			scrapeOnly := scraper(func(string, time.Time, []byte, string, error) {})
 			const n = 50
 			cpu := func(f func()) func() float64 {
 				return func() float64 {
@@ -145,17 +152,22 @@ func BenchmarkRecord(b *testing.B) {
 				}
 			}
 			for b.Loop() {
-				cg, cr := cpu(get), cpu(record)
+				cg, cs, cr := cpu(get), cpu(scrapeOnly), cpu(record)
 				cg()
+				cs()
 				cr()
-				var gs, rs, ratios []float64
+				var gs, ss, rs, ratios, sratios, rsratios []float64
 				for range rounds() {
-					g, r := cg(), cr()
-					gs, rs, ratios = append(gs, g), append(rs, r), append(ratios, r/g)
+					g, s, r := cg(), cs(), cr()
+					gs, ss, rs = append(gs, g), append(ss, s), append(rs, r)
+					ratios, sratios, rsratios = append(ratios, r/g), append(sratios, s/g), append(rsratios, r/s)
 				}
 				b.ReportMetric(median(gs), "cpu-ns/get")
+				b.ReportMetric(median(ss), "cpu-ns/scrape")
 				b.ReportMetric(median(rs), "cpu-ns/record")
 				b.ReportMetric(median(ratios), "ratio-record/get")
+				b.ReportMetric(median(sratios), "ratio-scrape/get")
+				b.ReportMetric(median(rsratios), "ratio-record/scrape")
 			}
 		})
 	}

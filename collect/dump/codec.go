@@ -265,8 +265,9 @@ func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) {
 func (t *tokens) reuseRows(body []byte, off int, prev *tokens, prevBody []byte) int {
 	k0 := len(t.rows)
 	p0 := prev.rows[k0]
-	if int(p0.start) > len(prevBody) {
-		return 0
+	if int(p0.start+p0.blen) > len(prevBody) || off+int(p0.blen) > len(body) ||
+		!bytes.Equal(body[off:off+int(p0.blen)], prevBody[p0.start:p0.start+p0.blen]) {
+		return 0 // the next line differs: no run (the common case when values change)
 	}
 	same := commonPrefix(body[off:], prevBody[p0.start:])
 	k := k0
