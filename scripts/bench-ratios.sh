@@ -14,8 +14,11 @@
 #   BENCH_REGEXP  the benchmarks to run (default: all of bench/)
 #   -s            also the replay seek and analyze-window figures, in
 #                 seconds against the issue's goals: collect/dump's
-#                 BenchmarkReplaySeek and BenchmarkAnalyzeWindow on its
-#                 1-hour, 10 x 2,000-series dump (about 4 more minutes)
+#                 BenchmarkReplaySeek (without the seek index),
+#                 BenchmarkReplaySeekIndexed (with it; also as a ratio to
+#                 decoding the lookback's frames) and BenchmarkAnalyzeWindow
+#                 on its 1-hour, 10 x 2,000-series dump (about 8 more
+#                 minutes)
 #   -i            also the idle CPU of `watch` and `record` on 10 targets
 #                 at 1 s against Prometheus scraping the same targets:
 #                 scripts/idle-cpu.sh on a fresh build (about 8 more
@@ -87,6 +90,15 @@ out=$(mktemp)
 rt=$(mktemp)
 trap 'rm -f "$out" "$rt"' EXIT
 go test -run '^$' -bench "$pattern" -benchtime 1x -timeout 30m . >"$out"
+case "$pattern" in
+*DumpSize*)
+	# The demo's dump size: sim's baseline scenario recorded for 10
+	# minutes of virtual time (collect/dump TestDemoVirtualBytesPerSample,
+	# about a minute of CPU), beside zstd -19 --long over its bodies.
+	(cd .. && RETRYTOP_DEMO_VIRTUAL=10m go test ./collect/dump -count=1 -run '^TestDemoVirtualBytesPerSample$' -v -timeout 10m) |
+		awk '/figure dump-bytes-per-sample/ {for (i = 1; i < NF; i++) if ($i == "dump-bytes-per-sample" || $i == "ratio-dump/zstd") print "demo/" $i, $(i+1)}' >>"$out"
+	;;
+esac
 if [ "$idle" = 1 ]; then
 	# idle-cpu.sh prints "<process> <kind> <percent>% of a core"; it
 	# starts and stops its own processes, on free ports.
@@ -96,14 +108,21 @@ fi
 if [ "$seek" = 1 ]; then
 	# As retrytop replay runs: the dialects' filter and translation.
 	# AnalyzeWindow: analyze FILE --from T --to T+30s on the same dump.
-	(cd .. && go test ./collect/dump -run '^$' -bench 'ReplaySeek/(quick|full)/dialects|AnalyzeWindow' -benchtime 3x -benchmem -timeout 30m) |
+	# ReplaySeekIndexed: the same seek once the player's index is built
+	# (not timed; its build time and size are printed), and each round's
+	# seek over decoding (no parse) the lookback's frames at the same
+	# playhead, the median.
+	(cd .. && go test ./collect/dump -run '^$' -bench 'ReplaySeek/(quick|full)/dialects|ReplaySeekIndexed|AnalyzeWindow' -benchtime 3x -benchmem -timeout 30m) |
 		awk '/^BenchmarkReplaySeek\/quick/ {print "seek/quick " $3} /^BenchmarkReplaySeek\/full/ {print "seek/full " $3}
+			/^BenchmarkReplaySeekIndexed\/seek/ {for (i = 3; i < NF; i++) {if ($(i+1) == "ns/op") print "seek/indexed " $i; if ($(i+1) == "cpu-ms/op") print "seek/indexed-cpu-ms " $i; if ($(i+1) == "index-s") print "seek/index-s " $i; if ($(i+1) == "index-MB") print "seek/index-MB " $i}}
+			/^BenchmarkReplaySeekIndexed\/ratio-noindex/ {for (i = 3; i < NF; i++) if ($(i+1) == "seek/decode") print "seek/ratio-noindex " $i; next}
+			/^BenchmarkReplaySeekIndexed\/ratio/ {for (i = 3; i < NF; i++) if ($(i+1) == "seek/decode") print "seek/ratio " $i}
 			/^BenchmarkAnalyzeWindow/ {print "seek/window " $3; print "seek/window-bytes " $5}' >>"$out"
 fi
 [ "$verbose" = 1 ] && cat "$out" >&2
 # metric NAME of sub-benchmark BODY: the number before the unit NAME.
 awk '
-/^seek\// || /^idle\// { m[$1] = $2 }
+/^seek\// || /^idle\// || /^demo\// { m[$1] = $2 }
 /^Benchmark/ {
 	split($1, p, "/"); bench = p[1]; sub(/^Benchmark/, "", bench)
 	body = p[2]; sub(/^body=/, "", body); sub(/-[0-9]+$/, "", body)
@@ -120,13 +139,24 @@ END {
 	for (i = 1; i <= n; i++) line("parse+store-relevant/vm/" bs[i], "Parse/" bs[i] "/ratio-rt-relevant+store", 1.2)
 	for (i = 1; i <= n; i++) line("parse+store-all/promparse/" bs[i], "Parse/" bs[i] "/ratio-all+store/promparse", "-")
 	for (i = 1; i <= n; i++) line("record-cpu/get-loop/" bs[i], "Record/" bs[i] "/ratio-record/get", 1.5)
+	for (i = 1; i <= n; i++) line("scrape-without-dump-cpu/get-loop/" bs[i], "Record/" bs[i] "/ratio-scrape/get", "-")
+	for (i = 1; i <= n; i++) line("record-cpu/scrape-without-dump/" bs[i], "Record/" bs[i] "/ratio-record/scrape", "-")
 	for (i = 1; i <= n; i++) line("store-bytes-per-sample/" bs[i], "StoreMemory/" bs[i] "/B/sample", 8)
 	for (i = 1; i <= n; i++) line("dump-bytes-per-sample/" bs[i], "DumpSize/" bs[i] "/B/sample", 0.6)
 	for (i = 1; i <= n; i++) line("dump-size/zstd-19-long/" bs[i], "DumpSize/" bs[i] "/ratio-dump/zstd", 1.0)
+	line("dump-bytes-per-sample/demo", "demo/dump-bytes-per-sample", 0.6)
+	line("dump-size/zstd-19-long/demo", "demo/ratio-dump/zstd", 1.0)
 	if ("seek/quick" in m) printf "replay-seek-rows/seconds %.3g 5\n", m["seek/quick"] / 1e9
 	else print "replay-seek-rows/seconds - 5 (scripts/bench-ratios.sh -s)"
 	if ("seek/full" in m) printf "replay-seek-full-lookback/seconds %.3g 0.2\n", m["seek/full"] / 1e9
 	else print "replay-seek-full-lookback/seconds - 0.2 (scripts/bench-ratios.sh -s)"
+	if ("seek/indexed" in m) {
+		printf "replay-seek-indexed/seconds %.3g 0.2\n", m["seek/indexed"] / 1e9
+		printf "replay-seek-indexed/cpu-seconds %.3g -\n", m["seek/indexed-cpu-ms"] / 1e3
+		printf "replay-seek-indexed/decode-lookback %.3g 1\n", m["seek/ratio"]
+		printf "replay-seek-noindex/decode-lookback %.3g -\n", m["seek/ratio-noindex"]
+		printf "replay-seek-index-build/seconds %.3g -\nreplay-seek-index/MB %.3g -\n", m["seek/index-s"], m["seek/index-MB"]
+	}
 	if ("seek/window" in m) printf "analyze-window-30s/seconds %.3g 5\nanalyze-window-30s/allocated-MB %.3g 200\n", m["seek/window"] / 1e9, m["seek/window-bytes"] / 1e6
 	else print "analyze-window-30s/seconds - 5 (scripts/bench-ratios.sh -s)"
 	split("big small", ks, " ")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/model"
@@ -88,7 +89,7 @@ func measure(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var gz bytes.Buffer
+	var gz, all bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	samples, raw := 0, 0
 	p := collect.ExpfmtParser{}
@@ -108,9 +109,20 @@ func measure(t *testing.T, path string) {
 		samples += s.SeriesCount()
 		raw += len(f.Body)
 		zw.Write(f.Body)
+		all.Write(f.Body)
 	}
 	zw.Close()
-	t.Logf("%s: %d frames of %d targets over %v, %d samples; raw %.1f B/sample, gzip %.2f B/sample, dump %d B: %.3f B/sample",
+	// zstd at its best level with a 128 MiB window over the bodies
+	// concatenated: zstd -19 --long's role in issue 19, as bench's
+	// BenchmarkDumpSize takes it.
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithWindowSize(128<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := len(enc.EncodeAll(all.Bytes(), nil))
+	t.Logf("%s: %d frames of %d targets over %v, %d samples; raw %.1f B/sample, gzip %.2f B/sample, zstd-19-long %.3f B/sample, dump %d B: %.3f B/sample",
 		filepath.Base(path), r.Len(), len(r.Targets()), r.End().Sub(r.Start()).Round(time.Second), samples,
-		float64(raw)/float64(samples), float64(gz.Len())/float64(samples), r.Size(), float64(r.Size())/float64(samples))
+		float64(raw)/float64(samples), float64(gz.Len())/float64(samples), float64(z)/float64(samples), r.Size(), float64(r.Size())/float64(samples))
+	// One line for scripts/bench-ratios.sh.
+	t.Logf("figure dump-bytes-per-sample %.4g ratio-dump/zstd %.4g", float64(r.Size())/float64(samples), float64(r.Size())/float64(z))
 }
