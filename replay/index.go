@@ -376,6 +376,7 @@ func (l *tlog) seal() int64 {
 const (
 	colRaw      = 1
 	colPresence = 2
+	colSmall    = 4 // integers, none NaN, every difference after the first one byte: decoded without branches
 )
 
 func encodeColumn(dst []byte, c *column) []byte {
@@ -406,15 +407,22 @@ func encodeColumn(dst []byte, c *column) []byte {
 		}
 		return dst
 	}
+	at := len(dst) - 1
+	small := notNaN == ^uint64(0)
 	var prev int64
-	for _, v := range c.v {
+	for k, v := range c.v {
 		if v != v {
 			dst = append(dst, 0)
 			continue
 		}
 		d := int64(v) - prev
 		prev = int64(v)
-		dst = binary.AppendUvarint(dst, uint64(d<<1^d>>63)+1)
+		u := uint64(d<<1^d>>63) + 1
+		small = small && (k == 0 || u < 0x80)
+		dst = binary.AppendUvarint(dst, u)
+	}
+	if small {
+		dst[at] |= colSmall
 	}
 	return dst
 }
@@ -439,6 +447,25 @@ func decodeColumn(b []byte, lo, hi int, out []float64) uint64 {
 			}
 		}
 		// Slots outside [lo, hi) do not matter to the caller's presence.
+	} else if flags&colSmall != 0 {
+		u, n := binary.Uvarint(b) // the first value, whole
+		u--
+		prev := int64(u>>1) ^ -int64(u&1)
+		b = b[n-1 : n-1+hi] // b[s] is slot s's byte, s >= 1
+		for s := 1; s < lo; s++ {
+			u := uint64(b[s]) - 1
+			prev += int64(u>>1) ^ -int64(u&1)
+		}
+		out = out[:hi-lo]
+		if lo == 0 {
+			out[0] = float64(prev)
+		}
+		for s := max(lo, 1); s < hi; s++ {
+			u := uint64(b[s]) - 1
+			prev += int64(u>>1) ^ -int64(u&1)
+			out[s-lo] = float64(prev)
+		}
+		notNaN = ^uint64(0)
 	} else {
 		var prev int64
 		i := 0

@@ -28,12 +28,19 @@ func TestColumnEncoding(t *testing.T) {
 			ints.present |= 1 << s // present NaN at even multiples of 9
 		}
 	}
-	cols = append(cols, ints, mixed, column{present: 0})
+	small := column{present: ^uint64(0)} // a counter: one byte a difference, none absent
+	for s := range chunkLen {
+		small.v[s] = float64(1e6 + s*37 - s%3*10)
+	}
+	cols = append(cols, ints, mixed, column{present: 0}, small)
 	for i := range cols[2].v {
 		cols[2].v[i] = math.NaN()
 	}
 	for k, c := range cols {
 		b := encodeColumn(nil, &c)
+		if want := k == 3; (b[0]&colSmall != 0) != want {
+			t.Errorf("column %d: small %v, want %v", k, b[0]&colSmall != 0, want)
+		}
 		for _, r := range [][2]int{{0, chunkLen}, {5, 40}, {63, 64}, {0, 1}} {
 			out := make([]float64, r[1]-r[0])
 			present := decodeColumn(b, r[0], r[1], out)
