@@ -103,7 +103,8 @@ func TestScrapeOnceStoresSnapshot(t *testing.T) {
 	if st.Series != 1+2+4+5+1 {
 		t.Errorf("series = %d, want 13", st.Series)
 	}
-	if accept != DefaultAcceptHeader || encoding != "gzip" || timeout != "1.5" {
+	// A loopback target is asked for its body uncompressed (TestAcceptEncoding).
+	if accept != DefaultAcceptHeader || encoding != "identity" || timeout != "1.5" {
 		t.Errorf("request headers: Accept %q, Accept-Encoding %q, timeout %q", accept, encoding, timeout)
 	}
 	got := store.Select(name, "retry_originals_total", nil)
@@ -113,6 +114,16 @@ func TestScrapeOnceStoresSnapshot(t *testing.T) {
 	if got := store.Select(name, "retry_request_duration_seconds_bucket", nil); len(got) != 3 {
 		t.Errorf("stored buckets = %d series, want 3", len(got))
 	}
+}
+
+// toServer carries every request to srv whatever host its URL names, so
+// that a test target can have a name that is not loopback.
+type toServer struct{ srv *httptest.Server }
+
+func (ts toServer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.URL.Host = strings.TrimPrefix(ts.srv.URL, "http://")
+	return ts.srv.Client().Transport.RoundTrip(r)
 }
 
 func TestScrapeGzip(t *testing.T) {
@@ -128,7 +139,8 @@ func TestScrapeGzip(t *testing.T) {
 		_, _ = zw.Write(body)
 		_ = zw.Close()
 	})
-	s := NewScraper([]Target{target("gz", srv.URL)}, nil, Options{Clock: stepClock()})
+	// Not loopback by name, so gzip is asked for.
+	s := NewScraper([]Target{target("gz", "http://metrics.example:9100/metrics")}, nil, Options{Clock: stepClock(), Transport: toServer{srv}})
 	for i := 0; i < 2; i++ { // the second scrape reuses the gzip reader
 		st := s.ScrapeOnce(t.Context())[0]
 		if !st.Up || st.Series != 13 {
@@ -137,6 +149,42 @@ func TestScrapeGzip(t *testing.T) {
 	}
 	if n := len(s.Store().Times("gz")); n != 2 {
 		t.Errorf("store has %d scrapes, want 2", n)
+	}
+}
+
+// TestAcceptEncoding: a loopback target is asked for identity (compression
+// costs both processes CPU and saves no bandwidth there), any other for
+// gzip; a gzipped answer to either is read.
+func TestAcceptEncoding(t *testing.T) {
+	body := readFixture(t, "text_good.prom")
+	var asked atomic.Value
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		asked.Store(r.Header.Get("Accept-Encoding"))
+		w.Header().Set("Content-Type", ctText)
+		w.Header().Set("Content-Encoding", "gzip") // whatever was asked
+		zw := gzip.NewWriter(w)
+		_, _ = zw.Write(body)
+		_ = zw.Close()
+	})
+	for _, tc := range []struct {
+		url, want string
+	}{
+		{"http://127.0.0.1:9100/metrics", "identity"},
+		{"http://127.9.8.7:9100/metrics", "identity"},
+		{"http://[::1]:9100/metrics", "identity"},
+		{"http://localhost:9100/metrics", "identity"},
+		{"http://app.localhost:9100/metrics", "identity"},
+		{"http://[::ffff:127.0.0.1]:9100/metrics", "identity"},
+		{"http://10.0.0.5:9100/metrics", "gzip"},
+		{"http://metrics.example:9100/metrics", "gzip"},
+		{"http://localhost.example:9100/metrics", "gzip"},
+		{"http://[2001:db8::1]:9100/metrics", "gzip"},
+	} {
+		s := NewScraper([]Target{target("t", tc.url)}, nil, Options{Clock: stepClock(), Transport: toServer{srv}})
+		st := s.ScrapeOnce(t.Context())[0]
+		if got, _ := asked.Load().(string); got != tc.want || !st.Up || st.Series != 13 {
+			t.Errorf("%s: Accept-Encoding %q (want %q), status %+v", tc.url, got, tc.want, st)
+		}
 	}
 }
 
@@ -583,16 +631,58 @@ func TestFilterAppliesToScrapes(t *testing.T) {
 }
 
 func TestJitterIsDeterministicAndWithinInterval(t *testing.T) {
-	seen := map[time.Duration]bool{}
-	for _, name := range []string{"a", "b", "c", "d", "localhost:9090"} {
-		j := jitter(name, time.Second)
-		if j != jitter(name, time.Second) || j < 0 || j >= time.Second {
-			t.Errorf("jitter(%q) = %v", name, j)
+	names := []string{"a", "b", "c", "d", "localhost:9090"}
+	for _, iv := range []time.Duration{time.Second, 15 * time.Second, 7 * time.Millisecond} {
+		for _, slots := range []int{0, 1, 4, 63} {
+			for _, name := range names {
+				j := jitter(name, iv, slots)
+				if j != jitter(name, iv, slots) || j < 0 || j >= iv {
+					t.Errorf("jitter(%q, %v, %d) = %v", name, iv, slots, j)
+				}
+			}
 		}
-		seen[j] = true
 	}
-	if len(seen) < 4 {
-		t.Errorf("jitter does not spread targets: %v", seen)
+}
+
+// TestPhasesGroupTargets: a small set shares one phase (one wake-up per
+// interval, not one per target), a fleet is spread over phases of about
+// phaseGroup targets each, on a grid of interval/slots.
+func TestPhasesGroupTargets(t *testing.T) {
+	phases := func(n int) map[time.Duration]int {
+		out := map[time.Duration]int{}
+		for i := range n {
+			out[jitter(fmt.Sprintf("10.0.%d.%d:9100", i/256, i%256), time.Second, phaseSlots(n))]++
+		}
+		return out
+	}
+	for _, n := range []int{1, 10, 16} {
+		if p := phases(n); len(p) != 1 {
+			t.Errorf("%d targets: %d phases %v, want 1", n, len(p), p)
+		}
+	}
+	if p := phases(17); len(p) != 2 {
+		t.Errorf("17 targets: %d phases, want 2", len(p))
+	}
+	const n = 1000
+	slots := phaseSlots(n)
+	if slots != 63 {
+		t.Fatalf("phaseSlots(%d) = %d, want 63", n, slots)
+	}
+	p := phases(n)
+	// 1,000 names hashed into 63 slots: a slot left empty has probability
+	// (62/63)^1000 < 1e-6, one holding over 3x the mean (48) far less.
+	if len(p) != slots {
+		t.Errorf("%d targets on %d phases, want %d", n, len(p), slots)
+	}
+	base := jitter("x", time.Second, 1)
+	step := time.Second / time.Duration(slots)
+	for at, k := range p {
+		if (at-base+time.Second)%time.Second%step != 0 {
+			t.Errorf("phase %v is off the grid of %v from %v", at, step, base)
+		}
+		if k > 3*phaseGroup {
+			t.Errorf("phase %v holds %d targets", at, k)
+		}
 	}
 }
 
