@@ -39,6 +39,11 @@ type FrameOptions struct {
 	// instead of evaluated again: a live view rebuilding every second then
 	// evaluates one or two bins per row instead of all of them. nil: none.
 	Prev *model.Frame
+	// Cache, when set, keeps the targets' series from one frame to the
+	// next, so that a live view copies only the scrapes since its last
+	// frame out of the store (FrameCache). The frame is the same without
+	// it. nil: every frame selects its ranges from the store.
+	Cache *FrameCache
 }
 
 func (o FrameOptions) withDefaults() FrameOptions {
@@ -92,6 +97,12 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 		}
 	}
 	prev := reusable(opts)
+	cache := opts.Cache
+	if cache != nil {
+		cache.lock(st)
+		defer cache.unlock()
+		cache.forgetExcept(names)
+	}
 	if opts.Align {
 		f.FinalMs = make(map[model.Key]int64)
 	}
@@ -111,6 +122,12 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 		return ts
 	}
 	fullSince := min(winStart, tlStart)
+	selectRows := func(i int, since int64) map[string]*row {
+		if cache != nil {
+			return cache.selectTarget(st, names[i], times[i], selectFrom(i, since), since).rows()
+		}
+		return selectTarget(st, names[i], selectFrom(i, since), nil, since).rows()
+	}
 	for i, t := range names {
 		ts := selectFrom(i, fullSince)
 		if sv := selectServer(st, t, ts, fullSince); sv != nil {
@@ -125,11 +142,10 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 		if prev != nil {
 			since = min(winStart, prev.needFrom(t, bins))
 		}
-		sel := selectTarget(st, t, selectFrom(i, since), nil, since)
-		rows := sel.rows()
+		rows := selectRows(i, since)
 		if since > fullSince && prev.hasNewRow(t, rows) {
 			since = fullSince
-			rows = selectTarget(st, t, selectFrom(i, since), nil, since).rows()
+			rows = selectRows(i, since)
 		}
 		deps := make([]string, 0, len(rows))
 		for d := range rows {

@@ -1,0 +1,202 @@
+package analysis
+
+import (
+	"slices"
+	"sort"
+	"sync"
+	"unsafe"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// FrameCache keeps each target's contract series as the last frame
+// selected them, so that the next frame of a live view copies from the
+// store only the scrapes since then (Store.SelectSince from the newest
+// scrape the cache holds) instead of its whole window every second: on an
+// idle dashboard of ten targets that copy was the largest part of building
+// a frame. Frames built with it are the frames built without it
+// (TestFrameCacheMatchesFresh); anything the cache cannot prove unchanged
+// (a series appearing or leaving, a store or a target replaced, an older
+// range asked for) is selected from the store again.
+//
+// A FrameCache serves one store; frames that use it are built one at a
+// time (BuildFrame holds it). The zero value is not usable: NewFrameCache.
+type FrameCache struct {
+	mu      sync.Mutex
+	store   *model.Store
+	targets map[string]*targetCache
+	// fresh and delta count the targets selected from scratch and
+	// brought up to date, for tests.
+	fresh, delta int
+}
+
+// NewFrameCache returns an empty cache.
+func NewFrameCache() *FrameCache {
+	return &FrameCache{targets: make(map[string]*targetCache)}
+}
+
+// targetCache is one target's series as of its newest frame.
+type targetCache struct {
+	// since is the since they were selected from: they hold every sample
+	// from the target's last scrape at or before it on (and for a series
+	// absent there, its newest sample before), no range older.
+	since int64
+	// times are the target's retained scrape times when they were
+	// selected; newest is the last of them, the newest scrape every
+	// cached series is complete up to (a scrape appended while they were
+	// being copied may be in some series and not others).
+	times  []int64
+	newest int64
+	series map[string][]model.Series
+}
+
+// lock takes the cache for one frame over st; a cache used with another
+// store starts over.
+func (c *FrameCache) lock(st *model.Store) {
+	c.mu.Lock()
+	if c.store != st {
+		c.store = st
+		clear(c.targets)
+	}
+}
+
+func (c *FrameCache) unlock() { c.mu.Unlock() }
+
+// forgetExcept drops the targets not in names (gone from the store).
+func (c *FrameCache) forgetExcept(names []string) {
+	if len(c.targets) <= len(names) {
+		return
+	}
+	for t := range c.targets {
+		if _, ok := slices.BinarySearch(names, t); !ok {
+			delete(c.targets, t)
+		}
+	}
+}
+
+// selectTarget is selectTarget(st, target, ts, nil, since), served from
+// the cache when it can be. all are the target's retained scrape times,
+// ts the ones from the last at or before since on. c is locked.
+func (c *FrameCache) selectTarget(st *model.Store, target string, all, ts []int64, since int64) *selection {
+	tc := c.targets[target]
+	if tc != nil && tc.usable(all, since) {
+		if sel, ok := tc.update(st, target, all, ts, since); ok {
+			c.delta++
+			return sel
+		}
+	}
+	c.fresh++
+	sel := selectTarget(st, target, ts, nil, since)
+	if len(all) == 0 {
+		delete(c.targets, target)
+		return sel
+	}
+	// The cache keeps its own slices: rows read the selection's, and
+	// update appends to the cache's.
+	series := make(map[string][]model.Series, len(sel.series))
+	for n, ss := range sel.series {
+		series[n] = cloneSeries(ss)
+	}
+	c.targets[target] = &targetCache{since: since, times: all, newest: all[len(all)-1], series: series}
+	return sel
+}
+
+// usable reports whether tc can be brought up to all: it holds the range
+// asked for, and the scrapes it saw are still the store's (the target was
+// not forgotten and scraped anew in between).
+func (tc *targetCache) usable(all []int64, since int64) bool {
+	if since < tc.since || len(all) == 0 {
+		return false
+	}
+	// The scrapes both saw must be the same ones: the cached times from
+	// the oldest still retained on are a prefix of all.
+	k := sort.Search(len(tc.times), func(i int) bool { return tc.times[i] >= all[0] })
+	old := tc.times[k:]
+	return len(old) > 0 && len(old) <= len(all) && slices.Equal(old, all[:len(old)])
+}
+
+// update brings the cached series up to the store: the samples since the
+// newest scrape they are complete up to are selected, appended, and every
+// series is cut to the range a fresh selection from since holds. It
+// reports false, changing nothing the caller can see, when the store's
+// series are not the cached ones (then a fresh selection is needed).
+func (tc *targetCache) update(st *model.Store, target string, all, ts []int64, since int64) (*selection, bool) {
+	news := make(map[string][]model.Series, len(selectNames))
+	for _, n := range selectNames {
+		d := st.SelectSince(target, n, nil, tc.newest)
+		if !sameSeries(tc.series[n], d) {
+			return nil, false
+		}
+		if len(d) > 0 {
+			news[n] = d
+		}
+	}
+	tFrom, oldest := ts[0], all[0]
+	sel := &selection{target: target, times: ts, series: make(map[string][]model.Series, len(news))}
+	for n, d := range news {
+		cached := tc.series[n]
+		out := make([]model.Series, len(d))
+		for i := range d {
+			c := &cached[i]
+			pts := c.Points
+			last := int64(-1 << 63)
+			if len(pts) > 0 {
+				last = pts[len(pts)-1].T
+			}
+			for _, p := range d[i].Points {
+				if p.T > last {
+					pts = append(pts, p)
+				}
+			}
+			c.Points = trimPoints(pts, tFrom, oldest)
+			c.Stale = d[i].Stale
+			out[i] = *c
+		}
+		sel.series[n] = out
+	}
+	tc.since, tc.times, tc.newest = since, all, all[len(all)-1]
+	return sel, true
+}
+
+// trimPoints cuts pts (in time order) to what SelectSince holds for a range
+// starting at the scrape at tFrom: the samples from tFrom on and, when
+// there is none at tFrom, the newest one before it that the store still
+// retains (oldest is its oldest retained scrape).
+func trimPoints(pts []model.Point, tFrom, oldest int64) []model.Point {
+	k := sort.Search(len(pts), func(i int) bool { return pts[i].T >= tFrom })
+	if (k == len(pts) || pts[k].T != tFrom) && k > 0 && pts[k-1].T >= oldest {
+		k--
+	}
+	if k > len(pts)/2 && k > 64 {
+		// Most of the array is behind: copy, so it does not grow forever.
+		return append([]model.Point(nil), pts[k:]...)
+	}
+	return pts[k:]
+}
+
+// sameSeries reports whether the store's series d are the cached ones, in
+// the same order. The store hands out each series' own labels, so the same
+// series has the same label array; a series created again (forgotten,
+// then back) gets a new one.
+func sameSeries(cached, d []model.Series) bool {
+	if len(cached) != len(d) {
+		return false
+	}
+	for i := range d {
+		a, b := cached[i].Labels, d[i].Labels
+		if len(a) != len(b) || unsafe.SliceData(a) != unsafe.SliceData(b) ||
+			cached[i].Type != d[i].Type || cached[i].Name != d[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
+func cloneSeries(ss []model.Series) []model.Series {
+	out := make([]model.Series, len(ss))
+	for i, s := range ss {
+		s.Points = slices.Clone(s.Points)
+		out[i] = s
+	}
+	return out
+}
