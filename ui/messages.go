@@ -27,6 +27,10 @@ type frameRequest struct {
 	// Service is the service target whose per-bin timeline is wanted (its
 	// detail view is open); "" computes none, which keeps frames cheap.
 	Service string
+	// Cache keeps the targets' series between live frames
+	// (analysis.FrameCache); nil for frames of a fixed moment and in
+	// replay, whose store moves back on a seek.
+	Cache *analysis.FrameCache
 }
 
 // frameKind says why a frame was built, which decides where it goes.
@@ -91,11 +95,14 @@ type FindingsMsg []string
 // waitCmd waits for the source's next update (or the end of the program)
 // and builds a frame for the window at hand.
 //
-// Targets are scraped at spread-out moments, so updates come in bursts of
-// one per target; a frame is built no earlier than notBefore, folding the
+// Updates come one per scrape; a frame is built no earlier than
+// notBefore, nor sooner than settle after the first update, folding the
 // updates that arrive meanwhile into one frame (one analysis pass per
-// refresh instead of one per target).
-func waitCmd(src Source, done <-chan struct{}, build buildFunc, req frameRequest, notBefore time.Time) tea.Cmd {
+// refresh instead of one per target). The scraper scrapes small sets of
+// targets in one burst per interval (collect's phaseGroup): settle lets
+// the burst land in one frame rather than its first scrape in one and the
+// rest a second later.
+func waitCmd(src Source, done <-chan struct{}, build buildFunc, req frameRequest, notBefore time.Time, settle time.Duration) tea.Cmd {
 	return func() tea.Msg {
 		select {
 		case _, ok := <-src.Updates():
@@ -104,6 +111,9 @@ func waitCmd(src Source, done <-chan struct{}, build buildFunc, req frameRequest
 			}
 		case <-done:
 			return nil
+		}
+		if settle > 0 {
+			notBefore = later(notBefore, time.Now().Add(settle))
 		}
 		if wait := time.Until(notBefore); wait > 0 {
 			t := time.NewTimer(wait)
@@ -118,6 +128,18 @@ func waitCmd(src Source, done <-chan struct{}, build buildFunc, req frameRequest
 		return frameMsg{frame: f, derived: d, req: req, kind: frameLive}
 	}
 }
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// burstSettle is how long a live frame waits after the first update for
+// the rest of a burst of scrapes: loopback scrapes of ten targets land
+// within a few milliseconds on an idle machine, within tens on a busy one.
+const burstSettle = 50 * time.Millisecond
 
 // buildCmd builds a frame right away.
 func buildCmd(src Source, build buildFunc, req frameRequest, kind frameKind) tea.Cmd {

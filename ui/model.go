@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -111,6 +112,10 @@ type Model struct {
 	// whatIf is the what-if pane's content (whatif.go).
 	whatIf whatIfState
 
+	// cache keeps the targets' series from one live frame to the next
+	// (nil in replay).
+	cache *analysis.FrameCache
+
 	lw         lineWriter // scratch for header, findings and footer
 	overflows  int        // lines cut at the screen edge (layout slack; tests want 0)
 	dirty      bool
@@ -155,6 +160,10 @@ func NewModel(src Source, opts Options) *Model {
 		grouping:  true,
 		following: true,
 	}
+	if opts.Mode == ModeLive {
+		// A replay's store goes back on a seek: its frames select anew.
+		m.cache = analysis.NewFrameCache()
+	}
 	for i, w := range opts.Windows {
 		if w == opts.Window {
 			m.windowIdx = i
@@ -192,7 +201,7 @@ func (m *Model) stripLines() []string {
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{
 		buildCmd(m.src, m.build, m.request(0), frameRebuild),
-		waitCmd(m.src, m.done, m.build, m.request(0), time.Time{}),
+		waitCmd(m.src, m.done, m.build, m.request(0), time.Time{}, m.settle()),
 	}
 	if m.c.opts.StaleAfter > 0 {
 		cmds = append(cmds, clockCmd(m.c.opts.StaleAfter, m.clockGen))
@@ -204,8 +213,19 @@ func (m *Model) request(endMs int64) frameRequest {
 	req := frameRequest{Window: m.c.window, Bin: m.c.opts.Bin, EndMs: endMs, Bins: m.c.opts.Bins, Chains: m.c.opts.Chains, Links: m.c.opts.Links, Service: m.wantService()}
 	if endMs == 0 {
 		req.Prev = m.live
+		req.Cache = m.cache
 	}
 	return req
+}
+
+// settle is how long a live frame waits for the rest of a burst of
+// scrapes (burstSettle); a replay's updates come from its player, not in
+// bursts.
+func (m *Model) settle() time.Duration {
+	if m.c.opts.Mode == ModeLive {
+		return burstSettle
+	}
+	return 0
 }
 
 // wantService is the service whose bins frames must carry: the one whose
@@ -293,7 +313,7 @@ func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	if msg.kind == frameLive {
 		// Re-arm the wait loop whatever happens to this frame.
-		cmds = append(cmds, waitCmd(m.src, m.done, m.build, m.request(0), time.Now().Add(m.c.opts.MinFrameGap)))
+		cmds = append(cmds, waitCmd(m.src, m.done, m.build, m.request(0), time.Now().Add(m.c.opts.MinFrameGap), m.settle()))
 	}
 	if msg.req.Window != m.c.window {
 		// Built for a window that is no longer in force.

@@ -592,7 +592,7 @@ func TestSourceLoop(t *testing.T) {
 	defer close(done)
 	m.done = done
 
-	wait := waitCmd(src, m.done, m.build, m.request(0), time.Time{})
+	wait := waitCmd(src, m.done, m.build, m.request(0), time.Time{}, 0)
 	src.updates <- struct{}{}
 	msg := wait()
 	fm, ok := msg.(frameMsg)
@@ -607,7 +607,7 @@ func TestSourceLoop(t *testing.T) {
 		t.Fatal("the wait loop was not re-armed")
 	}
 	close(src.updates)
-	if msg := waitCmd(src, m.done, m.build, m.request(0), time.Time{})(); msg != (sourceClosedMsg{}) {
+	if msg := waitCmd(src, m.done, m.build, m.request(0), time.Time{}, 0)(); msg != (sourceClosedMsg{}) {
 		t.Fatalf("closed source: %#v", msg)
 	}
 	m.Update(sourceClosedMsg{})
@@ -620,7 +620,7 @@ func TestSourceLoop(t *testing.T) {
 	src2 := &testSource{updates: make(chan struct{})}
 	stop := make(chan struct{})
 	got := make(chan tea.Msg, 1)
-	go func() { got <- waitCmd(src2, stop, m.build, m.request(0), time.Time{})() }()
+	go func() { got <- waitCmd(src2, stop, m.build, m.request(0), time.Time{}, 0)() }()
 	close(stop)
 	select {
 	case msg := <-got:

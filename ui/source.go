@@ -37,6 +37,7 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 		// ones and copies the rest from the frame before.
 		Align: true,
 		Prev:  req.Prev,
+		Cache: req.Cache,
 	})
 	th := analysis.DefaultThresholds()
 	// Chains and findings by service (replicas folded, dependencies linked
