@@ -105,3 +105,62 @@ func BenchmarkDumpSize(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDumpOptions writes the same 600 scrapes as BenchmarkDumpSize
+// under the writer's choices that trade size for CPU (zstd level, key
+// frame interval) and reports both for each: B/sample and the CPU of
+// Writer.Append per scrape (getrusage around each call, body generation
+// excluded). Not in bench-ratios.sh's default run; docs/performance.md
+// ("The codec, round 3") has its figures.
+//
+//	cd bench && go test -run '^$' -bench DumpOptions -benchtime 1x
+func BenchmarkDumpOptions(b *testing.B) {
+	const scrapes = 600
+	type choice struct {
+		name  string
+		level zstd.EncoderLevel
+		key   int
+	}
+	choices := []choice{
+		{"fastest-key240", zstd.SpeedFastest, 240}, {"default-key240", zstd.SpeedDefault, 240},
+		{"fastest-key120", zstd.SpeedFastest, 120}, {"default-key120", zstd.SpeedDefault, 120},
+	}
+	for _, body := range Bodies() {
+		if body.Name == "envoy100k" {
+			continue
+		}
+		texts := make([][]byte, scrapes)
+		for i := range texts {
+			texts[i] = body.Text(i)
+		}
+		for _, c := range choices {
+			b.Run("body="+body.Name+"/"+c.name, func(b *testing.B) {
+				for b.Loop() {
+					path := filepath.Join(b.TempDir(), "size.rtd")
+					w, err := dump.Create(path, false, dump.WriterOptions{Level: c.level, KeyEvery: c.key})
+					if err != nil {
+						b.Fatal(err)
+					}
+					at := time.Unix(1_700_000_000, 0)
+					var cpu time.Duration
+					for i, text := range texts {
+						c0 := cpuNow()
+						if err := w.Append("bench", at.Add(time.Duration(i)*time.Second), textType, text); err != nil {
+							b.Fatal(err)
+						}
+						cpu += cpuNow() - c0
+					}
+					if err := w.Close(); err != nil {
+						b.Fatal(err)
+					}
+					fi, err := os.Stat(path)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(float64(fi.Size())/float64(body.Series*scrapes), "B/sample")
+					b.ReportMetric(float64(cpu.Nanoseconds())/scrapes, "cpu-ns/append")
+				}
+			})
+		}
+	}
+}
