@@ -655,12 +655,16 @@ func encodeDelta(dst []byte, cur, base *tokens, v uint16) []byte {
 	align := baseAlignment(cur, base, len(cur.nums), same)
 	v3 := v >= 3
 	var g1, g2 int64 // version 3: the growths of the two slots before
-	for i, c := range cur.nums {
+	for i := range cur.nums {
 		bi := i
 		if !same {
 			bi = align(i)
 		}
+		// c and cn are the same number: c for its value and shape, which
+		// stay; cn for the state this delta sets. (A copy per slot was a
+		// seventh of encodeDelta.)
 		cn := &cur.nums[i]
+		c := cn
 		if v3 && bi >= 0 && g1 == 0 && g2 == 0 {
 			// The commonest slot: unchanged, after slots that did not
 			// grow, and it did not grow at its last delta either. Every
@@ -680,7 +684,7 @@ func encodeDelta(dst []byte, cur, base *tokens, v uint16) []byte {
 		var growth int64
 		switch {
 		case bi < 0:
-			shapes = appendShape(shapes, c)
+			shapes = appendShape(shapes, *c)
 			ints = binary.AppendVarint(ints, c.m)
 		case v3 && c.sameShape(base.nums[bi]):
 			b := base.nums[bi]
@@ -710,7 +714,7 @@ func encodeDelta(dst []byte, cur, base *tokens, v uint16) []byte {
 			t := min(c.scale(), b.scale())
 			cm, ok1 := rescale(c.m, c.scale()-t)
 			bm, ok2 := rescale(b.m, b.scale()-t)
-			shapes = appendShape(shapes, c)
+			shapes = appendShape(shapes, *c)
 			if ok1 && ok2 {
 				kind = slotReshape
 				ints = binary.AppendVarint(ints, cm-bm)
