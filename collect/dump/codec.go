@@ -231,6 +231,22 @@ func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) {
 				n := int(p.series)
 				if n < len(line) && (line[n] == ' ' || line[n] == '\t') && int(p.start)+n <= len(prevBody) &&
 					bytes.Equal(line[:n], prevBody[p.start:int(p.start)+n]) {
+					// The commonest changed line: the series, one blank and
+					// a value, as it was. Its structure is the previous
+					// line's whole (series, " ", the slot and the newline
+					// when both have one); parseNum refuses a token with a
+					// blank in it, so a timestamp cannot hide behind it.
+					if tail := prev.structure[p.send : p.sstart+p.slen]; line[n] == ' ' && len(tail) == 2+b2i(next > end) &&
+						tail[0] == ' ' && tail[1] == slotMark && (next == end || tail[2] == '\n') {
+						if v, ok := parseNum(line[n+1:]); ok {
+							t.structure = append(t.structure, prev.structure[p.sstart:p.sstart+p.slen]...)
+							t.nums = append(t.nums, v)
+							r.series, r.send, r.slen = int32(n), r.sstart+(p.send-p.sstart), p.slen
+							t.rows = append(t.rows, r)
+							off = next
+							continue
+						}
+					}
 					t.structure = append(t.structure, prev.structure[p.sstart:p.send]...)
 					r.series, r.send = int32(n), int32(len(t.structure))
 					t.lineNumbers(line, n)
@@ -324,6 +340,13 @@ func commonPrefix(a, b []byte) int {
 		i++
 	}
 	return i
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // tokenizeLine appends one line; it returns the length of its series (0

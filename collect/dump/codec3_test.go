@@ -218,6 +218,18 @@ func TestReuseRowsEdges(t *testing.T) {
 		{"a 1\nb 2\n", "a 1b 2\n"},
 		{"", "a 1\n"},
 		{"a 1\n", ""},
+		// A changed value after the same series (the one-value path).
+		{"a 1\nb 2\n", "a 5\nb 2\n"},
+		{"a 1\n", "a 2 17\n"},
+		{"a 1 17\n", "a 2\n"},
+		{"a 1", "a 2\n"},
+		{"a 1\n", "a 2"},
+		{"a 1\n", "a  2\n"},
+		{"a 1\n", "a\t2\n"},
+		{"a 1\n", "a NaN\n"},
+		{"a NaN\n", "a 1\n"},
+		{"a 1\n", "a 1.50\n"},
+		{"a 1 # {x=\"y\"} 1\n", "a 2 # {x=\"y\"} 1\n"},
 	}
 	for _, c := range cases {
 		var prev, got, want tokens
