@@ -245,18 +245,23 @@ func (s *Store) loadPrepare(target string, h *TargetHistory) (*targetHistory, in
 // what newRing and a set per value build, in one pass (a restore fills
 // whole rings).
 func ringOf(vals []float64, first int64) ring {
-	n := int64(len(vals))
+	n := len(vals)
+	at := int(first % int64(n)) // vals[k] goes to slot (at+k) mod n
 	f32 := make([]float32, n)
-	for k, v := range vals {
+	head, tail := f32[at:], f32[:at]
+	for k, v := range vals[:n-at] {
 		f := float32(v)
 		if float64(f) != v && v == v { // not exact as float32 (NaN is)
-			f64 := make([]float64, n)
-			for k, v := range vals {
-				f64[(first+int64(k))%n] = v
-			}
-			return ring{f64: f64}
+			return ring{f64: append(append(make([]float64, 0, n), vals[n-at:]...), vals[:n-at]...)}
 		}
-		f32[(first+int64(k))%n] = f
+		head[k] = f
+	}
+	for k, v := range vals[n-at:] {
+		f := float32(v)
+		if float64(f) != v && v == v {
+			return ring{f64: append(append(make([]float64, 0, n), vals[n-at:]...), vals[:n-at]...)}
+		}
+		tail[k] = f
 	}
 	return ring{f32: f32}
 }
