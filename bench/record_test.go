@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,14 +34,23 @@ func TestMain(m *testing.M) {
 }
 
 // serve answers every request with the body named name (at step 0) on a
-// loopback port, prints the address and returns when stdin closes.
+// loopback port, prints the address and returns when stdin closes. A
+// name ending in "-changing" serves the body's steps 0 to 59 in turn, so
+// that every scrape's counters grew (and once in 60 went back, as after a
+// restart).
 func serve(name string) {
-	var text []byte
+	base, changing := strings.CutSuffix(name, "-changing")
+	var texts [][]byte
 	for _, b := range Bodies() {
-		if b.Name == name {
-			text = b.Text(0)
+		if b.Name == base {
+			texts = append(texts, b.Text(0))
+			for i := 1; changing && i < 60; i++ {
+				texts = append(texts, b.Text(i))
+			}
 		}
 	}
+	var mu sync.Mutex
+	next := 0
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -52,6 +62,10 @@ func serve(name string) {
 		os.Exit(0)
 	}()
 	_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		text := texts[next%len(texts)]
+		next++
+		mu.Unlock()
 		w.Header().Set("Content-Type", textType)
 		_, _ = w.Write(text)
 	}))
@@ -99,9 +113,11 @@ func cpuNow() time.Duration {
 // A third contender scrapes the same way and writes nothing
 // (ratio-scrape/get): the part of record's CPU that is the scraper's, not
 // the dump's, which the dump cannot take back (ratio-record/scrape is the
-// dump's share on top). The server is another process.
+// dump's share on top). The server is another process. envoy2k and
+// gosvc2k serve one body, so every scrape's values equal the last's;
+// envoy2k-changing serves 60 steps of it in turn, every counter growing.
 func BenchmarkRecord(b *testing.B) {
-	for _, name := range []string{"envoy2k", "gosvc2k"} {
+	for _, name := range []string{"envoy2k", "gosvc2k", "envoy2k-changing"} {
 		b.Run("body="+name, func(b *testing.B) {
 			url := startServer(b, name)
 			client := &http.Client{Transport: &http.Transport{DisableCompression: true}}

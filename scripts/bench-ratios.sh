@@ -141,6 +141,8 @@ END {
 	for (i = 1; i <= n; i++) line("record-cpu/get-loop/" bs[i], "Record/" bs[i] "/ratio-record/get", 1.5)
 	for (i = 1; i <= n; i++) line("scrape-without-dump-cpu/get-loop/" bs[i], "Record/" bs[i] "/ratio-scrape/get", "-")
 	for (i = 1; i <= n; i++) line("record-cpu/scrape-without-dump/" bs[i], "Record/" bs[i] "/ratio-record/scrape", "-")
+	line("record-cpu/get-loop/envoy2k-changing", "Record/envoy2k-changing/ratio-record/get", 1.5)
+	line("record-cpu/scrape-without-dump/envoy2k-changing", "Record/envoy2k-changing/ratio-record/scrape", "-")
 	for (i = 1; i <= n; i++) line("store-bytes-per-sample/" bs[i], "StoreMemory/" bs[i] "/B/sample", 8)
 	for (i = 1; i <= n; i++) line("dump-bytes-per-sample/" bs[i], "DumpSize/" bs[i] "/B/sample", 0.6)
 	for (i = 1; i <= n; i++) line("dump-size/zstd-19-long/" bs[i], "DumpSize/" bs[i] "/ratio-dump/zstd", 1.0)
