@@ -125,6 +125,14 @@ type meta struct {
 	payload     []byte
 }
 
+// baseLink is what a version 3 delta frame stores in its time field: 13
+// bits of its base frame's body checksum, so that a reader scanning the
+// file can tell its base (the target's newest frame before it) from an
+// older frame when one in between was lost. The time is the base's plus
+// the frame's base field; the absolute time took 9 bytes of every delta
+// frame, the link takes 2.
+func baseLink(baseCRC uint32) int64 { return int64(baseCRC & 0x1fff) }
+
 func appendFrame(dst []byte, m *meta) []byte {
 	start := len(dst)
 	dst = append(dst, syncMark[:]...)

@@ -339,7 +339,11 @@ func (r *Reader) framePayload(e *entry, buf []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("damaged frame: %w", err)
 	}
-	if m.timeNs != e.info.Time.UnixNano() || m.target != e.info.Target || int(m.bodyLen) != e.info.BodyLen ||
+	want := e.info.Time.UnixNano()
+	if m.kind == kindDelta && r.version >= 3 && e.base >= 0 {
+		want = baseLink(r.entries[e.base].crc) // a version 3 delta stores its link, not its time
+	}
+	if m.timeNs != want || m.target != e.info.Target || int(m.bodyLen) != e.info.BodyLen ||
 		m.bodyCRC != e.crc || len(m.payload) != int(e.payLen) || (m.kind == kindKey) != e.info.Key {
 		return nil, errors.New("the frame disagrees with the index")
 	}

@@ -287,6 +287,7 @@ func (r *Reader) problem(off, n int64, torn bool, format string, args ...any) {
 // target at a time (a delta names its base by time) and the targets' names.
 type indexer struct {
 	byTime  map[targetTime]int32
+	newest  map[string]int32 // a target's newest frame with a body: a version 3 delta's base
 	targets map[string]string
 }
 
@@ -309,14 +310,27 @@ func (r *Reader) add(ix *indexer, off, n int64, m *meta, payLen int, checked boo
 		ct: m.contentType, base: -1, crc: m.bodyCRC,
 		payOff: off + n - int64(payLen), payLen: int32(payLen), checked: checked,
 	}
-	if m.kind == kindDelta {
+	switch {
+	case m.kind == kindDelta && checked && r.version >= 3:
+		// A version 3 delta read from its frame holds, instead of its
+		// time, a link to its base (baseLink): its base is the target's
+		// newest frame when the link matches, and its time that frame's
+		// plus base. A frame lost in between leaves the delta without a
+		// base, as a version 2 delta whose base time is missing.
+		e.base = -2
+		if bi, ok := ix.newest[t]; ok && m.base <= 1<<62 && m.timeNs == baseLink(r.entries[bi].crc) {
+			e.base, e.ct = bi, r.entries[bi].ct
+			e.info.Time = time.Unix(0, r.entries[bi].info.Time.UnixNano()+int64(m.base))
+		}
+	case m.kind == kindDelta:
 		e.base = -2
 		if bi, ok := ix.byTime[targetTime{t, m.timeNs - int64(m.base)}]; ok && m.base <= 1<<62 {
 			e.base, e.ct = bi, r.entries[bi].ct
 		}
 	}
 	if m.kind != kindError {
-		ix.byTime[targetTime{t, m.timeNs}] = int32(len(r.entries))
+		ix.byTime[targetTime{t, e.info.Time.UnixNano()}] = int32(len(r.entries))
+		ix.newest[t] = int32(len(r.entries))
 		r.checkBound(&e, payLen)
 	}
 	r.entries = append(r.entries, e)
@@ -326,7 +340,7 @@ func (r *Reader) add(ix *indexer, off, n int64, m *meta, payLen int, checked boo
 // (version 2), then by reading every frame after the last of them.
 func (r *Reader) scan(version uint16) error {
 	w := &window{ra: r.ra, size: r.size, off: -1}
-	ix := &indexer{byTime: make(map[targetTime]int32), targets: make(map[string]string)}
+	ix := &indexer{byTime: make(map[targetTime]int32), newest: make(map[string]int32), targets: make(map[string]string)}
 	from := int64(headerSize)
 	if version >= 2 && !r.scanOnly && r.size > headerSize { // an empty recording has nothing to index
 		// Index frames are read one by one: small reads, not the scan's.
@@ -336,7 +350,7 @@ func (r *Reader) scan(version uint16) error {
 		} else if end, err := r.loadIndex(iw, ix, last); err != nil {
 			r.notes = append(r.notes, fmt.Sprintf("%s: the index is damaged (%v): indexed by reading every frame", r.name, err))
 			r.entries, r.problems = nil, nil
-			ix = &indexer{byTime: make(map[targetTime]int32), targets: make(map[string]string)}
+			ix = &indexer{byTime: make(map[targetTime]int32), newest: make(map[string]int32), targets: make(map[string]string)}
 		} else {
 			from = end
 			r.indexed = true

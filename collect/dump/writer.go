@@ -95,7 +95,8 @@ type writerTarget struct {
 	sinceKey int
 	keySize  int
 	lastNs   int64
-	bound    int64 // frameBound of the newest frame: what a delta on it may declare
+	lastCRC  uint32 // body checksum of the newest frame: a delta's link to it (baseLink)
+	bound    int64  // frameBound of the newest frame: what a delta on it may declare
 }
 
 // Create creates a dump file at path, refusing to overwrite an existing
@@ -215,7 +216,11 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 			n.d, n.k, n.cost = 0, 0, [numPredictors]uint16{}
 		}
 	}
-	w.buf = appendFrame(w.buf[:0], &m)
+	stored := m
+	if m.kind == kindDelta {
+		stored.timeNs = baseLink(t.lastCRC) // the time is the base's plus m.base
+	}
+	w.buf = appendFrame(w.buf[:0], &stored)
 	if err := w.write(w.buf); err != nil {
 		t.stats.Errors++
 		t.stats.LastError = err.Error()
@@ -231,7 +236,7 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 	t.prev, t.cur = t.cur, t.prev
 	t.prev.lines = nil
 	t.prevBody = append(t.prevBody[:0], body...)
-	t.have, t.ct, t.lastNs = true, contentType, m.timeNs
+	t.have, t.ct, t.lastNs, t.lastCRC = true, contentType, m.timeNs, m.bodyCRC
 	if key {
 		t.bound = frameBound(0, len(m.payload))
 	} else {
