@@ -44,6 +44,12 @@ type StoreConfig struct {
 	// an increase from 0 (see Append): Prometheus' own rule, for sources
 	// that already account for it.
 	FirstValueIsBaseline bool
+	// KeepSeries keeps a series that was absent for the whole retained
+	// history instead of forgetting it: a store that holds a bounded
+	// window of a whole recording (analysis.WholeBuilder) then keeps the
+	// identity, the total cap's count and the restart rule of a store that
+	// holds it all. Its values outside the history are still gone.
+	KeepSeries bool
 }
 
 // DefaultStoreConfig is 15 minutes at 1 s and 20,000 series per target;
@@ -426,7 +432,7 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 			continue
 		}
 		ss.ring.set(slot, math.NaN())
-		if idx-ss.lastSeen >= int64(len(th.times)) {
+		if idx-ss.lastSeen >= int64(len(th.times)) && !s.cfg.KeepSeries {
 			delete(th.series, key)
 			s.total--
 			th.removeByName(ss)
