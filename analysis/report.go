@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -82,12 +83,14 @@ type ReportOptions struct {
 // Bin-wide bins, so summing a rate times its bin's width over the timeline
 // gives the increase over the whole recording.
 func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptions) Report {
-	if opts.Window <= 0 {
-		opts.Window = DefaultWindow
-	}
-	if opts.Bin < time.Millisecond {
-		opts.Bin = DefaultBin
-	}
+	rep, _ := buildReport(st, targets, opts, nil)
+	return rep
+}
+
+// buildReport is BuildReport; with wb, the timeline's start and bins are
+// the WholeBuilder's (the store holds only the end of the recording).
+func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptions, wb *WholeBuilder) (Report, error) {
+	opts = reportDefaults(opts)
 	rep := Report{
 		WindowSeconds: opts.Window.Seconds(),
 		BinSeconds:    opts.Bin.Seconds(),
@@ -122,10 +125,16 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 			end = ts[len(ts)-1]
 		}
 	}
+	if wb != nil && wb.started {
+		start = wb.startMs
+	}
 	if end == 0 || start >= end {
 		rep.Findings = append(rep.Findings, EvaluateTargets(rep.Targets, nil, nil)...)
 		sortFindings(rep.Findings)
-		return rep
+		return rep, nil
+	}
+	if wb != nil && !wb.finish(start, end) {
+		return rep, fmt.Errorf("analysis: the timeline's bins from %d to %d ms are not those reduced while loading", start, end)
 	}
 	rep.StartUnix, rep.EndUnix = float64(start)/1000, float64(end)/1000
 	binMs := opts.Bin.Milliseconds()
@@ -148,9 +157,23 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 	ids := Identities(st, targets)
 	history.Targets = named(rep.Targets, ids) // ServiceFrame reads them from there (rep's carry Dialects)
 	aliasServers(ids, servers)
+	var reducedServers map[string]*server
+	if wb != nil {
+		reducedServers = make(map[string]*server)
+		for _, t := range st.Targets() {
+			if sv := wb.server(t); sv != nil {
+				reducedServers[t] = sv
+			}
+		}
+		aliasServers(ids, reducedServers)
+	}
 
 	sort.Slice(rep.Services, func(i, j int) bool { return rep.Services[i].Target < rep.Services[j].Target })
 	for _, t := range st.Targets() {
+		var reduced map[string]*row
+		if wb != nil {
+			reduced = wb.rows(t)
+		}
 		for _, r := range selectTarget(st, t, st.Times(t), nil, start).rows() {
 			r.server = servers[r.dep] // the dependency's own server-side metrics
 			dr := DependencyReport{Signals: r.eval(rangeWindow(r.times, winStart, end)), Timeline: []BinReport{}}
@@ -159,7 +182,15 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 			for _, c := range model.LatencyClasses {
 				dr.LatencyP99[c] = dr.Latency[c].P99
 			}
-			bins := r.timeline(binMs, start, end)
+			var bins []model.Signals
+			if rr := reduced[r.dep]; rr != nil {
+				rr.server = reducedServers[r.dep]
+				bins = wb.timeline(rr)
+			} else if wb != nil {
+				return rep, fmt.Errorf("analysis: row %s -> %s has no reduced timeline", t, r.dep)
+			} else {
+				bins = r.timeline(binMs, start, end)
+			}
 			for _, b := range bins {
 				dr.Timeline = append(dr.Timeline, BinReport{StartUnix: float64(b.StartMs) / 1000, EndUnix: float64(b.EndMs) / 1000, Signals: b})
 			}
@@ -200,7 +231,7 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 			rep.Dependencies[i].Timeline[j].LatencyHist = nil
 		}
 	}
-	return rep
+	return rep, nil
 }
 
 func sortReport(deps []DependencyReport) {

@@ -15,8 +15,17 @@ type points struct {
 	base int // index of pts[0] in the target's scrape times; -1: search
 }
 
+// reducedBase marks points that hold a series' per-bin results instead of
+// its samples (reduced.go): pairs {bin start, 0}, {bin start, value} for
+// each bin where the series had one, found by the window's start.
+const reducedBase = -2
+
 // newPoints indexes pts against the target's scrape times (nil: never).
+// Points that begin with reducedMark are per-bin results (reduced.go).
 func newPoints(times []int64, pts []model.Point) points {
+	if len(pts) > 0 && pts[0].T == reducedMark {
+		return points{pts: pts[1:], base: reducedBase}
+	}
 	p := points{pts: pts, base: -1}
 	n := len(pts)
 	if n == 0 || len(times) == 0 {
@@ -93,6 +102,9 @@ func binWindow(times []int64, start, end int64) window {
 
 // span returns the samples of one series that the window's increase uses.
 func (w *window) span(p points) []model.Point {
+	if p.base == reducedBase {
+		return p.reduced(w.start)
+	}
 	if !w.hasLast {
 		return nil // no scrape in the window: no sample either
 	}
@@ -136,6 +148,12 @@ func (w *window) rate(inc float64, ok bool) model.Value {
 // gauge returns a gauge series' value at the window's newest scrape; a
 // series absent from that scrape is stale and has no value.
 func (w *window) gauge(p points) (float64, bool) {
+	if p.base == reducedBase {
+		if r := p.reduced(w.start); r != nil {
+			return r[1].V, true
+		}
+		return 0, false
+	}
 	if !w.hasLast {
 		return 0, false
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -98,10 +99,26 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 			hist = max(hist, n+1)
 		}
 	}
-	st := model.NewStore(model.StoreConfig{History: hist})
+	opts := analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: rs.chains, Links: rs.links, Derived: derivedByDialect(rs.dialects)}
 	var statuses []model.TargetStatus
-	for k, rec := range recs {
-		statuses = append(statuses, loadRange(rec, spans[k][0], spans[k][1], st, translate)...)
+	var st *model.Store
+	var whole *analysis.WholeBuilder
+	if len(recs) == 1 && wholeStreaming {
+		// One recording: its bins are reduced while it loads, and the store
+		// keeps a few minutes (analysis.WholeBuilder). Its total series cap
+		// is the one a store of every scrape gets, so the same series are
+		// kept.
+		st = model.NewStore(model.StoreConfig{History: analysis.WholeHistory(entryTimes(recs[0], spans[0]), opts), KeepSeries: true,
+			MaxSeries: model.DefaultMaxSeries(debug.SetMemoryLimit(-1), hist, model.DefaultStoreConfig.MaxSeriesPerTarget)})
+		whole = analysis.NewWholeBuilder(st, opts)
+		statuses = dump.LoadStoreRangeFunc(recs[0], spans[0][0], spans[0][1], st, translate, whole.Observe)
+	} else {
+		// Several recordings load one after the other, each in time order
+		// but not together: into one store of every scrape.
+		st = model.NewStore(model.StoreConfig{History: hist})
+		for k, rec := range recs {
+			statuses = append(statuses, loadRange(rec, spans[k][0], spans[k][1], st, translate)...)
+		}
 	}
 	// As live, each target shows the dialects that read it
 	// (targets[].dialects is the same for a recording as for its run).
@@ -115,7 +132,14 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	if !collect.AnyScraped(statuses) {
 		return withCode(exitNoData, errors.New("no scrape in the recording could be read"))
 	}
-	rep := analysis.BuildReport(st, statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: rs.chains, Links: rs.links, Derived: derivedByDialect(rs.dialects)})
+	var rep analysis.Report
+	if whole != nil {
+		if rep, err = whole.Report(statuses); err != nil {
+			return err
+		}
+	} else {
+		rep = analysis.BuildReport(st, statuses, opts)
+	}
 	explainUnread(&rep, tr, nil) // a recording keeps no URL
 	if err := writeRecordingAnalysis(cmd, rep, f.format); err != nil {
 		return err
@@ -128,6 +152,28 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 // TestAnalyzeWholeSameAsSequential can compare it with entry-by-entry
 // loading.
 var loadRange = dump.LoadStoreRange
+
+// wholeStreaming makes analyze of one recording reduce its bins while
+// loading (analysis.WholeBuilder); TestAnalyzeWholeSameAsSequential turns
+// it off for the reference.
+var wholeStreaming = true
+
+// entryTimes lists each target's entry times within span, oldest first.
+func entryTimes(rec dump.Recording, span [2]int) [][]int64 {
+	idx := map[string]int{}
+	var out [][]int64
+	for i := span[0]; i < span[1]; i++ {
+		t := rec.Target(i)
+		k, ok := idx[t]
+		if !ok {
+			k = len(out)
+			idx[t] = k
+			out = append(out, nil)
+		}
+		out[k] = append(out[k], rec.Time(i).UnixMilli())
+	}
+	return out
+}
 
 // writeRecordingAnalysis is writeAnalysis with JSON written one dependency
 // at a time (Report.WriteJSON, the same bytes): a whole recording's

@@ -46,6 +46,10 @@ func TestAnalyzeWholeSameAsSequential(t *testing.T) {
 		for _, args := range [][]string{
 			{"--format", "json"},
 			{"--format", "json", "--window", "10s", "--bin", "5s"},
+			// 1 s and 2 s bins: batches of 30 bins reduced while loading,
+			// a store of about 35 or 70 scrapes per target.
+			{"--format", "json", "--window", "3s", "--bin", "1s"},
+			{"--format", "json", "--window", "5s", "--bin", "2s"},
 			{"--format", "json", "--from", "20s", "--to", "90s"},
 			{"--format", "text", "--wide"},
 		} {
@@ -54,9 +58,9 @@ func TestAnalyzeWholeSameAsSequential(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v: %v\n%s", args, err, gotErr)
 			}
-			loadRange, writeRecordingAnalysis = loadSequential, writeAnalysis
+			loadRange, writeRecordingAnalysis, wholeStreaming = loadSequential, writeAnalysis, false
 			want, wantErr, err := execute(t, args...)
-			loadRange, writeRecordingAnalysis = dump.LoadStoreRange, write
+			loadRange, writeRecordingAnalysis, wholeStreaming = dump.LoadStoreRange, write, true
 			if err != nil {
 				t.Fatalf("%v, sequential: %v\n%s", args, err, wantErr)
 			}

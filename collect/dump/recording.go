@@ -222,6 +222,14 @@ func Range(rec Recording, from, to time.Time) (lo, hi int) {
 // store sees the same snapshots in the same order as ApplyEntry one by one
 // (TestAnalyzeWholeSameAsSequential in cmd/retrytop).
 func LoadStoreRange(rec Recording, lo, hi int, st *model.Store, transform func(*model.Snapshot) (*model.Snapshot, error)) []model.TargetStatus {
+	return LoadStoreRangeFunc(rec, lo, hi, st, transform, nil)
+}
+
+// LoadStoreRangeFunc is LoadStoreRange calling after (when not nil) once
+// each entry is applied, in entry order, with its time and whether its
+// scrape went to the store (false: a failed scrape or one that did not
+// parse): analysis.WholeBuilder.Observe.
+func LoadStoreRangeFunc(rec Recording, lo, hi int, st *model.Store, transform func(*model.Snapshot) (*model.Snapshot, error), after func(at time.Time, stored bool)) []model.TargetStatus {
 	statuses := make(map[string]*model.TargetStatus)
 	owner := make(map[string]int)
 	n := max(1, min(runtime.GOMAXPROCS(0), len(rec.Targets()), maxLoaders))
@@ -264,7 +272,11 @@ func LoadStoreRange(rec Recording, lo, hi int, st *model.Store, transform func(*
 		}(readers[w], chans[w])
 	}
 	for i := lo; i < hi; i++ {
-		applyParsed(<-chans[owner[rec.Target(i)]], st, statuses)
+		e := <-chans[owner[rec.Target(i)]]
+		applyParsed(e, st, statuses)
+		if after != nil {
+			after(e.at, e.err == nil)
+		}
 	}
 	out := make([]model.TargetStatus, 0, len(statuses))
 	for _, t := range rec.Targets() {

@@ -1,0 +1,327 @@
+package analysis
+
+import (
+	"math"
+	"time"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// A whole recording's report (analyze FILE) needs every timeline bin of
+// every row, but each bin reads only its own samples and the one before
+// it. WholeBuilder reduces the store's series to per-bin results while the
+// recording is loaded, a batch of bins at a time, so that the store keeps
+// only the last few minutes (a bounded history) instead of every scrape.
+//
+// Each flat series is reduced per bin to what the row's evaluation reads
+// of it: a counter's increase over the bin (increase of the window's span)
+// or a gauge's value at the target's newest scrape in it, and whether it
+// had one. At the end the rows are selected as BuildReport selects them,
+// from the same series in the same order, with the per-bin results as
+// their points (reducedMark, window.span and window.gauge), so the rows'
+// structure (which series, result keys, latency classes) is that of the
+// whole recording and every bin is evaluated by the same code on the same
+// numbers: the report equals BuildReport's on a store holding everything
+// (TestAnalyzeWholeSameAsSequential in cmd/retrytop).
+
+// reducedMark is the time of the first point of a reduced series: no
+// scrape is at the smallest int64 milliseconds.
+const reducedMark = math.MinInt64
+
+// reduced returns the bin starting at start of reduced points: the pair
+// {start, 0}, {start, value}, or nil when the series had no value there.
+// increase of the pair is exactly the value (value - 0, no reset).
+func (p points) reduced(start int64) []model.Point {
+	i := searchAfter(p.pts, start-1)
+	if i+1 < len(p.pts) && p.pts[i].T == start {
+		return p.pts[i : i+2]
+	}
+	return nil
+}
+
+// wholeBatch is how many bins WholeBuilder reduces at a time: each batch
+// copies the store's series since its first bin once.
+const wholeBatch = 30
+
+// WholeBuilder builds the Report of a whole recording loaded into a store
+// with a bounded history (see WholeHistory): call Observe after every
+// entry is applied, in entry order, then Report.
+type WholeBuilder struct {
+	st      *model.Store
+	opts    ReportOptions
+	binMs   int64
+	started bool
+	startMs int64 // the first stored scrape: the timeline's start
+	newest  int64 // the newest stored scrape
+	done    int   // bins reduced
+	targets map[string]*wholeTarget
+	edges   []binEdge // the final bins, set by finish
+}
+
+type wholeTarget struct {
+	bins   []binInfo // per bin: the target's own window
+	series map[string]*wholeSeries
+}
+
+// binInfo is what a bin's window knows of the target's scrapes.
+type binInfo struct {
+	first, last int64
+	hasLast     bool
+}
+
+type wholeSeries struct {
+	vals []float64
+	ok   []bool
+	// rem is the newest sample seen so far: the sample at or before a
+	// later bin's start when the store no longer holds it.
+	rem    model.Point
+	hasRem bool
+}
+
+// NewWholeBuilder returns a builder over st (empty, with a history of at
+// least WholeHistory scrapes and KeepSeries) for a report with opts.
+func NewWholeBuilder(st *model.Store, opts ReportOptions) *WholeBuilder {
+	opts = reportDefaults(opts)
+	return &WholeBuilder{st: st, opts: opts, binMs: opts.Bin.Milliseconds(), targets: map[string]*wholeTarget{}}
+}
+
+// reportDefaults fills BuildReport's defaults.
+func reportDefaults(opts ReportOptions) ReportOptions {
+	if opts.Window <= 0 {
+		opts.Window = DefaultWindow
+	}
+	if opts.Bin < time.Millisecond {
+		opts.Bin = DefaultBin
+	}
+	return opts
+}
+
+// WholeHistory is the store history (scrapes per target) a WholeBuilder
+// needs: the most scrapes of one target within any span of a batch of
+// bins and a half (reduced together with the sample before them) or of
+// the report's window, with a margin. times are each target's scrape
+// times, oldest first.
+func WholeHistory(times [][]int64, opts ReportOptions) int {
+	opts = reportDefaults(opts)
+	span := max((wholeBatch+3)*opts.Bin.Milliseconds(), opts.Window.Milliseconds())
+	most := 0
+	for _, ts := range times {
+		j := 0
+		for i := range ts {
+			for ts[i]-ts[j] > span {
+				j++
+			}
+			most = max(most, i-j+1)
+		}
+	}
+	return most + 3
+}
+
+// Observe is called after each entry of the recording is applied to the
+// store, with its time and whether its scrape was stored (a failed one is
+// not). Bins that can no longer change are reduced a batch at a time.
+func (b *WholeBuilder) Observe(at time.Time, stored bool) {
+	if !stored {
+		return
+	}
+	ms := at.UnixMilli()
+	if !b.started {
+		b.started, b.startMs = true, ms
+	}
+	b.newest = max(b.newest, ms)
+	// Bin k is final, with the full width, once a scrape later than its
+	// end plus half a bin is stored: every entry up to its end is in (they
+	// come in time order), and the recording's end is far enough that the
+	// last bin's cut or merge (binEdges) cannot reach it.
+	complete := int((b.newest - b.startMs - b.binMs/2 - 1) / b.binMs)
+	if complete-b.done < wholeBatch {
+		return
+	}
+	edges := make([]binEdge, complete)
+	for k := range edges {
+		edges[k] = binEdge{b.startMs + int64(k)*b.binMs, b.startMs + int64(k+1)*b.binMs}
+	}
+	b.reduce(edges, b.done)
+	b.done = complete
+}
+
+// wholeNames are the flat series the report's bins read: the rows' and
+// the servers'.
+var wholeNames = func() []string {
+	ns := append([]string{}, selectNames...)
+	return append(ns, model.MetricServerReceived, model.MetricServerWorkAfterCancel, model.MetricServerRequests,
+		model.MetricServerServiceTime+"_bucket", model.MetricServerServiceTime+"_sum")
+}()
+
+func isGaugeName(name string) bool {
+	for _, g := range gaugeNames {
+		if g == name {
+			return true
+		}
+	}
+	return false
+}
+
+func seriesKey(name string, ls model.Labels) string {
+	return string(ls.AppendKey(append([]byte(name), 0xff)))
+}
+
+// reduce reduces the bins edges[from:] of every target's series.
+func (b *WholeBuilder) reduce(edges []binEdge, from int) {
+	if from >= len(edges) {
+		return
+	}
+	since := edges[from].start
+	for _, t := range b.st.Targets() {
+		times := b.st.TimesSince(t, since)
+		wt := b.targets[t]
+		if wt == nil {
+			wt = &wholeTarget{series: map[string]*wholeSeries{}}
+			b.targets[t] = wt
+		}
+		for len(wt.bins) < len(edges) {
+			wt.bins = append(wt.bins, binInfo{})
+		}
+		ws := make([]window, len(edges)-from)
+		for k := range ws {
+			e := edges[from+k]
+			ws[k] = binWindow(times, e.start, e.end)
+			wt.bins[from+k] = binInfo{first: ws[k].first, last: ws[k].last, hasLast: ws[k].hasLast}
+		}
+		for _, name := range wholeNames {
+			gauge := isGaugeName(name)
+			for _, s := range b.st.SelectSince(t, name, nil, since) {
+				key := seriesKey(name, s.Labels)
+				acc := wt.series[key]
+				if acc == nil {
+					acc = &wholeSeries{}
+					wt.series[key] = acc
+				}
+				for len(acc.vals) < len(edges) {
+					acc.vals, acc.ok = append(acc.vals, 0), append(acc.ok, false)
+				}
+				pts := s.Points
+				if acc.hasRem && (len(pts) == 0 || acc.rem.T < pts[0].T) {
+					pts = append([]model.Point{acc.rem}, pts...)
+				}
+				p := newPoints(times, pts)
+				for k := range ws {
+					if gauge {
+						acc.vals[from+k], acc.ok[from+k] = ws[k].gauge(p)
+					} else {
+						acc.vals[from+k], acc.ok[from+k] = increase(ws[k].span(p))
+					}
+				}
+				if n := len(s.Points); n > 0 {
+					acc.rem, acc.hasRem = s.Points[n-1], true
+				}
+			}
+		}
+	}
+}
+
+// finish reduces the bins left once the recording's start and end are
+// known; false when the bins reduced so far are not those of the final
+// layout (which Observe's rule prevents).
+func (b *WholeBuilder) finish(startMs, endMs int64) bool {
+	if !b.started || startMs != b.startMs {
+		return false
+	}
+	b.edges = binEdges(b.binMs, startMs, endMs)
+	if len(b.edges) < b.done {
+		return false
+	}
+	for k := 0; k < b.done; k++ {
+		if b.edges[k] != (binEdge{startMs + int64(k)*b.binMs, startMs + int64(k+1)*b.binMs}) {
+			return false
+		}
+	}
+	b.reduce(b.edges, b.done)
+	b.done = len(b.edges)
+	return true
+}
+
+// reducedSeries returns target's series named name, as the store lists
+// them, with their per-bin results as points.
+func (b *WholeBuilder) reducedSeries(t, name string, match func(model.Labels) bool) []model.Series {
+	ss := b.st.SelectSince(t, name, match, math.MaxInt64) // identities and order; no history copied
+	wt := b.targets[t]
+	for i := range ss {
+		pts := []model.Point{{T: reducedMark}}
+		if wt != nil {
+			if acc := wt.series[seriesKey(name, ss[i].Labels)]; acc != nil {
+				for k, e := range b.edges {
+					if k < len(acc.ok) && acc.ok[k] {
+						pts = append(pts, model.Point{T: e.start}, model.Point{T: e.start, V: acc.vals[k]})
+					}
+				}
+			}
+		}
+		ss[i].Points = pts
+	}
+	return ss
+}
+
+// rows are target's rows with per-bin results, by dependency.
+func (b *WholeBuilder) rows(t string) map[string]*row {
+	sel := &selection{target: t, series: make(map[string][]model.Series, len(selectNames))}
+	for _, n := range selectNames {
+		if ss := b.reducedSeries(t, n, nil); len(ss) > 0 {
+			sel.series[n] = ss
+		}
+	}
+	return sel.rows()
+}
+
+// server is selectServer over the per-bin results (the same lists).
+func (b *WholeBuilder) server(t string) *server {
+	if len(b.st.TimesSince(t, math.MaxInt64)) == 0 {
+		return nil
+	}
+	sv := &server{}
+	for _, s := range b.reducedSeries(t, model.MetricServerReceived, noDependency) {
+		sv.received = append(sv.received, newPoints(nil, s.Points))
+	}
+	for _, s := range b.reducedSeries(t, model.MetricServerWorkAfterCancel, noDependency) {
+		sv.workAfterCancel = append(sv.workAfterCancel, newPoints(nil, s.Points))
+	}
+	for _, s := range b.reducedSeries(t, model.MetricServerRequests, noDependency) {
+		if s.Labels.Get(model.LabelDeadline) == "propagated" {
+			sv.propagated = append(sv.propagated, newPoints(nil, s.Points))
+		} else {
+			sv.missing = append(sv.missing, newPoints(nil, s.Points))
+		}
+	}
+	var hs []model.Series
+	for _, suffix := range []string{"_bucket", "_sum"} {
+		hs = append(hs, b.reducedSeries(t, model.MetricServerServiceTime+suffix, noDependency)...)
+	}
+	if len(hs) > 0 {
+		sv.service = histParts(hs, nil)
+	}
+	if len(sv.received) == 0 && len(sv.workAfterCancel) == 0 && len(sv.service) == 0 &&
+		len(sv.propagated) == 0 && len(sv.missing) == 0 {
+		return nil
+	}
+	return sv
+}
+
+// timeline evaluates a reduced row over the final bins, each with the
+// target's own window (first and last scrape) as binWindow makes it.
+func (b *WholeBuilder) timeline(r *row) []model.Signals {
+	wt := b.targets[r.target]
+	out := make([]model.Signals, len(b.edges))
+	for k, e := range b.edges {
+		w := window{start: e.start, end: e.end, back: true, seconds: float64(e.end-e.start) / 1000}
+		if wt != nil && k < len(wt.bins) {
+			w.first, w.last, w.hasLast = wt.bins[k].first, wt.bins[k].last, wt.bins[k].hasLast
+		}
+		out[k] = r.eval(w)
+	}
+	return out
+}
+
+// Report is BuildReport of the whole recording the store was loaded with.
+func (b *WholeBuilder) Report(targets []model.TargetStatus) (Report, error) {
+	return buildReport(b.st, targets, b.opts, b)
+}
