@@ -1,0 +1,76 @@
+package analysis
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// TestWholeBuilderEqualsBuildReport: the report WholeBuilder makes from a
+// store of a few dozen scrapes, reducing bins while the scrapes arrive,
+// is byte for byte BuildReport's on a store of every scrape, over series
+// that the bounded store cannot hold whole: a gap longer than its history
+// (the increase across it starts from the sample before), a result that
+// appears late (its key is in the early bins' results), a row that ends
+// early (its bins go on, empty), a counter reset, gauges, a histogram and
+// a dependency's server-side series.
+func TestWholeBuilderEqualsBuildReport(t *testing.T) {
+	const n = 200
+	svcTimes, dbTimes := every(1000, 1000, n), every(1300, 1000, n)
+	dep := func(d string, more ...string) []string { return append([]string{model.LabelDependency, d}, more...) }
+	svc := snapshots(t, "svc", svcTimes,
+		ts{model.MetricOriginals, dep("db"), "0+5x99 3+5x99"}, // reset at 100
+		ts{model.MetricAttempts, dep("db", model.LabelOutcome, "success"), "0+6x80 _x60 486+6x57"},
+		ts{model.MetricResults, dep("db", model.LabelResult, "success"), "_x100 0+4x98"},
+		ts{model.MetricAttempts, dep("cache"), "0+1x50"},
+		ts{model.MetricActiveCalls, dep("db"), "3x80 _x20 7x97"},
+		ts{model.MetricRequestDuration + "_bucket", dep("db", model.LabelResultClass, "success", "le", "0.1"), "0+2x199"},
+		ts{model.MetricRequestDuration + "_bucket", dep("db", model.LabelResultClass, "success", "le", "+Inf"), "0+5x199"},
+		ts{model.MetricRequestDuration + "_sum", dep("db", model.LabelResultClass, "success"), "0+0.25x199"},
+	)
+	db := snapshots(t, "db", dbTimes, ts{model.MetricServerReceived, nil, "0+6x120 _x79"})
+	opts := ReportOptions{Bin: time.Second, Window: 5 * time.Second}
+	hist := WholeHistory([][]int64{svcTimes, dbTimes}, opts)
+	if hist >= 60 {
+		t.Fatalf("history %d scrapes holds the 60-scrape gap: the test would not see the bounded store", hist)
+	}
+	full := model.NewStore(model.StoreConfig{History: n + 1, MaxSeries: 1000})
+	bounded := model.NewStore(model.StoreConfig{History: hist, MaxSeries: 1000, KeepSeries: true})
+	wb := NewWholeBuilder(bounded, opts)
+	for i := range n {
+		for _, s := range []*model.Snapshot{&svc[i], &db[i]} {
+			full.Append(s)
+			bounded.Append(s)
+			wb.Observe(s.Time, true)
+		}
+		wb.Observe(time.UnixMilli(dbTimes[i]+100), false) // a failed scrape: no effect
+	}
+	targets := []model.TargetStatus{{Name: "db", Up: true}, {Name: "svc", Up: true}}
+	want, err := json.Marshal(BuildReport(full, targets, opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := wb.Report(targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Dependencies) != 2 || len(rep.Dependencies[0].Timeline) < n-2 {
+		t.Fatalf("%d rows, %d bins: nothing to compare", len(rep.Dependencies), len(rep.Dependencies[0].Timeline))
+	}
+	if !bytes.Equal(got, want) {
+		for i := range min(len(got), len(want)) {
+			if got[i] != want[i] {
+				lo := max(i-300, 0)
+				t.Fatalf("reports differ at byte %d:\n got ...%s\nwant ...%s", i, got[lo:min(i+200, len(got))], want[lo:min(i+200, len(want))])
+			}
+		}
+		t.Fatalf("reports differ in length: %d and %d bytes", len(got), len(want))
+	}
+}
