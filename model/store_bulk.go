@@ -37,6 +37,11 @@ type SeriesHistory struct {
 	Extra float64
 	// Values are aligned with TargetHistory.Times; NaN is absent.
 	Values []float64
+	// Values32, when Values is nil, are the values as float32: for a
+	// series whose every value is exact as one (counts, small gauges),
+	// which is how the store keeps them, so that a restore neither writes
+	// nor converts float64s.
+	Values32 []float32
 	// LastSeen is the scrape index of the series' newest value (a NaN the
 	// exposition gave counts: the series was there).
 	LastSeen int64
@@ -128,9 +133,12 @@ func (s *Store) Load(target string, h TargetHistory) error {
 	for _, i := range fresh {
 		sh := &h.Series[i]
 		ss := series[sh.Key]
-		if n == hist {
+		switch {
+		case n == hist && sh.Values == nil:
+			ss.ring = ringOf32(sh.Values32, first)
+		case n == hist:
 			ss.ring = ringOf(sh.Values, first)
-		} else {
+		default:
 			ss.ring = newRing(int(hist))
 		}
 	}
@@ -157,6 +165,11 @@ func (s *Store) Load(target string, h TargetHistory) error {
 		if n != hist || th.series[sh.Key] != nil {
 			for k, v := range sh.Values {
 				ss.ring.set(int((first+int64(k))%hist), v)
+			}
+			if sh.Values == nil {
+				for k, v := range sh.Values32 {
+					ss.ring.set(int((first+int64(k))%hist), float64(v))
+				}
 			}
 		}
 		ss.lastSeen = sh.LastSeen
@@ -222,8 +235,12 @@ func (s *Store) loadPrepare(target string, h *TargetHistory) (*targetHistory, in
 	series := make(map[string]*storedSeries, len(h.Series))
 	for i := range h.Series {
 		sh := &h.Series[i]
-		if len(sh.Values) != len(h.Times) || sh.LastSeen >= h.Next {
-			return fail(fmt.Errorf("store load %q: series %s: %d values for %d scrapes, last seen %d", target, sh.Name, len(sh.Values), len(h.Times), sh.LastSeen))
+		nv := len(sh.Values)
+		if sh.Values == nil {
+			nv = len(sh.Values32)
+		}
+		if nv != len(h.Times) || sh.LastSeen >= h.Next {
+			return fail(fmt.Errorf("store load %q: series %s: %d values for %d scrapes, last seen %d", target, sh.Name, nv, len(h.Times), sh.LastSeen))
 		}
 		if series[sh.Key] != nil {
 			return fail(fmt.Errorf("store load %q: series %s given twice", target, sh.Name))
@@ -263,5 +280,15 @@ func ringOf(vals []float64, first int64) ring {
 		}
 		tail[k] = f
 	}
+	return ring{f32: f32}
+}
+
+// ringOf32 is ringOf of float32 values: a rotated copy.
+func ringOf32(vals []float32, first int64) ring {
+	n := len(vals)
+	at := int(first % int64(n))
+	f32 := make([]float32, n)
+	copy(f32[at:], vals[:n-at])
+	copy(f32[:at], vals[n-at:])
 	return ring{f32: f32}
 }
