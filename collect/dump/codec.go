@@ -26,6 +26,14 @@ const (
 // numbers stay in the structure as text.
 const maxDigits = 18
 
+// maxFrac bounds the digits after the point of a version 3 slot, which
+// counts only significant digits against maxDigits: a sum of latencies
+// like 0.0007900039999999995 (16 significant digits, 19 after the point)
+// was text to version 2, so every scrape changed the structure of the
+// demo's bodies (recorded in real time: most of its bytes). appendNum
+// renders up to 23 digits.
+const maxFrac = 22
+
 // num is one number of a body as written: m·10^(exp-f), rendered as the
 // decimal digits of m with f of them after the point, then "e±XX" when
 // hasExp. Only numbers that render back to exactly their text are slots.
@@ -53,7 +61,12 @@ func (n num) sameShape(o num) bool { return n.f == o.f && n.hasExp == o.hasExp &
 
 // parseNum reads tok as a slot number: -?D+(.D+)?(e[+-]DD+)?, in the one
 // spelling appendNum renders (no leading zeros, two or more exponent digits).
-func parseNum(tok []byte) (num, bool) {
+func parseNum(tok []byte) (num, bool) { return parseNumW(tok, false) }
+
+// parseNumW is parseNum; wide (version 3) takes up to maxDigits
+// significant digits and maxFrac after the point, where version 1 and 2
+// took maxDigits digits in all.
+func parseNumW(tok []byte, wide bool) (num, bool) {
 	var n num
 	i := 0
 	neg := false
@@ -62,10 +75,13 @@ func parseNum(tok []byte) (num, bool) {
 		i++
 	}
 	var m uint64
-	digits := 0
+	digits, lead := 0, 0 // lead: zeros before the first significant digit
 	start := i
 	for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
 		m = m*10 + uint64(tok[i]-'0')
+		if m == 0 {
+			lead++
+		}
 		digits++
 		i++
 	}
@@ -76,12 +92,15 @@ func parseNum(tok []byte) (num, bool) {
 	if i < len(tok) && tok[i] == '.' {
 		i++
 		fs := i
-		for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
+		for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' && digits-lead <= maxDigits {
 			m = m*10 + uint64(tok[i]-'0')
+			if m == 0 {
+				lead++
+			}
 			digits++
 			i++
 		}
-		if i == fs || digits > maxDigits {
+		if i == fs || (!wide && digits > maxDigits) || (wide && (digits-lead > maxDigits || i-fs > maxFrac)) {
 			return n, false
 		}
 		n.f = uint8(i - fs)
@@ -176,6 +195,9 @@ type tokens struct {
 	// rows are the body's lines as tokenize cut them: what the writer's
 	// next tokenization reuses (tokenizeReuse).
 	rows []row
+	// wide: numbers are read as format version 3 reads them (parseNumW);
+	// a reader tokenizes a key frame as its file's writer did.
+	wide bool
 }
 
 // row is one line of a tokenized body: where it starts in the body, the
@@ -238,7 +260,7 @@ func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) {
 					// blank in it, so a timestamp cannot hide behind it.
 					if tail := prev.structure[p.send : p.sstart+p.slen]; line[n] == ' ' && len(tail) == 2+b2i(next > end) &&
 						tail[0] == ' ' && tail[1] == slotMark && (next == end || tail[2] == '\n') {
-						if v, ok := parseNum(line[n+1:]); ok {
+						if v, ok := parseNumW(line[n+1:], t.wide); ok {
 							t.structure = append(t.structure, prev.structure[p.sstart:p.sstart+p.slen]...)
 							t.nums = append(t.nums, v)
 							r.series, r.send, r.slen = int32(n), r.sstart+(p.send-p.sstart), p.slen
@@ -380,7 +402,7 @@ func (t *tokens) lineNumbers(line []byte, i int) {
 		for k < len(line) && line[k] != ' ' && line[k] != '\t' {
 			k++
 		}
-		n, ok := parseNum(line[j:k])
+		n, ok := parseNumW(line[j:k], t.wide)
 		if !ok {
 			break
 		}
@@ -972,7 +994,7 @@ func (r *byteReader) rest() []byte {
 func (r *byteReader) shape() num {
 	b := r.byte()
 	n := num{f: b & 0x7f, hasExp: b&0x80 != 0}
-	if n.f > maxDigits {
+	if n.f > maxFrac {
 		r.fail(errors.New("bad number shape"))
 	}
 	if n.hasExp {

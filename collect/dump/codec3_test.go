@@ -23,6 +23,17 @@ func TestParseNumCanonical(t *testing.T) {
 		"1e+0100": false, "1e+1000": true, "1e+10000": false, "1.5e-07": true, "123456789012345678": true,
 		"1234567890123456789": false, "NaN": false, "+Inf": false, "+1": false, "1E+06": false, "": false, "-": false,
 	}
+	wideCases := map[string]bool{
+		"0.0007900039999999995": true, "0.007133831000000001": true, "-0.0007900039999999995": true,
+		"0.0000000000000000000001": true, "0.00000000000000000000001": false, "0.1234567890123456789": false,
+		"123456789012345678": true, "1234567890123456789": false, "0.000": true, "1.5e-07": true,
+	}
+	for tok, want := range wideCases {
+		n, ok := parseNumW([]byte(tok), true)
+		if ok != want || (ok && string(appendNum(nil, n)) != tok) {
+			t.Errorf("parseNumW(%q, wide) = %v (renders %q), want %v", tok, ok, appendNum(nil, n), want)
+		}
+	}
 	for tok, want := range cases {
 		n, ok := parseNum([]byte(tok))
 		if ok != want {
@@ -41,7 +52,7 @@ func TestParseNumCanonical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const alphabet = "0123456789.-+e"
 	for range 300000 {
-		b := make([]byte, 1+rng.IntN(9))
+		b := make([]byte, 1+rng.IntN(9+rng.IntN(2)*16)) // some long enough for the wide rule
 		for i := range b {
 			if rng.IntN(3) == 0 {
 				b[i] = alphabet[rng.IntN(len(alphabet))]
@@ -49,28 +60,33 @@ func TestParseNumCanonical(t *testing.T) {
 				b[i] = '0' + byte(rng.IntN(10))
 			}
 		}
-		n, ok := parseNum(b)
-		if ok && !bytes.Equal(appendNum(nil, n), b) {
-			t.Fatalf("parseNum(%q) accepted; renders %q", b, appendNum(nil, n))
-		}
-		if !ok {
-			if m, ok2 := parseAnyNum(b); ok2 && bytes.Equal(appendNum(nil, m), b) {
-				t.Fatalf("parseNum(%q) refused a token that renders back exactly", b)
+		for _, wide := range []bool{false, true} {
+			n, ok := parseNumW(b, wide)
+			if ok && !bytes.Equal(appendNum(nil, n), b) {
+				t.Fatalf("parseNumW(%q, %v) accepted; renders %q", b, wide, appendNum(nil, n))
+			}
+			if !ok {
+				if m, ok2 := parseAnyNum(b, wide); ok2 && bytes.Equal(appendNum(nil, m), b) {
+					t.Fatalf("parseNumW(%q, %v) refused a token that renders back exactly", b, wide)
+				}
 			}
 		}
 	}
 }
 
 // parseAnyNum reads -?D+(.D+)?(e[+-]D+)? without any spelling check, as
-// the reference for TestParseNumCanonical.
-func parseAnyNum(tok []byte) (num, bool) {
+// the reference for TestParseNumCanonical: at most maxDigits digits, or,
+// wide, maxDigits significant ones and maxFrac after the point.
+func parseAnyNum(tok []byte, wide bool) (num, bool) {
 	s := string(tok)
 	var n num
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	mant, exp, hasExp := strings.Cut(s, "e")
 	ip, fp, hasPoint := strings.Cut(mant, ".")
-	if ip == "" || (hasPoint && fp == "") || len(ip)+len(fp) > maxDigits {
+	sig := len(strings.TrimLeft(ip+fp, "0"))
+	if ip == "" || (hasPoint && fp == "") || (!wide && len(ip)+len(fp) > maxDigits) ||
+		(wide && (len(ip) > maxDigits || sig > maxDigits || len(fp) > maxFrac)) {
 		return n, false
 	}
 	var m int64
@@ -284,5 +300,50 @@ func TestEmptyAndTinyBodies(t *testing.T) {
 	}
 	if deltas == 0 {
 		t.Fatal("no delta frame: the test would not see one fail")
+	}
+}
+
+// TestWideNumbersAreSlots: version 3 takes a number with up to 18
+// significant digits and 22 after the point as a slot (a latency sum
+// like 0.0007900039999999995), so a body whose such values change keeps
+// its structure; it reads back byte for byte through key and delta
+// frames, and a version 2 file's key frames are still tokenized as their
+// writer did (TestOlderVersionsRead).
+func TestWideNumbersAreSlots(t *testing.T) {
+	body := func(i int) []byte {
+		return []byte(fmt.Sprintf("wait_seconds_sum %s\nwait_seconds_count %d\nx 1\n", ff(0.0007900039999999995+float64(i)*0.000413), 10+i))
+	}
+	var a, b tokens
+	a.wide, b.wide = true, true
+	tokenize(body(0), &a)
+	tokenize(body(1), &b)
+	if !bytes.Equal(a.structure, b.structure) || len(a.nums) != 3 {
+		t.Fatalf("structures %q and %q, %d numbers: the sums should be slots", a.structure, b.structure, len(a.nums))
+	}
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, WriterOptions{KeyEvery: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1741057965, 0)
+	for i := range 20 {
+		if err := w.Append("t", at.Add(time.Duration(i)*time.Second), "text/plain", body(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := openBytes(t, buf.Bytes())
+	for i := range 20 {
+		if f, err := r.Frame(i); err != nil || !bytes.Equal(f.Body, body(i)) {
+			t.Fatalf("frame %d: %q, %v", i, f.Body, err)
+		}
+	}
+	for i := 19; i >= 0; i-- {
+		r.dropState("t")
+		if f, err := r.Frame(i); err != nil || !bytes.Equal(f.Body, body(i)) {
+			t.Fatalf("frame %d from its key frame: %q, %v", i, f.Body, err)
+		}
 	}
 }

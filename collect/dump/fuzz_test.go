@@ -120,6 +120,14 @@ func FuzzCodec(f *testing.F) {
 		}
 		tokenize(b, &tb)
 		for _, v := range []uint16{2, Version} {
+			// Version 3 reads numbers wide (parseNumW), as its writer
+			// and reader do.
+			ta, tb := tokens{wide: v >= 3}, tokens{wide: v >= 3}
+			tokenize(a, &ta)
+			tokenize(b, &tb)
+			if got, err := ta.render(nil); err != nil || !bytes.Equal(got, a) {
+				t.Fatalf("version %d: render(tokenize(%q)) = %q, %v", v, a, got, err)
+			}
 			var out tokens
 			d := encodeDelta(nil, &ta, &tb, v)
 			if err := decodeDelta(d, &tb, &out, v); err != nil {
@@ -130,7 +138,7 @@ func FuzzCodec(f *testing.F) {
 			}
 			// A second delta on top: the growths, kinds and predictor
 			// costs the encoder and the decoder keep must agree.
-			var tb2, out2 tokens
+			tb2, out2 := tokens{wide: v >= 3}, tokens{}
 			tokenize(b, &tb2)
 			d2 := encodeDelta(nil, &tb2, &ta, v)
 			if err := decodeDelta(d2, &out, &out2, v); err != nil {

@@ -614,6 +614,7 @@ func (r *Reader) apply(st *decodeState, j int32) error {
 		if len(body) != e.info.BodyLen {
 			return fmt.Errorf("decoded %d bytes, the frame says %d", len(body), e.info.BodyLen)
 		}
+		st.cur.wide = r.version >= 3 // as the file's writer tokenized it
 		tokenize(body, &st.cur)
 		st.idx = j
 		return nil

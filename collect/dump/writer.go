@@ -99,6 +99,12 @@ type writerTarget struct {
 	bound    int64  // frameBound of the newest frame: what a delta on it may declare
 }
 
+func newWriterTarget(target string) *writerTarget {
+	t := &writerTarget{stats: TargetStats{Target: target}}
+	t.cur.wide, t.prev.wide = true, true // version 3's numbers (parseNumW), as the reader tokenizes them
+	return t
+}
+
 // Create creates a dump file at path, refusing to overwrite an existing
 // file unless overwrite is set.
 func Create(path string, overwrite bool, opts WriterOptions) (*Writer, error) {
@@ -175,7 +181,7 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 	}
 	t := w.targets[target]
 	if t == nil {
-		t = &writerTarget{stats: TargetStats{Target: target}}
+		t = newWriterTarget(target)
 		w.targets[target] = t
 	}
 	m := meta{timeNs: at.UnixNano(), target: target, contentType: contentType, bodyLen: uint64(len(body)),
@@ -382,7 +388,7 @@ func (w *Writer) AppendError(target string, at time.Time, msg string) error {
 	}
 	t := w.targets[target]
 	if t == nil {
-		t = &writerTarget{stats: TargetStats{Target: target}}
+		t = newWriterTarget(target)
 		w.targets[target] = t
 	}
 	m := meta{kind: kindError, timeNs: at.UnixNano(), target: target, payload: []byte(msg)}
