@@ -377,14 +377,16 @@ const (
 	colRaw      = 1
 	colPresence = 2
 	colSmall    = 4 // integers, none NaN, every difference after the first one byte: decoded without branches
+	colF32      = 8 // every value exact as a float32
 )
 
 func encodeColumn(dst []byte, c *column) []byte {
 	var notNaN uint64
-	integral := true
+	integral, f32 := true, true
 	for s, v := range c.v {
 		if v == v {
 			notNaN |= 1 << s
+			f32 = f32 && float64(float32(v)) == v
 			if v != math.Trunc(v) || math.Abs(v) > 1<<53 || (v == 0 && math.Signbit(v)) {
 				integral = false
 			}
@@ -396,6 +398,9 @@ func encodeColumn(dst []byte, c *column) []byte {
 	}
 	if c.present != notNaN {
 		flags |= colPresence
+	}
+	if f32 {
+		flags |= colF32
 	}
 	dst = append(dst, flags)
 	if flags&colPresence != 0 {
@@ -429,7 +434,7 @@ func encodeColumn(dst []byte, c *column) []byte {
 
 // decodeColumn writes the values of slots [lo, hi) into out[:hi-lo] and
 // returns the presence bits.
-func decodeColumn(b []byte, lo, hi int, out []float64) uint64 {
+func decodeColumn[F float32 | float64](b []byte, lo, hi int, out []F) uint64 {
 	flags := b[0]
 	b = b[1:]
 	var present uint64
@@ -441,7 +446,7 @@ func decodeColumn(b []byte, lo, hi int, out []float64) uint64 {
 	if flags&colRaw != 0 {
 		for s := lo; s < hi; s++ {
 			v := math.Float64frombits(binary.LittleEndian.Uint64(b[8*s:]))
-			out[s-lo] = v
+			out[s-lo] = F(v)
 			if v == v {
 				notNaN |= 1 << s
 			}
@@ -458,12 +463,12 @@ func decodeColumn(b []byte, lo, hi int, out []float64) uint64 {
 		}
 		out = out[:hi-lo]
 		if lo == 0 {
-			out[0] = float64(prev)
+			out[0] = F(prev)
 		}
 		for s := max(lo, 1); s < hi; s++ {
 			u := uint64(b[s]) - 1
 			prev += int64(u>>1) ^ -int64(u&1)
-			out[s-lo] = float64(prev)
+			out[s-lo] = F(prev)
 		}
 		notNaN = ^uint64(0)
 	} else {
@@ -479,7 +484,7 @@ func decodeColumn(b []byte, lo, hi int, out []float64) uint64 {
 			}
 			if u == 0 {
 				if s >= lo {
-					out[s-lo] = math.NaN()
+					out[s-lo] = F(math.NaN())
 				}
 				continue
 			}
@@ -487,7 +492,7 @@ func decodeColumn(b []byte, lo, hi int, out []float64) uint64 {
 			prev += int64(u>>1) ^ -int64(u&1)
 			notNaN |= 1 << s
 			if s >= lo {
-				out[s-lo] = float64(prev)
+				out[s-lo] = F(prev)
 			}
 		}
 	}
@@ -525,8 +530,10 @@ func (l *tlog) lastOf(end int) int {
 
 // history is the target's history of scrapes [from, next) and the series
 // it held after scrape next-1, for model.Store.Load (under x.mu).
-// The values live in *buf, which the caller may reuse once Load is done.
-func (l *tlog) history(from, next int64, buf *[]float64) model.TargetHistory {
+// The values live in buf, which the caller may reuse once Load is done.
+// A series whose every value is exact as float32 (the usual counter) gets
+// them as float32, the store's own form.
+func (l *tlog) history(from, next int64, buf *histBuf) model.TargetHistory {
 	idx := next - 1
 	n := int(next - from)
 	h := model.TargetHistory{Times: append([]int64(nil), l.times[from:next]...), Next: next}
@@ -539,28 +546,123 @@ func (l *tlog) history(from, next int64, buf *[]float64) model.TargetHistory {
 			alive = append(alive, int32(id))
 		}
 	}
-	if cap(*buf) < n*len(alive) {
-		*buf = make([]float64, n*len(alive))
+	lo := max(from, 0)
+	// Which series are float32 throughout: every column's flag (the open
+	// chunk's values are looked at).
+	is32 := make([]bool, len(alive))
+	for k := range is32 {
+		is32[k] = true
 	}
-	slab := (*buf)[:n*len(alive)]
+	l.eachColumn(alive, lo, next, func(k int, first int64, s0, s1 int, enc []byte, open *column) {
+		if !is32[k] {
+			return
+		}
+		if enc != nil {
+			is32[k] = enc[0]&colF32 != 0
+			return
+		}
+		for _, v := range open.v[s0:s1] {
+			if float64(float32(v)) != v && v == v {
+				is32[k] = false
+				return
+			}
+		}
+	})
+	n32 := 0
+	for _, ok := range is32 {
+		if ok {
+			n32++
+		}
+	}
+	buf.f32 = grow(buf.f32, n*n32)
+	buf.f64 = grow(buf.f64, n*(len(alive)-n32))
 	h.Series = make([]model.SeriesHistory, len(alive))
+	o32, o64 := 0, 0
 	for k, id := range alive {
 		s := &l.series[id]
-		vals := slab[k*n : (k+1)*n : (k+1)*n]
+		h.Series[k] = model.SeriesHistory{Key: s.key, Name: s.name, Labels: s.labels, Type: s.typ, Extra: s.extra, LastSeen: -1}
 		// The chunks hold every scrape from the chunk of its birth on;
 		// before that it was absent.
-		for i := range vals[:max(0, min(int64(n), (s.born/chunkLen)*chunkLen-from))] {
-			vals[i] = math.NaN()
-		}
-		h.Series[k] = model.SeriesHistory{Key: s.key, Name: s.name, Labels: s.labels, Type: s.typ, Extra: s.extra,
-			Values: vals, LastSeen: -1}
-		if s.born-1 >= from {
-			vals[s.born-1-from] = s.seed
+		pre := max(0, min(int64(n), (s.born/chunkLen)*chunkLen-from))
+		if is32[k] {
+			vals := buf.f32[o32 : o32+n : o32+n]
+			o32 += n
+			nanFill(vals[:pre], s, from)
+			h.Series[k].Values32 = vals
+		} else {
+			vals := buf.f64[o64 : o64+n : o64+n]
+			o64 += n
+			nanFill(vals[:pre], s, from)
+			h.Series[k].Values = vals
 		}
 	}
-	// Chunk by chunk, the alive series (ids ascending) against the chunk's
-	// ids (ascending).
-	lo := max(from, 0)
+	l.eachColumn(alive, lo, next, func(k int, first int64, s0, s1 int, enc []byte, open *column) {
+		sh := &h.Series[k]
+		m := &l.series[alive[k]]
+		at := first + int64(s0) - from
+		var present uint64
+		if sh.Values32 != nil {
+			out := sh.Values32[at:]
+			if enc != nil {
+				present = decodeColumn(enc, s0, s1, out)
+			} else {
+				for s := s0; s < s1; s++ {
+					out[s-s0] = float32(open.v[s])
+				}
+				present = open.present
+			}
+			fillFrom(sh, m, first, s0, s1, present, out)
+			return
+		}
+		out := sh.Values[at:]
+		if enc != nil {
+			present = decodeColumn(enc, s0, s1, out)
+		} else {
+			copy(out[:s1-s0], open.v[s0:s1])
+			present = open.present
+		}
+		fillFrom(sh, m, first, s0, s1, present, out)
+	})
+	for k, id := range alive {
+		if h.Series[k].LastSeen < 0 {
+			// Seen before from: its newest value is older than the
+			// scrapes asked for.
+			h.Series[k].LastSeen = l.lastSeen(id, from)
+		}
+	}
+	return h
+}
+
+// histBuf holds a history's values between restores.
+type histBuf struct {
+	f64 []float64
+	f32 []float32
+}
+
+func grow[F float32 | float64](b []F, n int) []F {
+	if cap(b) < n {
+		return make([]F, n)
+	}
+	return b[:n]
+}
+
+// nanFill sets vals (the scrapes from `from` before the chunk of the
+// series' birth) absent, and the seed at born-1 when it is among them.
+func nanFill[F float32 | float64](vals []F, s *seriesMeta, from int64) {
+	for i := range vals {
+		vals[i] = F(math.NaN())
+	}
+	if at := s.born - 1 - from; at >= 0 && at < int64(len(vals)) {
+		vals[at] = F(s.seed)
+	}
+}
+
+// eachColumn calls fn for every column of the alive series (ids
+// ascending; k is the position in alive) in the chunks of scrapes
+// [lo, next): enc is a sealed chunk's encoded column, open the open
+// chunk's; s0, s1 the slots asked for within the chunk that starts at
+// scrape first.
+func (l *tlog) eachColumn(alive []int32, lo, next int64, fn func(k int, first int64, s0, s1 int, enc []byte, open *column)) {
 	for c := lo / chunkLen; c*chunkLen < next; c++ {
 		first := c * chunkLen
 		s0, s1 := int(max(lo, first)-first), int(min(next, first+chunkLen)-first)
@@ -574,43 +676,28 @@ func (l *tlog) history(from, next int64, buf *[]float64) model.TargetHistory {
 				if j == len(ch.ids) {
 					break
 				}
-				if ch.ids[j] != id {
-					continue
+				if ch.ids[j] == id {
+					fn(k, first, s0, s1, ch.data[ch.off[j]:ch.off[j+1]], nil)
 				}
-				out := h.Series[k].Values[first+int64(s0)-from:]
-				fillFrom(&h.Series[k], &l.series[id], first, s0, s1, decodeColumn(ch.data[ch.off[j]:ch.off[j+1]], s0, s1, out), out)
 			}
 			continue
 		}
 		for k, id := range alive {
-			pos := l.series[id].pos
-			if pos < 0 {
-				continue
+			if pos := l.series[id].pos; pos >= 0 {
+				fn(k, first, s0, s1, nil, &l.open.cols[pos])
 			}
-			col := &l.open.cols[pos]
-			out := h.Series[k].Values[first+int64(s0)-from:]
-			copy(out[:s1-s0], col.v[s0:s1])
-			fillFrom(&h.Series[k], &l.series[id], first, s0, s1, col.present, out)
 		}
 	}
-	for k, id := range alive {
-		if h.Series[k].LastSeen < 0 {
-			// Seen before from: its newest value is older than the
-			// scrapes asked for.
-			h.Series[k].LastSeen = l.lastSeen(id, from)
-		}
-	}
-	return h
 }
 
 // fillFrom puts back what a column holds as absent before the series
 // was born (NaN, and the seed at born-1) and notes the newest scrape that
 // listed it.
-func fillFrom(sh *model.SeriesHistory, m *seriesMeta, first int64, s0, s1 int, present uint64, out []float64) {
+func fillFrom[F float32 | float64](sh *model.SeriesHistory, m *seriesMeta, first int64, s0, s1 int, present uint64, out []F) {
 	for s := s0; s < s1 && first+int64(s) < m.born; s++ {
-		out[s-s0] = math.NaN()
+		out[s-s0] = F(math.NaN())
 		if first+int64(s) == m.born-1 {
-			out[s-s0] = m.seed
+			out[s-s0] = F(m.seed)
 		}
 	}
 	if m := present & (1<<s1 - 1) &^ (1<<s0 - 1); m != 0 {
@@ -685,7 +772,7 @@ func (x *index) restore(end int, cfg model.StoreConfig, targets []string) (st *m
 	workers := max(runtime.GOMAXPROCS(0), 1)
 	for w := 0; w < workers; w++ {
 		wg.Go(func() {
-			var buf []float64
+			var buf histBuf
 			for k := w; k < len(jobs); k += workers {
 				j := jobs[k]
 				if err := st.Load(j.target, j.l.history(max(0, j.next-hist), j.next, &buf)); err != nil {
@@ -743,7 +830,7 @@ func (x *index) forward(from, end int, rec dump.Recording, st *model.Store, stat
 		if held == 0 {
 			lo = max(0, next-hist)
 		}
-		var buf []float64
+		var buf histBuf
 		if err := st.Load(target, l.history(lo, next, &buf)); err != nil {
 			return nil, false
 		}
