@@ -41,6 +41,7 @@ type index struct {
 	done    int   // entries [0, done) are logged
 	bytes   int64 // what the log holds, roughly
 	stopped bool  // BuildIndex gave up: the budget, or the recording could not be read
+	started bool  // BuildIndex runs once
 	next    []int64
 	status  []model.TargetStatus
 	errs    map[int]error // entries whose error is not a recorded failed scrape
@@ -136,6 +137,13 @@ func (p *Player) BuildIndex(ctx context.Context) error {
 	budget := indexBudget(p.opts.IndexMemory)
 	if budget < 0 {
 		return nil
+	}
+	p.index.mu.Lock()
+	started := p.index.started
+	p.index.started = true
+	p.index.mu.Unlock()
+	if started {
+		return errors.New("replay: BuildIndex called twice")
 	}
 	rec, err := p.rec.Fork() // not to disturb the playback's decoding
 	if err != nil {

@@ -198,6 +198,9 @@ func TestSeekMatchesScratch(t *testing.T) {
 			if done, total, stopped := p.IndexProgress(); done != total || stopped {
 				t.Fatalf("index reaches %d of %d entries (stopped %v)", done, total, stopped)
 			}
+			if err := p.BuildIndex(context.Background()); err == nil {
+				t.Fatal("a second BuildIndex did not say so")
+			}
 			heads := seekHeads(rec)
 			for k := len(heads) - 1; k >= 0; k-- { // backwards too
 				heads = append(heads, heads[k])
