@@ -59,9 +59,11 @@ func recordingArgs(args []string) bool {
 	return true
 }
 
-// analyzeRecordings is analyze over recordings: every file is loaded whole
-// into one store, and the report is the one a live run ending at the last
-// scrape would print, with the timeline over the whole recording.
+// analyzeRecordings is analyze over recordings: the report is the one a
+// live run ending at the last scrape would print, with the timeline over
+// the whole recording. One recording streams through a store of a few
+// minutes while its bins are reduced (analysis.WholeBuilder); several load
+// whole into one store.
 func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error {
 	var recs []dump.Recording
 	defer func() {
