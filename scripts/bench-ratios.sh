@@ -22,7 +22,9 @@
 #   -i            also the idle CPU of `watch` and `record` on 10 targets
 #                 at 1 s against Prometheus scraping the same targets:
 #                 scripts/idle-cpu.sh on a fresh build (about 8 more
-#                 minutes; needs tmux, bc and prometheus, else "-")
+#                 minutes; needs tmux, bc and prometheus, else "-"), and
+#                 the range of the load average at the end of each
+#                 measured minute (idle-cpu/load-average)
 #   -c            the parse figures as instruction counts under valgrind's
 #                 callgrind instead of time: repeatable on a busy machine,
 #                 where time is not. Each contender runs alone
@@ -106,7 +108,8 @@ if [ "$idle" = 1 ]; then
 	# idle-cpu.sh prints "<process> <kind> <percent>% of a core"; it
 	# starts and stops its own processes, on free ports.
 	(cd .. && go build -o "$rt" ./cmd/retrytop)
-	../scripts/idle-cpu.sh "$rt" | awk '$3 ~ /%$/ {v = $3; sub(/%$/, "", v); print "idle/" $1 "/" $2, v}' >>"$out"
+	../scripts/idle-cpu.sh "$rt" | awk '$3 ~ /%$/ {v = $3; sub(/%$/, "", v); print "idle/" $1 "/" $2, v
+		if ($7 == "(load") { l = $8; sub(/\)$/, "", l); print "idle/load/" $1 "/" $2, l } }' >>"$out"
 fi
 if [ "$seek" = 1 ]; then
 	# As retrytop replay runs: the dialects' filter and translation.
@@ -172,5 +175,13 @@ END {
 			printf "record-idle-cpu/prometheus/%s %.3g -\n", k, m["idle/record/" k] / m["idle/prometheus/" k]
 		} else print "watch-idle-cpu/prometheus/" k " - 1.0 (scripts/bench-ratios.sh -i)"
 	}
+	# The load average at the end of each idle minute: the machine is
+	# shared, and the idle figures are read beside it.
+	lo = ""; hi = ""
+	for (key in m) if (key ~ /^idle\/load\//) {
+		if (lo == "" || m[key] + 0 < lo + 0) lo = m[key]
+		if (hi == "" || m[key] + 0 > hi + 0) hi = m[key]
+	}
+	if (lo != "") printf "idle-cpu/load-average %s-%s -\n", lo, hi
 	print "frame-200x60/ms - 0.3 (go test ./ui -bench .)"
 }' "$out"

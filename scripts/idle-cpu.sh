@@ -40,7 +40,9 @@ ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 measure() { # label pid
 	local a b
 	a=$(ticks "$2"); sleep 60; b=$(ticks "$2")
-	printf '%-28s %s%% of a core\n' "$1" "$(echo "scale=2; ($b-$a)/60" | bc)"
+	# The machine may be shared: the 1-minute load average at the end of
+	# the minute goes with the figure.
+	printf '%-28s %s%% of a core (load %s)\n' "$1" "$(echo "scale=2; ($b-$a)/60" | bc)" "$(cut -d' ' -f1 /proc/loadavg)"
 }
 big=; small=
 for i in 0 1 2 3 4 5 6 7 8 9; do
