@@ -32,7 +32,8 @@ const indexRounds = 330
 //     NaN (present, its value absent) every seventh round.
 //   - b: down from round 60 to 70, across its first boundary; a histogram
 //     appears at round 129.
-//   - c: starts at round 100.
+//   - c: starts at round 100; at round 150 it is recorded twice at one
+//     time (the store keeps the first).
 func indexBody(target string, n int) string {
 	var b strings.Builder
 	switch target {
@@ -102,6 +103,10 @@ func indexRec(t *testing.T) dump.Recording {
 				err = w.AppendError(target, at, "connection refused")
 			default:
 				err = w.Append(target, at, "text/plain; version=0.0.4", []byte(body))
+				if err == nil && target == "c" && n == 150 {
+					// Twice at one time: the store ignores the second.
+					err = w.Append(target, at, "text/plain; version=0.0.4", []byte(indexBody(target, n+1)))
+				}
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -180,7 +185,8 @@ func seekHeads(rec dump.Recording) []time.Time {
 			}
 		}
 	}
-	return append(out, start, end, start.Add(129*time.Second), start.Add(65*time.Second+20*time.Millisecond))
+	return append(out, start, end, start.Add(129*time.Second), start.Add(65*time.Second+20*time.Millisecond),
+		start.Add(150*time.Second+80*time.Millisecond), start.Add(151*time.Second+80*time.Millisecond))
 }
 
 // TestSeekMatchesScratch: a seek restored from the index shows what
