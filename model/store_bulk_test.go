@@ -98,6 +98,7 @@ var bulkConfigs = []StoreConfig{
 	{History: 40, MaxSeriesPerTarget: 30, MaxSeries: 45},
 	{History: 1},
 	{History: 40, FirstValueIsBaseline: true},
+	{History: 5, KeepSeries: true}, // series absent for the whole history stay
 }
 
 // TestExportLoadThenAppend: a store loaded from another's Export holds
