@@ -130,7 +130,13 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 	}
 	for i, t := range names {
 		ts := selectFrom(i, fullSince)
-		if sv := selectServer(st, t, ts, fullSince); sv != nil {
+		var sv *server
+		if cache != nil {
+			sv = cache.selectServer(st, t, times[i], ts, fullSince)
+		} else {
+			sv = selectServer(st, t, ts, fullSince)
+		}
+		if sv != nil {
 			servers[t] = sv
 		}
 	}

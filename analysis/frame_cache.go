@@ -22,9 +22,16 @@ import (
 // A FrameCache serves one store; frames that use it are built one at a
 // time (BuildFrame holds it). The zero value is not usable: NewFrameCache.
 type FrameCache struct {
-	mu      sync.Mutex
-	store   *model.Store
-	targets map[string]*targetCache
+	mu    sync.Mutex
+	store *model.Store
+	// targets are the targets' contract series (selectNames), servers
+	// their server-side series (serverNames).
+	targets, servers cacheMap
+}
+
+// cacheMap is one kind of series of every target.
+type cacheMap struct {
+	m map[string]*targetCache
 	// fresh and delta count the targets selected from scratch and
 	// brought up to date, for tests.
 	fresh, delta int
@@ -32,7 +39,7 @@ type FrameCache struct {
 
 // NewFrameCache returns an empty cache.
 func NewFrameCache() *FrameCache {
-	return &FrameCache{targets: make(map[string]*targetCache)}
+	return &FrameCache{targets: cacheMap{m: make(map[string]*targetCache)}, servers: cacheMap{m: make(map[string]*targetCache)}}
 }
 
 // targetCache is one target's series as of its newest frame.
@@ -48,6 +55,10 @@ type targetCache struct {
 	times  []int64
 	newest int64
 	series map[string][]model.Series
+	// names and match are what was selected: names that match accepts
+	// (nil: all).
+	names []string
+	match func(model.Labels) bool
 }
 
 // lock takes the cache for one frame over st; a cache used with another
@@ -56,7 +67,8 @@ func (c *FrameCache) lock(st *model.Store) {
 	c.mu.Lock()
 	if c.store != st {
 		c.store = st
-		clear(c.targets)
+		clear(c.targets.m)
+		clear(c.servers.m)
 	}
 }
 
@@ -64,12 +76,14 @@ func (c *FrameCache) unlock() { c.mu.Unlock() }
 
 // forgetExcept drops the targets not in names (gone from the store).
 func (c *FrameCache) forgetExcept(names []string) {
-	if len(c.targets) <= len(names) {
-		return
-	}
-	for t := range c.targets {
-		if _, ok := slices.BinarySearch(names, t); !ok {
-			delete(c.targets, t)
+	for _, m := range []map[string]*targetCache{c.targets.m, c.servers.m} {
+		if len(m) <= len(names) {
+			continue
+		}
+		for t := range m {
+			if _, ok := slices.BinarySearch(names, t); !ok {
+				delete(m, t)
+			}
 		}
 	}
 }
@@ -78,27 +92,49 @@ func (c *FrameCache) forgetExcept(names []string) {
 // the cache when it can be. all are the target's retained scrape times,
 // ts the ones from the last at or before since on. c is locked.
 func (c *FrameCache) selectTarget(st *model.Store, target string, all, ts []int64, since int64) *selection {
-	tc := c.targets[target]
+	series := c.targets.series(st, target, selectNames, nil, all, ts, since)
+	return &selection{target: target, times: ts, series: series}
+}
+
+// selectServer is selectServer(st, target, ts, since) through the cache.
+func (c *FrameCache) selectServer(st *model.Store, target string, all, ts []int64, since int64) *server {
+	if len(ts) == 0 {
+		return nil
+	}
+	return serverFrom(ts, c.servers.series(st, target, serverNames, noDependency, all, ts, since))
+}
+
+// series returns target's series of names that match accepts (nil: all)
+// from since on, as Store.SelectSince returns them, by name (names with
+// none left out): from the cache when it can be brought up to date, else
+// from the store, and keeps them.
+func (c *cacheMap) series(st *model.Store, target string, names []string, match func(model.Labels) bool, all, ts []int64, since int64) map[string][]model.Series {
+	tc := c.m[target]
 	if tc != nil && tc.usable(all, since) {
-		if sel, ok := tc.update(st, target, all, ts, since); ok {
+		if series, ok := tc.update(st, target, all, ts, since); ok {
 			c.delta++
-			return sel
+			return series
 		}
 	}
 	c.fresh++
-	sel := selectTarget(st, target, ts, nil, since)
+	out := make(map[string][]model.Series, len(names))
+	for _, n := range names {
+		if ss := st.SelectSince(target, n, match, since); len(ss) > 0 {
+			out[n] = ss
+		}
+	}
 	if len(all) == 0 {
-		delete(c.targets, target)
-		return sel
+		delete(c.m, target)
+		return out
 	}
 	// The cache keeps its own slices: rows read the selection's, and
 	// update appends to the cache's.
-	series := make(map[string][]model.Series, len(sel.series))
-	for n, ss := range sel.series {
-		series[n] = cloneSeries(ss)
+	kept := make(map[string][]model.Series, len(out))
+	for n, ss := range out {
+		kept[n] = cloneSeries(ss)
 	}
-	c.targets[target] = &targetCache{since: since, times: all, newest: all[len(all)-1], series: series}
-	return sel
+	c.m[target] = &targetCache{names: names, match: match, since: since, times: all, newest: all[len(all)-1], series: kept}
+	return out
 }
 
 // usable reports whether tc can be brought up to all: it holds the range
@@ -120,10 +156,10 @@ func (tc *targetCache) usable(all []int64, since int64) bool {
 // series is cut to the range a fresh selection from since holds. It
 // reports false, changing nothing the caller can see, when the store's
 // series are not the cached ones (then a fresh selection is needed).
-func (tc *targetCache) update(st *model.Store, target string, all, ts []int64, since int64) (*selection, bool) {
-	news := make(map[string][]model.Series, len(selectNames))
-	for _, n := range selectNames {
-		d := st.SelectSince(target, n, nil, tc.newest)
+func (tc *targetCache) update(st *model.Store, target string, all, ts []int64, since int64) (map[string][]model.Series, bool) {
+	news := make(map[string][]model.Series, len(tc.names))
+	for _, n := range tc.names {
+		d := st.SelectSince(target, n, tc.match, tc.newest)
 		if !sameSeries(tc.series[n], d) {
 			return nil, false
 		}
@@ -132,7 +168,7 @@ func (tc *targetCache) update(st *model.Store, target string, all, ts []int64, s
 		}
 	}
 	tFrom, oldest := ts[0], all[0]
-	sel := &selection{target: target, times: ts, series: make(map[string][]model.Series, len(news))}
+	series := make(map[string][]model.Series, len(news))
 	for n, d := range news {
 		cached := tc.series[n]
 		out := make([]model.Series, len(d))
@@ -152,10 +188,10 @@ func (tc *targetCache) update(st *model.Store, target string, all, ts []int64, s
 			c.Stale = d[i].Stale
 			out[i] = *c
 		}
-		sel.series[n] = out
+		series[n] = out
 	}
 	tc.since, tc.times, tc.newest = since, all, all[len(all)-1]
-	return sel, true
+	return series, true
 }
 
 // trimPoints cuts pts (in time order) to what SelectSince holds for a range

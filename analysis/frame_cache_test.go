@@ -114,6 +114,18 @@ func TestFrameCacheMatchesFresh(t *testing.T) {
 				// the same (nil) label array both times.
 				ts{model.MetricOriginals, nil, "0+1x20 _x50 0+1x48"},
 			)
+			// The dependency's own server-side series, joined onto
+			// app's row: one with a gap, one forgotten and back, and
+			// one with a dependency label, which is not the server's.
+			sc.add("provider", 300, every(t0+200, 1000, 120),
+				ts{model.MetricServerReceived, nil, "0+7x30 _x15 300+7x73"},
+				ts{model.MetricServerRequests, []string{"deadline", "propagated"}, "0+2x20 _x50 0+2x48"},
+				ts{model.MetricServerRequests, []string{"deadline", "missing"}, "0+1x119"},
+				ts{model.MetricServerServiceTime + "_bucket", []string{"le", "0.1"}, "0+3x119"},
+				ts{model.MetricServerServiceTime + "_bucket", []string{"le", "+Inf"}, "0+5x119"},
+				ts{model.MetricServerServiceTime + "_sum", nil, "0+0.4x119"},
+				ts{model.MetricServerReceived, dep("db"), "0+9x119"},
+			)
 		}, 0},
 		{"window slides, frames every third scrape", 40, 10 * time.Second, func(sc *cacheScenario) {
 			sc.add("app", 0, every(t0, 1000, 120),
@@ -189,7 +201,7 @@ func TestFrameCacheMatchesFresh(t *testing.T) {
 			// Most frames bring a target up to date instead of selecting
 			// it again: new series, forgotten ones and the wider ranges
 			// of new rows are the exceptions.
-			for _, c := range []*FrameCache{cache, check} {
+			for _, c := range []*cacheMap{&cache.targets, &cache.servers, &check.targets, &check.servers} {
 				t.Logf("%d events: %d targets brought up to date, %d selected afresh", len(sc.events), c.delta, c.fresh)
 				if c.delta < 2*c.fresh {
 					t.Errorf("cache: %d targets brought up to date, %d selected afresh", c.delta, c.fresh)
@@ -199,8 +211,8 @@ func TestFrameCacheMatchesFresh(t *testing.T) {
 	}
 }
 
-// checkSelections compares, for every target, the cache's selection from
-// since with the store's.
+// checkSelections compares, for every target, the cache's selections
+// from since (contract and server-side series) with the store's.
 func checkSelections(t *testing.T, step int, st *model.Store, cache *FrameCache, since int64) {
 	t.Helper()
 	cache.lock(st)
@@ -210,6 +222,9 @@ func checkSelections(t *testing.T, step int, st *model.Store, cache *FrameCache,
 		ts := all
 		if k := sort.Search(len(ts), func(j int) bool { return ts[j] > since }); k > 0 {
 			ts = ts[k-1:]
+		}
+		if got, want := cache.selectServer(st, target, all, ts, since), selectServer(st, target, ts, since); !reflect.DeepEqual(got, want) {
+			t.Fatalf("event %d, %s since %d: server\n got %+v\nwant %+v", step, target, since, got, want)
 		}
 		want := selectTarget(st, target, ts, nil, since)
 		got := cache.selectTarget(st, target, all, ts, since)

@@ -18,20 +18,36 @@ type server struct {
 // noDependency accepts series without a dependency label.
 func noDependency(ls model.Labels) bool { return ls.Get(model.LabelDependency) == "" }
 
+// serverNames are the flat series a server is built from (serverFrom).
+var serverNames = []string{
+	model.MetricServerReceived, model.MetricServerWorkAfterCancel, model.MetricServerRequests,
+	model.MetricServerServiceTime + "_bucket", model.MetricServerServiceTime + "_sum",
+}
+
 // selectServer copies target's server-side series from the store; nil when
 // target exports none (or is not a target at all).
 func selectServer(st *model.Store, target string, times []int64, sinceMs int64) *server {
 	if len(times) == 0 {
 		return nil
 	}
+	series := make(map[string][]model.Series, len(serverNames))
+	for _, n := range serverNames {
+		series[n] = st.SelectSince(target, n, noDependency, sinceMs)
+	}
+	return serverFrom(times, series)
+}
+
+// serverFrom builds a server from its series by name (serverNames, without
+// a dependency label), nil when there are none.
+func serverFrom(times []int64, series map[string][]model.Series) *server {
 	sv := &server{times: times}
-	for _, s := range st.SelectSince(target, model.MetricServerReceived, noDependency, sinceMs) {
+	for _, s := range series[model.MetricServerReceived] {
 		sv.received = append(sv.received, newPoints(times, s.Points))
 	}
-	for _, s := range st.SelectSince(target, model.MetricServerWorkAfterCancel, noDependency, sinceMs) {
+	for _, s := range series[model.MetricServerWorkAfterCancel] {
 		sv.workAfterCancel = append(sv.workAfterCancel, newPoints(times, s.Points))
 	}
-	for _, s := range st.SelectSince(target, model.MetricServerRequests, noDependency, sinceMs) {
+	for _, s := range series[model.MetricServerRequests] {
 		if s.Labels.Get(model.LabelDeadline) == "propagated" {
 			sv.propagated = append(sv.propagated, newPoints(times, s.Points))
 		} else {
@@ -40,7 +56,7 @@ func selectServer(st *model.Store, target string, times []int64, sinceMs int64) 
 	}
 	var hs []model.Series
 	for _, suffix := range []string{"_bucket", "_sum"} {
-		hs = append(hs, st.SelectSince(target, model.MetricServerServiceTime+suffix, noDependency, sinceMs)...)
+		hs = append(hs, series[model.MetricServerServiceTime+suffix]...)
 	}
 	if len(hs) > 0 {
 		sv.service = histParts(hs, times)
