@@ -278,32 +278,12 @@ func (b *WholeBuilder) server(t string) *server {
 	if len(b.st.TimesSince(t, math.MaxInt64)) == 0 {
 		return nil
 	}
-	sv := &server{}
-	for _, s := range b.reducedSeries(t, model.MetricServerReceived, noDependency) {
-		sv.received = append(sv.received, newPoints(nil, s.Points))
+	series := make(map[string][]model.Series, len(serverNames))
+	for _, n := range serverNames {
+		series[n] = b.reducedSeries(t, n, noDependency)
 	}
-	for _, s := range b.reducedSeries(t, model.MetricServerWorkAfterCancel, noDependency) {
-		sv.workAfterCancel = append(sv.workAfterCancel, newPoints(nil, s.Points))
-	}
-	for _, s := range b.reducedSeries(t, model.MetricServerRequests, noDependency) {
-		if s.Labels.Get(model.LabelDeadline) == "propagated" {
-			sv.propagated = append(sv.propagated, newPoints(nil, s.Points))
-		} else {
-			sv.missing = append(sv.missing, newPoints(nil, s.Points))
-		}
-	}
-	var hs []model.Series
-	for _, suffix := range []string{"_bucket", "_sum"} {
-		hs = append(hs, b.reducedSeries(t, model.MetricServerServiceTime+suffix, noDependency)...)
-	}
-	if len(hs) > 0 {
-		sv.service = histParts(hs, nil)
-	}
-	if len(sv.received) == 0 && len(sv.workAfterCancel) == 0 && len(sv.service) == 0 &&
-		len(sv.propagated) == 0 && len(sv.missing) == 0 {
-		return nil
-	}
-	return sv
+	// Reduced points stand for bins, not scrapes: no scrape times.
+	return serverFrom(nil, series)
 }
 
 // timeline evaluates a reduced row over the final bins, each with the
