@@ -131,5 +131,5 @@ func TestFailedScrapesAreBridged(t *testing.T) {
 		}
 	}
 	rd := readers{a: a, b: b, ruler: ruler, aLags: directLags, bLags: promLags, rulerLags: rulerLags}
-	compareRate(t, "originals/s across failed scrapes", contractCounter("flaky", "db", model.MetricOriginals, func(s model.Signals) model.Value { return s.OriginalsPerS }, analysis.SignalsFor), rd, "flaky", from, to)
+	compareRate(t, "originals/s across failed scrapes", contractCounter("flaky", "db", model.MetricOriginals, func(s model.Signals) model.Value { return s.OriginalsPerS }), rd, "flaky", from, to)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/collect/dialect"
 	"github.com/retrytop/retrytop/model"
@@ -285,8 +286,10 @@ func compareRatio(t *testing.T, what string, ratio func(st *model.Store, from, t
 // analysis' signals for one dependency: get picks its rate; family, when
 // not "", is the family whose series of the dependency sum to it (for
 // total).
-func contractCounter(target, dep, family string, get func(model.Signals) model.Value, signals func(st *model.Store, target, dep string, from, to int64) model.Signals) counter {
-	c := counter{rate: func(st *model.Store, from, to int64) model.Value { return get(signals(st, target, dep, from, to)) }}
+func contractCounter(target, dep, family string, get func(model.Signals) model.Value) counter {
+	c := counter{rate: func(st *model.Store, from, to int64) model.Value {
+		return get(analysis.SignalsFor(st, target, dep, from, to))
+	}}
 	if family != "" {
 		c.total = func(st *model.Store, at int64) (float64, bool) {
 			sum, found := 0.0, false

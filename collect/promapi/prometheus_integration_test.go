@@ -190,7 +190,7 @@ func TestAgainstPrometheus(t *testing.T) {
 				what := w.name + " window: " + tgt + " -> " + dep + " "
 				rows++
 				cc := func(family string, get func(model.Signals) model.Value) counter {
-					return contractCounter(tgt, dep, family, get, analysis.SignalsFor)
+					return contractCounter(tgt, dep, family, get)
 				}
 				compareRate(t, what+"originals/s", cc(model.MetricOriginals, func(s model.Signals) model.Value { return s.OriginalsPerS }), rd, tgt, from, to)
 				compareRate(t, what+"attempts/s", cc(model.MetricAttempts, func(s model.Signals) model.Value { return s.AttemptsPerS }), rd, tgt, from, to)
