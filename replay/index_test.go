@@ -113,6 +113,13 @@ func indexRec(t *testing.T) dump.Recording {
 			}
 		}
 	}
+	return closeAndOpen(t, w, path)
+}
+
+// closeAndOpen closes a recording's writer and opens what it wrote, closed
+// when the test ends.
+func closeAndOpen(t *testing.T, w *dump.Writer, path string) dump.Recording {
+	t.Helper()
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -325,14 +332,7 @@ func TestIndexColumnsRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := dump.OpenRecording(path, dump.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
+	rec := closeAndOpen(t, w, path)
 	p := replay.New(rec, replay.Options{Store: model.StoreConfig{History: 3 * chunk}})
 	if err := p.BuildIndex(context.Background()); err != nil {
 		t.Fatal(err)

@@ -39,14 +39,7 @@ func TestReplayStatusSaysWhichSeriesCap(t *testing.T) {
 			}
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := dump.OpenRecording(path, dump.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
+	rec := closeAndOpen(t, w, path)
 	clock := &fakeClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
 	// a: 4 series, 3 kept by its cap; b: 2 series, 1 kept by the total of 4.
 	p := replay.New(rec, replay.Options{Now: clock.Now, Store: model.StoreConfig{MaxSeriesPerTarget: 3, MaxSeries: 4}})
