@@ -174,9 +174,10 @@ type Options struct {
 	// MinFrameGap is the least time between two live frames (default 1 s):
 	// updates from many targets within it make one frame.
 	MinFrameGap time.Duration
-	// FPS caps the renderer's frame rate in Run (default 15; bubbletea's
-	// default of 60 costs idle CPU for nothing here: its renderer wakes up
-	// at this rate even when nothing changed).
+	// FPS caps how many frames a second Run draws while views keep
+	// changing (default 30): a view comes to the terminal as soon as it
+	// changes, unless the last came less than 1/FPS ago. Nothing is drawn,
+	// and nothing wakes up, while nothing changes (termScreen).
 	FPS int
 }
 
@@ -211,7 +212,7 @@ func (o Options) withDefaults() Options {
 		o.MinFrameGap = time.Second
 	}
 	if o.FPS <= 0 {
-		o.FPS = 15
+		o.FPS = 30
 	}
 	if o.Renderer == nil {
 		o.Renderer = lipgloss.DefaultRenderer()
