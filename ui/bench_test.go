@@ -94,7 +94,7 @@ func BenchmarkFrameClockTick200x60Colour(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		m.Update(clockMsg{gen: m.clockGen})
+		m.Update(clockMsg{})
 		m.View()
 	}
 }

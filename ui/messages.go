@@ -81,11 +81,9 @@ type derived struct {
 // ended, the collector stopped).
 type sourceClosedMsg struct{}
 
-// clockMsg advances the header clock while no data arrives; gen ties it to
-// one quiet spell so stale ticks die (bubbles' spinner tag discipline).
-type clockMsg struct {
-	gen int
-}
+// clockMsg advances the header clock while no data arrives (the model's
+// quiet timer fired).
+type clockMsg struct{}
 
 // FindingsMsg replaces the findings strip under the header. The strip is
 // reserved for analysis findings (amplification chains, hidden retries);
@@ -149,9 +147,17 @@ func buildCmd(src Source, build buildFunc, req frameRequest, kind frameKind) tea
 	}
 }
 
-// clockCmd schedules the next quiet-spell clock tick.
-func clockCmd(after time.Duration, gen int) tea.Cmd {
-	return tea.Tick(after, func(time.Time) tea.Msg { return clockMsg{gen: gen} })
+// quietCmd waits for the quiet-spell timer t (or the end of the
+// program). One waits at a time: Update starts the next after each tick.
+func quietCmd(t *time.Timer, done <-chan struct{}) tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case <-t.C:
+			return clockMsg{}
+		case <-done:
+			return nil
+		}
+	}
 }
 
 // buildFunc builds a frame and what is derived from it.

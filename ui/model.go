@@ -85,8 +85,14 @@ type Model struct {
 	// Follow key turns it back on.
 	following bool
 
-	now      time.Time
-	clockGen int
+	now time.Time
+	// quiet fires when no frame arrived for StaleAfter (then every
+	// second or five) to move the header clock; a frame pushes it back
+	// (Reset) instead of starting a timer of its own, so while data
+	// flows no clock timer ever fires. frameAt is when the last frame
+	// came (Options.Now).
+	quiet   *time.Timer
+	frameAt time.Time
 
 	header    headerModel
 	overview  overviewModel
@@ -203,10 +209,25 @@ func (m *Model) Init() tea.Cmd {
 		buildCmd(m.src, m.build, m.request(0), frameRebuild),
 		waitCmd(m.src, m.done, m.build, m.request(0), time.Time{}, m.settle()),
 	}
-	if m.c.opts.StaleAfter > 0 {
-		cmds = append(cmds, clockCmd(m.c.opts.StaleAfter, m.clockGen))
+	if cmd := m.armQuiet(m.c.opts.StaleAfter); cmd != nil {
+		cmds = append(cmds, cmd)
 	}
 	return tea.Batch(cmds...)
+}
+
+// armQuiet sets the quiet-spell clock to fire after d. It returns the
+// command that waits for it when none waits yet (the first time); later
+// calls only move the one timer.
+func (m *Model) armQuiet(d time.Duration) tea.Cmd {
+	if m.c.opts.StaleAfter <= 0 {
+		return nil
+	}
+	if m.quiet != nil {
+		m.quiet.Reset(d)
+		return nil
+	}
+	m.quiet = time.NewTimer(d)
+	return quietCmd(m.quiet, m.done)
 }
 
 func (m *Model) request(endMs int64) frameRequest {
@@ -257,10 +278,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onFrame(msg)
 
 	case clockMsg:
-		if msg.gen != m.clockGen {
-			return m, nil
+		now := m.c.opts.Now()
+		var wait tea.Cmd
+		if m.quiet != nil {
+			wait = quietCmd(m.quiet, m.done)
 		}
-		m.now = m.c.opts.Now()
+		if quietFor := now.Sub(m.frameAt); !m.frameAt.IsZero() && quietFor < m.c.opts.StaleAfter {
+			// A frame came while this tick was on its way; it has
+			// pushed the timer back already.
+			return m, wait
+		}
+		m.now = now
 		m.dirty = true
 		// Seconds matter in the first minute of silence; after that the
 		// age is shown in minutes and a tick every 5 s is enough.
@@ -268,7 +296,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.live != nil && !m.live.Time.IsZero() && m.now.Sub(m.live.Time) > time.Minute {
 			every = 5 * time.Second
 		}
-		return m, clockCmd(every, m.clockGen)
+		if m.quiet != nil {
+			m.quiet.Reset(every)
+		}
+		return m, wait
 
 	case sourceClosedMsg:
 		m.closed = true
@@ -331,9 +362,9 @@ func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 			m.show(&f, m.liveDerived)
 		}
 		m.now = m.c.opts.Now()
-		m.clockGen++
-		if m.c.opts.StaleAfter > 0 {
-			cmds = append(cmds, clockCmd(m.c.opts.StaleAfter, m.clockGen))
+		m.frameAt = m.now
+		if cmd := m.armQuiet(m.c.opts.StaleAfter); cmd != nil {
+			cmds = append(cmds, cmd)
 		}
 	case frameFrozen:
 		if !m.paused || m.shown == nil || msg.req.EndMs != m.shown.Time.UnixMilli() {
