@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -489,7 +490,9 @@ func convertHistogram(s *model.Sample, h *dto.Histogram) {
 // absent, never as zero. buckets is used in place.
 func finishHistogram(s *model.Sample, buckets []model.Bucket, count float64, countKnown bool, sum float64, sumKnown bool) {
 	s.Buckets = buckets
-	sort.SliceStable(s.Buckets, func(i, j int) bool { return s.Buckets[i].UpperBound < s.Buckets[j].UpperBound })
+	// slices' stable sort is sort.SliceStable's algorithm without its
+	// reflection (an allocation per call): the same order, NaN included.
+	slices.SortStableFunc(s.Buckets, func(a, b model.Bucket) int { return lessInt(a.UpperBound < b.UpperBound, b.UpperBound < a.UpperBound) })
 	s.Count = count
 	if n := len(s.Buckets); n == 0 || !math.IsInf(s.Buckets[n-1].UpperBound, +1) {
 		if countKnown || n > 0 {
@@ -526,6 +529,17 @@ func convertSummary(s *model.Sample, sm *dto.Summary) {
 	finishSummary(s, quantiles, float64(sm.GetSampleCount()), sm != nil && sm.SampleCount != nil, sm.GetSampleSum(), sm != nil && sm.SampleSum != nil)
 }
 
+// lessInt is a comparison's result from the less function both ways.
+func lessInt(less, greater bool) int {
+	switch {
+	case less:
+		return -1
+	case greater:
+		return 1
+	}
+	return 0
+}
+
 // finishSummary fills a summary: quantiles sorted, missing _count and _sum
 // as NaN (absent). quantiles is used in place.
 func finishSummary(s *model.Sample, quantiles []model.QuantileValue, count float64, countKnown bool, sum float64, sumKnown bool) {
@@ -533,7 +547,7 @@ func finishSummary(s *model.Sample, quantiles []model.QuantileValue, count float
 		quantiles = []model.QuantileValue{}
 	}
 	s.Quantiles = quantiles
-	sort.SliceStable(s.Quantiles, func(i, j int) bool { return s.Quantiles[i].Quantile < s.Quantiles[j].Quantile })
+	slices.SortStableFunc(s.Quantiles, func(a, b model.QuantileValue) int { return lessInt(a.Quantile < b.Quantile, b.Quantile < a.Quantile) })
 	s.Count, s.Sum = math.NaN(), math.NaN()
 	if countKnown {
 		s.Count = count

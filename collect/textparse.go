@@ -5,11 +5,13 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/retrytop/retrytop/model"
 )
@@ -81,6 +83,10 @@ func parseFast(body []byte, filter func(string) bool, skip bool, cache *lineCach
 	return p.families(filter), true
 }
 
+// keyBytes views a line cache's series key (an immutable string) as bytes
+// for the parser's key comparisons; the view is never written.
+func keyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
 // Family types of the fast path; typeUnset until a TYPE line or the first
 // sample fixes it (the first sample makes it untyped, as in expfmt).
 const (
@@ -100,6 +106,7 @@ type textFamily struct {
 	// series groups histogram and summary lines by their labels (without
 	// le or quantile), keyed by the labels' bytes.
 	series map[string]int
+	out    bool // left out of the result (families)
 }
 
 type textSample struct {
@@ -116,6 +123,12 @@ type textSample struct {
 type textParser struct {
 	byName map[string]*textFamily
 	order  []*textFamily
+	// spare holds the families of earlier parses by name, emptied, with
+	// their slices' room: a target's next scrape fills each again without
+	// growing a slice (spareSamples counts their samples' room, bounded
+	// by maxSpareSamples).
+	spare        map[string]*textFamily
+	spareSamples int
 
 	// strings interns names and label values across parses: a target
 	// exposes the same ones every scrape, so after the first scrape
@@ -148,6 +161,7 @@ type textParser struct {
 	sel        func(string) bool
 	groups     map[string]groupState
 	lastName   []byte
+	totalBuf   []byte // scratch: a name with _total
 	lastWanted bool
 	recent     [4]recentName // the last names decided, round robin
 	recentNext int
@@ -180,18 +194,37 @@ type groupState struct {
 
 // textParsers keeps parsers (and their interned strings) between parses.
 var textParsers = sync.Pool{New: func() any {
-	return &textParser{byName: map[string]*textFamily{}, strings: map[string]string{}, groups: map[string]groupState{}, prevLine: -2}
+	return &textParser{byName: map[string]*textFamily{}, spare: map[string]*textFamily{}, strings: map[string]string{}, groups: map[string]groupState{}, prevLine: -2}
 }}
 
 // maxInternBytes bounds a parser's interned strings; past it the table
 // starts over.
 const maxInternBytes = 4 << 20
 
+// maxSpareSamples bounds the samples' room a parser keeps for reuse
+// (about 7 MB of textSample).
+const maxSpareSamples = 1 << 16
+
 func (p *textParser) release() {
 	// Drop every reference into the body: Parse must not retain it.
 	clear(p.pairs[:cap(p.pairs)])
 	p.pairs = p.pairs[:0]
 	clear(p.byName)
+	for _, f := range p.order {
+		if p.spareSamples+cap(f.samples) > maxSpareSamples {
+			continue
+		}
+		if old := p.spare[f.name]; old != nil {
+			p.spareSamples -= cap(old.samples)
+		}
+		for i := range f.samples {
+			f.samples[i].labels = nil // the line cache's, not to be kept alive
+		}
+		f.help, f.typ, f.samples = "", typeUnset, f.samples[:0]
+		clear(f.series)
+		p.spare[f.name] = f
+		p.spareSamples += cap(f.samples)
+	}
 	clear(p.order)
 	p.order = p.order[:0]
 	p.cur, p.suffixed, p.lastGroup, p.lastKey, p.prevLabels = nil, 0, nil, p.lastKey[:0], nil
@@ -354,8 +387,11 @@ func (p *textParser) wantName(name []byte) bool {
 	if !g.wanted {
 		// As selection.group: the name, each of its strips, and each with
 		// _total. Every new name of a group is asked: it may want it.
-		for c := string(name); ; {
-			if p.sel(c) || p.sel(c+"_total") {
+		// Names interned: a target asks about the same ones every scrape,
+		// and the filter's argument would be a new string each time.
+		for c := p.str(name); ; {
+			p.totalBuf = append(append(p.totalBuf[:0], c...), "_total"...)
+			if p.sel(c) || p.sel(p.str(p.totalBuf)) {
 				g.wanted = true
 				break
 			}
@@ -372,7 +408,11 @@ func (p *textParser) wantName(name []byte) bool {
 	if !g.wanted {
 		g.skipped = true
 	}
-	p.groups[string(root)] = g
+	if _, ok := p.groups[string(root)]; ok {
+		p.groups[string(root)] = g // the key is there: no string made
+	} else {
+		p.groups[p.str(root)] = g
+	}
 	p.lastName = append(p.lastName[:0], name...)
 	p.lastWanted = g.wanted
 	r := &p.recent[p.recentNext%len(p.recent)]
@@ -436,7 +476,13 @@ func (p *textParser) family(name []byte) (*textFamily, string) {
 		p.cur = f
 		return f, sfx
 	}
-	f := &textFamily{name: p.str(name)}
+	f := p.spare[string(name)]
+	if f != nil {
+		delete(p.spare, f.name)
+		p.spareSamples -= cap(f.samples)
+	} else {
+		f = &textFamily{name: p.str(name)}
+	}
 	p.byName[f.name] = f
 	p.order = append(p.order, f)
 	for _, sfx := range [...]string{"_count", "_sum", "_bucket"} {
@@ -588,7 +634,7 @@ func (p *textParser) sample(l []byte, i int) bool {
 	// The special labels of histograms and summaries.
 	special := specialLabel[f.typ]
 	if e != nil && e.special == special {
-		return p.value(l, skipBlanks(l, i+len(e.prefix)), f, sfx, e.key, e.labels, true, e.specialVal, e.hasSpecial)
+		return p.value(l, skipBlanks(l, i+len(e.prefix)), f, sfx, keyBytes(e.key), e.labels, true, e.specialVal, e.hasSpecial)
 	}
 
 	i0 := i
@@ -630,13 +676,13 @@ func (p *textParser) sample(l []byte, i int) bool {
 	// the name, where a '{' would start labels.
 	if c := p.cache; c != nil && i > n {
 		var labels model.Labels
-		var key []byte
-		if grouped && adjacent && prevE.special == special && string(prevE.key) == string(p.key) {
+		var key string
+		if grouped && adjacent && prevE.special == special && prevE.key == string(p.key) {
 			labels, key = prevE.labels, prevE.key // the series of the line before
 		} else {
 			labels = p.labelSet(special)
 			if grouped {
-				key = bytes.Clone(p.key)
+				key = string(p.key)
 			}
 		}
 		prefix := string(l[i0:i])
@@ -646,7 +692,7 @@ func (p *textParser) sample(l []byte, i int) bool {
 		}
 		p.prevEntry = c.put(p.lineNo, lineEntry{prefix: prefix, name: name, special: special,
 			specialVal: specialVal, hasSpecial: hasSpecial, labels: labels, key: key})
-		return p.value(l, i, f, sfx, key, labels, true, specialVal, hasSpecial)
+		return p.value(l, i, f, sfx, keyBytes(key), labels, true, specialVal, hasSpecial)
 	}
 	return p.value(l, i, f, sfx, p.key, nil, false, specialVal, hasSpecial)
 }
@@ -789,17 +835,32 @@ func (p *textParser) grouped(f *textFamily, key []byte, labels model.Labels, kno
 		return &f.samples[i]
 	}
 	p.lastGroup, p.lastGroupIdx, p.lastKey = f, len(f.samples), append(p.lastKey[:0], key...)
-	f.series[string(key)] = len(f.samples)
+	if known {
+		// A cached key is a string of the line cache: the map keeps it
+		// instead of a copy.
+		f.series[unsafe.String(unsafe.SliceData(key), len(key))] = len(f.samples)
+	} else {
+		f.series[string(key)] = len(f.samples)
+	}
 	if !known {
 		labels = p.labelSet(specialLabel[f.typ])
 	}
+	n := len(f.samples)
+	if n < cap(f.samples) {
+		// A sample of an earlier parse: its buckets' and quantiles' room
+		// is reused (families copies them out).
+		f.samples = f.samples[:n+1]
+		ts := &f.samples[n]
+		*ts = textSample{labels: labels, buckets: ts.buckets[:0], quantiles: ts.quantiles[:0]}
+		return ts
+	}
 	ts := textSample{labels: labels}
-	if n := len(f.samples); n > 0 && f.typ == typeHistogram {
+	if n > 0 && f.typ == typeHistogram {
 		// Series of a family usually share their buckets: size for them.
 		ts.buckets = make([]model.Bucket, 0, len(f.samples[n-1].buckets))
 	}
 	f.samples = append(f.samples, ts)
-	return &f.samples[len(f.samples)-1]
+	return &f.samples[n]
 }
 
 // labelSet builds the line's labels without the special one, sorted.
@@ -1073,14 +1134,47 @@ func decimalValue(b []byte, i int) (v float64, n int, ok bool) {
 
 // families converts what was read into model families: empty families
 // dropped, filtered, sorted by name, histograms and summaries finished as
-// convertFamilies finishes expfmt's.
+// convertFamilies finishes expfmt's. The samples, buckets and quantiles of
+// all families are cut from one slice each: a few allocations a parse
+// instead of some per family and per series (the parser's own slices are
+// reused by the next parse, so the result cannot share them).
 func (p *textParser) families(filter func(string) bool) []model.Family {
-	out := make([]model.Family, 0, len(p.order))
+	nFams, nSamples, nBuckets, nQuantiles := 0, 0, 0, 0
 	for _, f := range p.order {
-		if len(f.samples) == 0 || (filter != nil && !filter(f.name)) {
+		f.out = len(f.samples) == 0 || (filter != nil && !filter(f.name))
+		if f.out {
 			continue
 		}
-		mf := model.Family{Name: f.name, Help: Sanitize(f.help), Samples: make([]model.Sample, len(f.samples))}
+		nFams++
+		nSamples += len(f.samples)
+		switch f.typ {
+		case typeHistogram:
+			for i := range f.samples {
+				nBuckets += len(f.samples[i].buckets) + 1 // room for +Inf
+			}
+		case typeSummary:
+			for i := range f.samples {
+				nQuantiles += len(f.samples[i].quantiles)
+			}
+		}
+	}
+	out := make([]model.Family, 0, nFams)
+	samples := make([]model.Sample, nSamples)
+	var buckets []model.Bucket
+	var quantiles []model.QuantileValue
+	if nBuckets > 0 {
+		buckets = make([]model.Bucket, nBuckets)
+	}
+	if nQuantiles > 0 {
+		quantiles = make([]model.QuantileValue, nQuantiles)
+	}
+	for _, f := range p.order {
+		if f.out {
+			continue
+		}
+		n := len(f.samples)
+		mf := model.Family{Name: f.name, Help: Sanitize(f.help), Samples: samples[:n:n]}
+		samples = samples[n:]
 		switch f.typ {
 		case typeCounter:
 			mf.Type = model.Counter
@@ -1095,20 +1189,33 @@ func (p *textParser) families(filter func(string) bool) []model.Family {
 		}
 		for i := range f.samples {
 			ts := &f.samples[i]
-			s := model.Sample{Labels: ts.labels, TimestampMs: ts.tsMs}
+			s := &mf.Samples[i]
+			s.Labels, s.TimestampMs = ts.labels, ts.tsMs
 			switch mf.Type {
 			case model.Histogram:
-				finishHistogram(&s, ts.buckets, ts.count, ts.countKnown, ts.sum, ts.sumKnown)
+				// Room for the +Inf bucket finishHistogram may add; the
+				// result is capped at its length, so an append by a
+				// caller never reaches the next sample's buckets.
+				k := len(ts.buckets)
+				bs := buckets[: k : k+1]
+				copy(bs, ts.buckets)
+				finishHistogram(s, bs, ts.count, ts.countKnown, ts.sum, ts.sumKnown)
+				used := len(s.Buckets)
+				s.Buckets = s.Buckets[:used:used]
+				buckets = buckets[k+1:]
 			case model.Summary:
-				finishSummary(&s, ts.quantiles, ts.count, ts.countKnown, ts.sum, ts.sumKnown)
+				k := len(ts.quantiles)
+				qs := quantiles[:k:k]
+				copy(qs, ts.quantiles)
+				finishSummary(s, qs, ts.count, ts.countKnown, ts.sum, ts.sumKnown)
+				quantiles = quantiles[k:]
 			default:
 				s.Value = ts.value
 			}
-			mf.Samples[i] = s
 		}
 		out = append(out, mf)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	slices.SortFunc(out, func(a, b model.Family) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -1135,7 +1242,7 @@ type lineEntry struct {
 	hasSpecial bool
 	specialVal float64
 	labels     model.Labels // without the special label, sorted; shared by the samples read with it
-	key        []byte       // a histogram or summary line's series key (groupKey)
+	key        string       // a histogram or summary line's series key (groupKey)
 }
 
 // entryOverhead approximates an entry's bytes besides its prefix, key and

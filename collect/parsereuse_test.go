@@ -1,0 +1,119 @@
+package collect
+
+import (
+	"math"
+	"testing"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// TestParseResultOutlivesNextParse: the fast path reuses its families,
+// samples and bucket room from parse to parse (textParser.spare), so a
+// result must share none of it. Every body of lineCacheSteps is parsed
+// in turn as one target's scrapes, with and without a filter; each result
+// is kept and, after all the later parses have run, must still equal
+// expfmt's reading of its body. Appending to a result's buckets or
+// quantiles must not reach another sample's.
+func TestParseResultOutlivesNextParse(t *testing.T) {
+	envoy, _ := genEnvoy(30, false)
+	steps := append(lineCacheSteps, struct{ name, body string }{"envoy", string(envoy)})
+	filters := []func(string) bool{nil, only("h", "c_total", "s")}
+	var p ExpfmtParser
+	type kept struct {
+		name   string
+		body   string
+		filter func(string) bool
+		fams   []model.Family
+		copied []model.Family // a deep copy made right after the parse
+	}
+	var all []kept
+	for round := 0; round < 3; round++ {
+		for _, st := range steps {
+			for fi, filter := range filters {
+				fams, err := p.Parse("reuse", []byte(st.body), "text/plain; version=0.0.4", filter)
+				if err != nil {
+					continue // malformed on purpose: expfmt's error, nothing kept
+				}
+				all = append(all, kept{st.name + map[int]string{0: "/all", 1: "/some"}[fi], st.body, filter, fams, cloneFamilies(fams)})
+			}
+		}
+	}
+	if len(all) < 2*len(steps) {
+		t.Fatalf("only %d of %d parses succeeded", len(all), 3*2*len(steps))
+	}
+	for _, k := range all {
+		if d := exactDiff(k.copied, k.fams); d != "" {
+			t.Errorf("%s: changed by the parses after it: %s", k.name, d)
+		}
+		if k.filter == nil { // with a filter, expfmt may see an error the filter drops
+			want, err := expfmtOnly([]byte(k.body), nil)
+			if err != nil {
+				t.Fatalf("%s: expfmt: %v", k.name, err)
+			}
+			if d := exactDiff(want, k.fams); d != "" {
+				t.Errorf("%s: differs from expfmt: %s", k.name, d)
+			}
+		}
+	}
+	// Appending to one sample's buckets leaves its neighbours alone.
+	last := all[len(all)-1]
+	for _, f := range last.fams {
+		for i := range f.Samples {
+			s := &f.Samples[i]
+			if cap(s.Buckets) != len(s.Buckets) || cap(s.Quantiles) != len(s.Quantiles) {
+				t.Errorf("%s sample %d: buckets %d/%d, quantiles %d/%d (len/cap): an append would write into the next sample's",
+					f.Name, i, len(s.Buckets), cap(s.Buckets), len(s.Quantiles), cap(s.Quantiles))
+			}
+			_ = append(s.Buckets, model.Bucket{UpperBound: math.NaN()})
+		}
+	}
+	if d := exactDiff(last.copied, last.fams); d != "" {
+		t.Errorf("%s: an append to a sample's buckets changed another: %s", last.name, d)
+	}
+}
+
+// cloneFamilies copies fams sharing no slice with them.
+func cloneFamilies(fams []model.Family) []model.Family {
+	out := make([]model.Family, len(fams))
+	for i, f := range fams {
+		out[i] = f
+		out[i].Samples = make([]model.Sample, len(f.Samples))
+		for j, s := range f.Samples {
+			s.Labels = append(model.Labels(nil), s.Labels...)
+			s.Buckets = append([]model.Bucket(nil), s.Buckets...)
+			s.Quantiles = append([]model.QuantileValue(nil), s.Quantiles...)
+			out[i].Samples[j] = s
+		}
+	}
+	return out
+}
+
+// TestParseSteadyAllocations: once a target's line cache and the parser's
+// room are warm, a text parse allocates only its result: the families,
+// and one slice each for all samples, buckets and quantiles.
+func TestParseSteadyAllocations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts: not in -short")
+	}
+	body, _ := genEnvoy(50, false)
+	var p ExpfmtParser
+	for _, filter := range []func(string) bool{nil, only("envoy_cluster_upstream_rq_time", "envoy_cluster_upstream_rq_total")} {
+		for range 3 {
+			if _, err := p.Parse("allocs", body, "text/plain; version=0.0.4", filter); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A sync.Pool may drop the parser at a GC, which costs one cold
+		// parse; the average over 20 runs stays under the bound unless
+		// every parse allocates.
+		got := testing.AllocsPerRun(20, func() {
+			if _, err := p.Parse("allocs", body, "text/plain; version=0.0.4", filter); err != nil {
+				t.Fatal(err)
+			}
+		})
+		// out, samples, buckets, and the parser's pool round trip.
+		if got > 8 {
+			t.Errorf("filter %v: %.1f allocations a steady parse, want at most 8", filter != nil, got)
+		}
+	}
+}
