@@ -214,6 +214,7 @@ func (p *Player) BuildIndex(ctx context.Context) error {
 			p.notify() // the progress badge
 		}
 	}
+	p.index.finish()
 	return nil
 }
 

@@ -89,7 +89,14 @@ func indexBody(target string, n int) string {
 // apart.
 func indexRec(t *testing.T) dump.Recording {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "index.rtd")
+	rec, _ := indexRecAt(t, filepath.Join(t.TempDir(), "index.rtd"), 0)
+	return rec
+}
+
+// indexRecAt writes the recording to path, target a's originals shifted
+// by shift (another recording of the same length), and opens it.
+func indexRecAt(t *testing.T, path string, shift int) (dump.Recording, string) {
+	t.Helper()
 	w, err := dump.Create(path, false, dump.WriterOptions{KeyEvery: 16})
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +104,11 @@ func indexRec(t *testing.T) dump.Recording {
 	for n := 0; n < indexRounds; n++ {
 		for k, target := range []string{"a", "b", "c"} {
 			at := t0.Add(time.Duration(n)*time.Second + time.Duration(k)*37*time.Millisecond)
-			switch body := indexBody(target, n); body {
+			body := indexBody(target, n)
+			if shift != 0 && target == "a" {
+				body = strings.Replace(body, "retry_originals_total{dependency=\"provider\"} ", fmt.Sprintf("retry_originals_total{dependency=\"provider\"} %d", shift), 1)
+			}
+			switch body {
 			case "-":
 			case "":
 				err = w.AppendError(target, at, "connection refused")
@@ -113,7 +124,7 @@ func indexRec(t *testing.T) dump.Recording {
 			}
 		}
 	}
-	return closeAndOpen(t, w, path)
+	return closeAndOpen(t, w, path), path
 }
 
 // closeAndOpen closes a recording's writer and opens what it wrote, closed

@@ -1,0 +1,188 @@
+package replay
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// IndexCache keeps finished seek indexes on disk so that the next open of
+// a recording restores its seeks at once instead of indexing it again
+// (docs/cli.md, replay). One file per recording path, named after a hash
+// of the path: a recording changed since (or opened with other dialects)
+// finds its file stale, rebuilds, and replaces it. The directory is
+// bounded: after each write the least recently used files go until at
+// most MaxFiles remain holding at most MaxBytes.
+type IndexCache struct {
+	Dir string
+	// MaxBytes bounds the files' total size (default 2 GiB); an index
+	// larger than it is not written.
+	MaxBytes int64
+	// MaxFiles bounds their number (default 16).
+	MaxFiles int
+	// Now is the clock of the files' use times (default time.Now).
+	Now func() time.Time
+}
+
+const indexExt = ".rtidx"
+
+func (c IndexCache) withDefaults() IndexCache {
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = 2 << 30
+	}
+	if c.MaxFiles <= 0 {
+		c.MaxFiles = 16
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// File is where the index of the recording at recPath is kept.
+func (c IndexCache) File(recPath string) string {
+	abs, err := filepath.Abs(recPath)
+	if err != nil {
+		abs = recPath
+	}
+	h := sha256.Sum256([]byte(abs))
+	return filepath.Join(c.Dir, hex.EncodeToString(h[:12])+indexExt)
+}
+
+// IndexKey is a recording's identity for its index: the whole file's
+// SHA-256 and size, and parts, which the caller adds for whatever else
+// decides what the index holds (the dialects in use, the program's
+// build). Reading the file costs a pass over it (a 1-hour, 15 MB dump:
+// some milliseconds).
+func IndexKey(recPath string, parts ...string) ([32]byte, error) {
+	f, err := os.Open(recPath)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	fmt.Fprintf(h, "\nsize %d\n", n)
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s\n", len(p), p)
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out, nil
+}
+
+// Load makes the cached index of recPath p's seek index when there is one
+// made under key that passes every check. It returns false and no error
+// when there is no file, and false and the reason when there is one that
+// was refused (stale, corrupt, truncated, foreign) or could not be read.
+func (c IndexCache) Load(p *Player, recPath string, key [32]byte) (bool, error) {
+	c = c.withDefaults()
+	name := c.File(recPath)
+	f, err := os.Open(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if err := p.ReadIndex(f, fi.Size(), key); err != nil {
+		return false, fmt.Errorf("%s: %w", name, err)
+	}
+	now := c.Now()
+	_ = os.Chtimes(name, now, now) // its use, for the eviction order
+	return true, nil
+}
+
+// Save writes p's finished index for recPath (a temporary file renamed
+// over the old one, so a reader sees the old file or the new one whole)
+// and then trims the directory to its bounds.
+func (c IndexCache) Save(p *Player, recPath string, key [32]byte) error {
+	c = c.withDefaults()
+	if b := p.IndexBytes(); b > c.MaxBytes {
+		return fmt.Errorf("the index (%d MB) is over the cache's bound of %d MB", b>>20, c.MaxBytes>>20)
+	}
+	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+		return err
+	}
+	name := c.File(recPath)
+	tmp, err := os.CreateTemp(c.Dir, filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, nothing is there
+	err = p.WriteIndex(tmp, key)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		return err
+	}
+	now := c.Now()
+	_ = os.Chtimes(name, now, now)
+	return c.trim(name)
+}
+
+// trim removes the least recently used index files beyond the bounds
+// (never keep, the one just written), and temporary files a writer that
+// died left more than an hour ago.
+func (c IndexCache) trim(keep string) error {
+	ents, err := os.ReadDir(c.Dir)
+	if err != nil {
+		return err
+	}
+	type file struct {
+		name string
+		size int64
+		used time.Time
+	}
+	var files []file
+	for _, e := range ents {
+		name := filepath.Join(c.Dir, e.Name())
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(e.Name(), indexExt) && strings.Count(e.Name(), ".") == 1:
+			files = append(files, file{name, fi.Size(), fi.ModTime()})
+		case strings.Contains(e.Name(), indexExt+".") && strings.HasSuffix(e.Name(), ".tmp") && c.Now().Sub(fi.ModTime()) > time.Hour:
+			_ = os.Remove(name)
+		}
+	}
+	sort.Slice(files, func(a, b int) bool {
+		if files[a].name == keep || files[b].name == keep {
+			return files[a].name == keep
+		}
+		return files[a].used.After(files[b].used)
+	})
+	var total int64
+	var errs []error
+	for k, f := range files {
+		total += f.size
+		if f.name != keep && (k >= c.MaxFiles || total > c.MaxBytes) {
+			total -= f.size
+			if err := os.Remove(f.name); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
