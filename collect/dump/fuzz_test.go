@@ -55,6 +55,15 @@ func FuzzReader(f *testing.F) {
 	b, _ := buildDump(f, WriterOptions{KeyEvery: 3}, []string{"a", "b"}, 3)
 	f.Add(b)
 	f.Add(b[:len(b)/2])
+	// Every format version's fixture (version_test.go), whole and torn.
+	for v := 1; v <= Version; v++ {
+		fx, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("v%d.rtd", v)))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(fx)
+		f.Add(fx[:len(fx)*2/3])
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		readAll(t, data)
 		// Again with every checksum made right, so that damaged frame
@@ -119,7 +128,7 @@ func FuzzCodec(f *testing.F) {
 			t.Fatalf("render(tokenize(%q)) = %q, %v", a, got, err)
 		}
 		tokenize(b, &tb)
-		for _, v := range []uint16{2, Version} {
+		for _, v := range []uint16{2, 3, Version} {
 			// Version 3 reads numbers wide (parseNumW), as its writer
 			// and reader do.
 			ta, tb := tokens{wide: v >= 3}, tokens{wide: v >= 3}
@@ -200,7 +209,7 @@ func FuzzDecodeDelta(f *testing.F) {
 	f.Add(encodeDelta(nil, &ta, &tb, 2), []byte("x 2\ny 2.75 4\nz 1\n"))
 	f.Add(encodeDelta(nil, &ta, &tb, Version), []byte("x 2\ny 2.75 4\nz 1\n"))
 	f.Fuzz(func(t *testing.T, delta, base []byte) {
-		for _, v := range []uint16{2, Version} {
+		for _, v := range []uint16{2, 3, Version} {
 			var tb, out tokens
 			tokenize(base, &tb)
 			if decodeDelta(delta, &tb, &out, v) == nil {

@@ -135,6 +135,12 @@ func TestDamagedIndex(t *testing.T) {
 			firstEnd = spans[i][0]
 		}
 	}
+	tailStart := -1 // the first frame after the index frame before the last
+	for i := 1; i < len(spans); i++ {
+		if spans[i][0] != spans[i-1][1] && spans[i][0] < last {
+			tailStart = i
+		}
+	}
 	var inserted []byte
 	inserted = append(inserted, full[:spans[3][0]]...)
 	inserted = append(inserted, "junk"...)
@@ -148,6 +154,10 @@ func TestDamagedIndex(t *testing.T) {
 		{"last index frame's checksum", flip(full, int(last)+20), true, ""},
 		{"first index frame's footer, checksum fixed", fixChecksums(flip(full, int(firstEnd)-1)), false, "index is damaged"},
 		{"bytes put in", inserted, false, "index is damaged"},
+		// The frames after the index frame before it are scanned, the
+		// first of them damaged: the deltas after it must not link to the
+		// base the index listed (version 4 reads that base's checksum).
+		{"last index frame's checksum and the frame after the one before", flip(flip(full, int(last)+20), int(spans[tailStart][0])+13), true, ""},
 	} {
 		a := openBytes(t, tc.b)
 		if a.Indexed() != tc.indexed || (tc.note == "") != (len(a.Notes()) == 0) ||

@@ -79,6 +79,11 @@ type Reader struct {
 	payload  []byte
 	scratch  []byte
 	magicBuf []byte
+	// crcs holds the body checksums this reader learned of frames a
+	// version 4 index listed (which does not list them): crc | 1<<32 once
+	// the frame was read. Per reader, not in the shared entries, so that
+	// clones decode at the same time without a race.
+	crcs []uint64
 }
 
 type entry struct {
@@ -93,6 +98,13 @@ type entry struct {
 	checked bool
 	bound   int64 // the largest body the frame may declare (frameBound)
 	bad     bool  // undecodable: its base is damaged, or it declares more than it could hold
+	// Version 4: the target's number in the file, a delta's step from its
+	// base (0 for a key frame: predictStep's input for the next), and
+	// whether crc is known for a frame an index listed (read at Open as
+	// the base of a frame scanned after the index).
+	tid      uint32
+	step     int64
+	crcKnown bool
 }
 
 // decodeState is the newest decoded frame of a target: what a following
@@ -248,7 +260,7 @@ func (r *Reader) frameAt(w *window, off int64) (int64, meta, error) {
 	if crc32.Checksum(body, castagnoli) != sum {
 		return 0, meta{}, errors.New("checksum mismatch")
 	}
-	m, err := parseMeta(body)
+	m, err := parseMetaV(body, r.version)
 	if err != nil {
 		return 0, meta{}, err
 	}
@@ -289,6 +301,13 @@ type indexer struct {
 	byTime  map[targetTime]int32
 	newest  map[string]int32 // a target's newest frame with a body: a version 3 delta's base
 	targets map[string]string
+	tids    map[uint64]string // version 4: target numbers to names, from key and error frames and index frames
+	scratch []byte
+}
+
+func newIndexer() *indexer {
+	return &indexer{byTime: make(map[targetTime]int32), newest: make(map[string]int32), targets: make(map[string]string),
+		tids: make(map[uint64]string)}
 }
 
 type targetTime struct {
@@ -297,8 +316,13 @@ type targetTime struct {
 }
 
 // add appends the frame at off (n bytes, its header m, a payload of
-// payLen bytes) to the index; checked says its checksum was verified.
-func (r *Reader) add(ix *indexer, off, n int64, m *meta, payLen int, checked bool) {
+// payLen bytes) to the index; checked says its checksum was verified (it
+// was read; else an index frame listed it). An error says an index frame
+// lists a frame that cannot be (the file is then scanned).
+func (r *Reader) add(ix *indexer, off, n int64, m *meta, payLen int, checked bool) error {
+	if r.version >= 4 {
+		return r.add4(ix, off, n, m, payLen, checked)
+	}
 	t, ok := ix.targets[m.target]
 	if !ok {
 		t = m.target
@@ -334,13 +358,136 @@ func (r *Reader) add(ix *indexer, off, n int64, m *meta, payLen int, checked boo
 		r.checkBound(&e, payLen)
 	}
 	r.entries = append(r.entries, e)
+	return nil
+}
+
+// add4 is add for format version 4. A delta frame read from the file
+// names its target by number (learnt from the target's key frames) and
+// stores its step and body length against its base's, the target's
+// newest frame with a body; one listed by an index frame has its time and
+// body length there, and the payload length is what its header, derived
+// from them, leaves of its size.
+func (r *Reader) add4(ix *indexer, off, n int64, m *meta, payLen int, checked bool) error {
+	name := m.target
+	if m.kind == kindDelta && checked {
+		name = ix.tids[m.tid]
+	} else {
+		ix.tids[m.tid] = name
+	}
+	e := entry{
+		info: FrameInfo{Offset: off, Size: int(n), Time: time.Unix(0, m.timeNs), Key: m.kind == kindKey,
+			Failed: m.kind == kindError, BodyLen: int(m.bodyLen)},
+		ct: m.contentType, base: -1, crc: m.bodyCRC, checked: checked, tid: uint32(m.tid),
+	}
+	if name == "" {
+		// A delta whose target's key frames were all lost: no base.
+		e.info.Target, e.base = fmt.Sprintf("#%d", m.tid), -2
+	} else {
+		t, ok := ix.targets[name]
+		if !ok {
+			t = name
+			ix.targets[t] = t
+		}
+		e.info.Target = t
+	}
+	if m.kind == kindDelta && name != "" {
+		e.base = -2
+		bi, ok := ix.newest[name]
+		switch {
+		case ok && checked:
+			b := &r.entries[bi]
+			step := predictStep(b.step) + m.stepRes
+			l := int64(b.info.BodyLen) + m.lenDiff
+			crc, known := r.crcOf(bi)
+			if !known {
+				crc, known = r.readCRC(bi)
+			}
+			// A frame lost in between leaves the link unmatched (as in
+			// version 3); a step or length out of range is damage.
+			if known && step > 0 && step <= 1<<62 && l >= 0 && l <= MaxBodySize && m.timeNs == baseLink(crc) {
+				e.base, e.ct, e.step = bi, b.ct, step
+				e.info.Time = time.Unix(0, b.info.Time.UnixNano()+step)
+				e.info.BodyLen = int(l)
+			}
+		case ok:
+			b := &r.entries[bi]
+			step := m.timeNs - b.info.Time.UnixNano()
+			if step <= 0 || step > 1<<62 {
+				return fmt.Errorf("a delta frame at offset %d is not after its base", off)
+			}
+			e.base, e.ct, e.step = bi, b.ct, step
+			m4 := meta{kind: kindDelta, tid: m.tid, stepRes: step - predictStep(b.step), lenDiff: int64(m.bodyLen) - int64(b.info.BodyLen)}
+			ix.scratch = appendMeta(ix.scratch[:0], &m4, 4)
+			payLen = int(n) - frameHeaderSize - len(ix.scratch)
+		default:
+			if !checked {
+				return fmt.Errorf("a delta frame at offset %d has no base", off)
+			}
+		}
+	}
+	if !checked && m.kind != kindDelta {
+		ix.scratch = appendMeta(ix.scratch[:0], m, 4)
+		payLen = int(n) - frameHeaderSize - len(ix.scratch)
+	}
+	if payLen < 0 {
+		return fmt.Errorf("the frame at offset %d is shorter than its header", off)
+	}
+	e.payOff, e.payLen = off+n-int64(payLen), int32(payLen)
+	if m.kind != kindError && name != "" {
+		ix.newest[name] = int32(len(r.entries))
+		r.checkBound(&e, payLen)
+	}
+	r.entries = append(r.entries, e)
+	return nil
+}
+
+// crcOf returns entry i's body checksum, when known: always for a frame
+// read at Open and for files before version 4 (their index lists it),
+// else once this reader has read the frame.
+func (r *Reader) crcOf(i int32) (uint32, bool) {
+	if e := &r.entries[i]; e.checked || e.crcKnown || r.version < 4 {
+		return e.crc, true
+	}
+	if int(i) < len(r.crcs) && r.crcs[i]>>32 != 0 {
+		return uint32(r.crcs[i]), true
+	}
+	return 0, false
+}
+
+// readCRC reads, at Open, the body checksum of entry i, a frame an index
+// frame listed: the base of the first delta of its target scanned after
+// the last index frame (a recorder killed before writing the next), so
+// that the delta's link is checked as a scan checks it. false: the frame
+// is damaged or is not what the index says.
+func (r *Reader) readCRC(i int32) (uint32, bool) {
+	e := &r.entries[i]
+	f := make([]byte, e.info.Size)
+	if n, _ := r.ra.ReadAt(f, e.info.Offset); n < len(f) || !bytes.Equal(f[:4], syncMark[:]) ||
+		int(binary.LittleEndian.Uint32(f[4:8])) != len(f)-frameHeaderSize ||
+		crc32.Checksum(f[frameHeaderSize:], castagnoli) != binary.LittleEndian.Uint32(f[8:12]) {
+		return 0, false
+	}
+	m, err := parseMetaV(f[frameHeaderSize:], r.version)
+	if err != nil || (m.kind == kindKey) != e.info.Key || m.kind == kindError || m.tid != uint64(e.tid) || len(m.payload) != int(e.payLen) {
+		return 0, false
+	}
+	e.crc, e.crcKnown = m.bodyCRC, true
+	return e.crc, true
+}
+
+// learnCRC records entry i's body checksum, read from its frame.
+func (r *Reader) learnCRC(i int32, crc uint32) {
+	if len(r.crcs) < len(r.entries) {
+		r.crcs = append(r.crcs, make([]uint64, len(r.entries)-len(r.crcs))...)
+	}
+	r.crcs[i] = uint64(crc) | 1<<32
 }
 
 // scan builds the index: from the file's index frames when it has them
 // (version 2), then by reading every frame after the last of them.
 func (r *Reader) scan(version uint16) error {
 	w := &window{ra: r.ra, size: r.size, off: -1}
-	ix := &indexer{byTime: make(map[targetTime]int32), newest: make(map[string]int32), targets: make(map[string]string)}
+	ix := newIndexer()
 	from := int64(headerSize)
 	if version >= 2 && !r.scanOnly && r.size > headerSize { // an empty recording has nothing to index
 		// Index frames are read one by one: small reads, not the scan's.
@@ -350,7 +497,7 @@ func (r *Reader) scan(version uint16) error {
 		} else if end, err := r.loadIndex(iw, ix, last); err != nil {
 			r.notes = append(r.notes, fmt.Sprintf("%s: the index is damaged (%v): indexed by reading every frame", r.name, err))
 			r.entries, r.problems = nil, nil
-			ix = &indexer{byTime: make(map[targetTime]int32), newest: make(map[string]int32), targets: make(map[string]string)}
+			ix = newIndexer()
 		} else {
 			from = end
 			r.indexed = true
@@ -376,7 +523,7 @@ func (r *Reader) scanFrom(w *window, ix *indexer, off int64) error {
 		n, m, err := r.frameAt(w, off)
 		if err == nil {
 			if m.kind != kindIndex {
-				r.add(ix, off, n, &m, len(m.payload), true)
+				_ = r.add(ix, off, n, &m, len(m.payload), true) // a checked frame is never refused
 			}
 			off += n
 			continue
@@ -541,7 +688,7 @@ func (r *Reader) Frame(i int) (Frame, error) {
 	idx := r.order[i]
 	e := &r.entries[idx]
 	if e.info.Failed {
-		msg, err := r.framePayload(e, make([]byte, e.info.Size))
+		msg, err := r.framePayload(idx, make([]byte, e.info.Size))
 		if err != nil {
 			return Frame{}, &Problem{File: r.name, Offset: e.info.Offset, Msg: err.Error()}
 		}
@@ -556,7 +703,7 @@ func (r *Reader) Frame(i int) (Frame, error) {
 	if err == nil && len(body) != e.info.BodyLen {
 		err = fmt.Errorf("decoded %d bytes, the frame says %d", len(body), e.info.BodyLen)
 	}
-	if err == nil && crc32.Checksum(body, castagnoli) != e.crc {
+	if crc, _ := r.crcOf(idx); err == nil && crc32.Checksum(body, castagnoli) != crc {
 		err = errors.New("the decoded body does not match its checksum")
 	}
 	if err != nil {
@@ -602,10 +749,11 @@ func (r *Reader) apply(st *decodeState, j int32) error {
 	if cap(r.payload) < e.info.Size {
 		r.payload = make([]byte, e.info.Size)
 	}
-	p, err := r.framePayload(e, r.payload[:cap(r.payload)])
+	p, err := r.framePayload(j, r.payload[:cap(r.payload)])
 	if err != nil {
 		return err
 	}
+
 	if e.base < 0 {
 		body, err := r.dec.DecodeAll(r.withMagic(p), make([]byte, 0, e.info.BodyLen))
 		if err != nil {

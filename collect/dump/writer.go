@@ -83,6 +83,7 @@ type Writer struct {
 	err     error        // a failure that leaves the file unusable
 	pending []indexEntry // frames written since the last index frame
 	lastIdx int64        // offset of the last index frame (0: none yet)
+	ntids   uint64       // target numbers given so far (version 4: a delta names its target by number)
 }
 
 type writerTarget struct {
@@ -97,10 +98,14 @@ type writerTarget struct {
 	lastNs   int64
 	lastCRC  uint32 // body checksum of the newest frame: a delta's link to it (baseLink)
 	bound    int64  // frameBound of the newest frame: what a delta on it may declare
+	tid      uint64 // the target's number in the file
+	lastStep int64  // the newest frame's step from its base (0: a key frame): predictStep's input
+	lastLen  uint64 // the newest frame's body length
 }
 
-func newWriterTarget(target string) *writerTarget {
-	t := &writerTarget{stats: TargetStats{Target: target}}
+func (w *Writer) newWriterTarget(target string) *writerTarget {
+	t := &writerTarget{stats: TargetStats{Target: target}, tid: w.ntids}
+	w.ntids++
 	t.cur.wide, t.prev.wide = true, true // version 3's numbers (parseNumW), as the reader tokenizes them
 	return t
 }
@@ -181,16 +186,18 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 	}
 	t := w.targets[target]
 	if t == nil {
-		t = newWriterTarget(target)
+		t = w.newWriterTarget(target)
 		w.targets[target] = t
 	}
 	m := meta{timeNs: at.UnixNano(), target: target, contentType: contentType, bodyLen: uint64(len(body)),
-		bodyCRC: crc32.Checksum(body, castagnoli)}
+		bodyCRC: crc32.Checksum(body, castagnoli), tid: t.tid}
 	tokenizeReuse(body, &t.cur, &t.prev, t.prevBody)
 	key := !t.have || t.ct != contentType || t.sinceKey+1 >= w.opts.KeyEvery || m.timeNs <= t.lastNs
 	if !key {
 		w.delta = encodeDelta(w.delta[:0], &t.cur, &t.prev, Version)
 		m.kind, m.base = kindDelta, uint64(m.timeNs-t.lastNs)
+		m.stepRes = int64(m.base) - predictStep(t.lastStep)
+		m.lenDiff = int64(len(body)) - int64(t.lastLen)
 		m.contentType = "" // a delta has its base's
 		var dictID uint32
 		enc := w.enc
@@ -242,7 +249,8 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 	t.prev, t.cur = t.cur, t.prev
 	t.prev.lines = nil
 	t.prevBody = append(t.prevBody[:0], body...)
-	t.have, t.ct, t.lastNs, t.lastCRC = true, contentType, m.timeNs, m.bodyCRC
+	t.have, t.ct, t.lastNs, t.lastCRC, t.lastLen = true, contentType, m.timeNs, m.bodyCRC, uint64(len(body))
+	t.lastStep = int64(m.base) // 0 for a key frame
 	if key {
 		t.bound = frameBound(0, len(m.payload))
 	} else {
@@ -269,7 +277,7 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 // index frame and moves w.off past it.
 func (w *Writer) listed(m *meta, n int64) {
 	if w.opts.IndexEvery > 0 {
-		w.pending = append(w.pending, indexEntry{off: w.off, size: n, kind: m.kind, target: m.target, timeNs: m.timeNs,
+		w.pending = append(w.pending, indexEntry{off: w.off, size: n, kind: m.kind, target: m.target, tid: m.tid, timeNs: m.timeNs,
 			base: m.base, ct: m.contentType, bodyLen: m.bodyLen, bodyCRC: m.bodyCRC, payLen: len(m.payload)})
 	}
 	w.off += n
@@ -388,10 +396,10 @@ func (w *Writer) AppendError(target string, at time.Time, msg string) error {
 	}
 	t := w.targets[target]
 	if t == nil {
-		t = newWriterTarget(target)
+		t = w.newWriterTarget(target)
 		w.targets[target] = t
 	}
-	m := meta{kind: kindError, timeNs: at.UnixNano(), target: target, payload: []byte(msg)}
+	m := meta{kind: kindError, timeNs: at.UnixNano(), target: target, tid: t.tid, payload: []byte(msg)}
 	w.buf = appendFrame(w.buf[:0], &m)
 	if err := w.write(w.buf); err != nil {
 		t.stats.Errors++
