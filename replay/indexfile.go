@@ -268,6 +268,7 @@ func (p *Player) ReadIndex(r io.ReaderAt, size int64, key [32]byte) error {
 	p.index.started = true
 	p.index.done, p.index.bytes, p.index.next, p.index.status, p.index.errs, p.index.targets =
 		x.done, x.bytes, x.next, x.status, x.errs, x.targets
+	p.notify() // the progress badge
 	return nil
 }
 

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +39,9 @@ type replayFlags struct {
 	from   string
 	format string
 	paused bool
+	// noIndexCache: build the seek index every time, neither read nor
+	// write it on disk.
+	noIndexCache bool
 }
 
 func newReplayCmd() *cobra.Command {
@@ -73,6 +79,7 @@ timestamp line before each (docs/dump-format.md).`,
 	cmd.Flags().StringVar(&f.format, "format", "", "input format")
 	_ = cmd.Flags().MarkDeprecated("format", "use --input-format")
 	cmd.Flags().BoolVar(&f.paused, "paused", false, "open paused")
+	cmd.Flags().BoolVar(&f.noIndexCache, "no-index-cache", false, "index the recording for seeks every time, without reading or writing the index under the user cache directory")
 	cmd.Flags().StringVarP(&f.src.config, "config", "c", "", "config file whose dialects: (custom mappings), targets' dialects and chains: apply to the recording (docs/config.md)")
 	cmd.Flags().StringArrayVar(&f.src.chains, "chain", nil, "a chain as name=URL,name=URL,... (only the names matter here; repeatable)")
 	_ = cmd.RegisterFlagCompletionFunc("input-format", cobra.FixedCompletions(dump.Formats, cobra.ShellCompDirectiveNoFileComp))
@@ -237,8 +244,13 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	go func() { _ = player.ComputeSpikes(ctx); done <- struct{}{} }()
 	// The seek index: seeks it reaches restore the store at once
 	// (docs/performance.md, "Replay seek"); its memory comes out of
-	// --memory-limit.
-	go func() { _ = player.BuildIndex(ctx); done <- struct{}{} }()
+	// --memory-limit. Read from the cache when an earlier replay of the
+	// same recording, dialects and build wrote it; built otherwise.
+	var notes indexNotes
+	go func() {
+		indexRecording(ctx, player, path, f.noIndexCache, indexKeyParts(f, rs), notes.add)
+		done <- struct{}{}
+	}()
 	opts.Status = indexBadge(player, unreadBadge(dialects.latest.Load, dialects.source(player).Statuses, opts.Status))
 	err = ui.Run(ctx, dialects.source(player), opts)
 	cancel()
@@ -249,10 +261,102 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	for _, p := range rec.Problems() {
 		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(p.Error()))
 	}
+	for _, n := range notes.all() {
+		fmt.Fprintf(errw, "retrytop: note: %s\n", ui.Sanitize(n))
+	}
 	if perr := player.Err(); perr != nil {
 		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(perr.Error()))
 	}
 	return err
+}
+
+// indexRecording loads the player's seek index from the cache, or
+// builds it and writes it there (docs/cli.md, "replay"). What goes wrong
+// with the cache is a note: the index is then built as without one.
+func indexRecording(ctx context.Context, p *replay.Player, path string, noCache bool, parts func() []string, note func(string)) {
+	if noCache {
+		_ = p.BuildIndex(ctx)
+		return
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		note("the seek index is not cached: " + err.Error())
+		_ = p.BuildIndex(ctx)
+		return
+	}
+	c := replay.IndexCache{Dir: filepath.Join(dir, "retrytop")}
+	key, err := replay.IndexKey(path, parts()...)
+	if err != nil {
+		note("the seek index is not cached: " + err.Error())
+		_ = p.BuildIndex(ctx)
+		return
+	}
+	ok, err := c.Load(p, path, key)
+	if ok {
+		return
+	}
+	if err != nil {
+		note("seek index cache ignored, indexing again: " + err.Error())
+	}
+	if err := p.BuildIndex(ctx); err != nil {
+		return // stopped (the budget, the end of the replay): nothing to keep
+	}
+	if err := c.Save(p, path, key); err != nil {
+		note("the seek index was not cached: " + err.Error())
+	}
+}
+
+// indexKeyParts is what besides the recording decides its seek index:
+// the dialects in use (the config file's bytes, dialects forced by
+// target, the input format) and this build of retrytop (its executable's
+// digest: another build may translate differently).
+func indexKeyParts(f *replayFlags, rs *recordingSources) func() []string {
+	return func() []string {
+		parts := []string{"input-format " + f.format}
+		if f.src.config != "" {
+			b, err := os.ReadFile(f.src.config)
+			if err != nil {
+				b = []byte("unreadable: " + err.Error())
+			}
+			parts = append(parts, "config "+string(b))
+		}
+		forced := make([]string, 0, len(rs.forced))
+		for t, d := range rs.forced {
+			forced = append(forced, t+"@"+d)
+		}
+		slices.Sort(forced)
+		parts = append(parts, "forced "+strings.Join(forced, ","))
+		exe := "unknown"
+		if name, err := os.Executable(); err == nil {
+			if fh, err := os.Open(name); err == nil {
+				h := sha256.New()
+				if _, err := io.Copy(h, fh); err == nil {
+					exe = hex.EncodeToString(h.Sum(nil))
+				}
+				fh.Close()
+			}
+		}
+		return append(parts, "build "+exe)
+	}
+}
+
+// indexNotes are the notes of the seek index's cache, said after the
+// dashboard leaves the screen.
+type indexNotes struct {
+	mu    sync.Mutex
+	notes []string
+}
+
+func (n *indexNotes) add(s string) {
+	n.mu.Lock()
+	n.notes = append(n.notes, s)
+	n.mu.Unlock()
+}
+
+func (n *indexNotes) all() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.notes)
 }
 
 // indexBadge puts "indexing N %" before prev's badge while the player's
