@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 
@@ -52,9 +54,10 @@ func (ew *escapeWriter) dependencies(deps []DependencyReport) {
 		return
 	}
 	ew.put([]byte("[\n"))
+	var buf []byte
 	for i := range deps {
 		ew.put([]byte("    "))
-		ew.value(&deps[i], "    ") // a pointer: addressable, as an element of the encoded slice is
+		buf = ew.dependency(buf[:0], &deps[i])
 		if i < len(deps)-1 {
 			ew.put([]byte(",\n"))
 		} else {
@@ -62,6 +65,60 @@ func (ew *escapeWriter) dependencies(deps []DependencyReport) {
 		}
 	}
 	ew.put([]byte("  ]"))
+}
+
+// timelineKey is how the indented encoder writes an empty timeline at a
+// row's depth: the one line of a row's JSON at that indentation with that
+// key (nested objects are indented further, and a quote inside a string
+// is escaped).
+const timelineKey = "\n      \"timeline\": []"
+
+// dependency writes one row at depth 1 as value(d, "    ") does, with its
+// timeline's bins written by appendBinJSON where it can (the same bytes;
+// most of a long recording's JSON). buf is scratch space, returned for
+// reuse.
+func (ew *escapeWriter) dependency(buf []byte, d *DependencyReport) []byte {
+	if ew.err != nil {
+		return buf
+	}
+	if len(d.Timeline) == 0 {
+		ew.value(d, "    ") // a pointer: addressable, as an element of the encoded slice is
+		return buf
+	}
+	rest := *d
+	rest.Timeline = []BinReport{}
+	b, err := json.MarshalIndent(&rest, "    ", "  ")
+	if err != nil {
+		ew.err = err
+		return buf
+	}
+	at := bytes.Index(b, []byte(timelineKey))
+	if at < 0 {
+		ew.value(d, "    ")
+		return buf
+	}
+	open := at + len(timelineKey) - 1 // at the ']'
+	buf = append(buf, b[:open]...)
+	const binPrefix = "        "
+	for j := range d.Timeline {
+		if j > 0 {
+			buf = append(buf, ',')
+		}
+		buf = jsonIndent(buf, "    ", 2)
+		var ok bool
+		if buf, ok = appendBinJSON(buf, &d.Timeline[j], binPrefix); !ok {
+			bb, err := json.MarshalIndent(&d.Timeline[j], binPrefix, "  ")
+			if err != nil {
+				ew.err = err
+				return buf
+			}
+			buf = append(buf, bb...)
+		}
+	}
+	buf = jsonIndent(buf, "    ", 1)
+	buf = append(buf, b[open:]...)
+	ew.put(buf)
+	return buf
 }
 
 // escapeWriter writes JSON fragments through model.EscapeHiddenJSON; each
@@ -72,9 +129,29 @@ type escapeWriter struct {
 }
 
 func (ew *escapeWriter) put(b []byte) {
-	if ew.err == nil {
-		_, ew.err = ew.w.Write(model.EscapeHiddenJSON(b))
+	if ew.err != nil {
+		return
 	}
+	if !asciiOnly(b) { // every character EscapeHiddenJSON escapes is beyond ASCII
+		b = model.EscapeHiddenJSON(b)
+	}
+	_, ew.err = ew.w.Write(b)
+}
+
+// asciiOnly is whether b holds no byte beyond ASCII, eight at a time.
+func asciiOnly(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // value writes v indented as at the depth whose lines start with prefix:

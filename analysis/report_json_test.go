@@ -1,0 +1,201 @@
+package analysis
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// TestBinJSONFieldsMatchSignals: appendBinJSON knows every field a bin
+// encodes, in order; a field added to model.Signals fails here (and turns
+// the direct path off) until signalsValueFields has it.
+func TestBinJSONFieldsMatchSignals(t *testing.T) {
+	if !binFieldsMatch {
+		t.Fatalf("BinReport encodes %v\nappendBinJSON writes %v", encodedFields(reflect.TypeFor[BinReport]()), binJSONLayout())
+	}
+}
+
+// randomBin draws a bin from values and strings that encoding/json writes
+// in every way it can: absent, zero, integral, the float cutoffs of its
+// 'e' format (1e-6, 1e21), non-finite values (strings in a Value, an error
+// in start_unix), keys to sort, strings it escapes (HTML, quotes,
+// controls, invalid UTF-8, U+2028) and breakdown lists.
+func randomBin(rng *rand.Rand) BinReport {
+	floats := []float64{0, 1, -1, 0.5, 1e-6, 9.99e-7, 1e-7, 1.5e-300, 1e20, 1e21, 123456789012345678901234, -2.5e-9, 3.0000000000000004, 1.0 / 3,
+		math.NaN(), math.Inf(1), math.Inf(-1), math.SmallestNonzeroFloat64, math.MaxFloat64}
+	num := func() float64 {
+		if rng.IntN(3) == 0 {
+			return rng.NormFloat64() * math.Pow(10, float64(rng.IntN(40)-20))
+		}
+		return floats[rng.IntN(len(floats))]
+	}
+	val := func() model.Value {
+		if rng.IntN(4) == 0 {
+			return model.Absent
+		}
+		return model.Some(num())
+	}
+	strs := []string{"", "svc_0", "envoy-a", "a b/c:d.e", "a<b", "x&y", "q\"uote", "back\\slash", "tab\there", "del\x7f", "caf\u00e9",
+		"zw\u200bsp", "line\u2028sep", "bad\xffutf8", "c1\u009b", "~!@#$%^*()_+{}|:?[];',./`"}
+	str := func() string { return strs[rng.IntN(len(strs))] }
+	plain := func() string {
+		if rng.IntN(8) == 0 {
+			return str()
+		}
+		return strs[1+rng.IntN(3)]
+	}
+	var s model.Signals
+	s.Target, s.Dependency = plain(), plain()
+	if rng.IntN(2) == 0 {
+		s.Dialect = plain()
+	}
+	if rng.IntN(2) == 0 {
+		s.AmplificationBasis = plain()
+	}
+	vs := []*model.Value{&s.OriginalsPerS, &s.AttemptsPerS, &s.Amplification, &s.AttemptsPerOriginal, &s.CompletedPerS, &s.AdmittedPerS,
+		&s.OperationAttemptsPerS, &s.RetriesPerS, &s.RescuedPerS, &s.BudgetDeniedPerS, &s.AdmissionRejectedPerS, &s.ProviderErrorsPerS,
+		&s.TemporaryErrorsPerS, &s.PermanentErrorsPerS, &s.TimeoutsPerS, &s.SuccessesPerS, &s.DeadlineExhaustedPerS,
+		&s.CancelledAttemptsPerS, &s.AbandonedAttemptsPerS, &s.LateSuccessesPerS, &s.HedgesPerS, &s.NestedPerS, &s.EffectiveSuccess,
+		&s.AttemptSuccess, &s.ActiveCalls, &s.ConcurrencyLimit, &s.PoolWaitP50, &s.PoolWaitP99, &s.PoolWaitMean, &s.QueueDepth,
+		&s.BackoffP50, &s.BackoffP99, &s.BudgetBalance, &s.MaxAttempts, &s.DeadlineSeconds, &s.DependencyReceivedPerS,
+		&s.DependencyServiceTimeP50, &s.DependencyWorkAfterCancelPerS, &s.DependencyDeadlinePropagatedPerS, &s.DependencyDeadlineMissingPerS,
+		&s.MixedLatency.P50, &s.MixedLatency.P90, &s.MixedLatency.P99}
+	for _, v := range vs {
+		*v = val()
+	}
+	q := func() model.Quantiles { return model.Quantiles{P50: val(), P90: val(), P99: val()} }
+	switch rng.IntN(3) {
+	case 1:
+		s.ResultsPerS = map[string]model.Value{}
+		s.Latency = map[string]model.Quantiles{}
+	case 2:
+		s.ResultsPerS = map[string]model.Value{}
+		for range 1 + rng.IntN(4) {
+			s.ResultsPerS[plain()+plain()] = val()
+		}
+		s.Latency = map[string]model.Quantiles{"": q(), "success": q(), "fast_failure": q(), "failure": q()}
+		if rng.IntN(4) == 0 {
+			s.Latency[str()] = q()
+		}
+	}
+	if rng.IntN(10) == 0 {
+		s.NestedIn = []model.Breakdown{{Key: plain(), PerS: num()}}
+	}
+	if rng.IntN(10) == 0 {
+		s.AdmissionRejectedBy = []model.Breakdown{{Key: plain(), PerS: num()}, {Key: str(), PerS: 1}}
+	}
+	start := 1.7e9 + float64(rng.IntN(1e6))/1000
+	if rng.IntN(50) == 0 {
+		start = floats[rng.IntN(len(floats))]
+	}
+	return BinReport{StartUnix: start, EndUnix: start + 10, Signals: s}
+}
+
+// TestAppendBinJSONEqualsMarshalIndent: every bin appendBinJSON writes is
+// json.MarshalIndent's bytes at the same prefix, and it declines only bins
+// with a breakdown, a string encoding/json escapes or a non-finite time.
+func TestAppendBinJSONEqualsMarshalIndent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 4))
+	direct, declined := 0, 0
+	for i := range 5000 {
+		b := randomBin(rng)
+		prefix := []string{"", "        ", "\t"}[i%3]
+		got, ok := appendBinJSON([]byte("keep"), &b, prefix)
+		want, err := json.MarshalIndent(&b, prefix, "  ")
+		plain := len(b.NestedIn) == 0 && len(b.AdmissionRejectedBy) == 0 && plainJSONString(b.Target) && plainJSONString(b.Dependency) &&
+			plainJSONString(b.Dialect) && plainJSONString(b.AmplificationBasis) && finite(b.StartUnix) && finite(b.EndUnix)
+		for k := range b.ResultsPerS {
+			plain = plain && plainJSONString(k)
+		}
+		for k := range b.Latency {
+			plain = plain && plainJSONString(k)
+		}
+		if ok != plain {
+			t.Fatalf("bin %d: written directly %v, want %v: %+v", i, ok, plain, b)
+		}
+		if !ok {
+			declined++
+			if string(got) != "keep" {
+				t.Fatalf("bin %d: declined but wrote %q", i, got)
+			}
+			continue
+		}
+		direct++
+		if err != nil {
+			t.Fatalf("bin %d: written directly, but encoding/json fails: %v", i, err)
+		}
+		if !bytes.Equal(got[4:], want) || string(got[:4]) != "keep" {
+			t.Fatalf("bin %d, prefix %q:\n got %s\nwant %s", i, prefix, got, want)
+		}
+	}
+	if direct < 2000 || declined < 500 {
+		t.Errorf("%d bins written directly, %d declined: both paths should be exercised", direct, declined)
+	}
+}
+
+// TestWriteJSONEqualsEncoder: Report.WriteJSON writes what the indented
+// encoder writes for the whole report with EscapeHiddenJSON over it
+// (ui.WriteReportWidth's "json"), rows with direct and declined bins, an
+// empty and a nil timeline, and hidden characters in a dependency's name.
+func TestWriteJSONEqualsEncoder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 19))
+	var rep Report
+	for i := range 12 {
+		var d DependencyReport
+		d.Target, d.Dependency = "app", []string{"db", "cache\u200b", "x<y", "svc_9"}[i%4]
+		d.OriginalsPerS = model.Some(float64(i))
+		d.LatencyP99 = map[string]model.Value{"success": model.Some(0.25), "failure": model.Absent}
+		d.Phases = []Phase{}
+		switch i % 3 {
+		case 1:
+			d.Timeline = []BinReport{}
+		case 2:
+			for range 1 + rng.IntN(20) {
+				b := randomBin(rng)
+				if !finite(b.StartUnix) {
+					b.StartUnix = 1
+				}
+				d.Timeline = append(d.Timeline, b)
+			}
+		}
+		rep.Dependencies = append(rep.Dependencies, d)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		t.Fatal(err)
+	}
+	want := model.EscapeHiddenJSON(buf.Bytes())
+	var got bytes.Buffer
+	if err := rep.WriteJSON(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		i := 0
+		for i < min(got.Len(), len(want)) && got.Bytes()[i] == want[i] {
+			i++
+		}
+		t.Fatalf("WriteJSON differs from the encoder at byte %d of %d/%d:\n got ...%s\nwant ...%s", i, got.Len(), len(want),
+			got.Bytes()[max(0, i-200):min(got.Len(), i+100)], want[max(0, i-200):min(len(want), i+100)])
+	}
+	if !bytes.Contains(want, []byte(`\u200b`)) {
+		t.Error("the hidden character was not escaped: nothing compared there")
+	}
+}
+
+func TestAsciiOnly(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{{"", true}, {"abc", true}, {"0123456789abcdef", true}, {"0123456789abcdef\x80", false}, {"\xff", false}, {"01234567\u200b89", false}, {"é", false}} {
+		if got := asciiOnly([]byte(c.s)); got != c.want {
+			t.Errorf("asciiOnly(%q) = %v, want %v", c.s, got, c.want)
+		}
+	}
+}
