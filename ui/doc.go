@@ -12,7 +12,9 @@
 // Rendering is hand-written into reusable byte buffers with styles
 // precomputed from one Theme, and every panel caches its output until its
 // inputs change, so a full 200x60 frame costs well under a millisecond and
-// an idle dashboard renders nothing.
+// an idle dashboard renders nothing. Run draws a view on the terminal
+// when it changes (termScreen), not on bubbletea's renderer's ticker, so
+// nothing wakes up while nothing changes.
 //
 // All text that comes from a target (label values, error messages) passes
 // through Sanitize before it reaches the terminal.
