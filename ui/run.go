@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -35,23 +36,21 @@ func Run(ctx context.Context, src Source, opts Options) error {
 			in = tty
 		}
 	}
+	out := os.Stdout
+	t := &terminal{out: out, mouse: mouse}
 	if term.IsTerminal(in.Fd()) {
 		st, err := term.MakeRaw(in.Fd())
 		if err != nil {
 			return err
 		}
-		defer term.Restore(in.Fd(), st) //nolint:errcheck // nothing left to do about it
+		t.restore = func() { _ = term.Restore(in.Fd(), st) }
 	}
-	out := os.Stdout
-	scr := newTermScreen(out, time.Second/time.Duration(m.c.opts.FPS))
+	t.scr = newTermScreen(out, time.Second/time.Duration(m.c.opts.FPS))
 	_, _ = io.WriteString(out, screenEnter(mouse))
-	go scr.run()
-	defer func() {
-		scr.stop()
-		_, _ = io.WriteString(out, screenLeave(mouse))
-	}()
+	go t.scr.run()
+	defer t.leave()
 
-	p := tea.NewProgram(&program{Model: m, scr: scr, force: true},
+	p := tea.NewProgram(&program{Model: m, scr: t.scr, term: t, force: true},
 		tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithoutRenderer())
 	if term.IsTerminal(out.Fd()) {
 		go watchSize(ctx, out, p)
@@ -68,22 +67,29 @@ func Run(ctx context.Context, src Source, opts Options) error {
 type program struct {
 	*Model
 	scr    *termScreen
+	term   *terminal // nil in tests
 	posted string
 	force  bool // post the next view even if unchanged (a resize)
 }
 
+func (p *program) Init() tea.Cmd {
+	return p.guard(p.Model.Init())
+}
+
 func (p *program) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	defer p.leaveOnPanic()
 	if ws, ok := msg.(tea.WindowSizeMsg); ok {
 		p.scr.resize(ws.Width)
 		p.force = true
 	}
 	_, cmd := p.Model.Update(msg)
-	return p, cmd
+	return p, p.guard(cmd)
 }
 
 // View runs after every message (bubbletea calls it); an unchanged view
 // is the model's cached string, compared by its pointer first.
 func (p *program) View() string {
+	defer p.leaveOnPanic()
 	v := p.Model.View()
 	if p.force || v != p.posted {
 		p.force = false
@@ -91,6 +97,55 @@ func (p *program) View() string {
 		p.scr.post(v)
 	}
 	return v
+}
+
+// terminal is the terminal's state Run changed, given back once: when
+// Run returns, or before a panic goes on to bubbletea, which prints it
+// (on the normal screen, not on the alternate one about to be left).
+type terminal struct {
+	once    sync.Once
+	scr     *termScreen
+	out     io.Writer
+	mouse   bool
+	restore func() // the tty's mode before raw (nil: not a tty)
+}
+
+func (t *terminal) leave() {
+	t.once.Do(func() {
+		t.scr.stop()
+		_, _ = io.WriteString(t.out, screenLeave(t.mouse))
+		if t.restore != nil {
+			t.restore()
+		}
+	})
+}
+
+func (p *program) leaveOnPanic() {
+	if r := recover(); r != nil {
+		if p.term != nil {
+			p.term.leave()
+		}
+		panic(r)
+	}
+}
+
+// guard makes cmd (and the commands of a batch it returns) give the
+// terminal back before a panic goes on: commands run in goroutines of
+// bubbletea, which recovers their panics and prints them.
+func (p *program) guard(cmd tea.Cmd) tea.Cmd {
+	if cmd == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		defer p.leaveOnPanic()
+		msg := cmd()
+		if b, ok := msg.(tea.BatchMsg); ok {
+			for i := range b {
+				b[i] = p.guard(b[i])
+			}
+		}
+		return msg
+	}
 }
 
 // watchSize sends the terminal's size now and after every resize.

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -110,5 +111,55 @@ func TestDashboardRedrawsOnChange(t *testing.T) {
 	scr.mu.Unlock()
 	if pending || len(scr.kick) != 0 {
 		t.Error("an unchanged view was posted")
+	}
+}
+
+// lockedBuffer is a buffer the screen's goroutine and the test share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestPanicGivesTheTerminalBack: a panic in a command (here one of a
+// batch, as the frame builds run) leaves the alternate screen, mouse
+// and raw mode before it goes on to bubbletea, which prints it: on the
+// alternate screen it would vanish with it.
+func TestPanicGivesTheTerminalBack(t *testing.T) {
+	out := &lockedBuffer{}
+	restored := 0
+	term := &terminal{scr: newTermScreen(out, 0), out: out, mouse: true, restore: func() { restored++ }}
+	go term.scr.run()
+	p := &program{Model: newTestModel(t, Options{}, nil), scr: term.scr, term: term}
+	batch := p.guard(tea.Batch(func() tea.Msg { return nil }, func() tea.Msg { panic("boom") }))
+	msgs, ok := batch().(tea.BatchMsg)
+	if !ok || len(msgs) != 2 {
+		t.Fatalf("the batch: %#v", msgs)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want the command's panic", r)
+			}
+		}()
+		msgs[1]()
+	}()
+	if got := out.String(); !strings.HasSuffix(got, screenLeave(true)) || restored != 1 {
+		t.Errorf("terminal not given back: wrote %q, tty restored %d times", got, restored)
+	}
+	term.leave() // Run's own, later: once is enough
+	if restored != 1 || strings.Count(out.String(), screenLeave(true)) != 1 {
+		t.Error("the terminal was given back twice")
 	}
 }
