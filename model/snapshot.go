@@ -170,37 +170,70 @@ type flatRef struct {
 // eachFlat calls fn for every flat series, in exposition order; r is reused
 // between calls.
 func (s *Snapshot) eachFlat(fn func(r *flatRef)) {
-	var r flatRef
-	for i := range s.Families {
-		f := &s.Families[i]
-		for j := range f.Samples {
-			sm := &f.Samples[j]
-			r = flatRef{fam: f, sample: sm}
-			switch f.Type {
-			case Histogram:
-				r.suffix, r.extra = "_bucket", "le"
-				for _, b := range sm.Buckets {
-					r.extraVal, r.value = b.UpperBound, b.Count
-					fn(&r)
-				}
-			case Summary:
-				r.extra = "quantile"
-				for _, q := range sm.Quantiles {
-					r.extraVal, r.value = q.Quantile, q.Value
-					fn(&r)
-				}
-			default:
-				r.value = sm.Value
-				fn(&r)
-				continue
-			}
-			r.extra = ""
-			r.suffix, r.value = "_count", sm.Count
-			fn(&r)
-			r.suffix, r.value = "_sum", sm.Sum
-			fn(&r)
-		}
+	it := flatIter{fams: s.Families}
+	for it.next() {
+		fn(&it.r)
 	}
+}
+
+// flatIter walks a snapshot's flat series in exposition order, r holding
+// the current one: a loop over it keeps its state in locals, where a
+// callback per series (eachFlat) is a call through a closure.
+type flatIter struct {
+	fams []Family
+	i, j int // family, sample
+	k    int // the sample's next component: bucket or quantile, then _count, _sum
+	r    flatRef
+}
+
+// next moves to the next flat series, false after the last.
+func (it *flatIter) next() bool {
+	for it.i < len(it.fams) {
+		f := &it.fams[it.i]
+		if it.j >= len(f.Samples) {
+			it.i, it.j, it.k = it.i+1, 0, 0
+			continue
+		}
+		sm := &f.Samples[it.j]
+		k := it.k
+		var n int        // buckets or quantiles before _count
+		var last float64 // the last one's bound: _count and _sum keep it as extraVal, as they always have
+		switch f.Type {
+		case Histogram:
+			if n = len(sm.Buckets); k < n {
+				b := sm.Buckets[k]
+				it.r = flatRef{fam: f, sample: sm, suffix: "_bucket", extra: "le", extraVal: b.UpperBound, value: b.Count}
+				it.k++
+				return true
+			}
+			if n > 0 {
+				last = sm.Buckets[n-1].UpperBound
+			}
+		case Summary:
+			if n = len(sm.Quantiles); k < n {
+				q := sm.Quantiles[k]
+				it.r = flatRef{fam: f, sample: sm, extra: "quantile", extraVal: q.Quantile, value: q.Value}
+				it.k++
+				return true
+			}
+			if n > 0 {
+				last = sm.Quantiles[n-1].Quantile
+			}
+		default:
+			it.r = flatRef{fam: f, sample: sm, value: sm.Value}
+			it.j, it.k = it.j+1, 0
+			return true
+		}
+		if k == n {
+			it.r = flatRef{fam: f, sample: sm, suffix: "_count", extraVal: last, value: sm.Count}
+			it.k++
+			return true
+		}
+		it.r = flatRef{fam: f, sample: sm, suffix: "_sum", extraVal: last, value: sm.Sum}
+		it.j, it.k = it.j+1, 0
+		return true
+	}
+	return false
 }
 
 // series builds the flat series r describes.

@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"sync"
+	"unsafe"
 )
 
 // Point is one value of a flat series at a scrape time (Unix milliseconds).
@@ -149,6 +150,10 @@ type storedSeries struct {
 	// extraVal is the le or quantile of a bucket or quantile series, which
 	// the series cache compares as a number instead of formatting it.
 	extraVal float64
+	// fam and sfx are name's family name and suffix as the newest scrape
+	// that matched gave them: a parser interns names, so the series
+	// cache's check is then a pointer comparison ("" until known).
+	fam, sfx string
 	ring     ring  // values aligned with targetHistory.times; NaN = absent
 	lastSeen int64 // scrape index of the newest value
 	// refused marks a series the cap kept out: only in the series cache,
@@ -204,9 +209,14 @@ func (r *ring) set(i int, v float64) {
 // the key lookup.
 func (ss *storedSeries) is(r *flatRef) bool {
 	fam := r.fam.Name
-	if ss.typ != r.fam.Type || len(ss.name) != len(fam)+len(r.suffix) ||
-		ss.name[:len(fam)] != fam || ss.name[len(fam):] != r.suffix {
+	if ss.typ != r.fam.Type {
 		return false
+	}
+	if !sameString(ss.fam, fam) || !sameString(ss.sfx, r.suffix) {
+		if len(ss.name) != len(fam)+len(r.suffix) || ss.name[:len(fam)] != fam || ss.name[len(fam):] != r.suffix {
+			return false
+		}
+		ss.fam, ss.sfx = fam, r.suffix // the same series: next time by pointer
 	}
 	ls := r.sample.Labels
 	if r.extra == "" {
@@ -215,7 +225,7 @@ func (ss *storedSeries) is(r *flatRef) bool {
 		}
 		for i := range ls {
 			// Strings the parser interned compare by pointer first.
-			if ss.labels[i].Name != ls[i].Name || ss.labels[i].Value != ls[i].Value {
+			if !sameString(ss.labels[i].Name, ls[i].Name) || !sameString(ss.labels[i].Value, ls[i].Value) {
 				return false
 			}
 		}
@@ -231,12 +241,18 @@ func (ss *storedSeries) is(r *flatRef) bool {
 		if l.Name == r.extra {
 			continue
 		}
-		if j == len(ls) || l.Name != ls[j].Name || l.Value != ls[j].Value {
+		if j == len(ls) || !sameString(l.Name, ls[j].Name) || !sameString(l.Value, ls[j].Value) {
 			return false
 		}
 		j++
 	}
 	return j == len(ls)
+}
+
+// sameString is a == b, without a call when both are one string (a
+// parser's interned names and label values).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // NewStore returns an empty store; zero fields of cfg take the defaults.
@@ -336,7 +352,10 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	created := 0           // series created by this scrape so far
 	byTotal := 0           // series refused because the store was full
 	full := func() bool { return len(th.series) >= s.cfg.MaxSeriesPerTarget || s.total >= s.cfg.MaxSeries }
-	snap.eachFlat(func(r *flatRef) {
+	// A loop, not eachFlat's callback: its counters stay in registers.
+	it := flatIter{fams: snap.Families}
+	for it.next() {
+		r := &it.r
 		var ss *storedSeries
 		if pos < len(th.order) && !s.noSeriesCache {
 			if c := th.order[pos]; c != nil && c.is(r) {
@@ -352,7 +371,7 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 					if len(th.series) < s.cfg.MaxSeriesPerTarget {
 						byTotal++
 					}
-					return
+					continue
 				}
 			}
 		}
@@ -361,7 +380,9 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 			ss = th.series[string(th.keyBuf)] // no allocation for the lookup
 		}
 		if pos < len(th.order) {
-			th.order[pos] = ss
+			if th.order[pos] != ss { // unchanged mostly: no pointer write (and its barrier)
+				th.order[pos] = ss
+			}
 		} else {
 			th.order = append(th.order, ss)
 		}
@@ -377,12 +398,13 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 				// per scrape.
 				fs := r.series()
 				th.order[pos-1] = &storedSeries{name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, extraVal: r.extraVal, refused: true}
-				return
+				continue
 			}
 			created++
 			fs := r.series()
 			key := string(th.keyBuf)
-			ss = &storedSeries{key: key, name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, extraVal: r.extraVal, ring: newRing(len(th.times)), lastSeen: -1}
+			ss = &storedSeries{key: key, name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, extraVal: r.extraVal,
+				fam: r.fam.Name, sfx: r.suffix, ring: newRing(len(th.times)), lastSeen: -1}
 			th.order[pos-1] = ss
 			th.series[key] = ss
 			s.total++
@@ -404,7 +426,7 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 		}
 		ss.lastSeen = idx
 		res.Series++
-	})
+	}
 	clear(th.order[pos:]) // no series kept alive by a longer scrape before
 	th.order = th.order[:pos]
 	if ps := snap.ProcessStartOf(); ps > 0 {
