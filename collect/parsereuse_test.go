@@ -117,3 +117,35 @@ func TestParseSteadyAllocations(t *testing.T) {
 		}
 	}
 }
+
+// TestLineCacheCountsSharedOnce: the lines of one histogram series share
+// its labels and key in the line cache, so the cache's bound counts them
+// once, not once per line (it would fill the bound early and start over).
+func TestLineCacheCountsSharedOnce(t *testing.T) {
+	body := []byte(`# TYPE h histogram
+h_bucket{a="x",le="1"} 1
+h_bucket{a="x",le="2"} 1
+h_bucket{a="x",le="+Inf"} 2
+h_sum{a="x"} 3.5
+h_count{a="x"} 2
+`)
+	c := &lineCache{}
+	before := lineCacheBytes.Load()
+	if _, ok := parseFast(body, nil, false, c); !ok {
+		t.Fatal("not read by the fast path")
+	}
+	got := lineCacheBytes.Load() - before
+	var want int64
+	for k, e := range c.lines {
+		if e.prefix == "" {
+			continue
+		}
+		want += int64(len(e.prefix) + entryOverhead)
+		if k == 1 { // the series' first line: its key and labels
+			want += int64(len(e.key) + 32*len(e.labels))
+		}
+	}
+	if got != want {
+		t.Errorf("counted %d bytes, want %d (the key and labels of the series once)", got, want)
+	}
+}

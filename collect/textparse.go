@@ -677,8 +677,9 @@ func (p *textParser) sample(l []byte, i int) bool {
 	if c := p.cache; c != nil && i > n {
 		var labels model.Labels
 		var key string
+		shared := false
 		if grouped && adjacent && prevE.special == special && prevE.key == string(p.key) {
-			labels, key = prevE.labels, prevE.key // the series of the line before
+			labels, key, shared = prevE.labels, prevE.key, true // the series of the line before
 		} else {
 			labels = p.labelSet(special)
 			if grouped {
@@ -691,7 +692,7 @@ func (p *textParser) sample(l []byte, i int) bool {
 			name = prevE.name // shared, for the comparison above
 		}
 		p.prevEntry = c.put(p.lineNo, lineEntry{prefix: prefix, name: name, special: special,
-			specialVal: specialVal, hasSpecial: hasSpecial, labels: labels, key: key})
+			specialVal: specialVal, hasSpecial: hasSpecial, labels: labels, key: key}, shared)
 		return p.value(l, i, f, sfx, keyBytes(key), labels, true, specialVal, hasSpecial)
 	}
 	return p.value(l, i, f, sfx, p.key, nil, false, specialVal, hasSpecial)
@@ -1249,8 +1250,9 @@ type lineEntry struct {
 // labels, for the cache's bound.
 const entryOverhead = 96
 
-// put stores the entry of line k and returns it.
-func (c *lineCache) put(k int, e lineEntry) *lineEntry {
+// put stores the entry of line k and returns it; shared says its labels
+// and key are the line before's, already counted.
+func (c *lineCache) put(k int, e lineEntry, shared bool) *lineEntry {
 	if k >= len(c.lines) {
 		if k >= cap(c.lines) {
 			grown := make([]lineEntry, k+1, max(2*cap(c.lines), k+1, 256))
@@ -1259,7 +1261,10 @@ func (c *lineCache) put(k int, e lineEntry) *lineEntry {
 		}
 		c.lines = c.lines[:k+1] // past the old length: zero (truncate clears)
 	}
-	cost := int64(len(e.prefix) + len(e.key) + 32*len(e.labels) + entryOverhead)
+	cost := int64(len(e.prefix) + entryOverhead)
+	if !shared {
+		cost += int64(len(e.key) + 32*len(e.labels))
+	}
 	if lineCacheBytes.Add(cost) > maxLineCacheBytes {
 		resetLineCaches.Store(true)
 	}
