@@ -401,11 +401,24 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 	merged := make(map[string]*acc)
 	var order []string
 	span := gapSpan(frame.Timelines, keys, th)
+	tls := make([][]model.Signals, len(keys))
+	for j, k := range keys {
+		tls[j] = frame.Timelines[k]
+	}
+	// One set of buffers for every bin: nothing of a bin's rows outlives
+	// it (findings and chain results copy what they keep), and growing
+	// them afresh in each bin was most of this function's time on a long
+	// recording (720 rows x 360 bins; issue 19).
+	rows := make([]model.Signals, 0, len(keys))
+	agg := make([]model.Signals, 0, len(keys))
+	edges := make(map[model.Key]edgeRates, len(keys))
+	layers := make([]ChainResult, 0, len(chains))
+	var gaps []ChainResult
 	for i := range n {
-		var rows, agg []model.Signals
-		edges := make(map[model.Key]edgeRates, len(keys))
-		for _, k := range keys {
-			tl := frame.Timelines[k]
+		rows, agg, layers, gaps = rows[:0], agg[:0], layers[:0], gaps[:0]
+		clear(edges)
+		for j, k := range keys {
+			tl := tls[j]
 			if i < len(tl) {
 				rows = append(rows, tl[i])
 			}
@@ -416,8 +429,6 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 				edges[k] = peakRates(tl[max(i-span, 0) : i+1])
 			}
 		}
-		layers := make([]ChainResult, 0, len(chains))
-		var gaps []ChainResult
 		rowsIdx, aggIdx := indexRows(rows), indexRows(agg)
 		for _, c := range chains {
 			layers = append(layers, rowsIdx.evaluate(c, th.Gap, nil))
