@@ -247,13 +247,24 @@ func (b *WholeBuilder) reducedSeries(t, name string, match func(model.Labels) bo
 	ss := b.st.SelectSince(t, name, match, math.MaxInt64) // identities and order; no history copied
 	wt := b.targets[t]
 	for i := range ss {
-		pts := []model.Point{{T: reducedMark}}
+		var acc *wholeSeries
 		if wt != nil {
-			if acc := wt.series[seriesKey(name, ss[i].Labels)]; acc != nil {
-				for k, e := range b.edges {
-					if k < len(acc.ok) && acc.ok[k] {
-						pts = append(pts, model.Point{T: e.start}, model.Point{T: e.start, V: acc.vals[k]})
-					}
+			acc = wt.series[seriesKey(name, ss[i].Labels)]
+		}
+		n := 0
+		if acc != nil {
+			for k := range b.edges {
+				if k < len(acc.ok) && acc.ok[k] {
+					n++
+				}
+			}
+		}
+		pts := make([]model.Point, 1, 1+2*n) // sized once: grown pair by pair they were much of the report's garbage
+		pts[0] = model.Point{T: reducedMark}
+		if acc != nil {
+			for k, e := range b.edges {
+				if k < len(acc.ok) && acc.ok[k] {
+					pts = append(pts, model.Point{T: e.start}, model.Point{T: e.start, V: acc.vals[k]})
 				}
 			}
 		}
