@@ -109,6 +109,10 @@ type Store struct {
 	// noSeriesCache makes every series a key lookup: the reference the
 	// cache's tests compare against.
 	noSeriesCache bool
+	// noWalkBound makes SelectSince walk back from the range's start
+	// instead of from the series' last scrape: the reference its tests
+	// compare against.
+	noWalkBound bool
 }
 
 type targetHistory struct {
@@ -707,9 +711,17 @@ func (s *Store) SelectSince(target, name string, match func(Labels) bool, sinceM
 		}
 		pts := make([]Point, 0, n+1)
 		// A series absent at the first scrape of the range still needs its
-		// newest earlier sample: it is where an increase starts from.
+		// newest earlier sample: it is where an increase starts from. Every
+		// scrape after the series' last left it absent (Append's gap; Load
+		// refuses a value after the last scrape), so the walk starts at
+		// lastSeen: a stale series costs one step, not one per scrape
+		// since it left.
 		if v := ss.ring.get(int(from % int64(len(th.times)))); math.IsNaN(v) {
-			for i := from - 1; i >= th.next-int64(th.retained()); i-- {
+			start := from - 1
+			if ss.lastSeen < start && !s.noWalkBound {
+				start = ss.lastSeen
+			}
+			for i := start; i >= th.next-int64(th.retained()); i-- {
 				slot := i % int64(len(th.times))
 				if v := ss.ring.get(int(slot)); !math.IsNaN(v) {
 					pts = append(pts, Point{T: th.times[slot], V: v})

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -245,9 +246,32 @@ func (s *Store) loadPrepare(target string, h *TargetHistory) (*targetHistory, in
 		if series[sh.Key] != nil {
 			return fail(fmt.Errorf("store load %q: series %s given twice", target, sh.Name))
 		}
+		// No value after the series' last scrape: appends leave it absent
+		// there, and SelectSince's walk back starts at the last scrape.
+		for k := max(sh.LastSeen+1-first, 0); k < int64(nv); k++ {
+			v := float64(0)
+			if sh.Values != nil {
+				v = sh.Values[k]
+			} else {
+				v = float64(sh.Values32[k])
+			}
+			if !math.IsNaN(v) {
+				return fail(fmt.Errorf("store load %q: series %s: a value at scrape %d after its last, %d", target, sh.Name, first+k, sh.LastSeen))
+			}
+		}
 		var ss *storedSeries
 		if th != nil {
 			ss = th.series[sh.Key]
+		}
+		if ss != nil && sh.LastSeen < ss.lastSeen {
+			// The held values kept (before h's first scrape) must not be
+			// newer than h's last scrape either.
+			oldest := th.next - int64(th.retained())
+			for idx := max(sh.LastSeen+1, oldest); idx < min(ss.lastSeen+1, first); idx++ {
+				if !math.IsNaN(ss.ring.get(int(idx % hist))) {
+					return fail(fmt.Errorf("store load %q: series %s: a held value at scrape %d after its last, %d", target, sh.Name, idx, sh.LastSeen))
+				}
+			}
 		}
 		if ss == nil {
 			ss = &storedSeries{key: sh.Key, name: sh.Name, labels: sh.Labels, typ: sh.Type, extraVal: sh.Extra}
