@@ -154,6 +154,12 @@ type scrapeTarget struct {
 	// gzip: ask for a compressed body (Accept-Encoding). Not on loopback,
 	// where compression buys no bandwidth and costs both processes CPU.
 	gzip bool
+	// The request's parts that never change, made once (prepare): the
+	// URL parsed, its Host, and the headers (a copy goes with each
+	// request). reqURL is nil when the URL does not make a request.
+	reqURL    *url.URL
+	reqHost   string
+	reqHeader http.Header
 
 	// mu serialises scrapes of this target (Run and ScrapeOnce may
 	// overlap), which keeps its snapshots in time order; it guards fetched.
@@ -328,6 +334,20 @@ func (s *Scraper) prepare(st *scrapeTarget, slots int) error {
 	st.t = t
 	st.offset = jitter(t.Name, t.Interval, slots)
 	st.gzip = !loopback(t.URL)
+	st.reqURL, st.reqHost, st.reqHeader = nil, "", nil
+	if req, err := http.NewRequest(http.MethodGet, t.URL, nil); err == nil {
+		st.reqURL, st.reqHost = req.URL, req.Host
+		h := http.Header{}
+		h.Set("Accept", s.opts.AcceptHeader)
+		if st.gzip {
+			h.Set("Accept-Encoding", "gzip")
+		} else {
+			// Set, or the transport would ask for gzip itself.
+			h.Set("Accept-Encoding", "identity")
+		}
+		h.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.FormatFloat(t.Timeout.Seconds(), 'f', -1, 64))
+		st.reqHeader = h
+	}
 	cfg := t.HTTP
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("target %q: HTTP settings: %w", t.Name, err)
@@ -600,19 +620,24 @@ func (s *Scraper) schedule(ctx context.Context, work chan<- *scrapeTarget) {
 // first, unfinished scrapes are abandoned without changing their status.
 func (s *Scraper) ScrapeOnce(ctx context.Context) []model.TargetStatus {
 	todo := s.active()
-	work := make(chan *scrapeTarget)
-	var wg sync.WaitGroup
-	for range min(s.opts.MaxConcurrent, len(todo)) {
-		wg.Go(func() {
-			for st := range work {
-				s.scrape(ctx, st)
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(todo) {
+				return
 			}
-		})
+			s.scrape(ctx, todo[i])
+		}
 	}
-	for _, st := range todo {
-		work <- st
+	// The caller is one of the workers: a single target is scraped on its
+	// goroutine, whose stack has grown already, not on a new one that
+	// grows its stack through the HTTP client and the parse every call.
+	var wg sync.WaitGroup
+	for range min(s.opts.MaxConcurrent, len(todo)) - 1 {
+		wg.Go(work)
 	}
-	close(work)
+	work()
 	wg.Wait()
 	return s.Statuses()
 }
@@ -755,18 +780,14 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 	name := st.t.Name
 	ctx, cancel := context.WithTimeout(ctx, st.t.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, st.t.URL, nil)
-	if err != nil {
+	if st.reqURL == nil {
 		return nil, fmt.Errorf("target %q: GET %s: %s", name, st.safeURL, "invalid request")
 	}
-	req.Header.Set("Accept", s.opts.AcceptHeader)
-	if st.gzip {
-		req.Header.Set("Accept-Encoding", "gzip")
-	} else {
-		// Set, or the transport would ask for gzip itself.
-		req.Header.Set("Accept-Encoding", "identity")
-	}
-	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.FormatFloat(st.t.Timeout.Seconds(), 'f', -1, 64))
+	// The request NewRequestWithContext would make, from the parts made
+	// once: no URL parse and no header built per scrape.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "", nil)
+	u := *st.reqURL
+	req.URL, req.Host, req.Header = &u, st.reqHost, st.reqHeader.Clone()
 
 	resp, err := st.client.client.Do(req)
 	if err != nil {
