@@ -23,6 +23,8 @@ import (
 // at t0+3.
 type countingAPI struct {
 	t0 float64
+	// clockFailsAt, when set, is an evaluation whose clock query fails.
+	clockFailsAt float64
 	mu sync.Mutex
 	// ranges records the [start, end] of each attempts query_range.
 	ranges [][2]float64
@@ -51,6 +53,10 @@ func (f *countingAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	every := func(v string) func(float64) (string, bool) { return func(float64) (string, bool) { return v, true } }
 	switch {
 	case strings.HasPrefix(q, "avg by (job) (timestamp(up) and up == 1) or"):
+		if f.clockFailsAt != 0 && !ranged && times[0] == f.clockFailsAt {
+			http.Error(w, `{"status":"error","errorType":"timeout","error":"query timed out"}`, http.StatusServiceUnavailable)
+			return
+		}
 		out = append(out,
 			series{`{"job":"app"}`, func(t float64) (string, bool) {
 				if t == f.t0+2 {
@@ -160,5 +166,49 @@ func TestSourceCountsLikeAScraper(t *testing.T) {
 	}
 	if v, ok := analysis.SignalsFor(store, "app", "db", (t0-10)*1000, (t0+10)*1000).AttemptsPerS.Get(); !ok || v != 3 {
 		t.Errorf("app attempts/s %v %v, want 3", v, ok)
+	}
+}
+
+// TestSourceClockFails: when the clock query (each target's newest scrape
+// time) fails at an evaluation, its samples are not stored at all, not at
+// the evaluation's own time (300 ms after app's real scrape here): its
+// increases land at the next evaluation, at that one's scrape time, so a
+// rate over any window is the server's.
+func TestSourceClockFails(t *testing.T) {
+	const t0 = 1700000000
+	fake := &countingAPI{t0: t0, clockFailsAt: t0 + 1}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	now := time.Unix(t0, 0)
+	src, err := New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Backfill: -1, Step: time.Second, Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		st := src.Refresh(context.Background())
+		if got := strings.Contains(st[0].LastError, "scrape times (up)"); got != (i == 1) {
+			t.Errorf("evaluation t0+%d: server status %q", i, st[0].LastError)
+		}
+		now = now.Add(time.Second)
+	}
+	var got []string
+	for _, s := range src.Store().Select("app", model.MetricOriginals, nil) {
+		for _, p := range s.Points {
+			got = append(got, fmt.Sprintf("%+d:%g", p.T-t0*1000, p.V))
+		}
+	}
+	// Baseline at t0 (scraped 0.3 s before), +5 a step; t0+1's step
+	// counted at t0+2's scrape; t0+2's own scrape failed (the fake's
+	// clock says so), so its step is counted at t0+3.
+	if want := "-300:0 +2700:15 +3700:20"; strings.Join(got, " ") != want {
+		t.Errorf("app originals %s, want %s", strings.Join(got, " "), want)
+	}
+	// Windows in ms after t0. [900, 3800] held the sample stored at
+	// t0+1's evaluation time (+1000:5): 15 over 2.7 s, 5.56/s.
+	for _, w := range [][2]int64{{-10000, 10000}, {-1000, 3000}, {900, 3800}, {2000, 4000}} {
+		from, to := t0*1000+w[0], t0*1000+w[1]
+		if v, ok := analysis.SignalsFor(src.Store(), "app", "db", from, to).OriginalsPerS.Get(); !ok || v != 5 {
+			t.Errorf("app originals/s over [t0%+dms, t0%+dms] = %v %v, want the server's 5", w[0], w[1], v, ok)
+		}
 	}
 }

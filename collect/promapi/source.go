@@ -425,8 +425,20 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 		s.backfilled = true
 		s.lastEval = at.UnixMilli()
 	}
-	scraped := map[string]map[int64]int64{}
-	if clock.err == nil {
+	// Without the clock's answer the scrape times of this evaluation are
+	// unknown: its samples are not stored (the running sums still take
+	// its increases, which land at the next evaluation with a clock, at
+	// that evaluation's true scrape time). Stored at the evaluation time
+	// instead, they stood up to a scrape interval late, and a rate over a
+	// window ending there was off by that interval over the window's width
+	// (TestSourceClockFails).
+	var scraped map[string]map[int64]int64
+	if clock.err != nil {
+		if firstErr == "" {
+			firstErr = "scrape times (up): " + clock.err.Error()
+		}
+	} else {
+		scraped = map[string]map[int64]int64{}
 		for _, ser := range clock.res.Series {
 			m := map[int64]int64{}
 			for _, p := range ser.Points {
@@ -515,6 +527,8 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 			}
 		}
 	}
+	// scraped is nil when the clock query failed: nothing is stored.
+	timesKnown := scraped != nil
 	// stored reports whether the target has a sample before evaluation t.
 	stored := func(target string, t int64) bool {
 		if f, ok := s.firstEval[target]; ok && f < t {
@@ -627,6 +641,9 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 		for target, sn := range byTarget {
 			if t == atMs {
 				seen[target] = sn.SeriesCount()
+			}
+			if !timesKnown {
+				continue
 			}
 			st := scrapeTime(scraped[target], t, stepMs)
 			if last, ok := s.lastStored[target]; ok && st <= last || st < 0 {
