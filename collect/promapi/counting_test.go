@@ -25,7 +25,7 @@ type countingAPI struct {
 	t0 float64
 	// clockFailsAt, when set, is an evaluation whose clock query fails.
 	clockFailsAt float64
-	mu sync.Mutex
+	mu           sync.Mutex
 	// ranges records the [start, end] of each attempts query_range.
 	ranges [][2]float64
 }
