@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -114,10 +115,55 @@ type out struct {
 	fams  map[string]*model.Family
 	index map[string]map[string]int // family -> label key -> sample index
 	buf   []byte
+	// memo, when set, is the dialect's record of its previous scrape's
+	// slot calls; while every call so far repeats that scrape's (synced),
+	// each call's sample is where it was then and index is not kept.
+	memo   *slotMemo
+	synced bool
 }
 
 func newOut() *out {
 	return &out{fams: map[string]*model.Family{}, index: map[string]map[string]int{}}
+}
+
+// newOutMemo is newOut for a dialect that keeps m between one target's
+// scrapes.
+func newOutMemo(m *slotMemo) *out {
+	o := newOut()
+	if !m.off {
+		m.next()
+		o.memo, o.synced = m, true
+	}
+	return o
+}
+
+// slotMemo is a positional cache of out.slot for one target: a target's
+// series come in the same order scrape after scrape, so a translation
+// makes the same calls in the same order. As long as every call repeats
+// the previous scrape's (same family, type and labels), the output so far
+// has the same series in the same places, so the call's sample and
+// whether it is new are known without building its label key and looking
+// it up (a third of translating an Envoy target, issue 19). At the first
+// call that differs, the index is built from the series made so far and
+// the rest of the scrape is looked up as before.
+// TestEnvoyCachesEqualUncached compares it with out without it over churn.
+type slotMemo struct {
+	prev, cur []slotCall
+	off       bool // no memo (the reference in tests)
+	hits      int  // calls answered from prev
+}
+
+type slotCall struct {
+	name  string
+	typ   model.MetricType
+	ls    model.Labels
+	i     int
+	fresh bool
+}
+
+func (m *slotMemo) next() {
+	clear(m.prev)
+	m.prev, m.cur = m.cur, m.prev[:0]
 }
 
 func (o *out) family(name string, typ model.MetricType, help string) *model.Family {
@@ -125,7 +171,9 @@ func (o *out) family(name string, typ model.MetricType, help string) *model.Fami
 	if f == nil {
 		f = &model.Family{Name: name, Type: typ, Help: help}
 		o.fams[name] = f
-		o.index[name] = map[string]int{}
+		if !o.synced {
+			o.index[name] = map[string]int{}
+		}
 	}
 	return f
 }
@@ -134,13 +182,54 @@ func (o *out) family(name string, typ model.MetricType, help string) *model.Fami
 // whether it was created.
 func (o *out) slot(name string, typ model.MetricType, ls model.Labels) (*model.Sample, bool) {
 	f := o.family(name, typ, helpOf(name))
-	o.buf = ls.AppendKey(o.buf[:0])
-	if i, ok := o.index[name][string(o.buf)]; ok {
-		return &f.Samples[i], false
+	if o.synced {
+		if n := len(o.memo.cur); n < len(o.memo.prev) {
+			p := o.memo.prev[n]
+			if p.name == name && p.typ == typ && sameLabels(p.ls, ls) && (p.fresh && p.i == len(f.Samples) || !p.fresh && p.i < len(f.Samples)) {
+				if p.fresh {
+					f.Samples = append(f.Samples, model.Sample{Labels: ls})
+				}
+				o.memo.hits++
+				o.memo.cur = append(o.memo.cur, slotCall{name: name, typ: typ, ls: ls, i: p.i, fresh: p.fresh})
+				return &f.Samples[p.i], p.fresh
+			}
+		}
+		o.unsync()
 	}
-	o.index[name][string(o.buf)] = len(f.Samples)
-	f.Samples = append(f.Samples, model.Sample{Labels: ls})
-	return &f.Samples[len(f.Samples)-1], true
+	o.buf = ls.AppendKey(o.buf[:0])
+	i, ok := o.index[name][string(o.buf)]
+	if !ok {
+		i = len(f.Samples)
+		o.index[name][string(o.buf)] = i
+		f.Samples = append(f.Samples, model.Sample{Labels: ls})
+	}
+	if o.memo != nil {
+		o.memo.cur = append(o.memo.cur, slotCall{name: name, typ: typ, ls: ls, i: i, fresh: !ok})
+	}
+	return &f.Samples[i], !ok
+}
+
+// unsync builds the index of the series made so far: a call differed from
+// the previous scrape's.
+func (o *out) unsync() {
+	o.synced = false
+	for name, f := range o.fams {
+		idx := make(map[string]int, len(f.Samples))
+		for i := range f.Samples {
+			o.buf = f.Samples[i].Labels.AppendKey(o.buf[:0])
+			idx[string(o.buf)] = i
+		}
+		o.index[name] = idx
+	}
+}
+
+// sameLabels is ls.Equal(o), at once when both are the same slice (the
+// cluster labels' memo returns the previous scrape's).
+func sameLabels(a, b model.Labels) bool {
+	if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) {
+		return true
+	}
+	return a.Equal(b)
 }
 
 // counter adds v to the counter series name{ls}. NaN and infinite values
@@ -319,6 +408,56 @@ type guard struct {
 	last map[string]guardEntry
 	gen  uint64
 	buf  []byte
+	// clusters remembers envoyCluster's results scrape to scrape, slots
+	// the translation's series.
+	clusters labelMemo
+	slots    slotMemo
+}
+
+// labelMemo is a positional cache of a pure function of a raw series'
+// labels (envoyCluster) for one target. A target lists its series in the
+// same order scrape after scrape, so each call compares its labels with
+// those of the call at the same place in the previous scrape (or the one
+// after it, for a series gone) and, when equal, returns that call's result
+// instead of relabelling (allocating and sorting) again; translating was a
+// sixth of loading a recording (issue 19). Any other call is computed and
+// remembered. Results are shared between scrapes and never modified (With
+// and Without copy). TestEnvoyCachesEqualUncached compares it with the
+// function over churn.
+type labelMemo struct {
+	prev, cur []memoCall
+	pos       int  // the place in prev the next call is compared with
+	off       bool // every call computed (the reference in tests)
+	hits      int  // calls answered from prev
+}
+
+type memoCall struct {
+	in, out model.Labels
+	ok      bool
+}
+
+// next starts a scrape: the calls remembered become the previous ones.
+func (m *labelMemo) next() {
+	clear(m.prev) // let the older scrape's labels go
+	m.prev, m.cur, m.pos = m.cur, m.prev[:0], 0
+}
+
+func (m *labelMemo) get(in model.Labels, f func(model.Labels) (model.Labels, bool)) (model.Labels, bool) {
+	if m.off {
+		return f(in)
+	}
+	for j := m.pos; j < len(m.prev) && j <= m.pos+1; j++ {
+		if c := m.prev[j]; sameLabels(c.in, in) {
+			m.pos = j + 1
+			m.hits++
+			m.cur = append(m.cur, c)
+			return c.out, c.ok
+		}
+	}
+	out, ok := f(in)
+	// A copy: the parser may reuse the input's memory for a later scrape.
+	m.cur = append(m.cur, memoCall{in: slices.Clone(in), out: out, ok: ok})
+	return out, ok
 }
 
 type guardEntry struct {
@@ -333,6 +472,7 @@ func (g *guard) begin() {
 		g.last = map[string]guardEntry{}
 	}
 	g.gen++
+	g.clusters.next()
 }
 
 // end forgets the series that were not derived in this scrape.

@@ -63,7 +63,7 @@ func (*envoy) Detect(fams []model.Family) bool {
 }
 
 func (e *envoy) Translate(snap *model.Snapshot) *model.Snapshot {
-	o := newOut()
+	o := newOutMemo(&e.g.slots)
 	e.g.begin()
 	r := index(snap.Families)
 	translateEnvoy(r, o, &e.g, envoyAll)
@@ -190,7 +190,7 @@ var envoyAll = envoyParts{originals: true, admission: true}
 // Istio, istio_requests_total counts the originals and its response flags
 // the admission rejections, so those parts are left out.
 func translateEnvoy(r raw, o *out, g *guard, parts envoyParts) {
-	tcp := envoyTCPClusters(r)
+	tcp := envoyTCPClusters(r, g)
 	each := func(name string, fn func(ls model.Labels, v float64)) {
 		f := r[name]
 		if f == nil {
@@ -198,7 +198,7 @@ func translateEnvoy(r raw, o *out, g *guard, parts envoyParts) {
 		}
 		for i := range f.Samples {
 			s := &f.Samples[i]
-			ls, ok := envoyCluster(s.Labels)
+			ls, ok := g.clusters.get(s.Labels, envoyCluster)
 			if !ok {
 				continue
 			}
@@ -286,7 +286,7 @@ func translateEnvoy(r raw, o *out, g *guard, parts envoyParts) {
 	if f := r[enTime]; f != nil {
 		for i := range f.Samples {
 			s := &f.Samples[i]
-			ls, ok := envoyCluster(s.Labels)
+			ls, ok := g.clusters.get(s.Labels, envoyCluster)
 			if !ok {
 				continue
 			}
@@ -309,11 +309,11 @@ func translateEnvoy(r raw, o *out, g *guard, parts envoyParts) {
 // a request, an attempt or an original, and all of it is left out (its
 // signals are absent rather than 0 % success). An HTTP cluster whose first
 // requests are all still in flight is left out until one completes.
-func envoyTCPClusters(r raw) map[string]bool {
+func envoyTCPClusters(r raw, g *guard) map[string]bool {
 	completed := map[string]bool{}
 	if f := r[enCompleted]; f != nil {
 		for i := range f.Samples {
-			if ls, ok := envoyCluster(f.Samples[i].Labels); ok && scalar(f, &f.Samples[i]) > 0 {
+			if ls, ok := g.clusters.get(f.Samples[i].Labels, envoyCluster); ok && scalar(f, &f.Samples[i]) > 0 {
 				completed[ls.Get(model.LabelDependency)] = true
 			}
 		}
@@ -321,7 +321,7 @@ func envoyTCPClusters(r raw) map[string]bool {
 	var tcp map[string]bool
 	if f := r[enTotal]; f != nil {
 		for i := range f.Samples {
-			ls, ok := envoyCluster(f.Samples[i].Labels)
+			ls, ok := g.clusters.get(f.Samples[i].Labels, envoyCluster)
 			if !ok || !(scalar(f, &f.Samples[i]) > 0) {
 				continue
 			}
