@@ -301,3 +301,112 @@ func BenchmarkBuildFrameCache(b *testing.B) {
 		})
 	}
 }
+
+// TestFrameCacheServiceSignals replays service targets event by event and
+// after every one compares each target's ServiceSignalsFor over the
+// window ending at its newest scrape through a FrameCache with the
+// store's: service families appearing late, a gap, a series forgotten
+// and created again, a histogram, status codes, a target forgotten and
+// back, the window sliding past what the ring keeps, and calls every
+// third event; and the cache serves most calls from what it held.
+func TestFrameCacheServiceSignals(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		history int
+		every   int
+	}{{"every event", 300, 1}, {"ring wraps", 40, 1}, {"every third event", 40, 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := &cacheScenario{t: t}
+			sc.add("provider", 0, every(t0, 1000, 120),
+				ts{model.MetricServerReceived, nil, "0+7x30 _x15 300+7x73"},
+				ts{model.MetricServiceCompleted, nil, "0+6x119"},
+				ts{model.MetricServiceInFlight, nil, "3+0x119"},
+				ts{model.MetricServiceSlots, nil, "_x40 8+0x79"},
+				ts{model.MetricServiceResponses, []string{"code", "200"}, "0+5x119"},
+				ts{model.MetricServiceResponses, []string{"code", "503"}, "0+1x20 _x50 0+1x48"},
+				ts{model.MetricServerServiceTime + "_bucket", []string{"le", "0.1"}, "0+3x119"},
+				ts{model.MetricServerServiceTime + "_bucket", []string{"le", "+Inf"}, "0+5x119"},
+				ts{model.MetricServerServiceTime + "_sum", nil, "0+0.4x119"},
+				ts{model.MetricServerServiceTime + "_count", nil, "0+5x119"},
+				ts{model.MetricServerReceived, dep("db"), "0+9x119"}, // a client's view: not the service's
+			)
+			sc.add("web", 300, every(t0+300, 1000, 50),
+				ts{model.MetricPromHTTPRequests, []string{"code", "200"}, "0+4x49"},
+				ts{model.MetricPromHTTPInFlight, nil, "1+0x49"},
+			)
+			sc.forget("web", t0+52_000)
+			sc.add("web", 300, every(t0+60_300, 1000, 50),
+				ts{model.MetricPromHTTPRequests, []string{"code", "200"}, "0+2x49"},
+			)
+			sc.add("app", 0, every(t0, 1000, 120), ts{model.MetricOriginals, dep("provider"), "0+5x119"}) // no service families
+			sort.SliceStable(sc.events, func(i, j int) bool { return sc.events[i].at < sc.events[j].at })
+			st := model.NewStore(model.StoreConfig{History: tc.history})
+			cache := NewFrameCache()
+			const window = 10_000
+			for i, ev := range sc.events {
+				if ev.forget != "" {
+					st.Forget(ev.forget)
+				} else {
+					st.Append(ev.snap)
+				}
+				if i%tc.every != 0 {
+					continue
+				}
+				for _, target := range st.Targets() {
+					ts := st.Times(target)
+					if len(ts) == 0 {
+						continue
+					}
+					end := ts[len(ts)-1]
+					want := ServiceSignalsFor(st, target, end-window, end)
+					if got := cache.ServiceSignalsFor(st, target, end-window, end); !reflect.DeepEqual(got, want) {
+						t.Fatalf("event %d, %s: through the cache\n got %+v\nwant %+v", i, target, got, want)
+					}
+				}
+			}
+			c := &cache.services
+			t.Logf("%d events: %d targets brought up to date, %d selected afresh", len(sc.events), c.delta, c.fresh)
+			if c.delta < 2*c.fresh {
+				t.Errorf("cache: %d targets brought up to date, %d selected afresh", c.delta, c.fresh)
+			}
+		})
+	}
+}
+
+// BenchmarkServiceSignalsCache is the live view's service signals of one
+// service target over a minute's window of five minutes retained (the
+// dashboard's frame), from the store (anchor) and through a FrameCache,
+// with no scrape between calls: the cache's part is its fixed cost.
+func BenchmarkServiceSignalsCache(b *testing.B) {
+	var series []ts
+	for c := range 20 {
+		code := strconv.Itoa(200 + c)
+		series = append(series, ts{model.MetricServiceResponses, []string{"code", code, "route", "/r"}, "0+5x299"})
+	}
+	series = append(series, ts{model.MetricServerReceived, nil, "0+7x299"}, ts{model.MetricServiceInFlight, nil, "3+0x299"},
+		ts{model.MetricServerServiceTime + "_bucket", []string{"le", "0.1"}, "0+3x299"},
+		ts{model.MetricServerServiceTime + "_bucket", []string{"le", "+Inf"}, "0+5x299"},
+		ts{model.MetricServerServiceTime + "_sum", nil, "0+0.4x299"}, ts{model.MetricServerServiceTime + "_count", nil, "0+5x299"})
+	st := load(b, nil, "provider", every(t0, 1000, 300), series...)
+	times := st.Times("provider")
+	end := times[len(times)-1]
+	for _, tc := range []struct {
+		name  string
+		cache *FrameCache
+	}{{"store", nil}, {"cache", NewFrameCache()}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var s model.ServiceSignals
+				if tc.cache != nil {
+					s = tc.cache.ServiceSignalsFor(st, "provider", end-60_000, end)
+				} else {
+					s = ServiceSignalsFor(st, "provider", end-60_000, end)
+				}
+				if !s.ReceivedPerS.OK {
+					b.Fatal("no received/s")
+				}
+			}
+		})
+	}
+}

@@ -73,13 +73,35 @@ type codedHist struct {
 
 // selectService reads one target's service families from the store.
 func selectService(st *model.Store, target string, times []int64, sinceMs int64) *service {
+	return serviceFrom(target, times, func(name string) []model.Series {
+		return st.SelectSince(target, name, noDependency, sinceMs)
+	})
+}
+
+// serviceNames are the flat series serviceFrom reads (histograms by their
+// _bucket, _count and _sum), each without a dependency label.
+var serviceNames = func() []string {
+	ns := []string{model.MetricServerReceived, model.MetricServiceCompleted, model.MetricServerWorkAfterCancel,
+		model.MetricServiceErrorsInjected, model.MetricServiceRejected, model.MetricServiceCancelled, model.MetricServiceInFlight,
+		model.MetricServiceSlots, model.MetricServiceQueueDepth, model.MetricServiceQueueLimit, model.MetricServiceQueueOldestAge,
+		model.MetricServiceResponses, model.MetricPromHTTPRequests, model.MetricPromHTTPInFlight, model.MetricOTelServerActive}
+	for _, h := range []string{model.MetricServiceQueueWait, model.MetricServerServiceTime, model.MetricPromHTTPDuration, model.MetricOTelServerDuration} {
+		ns = append(ns, h+"_bucket", h+"_count", h+"_sum")
+	}
+	return ns
+}()
+
+// serviceFrom builds a target's service from its series: sel returns those
+// of one name of serviceNames, as SelectSince with noDependency does, over
+// times.
+func serviceFrom(target string, times []int64, sel func(name string) []model.Series) *service {
 	if len(times) == 0 {
 		return nil
 	}
 	sv := &service{target: target, times: times}
 	flat := func(name string) []points {
 		var out []points
-		for _, s := range st.SelectSince(target, name, noDependency, sinceMs) {
+		for _, s := range sel(name) {
 			out = append(out, newPoints(times, s.Points))
 		}
 		return out
@@ -87,7 +109,7 @@ func selectService(st *model.Store, target string, times []int64, sinceMs int64)
 	histSeries := func(name string) []model.Series {
 		var hs []model.Series
 		for _, suffix := range []string{"_bucket", "_count", "_sum"} {
-			hs = append(hs, st.SelectSince(target, name+suffix, noDependency, sinceMs)...)
+			hs = append(hs, sel(name+suffix)...)
 		}
 		return hs
 	}
@@ -100,7 +122,7 @@ func selectService(st *model.Store, target string, times []int64, sinceMs int64)
 	}
 	coded := func(name, label string) []codeSeries {
 		var out []codeSeries
-		for _, s := range st.SelectSince(target, name, noDependency, sinceMs) {
+		for _, s := range sel(name) {
 			code, class := parseCode(s.Labels.Get(label))
 			out = append(out, codeSeries{code: code, class: class, pts: newPoints(times, s.Points)})
 		}
