@@ -113,6 +113,9 @@ type Store struct {
 	// instead of from the series' last scrape: the reference its tests
 	// compare against.
 	noWalkBound bool
+	// noTiles gives every series a ring of its own instead of a tile
+	// column: the reference the tiles' tests compare against.
+	noTiles bool
 }
 
 type targetHistory struct {
@@ -128,6 +131,8 @@ type targetHistory struct {
 	// had one (0: never seen).
 	start float64
 	fresh []freshSeries // reused by Append
+	// tiles hold the float32 rings of the target's series (ring).
+	tiles []*ringTiles
 	// order is the series cache (Prometheus' scrape cache, by position):
 	// order[i] is the series that the i-th flat series of the previous
 	// scrape went to (nil: dropped by the cap). A target exposes the same
@@ -169,12 +174,82 @@ type storedSeries struct {
 // one exactly (counts below 2^24, small gauges, NaN for absent), which
 // halves the store, and as float64 from the first value that is not. It
 // never rounds a value.
+//
+// An Append writes one value of every series of its target, so a
+// series' float32 values live in a column of its target's ringTiles,
+// beside the other series' values of the same scrapes: the writes of one
+// scrape go to consecutive cache lines instead of one line (and one
+// page) per series. A ring built whole (Load) keeps its own slice.
 type ring struct {
-	f32 []float32
-	f64 []float64
+	f32  []float32 // own values (Load's rings); nil in a tile column or once float64
+	f64  []float64
+	tile *ringTiles // the column's tiles, when f32 and f64 are nil
+	col  int
 }
 
-// newRing returns a ring of n absent values.
+// tileSlots is how many consecutive scrapes of one series lie together in
+// a tile: 16 float32, one cache line.
+const tileSlots = 16
+
+// ringTiles holds the float32 rings of up to cols series of one target:
+// for each run of tileSlots slots, each column's tileSlots values, column
+// after column. A column freed (its series forgotten or widened to
+// float64) is reused by a new series.
+type ringTiles struct {
+	v     []float32
+	slots int // the target's history
+	cols  int
+	used  int   // columns handed out, free ones included
+	free  []int // freed columns
+}
+
+// at is the index in v of column col's value at slot i.
+func (t *ringTiles) at(col, i int) int {
+	return (i/tileSlots*t.cols+col)*tileSlots + i%tileSlots
+}
+
+// newColumn returns a ring in a column of th's tiles, every slot absent;
+// want is how many series the scrape being appended may still create,
+// which sizes a new set of tiles.
+func (th *targetHistory) newColumn(want int) ring {
+	var t *ringTiles
+	col := -1
+	for _, x := range th.tiles {
+		if n := len(x.free); n > 0 {
+			t, col = x, x.free[n-1]
+			x.free = x.free[:n-1]
+			break
+		}
+		if x.used < x.cols {
+			t, col = x, x.used
+			x.used++
+			break
+		}
+	}
+	hist := len(th.times)
+	if t == nil {
+		cols := min(max(want, 8), 4096)
+		blocks := (hist + tileSlots - 1) / tileSlots
+		t = &ringTiles{v: make([]float32, blocks*cols*tileSlots), slots: hist, cols: cols, used: 1}
+		col = 0
+		th.tiles = append(th.tiles, t)
+	}
+	nan := float32(math.NaN())
+	for i := 0; i < hist; i++ {
+		t.v[t.at(col, i)] = nan
+	}
+	return ring{tile: t, col: col}
+}
+
+// release gives r's tile column back (a series forgotten).
+func (r *ring) release() {
+	if r.tile != nil {
+		r.tile.free = append(r.tile.free, r.col)
+		r.tile = nil
+	}
+}
+
+// newRing returns a ring of n absent values with its own slice.
 func newRing(n int) ring {
 	r := ring{f32: make([]float32, n)}
 	nan := float32(math.NaN())
@@ -185,8 +260,11 @@ func newRing(n int) ring {
 }
 
 func (r *ring) get(i int) float64 {
-	if r.f64 != nil {
+	switch {
+	case r.f64 != nil:
 		return r.f64[i]
+	case r.tile != nil:
+		return float64(r.tile.v[r.tile.at(r.col, i)])
 	}
 	return float64(r.f32[i])
 }
@@ -194,14 +272,23 @@ func (r *ring) get(i int) float64 {
 func (r *ring) set(i int, v float64) {
 	if r.f64 == nil {
 		if f := float32(v); float64(f) == v || v != v { // exact, or NaN (absent)
-			r.f32[i] = f
+			if r.tile != nil {
+				r.tile.v[r.tile.at(r.col, i)] = f
+			} else {
+				r.f32[i] = f
+			}
 			return
 		}
-		r.f64 = make([]float64, len(r.f32))
-		for k, f := range r.f32 {
-			r.f64[k] = float64(f)
+		n := len(r.f32)
+		if r.tile != nil {
+			n = r.tile.slots
 		}
-		r.f32 = nil
+		f64 := make([]float64, n)
+		for k := range f64 {
+			f64[k] = r.get(k)
+		}
+		r.release()
+		r.f32, r.f64 = nil, f64
 	}
 	r.f64[i] = v
 }
@@ -256,7 +343,7 @@ func (ss *storedSeries) is(r *flatRef) bool {
 // sameString is a == b, without a call when both are one string (a
 // parser's interned names and label values).
 func sameString(a, b string) bool {
-	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
+	return len(a) == len(b) && (len(a) == 0 || unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // NewStore returns an empty store; zero fields of cfg take the defaults.
@@ -353,6 +440,7 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	th.fresh = th.fresh[:0]
 	counted, reset := 0, 0 // counters with a positive previous value; those that went down
 	pos, seen := 0, 0      // flat position in the scrape; distinct series given a value
+	flat := -1             // the scrape's flat series, counted when a series is created
 	created := 0           // series created by this scrape so far
 	byTotal := 0           // series refused because the store was full
 	full := func() bool { return len(th.series) >= s.cfg.MaxSeriesPerTarget || s.total >= s.cfg.MaxSeries }
@@ -405,10 +493,18 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 				continue
 			}
 			created++
+			if flat < 0 {
+				flat = snap.SeriesCount()
+			}
 			fs := r.series()
 			key := string(th.keyBuf)
 			ss = &storedSeries{key: key, name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, extraVal: r.extraVal,
-				fam: r.fam.Name, sfx: r.suffix, ring: newRing(len(th.times)), lastSeen: -1}
+				fam: r.fam.Name, sfx: r.suffix, lastSeen: -1}
+			if s.noTiles {
+				ss.ring = newRing(len(th.times))
+			} else {
+				ss.ring = th.newColumn(flat - pos + 1)
+			}
 			th.order[pos-1] = ss
 			th.series[key] = ss
 			s.total++
@@ -460,6 +556,7 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 		ss.ring.set(slot, math.NaN())
 		if idx-ss.lastSeen >= int64(len(th.times)) && !s.cfg.KeepSeries {
 			delete(th.series, key)
+			ss.ring.release()
 			s.total--
 			th.removeByName(ss)
 		}

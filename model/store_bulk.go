@@ -177,6 +177,11 @@ func (s *Store) Load(target string, h TargetHistory) error {
 		th.byName[ss.name] = append(th.byName[ss.name], ss)
 	}
 	s.total += len(series) - held
+	for key, ss := range th.series {
+		if series[key] != ss {
+			ss.ring.release() // forgotten: its tile column goes back
+		}
+	}
 	th.series = series
 	th.next = h.Next
 	th.start, th.dropped, th.capped = h.Start, h.Dropped, h.Cap
