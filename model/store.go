@@ -228,7 +228,9 @@ func (th *targetHistory) newColumn(want int) ring {
 	}
 	hist := len(th.times)
 	if t == nil {
-		cols := min(max(want, 8), 4096)
+		// An eighth of the held series at least: a target whose series
+		// arrive a few at a time gets few tiles, not one per arrival.
+		cols := min(max(want, 8, len(th.series)/8), 4096)
 		blocks := (hist + tileSlots - 1) / tileSlots
 		t = &ringTiles{v: make([]float32, blocks*cols*tileSlots), slots: hist, cols: cols, used: 1}
 		col = 0
@@ -503,7 +505,10 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 			if s.noTiles {
 				ss.ring = newRing(len(th.times))
 			} else {
-				ss.ring = th.newColumn(flat - pos + 1)
+				// Tiles for the series this scrape may still create,
+				// this one included, within the caps' room.
+				room := min(s.cfg.MaxSeriesPerTarget-len(th.series), s.cfg.MaxSeries-s.total)
+				ss.ring = th.newColumn(min(flat-pos+1, room))
 			}
 			th.order[pos-1] = ss
 			th.series[key] = ss
