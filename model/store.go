@@ -214,9 +214,10 @@ func (t *ringTiles) at(col, i int) int {
 func (th *targetHistory) newColumn(want int) ring {
 	var t *ringTiles
 	col := -1
+	reused := false // a freed column: its old values are still there
 	for _, x := range th.tiles {
 		if n := len(x.free); n > 0 {
-			t, col = x, x.free[n-1]
+			t, col, reused = x, x.free[n-1], true
 			x.free = x.free[:n-1]
 			break
 		}
@@ -227,18 +228,23 @@ func (th *targetHistory) newColumn(want int) ring {
 		}
 	}
 	hist := len(th.times)
+	nan := float32(math.NaN())
 	if t == nil {
 		// An eighth of the held series at least: a target whose series
 		// arrive a few at a time gets few tiles, not one per arrival.
 		cols := min(max(want, 8, len(th.series)/8), 4096)
 		blocks := (hist + tileSlots - 1) / tileSlots
 		t = &ringTiles{v: make([]float32, blocks*cols*tileSlots), slots: hist, cols: cols, used: 1}
+		for i := range t.v { // every column absent, in one pass
+			t.v[i] = nan
+		}
 		col = 0
 		th.tiles = append(th.tiles, t)
 	}
-	nan := float32(math.NaN())
-	for i := 0; i < hist; i++ {
-		t.v[t.at(col, i)] = nan
+	if reused {
+		for i := 0; i < hist; i++ {
+			t.v[t.at(col, i)] = nan
+		}
 	}
 	return ring{tile: t, col: col}
 }
