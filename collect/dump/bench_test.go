@@ -170,6 +170,62 @@ func BenchmarkReadSequential(b *testing.B) {
 	}
 }
 
+// BenchmarkDecode decodes the frames in time order as analyze FILE and
+// replay do (Reader.Frame), per frame: incremental renders a delta that
+// kept its structure from its base's body (only the changed numbers),
+// whole renders every body from its structure (renderWhole, as before),
+// and ratio interleaves the two over the same frames, 100 at a time, for
+// incremental's time over whole's in one run.
+//
+//	RETRYTOP_BENCH_DUMP=/tmp/hour.rtd go test ./collect/dump -run '^$' -bench 'OpenIndex|Decode' -benchmem
+func BenchmarkDecode(b *testing.B) {
+	path := BenchDumpPath(b)
+	open := func(b *testing.B) *Reader {
+		r, err := Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { r.Close() })
+		return r
+	}
+	read := func(b *testing.B, r *Reader, i int, whole bool) {
+		renderWhole = whole
+		defer func() { renderWhole = false }()
+		if _, err := r.Frame(i % r.Len()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, whole := range []bool{false, true} {
+		name := "incremental"
+		if whole {
+			name = "whole"
+		}
+		b.Run(name, func(b *testing.B) {
+			r := open(b)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				read(b, r, i, whole)
+			}
+		})
+	}
+	b.Run("ratio", func(b *testing.B) {
+		inc, whole := open(b), open(b)
+		var ti, tw time.Duration
+		for i := 0; i < b.N; i += 100 {
+			t0 := time.Now()
+			for k := i; k < i+100; k++ {
+				read(b, inc, k, false)
+			}
+			t1 := time.Now()
+			for k := i; k < i+100; k++ {
+				read(b, whole, k, true)
+			}
+			ti, tw = ti+t1.Sub(t0), tw+time.Since(t1)
+		}
+		b.ReportMetric(float64(ti)/float64(tw), "incremental/whole")
+	})
+}
+
 // BenchmarkAppend encodes and writes one 2,016-series scrape.
 func BenchmarkAppend(b *testing.B) {
 	g := newGenTarget(1, benchSeries)

@@ -554,6 +554,86 @@ func (t *tokens) renderMax(dst []byte, limit int) ([]byte, error) {
 	return dst, nil
 }
 
+// renderOffs is renderMax, appending each slot's start and end offset
+// in dst (from dst's start) to offs.
+func (t *tokens) renderOffs(dst []byte, offs []int32, limit int) ([]byte, []int32, error) {
+	s := t.structure
+	slot := 0
+	start := len(dst)
+	for len(s) > 0 {
+		if len(dst)-start > limit {
+			return dst, offs, errRenderLimit
+		}
+		k := indexMark(s)
+		if k < 0 {
+			dst = append(dst, s...)
+			break
+		}
+		dst = append(dst, s[:k]...)
+		if s[k] == escMark {
+			if k+1 >= len(s) {
+				return dst, offs, errors.New("structure ends inside an escape")
+			}
+			dst = append(dst, s[k+1])
+			s = s[k+2:]
+			continue
+		}
+		if slot >= len(t.nums) {
+			return dst, offs, errors.New("more slots than numbers")
+		}
+		offs = append(offs, int32(len(dst)-start))
+		dst = appendNum(dst, t.nums[slot])
+		offs = append(offs, int32(len(dst)-start))
+		slot++
+		s = s[k+1:]
+	}
+	if slot != len(t.nums) {
+		return dst, offs, errors.New("fewer slots than numbers")
+	}
+	if len(dst)-start > limit {
+		return dst, offs, errRenderLimit
+	}
+	return dst, offs, nil
+}
+
+// renderFrom renders cur, whose structure is base's, from base's rendered
+// body prev and its slots' offsets: the text between the slots whose
+// number changed is copied in runs, only the changed numbers rendered
+// (render scanned the whole structure for slot marks and rendered every
+// number; on a frame of 2,016 series most numbers of a busy target
+// change, few of a quiet one). dst must not share prev's buffer.
+func renderFrom(dst []byte, offs []int32, prev []byte, poffs []int32, base, cur *tokens, limit int) ([]byte, []int32, error) {
+	start := len(dst)
+	from := int32(0) // prev's bytes before from are in dst
+	shift := int32(0)
+	for i := range cur.nums {
+		c, b := &cur.nums[i], &base.nums[i]
+		s, e := poffs[2*i], poffs[2*i+1]
+		if s < from || e < s || int(e) > len(prev) {
+			return dst, offs, errors.New("bad slot offsets")
+		}
+		if c.m == b.m && c.sameShape(*b) {
+			offs = append(offs, s+shift, e+shift)
+			continue
+		}
+		dst = append(dst, prev[from:s]...)
+		ns := int32(len(dst) - start)
+		dst = appendNum(dst, *c)
+		ne := int32(len(dst) - start)
+		offs = append(offs, ns, ne)
+		shift = ne - e
+		from = e
+		if len(dst)-start > limit {
+			return dst, offs, errRenderLimit
+		}
+	}
+	dst = append(dst, prev[from:]...)
+	if len(dst)-start > limit {
+		return dst, offs, errRenderLimit
+	}
+	return dst, offs, nil
+}
+
 // countSlots counts the slots of a structure (escapes skipped).
 func countSlots(s []byte) int {
 	if bytes.IndexByte(s, escMark) < 0 {
@@ -825,17 +905,25 @@ func appendShape(dst []byte, n num) []byte {
 }
 
 // decodeDelta rebuilds into cur the tokens that src (an encodeDelta
-// output of format version v) describes against base. cur must not share
-// buffers with base.
+// output of format version v) describes against base. cur's structure
+// may come back shared with base's (equal structures); anything that
+// writes into a structure must not write into a shared one (tokenize
+// writes only into a reader's dead scratch, decodeDelta checks).
 func decodeDelta(src []byte, base, cur *tokens, v uint16) error {
 	r := byteReader{b: src}
 	flags := r.uvarint()
 	cur.lines = nil
 	if flags&1 != 0 {
-		cur.structure = append(cur.structure[:0], base.structure...)
+		// The base's structure, shared rather than copied (a copy of
+		// 100-odd KB a frame was a fifth of decoding); so is its line
+		// index, which depends on the structure only.
+		cur.structure, cur.lines = base.structure, base.lines
 	} else {
 		n := r.uvarint()
 		s := r.bytes(n)
+		if sameArray(cur.structure, base.structure) {
+			cur.structure = nil // shared with the base: never written into
+		}
 		cur.structure = append(cur.structure[:0], s...)
 	}
 	n := r.uvarint()
@@ -928,6 +1016,12 @@ func decodeDelta(src []byte, base, cur *tokens, v uint16) error {
 		return errors.New("delta: trailing bytes")
 	}
 	return nil
+}
+
+// sameArray reports whether a and b share their backing array (a
+// decoded structure may be its base's: decodeDelta).
+func sameArray(a, b []byte) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:cap(a)][cap(a)-1] == &b[:cap(b)][cap(b)-1]
 }
 
 // byteReader reads varints and byte strings, remembering the first error.

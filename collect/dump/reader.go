@@ -112,6 +112,19 @@ type entry struct {
 type decodeState struct {
 	idx       int32
 	cur, next tokens
+	// steps is how many frames the last decode applied, and same whether
+	// the last of them kept its base's structure: then next holds the
+	// base's tokens, and the base's rendered body (body, bodyIdx) is
+	// rendered again with only the changed numbers (renderFrom).
+	steps int
+	same  bool
+	// body is the body of entry bodyIdx (-1: none) as rendered, and offs
+	// its slots' start and end offsets; nbody and noffs are the buffers
+	// of the next render.
+	bodyIdx     int32
+	body, nbody []byte
+	offs, noffs []int32
+	lent        bool // body was returned as it is (frameLent): never written again
 }
 
 // Open opens a dump file and builds its index. Damage does not fail Open:
@@ -699,7 +712,7 @@ func (r *Reader) Frame(i int) (Frame, error) {
 		r.dropState(e.info.Target)
 		return Frame{}, &Problem{File: r.name, Offset: e.info.Offset, Msg: fmt.Sprintf("frame of target %q cannot be decoded: %v", e.info.Target, err)}
 	}
-	body, err := st.cur.renderMax(make([]byte, 0, e.info.BodyLen), e.info.BodyLen)
+	body, err := st.render(idx, e)
 	if err == nil && len(body) != e.info.BodyLen {
 		err = fmt.Errorf("decoded %d bytes, the frame says %d", len(body), e.info.BodyLen)
 	}
@@ -721,9 +734,10 @@ func (r *Reader) decode(idx int32) (*decodeState, error) {
 	e := &r.entries[idx]
 	st := r.states[e.info.Target]
 	if st == nil {
-		st = &decodeState{idx: -1}
+		st = &decodeState{idx: -1, bodyIdx: -1}
 		r.states[e.info.Target] = st
 	}
+	st.steps = 0
 	var chain []int32
 	for j := idx; ; j = r.entries[j].base {
 		if j == st.idx {
@@ -764,7 +778,8 @@ func (r *Reader) apply(st *decodeState, j int32) error {
 		}
 		st.cur.wide = r.version >= 3 // as the file's writer tokenized it
 		tokenize(body, &st.cur)
-		st.idx = j
+		st.idx, st.same = j, false
+		st.steps++
 		return nil
 	}
 	br := byteReader{b: p}
@@ -793,9 +808,41 @@ func (r *Reader) apply(st *decodeState, j int32) error {
 		return err
 	}
 	st.cur, st.next = st.next, st.cur
-	st.idx = j
+	st.idx, st.same = j, len(delta) > 0 && delta[0]&1 != 0 // flags bit 0: the base's structure
+	st.steps++
 	return nil
 }
+
+// render returns a fresh copy of entry idx's body, which st holds
+// decoded. When st rendered the base of idx just before and idx kept its
+// structure, only the numbers that changed are rendered again, the text
+// between them copied from the base's body by the slots' offsets
+// (renderFrom), into a buffer of st's; a frame read twice is copied. The
+// caller checks the body against its length and checksum.
+func (st *decodeState) render(idx int32, e *entry) ([]byte, error) {
+	if st.steps == 0 && st.bodyIdx == idx {
+		return bytes.Clone(st.body), nil
+	}
+	limit := e.info.BodyLen
+	var err error
+	if !renderWhole && st.steps == 1 && st.same && st.bodyIdx >= 0 && st.bodyIdx == e.base &&
+		len(st.next.nums) == len(st.cur.nums) && len(st.offs) == 2*len(st.cur.nums) {
+		st.nbody, st.noffs, err = renderFrom(st.nbody[:0], st.noffs[:0], st.body, st.offs, &st.next, &st.cur, limit)
+	} else {
+		st.nbody, st.noffs, err = st.cur.renderOffs(st.nbody[:0], st.noffs[:0], limit)
+	}
+	if err != nil {
+		st.bodyIdx = -1
+		return nil, err
+	}
+	st.body, st.nbody = st.nbody, st.body
+	st.offs, st.noffs = st.noffs, st.offs
+	st.bodyIdx = idx
+	return bytes.Clone(st.body), nil
+}
+
+// renderWhole makes every frame render whole (BenchmarkDecode's anchor).
+var renderWhole = false
 
 // withMagic returns a zstd payload with the magic a version 3 writer left
 // out (stripMagic) put back, in a buffer of the reader's.
