@@ -58,7 +58,7 @@ func parseFast(body []byte, filter func(string) bool, skip bool, cache *lineCach
 	if i := bytes.LastIndexByte(body, '\n'); len(bytes.Trim(body[i+1:], " \t")) > 0 {
 		return nil, false
 	}
-	p := textParsers.Get().(*textParser)
+	p := getTextParser()
 	defer p.release()
 	if skip && filter != nil {
 		p.sel = filter
@@ -192,18 +192,44 @@ type groupState struct {
 	wanted, skipped bool
 }
 
-// textParsers keeps parsers (and their interned strings) between parses.
-var textParsers = sync.Pool{New: func() any {
+// idleParsers keeps up to maxIdleParsers parsers (their interned strings
+// and their families' room) between parses. Not a sync.Pool: a GC
+// empties a pool, and scrapes a second apart have GCs between them, so
+// every parse would start cold, allocating what the last one had.
+var (
+	idleParsersMu sync.Mutex
+	idleParsers   []*textParser
+)
+
+// maxIdleParsers bounds the idle parsers: parses running at once beyond
+// it make parsers that go when done.
+const maxIdleParsers = 4
+
+func getTextParser() *textParser {
+	idleParsersMu.Lock()
+	if n := len(idleParsers); n > 0 {
+		p := idleParsers[n-1]
+		idleParsers[n-1] = nil
+		idleParsers = idleParsers[:n-1]
+		idleParsersMu.Unlock()
+		return p
+	}
+	idleParsersMu.Unlock()
+	return newTextParser()
+}
+
+func newTextParser() *textParser {
 	return &textParser{byName: map[string]*textFamily{}, spare: map[string]*textFamily{}, strings: map[string]string{}, groups: map[string]groupState{}, prevLine: -2}
-}}
+}
 
 // maxInternBytes bounds a parser's interned strings; past it the table
 // starts over.
 const maxInternBytes = 4 << 20
 
 // maxSpareSamples bounds the samples' room a parser keeps for reuse
-// (about 7 MB of textSample).
-const maxSpareSamples = 1 << 16
+// (about 3.7 MB of textSample; a histogram's or summary's series is one
+// sample, so a 100,000-series Envoy body has some 25,000).
+const maxSpareSamples = 1 << 15
 
 func (p *textParser) release() {
 	// Drop every reference into the body: Parse must not retain it.
@@ -236,7 +262,11 @@ func (p *textParser) release() {
 	}
 	p.recentNext = 0
 	clear(p.groups)
-	textParsers.Put(p)
+	idleParsersMu.Lock()
+	if len(idleParsers) < maxIdleParsers {
+		idleParsers = append(idleParsers, p)
+	}
+	idleParsersMu.Unlock()
 }
 
 // str returns b as a string, interned.

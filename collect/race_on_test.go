@@ -1,5 +1,0 @@
-//go:build race
-
-package collect
-
-const raceOn = true
