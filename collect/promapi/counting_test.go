@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,12 +20,17 @@ import (
 // Per evaluation step: app's originals rise by 5 and its attempts by 3,
 // and job late (from evaluation t0+2 on) its originals by 7. The clock
 // query says app was last scraped 300 ms before each evaluation (but its
-// newest scrape failed at t0+2), late 600 ms. The attempts query fails
-// at t0+3.
+// newest scrape failed at t0+2, unless steady), late 600 ms. The attempts
+// query fails at the evaluations attemptsFail.
 type countingAPI struct {
 	t0 float64
 	// clockFailsAt, when set, is an evaluation whose clock query fails.
 	clockFailsAt float64
+	// steady: app's scrapes never fail.
+	steady bool
+	// attemptsFail are the evaluations (after t0) the attempts query
+	// fails at, instant or the end of a range.
+	attemptsFail []float64
 	mu           sync.Mutex
 	// ranges records the [start, end] of each attempts query_range.
 	ranges [][2]float64
@@ -59,7 +65,7 @@ func (f *countingAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out,
 			series{`{"job":"app"}`, func(t float64) (string, bool) {
-				if t == f.t0+2 {
+				if t == f.t0+2 && !f.steady {
 					return "-1", true // its newest scrape failed
 				}
 				return fmt.Sprintf("%.3f", t-0.3), true
@@ -70,7 +76,7 @@ func (f *countingAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			series{`{"job":"app","dependency":"db","priority":"critical"}`, every("5")},
 			series{`{"job":"late","dependency":"db","priority":"critical"}`, func(t float64) (string, bool) { return "7", t >= f.t0+2 }})
 	case strings.Contains(q, "(retry_attempts_total "):
-		if !ranged && times[0] == f.t0+3 {
+		if slices.Contains(f.attemptsFail, times[len(times)-1]-f.t0) {
 			http.Error(w, `{"status":"error","errorType":"internal","error":"boom"}`, http.StatusInternalServerError)
 			return
 		}
@@ -109,11 +115,11 @@ func (f *countingAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // query); the Source's first evaluation is a bare baseline; a target new
 // later gets its baseline one step before its first increase, so its
 // first increase counts over its own span; a query that failed catches up
-// on the step it missed at its next success, its last value standing at
-// the evaluation it failed.
+// on the step it missed at its next success, and its target stores nothing
+// of the evaluation it failed at (TestSourceQueryFailsHoldsTarget).
 func TestSourceCountsLikeAScraper(t *testing.T) {
 	const t0 = 1700000000
-	fake := &countingAPI{t0: t0}
+	fake := &countingAPI{t0: t0, attemptsFail: []float64{3}}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	now := time.Unix(t0, 0)
@@ -141,12 +147,11 @@ func TestSourceCountsLikeAScraper(t *testing.T) {
 	}
 	for _, c := range []struct{ target, name, want string }{
 		// Baseline at t0 (scraped at t0-0.3 s), then +5 per step; nothing
-		// at t0+2, whose scrape failed (its step counts at t0+3).
-		{"app", model.MetricOriginals, "-300:0 +700:5 +2700:15 +3700:20"},
-		// At t0+3 the attempts query failed: their last value (6, counted
-		// through t0+2) stands, so the series has a sample wherever the
-		// target has one; at t0+4 the step it missed is caught up.
-		{"app", model.MetricAttempts, "-300:0 +700:3 +2700:6 +3700:12"},
+		// at t0+2, whose scrape failed, nor at t0+3, where the attempts
+		// query failed: their steps count at t0+4.
+		{"app", model.MetricOriginals, "-300:0 +700:5 +3700:20"},
+		// At t0+4 the step the attempts query missed is caught up.
+		{"app", model.MetricAttempts, "-300:0 +700:3 +3700:12"},
 		// New at t0+2: its baseline a step before (t0+1, scraped 0.6 s
 		// earlier), then +7 per step.
 		{"late", model.MetricOriginals, "+400:0 +1400:7 +2400:14 +3400:21"},
@@ -210,5 +215,89 @@ func TestSourceClockFails(t *testing.T) {
 		if v, ok := analysis.SignalsFor(src.Store(), "app", "db", from, to).OriginalsPerS.Get(); !ok || v != 5 {
 			t.Errorf("app originals/s over [t0%+dms, t0%+dms] = %v %v, want the server's 5", w[0], w[1], v, ok)
 		}
+	}
+}
+
+// TestSourceQueryFailsHoldsTarget: a counter query that fails leaves no
+// value of its series standing at a scrape time it was not read at. On its
+// first failure the target stores nothing of that evaluation (its steps
+// land at the next one); failing again, its series are absent while the
+// rest of the target is stored. app's scrapes all work here (at t0+k-0.3 s),
+// its originals rise 5 and its attempts 3 a step.
+func TestSourceQueryFailsHoldsTarget(t *testing.T) {
+	const t0 = 1700000000
+	type window struct {
+		from, to int64 // ms after t0
+		want     string
+	}
+	for _, c := range []struct {
+		name         string
+		fails        []float64 // evaluations (after t0) the attempts query fails at
+		origs, atts  string
+		attemptsPerS []window
+	}{{
+		// Before: attempts 3 (counted through t0+1) stood at t0+2's
+		// scrape: 4/s over [+1500, +4800], 1.5/s over [-1000, +2000].
+		name:  "once",
+		fails: []float64{2},
+		origs: "-300:0 +700:5 +2700:15 +3700:20 +4700:25",
+		atts:  "-300:0 +700:3 +2700:9 +3700:12 +4700:15",
+		attemptsPerS: []window{
+			{1500, 4800, "3"}, {-1000, 2000, "3"}, {-1000, 5000, "3"},
+		},
+	}, {
+		// Before: attempts 3 stood at t0+2, t0+3 and t0+4: 0/s over
+		// [+1500, +3800], a flat counter where nothing was read.
+		name:  "again and again",
+		fails: []float64{2, 3, 4},
+		origs: "-300:0 +700:5 +2700:15 +3700:20 +4700:25",
+		atts:  "-300:0 +700:3 +4700:15",
+		attemptsPerS: []window{
+			{1500, 3800, "absent"}, {-1000, 5000, "3"},
+		},
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			fake := &countingAPI{t0: t0, steady: true, attemptsFail: c.fails}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			now := time.Unix(t0, 0)
+			src, err := New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Backfill: -1, Step: time.Second, Clock: func() time.Time { return now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 6 {
+				st := src.Refresh(context.Background())
+				if got, want := strings.Contains(st[0].LastError, "1 of 61 queries failed"), slices.Contains(c.fails, float64(i)); got != want {
+					t.Errorf("evaluation t0+%d: server status %q", i, st[0].LastError)
+				}
+				now = now.Add(time.Second)
+			}
+			store := src.Store()
+			points := func(name string) string {
+				var out []string
+				for _, s := range store.Select("app", name, nil) {
+					for _, p := range s.Points {
+						out = append(out, fmt.Sprintf("%+d:%g", p.T-t0*1000, p.V))
+					}
+				}
+				return strings.Join(out, " ")
+			}
+			if got := points(model.MetricOriginals); got != c.origs {
+				t.Errorf("originals %s, want %s", got, c.origs)
+			}
+			if got := points(model.MetricAttempts); got != c.atts {
+				t.Errorf("attempts %s, want %s", got, c.atts)
+			}
+			for _, w := range c.attemptsPerS {
+				v := analysis.SignalsFor(store, "app", "db", t0*1000+w.from, t0*1000+w.to).AttemptsPerS
+				got := "absent"
+				if v.OK {
+					got = fmt.Sprintf("%g", v.V)
+				}
+				if got != w.want {
+					t.Errorf("attempts/s over [t0%+dms, t0%+dms] = %s, want %s", w.from, w.to, got, w.want)
+				}
+			}
+		})
 	}
 }

@@ -128,10 +128,9 @@ type Source struct {
 type integral struct {
 	t int64   // evaluation time of the newest sample (ms)
 	v float64 // cumulative value
-	// Where the series is stored, to repeat its value when its query
-	// fails (apply).
+	// Its query and target: a failed query holds back the targets it
+	// has series of (apply).
 	promql, target string
-	labels         model.Labels
 }
 
 // New checks the options and builds the source; nothing is queried yet.
@@ -420,7 +419,7 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 		firstErr = strings.TrimPrefix(firstErr+"; "+detectErr, "; ")
 	}
 
-	first := s.lastEval == 0
+	first, prevEval := s.lastEval == 0, s.lastEval
 	if ok > 0 {
 		s.backfilled = true
 		s.lastEval = at.UnixMilli()
@@ -449,7 +448,7 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 			scraped[s.targetName(ser.Labels)] = m
 		}
 	}
-	seen := s.apply(queries, results, at, from, first, scraped)
+	seen := s.apply(queries, results, at, from, prevEval, first, scraped)
 	for i, r := range results {
 		if r.err == nil {
 			s.lastOK[queries[i].PromQL] = at.UnixMilli()
@@ -482,7 +481,11 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 // scrapes by the time between them, as a scraper's does; at the
 // evaluation time when the server has no up series for the target. An
 // evaluation that saw no new scrape of a target adds nothing to it.
-func (s *Source) apply(queries []Query, results []queryResult, at, from time.Time, first bool, scraped map[string]map[int64]int64) map[string]int {
+//
+// A counter query that failed where it had answered at the evaluation
+// before (prevEval) holds back the snapshots of this refresh of every
+// target it has series of: see held below.
+func (s *Source) apply(queries []Query, results []queryResult, at, from time.Time, prevEval int64, first bool, scraped map[string]map[int64]int64) map[string]int {
 	atMs, fromMs := at.UnixMilli(), from.UnixMilli()
 	stepMs := s.opts.Step.Milliseconds()
 	// Queries that yield one flat series name (a _bucket series read
@@ -577,7 +580,7 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 					st.t = p.T
 				case first && p.T == fromMs:
 					// What it counted before the Source's first look.
-					st = &integral{t: p.T, promql: q.PromQL, target: target, labels: ls}
+					st = &integral{t: p.T, promql: q.PromQL, target: target}
 					s.integ[string(key)] = st
 				default:
 					if !stored(target, p.T) {
@@ -585,7 +588,7 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 						// sample was read.
 						add(p.T-stepMs, target, qi, ls, 0)
 					}
-					st = &integral{t: p.T, v: p.V, promql: q.PromQL, target: target, labels: ls}
+					st = &integral{t: p.T, v: p.V, promql: q.PromQL, target: target}
 					s.integ[string(key)] = st
 				}
 				if p.T >= fromMs {
@@ -596,22 +599,32 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 			}
 		}
 	}
-	// A query that failed now leaves its series without a sample at this
-	// evaluation, so a window starting here would see them start one
-	// scrape late yet be divided by the target's whole span (a quarter low
-	// over 4 steps). Their last value stands for now; the step they miss
-	// is counted when the query catches up (their increase lands one
-	// evaluation later, the total over a window is kept).
-	failed := map[string]int{}
+	// A counter query that failed leaves its series without a value at
+	// this evaluation; the step it missed is counted when it catches up.
+	// Stored without them, a target's window starting here would see those
+	// series start one scrape late yet be divided by the target's whole
+	// span (a quarter low over 4 steps); with their last value standing
+	// here (as before), a value counted a scrape earlier stood at this
+	// scrape's time, a step high over a window starting here and low over
+	// one ending here (TestSourceQueryFailsHoldsTarget: 6/s for 3/s), and
+	// a query failing refresh after refresh read as a flat counter, 0/s
+	// where nothing was known. So, on a query's first failure, the targets
+	// it has series of store nothing of this refresh, as when the scrape
+	// times are unknown: their other increases land at the next stored
+	// evaluation. A query failing again no longer holds them back (one
+	// slow query must not freeze every target): its series are absent
+	// until it answers, and the server's status says it failed.
+	held := map[string]bool{}
+	failing := map[string]bool{}
 	for qi, r := range results {
-		if r.err != nil && queries[qi].Kind == Increase {
-			failed[queries[qi].PromQL] = qi
+		if q := queries[qi]; r.err != nil && q.Kind == Increase && prevEval > 0 && s.lastOK[q.PromQL] >= prevEval {
+			failing[q.PromQL] = true
 		}
 	}
-	if len(failed) > 0 {
+	if len(failing) > 0 {
 		for _, st := range s.integ {
-			if qi, ok := failed[st.promql]; ok && st.t < atMs {
-				add(atMs, st.target, qi, st.labels, st.v)
+			if failing[st.promql] {
+				held[st.target] = true
 			}
 		}
 	}
@@ -642,7 +655,7 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 			if t == atMs {
 				seen[target] = sn.SeriesCount()
 			}
-			if !timesKnown {
+			if !timesKnown || held[target] {
 				continue
 			}
 			st := scrapeTime(scraped[target], t, stepMs)
