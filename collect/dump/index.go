@@ -389,6 +389,13 @@ func (r *Reader) loadIndex(w *window, ix *indexer, last int64) (int64, error) {
 		}
 		from += n
 	}
+	total := 0
+	for _, entries := range chain {
+		total += len(entries)
+	}
+	// Every entry is appended below: grown once, not by doubling (the
+	// copies were most of opening the hour dump from its index).
+	r.entries = append(make([]entry, 0, len(r.entries)+total+64), r.entries...)
 	for k := len(chain) - 1; k >= 0; k-- {
 		for _, e := range chain[k] {
 			if err := r.add(ix, e.off, e.size, &meta{kind: e.kind, timeNs: e.timeNs, base: e.base, target: e.target,
