@@ -101,7 +101,9 @@ func TestFailedScrapesAreBridged(t *testing.T) {
 	failTo := time.Now()
 	time.Sleep(4 * time.Second)
 	t1 := time.Now()
-	time.Sleep(DefaultDelay + 1300*time.Millisecond) // the Source evaluates past t1
+	if err := waitEvaluated(ctx, src, t1); err != nil { // the Source evaluates past t1
+		t.Fatal(err)
+	}
 	stopRun()
 	wg.Wait()
 

@@ -83,26 +83,54 @@ func waitScraped(t *testing.T, ctx context.Context, base string, jobs []scrapeJo
 	}
 }
 
-// readTogether scrapes directly and refreshes from Prometheus on the same
-// 1 s ticks until ctx is done, so both stores hold samples at nearly the
-// same times and a window selects the same span of both. It returns the
-// direct scrapes' lags.
+// readTogether scrapes directly and refreshes from Prometheus every 1 s
+// until ctx is done, each on its own goroutine, and returns the direct
+// scrapes' lags. The Source's samples stand at Prometheus' scrape times
+// whenever it evaluates, so the two need not share a tick; on one
+// goroutine a refresh that took 3-6 s (64 queries at load 12 on 2 cores)
+// held the direct scrapes back as long, and a 6 s window held fewer than
+// two of them.
 func readTogether(ctx context.Context, wg *sync.WaitGroup, direct *collect.Scraper, src *Source) *lags {
 	l := &lags{}
-	wg.Go(func() {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			l.note(direct.ScrapeOnce(ctx))
-			src.Refresh(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
+	every := func(f func()) {
+		wg.Go(func() {
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			for {
+				f()
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
 			}
-		}
-	})
+		})
+	}
+	every(func() { l.note(direct.ScrapeOnce(ctx)) })
+	every(func() { src.Refresh(ctx) })
 	return l
+}
+
+// waitEvaluated waits until src has evaluated at or after t (the grid
+// time of its newest refresh with an answer, its server status'
+// LastSuccess): only then has
+// it seen every scrape stamped up to t. A wall-clock wait of DefaultDelay
+// past t is not enough on a busy machine: a refresh of the dialects' 64
+// queries took 2-3 s at load 11 on 2 cores, so when the test stopped at
+// t + 3.3 s the Source's newest evaluation lay 1-5 s before t and the
+// window held 0-2 of its samples (its rates were absent, or a quotient of
+// two samples a second apart whose scrape lags differed by 0.1-0.2 s).
+func waitEvaluated(ctx context.Context, src *Source, t time.Time) error {
+	for {
+		if st := src.Statuses(); !st[0].LastSuccess.Before(t) {
+			return nil
+		}
+		select {
+		case <-src.Updates():
+		case <-ctx.Done():
+			return fmt.Errorf("the Source had not evaluated past %v: newest evaluation %v", t, src.Statuses()[0].LastSuccess)
+		}
+	}
 }
 
 // lags are how long each scrape of a reader took, by target and sample

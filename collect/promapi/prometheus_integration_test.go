@@ -140,9 +140,12 @@ func TestAgainstPrometheus(t *testing.T) {
 	}
 	time.Sleep(4 * time.Second)
 	t1 := time.Now()
-	// The Source evaluates DefaultDelay behind the clock: read on until
-	// it has evaluated past t1.
-	time.Sleep(DefaultDelay + 300*time.Millisecond)
+	// The Source evaluates DefaultDelay behind the clock, later when its
+	// refreshes take longer than a step: read on until it has evaluated
+	// past t1.
+	if err := waitEvaluated(ctx, src, t1); err != nil {
+		t.Fatal(err)
+	}
 	stopRun()
 	wg.Wait()
 
