@@ -1,9 +1,12 @@
 package collect
 
 import (
+	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/retrytop/retrytop/model"
 )
@@ -149,5 +152,47 @@ h_count{a="x"} 2
 	}
 	if got != want {
 		t.Errorf("counted %d bytes, want %d (the key and labels of the series once)", got, want)
+	}
+}
+
+// TestLineCacheArenaCompacts: a target whose lines change every scrape
+// writes new prefixes into the cache's arena each time; once less than
+// half of what was written is in use the arena is compacted, so it stays
+// within twice the live prefixes, the parses through the cache still
+// equal the uncached ones, and after a compaction neighbouring lines of
+// one name share its string (the fast path's pointer comparison).
+func TestLineCacheArenaCompacts(t *testing.T) {
+	c := &lineCache{}
+	compactions := 0
+	for step := range 60 {
+		var b strings.Builder
+		b.WriteString("# TYPE h histogram\n")
+		for k := range 40 {
+			// The label value changes every step: every prefix is new.
+			fmt.Fprintf(&b, "h_bucket{k=\"%d-%d\",le=\"1\"} 1\nh_bucket{k=\"%d-%d\",le=\"+Inf\"} 2\nh_count{k=\"%d-%d\"} 2\n", k, step, k, step, k, step)
+		}
+		fmt.Fprintf(&b, "c_total{s=\"%d\"} 1\nc_total{s=\"x\"} 2\n", step)
+		before := c.arenaBytes
+		checkCached(t, fmt.Sprint("step ", step), c, []byte(b.String()), nil, false)
+		compacted := c.arenaBytes < before
+		if compacted {
+			compactions++
+		}
+		live := 0
+		for k := range c.lines {
+			live += len(c.lines[k].prefix)
+		}
+		if c.arenaBytes > 2*live+minArenaChunk {
+			t.Fatalf("step %d: %d arena bytes written since the last compaction for %d live", step, c.arenaBytes, live)
+		}
+		for k := 1; compacted && k < len(c.lines); k++ { // a compaction shares them again
+			a, e := c.lines[k-1], c.lines[k]
+			if a.name != "" && a.name == e.name && unsafe.StringData(a.name) != unsafe.StringData(e.name) {
+				t.Fatalf("step %d: lines %d and %d have the name %q apart", step, k-1, k, e.name)
+			}
+		}
+	}
+	if compactions == 0 {
+		t.Error("the arena was never compacted: the test does not reach it")
 	}
 }

@@ -716,7 +716,7 @@ func (p *textParser) sample(l []byte, i int) bool {
 				key = string(p.key)
 			}
 		}
-		prefix := string(l[i0:i])
+		prefix := c.prefixOf(l[i0:i])
 		name := prefix[:n-i0]
 		if adjacent && prevE.name == name {
 			name = prevE.name // shared, for the comparison above
@@ -1262,6 +1262,35 @@ func (p *textParser) families(filter func(string) bool) []model.Family {
 type lineCache struct {
 	mu    sync.Mutex // held by the parse using it (TryLock: a second parse goes without)
 	lines []lineEntry
+	// arena holds the entries' prefixes one after another, as the lines
+	// were read: a body's comparisons then stream through memory instead
+	// of visiting a string allocated apart per line. Bytes written are
+	// never written again (the prefixes are strings); a full chunk is
+	// left to the strings in it and a new one started. arenaBytes counts
+	// the bytes written since the last compaction (truncate).
+	arena      []byte
+	arenaBytes int
+}
+
+// Arena chunks grow from minArenaChunk to maxArenaChunk bytes, so a
+// small target's cache stays small.
+const (
+	minArenaChunk = 1 << 10
+	maxArenaChunk = 256 << 10
+)
+
+// prefixOf copies b into the arena and returns the copy as a string.
+func (c *lineCache) prefixOf(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > cap(c.arena)-len(c.arena) {
+		c.arena = make([]byte, 0, max(len(b), min(2*cap(c.arena), maxArenaChunk), minArenaChunk))
+	}
+	n := len(c.arena)
+	c.arena = append(c.arena, b...)
+	c.arenaBytes += len(b)
+	return unsafe.String(&c.arena[n], len(b))
 }
 
 type lineEntry struct {
@@ -1303,10 +1332,34 @@ func (c *lineCache) put(k int, e lineEntry, shared bool) *lineEntry {
 }
 
 // truncate drops the entries past a body's n lines.
+// It then compacts the arena when less than half of what was written
+// since the last compaction is still in use (lines changed, or the body
+// shrank): the prefixes are copied into one chunk, in line order.
 func (c *lineCache) truncate(n int) {
 	if n < len(c.lines) {
 		clear(c.lines[n:])
 		c.lines = c.lines[:n]
+	}
+	live := 0
+	for k := range c.lines {
+		live += len(c.lines[k].prefix)
+	}
+	if c.arenaBytes <= 2*live+minArenaChunk {
+		return
+	}
+	c.arena, c.arenaBytes = make([]byte, 0, max(live, minArenaChunk)), 0
+	for k := range c.lines {
+		e := &c.lines[k]
+		if e.prefix == "" {
+			continue
+		}
+		nl := len(e.name)
+		e.prefix = c.prefixOf(keyBytes(e.prefix))
+		e.name = e.prefix[:nl]
+		// Lines of one name share its string, as when made (sample).
+		if k > 0 && c.lines[k-1].name == e.name {
+			e.name = c.lines[k-1].name
+		}
 	}
 }
 
