@@ -182,6 +182,9 @@ func TestLineCacheArenaCompacts(t *testing.T) {
 		for k := range c.lines {
 			live += len(c.lines[k].prefix)
 		}
+		if c.liveBytes != live {
+			t.Fatalf("step %d: %d live prefix bytes kept, %d in the entries", step, c.liveBytes, live)
+		}
 		if c.arenaBytes > 2*live+minArenaChunk {
 			t.Fatalf("step %d: %d arena bytes written since the last compaction for %d live", step, c.arenaBytes, live)
 		}

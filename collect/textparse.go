@@ -1270,6 +1270,7 @@ type lineCache struct {
 	// the bytes written since the last compaction (truncate).
 	arena      []byte
 	arenaBytes int
+	liveBytes  int // the entries' prefix bytes, kept as entries change
 }
 
 // Arena chunks grow from minArenaChunk to maxArenaChunk bytes, so a
@@ -1327,6 +1328,7 @@ func (c *lineCache) put(k int, e lineEntry, shared bool) *lineEntry {
 	if lineCacheBytes.Add(cost) > maxLineCacheBytes {
 		resetLineCaches.Store(true)
 	}
+	c.liveBytes += len(e.prefix) - len(c.lines[k].prefix)
 	c.lines[k] = e
 	return &c.lines[k]
 }
@@ -1337,13 +1339,13 @@ func (c *lineCache) put(k int, e lineEntry, shared bool) *lineEntry {
 // shrank): the prefixes are copied into one chunk, in line order.
 func (c *lineCache) truncate(n int) {
 	if n < len(c.lines) {
+		for k := n; k < len(c.lines); k++ {
+			c.liveBytes -= len(c.lines[k].prefix)
+		}
 		clear(c.lines[n:])
 		c.lines = c.lines[:n]
 	}
-	live := 0
-	for k := range c.lines {
-		live += len(c.lines[k].prefix)
-	}
+	live := c.liveBytes
 	if c.arenaBytes <= 2*live+minArenaChunk {
 		return
 	}
