@@ -1,10 +1,6 @@
 package analysis
 
-import (
-	"time"
-
-	"github.com/retrytop/retrytop/model"
-)
+import "github.com/retrytop/retrytop/model"
 
 // FateLedger says how a dependency's originals ended over a window, per
 // second (issue 18, section 3): succeeded at the first try, after retries,
@@ -86,8 +82,7 @@ func grpcTokensFrom(timeline []model.Signals, start, maxTokens, ratio float64) [
 		if !ok1 || (!ok2 && att > 0) {
 			return out
 		}
-		w := time.Duration(s.EndMs-s.StartMs) * time.Millisecond
-		n := att * w.Seconds()
+		n := att * rateSeconds(&s)
 		ok := 0.0
 		if att > 0 {
 			ok = n * succ

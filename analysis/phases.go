@@ -168,7 +168,7 @@ func phaseOf(k PhaseKind, bins []model.Signals, trig []triggerState) Phase {
 	var succ, orig, succSec, origSec float64
 	for i := range bins {
 		s := &bins[i]
-		w := float64(s.EndMs-s.StartMs) / 1000
+		w := rateSeconds(s)
 		if v, ok := s.SuccessesPerS.Get(); ok {
 			succ += v * w
 			succSec += w
@@ -214,7 +214,7 @@ func metastable(k model.Key, tl []model.Signals, th Thresholds) (Finding, bool) 
 		if trig[i] == triggerOn || !busy(s, th) || !ok1 || !ok2 || eff >= th.GoodputLow || amp <= th.Amplification {
 			break
 		}
-		w := float64(s.EndMs-s.StartMs) / 1000
+		w := rateSeconds(s)
 		succ += s.SuccessesPerS.Or(0) * w
 		orig += s.OriginalsPerS.V * w
 		att += s.AttemptsPerS.Or(0) * w

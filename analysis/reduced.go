@@ -69,6 +69,14 @@ type binInfo struct {
 	hasLast     bool
 }
 
+// window is the bin [start, end] over reduced points, with the rate
+// denominator binWindow gives it.
+func (bi binInfo) window(start, end int64) window {
+	w := window{start: start, end: end, back: true, first: bi.first, last: bi.last, hasLast: bi.hasLast}
+	w.seconds = w.spanSeconds()
+	return w
+}
+
 type wholeSeries struct {
 	vals []float64
 	ok   []bool
@@ -293,8 +301,20 @@ func (b *WholeBuilder) server(t string) *server {
 	for _, n := range serverNames {
 		series[n] = b.reducedSeries(t, n, noDependency)
 	}
-	// Reduced points stand for bins, not scrapes: no scrape times.
-	return serverFrom(nil, series)
+	// Reduced points stand for bins, not scrapes: no scrape times, but
+	// each bin's own window.
+	sv := serverFrom(nil, series)
+	if sv != nil {
+		sv.reducedBins = make(map[int64]binInfo, len(b.edges))
+		if wt := b.targets[t]; wt != nil {
+			for k, e := range b.edges {
+				if k < len(wt.bins) {
+					sv.reducedBins[e.start] = wt.bins[k]
+				}
+			}
+		}
+	}
+	return sv
 }
 
 // timeline evaluates a reduced row over the final bins, each with the
@@ -303,11 +323,11 @@ func (b *WholeBuilder) timeline(r *row) []model.Signals {
 	wt := b.targets[r.target]
 	out := make([]model.Signals, len(b.edges))
 	for k, e := range b.edges {
-		w := window{start: e.start, end: e.end, back: true, seconds: float64(e.end-e.start) / 1000}
+		var info binInfo
 		if wt != nil && k < len(wt.bins) {
-			w.first, w.last, w.hasLast = wt.bins[k].first, wt.bins[k].last, wt.bins[k].hasLast
+			info = wt.bins[k]
 		}
-		out[k] = r.eval(w)
+		out[k] = r.eval(info.window(e.start, e.end))
 	}
 	return out
 }

@@ -13,6 +13,9 @@ type server struct {
 	// deadline splits retry_server_requests_total: propagated, and the
 	// rest (missing, invalid).
 	propagated, missing []points
+	// reducedBins is each bin's window by its start, for a server over
+	// reduced points (WholeBuilder), which has no scrape times.
+	reducedBins map[int64]binInfo
 }
 
 // noDependency accepts series without a dependency label.
@@ -76,9 +79,12 @@ func (sv *server) fill(s *model.Signals, w *window) {
 		return
 	}
 	var sw window
-	if w.back {
+	switch {
+	case w.back && sv.reducedBins != nil:
+		sw = sv.reducedBins[w.start].window(w.start, w.end)
+	case w.back:
 		sw = binWindow(sv.times, w.start, w.end)
-	} else {
+	default:
 		sw = rangeWindow(sv.times, w.start, w.end)
 	}
 	if len(sv.received) > 0 {

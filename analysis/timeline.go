@@ -11,10 +11,15 @@ import (
 // pass endMs is cut at endMs, and a remainder shorter than half a bin is
 // merged into the bin before it. Bins share their edges: a counter's increase
 // in a bin runs from its last sample at or before the bin's start to its
-// last sample at or before the bin's end, and rates are divided by the bin's
-// width. So the sum over the bins of rate x width is the increase over the
-// whole range, with nothing lost between bins and nothing counted twice.
-// Gauges are read at the target's newest scrape inside each bin.
+// last sample at or before the bin's end, and rates are divided by the time
+// between the target's scrapes at those two ends (the bin's SampledFromMs
+// and SampledToMs). So the sum over the bins of rate x sampled span is the
+// increase over the whole range, with nothing lost between bins and nothing
+// counted twice, and a bin after one without a scrape (a failed scrape, a
+// target down) reads the mean rate over the gap it closes rather than the
+// gap's increase divided by one bin. A bin without a scrape after its
+// look-back sample has absent rates. Gauges are read at the target's newest
+// scrape inside each bin.
 //
 // It returns nil when bin is shorter than a millisecond or endMs <= startMs.
 func Timeline(st *model.Store, key model.Key, bin time.Duration, startMs, endMs int64) []model.Signals {
@@ -36,4 +41,14 @@ func (r *row) timeline(binMs, startMs, endMs int64) []model.Signals {
 		out[i] = r.eval(binWindow(r.times, b.start, b.end))
 	}
 	return out
+}
+
+// rateSeconds is the time a bin's rates are means over: its sampled span
+// when known (binWindow), else its width. rate x rateSeconds is the bin's
+// count of the row's own counters.
+func rateSeconds(s *model.Signals) float64 {
+	if s.SampledFromMs != 0 && s.SampledToMs > s.SampledFromMs {
+		return float64(s.SampledToMs-s.SampledFromMs) / 1000
+	}
+	return float64(s.EndMs-s.StartMs) / 1000
 }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -51,21 +52,24 @@ func TestTimelineBins(t *testing.T) {
 	}
 }
 
-// The timeline's defining property: rate x width summed over the bins is
-// the increase over the whole range, whatever the jitter, gaps, restarts and
-// bin phase.
+// The timeline's defining property: rate x sampled span summed over the
+// bins is the increase over the whole range, whatever the jitter, series
+// gaps, missed scrapes, restarts and bin phase.
 func TestTimelineAddsUp(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := range 30 {
 		const n = 300
-		times := make([]int64, n)
-		for i := range times {
-			times[i] = t0 + int64(i)*1000 + int64(rng.IntN(400)) - 200
+		var times []int64
+		for i := range n {
+			if rng.IntN(100) < 3 {
+				continue // a missed scrape: the target has no sample there
+			}
+			times = append(times, t0+int64(i)*1000+int64(rng.IntN(400))-200)
 		}
 		gen := func() string {
 			var b strings.Builder
 			v := 0.0
-			for range n {
+			for range times {
 				switch r := rng.IntN(100); {
 				case r < 5:
 					b.WriteString(" _")
@@ -80,10 +84,9 @@ func TestTimelineAddsUp(t *testing.T) {
 			return b.String()
 		}
 		dep := []string{model.LabelDependency, "db"}
-		origVals := [2]string{gen(), gen()}
 		st := load(t, nil, "svc", times,
-			ts{model.MetricOriginals, append(dep, "priority", "a"), origVals[0]},
-			ts{model.MetricOriginals, append(dep, "priority", "b"), origVals[1]},
+			ts{model.MetricOriginals, append(dep, "priority", "a"), gen()},
+			ts{model.MetricOriginals, append(dep, "priority", "b"), gen()},
 			ts{model.MetricAttempts, append(dep, "outcome", "timeout"), gen()},
 		)
 		bin := time.Duration(2000+rng.IntN(20000)) * time.Millisecond
@@ -91,16 +94,90 @@ func TestTimelineAddsUp(t *testing.T) {
 		end := start + 10*bin.Milliseconds() + int64(rng.IntN(2000)) // a cut last bin too
 		var sum float64
 		for _, b := range Timeline(st, model.Key{Target: "svc", Dependency: "db"}, bin, start, end) {
-			sum += b.OriginalsPerS.Or(0) * float64(b.EndMs-b.StartMs) / 1000
+			sum += b.OriginalsPerS.Or(0) * float64(b.SampledToMs-b.SampledFromMs) / 1000
 		}
+		// From the store's own samples: a series that appears after the
+		// target's first scrape starts from a 0 the store puts before it.
 		var want float64
-		for _, vals := range origVals {
-			inc, _ := increase(lookback(pointsOf(t, times, vals), start, end))
+		for _, s := range st.SelectSince("svc", model.MetricOriginals, nil, math.MinInt64) {
+			inc, _ := increase(lookback(s.Points, start, end))
 			want += inc
 		}
 		if !near(sum, want) {
 			t.Fatalf("trial %d: bins add up to %v, range increase %v", trial, sum, want)
 		}
+	}
+}
+
+// A bin's rate is the counter's mean over the time its samples span, so a
+// target that misses scrapes (down, or its scrapes failing under load) reads
+// its true rate on both sides of the gap and nothing inside it. Dividing by
+// the bin's width read the bin before the gap low (its last scrape early in
+// the bin) and the bin after it high (the gap's increase in one bin).
+func TestTimelineAcrossMissedScrapes(t *testing.T) {
+	dep := []string{model.LabelDependency, "db"}
+	for _, tc := range []struct {
+		name    string
+		missing []int // scrapes (seconds after t0) that did not happen
+		want    []float64
+	}{
+		{
+			// Down from 12 s to 15 s: [10, 12] ends with the scrape at 11,
+			// [12, 14] has none, [14, 16] runs from 11 to 16.
+			name:    "gap from mid-bin",
+			missing: []int{12, 13, 14, 15},
+			want:    []float64{10, 10, 10, 10, 10, 10, absent, 10, 10, 10},
+		},
+		{
+			// Down from 11 s to 13 s: [10, 12]'s only scrape is its start
+			// edge, its look-back sample: no increase, so absent, not 0;
+			// [12, 14] runs from 10 to 14.
+			name:    "gap from a bin's edge",
+			missing: []int{11, 12, 13},
+			want:    []float64{10, 10, 10, 10, 10, absent, 10, 10, 10, 10},
+		},
+		{
+			// Every other scrape, with bins as wide as a scrape interval:
+			// every other bin has no scrape and the ones between read the
+			// mean over 2 s, not twice it.
+			name:    "bins narrower than the scrape interval",
+			missing: []int{1, 3, 5, 7, 9, 11, 13, 15, 17, 19},
+			want:    nil, // checked below with 1 s bins
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			skip := map[int]bool{}
+			for _, m := range tc.missing {
+				skip[m] = true
+			}
+			var times []int64
+			var vals strings.Builder
+			for i := 0; i <= 20; i++ {
+				if !skip[i] {
+					times = append(times, t0+int64(i)*1000)
+					fmt.Fprintf(&vals, " %d", 10*i) // 10 originals a second throughout
+				}
+			}
+			st := load(t, nil, "svc", times, ts{model.MetricOriginals, dep, vals.String()})
+			bin, want := 2*time.Second, tc.want
+			if want == nil {
+				bin = time.Second
+				for i := range 20 {
+					if i%2 == 0 {
+						want = append(want, absent) // [i, i+1]: only its start edge
+					} else {
+						want = append(want, 10)
+					}
+				}
+			}
+			bins := Timeline(st, model.Key{Target: "svc", Dependency: "db"}, bin, t0, t0+20000)
+			if len(bins) != len(want) {
+				t.Fatalf("%d bins, want %d", len(bins), len(want))
+			}
+			for i, b := range bins {
+				checkValue(t, fmt.Sprintf("originals/s in [%d, %d]", (b.StartMs-t0)/1000, (b.EndMs-t0)/1000), b.OriginalsPerS, want[i])
+			}
+		})
 	}
 }
 

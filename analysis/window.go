@@ -92,12 +92,28 @@ func rangeWindow(times []int64, start, end int64) window {
 
 // binWindow is a timeline bin [start, end]: increases run from each series'
 // sample at or before start to its last sample at or before end, and rates
-// are divided by the bin's width, so that rate x width over consecutive bins
-// adds up to the increase over all of them.
+// are divided by the time between the target's scrapes at those ends
+// (spanSeconds), so that rate x span over consecutive bins adds up to the
+// increase over all of them.
 func binWindow(times []int64, start, end int64) window {
 	w := newWindow(times, start, end, true)
-	w.seconds = float64(end-start) / 1000
+	w.seconds = w.spanSeconds()
 	return w
+}
+
+// spanSeconds is a bin's rate denominator: the time from the target's
+// scrape its increases start from to its newest scrape in the bin, so a
+// rate is the counter's mean over exactly the time its increase took (as
+// VictoriaMetrics' rate divides by its samples' span, not the window's).
+// After a bin without a scrape, the increase runs from the scrape before
+// that gap: divided by the bin's width it read up to twice the rate. 0,
+// so rates are absent, when the bin has no scrape after its look-back
+// sample.
+func (w *window) spanSeconds() float64 {
+	if !w.hasLast {
+		return 0
+	}
+	return float64(w.last-w.first) / 1000
 }
 
 // span returns the samples of one series that the window's increase uses.
