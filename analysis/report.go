@@ -53,10 +53,13 @@ type DependencyReport struct {
 }
 
 // BinReport is one timeline bin: the same per-second signals over
-// [StartUnix, EndUnix].
+// [StartUnix, EndUnix]. Its rates are means over SampledSeconds, the time
+// between the target's scrapes its increases run between (see Timeline);
+// absent when the bin has no scrape after its look-back sample.
 type BinReport struct {
-	StartUnix float64 `json:"start_unix"`
-	EndUnix   float64 `json:"end_unix"`
+	StartUnix      float64     `json:"start_unix"`
+	EndUnix        float64     `json:"end_unix"`
+	SampledSeconds model.Value `json:"sampled_seconds"`
 	model.Signals
 }
 
@@ -80,8 +83,8 @@ type ReportOptions struct {
 
 // BuildReport computes a Report from the store. The rows cover
 // [end-Window, end]; the timeline covers [oldest retained scrape, end] in
-// Bin-wide bins, so summing a rate times its bin's width over the timeline
-// gives the increase over the whole recording.
+// Bin-wide bins, and summing a rate times its bin's SampledSeconds over the
+// timeline gives the increase over the whole recording.
 func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptions) Report {
 	rep, _ := buildReport(st, targets, opts, nil)
 	return rep
@@ -234,7 +237,8 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		d.Timeline = make([]BinReport, len(bins))
 		for j, b := range bins {
 			b.LatencyHist = nil
-			d.Timeline[j] = BinReport{StartUnix: float64(b.StartMs) / 1000, EndUnix: float64(b.EndMs) / 1000, Signals: b}
+			d.Timeline[j] = BinReport{StartUnix: float64(b.StartMs) / 1000, EndUnix: float64(b.EndMs) / 1000,
+				SampledSeconds: sampledSeconds(&b), Signals: b}
 		}
 	}
 	return rep, nil

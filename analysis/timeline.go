@@ -47,8 +47,17 @@ func (r *row) timeline(binMs, startMs, endMs int64) []model.Signals {
 // when known (binWindow), else its width. rate x rateSeconds is the bin's
 // count of the row's own counters.
 func rateSeconds(s *model.Signals) float64 {
-	if s.SampledFromMs != 0 && s.SampledToMs > s.SampledFromMs {
-		return float64(s.SampledToMs-s.SampledFromMs) / 1000
+	if v, ok := sampledSeconds(s).Get(); ok {
+		return v
 	}
 	return float64(s.EndMs-s.StartMs) / 1000
+}
+
+// sampledSeconds is the span a bin's rates are means over, absent when
+// the bin has none (no scrape after its look-back sample).
+func sampledSeconds(s *model.Signals) model.Value {
+	if s.SampledFromMs != 0 && s.SampledToMs > s.SampledFromMs {
+		return model.Some(float64(s.SampledToMs-s.SampledFromMs) / 1000)
+	}
+	return model.Absent
 }
