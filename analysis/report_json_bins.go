@@ -73,7 +73,7 @@ var signalsValueFields = []struct {
 // binJSONLayout is the JSON names of BinReport's encoded fields in order,
 // as appendBinJSON writes them.
 func binJSONLayout() []string {
-	names := []string{"start_unix", "end_unix", "target", "dependency", "dialect"}
+	names := []string{"start_unix", "end_unix", "sampled_seconds", "target", "dependency", "dialect"}
 	for _, f := range signalsValueFields {
 		names = append(names, f.name)
 		switch f.name {
@@ -222,6 +222,8 @@ func appendBinJSON(dst []byte, b *BinReport, prefix string) ([]byte, bool) {
 	if out, ok = appendJSONNumber(appendKey(out, prefix, 1, "end_unix"), b.EndUnix); !ok {
 		return dst, false
 	}
+	out = append(out, ',')
+	out = appendValue(appendKey(out, prefix, 1, "sampled_seconds"), b.SampledSeconds)
 	str := func(key, v string) {
 		out = append(out, ',')
 		out = appendKey(out, prefix, 1, key)

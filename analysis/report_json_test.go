@@ -93,7 +93,7 @@ func randomBin(rng *rand.Rand) BinReport {
 	if rng.IntN(50) == 0 {
 		start = floats[rng.IntN(len(floats))]
 	}
-	return BinReport{StartUnix: start, EndUnix: start + 10, Signals: s}
+	return BinReport{StartUnix: start, EndUnix: start + 10, SampledSeconds: val(), Signals: s}
 }
 
 // TestAppendBinJSONEqualsMarshalIndent: every bin appendBinJSON writes is
