@@ -161,6 +161,7 @@ type flatRef struct {
 	fam    *Family
 	sample *Sample
 	suffix string // "", "_bucket", "_count" or "_sum"
+	sfx    uint8  // suffix as a number: 0, 1, 2, 3
 	// extra is the le or quantile label of a bucket or quantile series.
 	extra    string
 	extraVal float64
@@ -202,7 +203,7 @@ func (it *flatIter) next() bool {
 		case Histogram:
 			if n = len(sm.Buckets); k < n {
 				b := sm.Buckets[k]
-				it.r = flatRef{fam: f, sample: sm, suffix: "_bucket", extra: "le", extraVal: b.UpperBound, value: b.Count}
+				it.r = flatRef{fam: f, sample: sm, suffix: "_bucket", sfx: 1, extra: "le", extraVal: b.UpperBound, value: b.Count}
 				it.k++
 				return true
 			}
@@ -225,11 +226,11 @@ func (it *flatIter) next() bool {
 			return true
 		}
 		if k == n {
-			it.r = flatRef{fam: f, sample: sm, suffix: "_count", extraVal: last, value: sm.Count}
+			it.r = flatRef{fam: f, sample: sm, suffix: "_count", sfx: 2, extraVal: last, value: sm.Count}
 			it.k++
 			return true
 		}
-		it.r = flatRef{fam: f, sample: sm, suffix: "_sum", extraVal: last, value: sm.Sum}
+		it.r = flatRef{fam: f, sample: sm, suffix: "_sum", sfx: 3, extraVal: last, value: sm.Sum}
 		it.j, it.k = it.j+1, 0
 		return true
 	}

@@ -152,22 +152,29 @@ type freshSeries struct {
 }
 
 type storedSeries struct {
-	key    string // identity within the target; also the stable sort order
-	name   string
+	// What the series cache's check (is) reads comes first, in one cache
+	// line: the struct is padded to a multiple of 64 bytes, whose size
+	// classes start every object on a line (TestStoredSeriesLayout).
 	labels Labels
-	typ    MetricType
+	// fam and sfx are name's family name and suffix (flatRef.sfx) as the
+	// newest scrape that matched gave them: a parser interns names, so
+	// the series cache's check is then a pointer comparison (fam "" until
+	// known).
+	fam string
 	// extraVal is the le or quantile of a bucket or quantile series, which
 	// the series cache compares as a number instead of formatting it.
 	extraVal float64
-	// fam and sfx are name's family name and suffix as the newest scrape
-	// that matched gave them: a parser interns names, so the series
-	// cache's check is then a pointer comparison ("" until known).
-	fam, sfx string
-	ring     ring  // values aligned with targetHistory.times; NaN = absent
-	lastSeen int64 // scrape index of the newest value
+	typ      MetricType
+	sfx      uint8
 	// refused marks a series the cap kept out: only in the series cache,
 	// never in the store's maps.
 	refused bool
+
+	key      string // identity within the target; also the stable sort order
+	name     string
+	ring     ring  // values aligned with targetHistory.times; NaN = absent
+	lastSeen int64 // scrape index of the newest value
+	_        [24]byte
 }
 
 // ring holds a series' values: as float32 while every value stored is
@@ -311,11 +318,11 @@ func (ss *storedSeries) is(r *flatRef) bool {
 	if ss.typ != r.fam.Type {
 		return false
 	}
-	if !sameString(ss.fam, fam) || !sameString(ss.sfx, r.suffix) {
+	if !sameString(ss.fam, fam) || ss.sfx != r.sfx {
 		if len(ss.name) != len(fam)+len(r.suffix) || ss.name[:len(fam)] != fam || ss.name[len(fam):] != r.suffix {
 			return false
 		}
-		ss.fam, ss.sfx = fam, r.suffix // the same series: next time by pointer
+		ss.fam, ss.sfx = fam, r.sfx // the same series: next time by pointer
 	}
 	ls := r.sample.Labels
 	if r.extra == "" {
@@ -507,7 +514,7 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 			fs := r.series()
 			key := string(th.keyBuf)
 			ss = &storedSeries{key: key, name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, extraVal: r.extraVal,
-				fam: r.fam.Name, sfx: r.suffix, lastSeen: -1}
+				fam: r.fam.Name, sfx: r.sfx, lastSeen: -1}
 			if s.noTiles {
 				ss.ring = newRing(len(th.times))
 			} else {

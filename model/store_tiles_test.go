@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // tilesWorld is selectWorld plus what the tile columns must survive: a
@@ -100,4 +101,27 @@ func BenchmarkStoreAppendTiles(b *testing.B) {
 	b.ReportMetric(float64(tt.Nanoseconds())/float64(b.N), "ns/tiles")
 	b.ReportMetric(float64(to.Nanoseconds())/float64(b.N), "ns/own")
 	b.ReportMetric(float64(tt)/float64(to), "ratio-tiles/own")
+}
+
+// TestStoredSeriesLayout: the series cache's check reads a series' type,
+// family, suffix, extra value, labels and refusal, which must lie in the
+// struct's first 64 bytes, and the struct must fill whole lines so that
+// its size class starts every object on a line.
+func TestStoredSeriesLayout(t *testing.T) {
+	var ss storedSeries
+	if n := unsafe.Sizeof(ss); n%64 != 0 {
+		t.Errorf("storedSeries is %d bytes, not a multiple of 64", n)
+	}
+	for name, end := range map[string]uintptr{
+		"labels":   unsafe.Offsetof(ss.labels) + unsafe.Sizeof(ss.labels),
+		"fam":      unsafe.Offsetof(ss.fam) + unsafe.Sizeof(ss.fam),
+		"extraVal": unsafe.Offsetof(ss.extraVal) + unsafe.Sizeof(ss.extraVal),
+		"typ":      unsafe.Offsetof(ss.typ) + unsafe.Sizeof(ss.typ),
+		"sfx":      unsafe.Offsetof(ss.sfx) + unsafe.Sizeof(ss.sfx),
+		"refused":  unsafe.Offsetof(ss.refused) + unsafe.Sizeof(ss.refused),
+	} {
+		if end > 64 {
+			t.Errorf("storedSeries.%s ends at byte %d, past the first line", name, end)
+		}
+	}
 }
