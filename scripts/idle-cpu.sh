@@ -79,6 +79,12 @@ for kind in big small; do
 	prom=$!
 	pids+=("$prom")
 	sleep 20
+	if ! kill -0 "$prom" 2>/dev/null; then
+		# Say why rather than print a figure of nothing (two copies of
+		# this script may race for a port between free_port and bind).
+		echo "prometheus $kind exited before its minute: $(tail -n 1 "$work/prom.log")" >&2
+		continue
+	fi
 	measure "prometheus $kind" "$prom"
 	kill "$prom"
 	wait "$prom" 2>/dev/null
