@@ -52,7 +52,12 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 		end := f.Time.UnixMilli()
 		start := end - f.Window.Milliseconds()
 		for _, t := range analysis.Services(st) {
-			d.services = append(d.services, analysis.ServiceSignalsFor(st, t, start, end))
+			if req.Cache != nil {
+				// The live view: the service series kept between frames.
+				d.services = append(d.services, req.Cache.ServiceSignalsFor(st, t, start, end))
+			} else {
+				d.services = append(d.services, analysis.ServiceSignalsFor(st, t, start, end))
+			}
 		}
 	}
 	analysis.AttachProviders(chains, byService.Rows, analysis.ServicesByName(d.services, ids))
