@@ -492,7 +492,11 @@ func finishHistogram(s *model.Sample, buckets []model.Bucket, count float64, cou
 	s.Buckets = buckets
 	// slices' stable sort is sort.SliceStable's algorithm without its
 	// reflection (an allocation per call): the same order, NaN included.
-	slices.SortStableFunc(s.Buckets, func(a, b model.Bucket) int { return lessInt(a.UpperBound < b.UpperBound, b.UpperBound < a.UpperBound) })
+	// Buckets come sorted as a rule; without NaN, sorted pairs mean a
+	// sorted slice, which a stable sort leaves as it is.
+	if !bucketsSorted(s.Buckets) {
+		slices.SortStableFunc(s.Buckets, func(a, b model.Bucket) int { return lessInt(a.UpperBound < b.UpperBound, b.UpperBound < a.UpperBound) })
+	}
 	s.Count = count
 	if n := len(s.Buckets); n == 0 || !math.IsInf(s.Buckets[n-1].UpperBound, +1) {
 		if countKnown || n > 0 {
@@ -527,6 +531,16 @@ func convertSummary(s *model.Sample, sm *dto.Summary) {
 		quantiles = append(quantiles, model.QuantileValue{Quantile: q.GetQuantile(), Value: q.GetValue()})
 	}
 	finishSummary(s, quantiles, float64(sm.GetSampleCount()), sm != nil && sm.SampleCount != nil, sm.GetSampleSum(), sm != nil && sm.SampleSum != nil)
+}
+
+// bucketsSorted reports buckets in order of their bounds, none NaN.
+func bucketsSorted(bs []model.Bucket) bool {
+	for i := range bs {
+		if bs[i].UpperBound != bs[i].UpperBound || i > 0 && bs[i].UpperBound < bs[i-1].UpperBound {
+			return false
+		}
+	}
+	return true
 }
 
 // lessInt is a comparison's result from the less function both ways.

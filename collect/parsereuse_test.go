@@ -3,7 +3,9 @@ package collect
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -197,5 +199,37 @@ func TestLineCacheArenaCompacts(t *testing.T) {
 	}
 	if compactions == 0 {
 		t.Error("the arena was never compacted: the test does not reach it")
+	}
+}
+
+// TestFinishHistogramSortedShortcut: finishHistogram skips the stable
+// sort for buckets already in order without NaN; the result must be the
+// sort's on every input: sorted, equal bounds, out of order, NaN bounds.
+func TestFinishHistogramSortedShortcut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	bounds := []float64{0.1, 0.5, 1, 1, 2.5, math.Inf(1), math.Inf(-1), math.NaN()}
+	for i := range 20000 {
+		n := rng.IntN(6)
+		if i%4 == 1 {
+			n = 20 + rng.IntN(40) // past the stable sort's insertion blocks: its merges too
+		}
+		bs := make([]model.Bucket, n)
+		for k := range bs {
+			bs[k] = model.Bucket{UpperBound: bounds[rng.IntN(len(bounds))], Count: float64(k)}
+		}
+		if i%2 == 0 { // half of them sorted (NaN stays where it falls)
+			slices.SortStableFunc(bs, func(a, b model.Bucket) int { return lessInt(a.UpperBound < b.UpperBound, b.UpperBound < a.UpperBound) })
+		}
+		want := slices.Clone(bs)
+		slices.SortStableFunc(want, func(a, b model.Bucket) int { return lessInt(a.UpperBound < b.UpperBound, b.UpperBound < a.UpperBound) })
+		var s model.Sample
+		finishHistogram(&s, slices.Clone(bs), 3, true, 1, true)
+		got := s.Buckets[:min(len(s.Buckets), len(want))]
+		for k := range want {
+			w, g := want[k], got[k]
+			if math.Float64bits(w.UpperBound) != math.Float64bits(g.UpperBound) || w.Count != g.Count {
+				t.Fatalf("buckets %v: got %v, want %v first", bs, s.Buckets, want)
+			}
+		}
 	}
 }
