@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -185,4 +186,63 @@ func (c IndexCache) trim(keep string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// IndexWithCache gives p its seek index: read from the user cache
+// directory's IndexCache when a file there matches recPath and the key
+// parts (the dialects and build in use, asked for only when needed),
+// otherwise built and written there. disabled builds it without the
+// cache. What goes wrong with the cache is said to note, and the index is
+// then built as without one.
+func IndexWithCache(ctx context.Context, p *Player, recPath string, disabled bool, parts func() []string, note func(string)) {
+	if disabled {
+		_ = p.BuildIndex(ctx)
+		return
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		note("the seek index is not cached: " + err.Error())
+		_ = p.BuildIndex(ctx)
+		return
+	}
+	c := IndexCache{Dir: filepath.Join(dir, "retrytop")}
+	key, err := IndexKey(recPath, parts()...)
+	if err != nil {
+		note("the seek index is not cached: " + err.Error())
+		_ = p.BuildIndex(ctx)
+		return
+	}
+	ok, err := c.Load(p, recPath, key)
+	if ok {
+		return
+	}
+	if err != nil {
+		note("seek index cache ignored, indexing again: " + err.Error())
+	}
+	if err := p.BuildIndex(ctx); err != nil {
+		return // stopped (the budget, the end of the replay): nothing to keep
+	}
+	if err := c.Save(p, recPath, key); err != nil {
+		note("the seek index was not cached: " + err.Error())
+	}
+}
+
+// BuildDigest identifies this build of retrytop for IndexKey: its
+// executable's SHA-256 ("unknown" when it cannot be read), since another
+// build may translate a recording differently.
+func BuildDigest() string {
+	name, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	fh, err := os.Open(name)
+	if err != nil {
+		return "unknown"
+	}
+	defer fh.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, fh); err != nil {
+		return "unknown"
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -248,7 +245,7 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	// same recording, dialects and build wrote it; built otherwise.
 	var notes indexNotes
 	go func() {
-		indexRecording(ctx, player, path, f.noIndexCache, indexKeyParts(f, rs), notes.add)
+		replay.IndexWithCache(ctx, player, path, f.noIndexCache, indexKeyParts(f, rs), notes.add)
 		done <- struct{}{}
 	}()
 	opts.Status = indexBadge(player, unreadBadge(dialects.latest.Load, dialects.source(player).Statuses, opts.Status))
@@ -268,42 +265,6 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(perr.Error()))
 	}
 	return err
-}
-
-// indexRecording loads the player's seek index from the cache, or
-// builds it and writes it there (docs/cli.md, "replay"). What goes wrong
-// with the cache is a note: the index is then built as without one.
-func indexRecording(ctx context.Context, p *replay.Player, path string, noCache bool, parts func() []string, note func(string)) {
-	if noCache {
-		_ = p.BuildIndex(ctx)
-		return
-	}
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		note("the seek index is not cached: " + err.Error())
-		_ = p.BuildIndex(ctx)
-		return
-	}
-	c := replay.IndexCache{Dir: filepath.Join(dir, "retrytop")}
-	key, err := replay.IndexKey(path, parts()...)
-	if err != nil {
-		note("the seek index is not cached: " + err.Error())
-		_ = p.BuildIndex(ctx)
-		return
-	}
-	ok, err := c.Load(p, path, key)
-	if ok {
-		return
-	}
-	if err != nil {
-		note("seek index cache ignored, indexing again: " + err.Error())
-	}
-	if err := p.BuildIndex(ctx); err != nil {
-		return // stopped (the budget, the end of the replay): nothing to keep
-	}
-	if err := c.Save(p, path, key); err != nil {
-		note("the seek index was not cached: " + err.Error())
-	}
 }
 
 // indexKeyParts is what besides the recording decides its seek index:
@@ -326,17 +287,7 @@ func indexKeyParts(f *replayFlags, rs *recordingSources) func() []string {
 		}
 		slices.Sort(forced)
 		parts = append(parts, "forced "+strings.Join(forced, ","))
-		exe := "unknown"
-		if name, err := os.Executable(); err == nil {
-			if fh, err := os.Open(name); err == nil {
-				h := sha256.New()
-				if _, err := io.Copy(h, fh); err == nil {
-					exe = hex.EncodeToString(h.Sum(nil))
-				}
-				fh.Close()
-			}
-		}
-		return append(parts, "build "+exe)
+		return append(parts, "build "+replay.BuildDigest())
 	}
 }
 

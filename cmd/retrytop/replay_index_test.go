@@ -74,7 +74,7 @@ func TestIndexRecordingCache(t *testing.T) {
 	open := func(noCache bool) (*replay.Player, []string) {
 		var notes indexNotes
 		p := replay.New(rec, replay.Options{})
-		indexRecording(context.Background(), p, path, noCache, parts, notes.add)
+		replay.IndexWithCache(context.Background(), p, path, noCache, parts, notes.add)
 		if done, total, _ := p.IndexProgress(); done != total {
 			t.Fatalf("index at %d of %d", done, total)
 		}
