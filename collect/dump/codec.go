@@ -520,43 +520,19 @@ var errRenderLimit = errors.New("the decoded body is longer than the frame says"
 // bytes: a damaged delta cannot make the reader render past the body size
 // its frame declared (and the reader checked against the file).
 func (t *tokens) renderMax(dst []byte, limit int) ([]byte, error) {
-	s := t.structure
-	slot := 0
-	start := len(dst)
-	for len(s) > 0 {
-		if len(dst)-start > limit {
-			return dst, errRenderLimit
-		}
-		k := indexMark(s)
-		if k < 0 {
-			dst = append(dst, s...)
-			break
-		}
-		dst = append(dst, s[:k]...)
-		if s[k] == escMark {
-			if k+1 >= len(s) {
-				return dst, errors.New("structure ends inside an escape")
-			}
-			dst = append(dst, s[k+1])
-			s = s[k+2:]
-			continue
-		}
-		if slot >= len(t.nums) {
-			return dst, errors.New("more slots than numbers")
-		}
-		dst = appendNum(dst, t.nums[slot])
-		slot++
-		s = s[k+1:]
-	}
-	if slot != len(t.nums) {
-		return dst, errors.New("fewer slots than numbers")
-	}
-	return dst, nil
+	dst, _, err := t.renderSlots(dst, nil, false, limit)
+	return dst, err
 }
 
 // renderOffs is renderMax, appending each slot's start and end offset
 // in dst (from dst's start) to offs.
 func (t *tokens) renderOffs(dst []byte, offs []int32, limit int) ([]byte, []int32, error) {
+	return t.renderSlots(dst, offs, true, limit)
+}
+
+// renderSlots is renderMax, with each slot's offsets appended to offs
+// when withOffs.
+func (t *tokens) renderSlots(dst []byte, offs []int32, withOffs bool, limit int) ([]byte, []int32, error) {
 	s := t.structure
 	slot := 0
 	start := len(dst)
@@ -581,9 +557,13 @@ func (t *tokens) renderOffs(dst []byte, offs []int32, limit int) ([]byte, []int3
 		if slot >= len(t.nums) {
 			return dst, offs, errors.New("more slots than numbers")
 		}
-		offs = append(offs, int32(len(dst)-start))
+		if withOffs {
+			offs = append(offs, int32(len(dst)-start))
+		}
 		dst = appendNum(dst, t.nums[slot])
-		offs = append(offs, int32(len(dst)-start))
+		if withOffs {
+			offs = append(offs, int32(len(dst)-start))
+		}
 		slot++
 		s = s[k+1:]
 	}
