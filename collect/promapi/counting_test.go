@@ -120,31 +120,8 @@ func (f *countingAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestSourceCountsLikeAScraper(t *testing.T) {
 	const t0 = 1700000000
 	fake := &countingAPI{t0: t0, attemptsFail: []float64{3}}
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	now := time.Unix(t0, 0)
-	src, err := New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Backfill: -1, Step: time.Second, Clock: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 5 {
-		st := src.Refresh(context.Background())
-		wantErr := i == 3
-		if got := strings.Contains(st[0].LastError, "boom"); got != wantErr {
-			t.Errorf("evaluation t0+%d: server status %q", i, st[0].LastError)
-		}
-		now = now.Add(time.Second)
-	}
-	store := src.Store()
-	points := func(target, name string) string {
-		var out []string
-		for _, s := range store.Select(target, name, nil) {
-			for _, p := range s.Points {
-				out = append(out, fmt.Sprintf("%+d:%g", p.T-t0*1000, p.V))
-			}
-		}
-		return strings.Join(out, " ")
-	}
+	store := runCounting(t, fake, 5, "boom", func(i int) bool { return i == 3 })
+	points := func(target, name string) string { return countingPoints(store, t0, target, name) }
 	for _, c := range []struct{ target, name, want string }{
 		// Baseline at t0 (scraped at t0-0.3 s), then +5 per step; nothing
 		// at t0+2, whose scrape failed, nor at t0+3, where the attempts
@@ -181,38 +158,19 @@ func TestSourceCountsLikeAScraper(t *testing.T) {
 // rate over any window is the server's.
 func TestSourceClockFails(t *testing.T) {
 	const t0 = 1700000000
-	fake := &countingAPI{t0: t0, clockFailsAt: t0 + 1}
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	now := time.Unix(t0, 0)
-	src, err := New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Backfill: -1, Step: time.Second, Clock: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 5 {
-		st := src.Refresh(context.Background())
-		if got := strings.Contains(st[0].LastError, "scrape times (up)"); got != (i == 1) {
-			t.Errorf("evaluation t0+%d: server status %q", i, st[0].LastError)
-		}
-		now = now.Add(time.Second)
-	}
-	var got []string
-	for _, s := range src.Store().Select("app", model.MetricOriginals, nil) {
-		for _, p := range s.Points {
-			got = append(got, fmt.Sprintf("%+d:%g", p.T-t0*1000, p.V))
-		}
-	}
+	store := runCounting(t, &countingAPI{t0: t0, clockFailsAt: t0 + 1}, 5, "scrape times (up)", func(i int) bool { return i == 1 })
+	got := countingPoints(store, t0, "app", model.MetricOriginals)
 	// Baseline at t0 (scraped 0.3 s before), +5 a step; t0+1's step
 	// counted at t0+2's scrape; t0+2's own scrape failed (the fake's
 	// clock says so), so its step is counted at t0+3.
-	if want := "-300:0 +2700:15 +3700:20"; strings.Join(got, " ") != want {
-		t.Errorf("app originals %s, want %s", strings.Join(got, " "), want)
+	if want := "-300:0 +2700:15 +3700:20"; got != want {
+		t.Errorf("app originals %s, want %s", got, want)
 	}
 	// Windows in ms after t0. [900, 3800] held the sample stored at
 	// t0+1's evaluation time (+1000:5): 15 over 2.7 s, 5.56/s.
 	for _, w := range [][2]int64{{-10000, 10000}, {-1000, 3000}, {900, 3800}, {2000, 4000}} {
 		from, to := t0*1000+w[0], t0*1000+w[1]
-		if v, ok := analysis.SignalsFor(src.Store(), "app", "db", from, to).OriginalsPerS.Get(); !ok || v != 5 {
+		if v, ok := analysis.SignalsFor(store, "app", "db", from, to).OriginalsPerS.Get(); !ok || v != 5 {
 			t.Errorf("app originals/s over [t0%+dms, t0%+dms] = %v %v, want the server's 5", w[0], w[1], v, ok)
 		}
 	}
@@ -257,31 +215,9 @@ func TestSourceQueryFailsHoldsTarget(t *testing.T) {
 		},
 	}} {
 		t.Run(c.name, func(t *testing.T) {
-			fake := &countingAPI{t0: t0, steady: true, attemptsFail: c.fails}
-			srv := httptest.NewServer(fake)
-			defer srv.Close()
-			now := time.Unix(t0, 0)
-			src, err := New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Backfill: -1, Step: time.Second, Clock: func() time.Time { return now }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range 6 {
-				st := src.Refresh(context.Background())
-				if got, want := strings.Contains(st[0].LastError, "1 of 61 queries failed"), slices.Contains(c.fails, float64(i)); got != want {
-					t.Errorf("evaluation t0+%d: server status %q", i, st[0].LastError)
-				}
-				now = now.Add(time.Second)
-			}
-			store := src.Store()
-			points := func(name string) string {
-				var out []string
-				for _, s := range store.Select("app", name, nil) {
-					for _, p := range s.Points {
-						out = append(out, fmt.Sprintf("%+d:%g", p.T-t0*1000, p.V))
-					}
-				}
-				return strings.Join(out, " ")
-			}
+			store := runCounting(t, &countingAPI{t0: t0, steady: true, attemptsFail: c.fails}, 6, "1 of 61 queries failed",
+				func(i int) bool { return slices.Contains(c.fails, float64(i)) })
+			points := func(name string) string { return countingPoints(store, t0, "app", name) }
 			if got := points(model.MetricOriginals); got != c.origs {
 				t.Errorf("originals %s, want %s", got, c.origs)
 			}
@@ -300,4 +236,37 @@ func TestSourceQueryFailsHoldsTarget(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runCounting refreshes a Source over fake n times, one second apart from
+// fake.t0, checking that the server status says status at exactly the
+// evaluations failing names; it returns the Source's store.
+func runCounting(t *testing.T, fake *countingAPI, n int, status string, failing func(i int) bool) *model.Store {
+	t.Helper()
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	now := time.Unix(int64(fake.t0), 0)
+	src, err := New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Backfill: -1, Step: time.Second, Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		st := src.Refresh(context.Background())
+		if got := strings.Contains(st[0].LastError, status); got != failing(i) {
+			t.Errorf("evaluation t0+%d: server status %q", i, st[0].LastError)
+		}
+		now = now.Add(time.Second)
+	}
+	return src.Store()
+}
+
+// countingPoints is target's series of name as "ms after t0:value".
+func countingPoints(st *model.Store, t0 int64, target, name string) string {
+	var out []string
+	for _, s := range st.Select(target, name, nil) {
+		for _, p := range s.Points {
+			out = append(out, fmt.Sprintf("%+d:%g", p.T-t0*1000, p.V))
+		}
+	}
+	return strings.Join(out, " ")
 }
