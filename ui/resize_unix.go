@@ -6,11 +6,16 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	tea "github.com/charmbracelet/bubbletea"
 )
 
-// notifyResize delivers the terminal's resizes (SIGWINCH) until stop.
-func notifyResize() (<-chan os.Signal, func()) {
+// watchResizes sends the size after every SIGWINCH (even an unchanged
+// one: the terminal may have been redrawn, and the view is posted again)
+// until done.
+func watchResizes(done <-chan struct{}, last termSize, get func() (int, int, error), send func(tea.Msg)) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGWINCH)
-	return ch, func() { signal.Stop(ch) }
+	defer signal.Stop(ch)
+	followSize(done, ch, false, last, get, send)
 }

@@ -148,21 +148,36 @@ func (p *program) guard(cmd tea.Cmd) tea.Cmd {
 	}
 }
 
-// watchSize sends the terminal's size now and after every resize.
+// watchSize sends the terminal's size now and after every resize
+// (watchResizes: SIGWINCH, or on Windows, which has none, a poll).
 func watchSize(ctx context.Context, out *os.File, p *tea.Program) {
-	send := func() {
-		if w, h, err := term.GetSize(out.Fd()); err == nil {
-			p.Send(tea.WindowSizeMsg{Width: w, Height: h})
-		}
+	get := func() (int, int, error) { return term.GetSize(out.Fd()) }
+	send := func(m tea.Msg) { p.Send(m) }
+	last := termSize{-1, -1} // none sent: a poll sends the first size it reads
+	if w, h, err := get(); err == nil {
+		last = termSize{w, h}
+		send(tea.WindowSizeMsg{Width: w, Height: h})
 	}
-	send()
-	resized, stop := notifyResize()
-	defer stop()
+	watchResizes(ctx.Done(), last, get, send)
+}
+
+type termSize struct{ w, h int }
+
+// followSize reads the size each time ticks fires and sends it as a
+// tea.WindowSizeMsg (when onlyChanged, only when it differs from the
+// last one sent, starting from last), until done. A size that cannot be
+// read is skipped.
+func followSize[T any](done <-chan struct{}, ticks <-chan T, onlyChanged bool, last termSize, get func() (int, int, error), send func(tea.Msg)) {
 	for {
 		select {
-		case <-resized:
-			send()
-		case <-ctx.Done():
+		case <-ticks:
+			w, h, err := get()
+			if err != nil || (onlyChanged && last == termSize{w, h}) {
+				continue
+			}
+			last = termSize{w, h}
+			send(tea.WindowSizeMsg{Width: w, Height: h})
+		case <-done:
 			return
 		}
 	}
