@@ -212,6 +212,63 @@ func floorTo(t, step int64) int64 {
 
 type binEdge struct{ start, end int64 }
 
+// reportGrid is the bin layout of a report's timeline (analyze): edges on
+// multiples of the bin width in Unix time, as the live frames' aligned
+// bins, from the recording's first scrape. The first bin runs from that
+// scrape to the first edge after it, merged into the next bin when it
+// would be shorter than half a bin (the sliver rule of binEdges, at the
+// start); the last is cut or merged at the end by binEdges. Two reports of
+// the same span whose readers first scraped at different moments (analyze
+// scraping and analyze --prometheus, two recordings of one incident) then
+// share every edge after the first, so their bins cover the same time and
+// differ only by where each reader's scrapes fall in them (under one
+// scrape interval); bins counted from each reader's first scrape were out
+// of phase by up to a bin.
+type reportGrid struct {
+	binMs, startMs int64
+	first          int64 // the end of the first bin: an edge on the grid
+}
+
+func newReportGrid(binMs, startMs int64) reportGrid {
+	g := reportGrid{binMs: binMs, startMs: startMs}
+	if binMs > 0 {
+		g.first = floorTo(startMs, binMs) + binMs
+		if g.first-startMs < binMs/2 {
+			g.first += binMs
+		}
+	}
+	return g
+}
+
+// bin is the k-th bin of an open-ended layout (before the end's cut).
+func (g reportGrid) bin(k int) binEdge {
+	if k == 0 {
+		return binEdge{g.startMs, g.first}
+	}
+	return binEdge{g.first + int64(k-1)*g.binMs, g.first + int64(k)*g.binMs}
+}
+
+// endingBy is how many bins of the open-ended layout end at or before t.
+func (g reportGrid) endingBy(t int64) int {
+	if g.binMs <= 0 || t < g.first {
+		return 0
+	}
+	return int((t-g.first)/g.binMs) + 1
+}
+
+// edges lays the grid out up to endMs: the bins of the open-ended layout,
+// the last cut at endMs, and a remainder shorter than half a bin merged
+// into the bin before it.
+func (g reportGrid) edges(endMs int64) []binEdge {
+	if g.binMs <= 0 || endMs <= g.startMs {
+		return nil
+	}
+	if endMs-g.first < g.binMs/2 {
+		return []binEdge{{g.startMs, endMs}} // shorter than the first bin and a half: one bin
+	}
+	return append([]binEdge{{g.startMs, g.first}}, binEdges(g.binMs, g.first, endMs)...)
+}
+
 // binEdges lays out consecutive timeline bins from startMs to endMs. A
 // sliver left at the end joins the bin before it: a rate over a few
 // milliseconds holding one scrape's increase is a spike of nothing (13 ms of

@@ -141,13 +141,14 @@ func (b *WholeBuilder) Observe(at time.Time, stored bool) {
 	// end plus half a bin is stored: every entry up to its end is in (they
 	// come in time order), and the recording's end is far enough that the
 	// last bin's cut or merge (binEdges) cannot reach it.
-	complete := int((b.newest - b.startMs - b.binMs/2 - 1) / b.binMs)
+	grid := newReportGrid(b.binMs, b.startMs)
+	complete := grid.endingBy(b.newest - b.binMs/2 - 1)
 	if complete-b.done < wholeBatch {
 		return
 	}
 	edges := make([]binEdge, complete)
 	for k := range edges {
-		edges[k] = binEdge{b.startMs + int64(k)*b.binMs, b.startMs + int64(k+1)*b.binMs}
+		edges[k] = grid.bin(k)
 	}
 	b.reduce(edges, b.done)
 	b.done = complete
@@ -235,12 +236,13 @@ func (b *WholeBuilder) finish(startMs, endMs int64) bool {
 	if !b.started || startMs != b.startMs {
 		return false
 	}
-	b.edges = binEdges(b.binMs, startMs, endMs)
+	grid := newReportGrid(b.binMs, startMs)
+	b.edges = grid.edges(endMs)
 	if len(b.edges) < b.done {
 		return false
 	}
 	for k := 0; k < b.done; k++ {
-		if b.edges[k] != (binEdge{startMs + int64(k)*b.binMs, startMs + int64(k+1)*b.binMs}) {
+		if b.edges[k] != grid.bin(k) {
 			return false
 		}
 	}

@@ -83,8 +83,10 @@ type ReportOptions struct {
 
 // BuildReport computes a Report from the store. The rows cover
 // [end-Window, end]; the timeline covers [oldest retained scrape, end] in
-// Bin-wide bins, and summing a rate times its bin's SampledSeconds over the
-// timeline gives the increase over the whole recording.
+// Bin-wide bins whose edges sit on multiples of Bin in Unix time (the
+// first and last may be partial: reportGrid), and summing a rate times its
+// bin's SampledSeconds over the timeline gives the increase over the whole
+// recording.
 func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptions) Report {
 	rep, _ := buildReport(st, targets, opts, nil)
 	return rep
@@ -140,7 +142,7 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		return rep, fmt.Errorf("analysis: the timeline's bins from %d to %d ms are not those reduced while loading", start, end)
 	}
 	rep.StartUnix, rep.EndUnix = float64(start)/1000, float64(end)/1000
-	binMs := opts.Bin.Milliseconds()
+	grid := newReportGrid(opts.Bin.Milliseconds(), start).edges(end)
 	winStart := end - opts.Window.Milliseconds()
 	history := model.Frame{Time: time.UnixMilli(end), Window: opts.Window, Bin: opts.Bin, Targets: targets, Timelines: map[model.Key][]model.Signals{}}
 	servers := make(map[string]*server)
@@ -192,7 +194,7 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 			} else if wb != nil {
 				return rep, fmt.Errorf("analysis: row %s -> %s has no reduced timeline", t, r.dep)
 			} else {
-				bins = r.timeline(binMs, start, end)
+				bins = r.timelineOver(grid)
 			}
 			dr.Fates.Budget = BudgetFor(dialects[t], dr.Signals, bins)
 			dr.Derived = derivedOf(dialects[t], opts.Derived)

@@ -35,7 +35,11 @@ func (r *row) timeline(binMs, startMs, endMs int64) []model.Signals {
 	if binMs <= 0 || endMs <= startMs {
 		return nil
 	}
-	edges := binEdges(binMs, startMs, endMs)
+	return r.timelineOver(binEdges(binMs, startMs, endMs))
+}
+
+// timelineOver evaluates the row over the given bins.
+func (r *row) timelineOver(edges []binEdge) []model.Signals {
 	out := make([]model.Signals, len(edges))
 	for i, b := range edges {
 		out[i] = r.eval(binWindow(r.times, b.start, b.end))
