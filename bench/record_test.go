@@ -188,3 +188,45 @@ func BenchmarkRecord(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRecordAppend is the dump's part of BenchmarkRecord alone:
+// Writer.Append of the bodies record's server serves (one body, or 60
+// steps in turn for -changing), to a file as record writes it. For
+// profiles (-cpuprofile) and before/after runs of collect/dump; the
+// figures of issue 19 are BenchmarkRecord's ratios.
+func BenchmarkRecordAppend(b *testing.B) {
+	for _, name := range []string{"envoy2k", "gosvc2k", "envoy2k-changing"} {
+		b.Run("body="+name, func(b *testing.B) {
+			base, changing := strings.CutSuffix(name, "-changing")
+			var texts [][]byte
+			for _, body := range Bodies() {
+				if body.Name == base {
+					texts = append(texts, body.Text(0))
+					for i := 1; changing && i < 60; i++ {
+						texts = append(texts, body.Text(i))
+					}
+				}
+			}
+			w, err := dump.Create(filepath.Join(b.TempDir(), "rec.rtd"), false, dump.WriterOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			at := time.Unix(1_700_000_000, 0)
+			b.SetBytes(int64(len(texts[0])))
+			b.ReportAllocs()
+			i := 0
+			c0 := cpuNow()
+			for b.Loop() {
+				at = at.Add(time.Second)
+				if err := w.Append("app", at, textType, texts[i%len(texts)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			// CPU, not wall: on the shared machine a benchmark gets a
+			// third of a core at times, which wall time counts as its own.
+			b.ReportMetric(float64(cpuNow()-c0)/float64(b.N), "cpu-ns/append")
+		})
+	}
+}

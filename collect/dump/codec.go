@@ -841,6 +841,34 @@ func encodeDelta(dst []byte, cur, base *tokens, v uint16) []byte {
 	return append(dst, ints...)
 }
 
+// encodeSame is encodeDelta(dst, cur, t, v) for a cur equal to t (the
+// target served the same body again), without the copy: t's slots take
+// the state encodeDelta would give cur's. Every slot is unchanged, so its
+// kind is slotSame (stored XOR its last kind), its growth and those of
+// the slots before it 0, and of its predictions only the first (its last
+// growth again) can miss. TestEncodeSame holds it to encodeDelta.
+func encodeSame(dst []byte, t *tokens) []byte {
+	dst = binary.AppendUvarint(dst, 1) // the structure is the base's
+	dst = binary.AppendUvarint(dst, uint64(len(t.nums)))
+	for i := range t.nums {
+		n := &t.nums[i]
+		dst = append(dst, slotSame^n.k)
+		var miss uint16
+		if n.d != 0 {
+			r := -n.d // the first prediction's residual, as learn takes it
+			if r < 0 {
+				r = -r
+			}
+			miss = uint16(bits.Len64(uint64(r))) * 16
+		}
+		n.cost[0] = n.cost[0] - n.cost[0]>>3 + miss
+		n.cost[1] -= n.cost[1] >> 3
+		n.cost[2] -= n.cost[2] >> 3
+		n.d, n.k = 0, slotSame
+	}
+	return binary.AppendUvarint(dst, 0) // no shapes, no integers
+}
+
 // baseAlignment returns, for slot i of cur, the slot of base it is
 // compared with, or -1. With equal structures slots align one to one;
 // otherwise a slot is compared with the same slot of the base's line with

@@ -1,6 +1,7 @@
 package dump
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -101,6 +102,10 @@ type writerTarget struct {
 	tid      uint64 // the target's number in the file
 	lastStep int64  // the newest frame's step from its base (0: a key frame): predictStep's input
 	lastLen  uint64 // the newest frame's body length
+	// lastDelta is the newest delta compressed without a dictionary and
+	// lastZ its compression (zstd magic stripped): a delta equal to it is
+	// not compressed again.
+	lastDelta, lastZ []byte
 }
 
 func (w *Writer) newWriterTarget(target string) *writerTarget {
@@ -189,12 +194,27 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 		t = w.newWriterTarget(target)
 		w.targets[target] = t
 	}
-	m := meta{timeNs: at.UnixNano(), target: target, contentType: contentType, bodyLen: uint64(len(body)),
-		bodyCRC: crc32.Checksum(body, castagnoli), tid: t.tid}
-	tokenizeReuse(body, &t.cur, &t.prev, t.prevBody)
+	m := meta{timeNs: at.UnixNano(), target: target, contentType: contentType, bodyLen: uint64(len(body)), tid: t.tid}
+	// A target that served the same bytes again (a quiet service between
+	// two scrapes) costs one comparison: its checksum, tokens and previous
+	// body are the last frame's, and only the slots' state moves on
+	// (encodeSame). tok is the tokens of this body: the previous frame's
+	// themselves then, else the scratch set.
+	same := t.have && bytes.Equal(body, t.prevBody)
+	tok := &t.cur
+	if same {
+		m.bodyCRC, tok = t.lastCRC, &t.prev
+	} else {
+		m.bodyCRC = crc32.Checksum(body, castagnoli)
+		tokenizeReuse(body, &t.cur, &t.prev, t.prevBody)
+	}
 	key := !t.have || t.ct != contentType || t.sinceKey+1 >= w.opts.KeyEvery || m.timeNs <= t.lastNs
 	if !key {
-		w.delta = encodeDelta(w.delta[:0], &t.cur, &t.prev, Version)
+		if same {
+			w.delta = encodeSame(w.delta[:0], &t.prev)
+		} else {
+			w.delta = encodeDelta(w.delta[:0], &t.cur, &t.prev, Version)
+		}
 		m.kind, m.base = kindDelta, uint64(m.timeNs-t.lastNs)
 		m.stepRes = int64(m.base) - predictStep(t.lastStep)
 		m.lenDiff = int64(len(body)) - int64(t.lastLen)
@@ -213,7 +233,20 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 			}
 		}
 		m.payload = appendUvarint(nil, uint64(dictID))
-		m.payload = padPayload(stripMagic(enc.EncodeAll(w.delta, m.payload), len(m.payload)), t.bound, len(body))
+		if dictID == 0 && bytes.Equal(w.delta, t.lastDelta) {
+			// The delta of the last frame again (a steady target: every
+			// slot as it was, as at the last frame): so is its
+			// compression, which depends on nothing else.
+			m.payload = append(m.payload, t.lastZ...)
+		} else {
+			z := stripMagic(enc.EncodeAll(w.delta, m.payload), len(m.payload))
+			t.lastDelta, t.lastZ = t.lastDelta[:0], t.lastZ[:0]
+			if dictID == 0 {
+				t.lastDelta, t.lastZ = append(t.lastDelta, w.delta...), append(t.lastZ, z[len(m.payload):]...)
+			}
+			m.payload = z
+		}
+		m.payload = padPayload(m.payload, t.bound, len(body))
 		// A delta that saves little is not worth its dependency.
 		if len(m.payload) > t.keySize/2 && t.keySize > 0 {
 			key = true
@@ -224,8 +257,8 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 		m.payload = padPayload(stripMagic(w.enc.EncodeAll(body, nil), 0), 0, len(body))
 		// A reader starts from the key frame's own tokens: no growths,
 		// kinds or predictor costs.
-		for i := range t.cur.nums {
-			n := &t.cur.nums[i]
+		for i := range tok.nums {
+			n := &tok.nums[i]
 			n.d, n.k, n.cost = 0, 0, [numPredictors]uint16{}
 		}
 	}
@@ -246,9 +279,11 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 			return fmt.Errorf("dump: sync: %w", err)
 		}
 	}
-	t.prev, t.cur = t.cur, t.prev
-	t.prev.lines = nil
-	t.prevBody = append(t.prevBody[:0], body...)
+	if !same {
+		t.prev, t.cur = t.cur, t.prev
+		t.prev.lines = nil
+		t.prevBody = append(t.prevBody[:0], body...)
+	}
 	t.have, t.ct, t.lastNs, t.lastCRC, t.lastLen = true, contentType, m.timeNs, m.bodyCRC, uint64(len(body))
 	t.lastStep = int64(m.base) // 0 for a key frame
 	if key {

@@ -1,0 +1,133 @@
+package dump
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cloneTokens copies t deeply enough for encodeDelta to write into.
+func cloneTokens(t *tokens) tokens {
+	return tokens{structure: slices.Clone(t.structure), nums: slices.Clone(t.nums), rows: slices.Clone(t.rows), wide: t.wide}
+}
+
+// TestEncodeSame: for a body equal to the last, encodeSame writes the
+// bytes encodeDelta writes and leaves the slots in the state encodeDelta
+// gives the current tokens, from every state a run of changing bodies
+// leaves (growths, kinds and costs of all three predictors, counter
+// resets, shape changes). The run repeats each body one to three times, so
+// the states after one and two equal frames are covered too.
+func TestEncodeSame(t *testing.T) {
+	body := func(i int) []byte {
+		var b strings.Builder
+		fmt.Fprintf(&b, "steady_total %d\n", 1000+(i%13)*17) // resets at 13
+		total := 500 + i*i*3
+		for k := 1; k <= 8; k++ {
+			fmt.Fprintf(&b, "h_bucket{le=\"%d\"} %d\n", k, total*k/8)
+		}
+		fmt.Fprintf(&b, "h_sum %d.%03d\nbig %d\n", total*7, i*37%1000, int64(1)<<62-int64(i)<<58)
+		fmt.Fprintf(&b, "shape %s\nflappy %d\n", []string{"1.5", "2", "1e+06", "0.001", "2"}[i%5], (i/3)%2)
+		return []byte(b.String())
+	}
+	var base, cur tokens
+	base.wide, cur.wide = true, true
+	tokenize(body(0), &base)
+	checked := 0
+	for i := 1; i < 60; i++ {
+		b := body(i)
+		for rep := 0; rep <= i%3; rep++ {
+			tokenize(b, &cur)
+			if rep > 0 {
+				// cur equals base: the writer's case.
+				ref := cloneTokens(&cur)
+				want := encodeDelta(nil, &ref, &base, Version)
+				same := cloneTokens(&base)
+				got := encodeSame(nil, &same)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("body %d, repeat %d: encodeSame wrote %x, encodeDelta %x", i, rep, got, want)
+				}
+				if !sameState(&same, &ref) {
+					t.Fatalf("body %d, repeat %d: encodeSame's slot state differs from encodeDelta's", i, rep)
+				}
+				checked++
+			}
+			encodeDelta(nil, &cur, &base, Version)
+			base, cur = cur, base
+		}
+	}
+	if checked < 40 {
+		t.Fatalf("only %d equal frames checked", checked)
+	}
+}
+
+// TestWriterRepeatedBodies: a target that serves the same body several
+// times in a row (Append's comparison with the previous body, its cached
+// compression), with other targets and failed scrapes between, with key
+// frames in the run, reads back byte for byte and frame for frame.
+func TestWriterRepeatedBodies(t *testing.T) {
+	for _, ke := range []int{1, 3, DefaultKeyEvery} {
+		t.Run(fmt.Sprintf("keyEvery=%d", ke), func(t *testing.T) {
+			var buf bytes.Buffer
+			w, err := NewWriter(&buf, WriterOptions{KeyEvery: ke, IndexEvery: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Unix(1741057965, 0)
+			var recs []rec
+			for i := range 60 {
+				for k, tg := range []string{"app", "db"} {
+					r := rec{target: tg, ct: "text/plain; version=0.0.4", at: start.Add(time.Duration(i)*time.Second + time.Duration(k)*time.Millisecond)}
+					switch {
+					case tg == "db" && i%9 == 4:
+						r.err = "connection refused"
+						if err := w.AppendError(tg, r.at, r.err); err != nil {
+							t.Fatal(err)
+						}
+					default:
+						// app changes every fourth scrape, db every
+						// seventh; app's structure changes at 20 and 40.
+						step := i / 4
+						if tg == "db" {
+							step = i / 7
+						}
+						r.body = smallBody(tg, step)
+						if tg == "app" && i >= 20 && i < 40 {
+							r.body = append(r.body, "extra_series 1\n"...)
+						}
+						if i == 50 && tg == "app" {
+							r.ct = "text/plain; version=1.0.0" // a new type on the same bytes: a key frame
+						}
+						if err := w.Append(tg, r.at, r.ct, r.body); err != nil {
+							t.Fatal(err)
+						}
+					}
+					recs = append(recs, r)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r := openBytes(t, buf.Bytes())
+			if p := r.Problems(); len(p) != 0 {
+				t.Fatalf("problems: %v", p)
+			}
+			if r.Len() != len(recs) {
+				t.Fatalf("%d frames, want %d", r.Len(), len(recs))
+			}
+			for _, order := range [][]int{seq(len(recs)), rev(len(recs))} {
+				for _, i := range order {
+					f, err := r.Frame(i)
+					if err != nil {
+						t.Fatalf("frame %d: %v", i, err)
+					}
+					if !sameFrame(f, recs[i]) {
+						t.Fatalf("frame %d: got %s %v %q, want %s %v %q", i, f.Target, f.Time, f.Body, recs[i].target, recs[i].at, recs[i].body)
+					}
+				}
+			}
+		})
+	}
+}
