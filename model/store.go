@@ -134,13 +134,49 @@ type targetHistory struct {
 	// tiles hold the float32 rings of the target's series (ring).
 	tiles []*ringTiles
 	// order is the series cache (Prometheus' scrape cache, by position):
-	// order[i] is the series that the i-th flat series of the previous
-	// scrape went to (nil: dropped by the cap). A target exposes the same
-	// series in the same order scrape after scrape, so Append first checks
-	// the series at the same position field by field, which costs no hash
-	// and no key, and looks the key up only when that check fails (a
-	// series appeared, left or moved).
-	order []*storedSeries
+	// order[i] says where the i-th flat series of the previous scrape
+	// went: a stored series, or a refusal by the caps. A target exposes
+	// the same series in the same order scrape after scrape, so Append
+	// first checks the entry at the same position field by field, which
+	// costs no hash and no key, and looks the key up only when that check
+	// fails (a series appeared, left or moved).
+	order []cacheSlot
+}
+
+// cacheSlot is the series cache's entry for one flat position.
+type cacheSlot struct {
+	ss *storedSeries // the series stored from here; nil when refused or none
+	// rs, when ss is nil, is the sample the caps refused here: shared by
+	// the flat series of one sample (a histogram's buckets, _count and
+	// _sum), so that on a target over its cap the labels are compared
+	// once a sample, not once a flat series, and then by pointer.
+	rs *refusedSample
+	// extraVal and sfx are the refused flat series' le or quantile (as
+	// bits: -0 and 0 are two keys) and suffix.
+	extraBits uint64
+	sfx       uint8
+}
+
+// refusedSample is the identity of a sample whose flat series the caps
+// refused: with a flat series' suffix and extra value it determines the
+// series' key (flatRef.appendKey), which is all a refusal needs to prove.
+type refusedSample struct {
+	fam    string
+	typ    MetricType
+	labels Labels // the sample's, copied: the store's own, never written
+}
+
+// sameSample reports whether r's family and sample labels are rs's.
+func (rs *refusedSample) sameSample(r *flatRef) bool {
+	if rs.typ != r.fam.Type || !sameString(rs.fam, r.fam.Name) || len(rs.labels) != len(r.sample.Labels) {
+		return false
+	}
+	for i, l := range r.sample.Labels {
+		if !sameString(rs.labels[i].Name, l.Name) || !sameString(rs.labels[i].Value, l.Value) {
+			return false
+		}
+	}
+	return true
 }
 
 // freshSeries is a series first seen at the scrape being appended.
@@ -166,9 +202,6 @@ type storedSeries struct {
 	extraVal float64
 	typ      MetricType
 	sfx      uint8
-	// refused marks a series the cap kept out: only in the series cache,
-	// never in the store's maps.
-	refused bool
 
 	key      string // identity within the target; also the stable sort order
 	name     string
@@ -338,7 +371,7 @@ func (ss *storedSeries) is(r *flatRef) bool {
 		return true
 	}
 	// ss.labels is ls with the extra label inserted in name order.
-	if len(ss.labels) != len(ls)+1 || ss.extraVal != r.extraVal {
+	if len(ss.labels) != len(ls)+1 || math.Float64bits(ss.extraVal) != math.Float64bits(r.extraVal) { // bits: -0 and 0 are two keys
 		return false
 	}
 	j := 0
@@ -459,20 +492,33 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	created := 0           // series created by this scrape so far
 	byTotal := 0           // series refused because the store was full
 	full := func() bool { return len(th.series) >= s.cfg.MaxSeriesPerTarget || s.total >= s.cfg.MaxSeries }
+	// The refusal last proven to be r's sample (labels compared once a
+	// sample), and the refusal made last this scrape, with its sample.
+	var provenRS, madeRS *refusedSample
+	var provenFam, madeFam *Family
+	var provenSample, madeSample *Sample
 	// A loop, not eachFlat's callback: its counters stay in registers.
 	it := flatIter{fams: snap.Families}
 	for it.next() {
 		r := &it.r
 		var ss *storedSeries
+		var cs *cacheSlot
 		if pos < len(th.order) && !s.noSeriesCache {
-			if c := th.order[pos]; c != nil && c.is(r) {
-				if !c.refused {
+			cs = &th.order[pos]
+			if c := cs.ss; c != nil {
+				if c.is(r) {
 					ss = c
-				} else if created == 0 && full() {
-					// Refused at the previous scrape, and nothing was
-					// stored since that could be it: refused again, with
-					// no key built. (Room made since, by this target or
-					// another, sends it to the key lookup.)
+				}
+			} else if rs := cs.rs; rs != nil && cs.sfx == r.sfx && (r.extra == "" || cs.extraBits == math.Float64bits(r.extraVal)) &&
+				(rs == provenRS && r.fam == provenFam && r.sample == provenSample || rs.sameSample(r)) {
+				// The same key as the series refused here at the previous
+				// scrape (the suffix, the family's type and the extra
+				// label's value, the family and the sample's labels).
+				provenRS, provenFam, provenSample = rs, r.fam, r.sample
+				if created == 0 && full() {
+					// Nothing was stored since that could be it: refused
+					// again, with no key built. (Room made since, by this
+					// target or another, sends it to the key lookup.)
 					pos++
 					res.Dropped++
 					if len(th.series) < s.cfg.MaxSeriesPerTarget {
@@ -486,12 +532,12 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 			th.keyBuf = r.appendKey(th.keyBuf[:0])
 			ss = th.series[string(th.keyBuf)] // no allocation for the lookup
 		}
-		if pos < len(th.order) {
-			if th.order[pos] != ss { // unchanged mostly: no pointer write (and its barrier)
-				th.order[pos] = ss
-			}
-		} else {
-			th.order = append(th.order, ss)
+		if pos == len(th.order) {
+			th.order = append(th.order, cacheSlot{})
+		}
+		cs = &th.order[pos]
+		if cs.ss != ss { // unchanged mostly: no pointer write (and its barrier)
+			cs.ss = ss
 		}
 		pos++
 		if ss == nil {
@@ -502,9 +548,16 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 				}
 				// Remembered by position (its identity, no ring), so that a
 				// target over the cap does not pay a key per refused series
-				// per scrape.
-				fs := r.series()
-				th.order[pos-1] = &storedSeries{name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, extraVal: r.extraVal, refused: true}
+				// per scrape; the flat series of one sample share it.
+				rs := madeRS
+				if rs == nil || r.fam != madeFam || r.sample != madeSample {
+					rs = &refusedSample{fam: r.fam.Name, typ: r.fam.Type, labels: append(Labels(nil), r.sample.Labels...)}
+					madeRS, madeFam, madeSample = rs, r.fam, r.sample
+				}
+				cs.rs, cs.sfx, cs.extraBits = rs, r.sfx, 0
+				if r.extra != "" {
+					cs.extraBits = math.Float64bits(r.extraVal)
+				}
 				continue
 			}
 			created++
@@ -523,7 +576,7 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 				room := min(s.cfg.MaxSeriesPerTarget-len(th.series), s.cfg.MaxSeries-s.total)
 				ss.ring = th.newColumn(min(flat-pos+1, room))
 			}
-			th.order[pos-1] = ss
+			cs.ss = ss
 			th.series[key] = ss
 			s.total++
 			th.byName[fs.Name] = append(th.byName[fs.Name], ss)
@@ -537,6 +590,9 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 					reset++
 				}
 			}
+		}
+		if cs.rs != nil {
+			cs.rs = nil
 		}
 		ss.ring.set(slot, r.value)
 		if ss.lastSeen != idx {

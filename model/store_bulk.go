@@ -81,8 +81,8 @@ func (s *Store) Export(target string, from int64) TargetHistory {
 	// The series cache may list a series twice (a family given twice).
 	taken := make(map[*storedSeries]bool, len(th.series))
 	newest := th.next - 1
-	for _, ss := range th.order {
-		if ss != nil && !ss.refused && ss.lastSeen == newest && !taken[ss] && th.series[ss.key] == ss {
+	for _, cs := range th.order {
+		if ss := cs.ss; ss != nil && ss.lastSeen == newest && !taken[ss] && th.series[ss.key] == ss {
 			add(ss)
 			taken[ss] = true
 		}

@@ -118,7 +118,6 @@ func TestStoredSeriesLayout(t *testing.T) {
 		"extraVal": unsafe.Offsetof(ss.extraVal) + unsafe.Sizeof(ss.extraVal),
 		"typ":      unsafe.Offsetof(ss.typ) + unsafe.Sizeof(ss.typ),
 		"sfx":      unsafe.Offsetof(ss.sfx) + unsafe.Sizeof(ss.sfx),
-		"refused":  unsafe.Offsetof(ss.refused) + unsafe.Sizeof(ss.refused),
 	} {
 		if end > 64 {
 			t.Errorf("storedSeries.%s ends at byte %d, past the first line", name, end)
