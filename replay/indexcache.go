@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -34,6 +35,10 @@ type IndexCache struct {
 
 const indexExt = ".rtidx"
 
+// indexSuffix ends the names of this format's files: a file of another
+// version (IndexFileVersion) is never opened, and trim removes it.
+var indexSuffix = "-v" + strconv.Itoa(IndexFileVersion) + indexExt
+
 func (c IndexCache) withDefaults() IndexCache {
 	if c.MaxBytes <= 0 {
 		c.MaxBytes = 2 << 30
@@ -54,7 +59,7 @@ func (c IndexCache) File(recPath string) string {
 		abs = recPath
 	}
 	h := sha256.Sum256([]byte(abs))
-	return filepath.Join(c.Dir, hex.EncodeToString(h[:12])+indexExt)
+	return filepath.Join(c.Dir, hex.EncodeToString(h[:12])+indexSuffix)
 }
 
 // IndexKey is a recording's identity for its index: the whole file's
@@ -142,8 +147,8 @@ func (c IndexCache) Save(p *Player, recPath string, key [32]byte) error {
 }
 
 // trim removes the least recently used index files beyond the bounds
-// (never keep, the one just written), and temporary files a writer that
-// died left more than an hour ago.
+// (never keep, the one just written), files of other format versions,
+// and temporary files a writer that died left more than an hour ago.
 func (c IndexCache) trim(keep string) error {
 	ents, err := os.ReadDir(c.Dir)
 	if err != nil {
@@ -162,8 +167,10 @@ func (c IndexCache) trim(keep string) error {
 			continue
 		}
 		switch {
-		case strings.HasSuffix(e.Name(), indexExt) && strings.Count(e.Name(), ".") == 1:
+		case strings.HasSuffix(e.Name(), indexSuffix) && strings.Count(e.Name(), ".") == 1:
 			files = append(files, file{name, fi.Size(), fi.ModTime()})
+		case strings.HasSuffix(e.Name(), indexExt) && strings.Count(e.Name(), ".") == 1:
+			_ = os.Remove(name) // another version's: this build never reads it
 		case strings.Contains(e.Name(), indexExt+".") && strings.HasSuffix(e.Name(), ".tmp") && c.Now().Sub(fi.ModTime()) > time.Hour:
 			_ = os.Remove(name)
 		}

@@ -4,31 +4,43 @@ package replay
 // and read back on the next open (ReadIndex) instead of being rebuilt,
 // which costs what parsing the whole recording costs. The file is never
 // trusted: its key (the recording, the dialects, the store's
-// configuration and this format's version), its length and its checksum
-// must match, and then every offset, count and entry it holds is checked
-// against the recording before a seek may read it. A file that fails any
-// check is refused with an error saying why, and the index is built as
-// before.
+// configuration and this format's version), its length, its size bound
+// and its checksum must match, and then every count, offset and entry it
+// holds is checked against the recording before a seek may read it. A
+// file that fails any check is refused with an error saying why and at
+// which byte, and the index is built as before.
+//
+// The format is this package's own (docs/performance.md, "Replay seek,
+// round 5"): a table of the distinct strings, then the index in varints,
+// so that reading it allocates about the file's size: the payload is read
+// into one buffer, the chunks' columns stay in it (no copy), the strings
+// are slices of one string, and each target's ids, offsets, labels and
+// series come in one slice each. Every count is checked against the
+// bytes left before anything is allocated for it, so a hostile file
+// cannot make a reader allocate much more than its size.
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"strconv"
 	"time"
 
+	"github.com/retrytop/retrytop/collect/dump"
 	"github.com/retrytop/retrytop/model"
 )
 
 // IndexFileVersion is the version of the index file's format and of what
-// the index holds; a file of another version is refused.
-const IndexFileVersion = 1
+// the index holds; a file of another version is refused (and IndexCache
+// names its files after it, so older ones are never opened).
+//
+// 1: a gob of the index (round 4). 2: the format below (round 5).
+const IndexFileVersion = 2
 
 var indexMagic = [8]byte{'R', 'T', 'I', 'D', 'X', 0, 0, IndexFileVersion}
 
@@ -36,60 +48,15 @@ var indexMagic = [8]byte{'R', 'T', 'I', 'D', 'X', 0, 0, IndexFileVersion}
 // payload (4).
 const indexHeaderLen = 8 + 32 + 8 + 4
 
+// MaxIndexFile bounds the files ReadIndex reads (IndexCache's default
+// MaxBytes: larger ones are never written), before anything is read.
+const MaxIndexFile = 2 << 30
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // ErrIndexNotDone is WriteIndex's error when the index does not cover the
 // whole recording (still building, or stopped at its budget).
 var ErrIndexNotDone = errors.New("replay: the seek index is not complete")
-
-// fileIndex is the index as written: exported mirrors of index and tlog
-// (the builder's own state is not kept; the open chunk is sealed first).
-type fileIndex struct {
-	Entries int
-	Next    []int64
-	Status  []fileStatus
-	Errs    map[int]string
-	Targets []fileTarget
-}
-
-// fileStatus is a TargetStatus whose times are entries of the recording
-// (the status after entry i was scraped at entry i; its last success is
-// an earlier entry, or -1), so they come back exactly as the recording
-// gives them.
-type fileStatus struct {
-	S           model.TargetStatus
-	LastSuccess int
-}
-
-type fileTarget struct {
-	Name    string
-	Entries []int32
-	Times   []int64
-	Meta    []fileMeta
-	Series  []fileSeries
-	Chunks  []fileChunk
-}
-
-type fileMeta struct {
-	Start   float64
-	Dropped int
-	Cap     model.SeriesCap
-}
-
-type fileSeries struct {
-	Key, Name  string
-	Labels     model.Labels
-	Type       model.MetricType
-	Extra      float64
-	Born, Died int64
-	Seed       float64
-}
-
-type fileChunk struct {
-	IDs  []int32
-	Off  []uint32
-	Data []byte
-}
 
 // indexKey mixes what else decides the index's content into the caller's
 // key: the store's configuration (its caps refuse series) and the format.
@@ -118,34 +85,197 @@ func (x *index) finish() {
 
 // WriteIndex writes the finished seek index to w, under key (what the
 // recording and its dialects are; see IndexKey). It fails unless the
-// index covers the whole recording.
+// index covers the whole recording, and when the file would be larger
+// than a reader with the player's options accepts.
 func (p *Player) WriteIndex(w io.Writer, key [32]byte) error {
 	p.index.mu.RLock()
 	defer p.index.mu.RUnlock()
-	f, err := p.fileIndex()
+	x := &p.index
+	if n := p.rec.Len(); x.done != n || x.stopped {
+		return ErrIndexNotDone
+	}
+	table, body, err := encodeIndex(x, p.rec)
 	if err != nil {
 		return err
 	}
-	return writeIndexFile(w, f, p.indexKey(key))
+	size := int64(len(table) + len(body))
+	if lim := p.maxIndexPayload(); size > lim {
+		return fmt.Errorf("replay: the index file would hold %d MB, over the %d MB a reader accepts", size>>20, lim>>20)
+	}
+	return writeIndexFile(w, table, body, p.indexKey(key))
 }
 
-// fileIndex is the index as written (under p.index.mu); it shares the
-// index's slices.
-func (p *Player) fileIndex() (*fileIndex, error) {
-	x := &p.index
-	n := p.rec.Len()
-	if x.done != n || x.stopped {
-		return nil, ErrIndexNotDone
+// maxIndexPayload is the largest payload ReadIndex accepts: MaxIndexFile,
+// and the index's memory budget (the index read holds at least its
+// file's bytes; an index the budget stopped is never written).
+func (p *Player) maxIndexPayload() int64 {
+	lim := int64(MaxIndexFile - indexHeaderLen)
+	if b := indexBudget(p.opts.IndexMemory); b > 0 {
+		// The budget is checked before each entry is added, so a finished
+		// index may exceed it by its last entry and the sealing of the
+		// open chunks: a 64-scrape chunk of every series of one target at
+		// most, well under a quarter of any budget that held it.
+		lim = min(lim, b+b/4)
 	}
-	f := &fileIndex{Entries: n, Next: x.next, Errs: map[int]string{}}
-	for i, err := range x.errs {
-		f.Errs[i] = err.Error()
+	return lim
+}
+
+// writeIndexFile writes the header (magic, key, length, checksum), the
+// string table and the body.
+func writeIndexFile(w io.Writer, table, body []byte, key [32]byte) error {
+	var hdr [indexHeaderLen]byte
+	copy(hdr[:8], indexMagic[:])
+	copy(hdr[8:40], key[:])
+	binary.LittleEndian.PutUint64(hdr[40:48], uint64(len(table)+len(body)))
+	binary.LittleEndian.PutUint32(hdr[48:52], crc32.Update(crc32.Checksum(table, castagnoli), castagnoli, body))
+	for _, b := range [][]byte{hdr[:], table, body} {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The payload, all integers varints (u: unsigned, s: zigzag), strings
+// as u indexes into the table, floats as 8 bytes little-endian:
+//
+//	table:  u count, u length of each, then their bytes
+//	body:   u entries, u targets, each target, each entry, the errors
+//	target: name, u entries, their u differences (the first from -1);
+//	        u scrapes, their times as s differences (the first from 0);
+//	        each scrape's start, u dropped, its cap; u labels in all;
+//	        u series, each: key, name, u labels, each label's name and
+//	        value, s type, extra, u born, u died+1, seed; then its
+//	        ceil(scrapes/64) chunks, after u ids in all: each chunk's
+//	        u ids, their u differences (the first from -1), each column's
+//	        u length, the columns
+//	cap:    u 0 (none), or 1 then s of each of SeriesCap's six fields
+//	entry:  u scrapes of its target logged, its status: u flags (1: up,
+//	        2: Dialects not nil), s scrapes, failures, series, dropped,
+//	        scrape duration, last error, URL, layer, dialect, service,
+//	        name source, u dialects, each one, its cap. Its name, last
+//	        scrape and last success are the recording's (checked when
+//	        written, set when read).
+//	errors: u count, each: u entry difference (the first from -1), text
+
+// encoder writes a body and gathers its string table.
+type encoder struct {
+	b    []byte
+	strs map[string]uint64
+	list []string
+}
+
+func (e *encoder) u(v uint64)  { e.b = binary.AppendUvarint(e.b, v) }
+func (e *encoder) s(v int64)   { e.b = binary.AppendVarint(e.b, v) }
+func (e *encoder) f(v float64) { e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(v)) }
+func (e *encoder) str(v string) {
+	id, ok := e.strs[v]
+	if !ok {
+		id = uint64(len(e.list))
+		e.strs[v] = id
+		e.list = append(e.list, v)
+	}
+	e.u(id)
+}
+
+func (e *encoder) cap(c *model.SeriesCap) {
+	if c == nil {
+		e.u(0)
+		return
+	}
+	e.u(1)
+	for _, v := range [...]int{c.ByTarget, c.ByTotal, c.PerTarget, c.Total, c.Kept, c.StoreKept} {
+		e.s(int64(v))
+	}
+}
+
+// encodeIndex encodes x, finished, for rec: the string table and the
+// body.
+func encodeIndex(x *index, rec dump.Recording) (table, body []byte, err error) {
+	n := x.done
+	e := &encoder{strs: map[string]uint64{}, b: make([]byte, 0, x.bytes/2)}
+	e.u(uint64(n))
+	var names []string
+	for _, name := range rec.Targets() {
+		if x.targets[name] != nil {
+			names = append(names, name)
+		}
+	}
+	if len(names) != len(x.targets) {
+		return nil, nil, errors.New("replay: the index holds a target the recording does not list")
+	}
+	e.u(uint64(len(names)))
+	for _, name := range names {
+		l := x.targets[name]
+		if int64(len(l.times)) > l.open.first || len(l.chunks) != (len(l.times)+chunkLen-1)/chunkLen {
+			return nil, nil, ErrIndexNotDone // not finished: its open chunk is not sealed
+		}
+		e.str(name)
+		e.u(uint64(len(l.entries)))
+		prev := int64(-1)
+		for _, en := range l.entries {
+			e.u(uint64(int64(en) - prev))
+			prev = int64(en)
+		}
+		e.u(uint64(len(l.times)))
+		prev = 0
+		for _, t := range l.times {
+			e.s(t - prev)
+			prev = t
+		}
+		for _, m := range l.meta {
+			e.f(m.start)
+			e.u(uint64(m.dropped))
+			if m.capped == (model.SeriesCap{}) {
+				e.cap(nil)
+			} else {
+				e.cap(&m.capped)
+			}
+		}
+		labels := 0
+		for k := range l.series {
+			labels += len(l.series[k].labels)
+		}
+		e.u(uint64(labels))
+		e.u(uint64(len(l.series)))
+		for k := range l.series {
+			s := &l.series[k]
+			e.str(s.key)
+			e.str(s.name)
+			e.u(uint64(len(s.labels)))
+			for _, lb := range s.labels {
+				e.str(lb.Name)
+				e.str(lb.Value)
+			}
+			e.s(int64(s.typ))
+			e.f(s.extra)
+			e.u(uint64(s.born))
+			e.u(uint64(s.died + 1))
+			e.f(s.seed)
+		}
+		ids := 0
+		for c := range l.chunks {
+			ids += len(l.chunks[c].ids)
+		}
+		e.u(uint64(ids))
+		for c := range l.chunks {
+			ch := &l.chunks[c]
+			e.u(uint64(len(ch.ids)))
+			prev := int64(-1)
+			for _, id := range ch.ids {
+				e.u(uint64(int64(id) - prev))
+				prev = int64(id)
+			}
+			for k := range ch.ids {
+				e.u(uint64(ch.off[k+1] - ch.off[k]))
+			}
+			e.b = append(e.b, ch.data[:ch.off[len(ch.ids)]]...)
+		}
 	}
 	lastOK := map[string]int{}
-	f.Status = make([]fileStatus, n)
 	for i := 0; i < n; i++ {
-		s := x.status[i]
-		target := p.rec.Target(i)
+		s := &x.status[i]
+		target := rec.Target(i)
 		succ, ok := lastOK[target]
 		if !ok {
 			succ = -1
@@ -154,67 +284,79 @@ func (p *Player) fileIndex() (*fileIndex, error) {
 			succ = i
 			lastOK[target] = i
 		}
-		// Only what comes back exactly is written.
-		if !s.LastScrape.Equal(p.rec.Time(i)) || (succ < 0) != s.LastSuccess.IsZero() || (succ >= 0 && !s.LastSuccess.Equal(p.rec.Time(succ))) {
-			return nil, fmt.Errorf("replay: index entry %d: its status' times are not the recording's", i)
+		// Only what comes back exactly is left out.
+		if s.Name != target || !s.LastScrape.Equal(rec.Time(i)) || (succ < 0) != s.LastSuccess.IsZero() || (succ >= 0 && !s.LastSuccess.Equal(rec.Time(succ))) {
+			return nil, nil, fmt.Errorf("replay: index entry %d: its status' name or times are not the recording's", i)
 		}
-		s.LastScrape, s.LastSuccess = time.Time{}, time.Time{} // set from the entries when read
-		f.Status[i] = fileStatus{S: s, LastSuccess: succ}
+		e.u(uint64(x.next[i]))
+		var flags uint64
+		if s.Up {
+			flags |= 1
+		}
+		if s.Dialects != nil {
+			flags |= 2
+		}
+		e.u(flags)
+		for _, v := range [...]int64{int64(s.Scrapes), int64(s.Failures), int64(s.Series), int64(s.DroppedSeries), int64(s.ScrapeDuration)} {
+			e.s(v)
+		}
+		for _, v := range [...]string{s.LastError, s.URL, s.Layer, s.Dialect, s.Service, s.NameSource} {
+			e.str(v)
+		}
+		e.u(uint64(len(s.Dialects)))
+		for _, d := range s.Dialects {
+			e.str(d)
+		}
+		e.cap(s.SeriesCap)
 	}
-	for _, name := range p.rec.Targets() {
-		l := x.targets[name]
-		if l == nil {
-			continue
-		}
-		if int64(len(l.times)) > l.open.first {
-			return nil, ErrIndexNotDone // not finished: its open chunk is not sealed
-		}
-		t := fileTarget{Name: name, Entries: l.entries, Times: l.times}
-		t.Meta = make([]fileMeta, len(l.meta))
-		for k, m := range l.meta {
-			t.Meta[k] = fileMeta{Start: m.start, Dropped: m.dropped, Cap: m.capped}
-		}
-		t.Series = make([]fileSeries, len(l.series))
-		for k, s := range l.series {
-			t.Series[k] = fileSeries{Key: s.key, Name: s.name, Labels: s.labels, Type: s.typ, Extra: s.extra, Born: s.born, Died: s.died, Seed: s.seed}
-		}
-		t.Chunks = make([]fileChunk, len(l.chunks))
-		for k, c := range l.chunks {
-			t.Chunks[k] = fileChunk{IDs: c.ids, Off: c.off, Data: c.data}
-		}
-		f.Targets = append(f.Targets, t)
+	errs := make([]int, 0, len(x.errs))
+	for i := range x.errs {
+		errs = append(errs, i)
 	}
-	if len(f.Targets) != len(x.targets) {
-		return nil, errors.New("replay: the index holds a target the recording does not list")
+	sortInts(errs)
+	e.u(uint64(len(errs)))
+	prev := -1
+	for _, i := range errs {
+		e.u(uint64(i - prev))
+		prev = i
+		e.str(x.errs[i].Error())
 	}
-	return f, nil
+	t := &encoder{}
+	t.u(uint64(len(e.list)))
+	size := 0
+	for _, s := range e.list {
+		t.u(uint64(len(s)))
+		size += len(s)
+	}
+	t.b = append(make([]byte, 0, len(t.b)+size), t.b...)
+	for _, s := range e.list {
+		t.b = append(t.b, s...)
+	}
+	return t.b, e.b, nil
 }
 
-// writeIndexFile writes the header (magic, key, length, checksum) and f.
-func writeIndexFile(w io.Writer, f *fileIndex, key [32]byte) error {
-	var payload bytes.Buffer
-	if err := gob.NewEncoder(&payload).Encode(f); err != nil {
-		return err
+func sortInts(v []int) {
+	// Few errors (entries whose body did not parse): insertion sort.
+	for i := 1; i < len(v); i++ {
+		for j := i; j > 0 && v[j] < v[j-1]; j-- {
+			v[j], v[j-1] = v[j-1], v[j]
+		}
 	}
-	var hdr [indexHeaderLen]byte
-	copy(hdr[:8], indexMagic[:])
-	copy(hdr[8:40], key[:])
-	binary.LittleEndian.PutUint64(hdr[40:48], uint64(payload.Len()))
-	binary.LittleEndian.PutUint32(hdr[48:52], crc32.Checksum(payload.Bytes(), castagnoli))
-	if _, err := w.Write(hdr[:]); err != nil {
-		return err
-	}
-	_, err := payload.WriteTo(w)
-	return err
 }
 
-// IndexFileError says why an index file was refused.
-type IndexFileError struct{ Reason string }
+// IndexFileError says why an index file was refused, and where: Offset
+// is the byte of the file the check failed at.
+type IndexFileError struct {
+	Offset int64
+	Reason string
+}
 
-func (e *IndexFileError) Error() string { return e.Reason }
+func (e *IndexFileError) Error() string {
+	return "at byte " + strconv.FormatInt(e.Offset, 10) + ": " + e.Reason
+}
 
-func refuse(format string, args ...any) error {
-	return &IndexFileError{Reason: fmt.Sprintf(format, args...)}
+func refuseAt(off int64, format string, args ...any) error {
+	return &IndexFileError{Offset: off, Reason: fmt.Sprintf(format, args...)}
 }
 
 // ReadIndex reads an index WriteIndex wrote under key from r, of size
@@ -224,39 +366,38 @@ func refuse(format string, args ...any) error {
 // *IndexFileError when the file was refused) leaves the player as it was.
 func (p *Player) ReadIndex(r io.ReaderAt, size int64, key [32]byte) error {
 	if size < indexHeaderLen {
-		return refuse("truncated (%d bytes)", size)
+		return refuseAt(max(size, 0), "truncated (%d bytes, shorter than the header)", size)
 	}
 	var hdr [indexHeaderLen]byte
 	if _, err := r.ReadAt(hdr[:], 0); err != nil {
 		return err
 	}
 	if !bytes.Equal(hdr[:7], indexMagic[:7]) {
-		return refuse("not a retrytop seek index")
+		return refuseAt(0, "not a retrytop seek index")
 	}
 	if hdr[7] != IndexFileVersion {
-		return refuse("index format version %d, not %d", hdr[7], IndexFileVersion)
+		return refuseAt(7, "index format version %d, not %d", hdr[7], IndexFileVersion)
 	}
 	if k := p.indexKey(key); !bytes.Equal(hdr[8:40], k[:]) {
-		return refuse("made for another recording, dialects or store configuration")
+		return refuseAt(8, "made for another recording, dialects or store configuration")
 	}
 	n := binary.LittleEndian.Uint64(hdr[40:48])
 	if n != uint64(size-indexHeaderLen) {
-		return refuse("%d bytes of index, the header says %d (truncated or extended)", size-indexHeaderLen, n)
+		return refuseAt(40, "%d bytes of index, the header says %d (truncated or extended)", size-indexHeaderLen, n)
+	}
+	if lim := p.maxIndexPayload(); int64(n) > lim {
+		return refuseAt(40, "%d MB of index, over the %d MB this replay accepts", n>>20, lim>>20)
+	}
+	payload := make([]byte, n)
+	if _, err := r.ReadAt(payload, indexHeaderLen); err != nil && !(errors.Is(err, io.EOF) && len(payload) == 0) {
+		return err
 	}
 	// The checksum first, over the whole payload, so that no byte is
 	// decoded before it is known to be what was written.
-	sum := crc32.New(castagnoli)
-	if _, err := io.Copy(sum, io.NewSectionReader(r, indexHeaderLen, int64(n))); err != nil {
-		return err
+	if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(hdr[48:52]) {
+		return refuseAt(48, "checksum mismatch (corrupt)")
 	}
-	if sum.Sum32() != binary.LittleEndian.Uint32(hdr[48:52]) {
-		return refuse("checksum mismatch (corrupt)")
-	}
-	var f fileIndex
-	if err := gob.NewDecoder(bufio.NewReader(io.NewSectionReader(r, indexHeaderLen, int64(n)))).Decode(&f); err != nil {
-		return refuse("undecodable: %v", err)
-	}
-	x, err := p.fromFile(&f)
+	x, err := p.decodeIndex(payload)
 	if err != nil {
 		return err
 	}
@@ -272,117 +413,408 @@ func (p *Player) ReadIndex(r io.ReaderAt, size int64, key [32]byte) error {
 	return nil
 }
 
-// fromFile checks f against the recording and builds the index from it.
-// Every check guards a read a seek makes: an entry, a scrape index, a
-// chunk's offsets, a column's bytes, a series' id.
-func (p *Player) fromFile(f *fileIndex) (*index, error) {
-	n := p.rec.Len()
-	if f.Entries != n || len(f.Next) != n || len(f.Status) != n {
-		return nil, refuse("%d entries, the recording has %d", f.Entries, n)
+// decoder reads a payload; its first error sticks (every read after it
+// gives zero), and names the file's byte it happened at.
+type decoder struct {
+	b    []byte
+	at   int
+	err  error
+	strs []string
+}
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = refuseAt(int64(indexHeaderLen+d.at), format, args...)
 	}
-	x := &index{done: n, next: f.Next, status: make([]model.TargetStatus, n), targets: map[string]*tlog{}}
+}
+
+func (d *decoder) u() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.at:])
+	if n <= 0 {
+		d.fail("bad or cut varint")
+		return 0
+	}
+	d.at += n
+	return v
+}
+
+func (d *decoder) s() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b[d.at:])
+	if n <= 0 {
+		d.fail("bad or cut varint")
+		return 0
+	}
+	d.at += n
+	return v
+}
+
+// int is an s that must fit an int.
+func (d *decoder) int() int {
+	v := d.s()
+	if v != int64(int(v)) {
+		d.fail("%d does not fit an int", v)
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) f() float64 {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b)-d.at < 8 {
+		d.fail("cut float")
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b[d.at:]))
+	d.at += 8
+	return v
+}
+
+// count reads a count of things each written in at least per bytes, and
+// refuses one the bytes left cannot hold: what is allocated for a count
+// is bounded by the file's size.
+func (d *decoder) count(what string, per int) int {
+	at := d.at
+	v := d.u()
+	if d.err == nil && v > uint64((len(d.b)-d.at)/per) {
+		d.at = at
+		d.fail("%d %s, more than the %d bytes left hold", v, what, len(d.b)-d.at)
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) str() string {
+	at := d.at
+	v := d.u()
+	if d.err == nil && v >= uint64(len(d.strs)) {
+		d.at = at
+		d.fail("string %d of %d", v, len(d.strs))
+		return ""
+	}
+	if d.err != nil {
+		return ""
+	}
+	return d.strs[v]
+}
+
+func (d *decoder) bytes(n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if len(d.b)-d.at < n {
+		d.fail("%d bytes of columns, %d left", n, len(d.b)-d.at)
+		return nil
+	}
+	b := d.b[d.at : d.at+n : d.at+n]
+	d.at += n
+	return b
+}
+
+func (d *decoder) cap() *model.SeriesCap {
+	switch d.u() {
+	case 0:
+		return nil
+	case 1:
+		return &model.SeriesCap{ByTarget: d.int(), ByTotal: d.int(), PerTarget: d.int(), Total: d.int(), Kept: d.int(), StoreKept: d.int()}
+	}
+	d.fail("unknown cap")
+	return nil
+}
+
+// decodeIndex decodes a payload and checks it against the recording:
+// every check guards a read a seek makes (an entry, a scrape index, a
+// chunk's columns, a series' id).
+func (p *Player) decodeIndex(payload []byte) (*index, error) {
+	d := &decoder{b: payload}
+	// The string table: one string holds them all.
+	ns := d.count("strings", 1)
+	from, total := d.at, 0
+	for k := 0; k < ns && d.err == nil; k++ {
+		total += int(d.u())
+		if total < 0 || total > len(d.b)-d.at {
+			d.fail("strings of %d bytes, more than the bytes left", total)
+		}
+	}
+	all := string(d.bytes(total))
+	if d.err != nil {
+		return nil, d.err
+	}
+	d.strs = make([]string, ns)
+	end := d.at
+	d.at = from
+	for k := range d.strs {
+		n := int(d.u()) // read and checked above
+		d.strs[k], all = all[:n], all[n:]
+	}
+	d.at = end
+
+	n := p.rec.Len()
+	at := d.at
+	if v := d.u(); d.err != nil {
+		return nil, d.err
+	} else if v != uint64(n) {
+		return nil, refuseAt(int64(indexHeaderLen+at), "%d entries, the recording has %d", v, n)
+	}
+	x := &index{done: n, next: make([]int64, n), status: make([]model.TargetStatus, n), targets: map[string]*tlog{}}
 	owner := make([]int32, n) // entry -> target + 1
-	for ti := range f.Targets {
-		t := &f.Targets[ti]
-		if _, dup := x.targets[t.Name]; dup {
-			return nil, refuse("target %q twice", t.Name)
+	nt := d.count("targets", 3)
+	for ti := 0; ti < nt && d.err == nil; ti++ {
+		at := d.at
+		name := d.str()
+		if _, dup := x.targets[name]; dup && d.err == nil {
+			return nil, refuseAt(int64(indexHeaderLen+at), "target %q twice", name)
 		}
-		scrapes := int64(len(t.Times))
-		if len(t.Meta) != len(t.Times) {
-			return nil, refuse("target %q: %d scrape records for %d scrapes", t.Name, len(t.Meta), len(t.Times))
+		l, err := p.decodeTarget(d, name, int32(ti+1), owner, x)
+		if err != nil {
+			return nil, err
 		}
-		if want := (scrapes + chunkLen - 1) / chunkLen; int64(len(t.Chunks)) != want {
-			return nil, refuse("target %q: %d chunks for %d scrapes", t.Name, len(t.Chunks), scrapes)
-		}
-		prevNext := int64(0)
-		for k, e := range t.Entries {
-			if e < 0 || int(e) >= n || (k > 0 && e <= t.Entries[k-1]) || owner[e] != 0 || p.rec.Target(int(e)) != t.Name {
-				return nil, refuse("target %q: entry %d is not one of its entries in order", t.Name, e)
-			}
-			owner[e] = int32(ti + 1)
-			if nx := f.Next[e]; nx < prevNext || nx > scrapes {
-				return nil, refuse("target %q: entry %d holds %d scrapes", t.Name, e, nx)
-			} else {
-				prevNext = nx
-			}
-		}
-		l := &tlog{entries: t.Entries, times: t.Times, open: openChunk{first: int64(len(t.Chunks)) * chunkLen}}
-		l.meta = make([]scrapeMeta, len(t.Meta))
-		for k, m := range t.Meta {
-			l.meta[k] = scrapeMeta{start: m.Start, dropped: m.Dropped, capped: m.Cap}
-		}
-		l.series = make([]seriesMeta, len(t.Series))
-		for k, s := range t.Series {
-			if s.Born < 0 || s.Born >= scrapes || (s.Died != -1 && (s.Died <= s.Born || s.Died > scrapes)) {
-				return nil, refuse("target %q: series %d lives from scrape %d to %d of %d", t.Name, k, s.Born, s.Died, scrapes)
-			}
-			l.series[k] = seriesMeta{key: s.Key, name: s.Name, labels: s.Labels, typ: s.Type, extra: s.Extra,
-				born: s.Born, died: s.Died, seed: s.Seed, pos: -1, seen: -1}
-			x.bytes += int64(160 + len(s.Key) + len(s.Name))
-		}
-		l.chunks = make([]chunk, len(t.Chunks))
-		for c := range t.Chunks {
-			ch := &t.Chunks[c]
-			if err := checkChunk(ch, len(t.Series)); err != nil {
-				return nil, refuse("target %q, chunk %d: %v", t.Name, c, err)
-			}
-			// Every series alive in the chunk has its column there (history
-			// reads it without looking).
-			lo, hi := int64(c)*chunkLen, int64(c+1)*chunkLen
-			j := 0
-			for id := range l.series {
-				s := &l.series[id]
-				if s.born >= hi || (s.died >= 0 && s.died <= lo) {
-					continue
-				}
-				for j < len(ch.IDs) && ch.IDs[j] < int32(id) {
-					j++
-				}
-				if j == len(ch.IDs) || ch.IDs[j] != int32(id) {
-					return nil, refuse("target %q, chunk %d: series %d has no column", t.Name, c, id)
-				}
-			}
-			l.chunks[c] = chunk{ids: ch.IDs, off: ch.Off, data: ch.Data}
-			x.bytes += int64(len(ch.Data) + 8*len(ch.IDs) + 64)
-		}
-		x.bytes += int64(len(t.Entries))*(4+8+200) + scrapes*(8+64)
-		x.targets[t.Name] = l
+		x.targets[name] = l
 	}
 	lastOK := map[string]int{}
-	for i := 0; i < n; i++ {
+	for i := 0; i < n && d.err == nil; i++ {
+		at := d.at
 		if owner[i] == 0 {
-			return nil, refuse("entry %d belongs to no target", i)
+			return nil, refuseAt(int64(indexHeaderLen+at), "entry %d belongs to no target", i)
 		}
-		fs := &f.Status[i]
 		target := p.rec.Target(i)
-		if fs.S.Name != target {
-			return nil, refuse("entry %d: the status of %q, not %q", i, fs.S.Name, target)
+		l := x.targets[target]
+		nx := d.u()
+		x.next[i] = int64(nx)
+		if nx > uint64(len(l.times)) || (i > 0 && x.next[i] < x.nextBefore(l, i)) {
+			d.at = at
+			d.fail("target %q: entry %d holds %d scrapes", target, i, nx)
+			break
 		}
+		s := &x.status[i]
+		flags := d.u()
+		if flags&^3 != 0 {
+			d.fail("unknown status flags %#x", flags)
+			break
+		}
+		s.Name, s.Up = target, flags&1 != 0
+		s.Scrapes, s.Failures, s.Series, s.DroppedSeries = d.int(), d.int(), d.int(), d.int()
+		s.ScrapeDuration = time.Duration(d.s())
+		s.LastError, s.URL, s.Layer, s.Dialect, s.Service, s.NameSource = d.str(), d.str(), d.str(), d.str(), d.str(), d.str()
+		if nd := d.count("dialects", 1); nd > 0 || flags&2 != 0 {
+			s.Dialects = make([]string, nd)
+			for k := range s.Dialects {
+				s.Dialects[k] = d.str()
+			}
+		}
+		s.SeriesCap = d.cap()
 		succ, ok := lastOK[target]
 		if !ok {
 			succ = -1
 		}
-		if fs.S.Up {
+		if s.Up {
 			succ = i
 			lastOK[target] = i
 		}
-		if fs.LastSuccess != succ {
-			return nil, refuse("entry %d: last success at entry %d, not %d", i, fs.LastSuccess, succ)
-		}
-		s := fs.S
 		s.LastScrape, s.LastSuccess = p.rec.Time(i), timeAt(p, succ)
-		x.status[i] = s
 	}
-	for i, msg := range f.Errs {
-		if i < 0 || i >= n {
-			return nil, refuse("an error at entry %d of %d", i, n)
+	ne := d.count("errors", 2)
+	prev := -1
+	for k := 0; k < ne && d.err == nil; k++ {
+		at := d.at
+		i := int64(prev) + int64(d.u())
+		if d.err == nil && (i <= int64(prev) || i >= int64(n)) {
+			return nil, refuseAt(int64(indexHeaderLen+at), "an error at entry %d of %d", i, n)
 		}
+		prev = int(i)
+		msg := d.str()
 		if x.errs == nil {
 			x.errs = map[int]error{}
 		}
-		x.errs[i] = errors.New(msg)
+		x.errs[prev] = errors.New(msg)
+	}
+	if d.err == nil && d.at != len(d.b) {
+		d.fail("%d bytes after the index", len(d.b)-d.at)
+	}
+	if d.err != nil {
+		return nil, d.err
 	}
 	return x, nil
+}
+
+// nextBefore is what target l's entry before i (if any) holds; entries'
+// scrape counts never go down.
+func (x *index) nextBefore(l *tlog, i int) int64 {
+	k := l.entryPos(i)
+	if k <= 0 {
+		return 0
+	}
+	return x.next[l.entries[k-1]]
+}
+
+// entryPos is the position of entry i among l's entries.
+func (l *tlog) entryPos(i int) int {
+	lo, hi := 0, len(l.entries)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if int(l.entries[m]) < i {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// decodeTarget decodes one target's log (its name read) and marks its
+// entries in owner.
+func (p *Player) decodeTarget(d *decoder, name string, mark int32, owner []int32, x *index) (*tlog, error) {
+	n := len(owner)
+	l := &tlog{}
+	ne := d.count("entries", 1)
+	l.entries = make([]int32, ne)
+	prev := int64(-1)
+	for k := range l.entries {
+		at := d.at
+		e := prev + int64(d.u())
+		if d.err != nil {
+			return nil, d.err
+		}
+		if e <= prev || e >= int64(n) || owner[e] != 0 || p.rec.Target(int(e)) != name {
+			return nil, refuseAt(int64(indexHeaderLen+at), "target %q: entry %d is not one of its entries in order", name, e)
+		}
+		owner[e] = mark
+		l.entries[k] = int32(e)
+		prev = e
+	}
+	scrapes := d.count("scrapes", 11) // a time, a start, a dropped count, a cap
+	l.times = make([]int64, scrapes)
+	var t int64
+	for k := range l.times {
+		t += d.s()
+		l.times[k] = t
+	}
+	l.meta = make([]scrapeMeta, scrapes)
+	for k := range l.meta {
+		m := &l.meta[k]
+		m.start = d.f()
+		m.dropped = int(d.u())
+		if m.dropped < 0 {
+			d.fail("dropped %d", m.dropped)
+		}
+		if c := d.cap(); c != nil {
+			m.capped = *c
+		}
+	}
+	labels := make(model.Labels, d.count("labels", 2))
+	ns := d.count("series", 22) // key, name, labels, type, born, died: a byte each at least; extra, seed: 8
+	l.series = make([]seriesMeta, ns)
+	chunks := (int64(scrapes) + chunkLen - 1) / chunkLen
+	for k := range l.series {
+		at := d.at
+		s := &l.series[k]
+		s.key, s.name = d.str(), d.str()
+		nl := int(d.u())
+		if nl < 0 || nl > len(labels) {
+			d.fail("series %d: %d labels, %d left", k, nl, len(labels))
+			return nil, d.err
+		}
+		s.labels, labels = labels[:nl:nl], labels[nl:]
+		for j := range s.labels {
+			s.labels[j] = model.Label{Name: d.str(), Value: d.str()}
+		}
+		s.typ = model.MetricType(d.int())
+		s.extra = d.f()
+		s.born = int64(d.u())
+		s.died = int64(d.u()) - 1
+		s.seed = d.f()
+		s.pos, s.seen = -1, -1
+		if d.err != nil {
+			return nil, d.err
+		}
+		if s.born < 0 || s.born >= int64(scrapes) || (s.died != -1 && (s.died <= s.born || s.died > int64(scrapes))) {
+			return nil, refuseAt(int64(indexHeaderLen+at), "target %q: series %d lives from scrape %d to %d of %d", name, k, s.born, s.died, scrapes)
+		}
+		x.bytes += int64(160 + len(s.key) + len(s.name))
+	}
+	if len(labels) != 0 {
+		d.fail("target %q: %d labels unused", name, len(labels))
+	}
+	nids := d.count("column ids", 2)
+	if d.err != nil {
+		return nil, d.err
+	}
+	ids := make([]int32, nids)
+	offs := make([]uint32, 0, nids+int(chunks))
+	l.chunks = make([]chunk, chunks)
+	for c := range l.chunks {
+		at := d.at
+		k := d.count("columns", 2)
+		if k > len(ids) {
+			d.fail("target %q, chunk %d: %d columns, %d ids left", name, c, k, len(ids))
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+		ch := &l.chunks[c]
+		ch.ids, ids = ids[:k:k], ids[k:]
+		prev := int64(-1)
+		for j := range ch.ids {
+			id := prev + int64(d.u())
+			if d.err == nil && (id <= prev || id >= int64(ns)) {
+				return nil, refuseAt(int64(indexHeaderLen+at), "target %q, chunk %d: series ids out of order or range", name, c)
+			}
+			ch.ids[j] = int32(id)
+			prev = id
+		}
+		start := len(offs)
+		offs = append(offs, 0)
+		var off uint64
+		for range ch.ids {
+			off += d.u()
+			if off > uint64(len(d.b)) {
+				d.fail("target %q, chunk %d: columns longer than the file", name, c)
+				return nil, d.err
+			}
+			offs = append(offs, uint32(off))
+		}
+		ch.off = offs[start:len(offs):len(offs)]
+		colAt := d.at
+		ch.data = d.bytes(int(off))
+		if d.err != nil {
+			return nil, d.err
+		}
+		for j := range ch.ids {
+			if err := checkColumn(ch.data[ch.off[j]:ch.off[j+1]]); err != nil {
+				return nil, refuseAt(int64(indexHeaderLen+colAt)+int64(ch.off[j]), "target %q, chunk %d, column %d: %v", name, c, j, err)
+			}
+		}
+		// Every series alive in the chunk has its column there (history
+		// reads it without looking).
+		lo, hi := int64(c)*chunkLen, int64(c+1)*chunkLen
+		j := 0
+		for id := range l.series {
+			s := &l.series[id]
+			if s.born >= hi || (s.died >= 0 && s.died <= lo) {
+				continue
+			}
+			for j < len(ch.ids) && ch.ids[j] < int32(id) {
+				j++
+			}
+			if j == len(ch.ids) || ch.ids[j] != int32(id) {
+				return nil, refuseAt(int64(indexHeaderLen+at), "target %q, chunk %d: series %d has no column", name, c, id)
+			}
+		}
+		x.bytes += int64(len(ch.data) + 8*len(ch.ids) + 64)
+	}
+	if len(ids) != 0 {
+		d.fail("target %q: %d column ids unused", name, len(ids))
+	}
+	l.open = openChunk{first: chunks * chunkLen}
+	x.bytes += int64(ne)*(4+8+200) + int64(scrapes)*(8+64)
+	return l, d.err
 }
 
 // timeAt is entry i's time, or the zero time for -1 (never).
@@ -391,26 +823,6 @@ func timeAt(p *Player, i int) time.Time {
 		return time.Time{}
 	}
 	return p.rec.Time(i)
-}
-
-// checkChunk checks a chunk's ids and offsets and that each column
-// decodes within its bytes (decodeColumn does not check).
-func checkChunk(ch *fileChunk, series int) error {
-	if len(ch.Off) != len(ch.IDs)+1 || ch.Off[0] != 0 || int(ch.Off[len(ch.IDs)]) != len(ch.Data) {
-		return errors.New("offsets do not match the columns")
-	}
-	for k, id := range ch.IDs {
-		if id < 0 || int(id) >= series || (k > 0 && id <= ch.IDs[k-1]) {
-			return errors.New("series ids out of order or range")
-		}
-		if ch.Off[k+1] < ch.Off[k] {
-			return errors.New("offsets out of order")
-		}
-		if err := checkColumn(ch.Data[ch.Off[k]:ch.Off[k+1]]); err != nil {
-			return errors.New("column " + strconv.Itoa(k) + ": " + err.Error())
-		}
-	}
-	return nil
 }
 
 // checkColumn checks that b is exactly one column as encodeColumn writes

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,6 +128,9 @@ func TestIndexCacheRefuses(t *testing.T) {
 			if ok || !errors.As(err, &refused) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("loaded %v, error %v; want refused: %q", ok, err, tc.want)
 			}
+			if at := fmt.Sprintf("%s: at byte %d: ", c.File(path), refused.Offset); !strings.HasPrefix(err.Error(), at) || refused.Offset < 0 || refused.Offset > int64(len(b)) {
+				t.Fatalf("error %v does not begin %q (a byte of the %d-byte file)", err, at, len(b))
+			}
 			if done, _, _ := p.IndexProgress(); done != 0 {
 				t.Fatalf("a refused file left %d entries indexed", done)
 			}
@@ -199,6 +203,12 @@ func TestIndexCacheBounds(t *testing.T) {
 	if err := os.Chtimes(stale, old, old); err != nil {
 		t.Fatal(err)
 	}
+	// A file of the first format (a gob, named without a version), used
+	// just now: never read, removed.
+	v1 := filepath.Join(c.Dir, "0123456789abcdef01234567.rtidx")
+	if err := os.WriteFile(v1, []byte("RTIDX\x00\x00\x01"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// Three recordings by path (the same bytes), saved a minute apart;
 	// the first is loaded again before the third is saved.
 	names := []string{"a.rtd", "b.rtd", "c.rtd"}
@@ -223,6 +233,12 @@ func TestIndexCacheBounds(t *testing.T) {
 	}
 	if _, err := os.Stat(stale); err == nil {
 		t.Error("a temporary file two hours old was kept")
+	}
+	if _, err := os.Stat(v1); err == nil {
+		t.Error("a file of the first format was kept")
+	}
+	if !strings.HasSuffix(c.File("a.rtd"), fmt.Sprintf("-v%d.rtidx", replay.IndexFileVersion)) {
+		t.Errorf("the cache file %s is not named after the format's version", c.File("a.rtd"))
 	}
 	small := replay.IndexCache{Dir: t.TempDir(), MaxBytes: 1 << 10}
 	if err := small.Save(p, path, key); err == nil {
