@@ -20,11 +20,11 @@ import (
 // reopenFixture is the 1-hour dump's index, built once per process and
 // written in both formats (the benchmark function runs more than once).
 var reopenFixture struct {
-	once              sync.Once
-	err               error
-	rec               dump.Recording
-	key               [32]byte
-	gobFile, binFile  []byte
+	once               sync.Once
+	err                error
+	rec                dump.Recording
+	key                [32]byte
+	gobFile, binFile   []byte
 	built, wrote, keyT time.Duration
 }
 
