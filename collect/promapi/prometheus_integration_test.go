@@ -83,6 +83,15 @@ func TestAgainstPrometheus(t *testing.T) {
 	}
 	defer stack.Close()
 
+	// On a failure, what Prometheus saw of its own scrapes (deferred: it
+	// runs before cancel stops Prometheus).
+	defer func() {
+		if t.Failed() {
+			c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			t.Logf("prometheus' scrapes since the stack started (s from its start = value):\n%s", scrapeHistory(c, base, stack.Started()))
+		}
+	}()
 	slowAt := stack.Started().Add(healthy)
 	stepEnd := slowAt.Add(3 * time.Second)
 	lateFrom.Store(stepEnd.Add(-10 * time.Second).UnixNano())
@@ -461,4 +470,31 @@ func commonSpan(a, b *model.Store, target string, from, to time.Time) (time.Time
 		return from, to
 	}
 	return time.UnixMilli(lo), time.UnixMilli(hi)
+}
+
+// scrapeHistory is what Prometheus at base recorded of its own scrapes
+// since since, per target: up and scrape_duration_seconds, for a failure
+// message (why every target was not up in time).
+func scrapeHistory(ctx context.Context, base string, since time.Time) string {
+	cl, err := NewClient(ClientConfig{URL: base, Timeout: 5 * time.Second})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	span := "[" + dialect.PromDuration(time.Since(since).Truncate(time.Second)+time.Second) + "]"
+	for _, q := range []string{"up" + span, "scrape_duration_seconds" + span} {
+		r, err := cl.Query(ctx, q, time.Now())
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", q, err)
+			continue
+		}
+		for _, ser := range r.Series {
+			fmt.Fprintf(&b, "%s %s:", q, ser.Labels.Get("job"))
+			for _, p := range ser.Points {
+				fmt.Fprintf(&b, " %+.1fs=%.3g", float64(p.T-since.UnixMilli())/1000, p.V)
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
 }
