@@ -67,6 +67,15 @@ func parseNum(tok []byte) (num, bool) { return parseNumW(tok, false) }
 // significant digits and maxFrac after the point, where version 1 and 2
 // took maxDigits digits in all.
 func parseNumW(tok []byte, wide bool) (num, bool) {
+	n, i, ok := parseNumPrefix(tok, wide)
+	return n, ok && i == len(tok)
+}
+
+// parseNumPrefix reads a slot number at the start of b as parseNumW reads
+// a token, and returns how many bytes it took: b is a slot number followed
+// by b[i:] when ok. The writer's tokenizer reads a value up to its line's
+// end this way without finding the end first.
+func parseNumPrefix(tok []byte, wide bool) (num, int, bool) {
 	var n num
 	i := 0
 	neg := false
@@ -86,7 +95,7 @@ func parseNumW(tok []byte, wide bool) (num, bool) {
 		i++
 	}
 	if i == start || digits > maxDigits {
-		return n, false
+		return n, i, false
 	}
 	intDigits := digits
 	if i < len(tok) && tok[i] == '.' {
@@ -101,14 +110,14 @@ func parseNumW(tok []byte, wide bool) (num, bool) {
 			i++
 		}
 		if i == fs || (!wide && digits > maxDigits) || (wide && (digits-lead > maxDigits || i-fs > maxFrac)) {
-			return n, false
+			return n, i, false
 		}
 		n.f = uint8(i - fs)
 	}
 	if i < len(tok) && tok[i] == 'e' {
 		i++
 		if i >= len(tok) || (tok[i] != '+' && tok[i] != '-') {
-			return n, false
+			return n, i, false
 		}
 		eneg := tok[i] == '-'
 		i++
@@ -121,28 +130,25 @@ func parseNumW(tok []byte, wide bool) (num, bool) {
 		// appendNum writes two digits below 100 (e+05), no leading zero
 		// above, and +00 for zero.
 		if nd := i - es; nd < 2 || (nd > 2 && tok[es] == '0') || (eneg && e == 0) {
-			return n, false
+			return n, i, false
 		}
 		if eneg {
 			e = -e
 		}
 		n.hasExp, n.exp = true, int16(e)
 	}
-	if i != len(tok) {
-		return n, false
-	}
 	// Only the canonical spelling is a slot: "007" and "-0" stay text.
 	// appendNum writes the digits after the point as they are and the
 	// integer part without leading zeros: no round trip is needed
 	// (TestParseNumCanonical holds this to one).
 	if (intDigits > 1 && tok[start] == '0') || (neg && m == 0) {
-		return n, false
+		return n, i, false
 	}
 	n.m = int64(m)
 	if neg {
 		n.m = -n.m
 	}
-	return n, true
+	return n, i, true
 }
 
 // appendNum renders n.
@@ -198,6 +204,8 @@ type tokens struct {
 	// wide: numbers are read as format version 3 reads them (parseNumW);
 	// a reader tokenizes a key frame as its file's writer did.
 	wide bool
+	// shapes and ints: encodeDelta's scratch.
+	shapes, ints []byte
 }
 
 // row is one line of a tokenized body: where it starts in the body, the
@@ -224,18 +232,71 @@ func tokenize(body []byte, t *tokens) { tokenizeReuse(body, t, nil, nil) }
 // repeats its series from scrape to scrape, so only the numbers are read
 // again. The result is exactly tokenize's (TestTokenizeReuse, FuzzCodec):
 // a line is reused only when its series bytes are equal and followed by
-// the blank that ends a series either way.
-func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) {
+// the blank that ends a series either way. It reports whether t's
+// structure is prev's byte for byte (every line's structure was its
+// previous line's), which encodeDelta then need not compare.
+func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) bool {
 	t.structure = t.structure[:0]
 	t.nums = t.nums[:0]
 	t.lines = nil
 	t.rows = t.rows[:0]
+	// pending: every row so far has the structure of prev's row at the
+	// same place, so t.structure is not written yet; it is prev's up to
+	// the current row (pendingLen), copied at once when a line differs or
+	// at the end instead of line by line.
+	pending := prev != nil
+	pendingLen := func() int32 {
+		if k := len(t.rows); k < len(prev.rows) {
+			return prev.rows[k].sstart
+		}
+		return int32(len(prev.structure))
+	}
 	for off := 0; off < len(body); {
 		if prev != nil && len(t.rows) < len(prev.rows) {
-			if n := t.reuseRows(body, off, prev, prevBody); n > 0 {
+			p := prev.rows[len(t.rows)]
+			// The commonest line: the series, one blank and a value, as the
+			// previous line at this place was. Its structure is that line's
+			// whole (series, " ", the slot and the newline when both have
+			// one); parseNumPrefix takes no blank, so a timestamp cannot
+			// hide behind the value.
+			if n := int(p.series); n > 0 && off+n < len(body) && body[off+n] == ' ' && int(p.start+p.blen) <= len(prevBody) {
+				tail := prev.structure[p.send : p.sstart+p.slen]
+				nl := len(tail) == 3 && tail[2] == '\n'
+				if (len(tail) == 2 || nl) && tail[0] == ' ' && tail[1] == slotMark &&
+					bytes.Equal(body[off:off+n], prevBody[p.start:int(p.start)+n]) {
+					if off+int(p.blen) <= len(body) && bytes.Equal(body[off+n:off+int(p.blen)], prevBody[int(p.start)+n:p.start+p.blen]) {
+						// The value as well: a run of equal lines may start here.
+						if m := t.reuseRows(body, off, prev, prevBody, pending); m > 0 {
+							off += m
+							continue
+						}
+					}
+					v, l, ok := parseNumPrefix(body[off+n+1:], t.wide)
+					if e := off + n + 1 + l; ok && ((nl && e < len(body) && body[e] == '\n') || (!nl && e == len(body))) {
+						next := e + b2i(nl)
+						r := row{start: int32(off), series: int32(n), blen: int32(next - off), num: int32(len(t.nums)), slen: p.slen}
+						if pending {
+							r.sstart, r.send = p.sstart, p.send
+						} else {
+							r.sstart = int32(len(t.structure))
+							r.send = r.sstart + (p.send - p.sstart)
+							t.structure = append(t.structure, prev.structure[p.sstart:p.sstart+p.slen]...)
+						}
+						t.nums = append(t.nums, v)
+						t.rows = append(t.rows, r)
+						off = next
+						continue
+					}
+				}
+			}
+			if n := t.reuseRows(body, off, prev, prevBody, pending); n > 0 {
 				off += n
 				continue
 			}
+		}
+		if pending {
+			t.structure = append(t.structure, prev.structure[:pendingLen()]...)
+			pending = false
 		}
 		end := bytes.IndexByte(body[off:], '\n')
 		next := len(body)
@@ -249,37 +310,19 @@ func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) {
 		r := row{start: int32(off), sstart: int32(len(t.structure)), blen: int32(next - off), num: int32(len(t.nums))}
 		if k := len(t.rows); prev != nil && k < len(prev.rows) {
 			p := prev.rows[k]
-			if p.series > 0 {
-				n := int(p.series)
-				if n < len(line) && (line[n] == ' ' || line[n] == '\t') && int(p.start)+n <= len(prevBody) &&
-					bytes.Equal(line[:n], prevBody[p.start:int(p.start)+n]) {
-					// The commonest changed line: the series, one blank and
-					// a value, as it was. Its structure is the previous
-					// line's whole (series, " ", the slot and the newline
-					// when both have one); parseNum refuses a token with a
-					// blank in it, so a timestamp cannot hide behind it.
-					if tail := prev.structure[p.send : p.sstart+p.slen]; line[n] == ' ' && len(tail) == 2+b2i(next > end) &&
-						tail[0] == ' ' && tail[1] == slotMark && (next == end || tail[2] == '\n') {
-						if v, ok := parseNumW(line[n+1:], t.wide); ok {
-							t.structure = append(t.structure, prev.structure[p.sstart:p.sstart+p.slen]...)
-							t.nums = append(t.nums, v)
-							r.series, r.send, r.slen = int32(n), r.sstart+(p.send-p.sstart), p.slen
-							t.rows = append(t.rows, r)
-							off = next
-							continue
-						}
-					}
-					t.structure = append(t.structure, prev.structure[p.sstart:p.send]...)
-					r.series, r.send = int32(n), int32(len(t.structure))
-					t.lineNumbers(line, n)
-					if next > end {
-						t.structure = append(t.structure, '\n')
-					}
-					r.slen = int32(len(t.structure)) - r.sstart
-					t.rows = append(t.rows, r)
-					off = next
-					continue
+			if n := int(p.series); n > 0 && n < len(line) && (line[n] == ' ' || line[n] == '\t') && int(p.start)+n <= len(prevBody) &&
+				bytes.Equal(line[:n], prevBody[p.start:int(p.start)+n]) {
+				// The same series, its numbers otherwise.
+				t.structure = append(t.structure, prev.structure[p.sstart:p.send]...)
+				r.series, r.send = int32(n), int32(len(t.structure))
+				t.lineNumbers(line, n)
+				if next > end {
+					t.structure = append(t.structure, '\n')
 				}
+				r.slen = int32(len(t.structure)) - r.sstart
+				t.rows = append(t.rows, r)
+				off = next
+				continue
 			}
 		}
 		r.series, r.send = tokenizeLine(line, t)
@@ -290,17 +333,23 @@ func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) {
 		t.rows = append(t.rows, r)
 		off = next
 	}
+	if pending {
+		t.structure = append(t.structure, prev.structure[:pendingLen()]...)
+		return len(t.rows) == len(prev.rows)
+	}
+	return false
 }
 
 // reuseRows appends the lines of body from off that are, byte for byte
 // and newline included, the previous body's lines from the same row on
 // (the same bytes tokenize the same): most lines of a steady target,
 // whose values did not change. It compares the bodies a word at a time
-// and copies the structure and numbers of the run of lines at once. It
-// returns how many bytes of body it took (0: the next line differs).
-// The numbers keep the previous frame's growths, kinds and costs, which
-// the next encodeDelta (or a key frame) sets before anything reads them.
-func (t *tokens) reuseRows(body []byte, off int, prev *tokens, prevBody []byte) int {
+// and copies the structure (unless pending: tokenizeReuse copies it
+// later), numbers and rows of the run of lines at once. It returns how
+// many bytes of body it took (0: the next line differs). The numbers keep
+// the previous frame's growths, kinds and costs, which the next
+// encodeDelta (or a key frame) sets before anything reads them.
+func (t *tokens) reuseRows(body []byte, off int, prev *tokens, prevBody []byte, pending bool) int {
 	k0 := len(t.rows)
 	p0 := prev.rows[k0]
 	if int(p0.start+p0.blen) > len(prevBody) || off+int(p0.blen) > len(body) ||
@@ -321,10 +370,13 @@ func (t *tokens) reuseRows(body []byte, off int, prev *tokens, prevBody []byte) 
 		return 0
 	}
 	last := prev.rows[k-1]
-	ds := int32(len(t.structure)) - p0.sstart
+	ds := int32(0)
+	if !pending {
+		ds = int32(len(t.structure)) - p0.sstart
+		t.structure = append(t.structure, prev.structure[p0.sstart:last.sstart+last.slen]...)
+	}
 	dn := int32(len(t.nums)) - p0.num
 	db := int32(off) - p0.start
-	t.structure = append(t.structure, prev.structure[p0.sstart:last.sstart+last.slen]...)
 	nn := int32(len(prev.nums))
 	if k < len(prev.rows) {
 		nn = prev.rows[k].num
@@ -742,7 +794,12 @@ func rescale(m int64, k int) (int64, bool) {
 // cur's growths (num.d), and in version 3 its kinds and predictor costs,
 // for the next delta.
 func encodeDelta(dst []byte, cur, base *tokens, v uint16) []byte {
-	same := bytes.Equal(cur.structure, base.structure)
+	return encodeDeltaSame(dst, cur, base, v, bytes.Equal(cur.structure, base.structure))
+}
+
+// encodeDeltaSame is encodeDelta when the caller knows whether the
+// structures are equal (tokenizeReuse tells the writer).
+func encodeDeltaSame(dst []byte, cur, base *tokens, v uint16, same bool) []byte {
 	flags := uint64(0)
 	if same {
 		flags |= 1
@@ -756,7 +813,10 @@ func encodeDelta(dst []byte, cur, base *tokens, v uint16) []byte {
 	dst = binary.AppendUvarint(dst, uint64(n))
 	kinds := len(dst)
 	dst = append(dst, make([]byte, n)...)
-	var shapes, ints []byte
+	// cur's scratch: a fresh slice grown to a few KB every frame was most
+	// of what the writer allocated.
+	shapes, ints := cur.shapes[:0], cur.ints[:0]
+	defer func() { cur.shapes, cur.ints = shapes, ints }()
 	align := baseAlignment(cur, base, len(cur.nums), same)
 	v3 := v >= 3
 	var g1, g2 int64 // version 3: the growths of the two slots before

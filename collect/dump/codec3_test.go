@@ -253,14 +253,23 @@ func TestReuseRowsEdges(t *testing.T) {
 		{"a 1\n", "a 1.50\n"},
 		{"a 1 # {x=\"y\"} 1\n", "a 2 # {x=\"y\"} 1\n"},
 	}
+	flagged := 0
 	for _, c := range cases {
 		var prev, got, want tokens
 		tokenize([]byte(c[0]), &prev)
-		tokenizeReuse([]byte(c[1]), &got, &prev, []byte(c[0]))
+		same := tokenizeReuse([]byte(c[1]), &got, &prev, []byte(c[0]))
 		tokenize([]byte(c[1]), &want)
 		if !sameTokens(&got, &want) {
 			t.Errorf("%q after %q: rows %v, want %v", c[1], c[0], got.rows, want.rows)
 		}
+		if same && !bytes.Equal(got.structure, prev.structure) {
+			t.Errorf("%q after %q: said to keep the structure %q, has %q", c[1], c[0], prev.structure, got.structure)
+		}
+		flagged += b2i(same)
+	}
+	// "a 1\nb 2\n" again, "a 5\nb 2\n" after it, "a 1.50" after "a 1"...
+	if flagged < 4 {
+		t.Errorf("tokenizeReuse said %d times that the structure stayed, want 4 or more", flagged)
 	}
 }
 

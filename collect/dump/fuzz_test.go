@@ -162,9 +162,23 @@ func FuzzCodec(f *testing.F) {
 		}
 		// The writer's tokenization of b after a is tokenize's.
 		var reused tokens
-		tokenizeReuse(b, &reused, &ta, a)
+		same := tokenizeReuse(b, &reused, &ta, a)
 		if !sameTokens(&reused, &tb) {
 			t.Fatalf("tokenizeReuse(%q after %q) differs from tokenize", b, a)
+		}
+		if same && !bytes.Equal(reused.structure, ta.structure) {
+			t.Fatalf("tokenizeReuse(%q after %q) says the structure stayed", b, a)
+		}
+		// The same body again, after a delta gave its slots a state: the
+		// writer's encodeSame is encodeDelta of the body on itself.
+		ta.wide, tb.wide = true, true
+		tokenize(a, &ta)
+		tokenize(b, &tb)
+		encodeDelta(nil, &tb, &ta, Version)
+		ref := cloneTokens(&tb)
+		want := encodeDelta(nil, &ref, &tb, Version)
+		if got := encodeSame(nil, &tb); !bytes.Equal(got, want) || !sameState(&tb, &ref) {
+			t.Fatalf("encodeSame of %q after %q differs from encodeDelta", b, a)
 		}
 	})
 }
@@ -263,10 +277,14 @@ func TestTokenizeReuse(t *testing.T) {
 		case 6:
 			body = bytes.Replace(body, []byte("svc_1\""), []byte("svc_1b\""), 1)
 		}
-		tokenizeReuse(body, &cur, &prev, prevBody)
+		same := tokenizeReuse(body, &cur, &prev, prevBody)
 		tokenize(body, &want)
 		if !sameTokens(&cur, &want) {
 			t.Fatalf("scrape %d: tokenizeReuse differs from tokenize", i)
+		}
+		if same != (i%10 != 3 && i%10 != 4 && i%10 != 6 && i%10 != 7 && i > 0) {
+			// The structure changes at 3 and 6 and back at 4 and 7.
+			t.Fatalf("scrape %d: tokenizeReuse says the structure stayed: %v", i, same)
 		}
 		if got, err := cur.render(nil); err != nil || !bytes.Equal(got, body) {
 			t.Fatalf("scrape %d: render: %v", i, err)

@@ -201,19 +201,21 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 	// (encodeSame). tok is the tokens of this body: the previous frame's
 	// themselves then, else the scratch set.
 	same := t.have && bytes.Equal(body, t.prevBody)
+	sameStruct := false
 	tok := &t.cur
 	if same {
 		m.bodyCRC, tok = t.lastCRC, &t.prev
 	} else {
 		m.bodyCRC = crc32.Checksum(body, castagnoli)
-		tokenizeReuse(body, &t.cur, &t.prev, t.prevBody)
+		sameStruct = tokenizeReuse(body, &t.cur, &t.prev, t.prevBody)
 	}
 	key := !t.have || t.ct != contentType || t.sinceKey+1 >= w.opts.KeyEvery || m.timeNs <= t.lastNs
 	if !key {
 		if same {
 			w.delta = encodeSame(w.delta[:0], &t.prev)
 		} else {
-			w.delta = encodeDelta(w.delta[:0], &t.cur, &t.prev, Version)
+			w.delta = encodeDeltaSame(w.delta[:0], &t.cur, &t.prev, Version,
+				sameStruct || bytes.Equal(t.cur.structure, t.prev.structure))
 		}
 		m.kind, m.base = kindDelta, uint64(m.timeNs-t.lastNs)
 		m.stepRes = int64(m.base) - predictStep(t.lastStep)
