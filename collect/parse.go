@@ -30,7 +30,8 @@ import (
 // summary families by their base name, without _bucket, _count or _sum.
 // filter may also be asked about other names (a sample name with its
 // suffix, a name with _total added) and must be cheap, pure and safe for
-// concurrent use. Apart from errors in lines of families the filter
+// concurrent use: ExpfmtParser keeps a target's answers across parses
+// while filter is the same func value. Apart from errors in lines of families the filter
 // drops, a filtered result must equal the unfiltered one restricted to the
 // selected families (TestParserFilterDifferential checks this). Families
 // are sorted by name, Help is sanitised, label values are kept as exposed

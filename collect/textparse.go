@@ -62,6 +62,11 @@ func parseFast(body []byte, filter func(string) bool, skip bool, cache *lineCach
 	defer p.release()
 	if skip && filter != nil {
 		p.sel = filter
+		p.dec = &p.ownDec
+		if cache != nil {
+			p.dec = &cache.sel
+		}
+		p.dec.use(filter)
 	}
 	p.cache = cache
 	for rest := body; len(rest) > 0; p.lineNo++ {
@@ -153,13 +158,17 @@ type textParser struct {
 	lastKey      []byte
 	lastKeyRef   []byte // lastKey's slice in the line cache, when it came from there
 
-	// sel, when set, is fastTextSelect's filter; groups holds its decision
-	// per group root, lastName and lastWanted the previous line's.
-	// prevLabels is the label set built last (labelSet).
+	// sel, when set, is fastTextSelect's filter; dec holds its decisions
+	// on names (the line cache's, kept across parses, or ownDec), gstate
+	// the parse's state of each group dec numbers; lastName and lastWanted
+	// the previous line's. prevLabels is the label set built last
+	// (labelSet).
 	prevLabels model.Labels
 
 	sel        func(string) bool
-	groups     map[string]groupState
+	dec        *selDecisions
+	ownDec     selDecisions
+	gstate     []groupState
 	lastName   []byte
 	totalBuf   []byte // scratch: a name with _total
 	lastWanted bool
@@ -187,9 +196,53 @@ type recentName struct {
 	wanted, set bool
 }
 
-// groupState is fastTextSelect's decision on one group of names.
+// groupState is fastTextSelect's decision on one group of names in one
+// parse.
 type groupState struct {
 	wanted, skipped bool
+}
+
+// nameDecision is fastTextSelect's reading of one name: its group's
+// number (the group of the name with its family suffixes stripped) and
+// whether the filter wants the name itself (the name, one of its strips,
+// or either with _total). A function of the filter and the name alone.
+type nameDecision struct {
+	group  int32
+	wanted bool
+	// exact is the filter's answer on the name alone, asked when the
+	// name is a family's (families): 0 not asked yet, 1 no, 2 yes.
+	exact uint8
+}
+
+// selDecisions holds a filter's decisions on names: a target exposes the
+// same names every scrape, so the line cache keeps them across parses
+// (while the filter is the same) instead of asking the filter and
+// stripping suffixes again each parse.
+type selDecisions struct {
+	filter func(string) bool // the filter decided with; kept, so its address is not reused
+	names  map[string]nameDecision
+	roots  map[string]int32 // group numbers by root name
+}
+
+// maxSelNames bounds a line cache's kept decisions: past it they start
+// over at the next parse.
+const maxSelNames = 1 << 14
+
+// funcID is the closure a func value points to: two values with the same
+// one run the same code on the same captured variables.
+func funcID(f func(string) bool) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&f)) }
+
+// use readies d for filter: emptied when it holds another filter's
+// decisions or too many.
+func (d *selDecisions) use(filter func(string) bool) {
+	if d.names == nil {
+		d.names, d.roots = map[string]nameDecision{}, map[string]int32{}
+	}
+	if d.filter == nil || funcID(d.filter) != funcID(filter) || len(d.names) > maxSelNames {
+		clear(d.names)
+		clear(d.roots)
+		d.filter = filter
+	}
 }
 
 // idleParsers keeps up to maxIdleParsers parsers (their interned strings
@@ -219,7 +272,7 @@ func getTextParser() *textParser {
 }
 
 func newTextParser() *textParser {
-	return &textParser{byName: map[string]*textFamily{}, spare: map[string]*textFamily{}, strings: map[string]string{}, groups: map[string]groupState{}, prevLine: -2}
+	return &textParser{byName: map[string]*textFamily{}, spare: map[string]*textFamily{}, strings: map[string]string{}, prevLine: -2}
 }
 
 // maxInternBytes bounds a parser's interned strings; past it the table
@@ -261,7 +314,14 @@ func (p *textParser) release() {
 		p.recent[k].set = false
 	}
 	p.recentNext = 0
-	clear(p.groups)
+	clear(p.gstate)
+	p.gstate = p.gstate[:0]
+	p.dec = nil
+	if p.ownDec.filter != nil {
+		p.ownDec.filter = nil // a parse's own: the next starts afresh
+		clear(p.ownDec.names)
+		clear(p.ownDec.roots)
+	}
 	idleParsersMu.Lock()
 	if len(idleParsers) < maxIdleParsers {
 		idleParsers = append(idleParsers, p)
@@ -405,6 +465,34 @@ func (p *textParser) wantName(name []byte) bool {
 			return r.wanted
 		}
 	}
+	d := p.decide(name)
+	for int(d.group) >= len(p.gstate) {
+		p.gstate = append(p.gstate, groupState{})
+	}
+	g := &p.gstate[d.group]
+	if !g.wanted && d.wanted {
+		g.wanted = true
+		if g.skipped {
+			p.conflict = true
+		}
+	}
+	if !g.wanted {
+		g.skipped = true
+	}
+	p.lastName = append(p.lastName[:0], name...)
+	p.lastWanted = g.wanted
+	r := &p.recent[p.recentNext%len(p.recent)]
+	r.name, r.wanted, r.set = append(r.name[:0], name...), g.wanted, true
+	p.recentNext++
+	return g.wanted
+}
+
+// decide returns the decision on name, from p.dec when made before.
+func (p *textParser) decide(name []byte) nameDecision {
+	d := p.dec
+	if nd, ok := d.names[string(name)]; ok {
+		return nd
+	}
 	root := name
 	for {
 		b := stripSuffixBytes(root)
@@ -413,42 +501,57 @@ func (p *textParser) wantName(name []byte) bool {
 		}
 		root = b
 	}
-	g := p.groups[string(root)]
-	if !g.wanted {
-		// As selection.group: the name, each of its strips, and each with
-		// _total. Every new name of a group is asked: it may want it.
-		// Names interned: a target asks about the same ones every scrape,
-		// and the filter's argument would be a new string each time.
-		for c := p.str(name); ; {
-			p.totalBuf = append(append(p.totalBuf[:0], c...), "_total"...)
-			if p.sel(c) || p.sel(p.str(p.totalBuf)) {
-				g.wanted = true
-				break
-			}
-			b := stripSuffix(c)
-			if b == c {
-				break
-			}
-			c = b
-		}
-		if g.wanted && g.skipped {
-			p.conflict = true
-		}
-	}
-	if !g.wanted {
-		g.skipped = true
-	}
-	if _, ok := p.groups[string(root)]; ok {
-		p.groups[string(root)] = g // the key is there: no string made
+	nd := nameDecision{group: int32(len(d.roots))}
+	if gi, ok := d.roots[string(root)]; ok {
+		nd.group = gi
 	} else {
-		p.groups[p.str(root)] = g
+		d.roots[string(root)] = nd.group
 	}
-	p.lastName = append(p.lastName[:0], name...)
-	p.lastWanted = g.wanted
-	r := &p.recent[p.recentNext%len(p.recent)]
-	r.name, r.wanted, r.set = append(r.name[:0], name...), g.wanted, true
-	p.recentNext++
-	return g.wanted
+	// As selection.group: the name, each of its strips, and each with
+	// _total. Names interned: the filter's argument would otherwise be
+	// a new string each time.
+	for c := p.str(name); ; {
+		p.totalBuf = append(append(p.totalBuf[:0], c...), "_total"...)
+		if p.sel(c) || p.sel(p.str(p.totalBuf)) {
+			nd.wanted = true
+			break
+		}
+		b := stripSuffix(c)
+		if b == c {
+			break
+		}
+		c = b
+	}
+	d.names[string(name)] = nd
+	if p.cache != nil {
+		// Counted with the line cache's entries, under the same bound.
+		if lineCacheBytes.Add(int64(len(name)+len(root)+2*entryOverhead)) > maxLineCacheBytes {
+			resetLineCaches.Store(true)
+		}
+	}
+	return nd
+}
+
+// wantsFamily is filter(name), from the kept decisions when they are
+// filter's.
+func (p *textParser) wantsFamily(name string, filter func(string) bool) bool {
+	d := p.dec
+	if d == nil || funcID(d.filter) != funcID(filter) {
+		return filter(name)
+	}
+	nd, ok := d.names[name]
+	if ok && nd.exact != 0 {
+		return nd.exact == 2
+	}
+	want := filter(name)
+	if ok { // a family's name is met on its lines first: no entry made here
+		nd.exact = 1
+		if want {
+			nd.exact = 2
+		}
+		d.names[name] = nd
+	}
+	return want
 }
 
 // stripSuffixBytes is stripSuffix on bytes.
@@ -1172,7 +1275,7 @@ func decimalValue(b []byte, i int) (v float64, n int, ok bool) {
 func (p *textParser) families(filter func(string) bool) []model.Family {
 	nFams, nSamples, nBuckets, nQuantiles := 0, 0, 0, 0
 	for _, f := range p.order {
-		f.out = len(f.samples) == 0 || (filter != nil && !filter(f.name))
+		f.out = len(f.samples) == 0 || (filter != nil && !p.wantsFamily(f.name, filter))
 		if f.out {
 			continue
 		}
@@ -1262,6 +1365,8 @@ func (p *textParser) families(filter func(string) bool) []model.Family {
 type lineCache struct {
 	mu    sync.Mutex // held by the parse using it (TryLock: a second parse goes without)
 	lines []lineEntry
+	// sel keeps fastTextSelect's decisions on the target's names.
+	sel selDecisions
 	// arena holds the entries' prefixes one after another, as the lines
 	// were read: a body's comparisons then stream through memory instead
 	// of visiting a string allocated apart per line. Bytes written are
