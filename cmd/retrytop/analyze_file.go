@@ -65,6 +65,9 @@ func recordingArgs(args []string) bool {
 // minutes while its bins are reduced (analysis.WholeBuilder); several load
 // whole into one store.
 func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error {
+	if os.Getenv("GOGC") == "" { // a GOGC the user set is kept
+		defer debug.SetGCPercent(debug.SetGCPercent(recordingGCPercent))
+	}
 	var recs []dump.Recording
 	defer func() {
 		for _, r := range recs {
@@ -148,6 +151,16 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	}
 	return failOn(rep.Findings, f.failOn)
 }
+
+// recordingGCPercent is the collector's GOGC while a recording is
+// analysed (docs/performance.md, "analyze, whole recording, round 5"):
+// loading makes garbage at many times its live heap (every frame's body,
+// parse and translation is dropped once stored), so at GOGC 100 the
+// collector ran every ~100 MB allocated on the 1-hour dump and marked the
+// ~100 MB live each time. At 400 it runs a quarter as often, and the heap
+// while loading stays under the report's own peak; --memory-limit still
+// bounds the heap.
+const recordingGCPercent = 400
 
 // loadRange loads a recording's entries into the store: dump.LoadStoreRange,
 // which parses ahead of storing on a second goroutine. A variable so that
