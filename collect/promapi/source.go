@@ -448,13 +448,13 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 			scraped[s.targetName(ser.Labels)] = m
 		}
 	}
-	seen := s.apply(queries, results, at, from, prevEval, first, scraped)
+	seen, earlier := s.apply(queries, results, at, from, prevEval, first, scraped)
 	for i, r := range results {
 		if r.err == nil {
 			s.lastOK[queries[i].PromQL] = at.UnixMilli()
 		}
 	}
-	s.setStatuses(at, time.Since(start), len(queries), ok, firstErr, warnings, seen)
+	s.setStatuses(at, time.Since(start), len(queries), ok, firstErr, warnings, seen, earlier)
 	select {
 	case s.updates <- struct{}{}:
 	default:
@@ -485,7 +485,12 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 // A counter query that failed where it had answered at the evaluation
 // before (prevEval) holds back the snapshots of this refresh of every
 // target it has series of: see held below.
-func (s *Source) apply(queries []Query, results []queryResult, at, from time.Time, prevEval int64, first bool, scraped map[string]map[int64]int64) map[string]int {
+//
+// It returns the series count of each target with series at the
+// evaluation at (seen) and, for targets with series only at earlier
+// steps of this refresh (a backfill or a catch-up whose last step found
+// them stale), the newest such step (earlier).
+func (s *Source) apply(queries []Query, results []queryResult, at, from time.Time, prevEval int64, first bool, scraped map[string]map[int64]int64) (seen map[string]int, earlier map[string]int64) {
 	atMs, fromMs := at.UnixMilli(), from.UnixMilli()
 	stepMs := s.opts.Step.Milliseconds()
 	// Queries that yield one flat series name (a _bucket series read
@@ -640,7 +645,7 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 		times = append(times, t)
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	seen := map[string]int{}
+	seen, earlier = map[string]int{}, map[string]int64{}
 	for _, t := range times {
 		byTarget := map[string]*model.Snapshot{}
 		for k, f := range snaps[t] {
@@ -654,6 +659,8 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 		for target, sn := range byTarget {
 			if t == atMs {
 				seen[target] = sn.SeriesCount()
+			} else {
+				earlier[target] = t // times ascend: the newest wins
 			}
 			if !timesKnown || held[target] {
 				continue
@@ -678,7 +685,10 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 			}
 		}
 	}
-	return seen
+	for target := range seen {
+		delete(earlier, target)
+	}
+	return seen, earlier
 }
 
 // scrapeTime is where the samples of evaluation t are stored: the target's
@@ -708,7 +718,7 @@ func (s *Source) targetName(ls model.Labels) string {
 	return collect.Sanitize(name)
 }
 
-func (s *Source) setStatuses(at time.Time, took time.Duration, nq, ok int, firstErr string, warnings []string, seen map[string]int) {
+func (s *Source) setStatuses(at time.Time, took time.Duration, nq, ok int, firstErr string, warnings []string, seen map[string]int, earlier map[string]int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sv := &s.server
@@ -747,7 +757,7 @@ func (s *Source) setStatuses(at time.Time, took time.Duration, nq, ok int, first
 			sv.LastError = collect.Sanitize("warning: " + strings.Join(warnings, "; "))
 		}
 	}
-	for name, n := range seen {
+	target := func(name string) *model.TargetStatus {
 		ts := s.targets[name]
 		if ts == nil {
 			ts = &model.TargetStatus{Name: name, URL: s.server.URL, Dialect: "prometheus-api"}
@@ -759,6 +769,22 @@ func (s *Source) setStatuses(at time.Time, took time.Duration, nq, ok int, first
 			}
 			s.targets[name] = ts
 		}
+		return ts
+	}
+	// A target with series at earlier steps of this refresh only (its
+	// newest scrape failed, so the evaluation at found its series stale)
+	// is a target all the same: the store holds its data. Down below,
+	// read up to its newest step. Left out, analyze --prometheus listed
+	// no status for a target its rows and chains came from (seen beside
+	// a CPU hog: --by job,instance without app's instance).
+	for name, t := range earlier {
+		ts := target(name)
+		if last := time.UnixMilli(t); last.After(ts.LastSuccess) {
+			ts.LastSuccess = last
+		}
+	}
+	for name, n := range seen {
+		ts := target(name)
 		ts.Up, ts.LastError, ts.LastSuccess, ts.Series = true, "", at, n
 		// Read under refreshMu, which Refresh holds around this call.
 		ts.DroppedSeries, ts.SeriesCap = 0, nil

@@ -243,7 +243,7 @@ func TestSourceLayerFromFirstByLabel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src.setStatuses(time.Unix(1700000000, 0), time.Millisecond, 1, 1, "", nil, map[string]int{tt.name: 3})
+		src.setStatuses(time.Unix(1700000000, 0), time.Millisecond, 1, 1, "", nil, map[string]int{tt.name: 3}, nil)
 		var got *model.TargetStatus
 		for _, s := range src.Statuses() {
 			if s.Name == tt.name {
@@ -253,5 +253,60 @@ func TestSourceLayerFromFirstByLabel(t *testing.T) {
 		if got == nil || got.Layer != tt.wantLayer {
 			t.Errorf("by %v: status %+v, want layer %q", tt.by, got, tt.wantLayer)
 		}
+	}
+}
+
+// TestSourceTargetStaleAtTheEnd: a backfill in which one target has
+// series at every step but the last (its newest scrape failed, so the
+// last evaluation finds its series stale) lists that target all the
+// same, down, read up to its last step with series; a target with series
+// at the last step is up. Before, the first refresh listed only the
+// targets of its last step: analyze --prometheus --by job,instance had
+// rows and chains of a replica its targets did not name.
+func TestSourceTargetStaleAtTheEnd(t *testing.T) {
+	end := time.Unix(1700000100, 0)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.FormValue("query")
+		var res []string
+		if r.URL.Path == "/api/v1/query_range" && strings.Contains(q, "((retry_originals_total") {
+			start, _ := strconv.ParseFloat(r.FormValue("start"), 64)
+			stop, _ := strconv.ParseFloat(r.FormValue("end"), 64)
+			var app, gone []string
+			for ts := start; ts <= stop+1e-9; ts++ {
+				app = append(app, fmt.Sprintf("[%.3f,\"2\"]", ts))
+				if ts < stop {
+					gone = append(gone, fmt.Sprintf("[%.3f,\"2\"]", ts))
+				}
+			}
+			res = append(res,
+				`{"metric":{"job":"app","dependency":"db","priority":"critical"},"values":[`+strings.Join(app, ",")+`]}`,
+				`{"metric":{"job":"gone","dependency":"db","priority":"critical"},"values":[`+strings.Join(gone, ",")+`]}`)
+		}
+		typ := "vector"
+		if r.URL.Path == "/api/v1/query_range" {
+			typ = "matrix"
+		}
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":%q,"result":[%s]}}`, typ, strings.Join(res, ","))
+	}))
+	defer srv.Close()
+	src, err := New(Options{Delay: -1, Client: ClientConfig{URL: srv.URL}, Step: time.Second, Backfill: 4 * time.Second,
+		Clock: func() time.Time { return end }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := src.Refresh(context.Background())
+	got := map[string]model.TargetStatus{}
+	for _, s := range st[1:] {
+		got[s.Name] = s
+	}
+	if a := got["app"]; len(got) != 2 || !a.Up || !a.LastSuccess.Equal(end) {
+		t.Fatalf("statuses %+v: want app up at %v and gone", st, end)
+	}
+	if g := got["gone"]; g.Up || !g.LastSuccess.Equal(end.Add(-time.Second)) || g.LastError != "no series in the latest query results" {
+		t.Errorf("gone: %+v, want down, last read at %v", g, end.Add(-time.Second))
+	}
+	// Its data is in the store up to that step.
+	if times := src.Store().Times("gone"); len(times) == 0 || times[len(times)-1] != end.Add(-time.Second).UnixMilli() {
+		t.Errorf("gone's stored times %v", times)
 	}
 }
