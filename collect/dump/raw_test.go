@@ -30,6 +30,9 @@ func TestRawBytesPerSample(t *testing.T) {
 	}
 	defer f.Close()
 	path := filepath.Join(t.TempDir(), "raw.rtd")
+	if keep := os.Getenv("RETRYTOP_DEMO_RAW_KEEP"); keep != "" {
+		path = keep // to compare two writers' files byte for byte
+	}
 	w, err := Create(path, true, WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
