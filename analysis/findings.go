@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/retrytop/retrytop/model"
@@ -405,41 +408,49 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 	for j, k := range keys {
 		tls[j] = frame.Timelines[k]
 	}
-	// One set of buffers for every bin: nothing of a bin's rows outlives
-	// it (findings and chain results copy what they keep), and growing
-	// them afresh in each bin was most of this function's time on a long
-	// recording (720 rows x 360 bins; issue 19).
-	rows := make([]model.Signals, 0, len(keys))
-	agg := make([]model.Signals, 0, len(keys))
-	edges := make(map[model.Key]edgeRates, len(keys))
-	layers := make([]ChainResult, 0, len(chains))
-	var gaps []ChainResult
-	for i := range n {
-		rows, agg, layers, gaps = rows[:0], agg[:0], layers[:0], gaps[:0]
-		clear(edges)
-		for j, k := range keys {
-			tl := tls[j]
-			if i < len(tl) {
-				rows = append(rows, tl[i])
+	// Each bin's findings are made on up to GOMAXPROCS goroutines (the
+	// bins are independent: 720 rows x 360 bins on a long recording,
+	// issue 19) and merged below in bin order, as one pass made them.
+	perBin := make([][]Finding, n)
+	forBins(n, func() func(i int) {
+		// One set of buffers per goroutine for all its bins: nothing of a
+		// bin's rows outlives it (findings and chain results copy what
+		// they keep), and growing them afresh in each bin was most of
+		// this function's time on a long recording.
+		rows := make([]model.Signals, 0, len(keys))
+		agg := make([]model.Signals, 0, len(keys))
+		edges := make(map[model.Key]edgeRates, len(keys))
+		layers := make([]ChainResult, 0, len(chains))
+		var gaps []ChainResult
+		return func(i int) {
+			rows, agg, layers, gaps = rows[:0], agg[:0], layers[:0], gaps[:0]
+			clear(edges)
+			for j, k := range keys {
+				tl := tls[j]
+				if i < len(tl) {
+					rows = append(rows, tl[i])
+				}
+				if i < len(tl) && i+1 >= span {
+					agg = append(agg, aggregate(tl[i+1-span:i+1]))
+					// The samples at the span's start edge are at or
+					// before its first bin: the bin before counts too.
+					edges[k] = peakRates(tl[max(i-span, 0) : i+1])
+				}
 			}
-			if i < len(tl) && i+1 >= span {
-				agg = append(agg, aggregate(tl[i+1-span:i+1]))
-				// The samples at the span's start edge are at or
-				// before its first bin: the bin before counts too.
-				edges[k] = peakRates(tl[max(i-span, 0) : i+1])
+			rowsIdx, aggIdx := indexRows(rows), indexRows(agg)
+			for _, c := range chains {
+				layers = append(layers, rowsIdx.evaluate(c, th.Gap, nil))
+				if len(agg) > 0 {
+					gaps = append(gaps, aggIdx.evaluate(c, th.Gap, edges))
+				}
 			}
+			fs := evaluateRows(rows, bases, th)
+			fs = append(fs, evaluateChains(layers, nil, rows, th)...)
+			perBin[i] = append(fs, evaluateChains(nil, gaps, agg, th)...)
 		}
-		rowsIdx, aggIdx := indexRows(rows), indexRows(agg)
-		for _, c := range chains {
-			layers = append(layers, rowsIdx.evaluate(c, th.Gap, nil))
-			if len(agg) > 0 {
-				gaps = append(gaps, aggIdx.evaluate(c, th.Gap, edges))
-			}
-		}
-		fs := evaluateRows(rows, bases, th)
-		fs = append(fs, evaluateChains(layers, nil, rows, th)...)
-		fs = append(fs, evaluateChains(nil, gaps, agg, th)...)
-		for _, f := range fs {
+	})
+	for i := range perBin {
+		for _, f := range perBin[i] {
 			id := f.Code + "\x00" + f.Target + "\x00" + f.Dependency + "\x00" + f.Chain
 			a := merged[id]
 			if a == nil {
@@ -453,6 +464,7 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 			a.bins++
 			a.end = f.End
 		}
+		perBin[i] = nil
 	}
 	var out []Finding
 	for _, id := range order {
@@ -472,6 +484,33 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 	}
 	sortFindings(out)
 	return out
+}
+
+// forBins calls a function of worker for every bin in [0, n), each
+// worker on a goroutine of its own (up to GOMAXPROCS, at least minBins
+// bins each) taking the next bin not yet taken: worker is called once per
+// goroutine, for the state its bins share.
+func forBins(n int, worker func() func(i int)) {
+	const minBins = 16 // fewer are not worth a goroutine
+	g := min(runtime.GOMAXPROCS(0), n/minBins)
+	if g <= 1 {
+		f := worker()
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range g {
+		f := worker()
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // gapSpan is how many bins make th.GapWindow (at least 1), from the width
