@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,6 +113,7 @@ type textFamily struct {
 	// le or quantile), keyed by the labels' bytes.
 	series map[string]int
 	out    bool // left out of the result (families)
+	room   int  // bytes of room kept while in textParser.spare
 }
 
 type textSample struct {
@@ -134,10 +136,13 @@ type textParser struct {
 	// by maxSpareSamples).
 	spare        map[string]*textFamily
 	spareSamples int
+	spareBytes   int // the spare families' room in bytes (textFamily.room)
+	idleBytes    int // what the parser kept when it went idle (idleParsers)
 
 	// strings interns names and label values across parses: a target
 	// exposes the same ones every scrape, so after the first scrape
-	// parsing allocates no strings. Bounded by maxInternBytes.
+	// parsing allocates no strings. Bounded by maxInternBytes, which
+	// stringBytes counts against with the table's own bytes per entry.
 	strings     map[string]string
 	stringBytes int
 
@@ -258,6 +263,29 @@ var (
 // it make parsers that go when done.
 const maxIdleParsers = 4
 
+// idleParserShare is the part of the process' memory limit (512 MiB
+// without one, the command's default) the idle parsers but the largest
+// may keep together: 8 MiB at 512 MiB, 4 MiB at 256 MiB. The largest is
+// kept whatever its size (about 8 MB at most: maxInternBytes and the
+// room of maxSpareSamples), so a large target's scrapes never start
+// cold; the others only within the share, so a fleet of large targets
+// parsed at once does not keep four of them, and small ones keep theirs.
+const idleParserShare = 64
+
+// idleParserBytes is the idle parsers' share of the memory limit.
+func idleParserBytes() int {
+	return int(memoryLimit() / idleParserShare)
+}
+
+// memoryLimit is the process' memory limit, 512 MiB without one.
+func memoryLimit() int64 {
+	// debug.SetMemoryLimit(-1) reads the limit without changing it.
+	if l := debug.SetMemoryLimit(-1); l > 0 && l < math.MaxInt64 {
+		return l
+	}
+	return 512 << 20
+}
+
 func getTextParser() *textParser {
 	idleParsersMu.Lock()
 	if n := len(idleParsers); n > 0 {
@@ -275,9 +303,15 @@ func newTextParser() *textParser {
 	return &textParser{byName: map[string]*textFamily{}, spare: map[string]*textFamily{}, strings: map[string]string{}, prevLine: -2}
 }
 
-// maxInternBytes bounds a parser's interned strings; past it the table
-// starts over.
+// maxInternBytes bounds a parser's interned strings, each counted with
+// internEntryBytes; past it the table starts over.
 const maxInternBytes = 4 << 20
+
+// internEntryBytes is what an entry of the intern table costs besides its
+// string: a map slot of two string headers, its control byte and the
+// table's slack. Without it, a target of a million short label values
+// kept some 40 MB of table under a 4 MiB bound.
+const internEntryBytes = 40
 
 // maxSpareSamples bounds the samples' room a parser keeps for reuse
 // (about 3.7 MB of textSample; a histogram's or summary's series is one
@@ -295,14 +329,19 @@ func (p *textParser) release() {
 		}
 		if old := p.spare[f.name]; old != nil {
 			p.spareSamples -= cap(old.samples)
+			p.spareBytes -= old.room
 		}
-		for i := range f.samples {
-			f.samples[i].labels = nil // the line cache's, not to be kept alive
+		f.room = cap(f.samples) * int(unsafe.Sizeof(textSample{}))
+		for i := range f.samples[:cap(f.samples)] {
+			ts := &f.samples[:cap(f.samples)][i]
+			ts.labels = nil // the line cache's, not to be kept alive
+			f.room += 16 * (cap(ts.buckets) + cap(ts.quantiles))
 		}
 		f.help, f.typ, f.samples = "", typeUnset, f.samples[:0]
 		clear(f.series)
 		p.spare[f.name] = f
 		p.spareSamples += cap(f.samples)
+		p.spareBytes += f.room
 	}
 	clear(p.order)
 	p.order = p.order[:0]
@@ -322,8 +361,14 @@ func (p *textParser) release() {
 		clear(p.ownDec.names)
 		clear(p.ownDec.roots)
 	}
+	p.idleBytes = p.spareBytes + p.stringBytes
+	share := idleParserBytes()
 	idleParsersMu.Lock()
-	if len(idleParsers) < maxIdleParsers {
+	sum, largest := p.idleBytes, p.idleBytes
+	for _, q := range idleParsers {
+		sum, largest = sum+q.idleBytes, max(largest, q.idleBytes)
+	}
+	if len(idleParsers) < maxIdleParsers && sum-largest <= share {
 		idleParsers = append(idleParsers, p)
 	}
 	idleParsersMu.Unlock()
@@ -334,13 +379,13 @@ func (p *textParser) str(b []byte) string {
 	if s, ok := p.strings[string(b)]; ok {
 		return s
 	}
-	if p.stringBytes+len(b) > maxInternBytes {
-		clear(p.strings)
+	if p.stringBytes+len(b)+internEntryBytes > maxInternBytes {
+		p.strings = map[string]string{} // not clear: a cleared map keeps its table
 		p.stringBytes = 0
 	}
 	s := string(b)
 	p.strings[s] = s
-	p.stringBytes += len(s)
+	p.stringBytes += len(s) + internEntryBytes
 	return s
 }
 
@@ -525,7 +570,7 @@ func (p *textParser) decide(name []byte) nameDecision {
 	d.names[string(name)] = nd
 	if p.cache != nil {
 		// Counted with the line cache's entries, under the same bound.
-		if lineCacheBytes.Add(int64(len(name)+len(root)+2*entryOverhead)) > maxLineCacheBytes {
+		if lineCacheBytes.Add(int64(len(name)+len(root)+2*entryOverhead)) > lineCacheBound.Load() {
 			resetLineCaches.Store(true)
 		}
 	}
@@ -613,6 +658,7 @@ func (p *textParser) family(name []byte) (*textFamily, string) {
 	if f != nil {
 		delete(p.spare, f.name)
 		p.spareSamples -= cap(f.samples)
+		p.spareBytes -= f.room
 	} else {
 		f = &textFamily{name: p.str(name)}
 	}
@@ -1430,7 +1476,7 @@ func (c *lineCache) put(k int, e lineEntry, shared bool) *lineEntry {
 	if !shared {
 		cost += int64(len(e.key) + 32*len(e.labels))
 	}
-	if lineCacheBytes.Add(cost) > maxLineCacheBytes {
+	if lineCacheBytes.Add(cost) > lineCacheBound.Load() {
 		resetLineCaches.Store(true)
 	}
 	c.liveBytes += len(e.prefix) - len(c.lines[k].prefix)
@@ -1471,7 +1517,7 @@ func (c *lineCache) truncate(n int) {
 }
 
 // The line caches, by target. Their entries are counted as they are made
-// (an entry replaced still counts) and past maxLineCacheBytes every cache
+// (an entry replaced still counts) and past lineCacheBound every cache
 // starts over, so the memory stays bounded whatever the targets do and
 // the caches of targets gone are dropped with the rest.
 var (
@@ -1480,6 +1526,18 @@ var (
 	lineCacheBytes  atomic.Int64
 	resetLineCaches atomic.Bool
 )
+
+// lineCacheBound is what bounds the line caches together now:
+// maxLineCacheBytes, or lineCacheShare of the process' memory limit when
+// that is less (32 MiB at 256 MiB), read at each parse.
+var lineCacheBound atomic.Int64
+
+// lineCacheShare is the part of the memory limit the line caches may
+// take: MemoryBudget gives the scrapes in flight half, the store takes a
+// quarter (model.StoreMemoryShare).
+const lineCacheShare = 8
+
+func init() { lineCacheBound.Store(maxLineCacheBytes) }
 
 // maxLineCacheBytes bounds the line caches together: about 250,000
 // lines, the bodies of 125 targets of 2,000 series. Past it, a fleet pays
@@ -1493,6 +1551,7 @@ const maxLineCaches = 4096
 // use by another parse or there is no room; release it with
 // releaseLineCache.
 func lineCacheFor(target string) *lineCache {
+	lineCacheBound.Store(min(maxLineCacheBytes, memoryLimit()/lineCacheShare))
 	lineCachesMu.Lock()
 	if resetLineCaches.Load() {
 		lineCaches = map[string]*lineCache{}
