@@ -22,6 +22,7 @@ import (
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/collect/dialect"
+	"github.com/retrytop/retrytop/internal/reportcmp"
 	"github.com/retrytop/retrytop/internal/testpeer"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/sim"
@@ -291,8 +292,8 @@ func TestAgainstPrometheus(t *testing.T) {
 			if slices.Contains(others, findingKeys([]analysis.Finding{f})[0]) {
 				continue
 			}
-			if why := holeUnder(f, c.other); why != "" {
-				t.Logf("%s: %s %s -> %s: the other reader %s", c.name, f.Code, f.Target, f.Dependency, why)
+			if why := reportcmp.HoleUnder(f, c.other); why != "" {
+				t.Logf("%s: %s %s -> %s: the other reader's %s", c.name, f.Code, f.Target, f.Dependency, why)
 				continue
 			}
 			t.Errorf("%s: %s %s -> %s (%s)\n direct     %v\n prometheus %v", c.name, f.Code, f.Target, f.Dependency, f.Message, fa, fb)
@@ -301,28 +302,6 @@ func TestAgainstPrometheus(t *testing.T) {
 	if len(fa) == 0 || len(fb) == 0 {
 		t.Errorf("no finding fired on a path (direct %v, prometheus %v): the comparison says nothing", fa, fb)
 	}
-}
-
-// holeUnder names the first bin in which rep has no data for f's row
-// while f held ("" when there is none, and for a chain's finding, which
-// is about its design, not a bin's rates).
-func holeUnder(f analysis.Finding, rep analysis.Report) string {
-	if f.Chain != "" {
-		return ""
-	}
-	for _, d := range rep.Dependencies {
-		if d.Target != f.Target || d.Dependency != f.Dependency {
-			continue
-		}
-		for _, b := range d.Timeline {
-			start, end := time.UnixMilli(int64(b.StartUnix*1000)), time.UnixMilli(int64(b.EndUnix*1000))
-			if !b.OriginalsPerS.OK && start.Before(f.End) && end.After(f.Start) {
-				return fmt.Sprintf("has no data in the bin %s..%s, inside %s..%s where it held",
-					start.Format("15:04:05.000"), end.Format("15:04:05.000"), f.Start.Format("15:04:05.000"), f.End.Format("15:04:05.000"))
-			}
-		}
-	}
-	return ""
 }
 
 // findingKeys are the findings' codes with what they are about, sorted.
