@@ -412,7 +412,7 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 	// bins are independent: 720 rows x 360 bins on a long recording,
 	// issue 19) and merged below in bin order, as one pass made them.
 	perBin := make([][]Finding, n)
-	forBins(n, func() func(i int) {
+	parallelFor(n, 16, func() func(i int) {
 		// One set of buffers per goroutine for all its bins: nothing of a
 		// bin's rows outlives it (findings and chain results copy what
 		// they keep), and growing them afresh in each bin was most of
@@ -486,13 +486,13 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 	return out
 }
 
-// forBins calls a function of worker for every bin in [0, n), each
-// worker on a goroutine of its own (up to GOMAXPROCS, at least minBins
-// bins each) taking the next bin not yet taken: worker is called once per
-// goroutine, for the state its bins share.
-func forBins(n int, worker func() func(i int)) {
-	const minBins = 16 // fewer are not worth a goroutine
-	g := min(runtime.GOMAXPROCS(0), n/minBins)
+// parallelFor calls a function of worker for every i in [0, n), each
+// worker on a goroutine of its own (up to GOMAXPROCS, at least minEach
+// calls each: fewer are not worth a goroutine) taking the next i not yet
+// taken: worker is called once per goroutine, for the state its calls
+// share.
+func parallelFor(n, minEach int, worker func() func(i int)) {
+	g := min(runtime.GOMAXPROCS(0), n/max(minEach, 1))
 	if g <= 1 {
 		f := worker()
 		for i := range n {

@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -179,31 +181,51 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		if wb != nil {
 			reduced = wb.rows(t)
 		}
-		for _, r := range selectTarget(st, t, st.Times(t), nil, start).rows() {
+		// A target's rows are evaluated on up to GOMAXPROCS goroutines (a
+		// row reads only its own series and its dependency's server, which
+		// no evaluation changes), one target at a time so that only its
+		// rows' series are held, in the order of their dependencies.
+		byDep := selectTarget(st, t, st.Times(t), nil, start).rows()
+		rows := make([]*row, 0, len(byDep))
+		for _, dep := range slices.Sorted(maps.Keys(byDep)) {
+			rows = append(rows, byDep[dep])
+		}
+		deps := make([]DependencyReport, len(rows))
+		bins := make([][]model.Signals, len(rows))
+		for _, r := range rows {
 			r.server = servers[r.dep] // the dependency's own server-side metrics
-			dr := DependencyReport{Signals: r.eval(rangeWindow(r.times, winStart, end)), Timeline: []BinReport{}}
-			dr.Fates = Fates(dr.Signals)
-			dr.LatencyP99 = make(map[string]model.Value, len(model.LatencyClasses))
-			for _, c := range model.LatencyClasses {
-				dr.LatencyP99[c] = dr.Latency[c].P99
-			}
-			var bins []model.Signals
 			if rr := reduced[r.dep]; rr != nil {
 				rr.server = reducedServers[r.dep]
-				bins = wb.timeline(rr)
 			} else if wb != nil {
 				return rep, fmt.Errorf("analysis: row %s -> %s has no reduced timeline", t, r.dep)
-			} else {
-				bins = r.timelineOver(grid)
 			}
-			dr.Fates.Budget = BudgetFor(dialects[t], dr.Signals, bins)
-			dr.Derived = derivedOf(dialects[t], opts.Derived)
-			dr.Phases = Phases(bins, th)
-			if dr.Phases == nil {
-				dr.Phases = []Phase{}
+		}
+		parallelFor(len(rows), 4, func() func(i int) {
+			return func(i int) {
+				r := rows[i]
+				dr := DependencyReport{Signals: r.eval(rangeWindow(r.times, winStart, end)), Timeline: []BinReport{}}
+				dr.Fates = Fates(dr.Signals)
+				dr.LatencyP99 = make(map[string]model.Value, len(model.LatencyClasses))
+				for _, c := range model.LatencyClasses {
+					dr.LatencyP99[c] = dr.Latency[c].P99
+				}
+				if rr := reduced[r.dep]; rr != nil {
+					bins[i] = wb.timeline(rr)
+				} else {
+					bins[i] = r.timelineOver(grid)
+				}
+				dr.Fates.Budget = BudgetFor(dialects[t], dr.Signals, bins[i])
+				dr.Derived = derivedOf(dialects[t], opts.Derived)
+				dr.Phases = Phases(bins[i], th)
+				if dr.Phases == nil {
+					dr.Phases = []Phase{}
+				}
+				deps[i] = dr
 			}
+		})
+		for i, dr := range deps {
 			history.Rows = append(history.Rows, dr.Signals)
-			history.Timelines[dr.Key()] = bins
+			history.Timelines[dr.Key()] = bins[i]
 			rep.Dependencies = append(rep.Dependencies, dr)
 		}
 	}
