@@ -28,7 +28,9 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/retrytop/retrytop/collect/dump"
@@ -140,8 +142,9 @@ func writeIndexFile(w io.Writer, table, body []byte, key [32]byte) error {
 // as u indexes into the table, floats as 8 bytes little-endian:
 //
 //	table:  u count, u length of each, then their bytes
-//	body:   u entries, u targets, each target, each entry, the errors
-//	target: name, u entries, their u differences (the first from -1);
+//	body:   u entries, u targets, each target's name, u length and log,
+//	        each entry, the errors
+//	log:    u entries, their u differences (the first from -1);
 //	        u scrapes, their times as s differences (the first from 0);
 //	        each scrape's start, u dropped, its cap; u labels in all;
 //	        u series, each: key, name, u labels, each label's name and
@@ -205,12 +208,16 @@ func encodeIndex(x *index, rec dump.Recording) (table, body []byte, err error) {
 		return nil, nil, errors.New("replay: the index holds a target the recording does not list")
 	}
 	e.u(uint64(len(names)))
+	body, sec := e.b, []byte(nil)
 	for _, name := range names {
 		l := x.targets[name]
 		if int64(len(l.times)) > l.open.first || len(l.chunks) != (len(l.times)+chunkLen-1)/chunkLen {
 			return nil, nil, ErrIndexNotDone // not finished: its open chunk is not sealed
 		}
-		e.str(name)
+		// The target's log, then its name and length before it in the
+		// body: a reader finds every target's log first and decodes them
+		// in parallel.
+		e.b = sec[:0]
 		e.u(uint64(len(l.entries)))
 		prev := int64(-1)
 		for _, en := range l.entries {
@@ -271,7 +278,13 @@ func encodeIndex(x *index, rec dump.Recording) (table, body []byte, err error) {
 			}
 			e.b = append(e.b, ch.data[:ch.off[len(ch.ids)]]...)
 		}
+		sec = e.b
+		e.b = body
+		e.str(name)
+		e.u(uint64(len(sec)))
+		body = append(e.b, sec...)
 	}
+	e.b = body
 	lastOK := map[string]int{}
 	for i := 0; i < n; i++ {
 		s := &x.status[i]
@@ -565,18 +578,54 @@ func (p *Player) decodeIndex(payload []byte) (*index, error) {
 	}
 	x := &index{done: n, next: make([]int64, n), status: make([]model.TargetStatus, n), targets: map[string]*tlog{}}
 	owner := make([]int32, n) // entry -> target + 1
+	// The targets' logs are found first, then decoded in parallel: their
+	// entries are disjoint once their names are (an entry is marked only
+	// by the target the recording says it belongs to).
+	type section struct {
+		name       string
+		start, end int
+		l          *tlog
+		bytes      int64
+		err        error
+	}
 	nt := d.count("targets", 3)
+	secs := make([]section, 0, nt)
 	for ti := 0; ti < nt && d.err == nil; ti++ {
 		at := d.at
 		name := d.str()
 		if _, dup := x.targets[name]; dup && d.err == nil {
 			return nil, refuseAt(int64(indexHeaderLen+at), "target %q twice", name)
 		}
-		l, err := p.decodeTarget(d, name, int32(ti+1), owner, x)
-		if err != nil {
-			return nil, err
+		x.targets[name] = nil
+		ln := d.count("bytes of a target's log", 1)
+		secs = append(secs, section{name: name, start: d.at, end: d.at + ln})
+		d.at += ln
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	var wg sync.WaitGroup
+	workers := min(max(runtime.GOMAXPROCS(0), 1), len(secs))
+	for w := 0; w < workers; w++ {
+		wg.Go(func() {
+			for k := w; k < len(secs); k += workers {
+				sc := &secs[k]
+				sd := &decoder{b: d.b[:sc.end], at: sc.start, strs: d.strs}
+				sc.l, sc.bytes, sc.err = p.decodeTarget(sd, sc.name, int32(k+1), owner)
+				if sc.err == nil && sd.at != sc.end {
+					sd.fail("target %q: %d bytes after its log", sc.name, sc.end-sd.at)
+					sc.err = sd.err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for k := range secs {
+		if secs[k].err != nil {
+			return nil, secs[k].err
 		}
-		x.targets[name] = l
+		x.targets[secs[k].name] = secs[k].l
+		x.bytes += secs[k].bytes
 	}
 	lastOK := map[string]int{}
 	for i := 0; i < n && d.err == nil; i++ {
@@ -670,7 +719,17 @@ func (l *tlog) entryPos(i int) int {
 
 // decodeTarget decodes one target's log (its name read) and marks its
 // entries in owner.
-func (p *Player) decodeTarget(d *decoder, name string, mark int32, owner []int32, x *index) (*tlog, error) {
+func (p *Player) decodeTarget(d *decoder, name string, mark int32, owner []int32) (*tlog, int64, error) {
+	l, size, err := p.decodeLog(d, name, mark, owner)
+	if err == nil {
+		err = d.err
+	}
+	return l, size, err
+}
+
+// decodeLog is decodeTarget but for d's error.
+func (p *Player) decodeLog(d *decoder, name string, mark int32, owner []int32) (*tlog, int64, error) {
+	var size int64
 	n := len(owner)
 	l := &tlog{}
 	ne := d.count("entries", 1)
@@ -680,10 +739,10 @@ func (p *Player) decodeTarget(d *decoder, name string, mark int32, owner []int32
 		at := d.at
 		e := prev + int64(d.u())
 		if d.err != nil {
-			return nil, d.err
+			return nil, 0, d.err
 		}
-		if e <= prev || e >= int64(n) || owner[e] != 0 || p.rec.Target(int(e)) != name {
-			return nil, refuseAt(int64(indexHeaderLen+at), "target %q: entry %d is not one of its entries in order", name, e)
+		if e <= prev || e >= int64(n) || p.rec.Target(int(e)) != name || owner[e] != 0 { // the target first: another goroutine marks other targets' entries
+			return nil, 0, refuseAt(int64(indexHeaderLen+at), "target %q: entry %d is not one of its entries in order", name, e)
 		}
 		owner[e] = mark
 		l.entries[k] = int32(e)
@@ -693,7 +752,12 @@ func (p *Player) decodeTarget(d *decoder, name string, mark int32, owner []int32
 	l.times = make([]int64, scrapes)
 	var t int64
 	for k := range l.times {
-		t += d.s()
+		at := d.at
+		dt := d.s()
+		if d.err == nil && k > 0 && dt <= 0 {
+			return nil, 0, refuseAt(int64(indexHeaderLen+at), "target %q: scrape %d not after the one before", name, k) // the store's order
+		}
+		t += dt
 		l.times[k] = t
 	}
 	l.meta = make([]scrapeMeta, scrapes)
@@ -712,6 +776,7 @@ func (p *Player) decodeTarget(d *decoder, name string, mark int32, owner []int32
 	ns := d.count("series", 22) // key, name, labels, type, born, died: a byte each at least; extra, seed: 8
 	l.series = make([]seriesMeta, ns)
 	chunks := (int64(scrapes) + chunkLen - 1) / chunkLen
+	byKey := make(map[string]int32, ns)
 	for k := range l.series {
 		at := d.at
 		s := &l.series[k]
@@ -719,7 +784,7 @@ func (p *Player) decodeTarget(d *decoder, name string, mark int32, owner []int32
 		nl := int(d.u())
 		if nl < 0 || nl > len(labels) {
 			d.fail("series %d: %d labels, %d left", k, nl, len(labels))
-			return nil, d.err
+			return nil, 0, d.err
 		}
 		s.labels, labels = labels[:nl:nl], labels[nl:]
 		for j := range s.labels {
@@ -732,19 +797,27 @@ func (p *Player) decodeTarget(d *decoder, name string, mark int32, owner []int32
 		s.seed = d.f()
 		s.pos, s.seen = -1, -1
 		if d.err != nil {
-			return nil, d.err
+			return nil, 0, d.err
 		}
 		if s.born < 0 || s.born >= int64(scrapes) || (s.died != -1 && (s.died <= s.born || s.died > int64(scrapes))) {
-			return nil, refuseAt(int64(indexHeaderLen+at), "target %q: series %d lives from scrape %d to %d of %d", name, k, s.born, s.died, scrapes)
+			return nil, 0, refuseAt(int64(indexHeaderLen+at), "target %q: series %d lives from scrape %d to %d of %d", name, k, s.born, s.died, scrapes)
 		}
-		x.bytes += int64(160 + len(s.key) + len(s.name))
+		// One series per key at a time, as the store holds them: ids are in
+		// birth order, so the key's series before this one died first.
+		if prev, ok := byKey[s.key]; ok {
+			if d := l.series[prev].died; d < 0 || d > s.born {
+				return nil, 0, refuseAt(int64(indexHeaderLen+at), "target %q: series %d and %d hold one key at once", name, prev, k)
+			}
+		}
+		byKey[s.key] = int32(k)
+		size += int64(160 + len(s.key) + len(s.name))
 	}
 	if len(labels) != 0 {
 		d.fail("target %q: %d labels unused", name, len(labels))
 	}
 	nids := d.count("column ids", 2)
 	if d.err != nil {
-		return nil, d.err
+		return nil, 0, d.err
 	}
 	ids := make([]int32, nids)
 	offs := make([]uint32, 0, nids+int(chunks))
@@ -756,7 +829,7 @@ func (p *Player) decodeTarget(d *decoder, name string, mark int32, owner []int32
 			d.fail("target %q, chunk %d: %d columns, %d ids left", name, c, k, len(ids))
 		}
 		if d.err != nil {
-			return nil, d.err
+			return nil, 0, d.err
 		}
 		ch := &l.chunks[c]
 		ch.ids, ids = ids[:k:k], ids[k:]
@@ -764,7 +837,7 @@ func (p *Player) decodeTarget(d *decoder, name string, mark int32, owner []int32
 		for j := range ch.ids {
 			id := prev + int64(d.u())
 			if d.err == nil && (id <= prev || id >= int64(ns)) {
-				return nil, refuseAt(int64(indexHeaderLen+at), "target %q, chunk %d: series ids out of order or range", name, c)
+				return nil, 0, refuseAt(int64(indexHeaderLen+at), "target %q, chunk %d: series ids out of order or range", name, c)
 			}
 			ch.ids[j] = int32(id)
 			prev = id
@@ -776,7 +849,7 @@ func (p *Player) decodeTarget(d *decoder, name string, mark int32, owner []int32
 			off += d.u()
 			if off > uint64(len(d.b)) {
 				d.fail("target %q, chunk %d: columns longer than the file", name, c)
-				return nil, d.err
+				return nil, 0, d.err
 			}
 			offs = append(offs, uint32(off))
 		}
@@ -784,11 +857,11 @@ func (p *Player) decodeTarget(d *decoder, name string, mark int32, owner []int32
 		colAt := d.at
 		ch.data = d.bytes(int(off))
 		if d.err != nil {
-			return nil, d.err
+			return nil, 0, d.err
 		}
 		for j := range ch.ids {
 			if err := checkColumn(ch.data[ch.off[j]:ch.off[j+1]]); err != nil {
-				return nil, refuseAt(int64(indexHeaderLen+colAt)+int64(ch.off[j]), "target %q, chunk %d, column %d: %v", name, c, j, err)
+				return nil, 0, refuseAt(int64(indexHeaderLen+colAt)+int64(ch.off[j]), "target %q, chunk %d, column %d: %v", name, c, j, err)
 			}
 		}
 		// Every series alive in the chunk has its column there (history
@@ -804,17 +877,17 @@ func (p *Player) decodeTarget(d *decoder, name string, mark int32, owner []int32
 				j++
 			}
 			if j == len(ch.ids) || ch.ids[j] != int32(id) {
-				return nil, refuseAt(int64(indexHeaderLen+at), "target %q, chunk %d: series %d has no column", name, c, id)
+				return nil, 0, refuseAt(int64(indexHeaderLen+at), "target %q, chunk %d: series %d has no column", name, c, id)
 			}
 		}
-		x.bytes += int64(len(ch.data) + 8*len(ch.ids) + 64)
+		size += int64(len(ch.data) + 8*len(ch.ids) + 64)
 	}
 	if len(ids) != 0 {
 		d.fail("target %q: %d column ids unused", name, len(ids))
 	}
 	l.open = openChunk{first: chunks * chunkLen}
-	x.bytes += int64(ne)*(4+8+200) + int64(scrapes)*(8+64)
-	return l, d.err
+	size += int64(ne)*(4+8+200) + int64(scrapes)*(8+64)
+	return l, size, d.err
 }
 
 // timeAt is entry i's time, or the zero time for -1 (never).
@@ -851,6 +924,14 @@ func checkColumn(b []byte) error {
 		_, n := binary.Uvarint(b)
 		if n <= 0 || len(b) != n+chunkLen-1 {
 			return errors.New("wrong length")
+		}
+	case len(b) == chunkLen:
+		// Every difference in one byte (the usual column the small
+		// encoding did not take: one with a NaN): no byte continues.
+		for k := 0; k < chunkLen; k += 8 {
+			if binary.LittleEndian.Uint64(b[k:])&0x8080808080808080 != 0 {
+				return errors.New("bad varint")
+			}
 		}
 	default:
 		for s := 0; s < chunkLen; s++ {

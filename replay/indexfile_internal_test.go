@@ -464,7 +464,10 @@ func sameIndex(t *testing.T, a, b *index) {
 // FuzzReadIndex: any payload (its header and checksum made right, so
 // the decoder sees it) is read or refused with an *IndexFileError,
 // never a panic; one read is restored at a few playheads without one.
-// The corpus is a good file of the small recording and testdata/fuzz.
+// The corpus: a good payload of the small recording (added here) and,
+// in testdata/fuzz/FuzzReadIndex, hand-written payloads for it: empty,
+// a string table alone, the right entry count (300) then 2^63 targets,
+// and one target cut after its entries.
 func FuzzReadIndex(f *testing.F) {
 	rec := smallRec(f)
 	good := built(f, rec, Options{})
