@@ -929,6 +929,33 @@ func encodeSame(dst []byte, t *tokens) []byte {
 	return binary.AppendUvarint(dst, 0) // no shapes, no integers
 }
 
+// appendSteadyDelta is encodeSame's output for n slots that were all
+// unchanged at the last frame too: every kind 0.
+func appendSteadyDelta(dst []byte, n int) []byte {
+	dst = binary.AppendUvarint(dst, 1)
+	dst = binary.AppendUvarint(dst, uint64(n))
+	dst = append(dst, make([]byte, n)...)
+	return binary.AppendUvarint(dst, 0)
+}
+
+// decayCosts applies times the decay encodeSame gives the costs of a
+// slot that did not grow: the state of times more frames like that
+// (TestDecayCosts). A cost below 8 no longer decays, so a long quiet
+// stretch costs at most some 70 steps per cost.
+func (t *tokens) decayCosts(times int) {
+	if times <= 0 {
+		return
+	}
+	for i := range t.nums {
+		c := &t.nums[i].cost
+		for k := range c {
+			for j := 0; j < times && c[k] >= 8; j++ {
+				c[k] -= c[k] >> 3
+			}
+		}
+	}
+}
+
 // baseAlignment returns, for slot i of cur, the slot of base it is
 // compared with, or -1. With equal structures slots align one to one;
 // otherwise a slot is compared with the same slot of the base's line with

@@ -3,7 +3,11 @@ package dump
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +133,121 @@ func TestWriterRepeatedBodies(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDecayCosts: a steady target's slots after encodeSame once and
+// decayCosts(k-1) are in the state k encodeSame passes leave, for every k
+// up to past the point where the costs stop decaying; and the steady
+// delta is encodeSame's bytes once every slot was unchanged.
+func TestDecayCosts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var base tokens
+	for range 200 {
+		n := num{m: rng.Int64N(1000), d: rng.Int64N(7) - 3, k: uint8(rng.IntN(4))}
+		for k := range n.cost {
+			n.cost[k] = uint16(rng.IntN(1 << 16))
+		}
+		base.nums = append(base.nums, n)
+	}
+	base.nums[0].cost = [numPredictors]uint16{65535, 8, 7}
+	eager := cloneTokens(&base)
+	encodeSame(nil, &eager)
+	for k := 2; k < 120; k++ {
+		got := encodeSame(nil, &eager)
+		if want := appendSteadyDelta(nil, len(base.nums)); !bytes.Equal(got, want) {
+			t.Fatalf("frame %d: encodeSame wrote %x, the steady delta is %x", k, got, want)
+		}
+		lazy := cloneTokens(&base)
+		encodeSame(nil, &lazy)
+		lazy.decayCosts(k - 1)
+		if !sameState(&lazy, &eager) {
+			t.Fatalf("after %d equal frames: decayCosts' state differs from encodeSame's", k)
+		}
+	}
+	for _, n := range eager.nums {
+		for _, c := range n.cost {
+			if c >= 8 {
+				t.Fatalf("a cost of %d after 120 decays: the test did not reach the floor", c)
+			}
+		}
+	}
+}
+
+// repeatScrapes: two targets that serve each body for a run of scrapes
+// (1 to 100, past where the predictor costs stop decaying, and past a key
+// frame), the values in between moving like counters, a histogram, a sum
+// and a reset, so that which predictor a slot uses depends on its costs.
+func repeatScrapes() []fixtureScrape {
+	body := func(tg string, i int) []byte {
+		var b strings.Builder
+		fmt.Fprintf(&b, "# TYPE steady_total counter\nsteady_total{t=%q} %d\n", tg, 1000+(i%13)*17)
+		total := 500 + i*i*3
+		for k := 1; k <= 8; k++ {
+			fmt.Fprintf(&b, "h_bucket{le=\"%d\"} %d\n", k, total*k/8+(i*k*7919)%5)
+		}
+		fmt.Fprintf(&b, "h_sum %d.%03d\nh_count %d\n", total*7, i*37%1000, total)
+		fmt.Fprintf(&b, "shape %s\n", []string{"1.5", "2", "1e+06", "0.001", "2"}[i%5])
+		return []byte(b.String())
+	}
+	runs := []int{1, 2, 3, 1, 5, 8, 1, 13, 40, 1, 100, 2, 1, 70, 3}
+	var out []fixtureScrape
+	at := time.Unix(1741057965, 0)
+	for ti, tg := range []string{"a", "b"} {
+		i := 0
+		for r, n := range runs[ti:] {
+			for range n {
+				out = append(out, fixtureScrape{target: tg, at: at.Add(time.Duration(i)*time.Second + time.Duration(ti)*time.Millisecond), ct: "text/plain; version=0.0.4", body: body(tg, r)})
+				i++
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })
+	return out
+}
+
+// TestWriterRepeatsFixture: the writer writes testdata/v4-repeats.rtd
+// byte for byte from repeatScrapes. The file was written by the version 4
+// writer before it learnt to skip repeated bodies (commit dcc180e, with
+// RETRYTOP_WRITE_REPEATS_FIXTURE=1), so the shortcuts for a body equal to
+// the last (encodeSame, the cached compression, the owed cost decay) are
+// held to write what the full path wrote.
+func TestWriterRepeatsFixture(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range repeatScrapes() {
+		if err := w.Append(s.target, s.at, s.ct, s.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "v4-repeats.rtd")
+	if os.Getenv("RETRYTOP_WRITE_REPEATS_FIXTURE") == "1" {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("the writer wrote %d bytes, %s has %d", buf.Len(), path, len(want))
+	}
+	r := openBytes(t, want)
+	scrapes := repeatScrapes()
+	if r.Len() != len(scrapes) {
+		t.Fatalf("%d frames, want %d", r.Len(), len(scrapes))
+	}
+	for i, s := range scrapes {
+		f, err := r.Frame(i)
+		if err != nil || !bytes.Equal(f.Body, s.body) || f.Target != s.target {
+			t.Fatalf("frame %d: %v", i, err)
+		}
 	}
 }

@@ -106,6 +106,12 @@ type writerTarget struct {
 	// lastZ its compression (zstd magic stripped): a delta equal to it is
 	// not compressed again.
 	lastDelta, lastZ []byte
+	// steady: the newest frame was the previous body again (encodeSame):
+	// every slot of prev has growth 0 and kind slotSame. owed: the frames
+	// since whose decay of the predictor costs (decayCosts) prev's slots
+	// have not had yet.
+	steady bool
+	owed   int
 }
 
 func (w *Writer) newWriterTarget(target string) *writerTarget {
@@ -207,12 +213,23 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 		m.bodyCRC, tok = t.lastCRC, &t.prev
 	} else {
 		m.bodyCRC = crc32.Checksum(body, castagnoli)
+		t.prev.decayCosts(t.owed) // before anything reads the slots
+		t.owed, t.steady = 0, false
 		sameStruct = tokenizeReuse(body, &t.cur, &t.prev, t.prevBody)
 	}
 	key := !t.have || t.ct != contentType || t.sinceKey+1 >= w.opts.KeyEvery || m.timeNs <= t.lastNs
 	if !key {
-		if same {
+		if same && t.steady {
+			// Every slot was unchanged at the last frame already: the
+			// delta is all kinds 0, and what it changes in the slots is
+			// their costs' decay, owed until a frame differs (a quiet
+			// target: encodeSame's pass over every slot was a quarter of
+			// such an Append).
+			w.delta = appendSteadyDelta(w.delta[:0], len(t.prev.nums))
+			t.owed++
+		} else if same {
 			w.delta = encodeSame(w.delta[:0], &t.prev)
+			t.steady = true
 		} else {
 			w.delta = encodeDeltaSame(w.delta[:0], &t.cur, &t.prev, Version,
 				sameStruct || bytes.Equal(t.cur.structure, t.prev.structure))
@@ -263,6 +280,7 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 			n := &tok.nums[i]
 			n.d, n.k, n.cost = 0, 0, [numPredictors]uint16{}
 		}
+		t.owed, t.steady = 0, false
 	}
 	stored := m
 	if m.kind == kindDelta {
