@@ -150,24 +150,25 @@ type cacheSlot struct {
 	// the flat series of one sample (a histogram's buckets, _count and
 	// _sum), so that on a target over its cap the labels are compared
 	// once a sample, not once a flat series, and then by pointer.
-	rs *refusedSample
+	rs *sampleID
 	// extraVal and sfx are the refused flat series' le or quantile (as
 	// bits: -0 and 0 are two keys) and suffix.
 	extraBits uint64
 	sfx       uint8
 }
 
-// refusedSample is the identity of a sample whose flat series the caps
-// refused: with a flat series' suffix and extra value it determines the
-// series' key (flatRef.appendKey), which is all a refusal needs to prove.
-type refusedSample struct {
+// sampleID is the identity of a sample: with a flat series' suffix and
+// extra value it determines the series' key (flatRef.appendKey). Stored
+// series made from the sample at once share it (storedSeries.sid), and so
+// do the flat series of a sample the caps refused (cacheSlot.rs).
+type sampleID struct {
 	fam    string
 	typ    MetricType
 	labels Labels // the sample's, copied: the store's own, never written
 }
 
 // sameSample reports whether r's family and sample labels are rs's.
-func (rs *refusedSample) sameSample(r *flatRef) bool {
+func (rs *sampleID) sameSample(r *flatRef) bool {
 	if rs.typ != r.fam.Type || !sameString(rs.fam, r.fam.Name) || len(rs.labels) != len(r.sample.Labels) {
 		return false
 	}
@@ -191,23 +192,37 @@ type storedSeries struct {
 	// What the series cache's check (is) reads comes first, in one cache
 	// line: the struct is padded to a multiple of 64 bytes, whose size
 	// classes start every object on a line (TestStoredSeriesLayout).
-	labels Labels
+
+	// sid is the sample the series was made from, shared by the flat
+	// series made from it at once (a histogram's buckets, _count and
+	// _sum): once one of them is proven to be the scrape's sample, the
+	// others are checked by pointer, suffix and extra value (nil: a
+	// series loaded whole, or its family renamed by is).
+	sid *sampleID
+	// extraVal is the le or quantile of a bucket or quantile series, which
+	// the series cache compares as a number instead of formatting it.
+	extraVal float64
+	labels   Labels
 	// fam and sfx are name's family name and suffix (flatRef.sfx) as the
 	// newest scrape that matched gave them: a parser interns names, so
 	// the series cache's check is then a pointer comparison (fam "" until
 	// known).
 	fam string
-	// extraVal is the le or quantile of a bucket or quantile series, which
-	// the series cache compares as a number instead of formatting it.
-	extraVal float64
-	typ      MetricType
-	sfx      uint8
+	sfx uint8
+	typ uint8 // a MetricType
 
 	key      string // identity within the target; also the stable sort order
 	name     string
 	ring     ring  // values aligned with targetHistory.times; NaN = absent
 	lastSeen int64 // scrape index of the newest value
 	_        [24]byte
+}
+
+// sameKey reports whether r is ss by ss's sample: ss.sid proven to be r's
+// family and sample labels (proven), and the same suffix and extra value,
+// which with them make the key.
+func (ss *storedSeries) sameKey(r *flatRef, proven *sampleID) bool {
+	return ss.sid == proven && ss.sfx == r.sfx && (r.extra == "" || math.Float64bits(ss.extraVal) == math.Float64bits(r.extraVal))
 }
 
 // ring holds a series' values: as float32 while every value stored is
@@ -348,12 +363,15 @@ func (r *ring) set(i int, v float64) {
 // the key lookup.
 func (ss *storedSeries) is(r *flatRef) bool {
 	fam := r.fam.Name
-	if ss.typ != r.fam.Type {
+	if MetricType(ss.typ) != r.fam.Type {
 		return false
 	}
 	if !sameString(ss.fam, fam) || ss.sfx != r.sfx {
 		if len(ss.name) != len(fam)+len(r.suffix) || ss.name[:len(fam)] != fam || ss.name[len(fam):] != r.suffix {
 			return false
+		}
+		if ss.sid != nil && ss.sid.fam != fam {
+			ss.sid = nil // its suffix now pairs with another family: sameKey no longer holds
 		}
 		ss.fam, ss.sfx = fam, r.sfx // the same series: next time by pointer
 	}
@@ -492,9 +510,10 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	created := 0           // series created by this scrape so far
 	byTotal := 0           // series refused because the store was full
 	full := func() bool { return len(th.series) >= s.cfg.MaxSeriesPerTarget || s.total >= s.cfg.MaxSeries }
-	// The refusal last proven to be r's sample (labels compared once a
-	// sample), and the refusal made last this scrape, with its sample.
-	var provenRS, madeRS *refusedSample
+	// The sample identity last proven to be r's family and sample
+	// (labels compared once a sample), and the one made last this
+	// scrape, with its family and sample.
+	var provenID, madeID *sampleID
 	var provenFam, madeFam *Family
 	var provenSample, madeSample *Sample
 	// A loop, not eachFlat's callback: its counters stay in registers.
@@ -506,15 +525,25 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 		if pos < len(th.order) && !s.noSeriesCache {
 			cs = &th.order[pos]
 			if c := cs.ss; c != nil {
-				if c.is(r) {
+				// A histogram's or summary's flat series by their sample:
+				// its labels compared once, not once a flat series.
+				if sid := c.sid; sid != nil {
+					if sid == provenID && r.fam == provenFam && r.sample == provenSample || sid.sameSample(r) {
+						provenID, provenFam, provenSample = sid, r.fam, r.sample
+						if c.sameKey(r, sid) {
+							ss = c
+						}
+					}
+				}
+				if ss == nil && c.is(r) {
 					ss = c
 				}
 			} else if rs := cs.rs; rs != nil && cs.sfx == r.sfx && (r.extra == "" || cs.extraBits == math.Float64bits(r.extraVal)) &&
-				(rs == provenRS && r.fam == provenFam && r.sample == provenSample || rs.sameSample(r)) {
+				(rs == provenID && r.fam == provenFam && r.sample == provenSample || rs.sameSample(r)) {
 				// The same key as the series refused here at the previous
 				// scrape (the suffix, the family's type and the extra
 				// label's value, the family and the sample's labels).
-				provenRS, provenFam, provenSample = rs, r.fam, r.sample
+				provenID, provenFam, provenSample = rs, r.fam, r.sample
 				if created == 0 && full() {
 					// Nothing was stored since that could be it: refused
 					// again, with no key built. (Room made since, by this
@@ -549,12 +578,7 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 				// Remembered by position (its identity, no ring), so that a
 				// target over the cap does not pay a key per refused series
 				// per scrape; the flat series of one sample share it.
-				rs := madeRS
-				if rs == nil || r.fam != madeFam || r.sample != madeSample {
-					rs = &refusedSample{fam: r.fam.Name, typ: r.fam.Type, labels: append(Labels(nil), r.sample.Labels...)}
-					madeRS, madeFam, madeSample = rs, r.fam, r.sample
-				}
-				cs.rs, cs.sfx, cs.extraBits = rs, r.sfx, 0
+				cs.rs, cs.sfx, cs.extraBits = th.sampleID(r, &madeID, &madeFam, &madeSample), r.sfx, 0
 				if r.extra != "" {
 					cs.extraBits = math.Float64bits(r.extraVal)
 				}
@@ -566,8 +590,11 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 			}
 			fs := r.series()
 			key := string(th.keyBuf)
-			ss = &storedSeries{key: key, name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: fs.Type, extraVal: r.extraVal,
+			ss = &storedSeries{key: key, name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: uint8(fs.Type), extraVal: r.extraVal,
 				fam: r.fam.Name, sfx: r.sfx, lastSeen: -1}
+			if t := r.fam.Type; t == Histogram || t == Summary {
+				ss.sid = th.sampleID(r, &madeID, &madeFam, &madeSample)
+			}
 			if s.noTiles {
 				ss.ring = newRing(len(th.times))
 			} else {
@@ -637,6 +664,17 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	}
 	s.noteCaps(th, &res, byTotal)
 	return res
+}
+
+// sampleID returns the identity of r's sample: *made when it was made for
+// the same family and sample (the flat series before r), else a new one,
+// which becomes *made.
+func (th *targetHistory) sampleID(r *flatRef, made **sampleID, fam **Family, sample **Sample) *sampleID {
+	if *made == nil || r.fam != *fam || r.sample != *sample {
+		*made = &sampleID{fam: r.fam.Name, typ: r.fam.Type, labels: append(Labels(nil), r.sample.Labels...)}
+		*fam, *sample = r.fam, r.sample
+	}
+	return *made
 }
 
 // noteCaps records what the caps refused of the scrape just appended.
@@ -908,7 +946,7 @@ func (s *Store) SelectSince(target, name string, match func(Labels) bool, sinceM
 			}
 			pts = append(pts, Point{T: th.times[slot], V: v})
 		}
-		out = append(out, Series{Target: target, Name: name, Labels: ss.labels, Type: ss.typ, Points: pts, Stale: ss.lastSeen != th.next-1})
+		out = append(out, Series{Target: target, Name: name, Labels: ss.labels, Type: MetricType(ss.typ), Points: pts, Stale: ss.lastSeen != th.next-1})
 		keys = append(keys, ss.key)
 	}
 	sort.Sort(byKey{out, keys})

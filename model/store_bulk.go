@@ -75,7 +75,7 @@ func (s *Store) Export(target string, from int64) TargetHistory {
 		for i := range vals {
 			vals[i] = ss.ring.get(int((from + int64(i)) % int64(len(th.times))))
 		}
-		out.Series = append(out.Series, SeriesHistory{Key: ss.key, Name: ss.name, Labels: ss.labels, Type: ss.typ,
+		out.Series = append(out.Series, SeriesHistory{Key: ss.key, Name: ss.name, Labels: ss.labels, Type: MetricType(ss.typ),
 			Extra: ss.extraVal, Values: vals, LastSeen: ss.lastSeen})
 	}
 	// The series cache may list a series twice (a family given twice).
@@ -279,7 +279,7 @@ func (s *Store) loadPrepare(target string, h *TargetHistory) (*targetHistory, in
 			}
 		}
 		if ss == nil {
-			ss = &storedSeries{key: sh.Key, name: sh.Name, labels: sh.Labels, typ: sh.Type, extraVal: sh.Extra}
+			ss = &storedSeries{key: sh.Key, name: sh.Name, labels: sh.Labels, typ: uint8(sh.Type), extraVal: sh.Extra}
 			fresh = append(fresh, i)
 		}
 		series[sh.Key] = ss

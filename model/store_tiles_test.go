@@ -103,16 +103,17 @@ func BenchmarkStoreAppendTiles(b *testing.B) {
 	b.ReportMetric(float64(tt)/float64(to), "ratio-tiles/own")
 }
 
-// TestStoredSeriesLayout: the series cache's check reads a series' type,
-// family, suffix, extra value, labels and refusal, which must lie in the
-// struct's first 64 bytes, and the struct must fill whole lines so that
-// its size class starts every object on a line.
+// TestStoredSeriesLayout: the series cache's check reads a series'
+// sample, type, family, suffix, extra value and labels, which must lie in
+// the struct's first 64 bytes, and the struct must fill whole lines so
+// that its size class starts every object on a line.
 func TestStoredSeriesLayout(t *testing.T) {
 	var ss storedSeries
 	if n := unsafe.Sizeof(ss); n%64 != 0 {
 		t.Errorf("storedSeries is %d bytes, not a multiple of 64", n)
 	}
 	for name, end := range map[string]uintptr{
+		"sid":      unsafe.Offsetof(ss.sid) + unsafe.Sizeof(ss.sid),
 		"labels":   unsafe.Offsetof(ss.labels) + unsafe.Sizeof(ss.labels),
 		"fam":      unsafe.Offsetof(ss.fam) + unsafe.Sizeof(ss.fam),
 		"extraVal": unsafe.Offsetof(ss.extraVal) + unsafe.Sizeof(ss.extraVal),
