@@ -54,14 +54,28 @@ func (ew *escapeWriter) dependencies(deps []DependencyReport) {
 		return
 	}
 	ew.put([]byte("[\n"))
-	var buf []byte
-	for i := range deps {
-		ew.put([]byte("    "))
-		buf = ew.dependency(buf[:0], &deps[i])
-		if i < len(deps)-1 {
-			ew.put([]byte(",\n"))
-		} else {
-			ew.put([]byte("\n"))
+	// A batch of rows is encoded on up to GOMAXPROCS goroutines, then
+	// written in order: encoding is most of writing a long recording's
+	// JSON, and the report before it is done.
+	const batch = 16
+	bufs := make([][]byte, batch)
+	errs := make([]error, batch)
+	for lo := 0; lo < len(deps) && ew.err == nil; lo += batch {
+		hi := min(lo+batch, len(deps))
+		parallelFor(hi-lo, 1, func() func(i int) {
+			return func(i int) { bufs[i], errs[i] = dependencyJSON(bufs[i][:0], &deps[lo+i]) }
+		})
+		for i := lo; i < hi; i++ {
+			if errs[i-lo] != nil && ew.err == nil {
+				ew.err = errs[i-lo]
+			}
+			ew.put([]byte("    "))
+			ew.put(bufs[i-lo])
+			if i < len(deps)-1 {
+				ew.put([]byte(",\n"))
+			} else {
+				ew.put([]byte("\n"))
+			}
 		}
 	}
 	ew.put([]byte("  ]"))
@@ -73,29 +87,25 @@ func (ew *escapeWriter) dependencies(deps []DependencyReport) {
 // is escaped).
 const timelineKey = "\n      \"timeline\": []"
 
-// dependency writes one row at depth 1 as value(d, "    ") does, with its
-// timeline's bins written by appendBinJSON where it can (the same bytes;
-// most of a long recording's JSON). buf is scratch space, returned for
-// reuse.
-func (ew *escapeWriter) dependency(buf []byte, d *DependencyReport) []byte {
-	if ew.err != nil {
-		return buf
-	}
+// dependencyJSON appends one row at depth 1 as json.MarshalIndent(d,
+// "    ", "  ") writes it, with its timeline's bins written by
+// appendBinJSON where it can (the same bytes; most of a long recording's
+// JSON).
+func dependencyJSON(buf []byte, d *DependencyReport) ([]byte, error) {
 	if len(d.Timeline) == 0 {
-		ew.value(d, "    ") // a pointer: addressable, as an element of the encoded slice is
-		return buf
+		b, err := json.MarshalIndent(d, "    ", "  ") // a pointer: addressable, as an element of the encoded slice is
+		return append(buf, b...), err
 	}
 	rest := *d
 	rest.Timeline = []BinReport{}
 	b, err := json.MarshalIndent(&rest, "    ", "  ")
 	if err != nil {
-		ew.err = err
-		return buf
+		return buf, err
 	}
 	at := bytes.Index(b, []byte(timelineKey))
 	if at < 0 {
-		ew.value(d, "    ")
-		return buf
+		b, err := json.MarshalIndent(d, "    ", "  ")
+		return append(buf, b...), err
 	}
 	open := at + len(timelineKey) - 1 // at the ']'
 	buf = append(buf, b[:open]...)
@@ -109,16 +119,13 @@ func (ew *escapeWriter) dependency(buf []byte, d *DependencyReport) []byte {
 		if buf, ok = appendBinJSON(buf, &d.Timeline[j], binPrefix); !ok {
 			bb, err := json.MarshalIndent(&d.Timeline[j], binPrefix, "  ")
 			if err != nil {
-				ew.err = err
-				return buf
+				return buf, err
 			}
 			buf = append(buf, bb...)
 		}
 	}
 	buf = jsonIndent(buf, "    ", 1)
-	buf = append(buf, b[open:]...)
-	ew.put(buf)
-	return buf
+	return append(buf, b[open:]...), nil
 }
 
 // escapeWriter writes JSON fragments through model.EscapeHiddenJSON; each
