@@ -65,21 +65,31 @@ func (c IndexCache) File(recPath string) string {
 // IndexKey is a recording's identity for its index: the whole file's
 // SHA-256 and size, and parts, which the caller adds for whatever else
 // decides what the index holds (the dialects in use, the program's
-// build). Reading the file costs a pass over it (a 1-hour, 15 MB dump:
-// some milliseconds).
+// build). Reading the file costs a pass over it (a 1-hour, 60 MB dump:
+// some tens of milliseconds).
 func IndexKey(recPath string, parts ...string) ([32]byte, error) {
+	return indexKeyOf(recPath, func() []string { return parts })
+}
+
+// indexKeyOf is IndexKey with the parts computed (BuildDigest hashes the
+// executable) while the recording is hashed.
+func indexKeyOf(recPath string, parts func() []string) ([32]byte, error) {
+	pc := make(chan []string, 1)
+	go func() { pc <- parts() }()
 	f, err := os.Open(recPath)
 	if err != nil {
+		<-pc
 		return [32]byte{}, err
 	}
 	defer f.Close()
 	h := sha256.New()
 	n, err := io.Copy(h, f)
+	ps := <-pc
 	if err != nil {
 		return [32]byte{}, err
 	}
 	fmt.Fprintf(h, "\nsize %d\n", n)
-	for _, p := range parts {
+	for _, p := range ps {
 		fmt.Fprintf(h, "%d:%s\n", len(p), p)
 	}
 	var out [32]byte
@@ -92,26 +102,53 @@ func IndexKey(recPath string, parts ...string) ([32]byte, error) {
 // when there is no file, and false and the reason when there is one that
 // was refused (stale, corrupt, truncated, foreign) or could not be read.
 func (c IndexCache) Load(p *Player, recPath string, key [32]byte) (bool, error) {
+	return c.load(p, recPath, func() ([32]byte, error) { return key, nil }, &key)
+}
+
+// load is Load with the key computed by key while the file is read and
+// its checksum verified (known, when given, to refuse a stale file before
+// reading it).
+func (c IndexCache) load(p *Player, recPath string, key func() ([32]byte, error), known *[32]byte) (bool, error) {
 	c = c.withDefaults()
 	name := c.File(recPath)
-	f, err := os.Open(name)
+	type keyed struct {
+		key [32]byte
+		err error
+	}
+	kc := make(chan keyed, 1)
+	go func() { k, err := key(); kc <- keyed{k, err} }()
+	file, err := readCacheFile(p, name, known)
+	k := <-kc
+	if k.err != nil {
+		return false, k.err
+	}
+	if err == nil && file != nil {
+		err = p.installIndex(file, k.key)
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return false, err
-	}
-	if err := p.ReadIndex(f, fi.Size(), key); err != nil {
 		return false, fmt.Errorf("%s: %w", name, err)
 	}
 	now := c.Now()
 	_ = os.Chtimes(name, now, now) // its use, for the eviction order
 	return true, nil
+}
+
+// readCacheFile reads and checks the file name (its header, and its
+// checksum), not yet its content.
+func readCacheFile(p *Player, name string, known *[32]byte) (*indexFile, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return p.readIndexFile(f, fi.Size(), known)
 }
 
 // Save writes p's finished index for recPath (a temporary file renamed
@@ -213,14 +250,21 @@ func IndexWithCache(ctx context.Context, p *Player, recPath string, disabled boo
 		return
 	}
 	c := IndexCache{Dir: filepath.Join(dir, "retrytop")}
-	key, err := IndexKey(recPath, parts()...)
-	if err != nil {
-		note("the seek index is not cached: " + err.Error())
-		_ = p.BuildIndex(ctx)
+	// The recording and the executable are hashed while the file is read
+	// and its checksum verified: a reopen waits for the longest of them,
+	// not their sum.
+	var key [32]byte
+	var keyErr error
+	ok, err := c.load(p, recPath, func() ([32]byte, error) {
+		key, keyErr = indexKeyOf(recPath, parts)
+		return key, keyErr
+	}, nil)
+	if ok {
 		return
 	}
-	ok, err := c.Load(p, recPath, key)
-	if ok {
+	if keyErr != nil {
+		note("the seek index is not cached: " + keyErr.Error())
+		_ = p.BuildIndex(ctx)
 		return
 	}
 	if err != nil {

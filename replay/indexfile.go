@@ -378,39 +378,76 @@ func refuseAt(off int64, format string, args ...any) error {
 // then is not needed) and before any seek; an error (an
 // *IndexFileError when the file was refused) leaves the player as it was.
 func (p *Player) ReadIndex(r io.ReaderAt, size int64, key [32]byte) error {
-	if size < indexHeaderLen {
-		return refuseAt(max(size, 0), "truncated (%d bytes, shorter than the header)", size)
-	}
-	var hdr [indexHeaderLen]byte
-	if _, err := r.ReadAt(hdr[:], 0); err != nil {
+	f, err := p.readIndexFile(r, size, &key)
+	if err != nil {
 		return err
 	}
+	return p.installIndex(f, key)
+}
+
+// indexFile is a file's header and payload, its checksum verified.
+type indexFile struct {
+	hdr     [indexHeaderLen]byte
+	payload []byte
+}
+
+// readIndexFile reads and checks a file's header (against key too when
+// it is given: a stale file is refused before its payload is read) and
+// its payload's checksum; IndexWithCache reads it while the key is being
+// computed.
+func (p *Player) readIndexFile(r io.ReaderAt, size int64, key *[32]byte) (*indexFile, error) {
+	if size < indexHeaderLen {
+		return nil, refuseAt(max(size, 0), "truncated (%d bytes, shorter than the header)", size)
+	}
+	f := &indexFile{}
+	hdr := f.hdr[:]
+	if _, err := r.ReadAt(hdr, 0); err != nil {
+		return nil, err
+	}
 	if !bytes.Equal(hdr[:7], indexMagic[:7]) {
-		return refuseAt(0, "not a retrytop seek index")
+		return nil, refuseAt(0, "not a retrytop seek index")
 	}
 	if hdr[7] != IndexFileVersion {
-		return refuseAt(7, "index format version %d, not %d", hdr[7], IndexFileVersion)
+		return nil, refuseAt(7, "index format version %d, not %d", hdr[7], IndexFileVersion)
 	}
-	if k := p.indexKey(key); !bytes.Equal(hdr[8:40], k[:]) {
-		return refuseAt(8, "made for another recording, dialects or store configuration")
+	if key != nil {
+		if err := p.checkKey(f, *key); err != nil {
+			return nil, err
+		}
 	}
 	n := binary.LittleEndian.Uint64(hdr[40:48])
 	if n != uint64(size-indexHeaderLen) {
-		return refuseAt(40, "%d bytes of index, the header says %d (truncated or extended)", size-indexHeaderLen, n)
+		return nil, refuseAt(40, "%d bytes of index, the header says %d (truncated or extended)", size-indexHeaderLen, n)
 	}
 	if lim := p.maxIndexPayload(); int64(n) > lim {
-		return refuseAt(40, "%d MB of index, over the %d MB this replay accepts", n>>20, lim>>20)
+		return nil, refuseAt(40, "%d MB of index, over the %d MB this replay accepts", n>>20, lim>>20)
 	}
-	payload := make([]byte, n)
-	if _, err := r.ReadAt(payload, indexHeaderLen); err != nil && !(errors.Is(err, io.EOF) && len(payload) == 0) {
-		return err
+	f.payload = make([]byte, n)
+	if _, err := r.ReadAt(f.payload, indexHeaderLen); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
+		return nil, err
 	}
 	// The checksum first, over the whole payload, so that no byte is
 	// decoded before it is known to be what was written.
-	if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(hdr[48:52]) {
-		return refuseAt(48, "checksum mismatch (corrupt)")
+	if crc32.Checksum(f.payload, castagnoli) != binary.LittleEndian.Uint32(hdr[48:52]) {
+		return nil, refuseAt(48, "checksum mismatch (corrupt)")
 	}
-	x, err := p.decodeIndex(payload)
+	return f, nil
+}
+
+func (p *Player) checkKey(f *indexFile, key [32]byte) error {
+	if k := p.indexKey(key); !bytes.Equal(f.hdr[8:40], k[:]) {
+		return refuseAt(8, "made for another recording, dialects or store configuration")
+	}
+	return nil
+}
+
+// installIndex checks f's key, decodes and checks its payload and makes
+// it the player's seek index.
+func (p *Player) installIndex(f *indexFile, key [32]byte) error {
+	if err := p.checkKey(f, key); err != nil {
+		return err
+	}
+	x, err := p.decodeIndex(f.payload)
 	if err != nil {
 		return err
 	}

@@ -493,3 +493,58 @@ func FuzzReadIndex(f *testing.F) {
 		}
 	})
 }
+
+// TestIndexKeyOf: the key computed with its parts while the recording is
+// hashed is IndexKey's, and it changes with the parts.
+func TestIndexKeyOf(t *testing.T) {
+	path := filepath.Join("..", "whatif", "testdata", "baseline.rtd")
+	want, err := IndexKey(path, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := indexKeyOf(path, func() []string { return []string{"a", "b"} })
+	if err != nil || got != want {
+		t.Fatalf("indexKeyOf: %x, %v; IndexKey: %x", got, err, want)
+	}
+	if other, _ := indexKeyOf(path, func() []string { return []string{"ab"} }); other == want {
+		t.Fatal("other parts, the same key")
+	}
+	if _, err := indexKeyOf(filepath.Join(t.TempDir(), "none"), func() []string { return nil }); err == nil {
+		t.Fatal("no recording, no error")
+	}
+}
+
+// TestIndexCacheLoadKeyLater: the load IndexWithCache does, the key
+// computed while the file is read: a file made under another key is
+// refused after its checksum, one made under this key is installed, a
+// key that cannot be computed is the error.
+func TestIndexCacheLoadKeyLater(t *testing.T) {
+	rec := smallRec(t)
+	c := IndexCache{Dir: t.TempDir()}
+	key := [32]byte{1}
+	if err := c.Save(built(t, rec, Options{}), "r.rtd", key); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		key  [32]byte
+		kerr error
+		ok   bool
+		want string
+	}{
+		{"this key", key, nil, true, ""},
+		{"another key", [32]byte{2}, nil, false, "at byte 8: made for another recording"},
+		{"no key", key, errors.New("unreadable recording"), false, "unreadable recording"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := New(rec, Options{})
+			ok, err := c.load(p, "r.rtd", func() ([32]byte, error) { return tc.key, tc.kerr }, nil)
+			if ok != tc.ok || (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("loaded %v, %v; want %v, %q", ok, err, tc.ok, tc.want)
+			}
+			if done, _, _ := p.IndexProgress(); (done != 0) != tc.ok {
+				t.Fatalf("%d entries indexed", done)
+			}
+		})
+	}
+}
