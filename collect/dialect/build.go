@@ -151,6 +151,10 @@ type slotMemo struct {
 	prev, cur []slotCall
 	off       bool // no memo (the reference in tests)
 	hits      int  // calls answered from prev
+	// sizes is each family's number of series at the previous scrape:
+	// its samples are allocated at that size once instead of grown by
+	// doubling (a fifth of what loading a recording allocated, issue 19).
+	sizes map[string]int
 }
 
 type slotCall struct {
@@ -170,6 +174,11 @@ func (o *out) family(name string, typ model.MetricType, help string) *model.Fami
 	f := o.fams[name]
 	if f == nil {
 		f = &model.Family{Name: name, Type: typ, Help: help}
+		if o.memo != nil {
+			if n := o.memo.sizes[name]; n > 0 {
+				f.Samples = make([]model.Sample, 0, n)
+			}
+		}
 		o.fams[name] = f
 		if !o.synced {
 			o.index[name] = map[string]int{}
@@ -388,6 +397,14 @@ func (o *out) families() []model.Family {
 	fams := make([]model.Family, 0, len(names))
 	for _, n := range names {
 		fams = append(fams, *o.fams[n])
+	}
+	if o.memo != nil {
+		if o.memo.sizes == nil {
+			o.memo.sizes = make(map[string]int, len(names))
+		}
+		for _, n := range names {
+			o.memo.sizes[n] = len(o.fams[n].Samples)
+		}
 	}
 	return fams
 }
