@@ -105,9 +105,9 @@ func (c IndexCache) Load(p *Player, recPath string, key [32]byte) (bool, error) 
 	return c.load(p, recPath, func() ([32]byte, error) { return key, nil }, &key)
 }
 
-// load is Load with the key computed by key while the file is read and
-// its checksum verified (known, when given, to refuse a stale file before
-// reading it).
+// load is Load with the key computed by key while the file is read, its
+// checksum verified and its content decoded (known, when given, refuses
+// a stale file before its payload is read).
 func (c IndexCache) load(p *Player, recPath string, key func() ([32]byte, error), known *[32]byte) (bool, error) {
 	c = c.withDefaults()
 	name := c.File(recPath)
@@ -117,13 +117,25 @@ func (c IndexCache) load(p *Player, recPath string, key func() ([32]byte, error)
 	}
 	kc := make(chan keyed, 1)
 	go func() { k, err := key(); kc <- keyed{k, err} }()
+	// Decoded (its checksum verified) before the key is known: a file
+	// for another recording is decoded in vain once, before the rebuild
+	// replaces it.
 	file, err := readCacheFile(p, name, known)
+	var x *index
+	if err == nil {
+		x, err = p.decodeIndex(file.payload)
+	}
 	k := <-kc
 	if k.err != nil {
 		return false, k.err
 	}
-	if err == nil && file != nil {
-		err = p.installIndex(file, k.key)
+	if file != nil {
+		if kerr := p.checkKey(file, k.key); kerr != nil {
+			err = kerr // the key says why first: a stale file may not fit the recording
+		}
+	}
+	if err == nil {
+		err = p.install(x)
 	}
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil

@@ -451,6 +451,11 @@ func (p *Player) installIndex(f *indexFile, key [32]byte) error {
 	if err != nil {
 		return err
 	}
+	return p.install(x)
+}
+
+// install makes x, decoded and checked, the player's seek index.
+func (p *Player) install(x *index) error {
 	p.index.mu.Lock()
 	defer p.index.mu.Unlock()
 	if p.index.started {
