@@ -114,6 +114,9 @@ type textFamily struct {
 	series map[string]int
 	out    bool // left out of the result (families)
 	room   int  // bytes of room kept while in textParser.spare
+	// bucketsPer is the most buckets a series of the family had at the
+	// parse before: the room a histogram series is given (bucketRoom).
+	bucketsPer int
 }
 
 type textSample struct {
@@ -145,6 +148,12 @@ type textParser struct {
 	// stringBytes counts against with the table's own bytes per entry.
 	strings     map[string]string
 	stringBytes int
+
+	// bucketArena is the parse's room for histogram buckets, handed out a
+	// series at a time (bucketRoom): the result keeps it, so families
+	// need not copy the buckets out. bucketHint is the last parse's use.
+	bucketArena            []model.Bucket
+	bucketUsed, bucketHint int
 
 	// scratch, reused across lines
 	pairs []rawPair
@@ -332,10 +341,14 @@ func (p *textParser) release() {
 			p.spareBytes -= old.room
 		}
 		f.room = cap(f.samples) * int(unsafe.Sizeof(textSample{}))
+		f.bucketsPer = 0
 		for i := range f.samples[:cap(f.samples)] {
 			ts := &f.samples[:cap(f.samples)][i]
-			ts.labels = nil // the line cache's, not to be kept alive
-			f.room += 16 * (cap(ts.buckets) + cap(ts.quantiles))
+			f.bucketsPer = max(f.bucketsPer, len(ts.buckets))
+			// The labels are the line cache's and the buckets the
+			// result's: neither to be kept alive nor written again.
+			ts.labels, ts.buckets = nil, nil
+			f.room += 16 * cap(ts.quantiles)
 		}
 		f.help, f.typ, f.samples = "", typeUnset, f.samples[:0]
 		clear(f.series)
@@ -345,6 +358,7 @@ func (p *textParser) release() {
 	}
 	clear(p.order)
 	p.order = p.order[:0]
+	p.bucketArena, p.bucketHint, p.bucketUsed = nil, p.bucketUsed, 0
 	p.cur, p.suffixed, p.lastGroup, p.lastKey, p.prevLabels = nil, 0, nil, p.lastKey[:0], nil
 	p.sel, p.lastName, p.lastWanted, p.conflict = nil, p.lastName[:0], false, false
 	p.cache, p.lineNo, p.lastKeyRef = nil, 0, nil
@@ -1026,21 +1040,47 @@ func (p *textParser) grouped(f *textFamily, key []byte, labels model.Labels, kno
 		labels = p.labelSet(specialLabel[f.typ])
 	}
 	n := len(f.samples)
+	var buckets []model.Bucket
+	if f.typ == typeHistogram {
+		// Series of a family usually share their buckets: room for as
+		// many as the widest of the last parse or the series before,
+		// and +Inf.
+		k := f.bucketsPer
+		if n > 0 {
+			k = max(k, len(f.samples[n-1].buckets))
+		}
+		buckets = p.bucketRoom(k + 1)
+	}
 	if n < cap(f.samples) {
-		// A sample of an earlier parse: its buckets' and quantiles' room
-		// is reused (families copies them out).
+		// A sample of an earlier parse: its quantiles' room is reused
+		// (families copies them out).
 		f.samples = f.samples[:n+1]
 		ts := &f.samples[n]
-		*ts = textSample{labels: labels, buckets: ts.buckets[:0], quantiles: ts.quantiles[:0]}
+		*ts = textSample{labels: labels, buckets: buckets, quantiles: ts.quantiles[:0]}
 		return ts
 	}
-	ts := textSample{labels: labels}
-	if n > 0 && f.typ == typeHistogram {
-		// Series of a family usually share their buckets: size for them.
-		ts.buckets = make([]model.Bucket, 0, len(f.samples[n-1].buckets))
-	}
-	f.samples = append(f.samples, ts)
+	f.samples = append(f.samples, textSample{labels: labels, buckets: buckets})
 	return &f.samples[n]
+}
+
+// bucketRoom returns room for k buckets from the parse's arena, capped at
+// k: a series whose buckets outgrow it appends into memory of its own,
+// never into the next series' room.
+func (p *textParser) bucketRoom(k int) []model.Bucket {
+	a := p.bucketArena
+	if cap(a)-len(a) < k {
+		// The first chunk as large as the last parse's use, later ones a
+		// quarter of it: a steady target fills one chunk.
+		size := max(k, 256, p.bucketHint/4)
+		if p.bucketUsed == 0 {
+			size = max(size, p.bucketHint)
+		}
+		a = make([]model.Bucket, 0, size)
+	}
+	n := len(a)
+	p.bucketArena = a[:n+k]
+	p.bucketUsed += k
+	return a[n : n : n+k]
 }
 
 // labelSet builds the line's labels without the special one, sorted.
@@ -1314,12 +1354,14 @@ func decimalValue(b []byte, i int) (v float64, n int, ok bool) {
 
 // families converts what was read into model families: empty families
 // dropped, filtered, sorted by name, histograms and summaries finished as
-// convertFamilies finishes expfmt's. The samples, buckets and quantiles of
-// all families are cut from one slice each: a few allocations a parse
-// instead of some per family and per series (the parser's own slices are
-// reused by the next parse, so the result cannot share them).
+// convertFamilies finishes expfmt's. The samples and quantiles of all
+// families are cut from one slice each, and the buckets already lie in
+// the parse's arena (bucketRoom), which the result keeps: a few
+// allocations a parse instead of some per family and per series (the
+// parser's own slices are reused by the next parse, so the result cannot
+// share them).
 func (p *textParser) families(filter func(string) bool) []model.Family {
-	nFams, nSamples, nBuckets, nQuantiles := 0, 0, 0, 0
+	nFams, nSamples, nQuantiles := 0, 0, 0
 	for _, f := range p.order {
 		f.out = len(f.samples) == 0 || (filter != nil && !p.wantsFamily(f.name, filter))
 		if f.out {
@@ -1328,10 +1370,6 @@ func (p *textParser) families(filter func(string) bool) []model.Family {
 		nFams++
 		nSamples += len(f.samples)
 		switch f.typ {
-		case typeHistogram:
-			for i := range f.samples {
-				nBuckets += len(f.samples[i].buckets) + 1 // room for +Inf
-			}
 		case typeSummary:
 			for i := range f.samples {
 				nQuantiles += len(f.samples[i].quantiles)
@@ -1340,11 +1378,7 @@ func (p *textParser) families(filter func(string) bool) []model.Family {
 	}
 	out := make([]model.Family, 0, nFams)
 	samples := make([]model.Sample, nSamples)
-	var buckets []model.Bucket
 	var quantiles []model.QuantileValue
-	if nBuckets > 0 {
-		buckets = make([]model.Bucket, nBuckets)
-	}
 	if nQuantiles > 0 {
 		quantiles = make([]model.QuantileValue, nQuantiles)
 	}
@@ -1373,16 +1407,14 @@ func (p *textParser) families(filter func(string) bool) []model.Family {
 			s.Labels, s.TimestampMs = ts.labels, ts.tsMs
 			switch mf.Type {
 			case model.Histogram:
-				// Room for the +Inf bucket finishHistogram may add; the
-				// result is capped at its length, so an append by a
-				// caller never reaches the next sample's buckets.
-				k := len(ts.buckets)
-				bs := buckets[: k : k+1]
-				copy(bs, ts.buckets)
-				finishHistogram(s, bs, ts.count, ts.countKnown, ts.sum, ts.sumKnown)
+				// The buckets lie in the parse's arena (bucketRoom), the
+				// result's from now on, with room for the +Inf bucket
+				// finishHistogram may add; the result is capped at its
+				// length, so an append by a caller never reaches the next
+				// sample's buckets.
+				finishHistogram(s, ts.buckets, ts.count, ts.countKnown, ts.sum, ts.sumKnown)
 				used := len(s.Buckets)
 				s.Buckets = s.Buckets[:used:used]
-				buckets = buckets[k+1:]
 			case model.Summary:
 				k := len(ts.quantiles)
 				qs := quantiles[:k:k]

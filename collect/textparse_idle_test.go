@@ -15,7 +15,7 @@ func withMemoryLimit(limit int64, f func()) {
 }
 
 // bigBody is a histogram of n series of 20 buckets: a parser that read it
-// keeps about n*(112+21*16) bytes of room.
+// keeps about n*180 bytes of room (its samples).
 func bigBody(n int) []byte {
 	b := []byte("# TYPE h histogram\n")
 	for i := range n {
@@ -42,9 +42,10 @@ func TestIdleParsersWithinTheirShare(t *testing.T) {
 		idleParsers = saved
 		idleParsersMu.Unlock()
 	}()
-	// Four parses at once of a 3,000-series histogram (about 1.3 MB of
-	// room each) under a 64 MiB limit: a share of 1 MiB.
-	withMemoryLimit(64<<20, func() {
+	// Four parses at once of a 3,000-series histogram (about 540 KB of
+	// room each: its samples; the buckets are the result's) under a
+	// 24 MiB limit: a share of 384 KiB.
+	withMemoryLimit(24<<20, func() {
 		body := bigBody(3000)
 		ps := make([]*textParser, 4)
 		for i := range ps {
