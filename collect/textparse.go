@@ -115,7 +115,8 @@ type textFamily struct {
 	out    bool // left out of the result (families)
 	room   int  // bytes of room kept while in textParser.spare
 	// bucketsPer is the most buckets a series of the family had at the
-	// parse before: the room a histogram series is given (bucketRoom).
+	// parse before: the room its first histogram series is given
+	// (bucketRoom).
 	bucketsPer int
 }
 
@@ -1043,11 +1044,13 @@ func (p *textParser) grouped(f *textFamily, key []byte, labels model.Labels, kno
 	var buckets []model.Bucket
 	if f.typ == typeHistogram {
 		// Series of a family usually share their buckets: room for as
-		// many as the widest of the last parse or the series before,
-		// and +Inf.
+		// many as the series before (the first: the family's widest at
+		// the last parse), and +Inf. Not the widest for every series: a
+		// body of one wide series among many narrow ones would then ask
+		// for room quadratic in its size.
 		k := f.bucketsPer
 		if n > 0 {
-			k = max(k, len(f.samples[n-1].buckets))
+			k = len(f.samples[n-1].buckets)
 		}
 		buckets = p.bucketRoom(k + 1)
 	}

@@ -1,10 +1,13 @@
 package collect
 
 import (
+	"bytes"
 	"fmt"
 	"runtime/debug"
 	"testing"
 	"unsafe"
+
+	"github.com/retrytop/retrytop/model"
 )
 
 // withMemoryLimit runs f with the process' memory limit set to limit.
@@ -137,4 +140,57 @@ func TestLineCacheBoundFollowsMemoryLimit(t *testing.T) {
 		})
 	}
 	releaseLineCache(lineCacheFor(t.Name()))
+}
+
+// readBody reads body's lines into p and returns the result, as parseFast
+// does without a cache.
+func readBody(t *testing.T, p *textParser, body []byte) []model.Family {
+	t.Helper()
+	for rest := body; len(rest) > 0; p.lineNo++ {
+		k := bytes.IndexByte(rest, '\n')
+		if !p.line(rest[:k]) {
+			t.Fatalf("line %d not taken", p.lineNo+1)
+		}
+		rest = rest[k+1:]
+	}
+	return p.families(nil)
+}
+
+// TestBucketRoomBounded: a histogram of one wide series among many narrow
+// ones asks for room about its own size at the next parse, not the wide
+// series' room for every series, and its buckets are the result's: a
+// later parse into the same parser leaves them as parsed.
+func TestBucketRoomBounded(t *testing.T) {
+	b := []byte("# TYPE h histogram\n")
+	const wide, narrow = 5000, 2000
+	for i := range wide {
+		b = fmt.Appendf(b, "h_bucket{s=\"w\",le=\"%d\"} %d\n", i, i)
+	}
+	for i := range narrow {
+		b = fmt.Appendf(b, "h_bucket{s=\"n%d\",le=\"1\"} 1\n", i)
+	}
+	p := newTextParser()
+	first := readBody(t, p, b)
+	p.release()
+	idleParsersMu.Lock()
+	for i, q := range idleParsers { // p back out of the idle list
+		if q == p {
+			idleParsers = append(idleParsers[:i], idleParsers[i+1:]...)
+		}
+	}
+	idleParsersMu.Unlock()
+	second := readBody(t, p, b)
+	// The wide series' room (its own 5,000 and +Inf), then each narrow
+	// series the room of the one before: 1,000 for the first, 2 for the
+	// rest, with +Inf.
+	if limit := 2 * (wide + 2*narrow + 2); p.bucketUsed > limit {
+		t.Errorf("%d buckets of room for %d buckets, want at most %d", p.bucketUsed, wide+narrow, limit)
+	}
+	if d := exactDiff(first, second); d != "" {
+		t.Errorf("the second parse of the same body differs: %s", d)
+	}
+	if got := first[0].Samples[0].Buckets[wide-1].Count; got != wide-1 {
+		t.Errorf("the first result's bucket changed under the second parse: %v", got)
+	}
+	p.release()
 }
