@@ -120,6 +120,11 @@ type out struct {
 	// each call's sample is where it was then and index is not kept.
 	memo   *slotMemo
 	synced bool
+	// slab is the array the translation's histogram buckets are cut from
+	// (bucketsOf), nbuckets how many were cut: every sample of a snapshot
+	// lives as long as the snapshot, so one allocation serves them all.
+	slab     []model.Bucket
+	nbuckets int
 }
 
 func newOut() *out {
@@ -155,6 +160,9 @@ type slotMemo struct {
 	// its samples are allocated at that size once instead of grown by
 	// doubling (a fifth of what loading a recording allocated, issue 19).
 	sizes map[string]int
+	// buckets is how many histogram buckets the previous scrape's
+	// translation made: the next one's are cut from one array that size.
+	buckets int
 }
 
 type slotCall struct {
@@ -335,7 +343,7 @@ func (o *out) histogram(name string, ls model.Labels, src *model.Sample, scale f
 	s, fresh := o.slot(name, model.Histogram, ls)
 	s.CreatedMs = addCreated(s.CreatedMs, src.CreatedMs, fresh)
 	if fresh {
-		s.Buckets = make([]model.Bucket, len(src.Buckets))
+		s.Buckets = o.bucketsOf(len(src.Buckets))
 		for i, b := range src.Buckets {
 			s.Buckets[i] = model.Bucket{UpperBound: scaleBound(b.UpperBound, scale), Count: b.Count}
 		}
@@ -355,6 +363,23 @@ func (o *out) histogram(name string, ls model.Labels, src *model.Sample, scale f
 	}
 	s.Count += src.Count
 	s.Sum += src.Sum * scale
+}
+
+// bucketsOf returns n buckets for one sample, cut from the translation's
+// slab (capped: an append never reaches the next sample's), which is
+// the previous scrape's number of buckets in all, or at least 256.
+func (o *out) bucketsOf(n int) []model.Bucket {
+	if cap(o.slab)-len(o.slab) < n {
+		size := max(n, 256)
+		if o.memo != nil {
+			size = max(size, o.memo.buckets-o.nbuckets)
+		}
+		o.slab = make([]model.Bucket, 0, size)
+	}
+	at := len(o.slab)
+	o.slab = o.slab[:at+n]
+	o.nbuckets += n
+	return o.slab[at : at+n : at+n]
 }
 
 // countSum adds a histogram without buckets (only +Inf) made of an
@@ -405,6 +430,7 @@ func (o *out) families() []model.Family {
 		for _, n := range names {
 			o.memo.sizes[n] = len(o.fams[n].Samples)
 		}
+		o.memo.buckets = o.nbuckets
 	}
 	return fams
 }
