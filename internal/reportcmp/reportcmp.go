@@ -53,8 +53,11 @@ func HoleUnder(f analysis.Finding, other analysis.Report) string {
 // of less than one interval. fine is a report of either reader over the
 // same time with bins one interval wide: its bins are that reader's spans
 // between consecutive scrapes, so summing them gives its counts over the
-// bin shifted by -1, 0 and +1 intervals, and the other reader's span lies
-// between two of those. Where the rule's conditions hold at some of the
+// bin shifted by -1, 0 and +1 intervals, and each end of the other
+// reader's span lies between two consecutive scrapes of fine's reader. A
+// ratio over it is taken to lie between those over the neighbouring
+// shifts (traffic moving one way across a scrape interval: the gap rules'
+// sampleSkew makes the same assumption). Where the rule's conditions hold at some of the
 // three shifts and not at others, the crossing lies within the phase
 // bound and either reader may see the bin on either side of it; where
 // they hold at all three (or at none), both readers must agree.
