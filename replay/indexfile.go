@@ -16,8 +16,10 @@ package replay
 // into one buffer, the chunks' columns stay in it (no copy), the strings
 // are slices of one string, and each target's ids, offsets, labels and
 // series come in one slice each. Every count is checked against the
-// bytes left before anything is allocated for it, so a hostile file
-// cannot make a reader allocate much more than its size.
+// bytes left before anything is allocated for it, so whatever a file
+// holds its reader allocates at most 16 times its size (a string of the
+// table or a label in every byte or two, 16 or 32 bytes each), besides
+// what the recording's length decides.
 
 import (
 	"bytes"
