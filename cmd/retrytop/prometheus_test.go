@@ -353,6 +353,13 @@ func TestAnalyzePrometheusSameFindings(t *testing.T) {
 			}
 			f := c.has.byKey[k]
 			if why := reportcmp.HoleUnder(f, c.other.rep); why != "" {
+				// With the target's status on that path: a failed or
+				// slow scrape, or none (then the hole is something else).
+				for _, st := range c.other.rep.Targets {
+					if st.Name == f.Target {
+						why += fmt.Sprintf(" (its status there: %d scrapes, %d failed, last %v, %q)", st.Scrapes, st.Failures, st.ScrapeDuration, st.LastError)
+					}
+				}
 				t.Logf("%s: %s: the other reader's %s", c.name, k, why)
 				continue
 			}
