@@ -176,6 +176,7 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 	}
 
 	sort.Slice(rep.Services, func(i, j int) bool { return rep.Services[i].Target < rep.Services[j].Target })
+	var perTarget [][]DependencyReport // joined once at the end: grown row by row, they were copied over and over
 	for _, t := range st.Targets() {
 		var reduced map[string]*row
 		if wb != nil {
@@ -224,10 +225,22 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 			}
 		})
 		for i, dr := range deps {
-			history.Rows = append(history.Rows, dr.Signals)
 			history.Timelines[dr.Key()] = bins[i]
-			rep.Dependencies = append(rep.Dependencies, dr)
 		}
+		perTarget = append(perTarget, deps)
+	}
+	n := 0
+	for _, deps := range perTarget {
+		n += len(deps)
+	}
+	rep.Dependencies = make([]DependencyReport, 0, n) // [] in JSON when empty, as before
+	for _, deps := range perTarget {
+		rep.Dependencies = append(rep.Dependencies, deps...)
+	}
+	perTarget = nil
+	history.Rows = make([]model.Signals, 0, len(rep.Dependencies))
+	for i := range rep.Dependencies {
+		history.Rows = append(history.Rows, rep.Dependencies[i].Signals)
 	}
 	sortReport(rep.Dependencies)
 	// Chains and findings by service: replicas fold into one hop, and a

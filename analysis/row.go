@@ -3,6 +3,7 @@ package analysis
 import (
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/retrytop/retrytop/model"
 )
@@ -211,12 +212,38 @@ func (sel *selection) rows() map[string]*row {
 		}
 	}
 	for h, name := range histNames {
-		perRow := make(map[*row][]model.Series)
-		for _, suffix := range []string{"_bucket", "_sum"} {
-			for _, s := range sel.series[name+suffix] {
+		// Each row's series are counted, then cut from one array (a row's
+		// twenty-odd buckets grown one append at a time were much of a
+		// window's report allocations, issue 19), in the same order.
+		parts := [][]model.Series{sel.series[name+"_bucket"], sel.series[name+"_sum"]}
+		count := make(map[*row]int)
+		total := 0
+		for _, ss := range parts {
+			for _, s := range ss {
 				if r := get(s.Labels); r != nil {
-					perRow[r] = append(perRow[r], s)
+					count[r]++
+					total++
 				}
+			}
+		}
+		if total == 0 {
+			continue
+		}
+		slab := make([]model.Series, 0, total)
+		perRow := make(map[*row][]model.Series, len(count))
+		for _, ss := range parts {
+			for _, s := range ss {
+				r := get(s.Labels)
+				if r == nil {
+					continue
+				}
+				rs, ok := perRow[r]
+				if !ok {
+					n := len(slab)
+					slab = slab[:n+count[r]]
+					rs = slab[n : n : n+count[r]]
+				}
+				perRow[r] = append(rs, s)
 			}
 		}
 		for r, ss := range perRow {
@@ -275,10 +302,21 @@ func histGroups(ss []model.Series, times []int64, byClass bool) []histGroup {
 	if !byClass {
 		return []histGroup{{parts: histParts(ss, times)}}
 	}
+	// ss is the row's own (rows cuts it for this call): sorted by class,
+	// stable, each class is a run of it in its order, and no class's
+	// list is grown.
+	slices.SortStableFunc(ss, func(a, b model.Series) int {
+		return strings.Compare(a.Labels.Get(model.LabelResultClass), b.Labels.Get(model.LabelResultClass))
+	})
 	byName := make(map[string][]model.Series)
-	for _, s := range ss {
-		c := s.Labels.Get(model.LabelResultClass)
-		byName[c] = append(byName[c], s)
+	for i := 0; i < len(ss); {
+		c := ss[i].Labels.Get(model.LabelResultClass)
+		j := i + 1
+		for j < len(ss) && ss[j].Labels.Get(model.LabelResultClass) == c {
+			j++
+		}
+		byName[c] = ss[i:j:j]
+		i = j
 	}
 	out := make([]histGroup, 0, len(byName)+len(model.LatencyClasses))
 	for _, c := range model.LatencyClasses {
