@@ -49,7 +49,8 @@ func benchTransform() Transform {
 // (and -benchmem) is that reopen and seek: the time to the first seek.
 //
 // Per round, medians: load-s and load-MB (this format: the time and the
-// bytes allocated reading it), gob-load-s and gob-load-MB, their ratios;
+// bytes allocated reading it), load-cpu-s (the process' CPU time over it:
+// nothing else runs), the gob's, their ratios;
 // open-s (the op) and seek-s, its seek. key-s: the key alone, once.
 func BenchmarkReopenSeek(b *testing.B) {
 	path := os.Getenv("RETRYTOP_BENCH_DUMP")
@@ -108,7 +109,7 @@ func BenchmarkReopenSeek(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	read := func(name string, gob bool) (*Player, time.Duration, uint64) {
+	read := func(name string, gob bool) (*Player, time.Duration, time.Duration, uint64) {
 		f, err := os.Open(name)
 		if err != nil {
 			b.Fatal(err)
@@ -120,30 +121,30 @@ func BenchmarkReopenSeek(b *testing.B) {
 		}
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
-		t0 := time.Now()
+		c0, t0 := cpuTime(), time.Now()
 		q := New(rec, Options{NewTransform: benchTransform})
 		if gob {
 			err = q.readGobIndex(f, fi.Size(), fx.key)
 		} else {
 			err = q.ReadIndex(f, fi.Size(), fx.key)
 		}
-		d := time.Since(t0)
+		d, c := time.Since(t0), cpuTime()-c0
 		runtime.ReadMemStats(&m1)
 		if err != nil {
 			b.Fatal(err)
 		}
-		return q, d, m1.TotalAlloc - m0.TotalAlloc
+		return q, d, c, m1.TotalAlloc - m0.TotalAlloc
 	}
 	start, length := rec.Time(0), rec.Time(rec.Len()-1).Sub(rec.Time(0))
 	rng := rand.New(rand.NewPCG(3, 4))
-	var loads, gobLoads, loadMB, gobMB, seeks, opens []float64
+	var loads, gobLoads, loadMB, gobMB, seeks, opens, loadCPU, gobCPU []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		head := start.Add(time.Duration(rng.Int64N(int64(length))))
-		_, dg, ag := read(gobFile, true)
+		_, dg, cg, ag := read(gobFile, true)
 		runtime.GC() // the anchor's garbage is not the next read's to collect
-		q, dl, al := read(binFile, false)
+		q, dl, cl, al := read(binFile, false)
 		_ = q
 		runtime.GC()
 		b.StartTimer()
@@ -166,6 +167,7 @@ func BenchmarkReopenSeek(b *testing.B) {
 		b.StopTimer()
 		loads, gobLoads, seeks = append(loads, dl.Seconds()), append(gobLoads, dg.Seconds()), append(seeks, ds.Seconds())
 		opens = append(opens, open.Seconds())
+		loadCPU, gobCPU = append(loadCPU, cl.Seconds()), append(gobCPU, cg.Seconds())
 		loadMB, gobMB = append(loadMB, float64(al)/1e6), append(gobMB, float64(ag)/1e6)
 		runtime.GC()
 		b.StartTimer()
@@ -187,6 +189,11 @@ func BenchmarkReopenSeek(b *testing.B) {
 	}
 	b.ReportMetric(ratio(loads, gobLoads), "load/gob-load")
 	b.ReportMetric(ratio(loadMB, gobMB), "load-MB/gob-load-MB")
+	if median(gobCPU) > 0 {
+		b.ReportMetric(ratio(loadCPU, gobCPU), "load-cpu/gob-load-cpu")
+		b.ReportMetric(median(loadCPU), "load-cpu-s")
+		b.ReportMetric(median(gobCPU), "gob-load-cpu-s")
+	}
 	b.ReportMetric(median(loads), "load-s")
 	b.ReportMetric(median(gobLoads), "gob-load-s")
 	b.ReportMetric(median(loadMB), "load-MB")
