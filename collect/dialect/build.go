@@ -455,6 +455,9 @@ type guard struct {
 	// the translation's series.
 	clusters labelMemo
 	slots    slotMemo
+	// completed and tcp are envoyTCPClusters' maps, reused scrape to
+	// scrape.
+	completed, tcp map[string]bool
 }
 
 // labelMemo is a positional cache of a pure function of a raw series'

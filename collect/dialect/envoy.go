@@ -310,7 +310,15 @@ func translateEnvoy(r raw, o *out, g *guard, parts envoyParts) {
 // signals are absent rather than 0 % success). An HTTP cluster whose first
 // requests are all still in flight is left out until one completes.
 func envoyTCPClusters(r raw, g *guard) map[string]bool {
-	completed := map[string]bool{}
+	// Both maps are the guard's, cleared: the result is read only while
+	// its scrape is translated (a map a scrape was much of translating's
+	// garbage on a recording of TCP clusters, issue 19).
+	if g.completed == nil {
+		g.completed, g.tcp = map[string]bool{}, map[string]bool{}
+	}
+	completed, tcp := g.completed, g.tcp
+	clear(completed)
+	clear(tcp)
 	if f := r[enCompleted]; f != nil {
 		for i := range f.Samples {
 			if ls, ok := g.clusters.get(f.Samples[i].Labels, envoyCluster); ok && scalar(f, &f.Samples[i]) > 0 {
@@ -318,7 +326,6 @@ func envoyTCPClusters(r raw, g *guard) map[string]bool {
 			}
 		}
 	}
-	var tcp map[string]bool
 	if f := r[enTotal]; f != nil {
 		for i := range f.Samples {
 			ls, ok := g.clusters.get(f.Samples[i].Labels, envoyCluster)
@@ -326,9 +333,6 @@ func envoyTCPClusters(r raw, g *guard) map[string]bool {
 				continue
 			}
 			if d := ls.Get(model.LabelDependency); !completed[d] {
-				if tcp == nil {
-					tcp = map[string]bool{}
-				}
 				tcp[d] = true
 			}
 		}
