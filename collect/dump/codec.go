@@ -84,18 +84,21 @@ func parseNumPrefix(tok []byte, wide bool) (num, int, bool) {
 		i++
 	}
 	var m uint64
-	digits, lead := 0, 0 // lead: zeros before the first significant digit
 	start := i
 	for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
 		m = m*10 + uint64(tok[i]-'0')
-		if m == 0 {
-			lead++
-		}
-		digits++
 		i++
 	}
-	if i == start || digits > maxDigits {
+	digits := i - start
+	if digits == 0 || digits > maxDigits {
 		return n, i, false
+	}
+	// lead: zeros before the first significant digit. An integer part
+	// with a leading zero other than "0" itself is refused below, so only
+	// "0" has one that counts.
+	lead := 0
+	if tok[start] == '0' && (digits == 1 || m == 0) {
+		lead = digits
 	}
 	intDigits := digits
 	if i < len(tok) && tok[i] == '.' {
@@ -288,16 +291,18 @@ func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) bool {
 			if n := int(p.series); p.tail != 0 && off+n < len(body) && body[off+n] == ' ' && int(p.start+p.blen) <= len(prevBody) &&
 				bytes.Equal(body[off:off+n], prevBody[p.start:int(p.start)+n]) {
 				nl := p.tail == 2
-				if off+int(p.blen) <= len(body) && bytes.Equal(body[off+n:off+int(p.blen)], prevBody[int(p.start)+n:p.start+p.blen]) {
-					// The value as well: a run of equal lines may start here.
-					if m := t.reuseRows(body, off, prev, prevBody, pending); m > 0 {
-						off += m
-						continue
-					}
-				}
 				v, l, ok := parseNumPrefix(body[off+n+1:], t.wide)
 				if e := off + n + 1 + l; ok && ((nl && e < len(body) && body[e] == '\n') || (!nl && e == len(body))) {
 					next := e + b2i(nl)
+					if int(p.num) < len(prev.nums) && v.sameValue(prev.nums[p.num]) {
+						// The value as well (one spelling per number): the line
+						// is the previous one, and a run of equal lines may
+						// start here.
+						if m := t.reuseRows(body, off, prev, prevBody, pending); m > 0 {
+							off += m
+							continue
+						}
+					}
 					r := row{start: int32(off), series: int32(n), blen: int32(next - off), num: int32(len(t.nums)), slen: p.slen, tail: p.tail}
 					if pending {
 						r.sstart, r.send = p.sstart, p.send
