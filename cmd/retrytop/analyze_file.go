@@ -65,9 +65,6 @@ func recordingArgs(args []string) bool {
 // minutes while its bins are reduced (analysis.WholeBuilder); several load
 // whole into one store.
 func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error {
-	if os.Getenv("GOGC") == "" { // a GOGC the user set is kept
-		defer debug.SetGCPercent(debug.SetGCPercent(recordingGCPercent))
-	}
 	var recs []dump.Recording
 	defer func() {
 		for _, r := range recs {
@@ -113,7 +110,11 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 		// keeps a few minutes (analysis.WholeBuilder). Its total series cap
 		// is the one a store of every scrape gets, so the same series are
 		// kept.
-		st = model.NewStore(model.StoreConfig{History: analysis.WholeHistory(entryTimes(recs[0], spans[0]), opts), KeepSeries: true,
+		wh := analysis.WholeHistory(entryTimes(recs[0], spans[0]), opts)
+		if wh < hist && os.Getenv("GOGC") == "" { // streaming, and no GOGC the user set
+			defer debug.SetGCPercent(debug.SetGCPercent(recordingGCPercent))
+		}
+		st = model.NewStore(model.StoreConfig{History: wh, KeepSeries: true,
 			MaxSeries: model.DefaultMaxSeries(debug.SetMemoryLimit(-1), hist, model.DefaultStoreConfig.MaxSeriesPerTarget)})
 		whole = analysis.NewWholeBuilder(st, opts)
 		statuses = dump.LoadStoreRangeFunc(recs[0], spans[0][0], spans[0][1], st, translate, whole.Observe)
@@ -152,14 +153,15 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	return failOn(rep.Findings, f.failOn)
 }
 
-// recordingGCPercent is the collector's GOGC while a recording is
-// analysed (docs/performance.md, "analyze, whole recording, round 5"):
-// loading makes garbage at many times its live heap (every frame's body,
-// parse and translation is dropped once stored), so at GOGC 100 the
-// collector ran every ~100 MB allocated on the 1-hour dump and marked the
-// ~100 MB live each time. At 400 it runs a quarter as often, and the heap
-// while loading stays under the report's own peak; --memory-limit still
-// bounds the heap.
+// recordingGCPercent is the collector's GOGC while a recording too long
+// for its store streams through it (docs/performance.md, "analyze, whole
+// recording, round 5"): loading makes garbage at many times its live heap
+// (every frame's body, parse and translation is dropped once stored), so
+// at GOGC 100 the collector ran every ~100 MB allocated on the 1-hour dump
+// and marked the ~100 MB live each time. At 400 it runs a quarter as
+// often, and the heap while loading stays under the report's own peak;
+// --memory-limit still bounds the heap. A short span (a 30 s window) keeps
+// GOGC 100: there the higher goal would be the peak (96 -> 142-187 MB).
 const recordingGCPercent = 400
 
 // loadRange loads a recording's entries into the store: dump.LoadStoreRange,
