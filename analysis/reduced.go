@@ -56,6 +56,10 @@ type WholeBuilder struct {
 	done    int   // bins reduced
 	targets map[string]*wholeTarget
 	edges   []binEdge // the final bins, set by finish
+	// scratch holds a series' points with the sample before them while
+	// reduce reads them (a fresh copy a series and batch was half of
+	// what reducing allocated, issue 19).
+	scratch []model.Point
 }
 
 type wholeTarget struct {
@@ -211,7 +215,9 @@ func (b *WholeBuilder) reduce(edges []binEdge, from int) {
 				}
 				pts := s.Points
 				if acc.hasRem && (len(pts) == 0 || acc.rem.T < pts[0].T) {
-					pts = append([]model.Point{acc.rem}, pts...)
+					// In b's scratch: the points are read only below.
+					b.scratch = append(append(b.scratch[:0], acc.rem), pts...)
+					pts = b.scratch
 				}
 				p := newPoints(times, pts)
 				for k := range ws {
