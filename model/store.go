@@ -116,6 +116,10 @@ type Store struct {
 	// noTiles gives every series a ring of its own instead of a tile
 	// column: the reference the tiles' tests compare against.
 	noTiles bool
+	// noExportOrder makes Export find the series by the series map even
+	// when the series cache lists them exactly: the reference its tests
+	// compare against.
+	noExportOrder bool
 }
 
 type targetHistory struct {
@@ -133,6 +137,12 @@ type targetHistory struct {
 	fresh []freshSeries // reused by Append
 	// tiles hold the float32 rings of the target's series (ring).
 	tiles []*ringTiles
+	// orderExact says that order lists every series given a value at the
+	// newest scrape once and no other, and stale the other series held:
+	// Append sets it, Load (which clears order) unsets it. Export then
+	// walks the two instead of the series map.
+	orderExact bool
+	stale      []*storedSeries
 	// order is the series cache (Prometheus' scrape cache, by position):
 	// order[i] says where the i-th flat series of the previous scrape
 	// went: a stored series, or a refusal by the caps. A target exposes
@@ -354,6 +364,35 @@ func (r *ring) set(i int, v float64) {
 		r.f32, r.f64 = nil, f64
 	}
 	r.f64[i] = v
+}
+
+// read writes the ring's values from slot on into dst, wrapping at hist
+// (the target's history): get of each slot, with the ring's form decided
+// once and a tile's values read a run at a time.
+func (r *ring) read(dst []float64, slot, hist int) {
+	for len(dst) > 0 {
+		seg := dst[:min(len(dst), hist-slot)]
+		dst = dst[len(seg):]
+		switch {
+		case r.f64 != nil:
+			copy(seg, r.f64[slot:])
+		case r.tile != nil:
+			t := r.tile
+			for i := 0; i < len(seg); {
+				s := slot + i
+				run := t.v[t.at(r.col, s):][:min(tileSlots-s%tileSlots, len(seg)-i)]
+				for k, v := range run {
+					seg[i+k] = float64(v)
+				}
+				i += len(run)
+			}
+		default:
+			for i, v := range r.f32[slot : slot+len(seg)] {
+				seg[i] = float64(v)
+			}
+		}
+		slot = 0
+	}
 }
 
 // is reports whether r is this series: the same name, type and labels
@@ -646,6 +685,11 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	// Series missing from this scrape get an explicit gap; series missing
 	// for the whole retained history are forgotten so churn stays bounded.
 	// When every stored series got a value there is nothing to visit.
+	// A series given a value at two positions (a family given twice) is
+	// in order twice: Export then dedups with a map.
+	th.orderExact = res.Series == seen
+	clear(th.stale) // no forgotten series kept alive
+	th.stale = th.stale[:0]
 	if seen == len(th.series) {
 		s.noteCaps(th, &res, byTotal)
 		return res
@@ -660,7 +704,9 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 			ss.ring.release()
 			s.total--
 			th.removeByName(ss)
+			continue
 		}
+		th.stale = append(th.stale, ss)
 	}
 	s.noteCaps(th, &res, byTotal)
 	return res

@@ -3,7 +3,9 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // TargetHistory is one target's history in column form, as Export gives it
@@ -53,6 +55,21 @@ type SeriesHistory struct {
 // come in the order of the target's newest scrape, then the others by key.
 // The labels are shared with the store, which never modifies them.
 func (s *Store) Export(target string, from int64) TargetHistory {
+	return s.ExportReuse(target, from, nil)
+}
+
+// ExportBuffer holds the memory of one export for the next: for a caller
+// that exports again and again and is done with each export before the
+// next (the replay's seek index logs a target's newest scrapes at every
+// scrape).
+type ExportBuffer struct {
+	h    TargetHistory
+	slab []float64
+}
+
+// ExportReuse is Export into buf's memory (nil: new memory): the result is
+// valid until the next call with buf, which overwrites it.
+func (s *Store) ExportReuse(target string, from int64, buf *ExportBuffer) TargetHistory {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	th := s.targets[target]
@@ -62,22 +79,60 @@ func (s *Store) Export(target string, from int64) TargetHistory {
 	oldest := th.next - int64(th.retained())
 	from = min(max(from, oldest), th.next)
 	n := int(th.next - from)
-	out := TargetHistory{Next: th.next, Start: th.start, Dropped: th.dropped, Cap: th.capped}
-	out.Times = make([]int64, n)
-	for i := range out.Times {
-		out.Times[i] = th.times[(from+int64(i))%int64(len(th.times))]
+	var out TargetHistory
+	var slab []float64
+	if buf != nil {
+		out.Times, out.Series, slab = buf.h.Times[:0], buf.h.Series[:0], buf.slab
 	}
-	out.Series = make([]SeriesHistory, 0, len(th.series))
-	slab := make([]float64, n*len(th.series))
+	out.Next, out.Start, out.Dropped, out.Cap = th.next, th.start, th.dropped, th.capped
+	out.Times = resize(out.Times, n)
+	hist := int64(len(th.times))
+	for i := range out.Times {
+		out.Times[i] = th.times[(from+int64(i))%hist]
+	}
+	held := len(th.series)
+	if buf == nil || cap(out.Series) < held {
+		out.Series = make([]SeriesHistory, 0, held)
+	}
+	slab = resize(slab, n*held)
+	whole := slab
 	add := func(ss *storedSeries) {
 		vals := slab[:n:n]
 		slab = slab[n:]
-		for i := range vals {
-			vals[i] = ss.ring.get(int((from + int64(i)) % int64(len(th.times))))
-		}
+		ss.ring.read(vals, int(from%hist), int(hist))
 		out.Series = append(out.Series, SeriesHistory{Key: ss.key, Name: ss.name, Labels: ss.labels, Type: MetricType(ss.typ),
 			Extra: ss.extraVal, Values: vals, LastSeen: ss.lastSeen})
 	}
+	if th.orderExact && !s.noExportOrder && len(th.order) >= held-len(th.stale) {
+		// The newest scrape's series in its order, then the others by
+		// key: no map, no key looked up.
+		for _, cs := range th.order {
+			if ss := cs.ss; ss != nil {
+				add(ss)
+			}
+		}
+		if len(th.stale) > 0 {
+			rest := append([]*storedSeries(nil), th.stale...)
+			slices.SortFunc(rest, func(a, b *storedSeries) int { return strings.Compare(a.key, b.key) })
+			for _, ss := range rest {
+				add(ss)
+			}
+		}
+	} else {
+		th.exportByMap(add)
+	}
+	if buf != nil {
+		clear(out.Series[len(out.Series):cap(out.Series)]) // no series kept alive by a bigger export before
+		buf.h.Times, buf.h.Series, buf.slab = out.Times, out.Series, whole
+	}
+	return out
+}
+
+// exportByMap calls add with every series th holds, those of the newest
+// scrape in its order and the others by key, by the series cache and the
+// series map: Export's way when the cache may list a series twice or not
+// at all (after a Load), and the reference its tests compare against.
+func (th *targetHistory) exportByMap(add func(*storedSeries)) {
 	// The series cache may list a series twice (a family given twice).
 	taken := make(map[*storedSeries]bool, len(th.series))
 	newest := th.next - 1
@@ -99,7 +154,15 @@ func (s *Store) Export(target string, from int64) TargetHistory {
 			add(ss)
 		}
 	}
-	return out
+}
+
+// resize is s with length n, reusing its array when it is large enough
+// (the contents are then stale: the caller overwrites them).
+func resize[T any](s []T, n int) []T {
+	if s == nil || cap(s) < n { // nil: a new array, as Export always made
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // Load writes h into target's history without appending scrape by scrape:
@@ -187,6 +250,9 @@ func (s *Store) Load(target string, h TargetHistory) error {
 	th.start, th.dropped, th.capped = h.Start, h.Dropped, h.Cap
 	clear(th.order) // the series cache only saves work; it starts afresh
 	th.order = th.order[:0]
+	th.orderExact = false
+	clear(th.stale)
+	th.stale = th.stale[:0]
 	return nil
 }
 
