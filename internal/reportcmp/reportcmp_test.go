@@ -85,6 +85,10 @@ func TestAtCrossing(t *testing.T) {
 		// The same readers, but the traffic steady at 1.5: the other's 1.1
 		// is no crossing, the finding is not explained.
 		{"steady above the threshold", amp(4, 8), report(bin(4, 2, 20, 22, 2), bin(6, 2, 20, 30, 10)), steady, false},
+		// The other reader meets the conditions in every bin where the
+		// finding held, yet did not fire it: no crossing explains that.
+		{"the other meets the conditions everywhere", amp(4, 8), report(bin(4, 2, 20, 30, 10), bin(6, 2, 20, 30, 10)), steady, false},
+		{"the same, the traffic rising", amp(4, 8), report(bin(4, 2, 20, 30, 10), bin(6, 2, 20, 30, 10)), rising, false},
 		// fine lacks a second: the shifts cannot be summed, nothing explained.
 		{"fine has a hole", amp(4, 8), report(bin(4, 2, 20, 22, 2), bin(6, 2, 20, 30, 10)),
 			report(bin(3, 1, 20, 20, 0), bin(5, 1, 20, 40, 20), bin(6, 1, 20, 40, 20), bin(7, 1, 20, 40, 20)), false},
