@@ -816,8 +816,16 @@ func (p *Player) decodeLog(d *decoder, name string, mark int32, owner []int32) (
 			m.capped = *c
 		}
 	}
-	labels := make(model.Labels, d.count("labels", 2))
+	nl := d.count("labels", 2)
 	ns := d.count("series", 22) // key, name, labels, type, born, died: a byte each at least; extra, seed: 8
+	// The labels' bytes and the series' bytes both lie after here: each
+	// count alone fitting is not enough (a file could claim both in the
+	// same bytes, 2x16 + 22x5 times what it holds).
+	if d.err == nil && 2*int64(nl)+22*int64(ns) > int64(len(d.b)-d.at) {
+		d.fail("target %q: %d labels and %d series, more than the %d bytes left hold", name, nl, ns, len(d.b)-d.at)
+		return nil, 0, d.err
+	}
+	labels := make(model.Labels, nl)
 	l.series = make([]seriesMeta, ns)
 	chunks := (int64(scrapes) + chunkLen - 1) / chunkLen
 	byKey := make(map[string]int32, ns)
@@ -835,6 +843,9 @@ func (p *Player) decodeLog(d *decoder, name string, mark int32, owner []int32) (
 			s.labels[j] = model.Label{Name: d.str(), Value: d.str()}
 		}
 		s.typ = model.MetricType(d.int())
+		if d.err == nil && (s.typ < model.Untyped || s.typ > model.Summary) {
+			d.fail("series %d: metric type %d", k, s.typ)
+		}
 		s.extra = d.f()
 		s.born = int64(d.u())
 		s.died = int64(d.u()) - 1
