@@ -64,10 +64,14 @@ func parseFast(body []byte, filter func(string) bool, skip bool, cache *lineCach
 	if skip && filter != nil {
 		p.sel = filter
 		p.dec = &p.ownDec
-		if cache != nil {
+		if cache != nil && !cache.sel.tooMany {
 			p.dec = &cache.sel
 		}
 		p.dec.use(filter)
+		if p.dec.tooMany {
+			p.dec = &p.ownDec // this parse's own, as for a body without a cache
+			p.dec.use(filter)
+		}
 	}
 	p.cache = cache
 	for rest := body; len(rest) > 0; p.lineNo++ {
@@ -237,10 +241,17 @@ type selDecisions struct {
 	filter func(string) bool // the filter decided with; kept, so its address is not reused
 	names  map[string]nameDecision
 	roots  map[string]int32 // group numbers by root name
+	// tooMany: a line cache's decisions passed maxSelNames once; the
+	// target's parses then decide on their own, as without a cache.
+	tooMany bool
 }
 
-// maxSelNames bounds a line cache's kept decisions: past it they start
-// over at the next parse.
+// maxSelNames bounds a line cache's kept decisions. A target with more
+// names parses with decisions of its own, dropped after each parse:
+// starting the kept ones over every parse saved nothing and counted the
+// names against the line caches' bound anew each time, so that every
+// target's cache started over every few parses (20,000 names: 4.5 MB a
+// parse; TestSelDecisionsTooManyNames).
 const maxSelNames = 1 << 14
 
 // funcID is the closure a func value points to: two values with the same
@@ -248,12 +259,16 @@ const maxSelNames = 1 << 14
 func funcID(f func(string) bool) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&f)) }
 
 // use readies d for filter: emptied when it holds another filter's
-// decisions or too many.
+// decisions; when it holds too many, emptied for good and marked tooMany.
 func (d *selDecisions) use(filter func(string) bool) {
+	if len(d.names) > maxSelNames {
+		d.names, d.roots, d.filter, d.tooMany = nil, nil, nil, true
+		return
+	}
 	if d.names == nil {
 		d.names, d.roots = map[string]nameDecision{}, map[string]int32{}
 	}
-	if d.filter == nil || funcID(d.filter) != funcID(filter) || len(d.names) > maxSelNames {
+	if d.filter == nil || funcID(d.filter) != funcID(filter) {
 		clear(d.names)
 		clear(d.roots)
 		d.filter = filter
@@ -268,6 +283,10 @@ var (
 	idleParsersMu sync.Mutex
 	idleParsers   []*textParser
 )
+
+// maxIdleDecisions bounds the decisions of its own an idle parser keeps
+// room for (tens of KB): a larger parse's maps go with it.
+const maxIdleDecisions = 1 << 10
 
 // maxIdleParsers bounds the idle parsers: parses running at once beyond
 // it make parsers that go when done.
@@ -373,8 +392,13 @@ func (p *textParser) release() {
 	p.dec = nil
 	if p.ownDec.filter != nil {
 		p.ownDec.filter = nil // a parse's own: the next starts afresh
-		clear(p.ownDec.names)
-		clear(p.ownDec.roots)
+		if len(p.ownDec.names) > maxIdleDecisions {
+			// A cleared map keeps its table, which idleBytes does not count.
+			p.ownDec.names, p.ownDec.roots = nil, nil
+		} else {
+			clear(p.ownDec.names)
+			clear(p.ownDec.roots)
+		}
 	}
 	p.idleBytes = p.spareBytes + p.stringBytes
 	share := idleParserBytes()
@@ -583,7 +607,7 @@ func (p *textParser) decide(name []byte) nameDecision {
 		c = b
 	}
 	d.names[string(name)] = nd
-	if p.cache != nil {
+	if p.cache != nil && d == &p.cache.sel {
 		// Counted with the line cache's entries, under the same bound.
 		if lineCacheBytes.Add(int64(len(name)+len(root)+2*entryOverhead)) > lineCacheBound.Load() {
 			resetLineCaches.Store(true)

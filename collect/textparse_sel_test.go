@@ -1,6 +1,8 @@
 package collect
 
 import (
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -62,4 +64,32 @@ func TestSelDecisionsGroupConflict(t *testing.T) {
 		t.Error("without a cache: taken")
 	}
 	checkCached(t, "first again", c, []byte(first), filter, true)
+}
+
+// TestSelDecisionsTooManyNames: a target with more names than a line
+// cache keeps decisions for parses with decisions of its own, and its
+// steady parses add nothing to what the line caches count (they were
+// counted anew every parse, so that every target's cache started over
+// every few parses), each parse still equal to the parse without a cache.
+func TestSelDecisionsTooManyNames(t *testing.T) {
+	var b strings.Builder
+	for k := range maxSelNames + 4000 {
+		fmt.Fprintf(&b, "m%d_total %d\n", k, k)
+	}
+	body := []byte(b.String())
+	var calls atomic.Int64
+	filter := counting(func(n string) bool { return strings.HasSuffix(n, "7_total") }, &calls)
+	c := &lineCache{}
+	var counted []int64
+	for parse := range 4 {
+		checkCached(t, fmt.Sprintf("parse %d", parse), c, body, filter, true)
+		counted = append(counted, lineCacheBytes.Load())
+	}
+	if !c.sel.tooMany || len(c.sel.names) != 0 {
+		t.Errorf("the cache keeps %d decisions (tooMany %v) for %d names", len(c.sel.names), c.sel.tooMany, maxSelNames+4000)
+	}
+	// Parses 3 and 4 are steady: the line entries are the same ones.
+	if counted[3] != counted[2] {
+		t.Errorf("the line caches counted %d bytes more on a steady parse", counted[3]-counted[2])
+	}
 }
