@@ -33,12 +33,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// serve answers every request with the body named name (at step 0) on a
-// loopback port, prints the address and returns when stdin closes. A
-// name ending in "-changing" serves the body's steps 0 to 59 in turn, so
-// that every scrape's counters grew (and once in 60 went back, as after a
-// restart).
-func serve(name string) {
+// bodyTexts are the bodies a record benchmark's server serves for name:
+// the body's step 0, or its steps 0 to 59 for a name ending in
+// "-changing".
+func bodyTexts(name string) [][]byte {
 	base, changing := strings.CutSuffix(name, "-changing")
 	var texts [][]byte
 	for _, b := range Bodies() {
@@ -49,6 +47,16 @@ func serve(name string) {
 			}
 		}
 	}
+	return texts
+}
+
+// serve answers every request with the body named name (at step 0) on a
+// loopback port, prints the address and returns when stdin closes. A
+// name ending in "-changing" serves the body's steps 0 to 59 in turn, so
+// that every scrape's counters grew (and once in 60 went back, as after a
+// restart).
+func serve(name string) {
+	texts := bodyTexts(name)
 	var mu sync.Mutex
 	next := 0
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -197,16 +205,7 @@ func BenchmarkRecord(b *testing.B) {
 func BenchmarkRecordAppend(b *testing.B) {
 	for _, name := range []string{"envoy2k", "gosvc2k", "envoy2k-changing"} {
 		b.Run("body="+name, func(b *testing.B) {
-			base, changing := strings.CutSuffix(name, "-changing")
-			var texts [][]byte
-			for _, body := range Bodies() {
-				if body.Name == base {
-					texts = append(texts, body.Text(0))
-					for i := 1; changing && i < 60; i++ {
-						texts = append(texts, body.Text(i))
-					}
-				}
-			}
+			texts := bodyTexts(name)
 			w, err := dump.Create(filepath.Join(b.TempDir(), "rec.rtd"), false, dump.WriterOptions{})
 			if err != nil {
 				b.Fatal(err)
