@@ -264,21 +264,8 @@ func (p *Player) fromGob(f *gobIndex) (*index, error) {
 			if err := gobCheckChunk(ch, len(t.Series)); err != nil {
 				return nil, gobRefuse("target %q, chunk %d: %v", t.Name, c, err)
 			}
-			// Every series alive in the chunk has its column there (history
-			// reads it without looking).
-			lo, hi := int64(c)*chunkLen, int64(c+1)*chunkLen
-			j := 0
-			for id := range l.series {
-				s := &l.series[id]
-				if s.born >= hi || (s.died >= 0 && s.died <= lo) {
-					continue
-				}
-				for j < len(ch.IDs) && ch.IDs[j] < int32(id) {
-					j++
-				}
-				if j == len(ch.IDs) || ch.IDs[j] != int32(id) {
-					return nil, gobRefuse("target %q, chunk %d: series %d has no column", t.Name, c, id)
-				}
+			if id := missingColumn(l.series, ch.IDs, c); id >= 0 {
+				return nil, gobRefuse("target %q, chunk %d: series %d has no column", t.Name, c, id)
 			}
 			l.chunks[c] = chunk{ids: ch.IDs, off: ch.Off, data: ch.Data}
 			x.bytes += int64(len(ch.Data) + 8*len(ch.IDs) + 64)

@@ -919,21 +919,8 @@ func (p *Player) decodeLog(d *decoder, name string, mark int32, owner []int32) (
 				return nil, 0, refuseAt(int64(indexHeaderLen+colAt)+int64(ch.off[j]), "target %q, chunk %d, column %d: %v", name, c, j, err)
 			}
 		}
-		// Every series alive in the chunk has its column there (history
-		// reads it without looking).
-		lo, hi := int64(c)*chunkLen, int64(c+1)*chunkLen
-		j := 0
-		for id := range l.series {
-			s := &l.series[id]
-			if s.born >= hi || (s.died >= 0 && s.died <= lo) {
-				continue
-			}
-			for j < len(ch.ids) && ch.ids[j] < int32(id) {
-				j++
-			}
-			if j == len(ch.ids) || ch.ids[j] != int32(id) {
-				return nil, 0, refuseAt(int64(indexHeaderLen+at), "target %q, chunk %d: series %d has no column", name, c, id)
-			}
+		if id := missingColumn(l.series, ch.ids, c); id >= 0 {
+			return nil, 0, refuseAt(int64(indexHeaderLen+at), "target %q, chunk %d: series %d has no column", name, c, id)
 		}
 		size += int64(len(ch.data) + 8*len(ch.ids) + 64)
 	}
@@ -1001,4 +988,25 @@ func checkColumn(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// missingColumn is the first series alive in chunk c that has no column
+// among its ids (sorted), or -1: history reads every live series' column
+// without looking, so an index file missing one is refused.
+func missingColumn(series []seriesMeta, ids []int32, c int) int {
+	lo, hi := int64(c)*chunkLen, int64(c+1)*chunkLen
+	j := 0
+	for id := range series {
+		s := &series[id]
+		if s.born >= hi || (s.died >= 0 && s.died <= lo) {
+			continue
+		}
+		for j < len(ids) && ids[j] < int32(id) {
+			j++
+		}
+		if j == len(ids) || ids[j] != int32(id) {
+			return id
+		}
+	}
+	return -1
 }
