@@ -103,7 +103,7 @@ func (s *Store) ExportReuse(target string, from int64, buf *ExportBuffer) Target
 		out.Series = append(out.Series, SeriesHistory{Key: ss.key, Name: ss.name, Labels: ss.labels, Type: MetricType(ss.typ),
 			Extra: ss.extraVal, Values: vals, LastSeen: ss.lastSeen})
 	}
-	if th.orderExact && !s.noExportOrder && len(th.order) >= held-len(th.stale) {
+	if th.orderExact && !s.noExportOrder && th.ordered()+len(th.stale) == held {
 		// The newest scrape's series in its order, then the others by
 		// key: no map, no key looked up.
 		for _, cs := range th.order {
@@ -126,6 +126,20 @@ func (s *Store) ExportReuse(target string, from int64, buf *ExportBuffer) Target
 		buf.h.Times, buf.h.Series, buf.slab = out.Times, out.Series, whole
 	}
 	return out
+}
+
+// ordered is how many series the newest scrape's order lists. With the
+// stale ones it is every series held when Append kept its facts right;
+// Export checks it (a pass over pointers) so that a slip there falls back
+// to the map instead of overrunning the slab.
+func (th *targetHistory) ordered() int {
+	n := 0
+	for _, cs := range th.order {
+		if cs.ss != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // exportByMap calls add with every series th holds, those of the newest

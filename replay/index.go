@@ -157,6 +157,7 @@ func (p *Player) BuildIndex(ctx context.Context) error {
 	st := model.NewStore(p.opts.Store)
 	percent := 0
 	statuses := make(map[string]*model.TargetStatus)
+	var expBuf model.ExportBuffer // the newest two scrapes of each entry, one at a time
 	var tf Transform
 	if p.opts.NewTransform != nil {
 		tf = p.opts.NewTransform()
@@ -202,7 +203,9 @@ func (p *Player) BuildIndex(ctx context.Context) error {
 			if e.err == nil {
 				// The newest scrape and the one before, which holds the
 				// zero a new series is seeded with.
-				exp = st.Export(target, p.index.nextOf(target)-1)
+				// Into one buffer: scrape keeps the store's keys, names
+				// and labels of it, never its slices.
+				exp = st.ExportReuse(target, p.index.nextOf(target)-1, &expBuf)
 			}
 			if !p.index.add(i, target, *ts, e.err, exp, budget) {
 				p.notify()
