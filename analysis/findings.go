@@ -403,68 +403,76 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 	}
 	merged := make(map[string]*acc)
 	var order []string
-	span := gapSpan(frame.Timelines, keys, th)
+	span := gapSpan(frame.Bin, frame.Timelines, keys, th)
 	tls := make([][]model.Signals, len(keys))
 	for j, k := range keys {
 		tls[j] = frame.Timelines[k]
 	}
 	// Each bin's findings are made on up to GOMAXPROCS goroutines (the
 	// bins are independent: 720 rows x 360 bins on a long recording,
-	// issue 19) and merged below in bin order, as one pass made them.
-	perBin := make([][]Finding, n)
-	parallelFor(n, 16, func() func(i int) {
-		// One set of buffers per goroutine for all its bins: nothing of a
-		// bin's rows outlives it (findings and chain results copy what
-		// they keep), and growing them afresh in each bin was most of
-		// this function's time on a long recording.
-		rows := make([]model.Signals, 0, len(keys))
-		agg := make([]model.Signals, 0, len(keys))
-		edges := make(map[model.Key]edgeRates, len(keys))
-		layers := make([]ChainResult, 0, len(chains))
-		var gaps []ChainResult
-		return func(i int) {
-			rows, agg, layers, gaps = rows[:0], agg[:0], layers[:0], gaps[:0]
-			clear(edges)
-			for j, k := range keys {
-				tl := tls[j]
-				if i < len(tl) {
-					rows = append(rows, tl[i])
+	// issue 19) and merged below in bin order, as one pass made them, a
+	// chunk of bins at a time: the findings waiting to be merged are a
+	// chunk's, not the recording's (every row firing in every bin of a
+	// day is 720 x 8,640 findings).
+	chunk := max(historyChunk, 16*runtime.GOMAXPROCS(0))
+	perBin := make([][]Finding, min(n, chunk))
+	for from := 0; from < n; from += chunk {
+		m := min(chunk, n-from)
+		parallelFor(m, 16, func() func(i int) {
+			// One set of buffers per goroutine for all its bins: nothing of a
+			// bin's rows outlives it (findings and chain results copy what
+			// they keep), and growing them afresh in each bin was most of
+			// this function's time on a long recording.
+			rows := make([]model.Signals, 0, len(keys))
+			agg := make([]model.Signals, 0, len(keys))
+			edges := make(map[model.Key]edgeRates, len(keys))
+			layers := make([]ChainResult, 0, len(chains))
+			var gaps []ChainResult
+			return func(slot int) {
+				i := from + slot
+				rows, agg, layers, gaps = rows[:0], agg[:0], layers[:0], gaps[:0]
+				clear(edges)
+				for j, k := range keys {
+					tl := tls[j]
+					if i < len(tl) {
+						rows = append(rows, tl[i])
+					}
+					if i < len(tl) && i+1 >= span {
+						agg = append(agg, aggregate(tl[i+1-span:i+1]))
+						// The samples at the span's start edge are at or
+						// before its first bin: the bin before counts too.
+						edges[k] = peakRates(tl[max(i-span, 0) : i+1])
+					}
 				}
-				if i < len(tl) && i+1 >= span {
-					agg = append(agg, aggregate(tl[i+1-span:i+1]))
-					// The samples at the span's start edge are at or
-					// before its first bin: the bin before counts too.
-					edges[k] = peakRates(tl[max(i-span, 0) : i+1])
+				rowsIdx, aggIdx := indexRows(rows), indexRows(agg)
+				for _, c := range chains {
+					layers = append(layers, rowsIdx.evaluate(c, th.Gap, nil))
+					if len(agg) > 0 {
+						gaps = append(gaps, aggIdx.evaluate(c, th.Gap, edges))
+					}
 				}
+				fs := evaluateRows(rows, bases, th)
+				fs = append(fs, evaluateChains(layers, nil, rows, th)...)
+				perBin[slot] = append(fs, evaluateChains(nil, gaps, agg, th)...)
 			}
-			rowsIdx, aggIdx := indexRows(rows), indexRows(agg)
-			for _, c := range chains {
-				layers = append(layers, rowsIdx.evaluate(c, th.Gap, nil))
-				if len(agg) > 0 {
-					gaps = append(gaps, aggIdx.evaluate(c, th.Gap, edges))
+		})
+		for k := range m {
+			for _, f := range perBin[k] {
+				id := f.Code + "\x00" + f.Target + "\x00" + f.Dependency + "\x00" + f.Chain
+				a := merged[id]
+				if a == nil {
+					a = &acc{best: f, start: f.Start}
+					merged[id] = a
+					order = append(order, id)
+				} else if f.Severity > a.best.Severity ||
+					(f.Severity == a.best.Severity && firstEvidence(f) > firstEvidence(a.best)) {
+					a.best = f
 				}
+				a.bins++
+				a.end = f.End
 			}
-			fs := evaluateRows(rows, bases, th)
-			fs = append(fs, evaluateChains(layers, nil, rows, th)...)
-			perBin[i] = append(fs, evaluateChains(nil, gaps, agg, th)...)
+			perBin[k] = nil
 		}
-	})
-	for i := range perBin {
-		for _, f := range perBin[i] {
-			id := f.Code + "\x00" + f.Target + "\x00" + f.Dependency + "\x00" + f.Chain
-			a := merged[id]
-			if a == nil {
-				a = &acc{best: f, start: f.Start}
-				merged[id] = a
-				order = append(order, id)
-			} else if f.Severity > a.best.Severity ||
-				(f.Severity == a.best.Severity && firstEvidence(f) > firstEvidence(a.best)) {
-				a.best = f
-			}
-			a.bins++
-			a.end = f.End
-		}
-		perBin[i] = nil
 	}
 	var out []Finding
 	for _, id := range order {
@@ -485,6 +493,10 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 	sortFindings(out)
 	return out
 }
+
+// historyChunk is how many bins EvaluateHistory makes findings for
+// before merging them (at least 16 per core).
+const historyChunk = 256
 
 // parallelFor calls a function of worker for every i in [0, n), each
 // worker on a goroutine of its own (up to GOMAXPROCS, at least minEach
@@ -513,28 +525,46 @@ func parallelFor(n, minEach int, worker func() func(i int)) {
 	wg.Wait()
 }
 
-// gapSpan is how many bins make th.GapWindow (at least 1), from the width
-// of the first bin.
-func gapSpan(tls map[model.Key][]model.Signals, keys []model.Key, th Thresholds) int {
+// gapSpan is how many bins make th.GapWindow (at least 1), from the
+// frame's bin width, or, when the frame does not say it, the widest of a
+// timeline's first two bins: a report's first bin runs from the first
+// scrape to the first edge of its grid (reportGrid), so it may be as
+// short as half a bin, and counted from it the span was up to twice as
+// many bins as the window.
+func gapSpan(bin time.Duration, tls map[model.Key][]model.Signals, keys []model.Key, th Thresholds) int {
+	w := bin.Milliseconds()
 	for _, k := range keys {
-		if tl := tls[k]; len(tl) > 0 {
-			if w := tl[0].EndMs - tl[0].StartMs; w > 0 {
-				return max(1, int((th.GapWindow.Milliseconds()+w-1)/w))
-			}
+		if w > 0 {
+			break
+		}
+		for _, b := range tls[k][:min(2, len(tls[k]))] {
+			w = max(w, b.EndMs-b.StartMs)
 		}
 	}
-	return 1
+	if w <= 0 {
+		return 1
+	}
+	return max(1, int((th.GapWindow.Milliseconds()+w-1)/w))
 }
 
 // aggregate is the rates a chain's gaps use over consecutive bins: each
-// rate's increase summed over the bins (rate x width) over their total
-// width; absent unless every bin has it, so that both sides of a gap cover
-// the same time.
+// rate's increase summed over the bins (rate x the time it is a mean
+// over: rateSeconds, the bin's sampled span) over their total time, so
+// the mean over exactly the span between the first bin's look-back scrape
+// and the last bin's last scrape (SampledFromMs, SampledToMs: the span
+// sampleSkew takes each side's rate to be over); absent unless every bin
+// has it, so that both sides of a gap cover the same time. Weighted by
+// the bins' widths instead, bins sampled over unequal spans (a scrape
+// interval that does not divide the bin) read a mean that was no count's
+// across a step in the traffic.
 func aggregate(bins []model.Signals) model.Signals {
 	first, last := &bins[0], &bins[len(bins)-1]
 	s := model.Signals{Target: first.Target, Dependency: first.Dependency, StartMs: first.StartMs, EndMs: last.EndMs,
 		SampledFromMs: first.SampledFromMs, SampledToMs: last.SampledToMs}
-	width := float64(last.EndMs-first.StartMs) / 1000
+	var width float64
+	for i := range bins {
+		width += rateSeconds(&bins[i])
+	}
 	sum := func(get func(*model.Signals) model.Value) model.Value {
 		var total float64
 		for i := range bins {
@@ -542,7 +572,7 @@ func aggregate(bins []model.Signals) model.Signals {
 			if !ok {
 				return model.Absent
 			}
-			total += v * float64(bins[i].EndMs-bins[i].StartMs) / 1000
+			total += v * rateSeconds(&bins[i])
 		}
 		if width <= 0 {
 			return model.Absent
