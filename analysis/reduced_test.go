@@ -49,28 +49,36 @@ func TestWholeBuilderEqualsBuildReport(t *testing.T) {
 		wb.Observe(time.UnixMilli(dbTimes[i]+100), false) // a failed scrape: no effect
 	}
 	targets := []model.TargetStatus{{Name: "db", Up: true}, {Name: "svc", Up: true}}
-	want, err := json.Marshal(BuildReport(full, targets, opts))
-	if err != nil {
-		t.Fatal(err)
-	}
 	rep, err := wb.Report(targets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Dependencies) != 2 || len(rep.Dependencies[0].Timeline) < n-2 {
 		t.Fatalf("%d rows, %d bins: nothing to compare", len(rep.Dependencies), len(rep.Dependencies[0].Timeline))
 	}
-	if !bytes.Equal(got, want) {
-		for i := range min(len(got), len(want)) {
-			if got[i] != want[i] {
-				lo := max(i-300, 0)
-				t.Fatalf("reports differ at byte %d:\n got ...%s\nwant ...%s", i, got[lo:min(i+200, len(got))], want[lo:min(i+200, len(want))])
-			}
-		}
-		t.Fatalf("reports differ in length: %d and %d bytes", len(got), len(want))
+	sameReport(t, rep, BuildReport(full, targets, opts))
+}
+
+// sameReport fails t unless got and want marshal to the same JSON, showing
+// where they first differ.
+func sameReport(t *testing.T, got, want Report) {
+	t.Helper()
+	g, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
 	}
+	w, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(g, w) {
+		return
+	}
+	for i := range min(len(g), len(w)) {
+		if g[i] != w[i] {
+			lo := max(i-300, 0)
+			t.Fatalf("reports differ at byte %d:\n got ...%s\nwant ...%s", i, g[lo:min(i+200, len(g))], w[lo:min(i+200, len(w))])
+		}
+	}
+	t.Fatalf("reports differ in length: %d and %d bytes", len(g), len(w))
 }
