@@ -67,15 +67,34 @@ func HoleUnder(f analysis.Finding, other analysis.Report) string {
 // either meets them in other's bin too or lies at a crossing, and at
 // least one lies at a crossing (when every bin meets them in other's too,
 // the readers differ in what this check does not rebuild: the latency
-// rise, persistence, the merging of bins' findings; unexplained). Only RETRY_AMPLIFICATION's conditions are rebuilt here
-// (amplification over its threshold with originals and retries over
-// their minimums, and a failure share over its own when the finding says
-// the attempts failed; a latency rise is a quantile this check does not
-// recompute); other codes are not explained.
+// rise, persistence, the merging of bins' findings; unexplained).
+// RETRY_AMPLIFICATION's conditions are restated here (amplification over
+// its threshold with originals and retries over their minimums, and a
+// failure share over its own when the finding says the attempts failed;
+// analysis.retryAmplification, findings.go, whose latency rise is a
+// quantile this check does not recompute, so analysis.Evaluate cannot
+// stand for it).
+//
+// The rules whose conditions read only counters' rates (the gap rules,
+// WORK_AFTER_CANCEL, ADMISSION_SHEDDING, DEADLINE_NOT_PROPAGATED) are
+// re-evaluated by analysis itself on the shifted counts (rateRuleAtCrossing).
+// The others read gauges or quantiles, which a shift cannot rebuild from
+// rates, and are not explained.
 func AtCrossing(f analysis.Finding, has, other, fine analysis.Report, th analysis.Thresholds, interval time.Duration) string {
-	if f.Code != analysis.CodeRetryAmplification || f.Chain != "" || interval <= 0 {
+	if f.Chain != "" || interval <= 0 {
 		return ""
 	}
+	switch f.Code {
+	case analysis.CodeRetryAmplification:
+		return amplificationAtCrossing(f, has, other, fine, th, interval)
+	case analysis.CodeHiddenRetries, analysis.CodeHopLoss, analysis.CodeWorkAfterCancel, analysis.CodeAdmissionShedding, analysis.CodeDeadlineDropped:
+		return rateRuleAtCrossing(f, has, other, fine, th, interval)
+	}
+	return ""
+}
+
+// amplificationAtCrossing is AtCrossing for RETRY_AMPLIFICATION.
+func amplificationAtCrossing(f analysis.Finding, has, other, fine analysis.Report, th analysis.Thresholds, interval time.Duration) string {
 	failing := false
 	if share, ok := f.Evidence.Get("failure_share"); ok && share >= th.FailureShare {
 		failing = true

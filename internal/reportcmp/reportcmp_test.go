@@ -92,8 +92,8 @@ func TestAtCrossing(t *testing.T) {
 		// fine lacks a second: the shifts cannot be summed, nothing explained.
 		{"fine has a hole", amp(4, 8), report(bin(4, 2, 20, 22, 2), bin(6, 2, 20, 30, 10)),
 			report(bin(3, 1, 20, 20, 0), bin(5, 1, 20, 40, 20), bin(6, 1, 20, 40, 20), bin(7, 1, 20, 40, 20)), false},
-		// Another code: not rebuilt here.
-		{"another code", analysis.Finding{Code: analysis.CodeHopLoss, Target: "app", Dependency: "client", Start: amp(4, 8).Start, End: amp(4, 8).End},
+		// A code whose conditions read gauges or quantiles: not rebuilt.
+		{"another code", analysis.Finding{Code: analysis.CodePoolSaturation, Target: "app", Dependency: "client", Start: amp(4, 8).Start, End: amp(4, 8).End},
 			report(bin(4, 2, 20, 22, 2), bin(6, 2, 20, 30, 10)), rising, false},
 	} {
 		got := AtCrossing(tc.f, has, tc.other, tc.fine, th, time.Second)
