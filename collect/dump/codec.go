@@ -260,6 +260,18 @@ func tokenize(body []byte, t *tokens) { tokenizeReuse(body, t, nil, nil) }
 // structure is prev's byte for byte (every line's structure was its
 // previous line's), which encodeDelta then need not compare.
 func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) bool {
+	return tokenizeEncode(body, t, prev, prevBody, nil)
+}
+
+// tokenizeEncode is tokenizeReuse that also codes the delta of body on
+// prev (its base) into enc as it reads, when enc is not nil (fused.go).
+// When it returns true (the structure is prev's), enc.finish gives
+// encodeDeltaSame's bytes and state; otherwise enc is void and
+// encodeDeltaSame must code t.
+func tokenizeEncode(body []byte, t, prev *tokens, prevBody []byte, enc *slotEncoder) bool {
+	if enc != nil {
+		enc.reset()
+	}
 	if prev != nil && sameArray(t.structure, prev.structure) {
 		// prev shares the structure t had (below): t writes into the
 		// buffer prev set aside instead.
@@ -281,8 +293,14 @@ func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) bool {
 		return int32(len(prev.structure))
 	}
 	for off := 0; off < len(body); {
+		if pending && enc != nil && enc.on {
+			enc.catchUp(t, prev, len(t.nums))
+			if off = enc.fastLines(body, off, t, prev, prevBody); off >= len(body) {
+				break
+			}
+		}
 		if prev != nil && len(t.rows) < len(prev.rows) {
-			p := prev.rows[len(t.rows)]
+			p := &prev.rows[len(t.rows)]
 			// The commonest line: the series, one blank and a value, as the
 			// previous line at this place was. Its structure is that line's
 			// whole (series, " ", the slot and the newline when both have
@@ -291,7 +309,7 @@ func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) bool {
 			if n := int(p.series); p.tail != 0 && off+n < len(body) && body[off+n] == ' ' && int(p.start+p.blen) <= len(prevBody) &&
 				bytes.Equal(body[off:off+n], prevBody[p.start:int(p.start)+n]) {
 				nl := p.tail == 2
-				v, l, ok := parseNumPrefix(body[off+n+1:], t.wide)
+				v, l, ok := scanNum(body[off+n+1:], t.wide)
 				if e := off + n + 1 + l; ok && ((nl && e < len(body) && body[e] == '\n') || (!nl && e == len(body))) {
 					next := e + b2i(nl)
 					if int(p.num) < len(prev.nums) && v.sameValue(prev.nums[p.num]) {
@@ -306,6 +324,16 @@ func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) bool {
 					r := row{start: int32(off), series: int32(n), blen: int32(next - off), num: int32(len(t.nums)), slen: p.slen, tail: p.tail}
 					if pending {
 						r.sstart, r.send = p.sstart, p.send
+						if enc != nil && enc.on {
+							if p.num == r.num {
+								// Slot r.num is the base's slot r.num: code it now.
+								enc.catchUp(t, prev, int(r.num))
+								enc.slot(&v, &prev.nums[r.num])
+								enc.done++
+							} else {
+								enc.on = false
+							}
+						}
 					} else {
 						r.sstart = int32(len(t.structure))
 						r.send = r.sstart + (p.send - p.sstart)
@@ -325,6 +353,9 @@ func tokenizeReuse(body []byte, t, prev *tokens, prevBody []byte) bool {
 		if pending {
 			t.structure = append(t.structure, prev.structure[:pendingLen()]...)
 			pending = false
+			if enc != nil {
+				enc.on = false
+			}
 		}
 		end := bytes.IndexByte(body[off:], '\n')
 		next := len(body)

@@ -89,10 +89,11 @@ type Writer struct {
 
 type writerTarget struct {
 	stats    TargetStats
-	have     bool   // prev holds the newest frame written
-	prev     tokens // its tokens: the base of the next delta
-	prevBody []byte // its body: what tokenizeReuse compares lines with
-	cur      tokens // scratch
+	have     bool        // prev holds the newest frame written
+	prev     tokens      // its tokens: the base of the next delta
+	prevBody []byte      // its body: what tokenizeReuse compares lines with
+	cur      tokens      // scratch
+	enc      slotEncoder // the delta of cur on prev, coded as cur is read (tokenizeEncode)
 	ct       string
 	sinceKey int
 	keySize  int
@@ -215,7 +216,7 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 		m.bodyCRC = crc32.Checksum(body, castagnoli)
 		t.prev.decayCosts(t.owed) // before anything reads the slots
 		t.owed, t.steady = 0, false
-		sameStruct = tokenizeReuse(body, &t.cur, &t.prev, t.prevBody)
+		sameStruct = tokenizeEncode(body, &t.cur, &t.prev, t.prevBody, &t.enc)
 	}
 	key := !t.have || t.ct != contentType || t.sinceKey+1 >= w.opts.KeyEvery || m.timeNs <= t.lastNs
 	if !key {
@@ -230,9 +231,12 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 		} else if same {
 			w.delta = encodeSame(w.delta[:0], &t.prev)
 			t.steady = true
+		} else if sameStruct {
+			// Coded while tokenized: encodeDeltaSame's bytes and state.
+			w.delta = t.enc.finish(w.delta[:0], &t.cur, &t.prev)
 		} else {
 			w.delta = encodeDeltaSame(w.delta[:0], &t.cur, &t.prev, Version,
-				sameStruct || bytes.Equal(t.cur.structure, t.prev.structure))
+				bytes.Equal(t.cur.structure, t.prev.structure))
 		}
 		m.kind, m.base = kindDelta, uint64(m.timeNs-t.lastNs)
 		m.stepRes = int64(m.base) - predictStep(t.lastStep)
