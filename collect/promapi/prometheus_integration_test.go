@@ -152,8 +152,9 @@ func TestAgainstPrometheus(t *testing.T) {
 	t1 := time.Now()
 	// The Source evaluates DefaultDelay behind the clock, later when its
 	// refreshes take longer than a step: read on until it has evaluated
-	// past t1.
-	if err := waitEvaluated(ctx, src, t1); err != nil {
+	// 2 s past t1, where the findings' 1 s report reads the shifts of the
+	// window's last bins (reportcmp.AtCrossing).
+	if err := waitEvaluated(ctx, src, t1.Add(fineMargin)); err != nil {
 		t.Fatal(err)
 	}
 	stopRun()
@@ -314,7 +315,8 @@ func TestAgainstPrometheus(t *testing.T) {
 			// in 1 s bins gives each bin shifted by a scrape interval
 			// (reportcmp.AtCrossing's bound).
 			if fine == nil {
-				r := analysis.BuildReport(b, src.Statuses(), analysis.ReportOptions{Window: opts.Window, Bin: time.Second, EndMs: opts.EndMs})
+				r := analysis.BuildReport(b, src.Statuses(), analysis.ReportOptions{Window: opts.Window + 2*fineMargin, Bin: time.Second,
+					EndMs: t1.Add(fineMargin).UnixMilli()})
 				fine = &r
 			}
 			if why := reportcmp.AtCrossing(f, c.has, c.other, *fine, analysis.DefaultThresholds(), time.Second); why != "" {
@@ -328,6 +330,12 @@ func TestAgainstPrometheus(t *testing.T) {
 		t.Errorf("no finding fired on a path (direct %v, prometheus %v): the comparison says nothing", fa, fb)
 	}
 }
+
+// fineMargin is how far past each edge of the findings' window their 1 s
+// report reaches: a shift of one interval of a bin (or of Evaluate's
+// window, whose rows start one interval in) needs one more interval of
+// bins (reportcmp.AtCrossing).
+const fineMargin = 2 * time.Second
 
 // findingKeys are the findings' codes with what they are about, sorted.
 func findingKeys(fs []analysis.Finding) []string {
