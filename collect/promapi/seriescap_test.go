@@ -15,17 +15,16 @@ import (
 // word; each target's status now says how many and which cap, as a
 // scrape's does.
 func TestSeriesRefusedByTheStoreAreCountedInStatus(t *testing.T) {
-	fake := &fakeAPI{slow: make(chan struct{})}
+	fake := &fakeAPI{}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	defer close(fake.slow)
 	now := time.Unix(1700000100, 0)
 	// app holds two series (originals and active calls to db), web one:
 	// one per target fits, and two in all.
 	store := model.NewStore(model.StoreConfig{MaxSeriesPerTarget: 1, MaxSeries: 2})
 	src, err := New(Options{
 		Delay:    -1,
-		Client:   ClientConfig{URL: srv.URL + "/prefix/", Timeout: 300 * time.Millisecond},
+		Client:   ClientConfig{URL: srv.URL + "/prefix/", Timeout: noTimeout},
 		Selector: `{env="prod"}`, // the fake answers queries with a selector
 		Step:     time.Second,
 		Backfill: 3 * time.Second,
@@ -35,6 +34,7 @@ func TestSeriesRefusedByTheStoreAreCountedInStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fake.expect(src)
 	st := src.Refresh(context.Background())
 	byName := map[string]model.TargetStatus{}
 	for _, s := range st {

@@ -19,17 +19,83 @@ import (
 // fakeAPI answers like Prometheus: originals increase by 2 per 1 s step
 // (2/s) for app->db, the gauge is 3, attempts fail with an execution
 // error, retries are too slow, and rescued is NaN.
+//
+// The slow query (retries) of a refresh is answered last, once every
+// other query of that refresh has been answered, with the error
+// Prometheus gives when a query outlives its timeout parameter: it fails
+// whatever the machine's load, and a Source that held the other queries
+// back until it answered would never return. The client's own timeout
+// plays no part (TestClientQueryTimeout tests it).
 type fakeAPI struct {
 	mu      sync.Mutex
 	queries []string
-	slow    chan struct{}
+	// perRefresh is how many queries a refresh sends (the Source's
+	// queries and its clock query), set before the first: were it
+	// written out, a query added to the contract would leave the slow
+	// one waiting for ever instead of failing the count below.
+	perRefresh int
+	// others counts the answers to every query but the slow one, slows
+	// the slow query's requests; changed is closed (and replaced) when
+	// others grows.
+	others, slows int
+	changed       chan struct{}
 }
+
+// expect sets how many queries each of src's refreshes sends.
+func (f *fakeAPI) expect(src *Source) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	f.perRefresh = len(src.queries) + 1
+}
+
+// fakeQueriesPerRefresh is what the Source asks the fake per refresh:
+// the 61 signal queries of the native contract and the clock query (each
+// target's newest scrape time).
+const fakeQueriesPerRefresh = 62
+
+// noTimeout is the client's timeout where the server answers every query:
+// never reached.
+const noTimeout = time.Hour
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.FormValue("query")
+	slow := strings.Contains(q, "((retry_retries_total{")
 	f.mu.Lock()
 	f.queries = append(f.queries, r.Method+" "+r.URL.Path+" "+q)
+	if f.changed == nil {
+		f.changed = make(chan struct{})
+	}
 	f.mu.Unlock()
+	if slow {
+		f.mu.Lock()
+		f.slows++
+		want := f.slows * (f.perRefresh - 1)
+		f.mu.Unlock()
+		for {
+			f.mu.Lock()
+			done, changed := f.others >= want, f.changed
+			f.mu.Unlock()
+			if done {
+				break
+			}
+			select {
+			case <-changed:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		http.Error(w, `{"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"}`, http.StatusServiceUnavailable)
+		return
+	}
+	defer func() {
+		f.mu.Lock()
+		f.others++
+		close(f.changed)
+		f.changed = make(chan struct{})
+		f.mu.Unlock()
+	}()
 	if r.Method != http.MethodPost {
 		http.Error(w, "want POST", http.StatusBadRequest)
 		return
@@ -77,29 +143,23 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnprocessableEntity)
 		fmt.Fprint(w, `{"status":"error","errorType":"execution","error":"too many samples"}`)
 		return
-	case strings.Contains(q, "((retry_retries_total{"):
-		select {
-		case <-f.slow:
-		case <-r.Context().Done():
-		}
 	}
 	fmt.Fprintf(w, `{"status":"success","data":{"resultType":%q,"result":[%s]}}`, typ, strings.Join(result, ","))
 }
 
 func TestSourceIntegratesIncreases(t *testing.T) {
-	// Only the slow query may time out: the fake answers the others at
-	// once, but under -race on a busy machine (load 10 on 2 cores) one of
-	// them took over the former 300 ms, and "3 of 61 queries failed".
-	const queryTimeout = time.Second
-	fake := &fakeAPI{slow: make(chan struct{})}
+	// The fake answers every query, the slow one last with a timeout
+	// error (fakeAPI): no client timeout is reached, so none can decide
+	// which queries fail (under -race at load 10 a fast answer once took
+	// over a 300 ms one: "3 of 61 queries failed").
+	fake := &fakeAPI{}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	defer close(fake.slow)
 	now := time.Unix(1700000100, 0)
 	var clockMu sync.Mutex
 	src, err := New(Options{
 		Delay:    -1,
-		Client:   ClientConfig{URL: srv.URL + "/prefix/", Timeout: queryTimeout},
+		Client:   ClientConfig{URL: srv.URL + "/prefix/", Timeout: noTimeout},
 		Selector: `{env="prod"}`,
 		Step:     time.Second,
 		Backfill: 3 * time.Second,
@@ -112,14 +172,8 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	began := time.Now()
+	fake.expect(src)
 	st := src.Refresh(context.Background())
-	// The slow query answers only when the test ends: a refresh that
-	// waited for it would not return; one that gives up on it after
-	// queryTimeout returns as soon as the other queries have answered.
-	if took := time.Since(began); took > queryTimeout+2*time.Second {
-		t.Errorf("a slow query blocked the refresh for %v", took)
-	}
 	clockMu.Lock()
 	now = now.Add(time.Second)
 	clockMu.Unlock()
@@ -135,7 +189,7 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 	if len(st) != 3 || st[0].Name != "prometheus" || st[1].Name != "app" || st[2].Name != "web" {
 		t.Fatalf("statuses %+v", st)
 	}
-	if !st[0].Up || !strings.Contains(st[0].LastError, "2 of 61 queries failed") ||
+	if !st[0].Up || !strings.Contains(st[0].LastError, fmt.Sprintf("2 of %d queries failed", fakeQueriesPerRefresh-1)) ||
 		!strings.Contains(st[0].LastError, "retry_attempts_total") || !strings.Contains(st[0].LastError, "execution: too many samples") {
 		t.Errorf("server status %+v", st[0])
 	}
@@ -198,8 +252,34 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 	}
 	// 61 signal queries and the clock query (each target's newest scrape
 	// time) per refresh.
-	if ranges != 62 || instants != 62 {
-		t.Errorf("%d range and %d instant queries, want 62 each", ranges, instants)
+	if ranges != fakeQueriesPerRefresh || instants != fakeQueriesPerRefresh {
+		t.Errorf("%d range and %d instant queries, want %d each", ranges, instants, fakeQueriesPerRefresh)
+	}
+	if fake.slows != 2 {
+		t.Errorf("the slow query was asked %d times, want once per refresh", fake.slows)
+	}
+}
+
+// TestClientQueryTimeout: a query the server never answers fails after
+// the client's timeout, saying so. The server answers only when the test
+// ends, so the query cannot succeed whatever the timeout and the load.
+func TestClientQueryTimeout(t *testing.T) {
+	ended := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-ended:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(ended)
+	c, err := NewClient(ClientConfig{URL: srv.URL, Timeout: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Query(context.Background(), "up", time.Unix(1700000100, 0))
+	if err == nil || !strings.Contains(err.Error(), "query timed out after 1ms") {
+		t.Errorf("query the server never answers: %v, want timed out after 1ms", err)
 	}
 }
 
