@@ -60,6 +60,7 @@ type WholeBuilder struct {
 	// reduce reads them (a fresh copy a series and batch was half of
 	// what reducing allocated, issue 19).
 	scratch []model.Point
+	rd      model.SinceReader // the store's points, read into buffers reused a series at a time
 }
 
 type wholeTarget struct {
@@ -203,9 +204,8 @@ func (b *WholeBuilder) reduce(edges []binEdge, from int) {
 		}
 		for _, name := range wholeNames {
 			gauge := isGaugeName(name)
-			for _, s := range b.st.SelectSince(t, name, nil, since) {
-				key := seriesKey(name, s.Labels)
-				acc := wt.series[key]
+			b.st.EachSince(&b.rd, t, name, since, func(key string, _ model.Labels, spts []model.Point) {
+				acc := wt.series[key] // the store's key is seriesKey's: no key built
 				if acc == nil {
 					acc = &wholeSeries{}
 					wt.series[key] = acc
@@ -213,7 +213,7 @@ func (b *WholeBuilder) reduce(edges []binEdge, from int) {
 				for len(acc.vals) < len(edges) {
 					acc.vals, acc.ok = append(acc.vals, 0), append(acc.ok, false)
 				}
-				pts := s.Points
+				pts := spts
 				if acc.hasRem && (len(pts) == 0 || acc.rem.T < pts[0].T) {
 					// In b's scratch: the points are read only below.
 					b.scratch = append(append(b.scratch[:0], acc.rem), pts...)
@@ -227,10 +227,10 @@ func (b *WholeBuilder) reduce(edges []binEdge, from int) {
 						acc.vals[from+k], acc.ok[from+k] = increase(ws[k].span(p))
 					}
 				}
-				if n := len(s.Points); n > 0 {
-					acc.rem, acc.hasRem = s.Points[n-1], true
+				if n := len(spts); n > 0 {
+					acc.rem, acc.hasRem = spts[n-1], true
 				}
-			}
+			})
 		}
 	}
 }
