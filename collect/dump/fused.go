@@ -123,9 +123,10 @@ func scanNum(b []byte, wide bool) (num, int, bool) {
 // a changing target, and codes their numbers at once: the previous body's
 // line at the same place has the form series, blank, one slot and a
 // newline (or the body's end), this line has the same series and, as its
-// value, a canonical integer of the shape of the base's and another value.
-// It stops at the first line of any other kind (tokenizeEncode reads that
-// one) and returns where it stopped. t's slots so far must be coded
+// value, a canonical integer of the shape of the base's. It stops at the
+// first line of any other kind, and at the second unchanged value in a
+// row (a run reuseRows copies at once), where tokenizeEncode reads on,
+// and returns where it stopped. t's slots so far must be coded
 // (enc.done == len(t.nums)) and align with prev's (pending, enc.on).
 // This loop is most of an Append of a target whose every counter grows:
 // it writes rows, numbers, kinds and integers by index into room made
@@ -144,6 +145,7 @@ func (enc *slotEncoder) fastLines(body []byte, off int, t, prev *tokens, prevBod
 	ints, w := enc.ints[:cap(enc.ints)], len(enc.ints)
 	g1, g2 := enc.g1, enc.g2
 	k, s := k0, s0
+	same := false // the last line's value was its previous one's
 	for ; k < len(prows) && s < len(pnums); k, s = k+1, s+1 {
 		p := &prows[k]
 		n := int(p.series)
@@ -152,7 +154,25 @@ func (enc *slotEncoder) fastLines(body []byte, off int, t, prev *tokens, prevBod
 			break
 		}
 		j := off + n + 1
-		u, d := scanDigits(body[j:])
+		// scanDigits written out for a value of one to seven digits: a
+		// call here costs the loop its registers (Go keeps none across
+		// a call).
+		var u uint64
+		d := 0
+		if j+8 <= len(body) {
+			x := binary.LittleEndian.Uint64(body[j:])
+			d = bits.TrailingZeros64(((x&0xF0F0F0F0F0F0F0F0)|((x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0)>>4)^0x3333333333333333) >> 3
+			if d > 0 && d < 8 {
+				v := (x - 0x3030303030303030) << (64 - 8*d)
+				v = (v & 0x0F0F0F0F0F0F0F0F) * 2561 >> 8
+				v = (v & 0x00FF00FF00FF00FF) * 6553601 >> 16
+				u = (v & 0x0000FFFF0000FFFF) * 42949672960001 >> 32
+			} else if d == 8 {
+				u, d = scanDigits(body[j:])
+			}
+		} else {
+			u, d = scanDigits(body[j:])
+		}
 		if d == 0 || d > maxDigits || (d > 1 && body[j] == '0') {
 			break
 		}
@@ -167,29 +187,36 @@ func (enc *slotEncoder) fastLines(body []byte, off int, t, prev *tokens, prevBod
 		}
 		b := &pnums[s]
 		m, bm := int64(u), b.m
-		if m == bm || b.f != 0 || b.hasExp || b.exp != 0 {
-			break // unchanged (a run of equal lines may start) or another shape
+		if b.f != 0 || b.hasExp || b.exp != 0 || (m == bm && same) {
+			// Another shape, or the second unchanged line in a row: a run
+			// of equal lines may start, which reuseRows takes at once.
+			break
 		}
-		// slot's coding of a changed value of the base's shape.
+		same = m == bm
+		// slot's coding of a value of the base's shape.
 		p0, p1, p2 := bm+b.d, bm+g1, bm+2*g1-g2
-		sel, best := p0, b.cost[0]
-		if 2*uint32(b.cost[1]) < uint32(best) {
-			sel, best = p1, b.cost[1]
-		}
-		if 2*uint32(b.cost[2]) < uint32(best) {
-			sel = p2
-		}
-		r := m - sel
-		ux := uint64(r<<1) ^ uint64(r>>63) // binary.AppendVarint's zigzag
-		for ux >= 0x80 {
-			ints[w] = byte(ux) | 0x80
-			ux >>= 7
+		kind := byte(slotSame)
+		if !same {
+			sel, best := p0, b.cost[0]
+			if 2*uint32(b.cost[1]) < uint32(best) {
+				sel, best = p1, b.cost[1]
+			}
+			if 2*uint32(b.cost[2]) < uint32(best) {
+				sel = p2
+			}
+			r := m - sel
+			ux := uint64(r<<1) ^ uint64(r>>63) // binary.AppendVarint's zigzag
+			for ux >= 0x80 {
+				ints[w] = byte(ux) | 0x80
+				ux >>= 7
+				w++
+			}
+			ints[w] = byte(ux)
 			w++
+			kind = slotDelta
 		}
-		ints[w] = byte(ux)
-		w++
-		kinds[s] = slotDelta ^ b.k
-		nums[s] = num{m: m, d: m - bm, k: slotDelta, cost: [numPredictors]uint16{
+		kinds[s] = kind ^ b.k
+		nums[s] = num{m: m, d: m - bm, k: kind, cost: [numPredictors]uint16{
 			b.cost[0] - b.cost[0]>>3 + residualBits(m-p0),
 			b.cost[1] - b.cost[1]>>3 + residualBits(m-p1),
 			b.cost[2] - b.cost[2]>>3 + residualBits(m-p2),
