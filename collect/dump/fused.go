@@ -216,15 +216,17 @@ func (enc *slotEncoder) fastLines(body []byte, off int, t, prev *tokens, prevBod
 			kind = slotDelta
 		}
 		kinds[s] = kind ^ b.k
-		nums[s] = num{m: m, d: m - bm, k: kind, cost: [numPredictors]uint16{
-			b.cost[0] - b.cost[0]>>3 + residualBits(m-p0),
-			b.cost[1] - b.cost[1]>>3 + residualBits(m-p1),
-			b.cost[2] - b.cost[2]>>3 + residualBits(m-p2),
-		}}
+		// Field by field in place: a composite value went through the
+		// stack twice.
+		c := &nums[s]
+		c.m, c.exp, c.f, c.hasExp, c.d, c.k = m, 0, 0, false, m-bm, kind
+		c.cost[0] = b.cost[0] - b.cost[0]>>3 + residualBits(m-p0)
+		c.cost[1] = b.cost[1] - b.cost[1]>>3 + residualBits(m-p1)
+		c.cost[2] = b.cost[2] - b.cost[2]>>3 + residualBits(m-p2)
 		g2, g1 = g1, m-bm
-		row := *p
-		row.start, row.blen = int32(off), int32(i-off)
-		rows[k] = row
+		r := &rows[k]
+		*r = *p
+		r.start, r.blen = int32(off), int32(i-off)
 		off = i
 	}
 	t.rows, t.nums = rows[:k], nums[:s]
