@@ -110,6 +110,12 @@ const (
 
 // Parse implements Parser.
 func (p ExpfmtParser) Parse(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, error) {
+	return p.parse(target, body, contentType, filter, nil)
+}
+
+// parse is Parse; rec, when not nil, records the fast path's value tokens
+// (ParseValues).
+func (p ExpfmtParser) parse(target string, body []byte, contentType string, filter func(string) bool, rec *valueRecorder) ([]model.Family, error) {
 	if err := notExposition(target, body, contentType); err != nil {
 		return nil, err
 	}
@@ -120,7 +126,7 @@ func (p ExpfmtParser) Parse(target string, body []byte, contentType string, filt
 		// with a filter, skips unwanted families itself, copying nothing;
 		// what it does not take goes through the pre-filter below.
 		cache := lineCacheFor(target)
-		fams, ok := parseFast(body, filter, filter != nil, cache)
+		fams, ok := parseFastRec(body, filter, filter != nil, cache, rec)
 		releaseLineCache(cache)
 		if ok {
 			return fams, nil

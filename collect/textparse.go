@@ -54,6 +54,12 @@ func fastTextSelect(body []byte, filter func(string) bool) (fams []model.Family,
 // parseFast is fastText (skip false) or fastTextSelect (skip true); cache,
 // when not nil, is the line cache of the target the body came from.
 func parseFast(body []byte, filter func(string) bool, skip bool, cache *lineCache) (fams []model.Family, ok bool) {
+	return parseFastRec(body, filter, skip, cache, nil)
+}
+
+// parseFastRec is parseFast; rec, when not nil, records where each value
+// and timestamp token went (ValueMap).
+func parseFastRec(body []byte, filter func(string) bool, skip bool, cache *lineCache, rec *valueRecorder) (fams []model.Family, ok bool) {
 	// A line cut off by the end of the body is an error for expfmt unless
 	// it is only blanks.
 	if i := bytes.LastIndexByte(body, '\n'); len(bytes.Trim(body[i+1:], " \t")) > 0 {
@@ -74,11 +80,13 @@ func parseFast(body []byte, filter func(string) bool, skip bool, cache *lineCach
 		}
 	}
 	p.cache = cache
+	p.rec = rec
 	for rest := body; len(rest) > 0; p.lineNo++ {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
 			break // trailing blanks, checked above
 		}
+		p.lineOff = len(body) - len(rest)
 		if !p.line(rest[:i]) {
 			return nil, false
 		}
@@ -200,6 +208,10 @@ type textParser struct {
 	// is the 0-based line of the body being read.
 	cache  *lineCache
 	lineNo int
+	// lineOff is where the line being read starts in the body; rec, when
+	// not nil, records the value tokens' destinations (ValueMap).
+	lineOff int
+	rec     *valueRecorder
 	// The sample line read last: its line, its cache entry (nil: none),
 	// whether fastTextSelect skipped it, else its family and suffix.
 	prevLine    int
@@ -381,7 +393,7 @@ func (p *textParser) release() {
 	p.bucketArena, p.bucketHint, p.bucketUsed = nil, p.bucketUsed, 0
 	p.cur, p.suffixed, p.lastGroup, p.lastKey, p.prevLabels = nil, 0, nil, p.lastKey[:0], nil
 	p.sel, p.lastName, p.lastWanted, p.conflict = nil, p.lastName[:0], false, false
-	p.cache, p.lineNo, p.lastKeyRef = nil, 0, nil
+	p.cache, p.lineNo, p.lastKeyRef, p.lineOff, p.rec = nil, 0, nil, 0, nil
 	p.prevLine, p.prevEntry, p.prevSkipped, p.prevFam, p.prevSfx = -2, nil, false, nil, ""
 	for k := range p.recent {
 		p.recent[k].set = false
@@ -835,12 +847,18 @@ func (p *textParser) sample(l []byte, i int) bool {
 		// mostly a pointer comparison.
 		p.prevLine, p.prevEntry = p.lineNo, e
 		if p.prevSkipped {
+			if p.rec != nil {
+				p.rec.skip(p.lineOff, len(l))
+			}
 			return true
 		}
 		f, sfx = p.prevFam, p.prevSfx
 	} else {
 		if p.sel != nil && (n == len(l) || isBlank(l[n]) || l[n] == '{') && !p.wantName(l[i:n]) {
 			p.prevLine, p.prevEntry, p.prevSkipped = p.lineNo, e, true
+			if p.rec != nil {
+				p.rec.skip(p.lineOff, len(l))
+			}
 			return true // a family fastTextSelect skips (wants)
 		}
 		f, sfx = p.family(l[i:n])
@@ -927,14 +945,17 @@ var specialLabel = [...]string{typeHistogram: "le", typeSummary: "quantile", typ
 func (p *textParser) value(l []byte, i int, f *textFamily, sfx string, key []byte, labels model.Labels, known bool, specialVal float64, hasSpecial bool) bool {
 	// The value, then an optional timestamp, each ended by a blank or the
 	// end of the line; nothing may follow the timestamp, not even a blank.
+	v0 := i
 	value, i, ok := valueAt(l, i)
 	if !ok {
 		return false
 	}
+	v1 := i
 	var tsMs int64
+	t0 := i
 	hasTS := i < len(l)
 	if hasTS {
-		t0 := skipBlanks(l, i)
+		t0 = skipBlanks(l, i)
 		if t0 == len(l) {
 			return false // expfmt reads an empty timestamp
 		}
@@ -956,7 +977,13 @@ func (p *textParser) value(l []byte, i int, f *textFamily, sfx string, key []byt
 		if hasTS { // the newest timestamp of the series' lines wins
 			s.tsMs = tsMs
 		}
-		return addComponent(f, s, sfx, value, specialVal, hasSpecial)
+		if !addComponent(f, s, sfx, value, specialVal, hasSpecial) {
+			return false
+		}
+		if p.rec != nil {
+			field, conv, k := componentField(f, s, sfx, specialVal, hasSpecial)
+			p.rec.token(p.lineOff+v0, p.lineOff+v1, f, p.lastGroupIdx, field, conv, k)
+		}
 	default:
 		if !known {
 			labels = p.labelSet("")
@@ -964,6 +991,16 @@ func (p *textParser) value(l []byte, i int, f *textFamily, sfx string, key []byt
 			p.prevLabels = labels
 		}
 		f.samples = append(f.samples, textSample{labels: labels, value: value, tsMs: tsMs})
+		if p.rec != nil {
+			p.rec.token(p.lineOff+v0, p.lineOff+v1, f, len(f.samples)-1, fieldValue, convValue, 0)
+		}
+	}
+	if hasTS && p.rec != nil {
+		idx := len(f.samples) - 1
+		if f.typ == typeHistogram || f.typ == typeSummary {
+			idx = p.lastGroupIdx
+		}
+		p.rec.token(p.lineOff+t0, p.lineOff+len(l), f, idx, fieldTS, convTS, 0)
 	}
 	return true
 }
@@ -974,24 +1011,45 @@ func (p *textParser) value(l []byte, i int, f *textFamily, sfx string, key []byt
 func addComponent(f *textFamily, s *textSample, sfx string, value, special float64, hasSpecial bool) bool {
 	switch {
 	case sfx == "_count":
-		if f.typ == typeSummary {
-			value = float64(uint64(value)) // expfmt stores a summary's count as an integer
-		} else if value < 0 {
+		v, ok := countValue(f.typ, value)
+		if !ok {
 			return false
 		}
-		s.count, s.countKnown = zeroPositive(value), true
+		s.count, s.countKnown = v, true
 	case sfx == "_sum":
 		s.sum, s.sumKnown = value, true
 	case !hasSpecial || math.IsNaN(special):
 	case f.typ == typeHistogram:
-		if value < 0 {
+		v, ok := bucketValue(value)
+		if !ok {
 			return false
 		}
-		s.buckets = append(s.buckets, model.Bucket{UpperBound: special, Count: zeroPositive(value)})
+		s.buckets = append(s.buckets, model.Bucket{UpperBound: special, Count: v})
 	default:
 		s.quantiles = append(s.quantiles, model.QuantileValue{Quantile: special, Value: value})
 	}
 	return true
+}
+
+// countValue is a _count line's value as a histogram or summary series
+// keeps it: expfmt stores a summary's count as an integer, and refuses a
+// histogram's that is negative (ok false).
+func countValue(typ int, value float64) (float64, bool) {
+	if typ == typeSummary {
+		value = float64(uint64(value))
+	} else if value < 0 {
+		return 0, false
+	}
+	return zeroPositive(value), true
+}
+
+// bucketValue is a bucket line's value as its histogram keeps it (a
+// negative count refused).
+func bucketValue(value float64) (float64, bool) {
+	if value < 0 {
+		return 0, false
+	}
+	return zeroPositive(value), true
 }
 
 // zeroPositive turns -0 into 0: expfmt stores counts as integers when they
@@ -1439,6 +1497,12 @@ func (p *textParser) families(filter func(string) bool) []model.Family {
 				// finishHistogram may add; the result is capped at its
 				// length, so an append by a caller never reaches the next
 				// sample's buckets.
+				if p.rec != nil && (!bucketsSorted(ts.buckets) || !ts.countKnown ||
+					len(ts.buckets) == 0 || !math.IsInf(ts.buckets[len(ts.buckets)-1].UpperBound, +1)) {
+					// finishHistogram would move buckets or derive a
+					// field from a value: a value map cannot follow.
+					p.rec.derived = true
+				}
 				finishHistogram(s, ts.buckets, ts.count, ts.countKnown, ts.sum, ts.sumKnown)
 				used := len(s.Buckets)
 				s.Buckets = s.Buckets[:used:used]
@@ -1446,6 +1510,9 @@ func (p *textParser) families(filter func(string) bool) []model.Family {
 				k := len(ts.quantiles)
 				qs := quantiles[:k:k]
 				copy(qs, ts.quantiles)
+				if p.rec != nil && !quantilesSorted(qs) {
+					p.rec.derived = true // the sort would move values
+				}
 				finishSummary(s, qs, ts.count, ts.countKnown, ts.sum, ts.sumKnown)
 				quantiles = quantiles[k:]
 			default:
@@ -1455,6 +1522,9 @@ func (p *textParser) families(filter func(string) bool) []model.Family {
 		out = append(out, mf)
 	}
 	slices.SortFunc(out, func(a, b model.Family) int { return strings.Compare(a.Name, b.Name) })
+	if p.rec != nil {
+		p.rec.finish(p.order, out)
+	}
 	return out
 }
 
@@ -1637,4 +1707,363 @@ func releaseLineCache(c *lineCache) {
 	if c != nil {
 		c.mu.Unlock()
 	}
+}
+
+// quantilesSorted reports whether finishSummary's stable sort would leave
+// qs as it is.
+func quantilesSorted(qs []model.QuantileValue) bool {
+	for i := range qs {
+		if qs[i].Quantile != qs[i].Quantile || i > 0 && qs[i].Quantile < qs[i-1].Quantile {
+			return false
+		}
+	}
+	return true
+}
+
+// Value maps. A target's next body mostly differs from its previous one
+// in its numbers only (a dump stores the structure, the text with a slot
+// where each number is, apart from the numbers: collect/dump). Its parse
+// is then the previous parse with each number put where its token went,
+// through the conversion the parser applied to the token's text: a
+// ValueMap records, for a body the fast path parsed, each value and
+// timestamp token's place in the body and its destination in the result,
+// and SlotMap.Apply replays it on a body with the same structure. A map
+// is refused when the parser made a decision a number could change other
+// than the number's own conversion (a field derived from two tokens,
+// buckets reordered): the caller then parses.
+
+// Destinations of a value token.
+const (
+	fieldNone     = iota // read and checked, kept nowhere (a bucket of le="NaN", a dropped family)
+	fieldValue           // Sample.Value
+	fieldCount           // Sample.Count
+	fieldSum             // Sample.Sum
+	fieldBucket          // Sample.Buckets[k].Count
+	fieldQuantile        // Sample.Quantiles[k].Value
+	fieldTS              // Sample.TimestampMs
+)
+
+// Conversions of a token's text (value's, then addComponent's).
+const (
+	convValue        = iota // valueAt
+	convTS                  // strconv.ParseInt, as value reads a timestamp
+	convHistCount           // countValue of a histogram
+	convSummaryCount        // countValue of a summary
+	convBucket              // bucketValue
+)
+
+// valueTok is one value or timestamp token of a parsed body.
+type valueTok struct {
+	start, end int32 // in the body
+	fam        int32 // index in the result; -1 while recording, or when the family was left out
+	sample, k  int32
+	field      uint8
+	conv       uint8
+	f          *textFamily // while recording
+}
+
+// valueRecorder collects a parse's tokens (textParser.rec).
+type valueRecorder struct {
+	toks    []valueTok
+	skips   []int32 // start, end of each line fastTextSelect skipped
+	derived bool    // a value decision the map cannot follow
+	done    bool    // the fast path produced the result
+}
+
+func (r *valueRecorder) skip(off, n int) {
+	r.skips = append(r.skips, int32(off), int32(off+n))
+}
+
+func (r *valueRecorder) token(start, end int, f *textFamily, sample int, field, conv uint8, k int) {
+	r.toks = append(r.toks, valueTok{start: int32(start), end: int32(end), fam: -1, sample: int32(sample), k: int32(k), field: field, conv: conv, f: f})
+}
+
+// componentField is the destination addComponent gave a histogram or
+// summary line's value, just stored into s.
+func componentField(f *textFamily, s *textSample, sfx string, special float64, hasSpecial bool) (field, conv uint8, k int) {
+	switch {
+	case sfx == "_count":
+		if f.typ == typeSummary {
+			return fieldCount, convSummaryCount, 0
+		}
+		return fieldCount, convHistCount, 0
+	case sfx == "_sum":
+		return fieldSum, convValue, 0
+	case !hasSpecial || math.IsNaN(special):
+		return fieldNone, convValue, 0
+	case f.typ == typeHistogram:
+		return fieldBucket, convBucket, len(s.buckets) - 1
+	default:
+		return fieldQuantile, convValue, len(s.quantiles) - 1
+	}
+}
+
+// finish numbers the tokens' families as families sorted them.
+func (r *valueRecorder) finish(order []*textFamily, out []model.Family) {
+	idx := make(map[*textFamily]int32, len(order))
+	for _, f := range order {
+		if f.out {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(out, f.name, func(a model.Family, name string) int { return strings.Compare(a.Name, name) })
+		idx[f] = int32(i)
+	}
+	for i := range r.toks {
+		t := &r.toks[i]
+		if fi, ok := idx[t.f]; ok {
+			t.fam = fi
+		} else {
+			t.field = fieldNone
+		}
+		t.f = nil
+	}
+	r.done = true
+}
+
+// ValueMap says where each value and timestamp token of a body went in
+// its parse (ExpfmtParser.ParseValues).
+type ValueMap struct {
+	toks  []valueTok
+	skips []int32
+	// firstEnd is where the body's first line that is not blank ends:
+	// notExposition reads its value.
+	firstEnd int32
+}
+
+// ParseValues is Parse, with a ValueMap of the result when the fast path
+// parsed the body and could follow every value (nil otherwise).
+func (p ExpfmtParser) ParseValues(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, *ValueMap, error) {
+	rec := &valueRecorder{}
+	fams, err := p.parse(target, body, contentType, filter, rec)
+	if err != nil || !rec.done || rec.derived || len(body) > math.MaxInt32 {
+		return fams, nil, err
+	}
+	m := &ValueMap{toks: rec.toks, skips: rec.skips}
+	start := 0
+	for i, c := range body {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			break
+		}
+		if c == '\n' {
+			start = i + 1
+		}
+	}
+	m.firstEnd = int32(len(body))
+	if i := bytes.IndexByte(body[start:], '\n'); i >= 0 {
+		m.firstEnd = int32(start + i)
+	}
+	return fams, m, nil
+}
+
+// slotDest is where one slot's number goes.
+type slotDest struct {
+	fam, sample, k int32
+	field, conv    uint8
+	first          bool // on the first line: must read as a float (sampleStart)
+}
+
+// SlotMap replays a parse on bodies of the same structure: slot i of the
+// body (its start and end offsets offs[2i], offs[2i+1]) goes to dest[i].
+type SlotMap struct {
+	dest     []slotDest
+	template []model.Family // the parse, copied: never handed out
+}
+
+// Bind matches the numbers' slots of the parsed body (each slot's start
+// and end offset, in order) to the map's tokens and keeps a copy of fams,
+// the parse. nil when a slot is neither a value or timestamp token nor in
+// a line the parse skipped, or a field is written both by a slot and by a
+// number that is text (then the order of the writes would matter).
+func (m *ValueMap) Bind(fams []model.Family, offs []int32) *SlotMap {
+	if m == nil || len(offs)%2 != 0 {
+		return nil
+	}
+	n := len(offs) / 2
+	sm := &SlotMap{dest: make([]slotDest, n)}
+	matched := make([]bool, len(m.toks))
+	t, sk := 0, 0
+	for i := 0; i < n; i++ {
+		s, e := offs[2*i], offs[2*i+1]
+		for t < len(m.toks) && m.toks[t].start < s {
+			t++
+		}
+		if t < len(m.toks) && m.toks[t].start == s && m.toks[t].end == e {
+			tk := m.toks[t]
+			sm.dest[i] = slotDest{fam: tk.fam, sample: tk.sample, k: tk.k, field: tk.field, conv: tk.conv}
+			matched[t] = true
+			t++
+		} else {
+			for sk < len(m.skips) && m.skips[sk+1] < e {
+				sk += 2
+			}
+			if sk >= len(m.skips) || m.skips[sk] > s {
+				return nil // a number the parse read otherwise than as a value
+			}
+			sm.dest[i] = slotDest{fam: -1, field: fieldNone, conv: 0xff}
+		}
+		sm.dest[i].first = s < m.firstEnd
+	}
+	// A field written twice (a histogram series' timestamp on each of its
+	// lines, a _count given twice) takes the last write: only when every
+	// write is a slot does the replay, in body order, end as the parse.
+	type key struct {
+		fam, sample, k int32
+		field          uint8
+	}
+	var writes map[key]int
+	for i, tk := range m.toks {
+		if tk.field == fieldNone || tk.fam < 0 {
+			continue
+		}
+		if tk.field == fieldTS || tk.field == fieldCount || tk.field == fieldSum {
+			if writes == nil {
+				writes = make(map[key]int)
+			}
+			kk := key{tk.fam, tk.sample, tk.k, tk.field}
+			w := writes[kk] + 1
+			if !matched[i] {
+				w += 1 << 20 // a text write
+			}
+			writes[kk] = w
+		}
+	}
+	for _, w := range writes {
+		if text, all := w>>20, w&(1<<20-1); text > 0 && all > 1 {
+			return nil
+		}
+	}
+	sm.template = copyFamilies(fams)
+	return sm
+}
+
+// Slots is how many slots the map binds.
+func (sm *SlotMap) Slots() int { return len(sm.dest) }
+
+// Apply returns the parse of body, whose structure is the bound body's
+// and whose slots are at offs: fresh families, the template's with each
+// slot's number read as the parser reads its token. ok false when a
+// number would have made the parser decide otherwise (a negative count,
+// a timestamp that is not an integer, a float out of range): then the
+// body must be parsed.
+func (sm *SlotMap) Apply(body []byte, offs []int32) ([]model.Family, bool) {
+	if len(offs) != 2*len(sm.dest) {
+		return nil, false
+	}
+	fams := copyFamilies(sm.template)
+	for i := range sm.dest {
+		d := &sm.dest[i]
+		s, e := offs[2*i], offs[2*i+1]
+		if s < 0 || e < s || int(e) > len(body) {
+			return nil, false
+		}
+		if d.first {
+			if _, err := strconv.ParseFloat(string(body[s:e]), 64); err != nil {
+				return nil, false
+			}
+		}
+		if d.conv == 0xff {
+			continue // a line the parse skipped
+		}
+		var v float64
+		var ts int64
+		ok := true
+		switch d.conv {
+		case convTS:
+			var err error
+			ts, err = strconv.ParseInt(string(body[s:e]), 10, 64)
+			ok = err == nil
+		default:
+			var end int
+			v, end, ok = valueAt(body[:e], int(s))
+			ok = ok && end == int(e)
+			switch d.conv {
+			case convHistCount:
+				v, ok = countValueOK(typeHistogram, v, ok)
+			case convSummaryCount:
+				v, ok = countValueOK(typeSummary, v, ok)
+			case convBucket:
+				if ok {
+					v, ok = bucketValue(v)
+				}
+			}
+		}
+		if !ok {
+			return nil, false
+		}
+		if d.field == fieldNone {
+			continue
+		}
+		smp := &fams[d.fam].Samples[d.sample]
+		switch d.field {
+		case fieldValue:
+			smp.Value = v
+		case fieldCount:
+			smp.Count = v
+		case fieldSum:
+			smp.Sum = v
+		case fieldBucket:
+			smp.Buckets[d.k].Count = v
+		case fieldQuantile:
+			smp.Quantiles[d.k].Value = v
+		case fieldTS:
+			smp.TimestampMs = ts
+		}
+	}
+	return fams, true
+}
+
+func countValueOK(typ int, v float64, ok bool) (float64, bool) {
+	if !ok {
+		return 0, false
+	}
+	return countValue(typ, v)
+}
+
+// copyFamilies copies fams with fresh samples, buckets and quantiles (one
+// slice of each, as families cuts them); labels and strings are shared,
+// as the line cache shares them between parses.
+func copyFamilies(fams []model.Family) []model.Family {
+	nS, nB, nQ := 0, 0, 0
+	for i := range fams {
+		nS += len(fams[i].Samples)
+		for j := range fams[i].Samples {
+			nB += len(fams[i].Samples[j].Buckets)
+			nQ += len(fams[i].Samples[j].Quantiles)
+		}
+	}
+	out := make([]model.Family, len(fams))
+	samples := make([]model.Sample, nS)
+	var buckets []model.Bucket
+	if nB > 0 {
+		buckets = make([]model.Bucket, nB)
+	}
+	var quantiles []model.QuantileValue
+	if nQ > 0 {
+		quantiles = make([]model.QuantileValue, nQ)
+	}
+	for i := range fams {
+		out[i] = fams[i]
+		n := len(fams[i].Samples)
+		out[i].Samples = samples[:n:n]
+		samples = samples[n:]
+		copy(out[i].Samples, fams[i].Samples)
+		for j := range out[i].Samples {
+			s := &out[i].Samples[j]
+			if len(s.Buckets) > 0 { // an empty one is shared: nothing to write
+				k := len(s.Buckets)
+				b := buckets[:k:k]
+				buckets = buckets[k:]
+				copy(b, s.Buckets)
+				s.Buckets = b
+			}
+			if len(s.Quantiles) > 0 {
+				k := len(s.Quantiles)
+				q := quantiles[:k:k]
+				quantiles = quantiles[k:]
+				copy(q, s.Quantiles)
+				s.Quantiles = q
+			}
+		}
+	}
+	return out
 }
