@@ -123,7 +123,8 @@ func scanNum(b []byte, wide bool) (num, int, bool) {
 // a changing target, and codes their numbers at once: the previous body's
 // line at the same place has the form series, blank, one slot and a
 // newline (or the body's end), this line has the same series and, as its
-// value, a canonical integer of the shape of the base's. It stops at the
+// value, a slot number of the shape of the base's (an integer read here,
+// anything else by parseNumPrefix). It stops at the
 // first line of any other kind, and at the second unchanged value in a
 // row (a run reuseRows copies at once), where tokenizeEncode reads on,
 // and returns where it stopped. t's slots so far must be coded
@@ -145,6 +146,7 @@ func (enc *slotEncoder) fastLines(body []byte, off int, t, prev *tokens, prevBod
 	ints, w := enc.ints[:cap(enc.ints)], len(enc.ints)
 	g1, g2 := enc.g1, enc.g2
 	k, s := k0, s0
+	wide := t.wide
 	same := false // the last line's value was its previous one's
 	for ; k < len(prows) && s < len(pnums); k, s = k+1, s+1 {
 		p := &prows[k]
@@ -173,10 +175,20 @@ func (enc *slotEncoder) fastLines(body []byte, off int, t, prev *tokens, prevBod
 		} else {
 			u, d = scanDigits(body[j:])
 		}
-		if d == 0 || d > maxDigits || (d > 1 && body[j] == '0') {
-			break
-		}
 		i := j + d
+		m := int64(u)
+		var f uint8
+		var hasExp bool
+		var exp int16
+		if d == 0 || d > maxDigits || (d > 1 && body[j] == '0') || (i < len(body) && (body[i] == '.' || body[i] == 'e')) {
+			// Not a plain integer: a fraction, an exponent, a sign, or
+			// no number (parseNumPrefix says).
+			v, l, ok := parseNumPrefix(body[j:], wide)
+			if !ok {
+				break
+			}
+			i, m, f, hasExp, exp = j+l, v.m, v.f, v.hasExp, v.exp
+		}
 		if p.tail == 2 {
 			if i >= len(body) || body[i] != '\n' {
 				break // a point, an exponent, a timestamp or more
@@ -186,8 +198,8 @@ func (enc *slotEncoder) fastLines(body []byte, off int, t, prev *tokens, prevBod
 			break
 		}
 		b := &pnums[s]
-		m, bm := int64(u), b.m
-		if b.f != 0 || b.hasExp || b.exp != 0 || (m == bm && same) {
+		bm := b.m
+		if b.f != f || b.hasExp != hasExp || b.exp != exp || (m == bm && same) {
 			// Another shape, or the second unchanged line in a row: a run
 			// of equal lines may start, which reuseRows takes at once.
 			break
@@ -219,7 +231,7 @@ func (enc *slotEncoder) fastLines(body []byte, off int, t, prev *tokens, prevBod
 		// Field by field in place: a composite value went through the
 		// stack twice.
 		c := &nums[s]
-		c.m, c.exp, c.f, c.hasExp, c.d, c.k = m, 0, 0, false, m-bm, kind
+		c.m, c.exp, c.f, c.hasExp, c.d, c.k = m, exp, f, hasExp, m-bm, kind
 		c.cost[0] = b.cost[0] - b.cost[0]>>3 + residualBits(m-p0)
 		c.cost[1] = b.cost[1] - b.cost[1]>>3 + residualBits(m-p1)
 		c.cost[2] = b.cost[2] - b.cost[2]>>3 + residualBits(m-p2)
