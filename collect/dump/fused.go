@@ -142,16 +142,20 @@ func (enc *slotEncoder) fastLines(body []byte, off int, t, prev *tokens, prevBod
 	t.nums = slices.Grow(t.nums, len(pnums)-s0)
 	enc.kinds = slices.Grow(enc.kinds, len(pnums)-s0)
 	enc.ints = slices.Grow(enc.ints, binary.MaxVarintLen64*(len(pnums)-s0))
-	rows, nums, kinds := t.rows[:len(prows)], t.nums[:len(pnums)], enc.kinds[:len(pnums)]
+	// The lines left, each with one slot: every slice from here is
+	// indexed by x < nl (one bound, fewer registers).
+	nl := min(len(prows)-k0, len(pnums)-s0)
+	rows, nums, kinds := t.rows[k0:k0+nl], t.nums[s0:s0+nl], enc.kinds[s0:s0+nl]
+	prows, pnums = prows[k0:k0+nl], pnums[s0:s0+nl]
 	ints, w := enc.ints[:cap(enc.ints)], len(enc.ints)
 	g1, g2 := enc.g1, enc.g2
-	k, s := k0, s0
 	wide := t.wide
 	same := false // the last line's value was its previous one's
-	for ; k < len(prows) && s < len(pnums); k, s = k+1, s+1 {
-		p := &prows[k]
+	x := 0
+	for ; x < nl; x++ {
+		p := &prows[x]
 		n := int(p.series)
-		if p.tail == 0 || int(p.num) != s || off+n >= len(body) || body[off+n] != ' ' ||
+		if p.tail == 0 || int(p.num) != s0+x || off+n >= len(body) || body[off+n] != ' ' ||
 			int(p.start)+n > len(prevBody) || string(body[off:off+n]) != string(prevBody[p.start:int(p.start)+n]) {
 			break
 		}
@@ -162,10 +166,10 @@ func (enc *slotEncoder) fastLines(body []byte, off int, t, prev *tokens, prevBod
 		var u uint64
 		d := 0
 		if j+8 <= len(body) {
-			x := binary.LittleEndian.Uint64(body[j:])
-			d = bits.TrailingZeros64(((x&0xF0F0F0F0F0F0F0F0)|((x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0)>>4)^0x3333333333333333) >> 3
+			y := binary.LittleEndian.Uint64(body[j:])
+			d = bits.TrailingZeros64(((y&0xF0F0F0F0F0F0F0F0)|((y+0x0606060606060606)&0xF0F0F0F0F0F0F0F0)>>4)^0x3333333333333333) >> 3
 			if d > 0 && d < 8 {
-				v := (x - 0x3030303030303030) << (64 - 8*d)
+				v := (y - 0x3030303030303030) << (64 - 8*d)
 				v = (v & 0x0F0F0F0F0F0F0F0F) * 2561 >> 8
 				v = (v & 0x00FF00FF00FF00FF) * 6553601 >> 16
 				u = (v & 0x0000FFFF0000FFFF) * 42949672960001 >> 32
@@ -197,7 +201,7 @@ func (enc *slotEncoder) fastLines(body []byte, off int, t, prev *tokens, prevBod
 		} else if i != len(body) {
 			break
 		}
-		b := &pnums[s]
+		b := &pnums[x]
 		bm := b.m
 		if b.f != f || b.hasExp != hasExp || b.exp != exp || (m == bm && same) {
 			// Another shape, or the second unchanged line in a row: a run
@@ -227,24 +231,24 @@ func (enc *slotEncoder) fastLines(body []byte, off int, t, prev *tokens, prevBod
 			w++
 			kind = slotDelta
 		}
-		kinds[s] = kind ^ b.k
+		kinds[x] = kind ^ b.k
 		// Field by field in place: a composite value went through the
 		// stack twice.
-		c := &nums[s]
+		c := &nums[x]
 		c.m, c.exp, c.f, c.hasExp, c.d, c.k = m, exp, f, hasExp, m-bm, kind
 		c.cost[0] = b.cost[0] - b.cost[0]>>3 + residualBits(m-p0)
 		c.cost[1] = b.cost[1] - b.cost[1]>>3 + residualBits(m-p1)
 		c.cost[2] = b.cost[2] - b.cost[2]>>3 + residualBits(m-p2)
 		g2, g1 = g1, m-bm
-		r := &rows[k]
+		r := &rows[x]
 		*r = *p
 		r.start, r.blen = int32(off), int32(i-off)
 		off = i
 	}
-	t.rows, t.nums = rows[:k], nums[:s]
-	enc.kinds, enc.ints = kinds[:s], ints[:w]
+	t.rows, t.nums = t.rows[:k0+x], t.nums[:s0+x]
+	enc.kinds, enc.ints = enc.kinds[:s0+x], ints[:w]
 	enc.g1, enc.g2 = g1, g2
-	enc.done = s
+	enc.done = s0 + x
 	return off
 }
 
