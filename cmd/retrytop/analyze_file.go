@@ -80,7 +80,9 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	tr, translate := rs.translator()
 	hist := 2
 	for _, a := range args {
-		rec, err := openTranslated(cmd.ErrOrStderr(), a, f.inputFormat, tr.Filter, unreadParser(tr))
+		// unreadParser's, over dump.ValueParser: a frame whose text kept
+		// its previous frame's structure is read without parsing it.
+		rec, err := openTranslated(cmd.ErrOrStderr(), a, f.inputFormat, tr.Filter, parserFunc(tr.Parsing(dump.ValueParser{}.Parse)))
 		if err != nil {
 			return err
 		}

@@ -693,8 +693,36 @@ func (r *Reader) Search(t time.Time) int {
 // reading forward reuses the previous frame of the target, so a full read
 // in order decodes every frame once.
 func (r *Reader) Frame(i int) (Frame, error) {
+	var f Frame
+	err := r.frameLent(i, func(lf *lentFrame) error {
+		f = lf.Frame
+		f.Body = bytes.Clone(lf.Body)
+		return nil
+	}, func(ff Frame) { f = ff })
+	return f, err
+}
+
+// lentFrame is a decoded frame as the reader holds it, lent to a
+// function of frameLent for the time of the call: Body is the reader's
+// buffer (not to be written or kept), offs its slots' start and end
+// offsets, structure its structure (not to be written or kept).
+type lentFrame struct {
+	Frame
+	idx  int32 // its entry
+	base int32 // its base's entry (-1: a key frame)
+	// sameBase: the structure is the base's by construction, the frame a
+	// delta that kept it and was decoded right from the base.
+	sameBase  bool
+	offs      []int32
+	structure []byte
+}
+
+// frameLent decodes the i-th frame as Frame does, under the reader's
+// lock, and calls fn with it lent (a failed scrape goes to failed
+// instead). fn's error is returned as it is.
+func (r *Reader) frameLent(i int, fn func(*lentFrame) error, failed func(Frame)) error {
 	if i < 0 || i >= len(r.order) {
-		return Frame{}, fmt.Errorf("dump: frame %d out of range [0, %d)", i, len(r.order))
+		return fmt.Errorf("dump: frame %d out of range [0, %d)", i, len(r.order))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -703,14 +731,15 @@ func (r *Reader) Frame(i int) (Frame, error) {
 	if e.info.Failed {
 		msg, err := r.framePayload(idx, make([]byte, e.info.Size))
 		if err != nil {
-			return Frame{}, &Problem{File: r.name, Offset: e.info.Offset, Msg: err.Error()}
+			return &Problem{File: r.name, Offset: e.info.Offset, Msg: err.Error()}
 		}
-		return Frame{Target: e.info.Target, Time: e.info.Time, Err: string(msg)}, nil
+		failed(Frame{Target: e.info.Target, Time: e.info.Time, Err: string(msg)})
+		return nil
 	}
 	st, err := r.decode(idx)
 	if err != nil {
 		r.dropState(e.info.Target)
-		return Frame{}, &Problem{File: r.name, Offset: e.info.Offset, Msg: fmt.Sprintf("frame of target %q cannot be decoded: %v", e.info.Target, err)}
+		return &Problem{File: r.name, Offset: e.info.Offset, Msg: fmt.Sprintf("frame of target %q cannot be decoded: %v", e.info.Target, err)}
 	}
 	body, err := st.render(idx, e)
 	if err == nil && len(body) != e.info.BodyLen {
@@ -721,9 +750,13 @@ func (r *Reader) Frame(i int) (Frame, error) {
 	}
 	if err != nil {
 		r.dropState(e.info.Target)
-		return Frame{}, &Problem{File: r.name, Offset: e.info.Offset, Msg: fmt.Sprintf("frame of target %q cannot be decoded: %v", e.info.Target, err)}
+		return &Problem{File: r.name, Offset: e.info.Offset, Msg: fmt.Sprintf("frame of target %q cannot be decoded: %v", e.info.Target, err)}
 	}
-	return Frame{Target: e.info.Target, Time: e.info.Time, ContentType: e.ct, Body: body}, nil
+	return fn(&lentFrame{
+		Frame: Frame{Target: e.info.Target, Time: e.info.Time, ContentType: e.ct, Body: body},
+		idx:   idx, base: e.base, sameBase: st.steps == 1 && st.same && e.base >= 0,
+		offs: st.offs, structure: st.cur.structure,
+	})
 }
 
 func (r *Reader) dropState(target string) { delete(r.states, target) }
@@ -813,15 +846,16 @@ func (r *Reader) apply(st *decodeState, j int32) error {
 	return nil
 }
 
-// render returns a fresh copy of entry idx's body, which st holds
-// decoded. When st rendered the base of idx just before and idx kept its
+// render returns entry idx's body, which st holds decoded, in a buffer
+// of st's (st.body, its slots' offsets in st.offs) valid until the next
+// render. When st rendered the base of idx just before and idx kept its
 // structure, only the numbers that changed are rendered again, the text
 // between them copied from the base's body by the slots' offsets
-// (renderFrom), into a buffer of st's; a frame read twice is copied. The
-// caller checks the body against its length and checksum.
+// (renderFrom); a frame read twice is rendered once. The caller checks
+// the body against its length and checksum.
 func (st *decodeState) render(idx int32, e *entry) ([]byte, error) {
 	if st.steps == 0 && st.bodyIdx == idx {
-		return bytes.Clone(st.body), nil
+		return st.body, nil
 	}
 	limit := e.info.BodyLen
 	var err error
@@ -838,7 +872,7 @@ func (st *decodeState) render(idx int32, e *entry) ([]byte, error) {
 	st.body, st.nbody = st.nbody, st.body
 	st.offs, st.noffs = st.noffs, st.offs
 	st.bodyIdx = idx
-	return bytes.Clone(st.body), nil
+	return st.body, nil
 }
 
 // renderWhole makes every frame render whole (BenchmarkDecode's anchor).

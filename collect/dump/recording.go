@@ -85,7 +85,7 @@ func OpenRecording(path string, opts OpenOptions) (Recording, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &dumpRecording{r: r, parser: opts.Parser, filter: opts.Filter}, nil
+		return newDumpRecording(r, opts.Parser, opts.Filter), nil
 	}
 	var problems []error
 	snaps, err := Import(path, format, ImportOptions{Target: opts.Target, Parser: opts.Parser, Filter: opts.Filter,
@@ -102,6 +102,14 @@ type dumpRecording struct {
 	r      *Reader
 	parser collect.Parser
 	filter func(string) bool
+	// vals holds each target's last mapped parse (values.go); used under
+	// r's lock only.
+	vals   map[string]*valueState
+	mapped int // frames read through a map
+}
+
+func newDumpRecording(r *Reader, parser collect.Parser, filter func(string) bool) *dumpRecording {
+	return &dumpRecording{r: r, parser: parser, filter: filter, vals: make(map[string]*valueState)}
 }
 
 func (d *dumpRecording) Len() int             { return d.r.Len() }
@@ -117,13 +125,19 @@ func (d *dumpRecording) Fork() (Recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dumpRecording{r: c, parser: d.parser, filter: d.filter}, nil
+	return newDumpRecording(c, d.parser, d.filter), nil
 }
 
 // Reader returns the dump under the recording.
 func (d *dumpRecording) Reader() *Reader { return d.r }
 
 func (d *dumpRecording) Snapshot(i int) (*model.Snapshot, error) {
+	return d.snapshotValues(i)
+}
+
+// snapshotCopy is Snapshot as it was before value maps: the frame copied,
+// then parsed (the tests' reference).
+func (d *dumpRecording) snapshotCopy(i int) (*model.Snapshot, error) {
 	f, err := d.r.Frame(i)
 	if err != nil {
 		return nil, err
