@@ -199,9 +199,12 @@ type freshSeries struct {
 }
 
 type storedSeries struct {
-	// What the series cache's check (is) reads comes first, in one cache
-	// line: the struct is padded to a multiple of 64 bytes, whose size
-	// classes start every object on a line (TestStoredSeriesLayout).
+	// What a steady scrape reads and writes comes first, in one cache
+	// line: the sample check (sid, sfx, extraVal), the ring's column and
+	// lastSeen. A histogram's flat series proven by their sample then
+	// touch one line each, not three (the struct is padded to a multiple
+	// of 64 bytes, whose size classes start every object on a line;
+	// TestStoredSeriesLayout).
 
 	// sid is the sample the series was made from, shared by the flat
 	// series made from it at once (a histogram's buckets, _count and
@@ -212,20 +215,22 @@ type storedSeries struct {
 	// extraVal is the le or quantile of a bucket or quantile series, which
 	// the series cache compares as a number instead of formatting it.
 	extraVal float64
-	labels   Labels
+	lastSeen int64 // scrape index of the newest value
 	// fam and sfx are name's family name and suffix (flatRef.sfx) as the
 	// newest scrape that matched gave them: a parser interns names, so
 	// the series cache's check is then a pointer comparison (fam "" until
 	// known).
-	fam string
-	sfx uint8
-	typ uint8 // a MetricType
+	sfx  uint8
+	typ  uint8 // a MetricType
+	ring ring  // values aligned with targetHistory.times; NaN = absent
 
-	key      string // identity within the target; also the stable sort order
-	name     string
-	ring     ring  // values aligned with targetHistory.times; NaN = absent
-	lastSeen int64 // scrape index of the newest value
-	_        [24]byte
+	// What is, the check of a series without a sample (counters, gauges),
+	// reads besides lies in the second line.
+	labels Labels
+	fam    string // see sfx
+	key    string // identity within the target; also the stable sort order
+	name   string
+	_      [48]byte
 }
 
 // sameKey reports whether r is ss by ss's sample: ss.sid proven to be r's
@@ -244,12 +249,14 @@ func (ss *storedSeries) sameKey(r *flatRef, proven *sampleID) bool {
 // series' float32 values live in a column of its target's ringTiles,
 // beside the other series' values of the same scrapes: the writes of one
 // scrape go to consecutive cache lines instead of one line (and one
-// page) per series. A ring built whole (Load) keeps its own slice.
+// page) per series. A ring built whole (Load) keeps its own slice, as
+// the one column of tiles of its own (ownRing), not in its target's
+// list: one float32 form, and 40 bytes, so that storedSeries' first line
+// holds what set and get read.
 type ring struct {
-	f32  []float32 // own values (Load's rings); nil in a tile column or once float64
-	f64  []float64
-	tile *ringTiles // the column's tiles, when f32 and f64 are nil
+	tile *ringTiles // nil once float64
 	col  int
+	f64  []float64
 }
 
 // tileSlots is how many consecutive scrapes of one series lie together in
@@ -316,52 +323,50 @@ func (th *targetHistory) newColumn(want int) ring {
 
 // release gives r's tile column back (a series forgotten).
 func (r *ring) release() {
-	if r.tile != nil {
-		r.tile.free = append(r.tile.free, r.col)
+	if t := r.tile; t != nil {
+		if t.cols > 1 { // a target's tiles (newColumn makes 8 columns at least), not a ring of its own
+			t.free = append(t.free, r.col)
+		}
 		r.tile = nil
 	}
 }
 
 // newRing returns a ring of n absent values with its own slice.
 func newRing(n int) ring {
-	r := ring{f32: make([]float32, n)}
+	v := make([]float32, n)
 	nan := float32(math.NaN())
-	for i := range r.f32 {
-		r.f32[i] = nan
+	for i := range v {
+		v[i] = nan
 	}
-	return r
+	return ownRing(v)
+}
+
+// ownRing is a ring of its own over v: a column of tiles holding one, whose
+// values lie in slot order (at(0, i) is i).
+func ownRing(v []float32) ring {
+	return ring{tile: &ringTiles{v: v, slots: len(v), cols: 1, used: 1}}
 }
 
 func (r *ring) get(i int) float64 {
-	switch {
-	case r.f64 != nil:
-		return r.f64[i]
-	case r.tile != nil:
-		return float64(r.tile.v[r.tile.at(r.col, i)])
+	if t := r.tile; t != nil {
+		return float64(t.v[t.at(r.col, i)])
 	}
-	return float64(r.f32[i])
+	return r.f64[i]
 }
 
 func (r *ring) set(i int, v float64) {
 	if r.f64 == nil {
+		t := r.tile
 		if f := float32(v); float64(f) == v || v != v { // exact, or NaN (absent)
-			if r.tile != nil {
-				r.tile.v[r.tile.at(r.col, i)] = f
-			} else {
-				r.f32[i] = f
-			}
+			t.v[t.at(r.col, i)] = f
 			return
 		}
-		n := len(r.f32)
-		if r.tile != nil {
-			n = r.tile.slots
-		}
-		f64 := make([]float64, n)
+		f64 := make([]float64, t.slots)
 		for k := range f64 {
 			f64[k] = r.get(k)
 		}
 		r.release()
-		r.f32, r.f64 = nil, f64
+		r.f64 = f64
 	}
 	r.f64[i] = v
 }
@@ -373,11 +378,13 @@ func (r *ring) read(dst []float64, slot, hist int) {
 	for len(dst) > 0 {
 		seg := dst[:min(len(dst), hist-slot)]
 		dst = dst[len(seg):]
-		switch {
-		case r.f64 != nil:
+		if t := r.tile; t == nil {
 			copy(seg, r.f64[slot:])
-		case r.tile != nil:
-			t := r.tile
+		} else if t.cols == 1 { // a ring of its own: the values in slot order
+			for i, v := range t.v[slot : slot+len(seg)] {
+				seg[i] = float64(v)
+			}
+		} else {
 			for i := 0; i < len(seg); {
 				s := slot + i
 				run := t.v[t.at(r.col, s):][:min(tileSlots-s%tileSlots, len(seg)-i)]
@@ -385,10 +392,6 @@ func (r *ring) read(dst []float64, slot, hist int) {
 					seg[i+k] = float64(v)
 				}
 				i += len(run)
-			}
-		default:
-			for i, v := range r.f32[slot : slot+len(seg)] {
-				seg[i] = float64(v)
 			}
 		}
 		slot = 0
@@ -556,7 +559,7 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	var provenFam, madeFam *Family
 	var provenSample, madeSample *Sample
 	// A loop, not eachFlat's callback: its counters stay in registers.
-	it := flatIter{fams: snap.Families}
+	it := storeIter{fams: snap.Families}
 	for it.next() {
 		r := &it.r
 		var ss *storedSeries

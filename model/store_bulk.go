@@ -389,7 +389,7 @@ func ringOf(vals []float64, first int64) ring {
 		}
 		tail[k] = f
 	}
-	return ring{f32: f32}
+	return ownRing(f32)
 }
 
 // ringOf32 is ringOf of float32 values: a rotated copy.
@@ -399,5 +399,5 @@ func ringOf32(vals []float32, first int64) ring {
 	f32 := make([]float32, n)
 	copy(f32[at:], vals[:n-at])
 	copy(f32[:at], vals[n-at:])
-	return ring{f32: f32}
+	return ownRing(f32)
 }

@@ -103,25 +103,36 @@ func BenchmarkStoreAppendTiles(b *testing.B) {
 	b.ReportMetric(float64(tt)/float64(to), "ratio-tiles/own")
 }
 
-// TestStoredSeriesLayout: the series cache's check reads a series'
-// sample, type, family, suffix, extra value and labels, which must lie in
-// the struct's first 64 bytes, and the struct must fill whole lines so
-// that its size class starts every object on a line.
+// TestStoredSeriesLayout: a steady scrape of a histogram reads a series'
+// sample, type, suffix and extra value and writes its ring's column and
+// lastSeen, which must lie in the struct's first 64 bytes (f64's pointer
+// and length too: set and get test and index it); is reads labels and
+// family besides, which must lie in the second. The struct must fill
+// whole lines so that its size class starts every object on a line.
 func TestStoredSeriesLayout(t *testing.T) {
 	var ss storedSeries
 	if n := unsafe.Sizeof(ss); n%64 != 0 {
 		t.Errorf("storedSeries is %d bytes, not a multiple of 64", n)
 	}
-	for name, end := range map[string]uintptr{
-		"sid":      unsafe.Offsetof(ss.sid) + unsafe.Sizeof(ss.sid),
-		"labels":   unsafe.Offsetof(ss.labels) + unsafe.Sizeof(ss.labels),
-		"fam":      unsafe.Offsetof(ss.fam) + unsafe.Sizeof(ss.fam),
-		"extraVal": unsafe.Offsetof(ss.extraVal) + unsafe.Sizeof(ss.extraVal),
-		"typ":      unsafe.Offsetof(ss.typ) + unsafe.Sizeof(ss.typ),
-		"sfx":      unsafe.Offsetof(ss.sfx) + unsafe.Sizeof(ss.sfx),
+	ring := unsafe.Offsetof(ss.ring)
+	for _, f := range []struct {
+		name     string
+		off, end uintptr
+		line     uintptr
+	}{
+		{"sid", unsafe.Offsetof(ss.sid), unsafe.Sizeof(ss.sid), 0},
+		{"extraVal", unsafe.Offsetof(ss.extraVal), unsafe.Sizeof(ss.extraVal), 0},
+		{"lastSeen", unsafe.Offsetof(ss.lastSeen), unsafe.Sizeof(ss.lastSeen), 0},
+		{"typ", unsafe.Offsetof(ss.typ), unsafe.Sizeof(ss.typ), 0},
+		{"sfx", unsafe.Offsetof(ss.sfx), unsafe.Sizeof(ss.sfx), 0},
+		{"ring.tile", ring + unsafe.Offsetof(ss.ring.tile), unsafe.Sizeof(ss.ring.tile), 0},
+		{"ring.col", ring + unsafe.Offsetof(ss.ring.col), unsafe.Sizeof(ss.ring.col), 0},
+		{"ring.f64 (pointer and length)", ring + unsafe.Offsetof(ss.ring.f64), 16, 0},
+		{"labels", unsafe.Offsetof(ss.labels), unsafe.Sizeof(ss.labels), 1},
+		{"fam", unsafe.Offsetof(ss.fam), unsafe.Sizeof(ss.fam), 1},
 	} {
-		if end > 64 {
-			t.Errorf("storedSeries.%s ends at byte %d, past the first line", name, end)
+		if f.off/64 != f.line || (f.off+f.end-1)/64 != f.line {
+			t.Errorf("storedSeries.%s lies in bytes %d-%d, not in line %d", f.name, f.off, f.off+f.end-1, f.line)
 		}
 	}
 }
