@@ -298,14 +298,15 @@ func TestAnalyzePrometheusSameFindings(t *testing.T) {
 	}
 	t.Logf("scraping directly: %q", direct.findings)
 	t.Logf("through Prometheus: %q", prom.findings)
-	// Beside CPU hogs (load 8-11 on 2 cores, with -race) Prometheus' own
+	// Beside CPU hogs (load 8-14 on 2 cores, with -race) Prometheus' own
 	// 1 s scrapes of the sim time out for most of the window (its
 	// timeline is then mostly holes, and the incident's finding may not
-	// fire on its path): that is said once, with the share of its scrapes
-	// that worked, as in collect/promapi's TestAgainstPrometheus.
+	// fire on its path): each error below says so, with the share of its
+	// scrapes that worked, as collect/promapi's TestAgainstPrometheus does.
+	starved := ""
 	if share := promScrapedShare(ctx, base, end, window); len(share) > 0 {
-		t.Fatalf("prometheus' 1 s scrapes of %v failed most of the window (share of scrapes that worked): its path has no data to compare\n%s\n%s",
-			share, strings.Join(direct.messages, "\n"), strings.Join(prom.messages, "\n"))
+		starved = fmt.Sprintf("\n(prometheus' 1 s scrapes of %v failed most of the window, share of scrapes that worked: its path has little data to compare)", share)
+		t.Log(starved)
 	}
 	// The same span, as each report says: the samples of both sit at
 	// scrape times, one scrape interval (1 s) apart at most.
@@ -387,8 +388,8 @@ func TestAnalyzePrometheusSameFindings(t *testing.T) {
 				t.Logf("%s: %s: %s", c.name, k, why)
 				continue
 			}
-			t.Errorf("%s: %s\n direct     %q\n prometheus %q\n%s\n%s", c.name, k, direct.findings, prom.findings,
-				strings.Join(direct.messages, "\n"), strings.Join(prom.messages, "\n"))
+			t.Errorf("%s: %s\n direct     %q\n prometheus %q\n%s\n%s%s", c.name, k, direct.findings, prom.findings,
+				strings.Join(direct.messages, "\n"), strings.Join(prom.messages, "\n"), starved)
 		}
 	}
 	// The incident itself holds for seconds on the last hop: a hole of
@@ -399,7 +400,7 @@ func TestAnalyzePrometheusSameFindings(t *testing.T) {
 			for _, st := range r.rep.Targets {
 				sts = append(sts, fmt.Sprintf("%s: %d scrapes, %d failed, last %v %q", st.Name, st.Scrapes, st.Failures, st.ScrapeDuration, st.LastError))
 			}
-			t.Errorf("%s: no RETRY_AMPLIFICATION client -> provider in %q\n%s\n%s", name, r.findings, strings.Join(r.messages, "\n"), strings.Join(sts, "\n"))
+			t.Errorf("%s: no RETRY_AMPLIFICATION client -> provider in %q\n%s\n%s%s", name, r.findings, strings.Join(r.messages, "\n"), strings.Join(sts, "\n"), starved)
 		}
 	}
 	if !slices.Equal(direct.findings, prom.findings) {
