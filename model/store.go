@@ -277,7 +277,8 @@ type ringTiles struct {
 
 // at is the index in v of column col's value at slot i.
 func (t *ringTiles) at(col, i int) int {
-	return (i/tileSlots*t.cols+col)*tileSlots + i%tileSlots
+	u := uint(i) // a slot is never negative: shifts, not signed division
+	return int((u/tileSlots*uint(t.cols)+uint(col))*tileSlots + u%tileSlots)
 }
 
 // newColumn returns a ring in a column of th's tiles, every slot absent;
@@ -352,6 +353,18 @@ func (r *ring) get(i int) float64 {
 		return float64(t.v[t.at(r.col, i)])
 	}
 	return r.f64[i]
+}
+
+// setTile is set's common case, small enough to inline in Append's loop:
+// a float32 value into a tile column. False when it did not store v (the
+// ring is float64, or v is not exact as float32): then set does.
+func (r *ring) setTile(i int, v float64) bool {
+	t, f := r.tile, float32(v)
+	if t == nil || float64(f) != v && v == v {
+		return false
+	}
+	t.v[t.at(r.col, i)] = f
+	return true
 }
 
 func (r *ring) set(i int, v float64) {
@@ -560,7 +573,15 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	var provenSample, madeSample *Sample
 	// A loop, not eachFlat's callback: its counters stay in registers.
 	it := storeIter{fams: snap.Families}
-	for it.next() {
+	for {
+		// it.next, its buckets' case written out: next does not inline.
+		if k := it.k; k < len(it.bk) {
+			b := &it.bk[k]
+			it.r.extraVal, it.r.value = b.UpperBound, b.Count
+			it.k = k + 1
+		} else if !it.step() {
+			break
+		}
 		r := &it.r
 		var ss *storedSeries
 		var cs *cacheSlot
@@ -663,7 +684,9 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 		if cs.rs != nil {
 			cs.rs = nil
 		}
-		ss.ring.set(slot, r.value)
+		if !ss.ring.setTile(slot, r.value) {
+			ss.ring.set(slot, r.value)
+		}
 		if ss.lastSeen != idx {
 			seen++
 		}
@@ -787,7 +810,7 @@ func (r *flatRef) startsAtZero() bool {
 // countsEvents reports whether the flat series is one the restart rule
 // watches: counters and the counts of histograms and summaries.
 func (r *flatRef) countsEvents() bool {
-	return r.fam.Type == Counter || r.suffix == "_count"
+	return r.fam.Type == Counter || r.sfx == 2 // _count
 }
 
 func (th *targetHistory) removeByName(ss *storedSeries) {

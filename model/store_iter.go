@@ -11,10 +11,25 @@ type storeIter struct {
 	i, j int // family, sample
 	k    int // the sample's next component: bucket or quantile, then _count, _sum
 	r    flatRef
+	// bk is the buckets of the histogram sample r is a bucket of (nil
+	// otherwise): next's case small enough to inline in Append's loop.
+	bk []Bucket
 }
 
 // next moves to the next flat series, false after the last.
 func (it *storeIter) next() bool {
+	if k := it.k; k < len(it.bk) {
+		b := &it.bk[k]
+		it.r.extraVal, it.r.value = b.UpperBound, b.Count
+		it.k = k + 1
+		return true
+	}
+	return it.step()
+}
+
+// step is next past a histogram sample's buckets.
+func (it *storeIter) step() bool {
+	it.bk = nil
 	if it.k > 0 { // inside a histogram's or summary's sample: r holds its family and sample
 		sm := it.r.sample
 		if it.r.fam.Type == Histogram {
@@ -47,6 +62,7 @@ func (it *storeIter) next() bool {
 				b := sm.Buckets[k]
 				it.r = flatRef{fam: f, sample: sm, suffix: "_bucket", sfx: 1, extra: "le", extraVal: b.UpperBound, value: b.Count}
 				it.k++
+				it.bk = sm.Buckets
 				return true
 			}
 			if n > 0 {
