@@ -1860,13 +1860,20 @@ type slotDest struct {
 	fam, sample, k int32
 	field, conv    uint8
 	first          bool // on the first line: must read as a float (sampleStart)
+	// always: the field is written by other slots too, the last write
+	// winning; read whether or not the slot changed.
+	always bool
 }
 
 // SlotMap replays a parse on bodies of the same structure: slot i of the
 // body (its start and end offsets offs[2i], offs[2i+1]) goes to dest[i].
 type SlotMap struct {
-	dest     []slotDest
-	template []model.Family // the parse, copied: never handed out
+	dest []slotDest
+	// cur is the parse of the last body applied (at first the bound
+	// one's), never handed out; valid is false after an Apply that
+	// refused partway.
+	cur   []model.Family
+	valid bool
 }
 
 // Bind matches the numbers' slots of the parsed body (each slot's start
@@ -1880,7 +1887,7 @@ func (m *ValueMap) Bind(fams []model.Family, offs []int32) *SlotMap {
 	}
 	n := len(offs) / 2
 	sm := &SlotMap{dest: make([]slotDest, n)}
-	matched := make([]bool, len(m.toks))
+	slotOf := make([]int32, len(m.toks)) // 1 + the slot of each token, 0: text
 	t, sk := 0, 0
 	for i := 0; i < n; i++ {
 		s, e := offs[2*i], offs[2*i+1]
@@ -1890,7 +1897,7 @@ func (m *ValueMap) Bind(fams []model.Family, offs []int32) *SlotMap {
 		if t < len(m.toks) && m.toks[t].start == s && m.toks[t].end == e {
 			tk := m.toks[t]
 			sm.dest[i] = slotDest{fam: tk.fam, sample: tk.sample, k: tk.k, field: tk.field, conv: tk.conv}
-			matched[t] = true
+			slotOf[t] = int32(i) + 1
 			t++
 		} else {
 			for sk < len(m.skips) && m.skips[sk+1] < e {
@@ -1911,6 +1918,7 @@ func (m *ValueMap) Bind(fams []model.Family, offs []int32) *SlotMap {
 		field          uint8
 	}
 	var writes map[key]int
+	var multi []int // the tokens of those fields
 	for i, tk := range m.toks {
 		if tk.field == fieldNone || tk.fam < 0 {
 			continue
@@ -1921,10 +1929,11 @@ func (m *ValueMap) Bind(fams []model.Family, offs []int32) *SlotMap {
 			}
 			kk := key{tk.fam, tk.sample, tk.k, tk.field}
 			w := writes[kk] + 1
-			if !matched[i] {
+			if slotOf[i] == 0 {
 				w += 1 << 20 // a text write
 			}
 			writes[kk] = w
+			multi = append(multi, i)
 		}
 	}
 	for _, w := range writes {
@@ -1932,7 +1941,13 @@ func (m *ValueMap) Bind(fams []model.Family, offs []int32) *SlotMap {
 			return nil
 		}
 	}
-	sm.template = copyFamilies(fams)
+	for _, i := range multi {
+		tk := m.toks[i]
+		if w := writes[key{tk.fam, tk.sample, tk.k, tk.field}]; slotOf[i] > 0 && w&(1<<20-1) > 1 {
+			sm.dest[slotOf[i]-1].always = true // every write is a slot's (above)
+		}
+	}
+	sm.cur, sm.valid = copyFamilies(fams), true
 	return sm
 }
 
@@ -1940,18 +1955,27 @@ func (m *ValueMap) Bind(fams []model.Family, offs []int32) *SlotMap {
 func (sm *SlotMap) Slots() int { return len(sm.dest) }
 
 // Apply returns the parse of body, whose structure is the bound body's
-// and whose slots are at offs: fresh families, the template's with each
-// slot's number read as the parser reads its token. ok false when a
-// number would have made the parser decide otherwise (a negative count,
-// a timestamp that is not an integer, a float out of range): then the
-// body must be parsed.
-func (sm *SlotMap) Apply(body []byte, offs []int32) ([]model.Family, bool) {
-	if len(offs) != 2*len(sm.dest) {
+// and whose slots are at offs: fresh families, the last applied parse's
+// with each slot's number read as the parser reads its token. changed,
+// when not nil, says which slots' text changed since the body applied
+// last (or bound): the others are not read again. ok false when a number
+// would have made the parser decide otherwise (a negative count, a
+// timestamp that is not an integer, a float out of range): then the body
+// must be parsed.
+func (sm *SlotMap) Apply(body []byte, offs []int32, changed []bool) ([]model.Family, bool) {
+	if len(offs) != 2*len(sm.dest) || (changed != nil && len(changed) != len(sm.dest)) {
 		return nil, false
 	}
-	fams := copyFamilies(sm.template)
+	if !sm.valid {
+		changed = nil
+	}
+	sm.valid = false // until every slot is read
+	fams := sm.cur
 	for i := range sm.dest {
 		d := &sm.dest[i]
+		if changed != nil && !changed[i] && !d.always {
+			continue // its text, and so its reading, is the last body's
+		}
 		s, e := offs[2*i], offs[2*i+1]
 		if s < 0 || e < s || int(e) > len(body) {
 			return nil, false
@@ -2009,7 +2033,8 @@ func (sm *SlotMap) Apply(body []byte, offs []int32) ([]model.Family, bool) {
 			smp.TimestampMs = ts
 		}
 	}
-	return fams, true
+	sm.valid = true
+	return copyFamilies(fams), true
 }
 
 func countValueOK(typ int, v float64, ok bool) (float64, bool) {

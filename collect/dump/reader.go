@@ -715,6 +715,9 @@ type lentFrame struct {
 	sameBase  bool
 	offs      []int32
 	structure []byte
+	// nums and, when sameBase, baseNums: the frame's numbers and its
+	// base's, slot by slot (not to be written or kept).
+	nums, baseNums []num
 }
 
 // frameLent decodes the i-th frame as Frame does, under the reader's
@@ -752,11 +755,15 @@ func (r *Reader) frameLent(i int, fn func(*lentFrame) error, failed func(Frame))
 		r.dropState(e.info.Target)
 		return &Problem{File: r.name, Offset: e.info.Offset, Msg: fmt.Sprintf("frame of target %q cannot be decoded: %v", e.info.Target, err)}
 	}
-	return fn(&lentFrame{
+	lf := &lentFrame{
 		Frame: Frame{Target: e.info.Target, Time: e.info.Time, ContentType: e.ct, Body: body},
 		idx:   idx, base: e.base, sameBase: st.steps == 1 && st.same && e.base >= 0,
-		offs: st.offs, structure: st.cur.structure,
-	})
+		offs: st.offs, structure: st.cur.structure, nums: st.cur.nums,
+	}
+	if lf.sameBase {
+		lf.baseNums = st.next.nums // apply swapped them: next holds the base's
+	}
+	return fn(lf)
 }
 
 func (r *Reader) dropState(target string) { delete(r.states, target) }

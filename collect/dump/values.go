@@ -41,6 +41,7 @@ type valueState struct {
 	ct        string
 	structure []byte // the mapped frame's structure (a copy)
 	slots     *collect.SlotMap
+	changed   []bool // scratch: the slots whose number changed
 }
 
 // valueFrame is a frame lent to the parse of a recording's snapshot: the
@@ -60,7 +61,13 @@ func (v *valueFrame) parse(p collect.ExpfmtParser) ([]model.Family, error) {
 	vs := v.vals[f.Target]
 	if vs != nil && vs.ct == f.ContentType && vs.slots.Slots()*2 == len(f.offs) &&
 		((f.sameBase && f.base == vs.idx) || bytes.Equal(vs.structure, f.structure)) {
-		if fams, ok := vs.slots.Apply(f.Body, f.offs); ok {
+		// Decoded right from the frame read last: only the numbers that
+		// changed since are read.
+		var changed []bool
+		if f.sameBase && f.base == vs.idx && len(f.baseNums) == len(f.nums) && len(f.nums)*2 == len(f.offs) {
+			changed = vs.changedSlots(f.nums, f.baseNums)
+		}
+		if fams, ok := vs.slots.Apply(f.Body, f.offs, changed); ok {
 			vs.idx = f.idx
 			*v.mapped++
 			return fams, nil
@@ -163,3 +170,16 @@ func sameFunc(a, b func(string) bool) bool {
 
 // noValueMaps makes every frame parse (the tests' and benchmarks' anchor).
 var noValueMaps = false
+
+// changedSlots marks the slots whose number differs from base's (the
+// number of the frame vs read last).
+func (vs *valueState) changedSlots(nums, base []num) []bool {
+	if cap(vs.changed) < len(nums) {
+		vs.changed = make([]bool, len(nums))
+	}
+	c := vs.changed[:len(nums)]
+	for i := range nums {
+		c[i] = nums[i].m != base[i].m || !nums[i].sameShape(base[i])
+	}
+	return c
+}
