@@ -113,9 +113,7 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 		// is the one a store of every scrape gets, so the same series are
 		// kept.
 		wh := analysis.WholeHistory(entryTimes(recs[0], spans[0]), opts)
-		if wh < hist && os.Getenv("GOGC") == "" { // streaming, and no GOGC the user set
-			defer debug.SetGCPercent(debug.SetGCPercent(recordingGCPercent))
-		}
+		defer dump.StreamGC(wh, hist)()
 		st = model.NewStore(model.StoreConfig{History: wh, KeepSeries: true,
 			MaxSeries: model.DefaultMaxSeries(debug.SetMemoryLimit(-1), hist, model.DefaultStoreConfig.MaxSeriesPerTarget)})
 		whole = analysis.NewWholeBuilder(st, opts)
@@ -154,17 +152,6 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	}
 	return failOn(rep.Findings, f.failOn)
 }
-
-// recordingGCPercent is the collector's GOGC while a recording too long
-// for its store streams through it (docs/performance.md, "analyze, whole
-// recording, round 5"): loading makes garbage at many times its live heap
-// (every frame's body, parse and translation is dropped once stored), so
-// at GOGC 100 the collector ran every ~100 MB allocated on the 1-hour dump
-// and marked the ~100 MB live each time. At 400 it runs a quarter as
-// often, and the heap while loading stays under the report's own peak;
-// --memory-limit still bounds the heap. A short span (a 30 s window) keeps
-// GOGC 100: there the higher goal would be the peak (96 -> 142-187 MB).
-const recordingGCPercent = 400
 
 // loadRange loads a recording's entries into the store: dump.LoadStoreRange,
 // which parses ahead of storing on a second goroutine. A variable so that
