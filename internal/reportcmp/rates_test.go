@@ -1,6 +1,7 @@
 package reportcmp
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -95,6 +96,7 @@ func TestAtCrossingGap(t *testing.T) {
 	th := analysis.DefaultThresholds()
 	sent := steady(rates{"att": 100, "orig": 100})
 	done := func(v float64) func(float64) rates { return steady(rates{"orig": v, "done": v, "att": v}) }
+	ramp := func(t float64) rates { return rates{"orig": 100 - 2*t, "done": 100 - 2*t, "att": 100 - 2*t} }
 	// has: the finding's reader, 18/s lost; other: 14/s, under 15.5.
 	has, other := chain(2, sent, done(82), 18), chain(2, sent, done(86), 14)
 	f := finding(analysis.CodeHopLoss, "app", "client", 0, 20, false)
@@ -105,13 +107,21 @@ func TestAtCrossingGap(t *testing.T) {
 		fine       analysis.Report
 		want       bool
 	}{
-		// 18/s lost at every shift: fires with no skew, not with 10/s.
-		{"within the skew band", f, has, other, chain(1, sent, done(82), 18), true},
+		// 18/s lost at every shift: fires with no skew, not with 10/s, but
+		// the other reader's 14/s (86/s arrived) is no shift's: it did not
+		// see what fine's reader saw at any phase (until F3b: explained).
+		{"within the skew band", f, has, other, chain(1, sent, done(82), 18), false},
+		// fine and has lose 20/s at every shift, the other reader none: a
+		// wrong number on one path, not a phase.
+		{"the other loses nothing", f, chain(2, sent, done(80), 20), chain(2, sent, done(100), 0), chain(1, sent, done(80), 20), false},
 		// client stops completing at 18 s: its windows over [0, 19],
 		// [1, 20] and [2, 21] (the report's [1, 20] shifted) lose 5.3, 10.5
 		// and 15.8/s, so the rule fires at the 3 shifts of 9 where client's
 		// window is [2, 21] alone.
 		{"a stop at the window's end", f, has, other, chain(1, sent, step(18, rates{"orig": 100, "done": 100, "att": 100}, rates{"orig": 0, "done": 0, "att": 0}), 18), true},
+		// The loss grows 2/s each second: 18, 20 and 22/s over the three
+		// shifts; the other reader's 19/s lies among them.
+		{"a ramp across the band", f, chain(2, sent, done(70), 30), chain(2, sent, done(81), 19), chain(1, sent, ramp, 20), true},
 		// 40/s lost at every shift: over 25.5, both readers must fire.
 		{"beyond the band at every shift", f, has, other, chain(1, sent, done(60), 40), false},
 		// 5/s: no shift fires, the finding is the reader's alone.
@@ -144,8 +154,24 @@ func TestAtCrossingGapHistory(t *testing.T) {
 	done := func(v float64) func(float64) rates { return steady(rates{"orig": v, "done": v, "att": v}) }
 	has, other := chain(2, sent, done(82), 18), chain(2, sent, done(90), 10)
 	f := finding(analysis.CodeHopLoss, "app", "client", 4, 12, true)
-	if got := AtCrossing(f, has, other, chain(1, sent, done(82), 18), th, time.Second); got == "" {
-		t.Errorf("18/s lost over 4 s windows: not explained")
+	// 18/s lost at every shift, the other reader 10/s: no shift gives
+	// its 90/s arrived (until F3b: explained, as "phase-borne").
+	if got := AtCrossing(f, has, other, chain(1, sent, done(82), 18), th, time.Second); got != "" {
+		t.Errorf("18/s lost at every shift, the other 10/s: %q", got)
+	}
+	// client completes 100, 100 and 46/s in turn (46 at t mod 3 = 2): of
+	// the three shifts of a 4 s window one holds two 46s (27/s lost,
+	// fires) and two hold one (13.5/s, under 15.5 + 50); the other
+	// reader's 85/s arrived lies in [73, 86.5].
+	period := func(t float64) rates {
+		v := 100.0
+		if int(t)%3 == 2 {
+			v = 46
+		}
+		return rates{"orig": v, "done": v, "att": v}
+	}
+	if got := AtCrossing(f, has, chain(2, sent, done(85), 15), chain(1, sent, period, 18), th, time.Second); got == "" {
+		t.Errorf("13.5-27/s lost over the shifts, the other 15/s: not explained")
 	} else {
 		t.Log(got)
 	}
@@ -200,5 +226,111 @@ func TestAtCrossingWorkAfterCancel(t *testing.T) {
 			t.Errorf("%s: %q, want explained %v", tc.name, got, tc.want)
 		}
 		t.Logf("%s: %s", tc.name, got)
+	}
+}
+
+// sampled is rep with the sample times a report built in process carries
+// (absent from its JSON): every row over [0, 20] s, target's rows
+// sampled from `from` to `to` s.
+func sampled(rep analysis.Report, times map[string][2]float64) analysis.Report {
+	deps := make([]analysis.DependencyReport, len(rep.Dependencies))
+	for i, d := range rep.Dependencies {
+		d.StartMs, d.EndMs = int64(t0*1000), int64((t0+20)*1000)
+		if at, ok := times[d.Target]; ok {
+			d.SampledFromMs, d.SampledToMs = int64((t0+at[0])*1000), int64((t0+at[1])*1000)
+		}
+		deps[i] = d
+	}
+	rep.Dependencies = deps
+	return rep
+}
+
+// TestAtCrossingMeasuredSkew: where the reports carry their sample times,
+// each reader's own skew (analysis' sampleSkew: the 100/s sent times how
+// far apart app's and client's samples were, over 20 s) stands in for the
+// bound. fine loses 18, 20 and 22/s over the three shifts, has 30/s and
+// other 19/s. Unknown, has's skew is taken as 0 (18 > 15.5 fires) and
+// other's as the 10/s bound (18 < 25.5 does not): explained. Measured,
+// has's 8/s (samples 1.6 s apart) leaves no shift over 23.5: unexplained;
+// has's 1/s (0.2 s) and other's 5/s (1 s) leave 18 over 16.5 and under
+// 20.5: explained.
+func TestAtCrossingMeasuredSkew(t *testing.T) {
+	th := analysis.DefaultThresholds()
+	sent := steady(rates{"att": 100, "orig": 100})
+	done := func(v float64) func(float64) rates { return steady(rates{"orig": v, "done": v, "att": v}) }
+	ramp := func(t float64) rates { return rates{"orig": 100 - 2*t, "done": 100 - 2*t, "att": 100 - 2*t} }
+	has, other, fine := chain(2, sent, done(70), 30), chain(2, sent, done(81), 19), chain(1, sent, ramp, 20)
+	// apart is app's and client's samples a s apart (half at each edge).
+	apart := func(rep analysis.Report, a float64) analysis.Report {
+		return sampled(rep, map[string][2]float64{"app": {1, 20}, "client": {1 + a/2, 20 - a/2}})
+	}
+	f := finding(analysis.CodeHopLoss, "app", "client", 0, 20, false)
+	for _, tc := range []struct {
+		name       string
+		has, other analysis.Report
+		want       bool
+	}{
+		{"unknown", has, other, true},
+		{"has's 8/s", apart(has, 1.6), apart(other, 1), false},
+		{"has's 1/s, other's 5/s", apart(has, 0.2), apart(other, 1), true},
+		// other's 3/s: its own 19/s fires over 18.5, it met the conditions.
+		{"other's 3/s", apart(has, 0.2), apart(other, 0.6), false},
+	} {
+		got := AtCrossing(f, tc.has, tc.other, fine, th, time.Second)
+		if (got != "") != tc.want {
+			t.Errorf("%s: %q, want explained %v", tc.name, got, tc.want)
+		}
+		t.Logf("%s: %s", tc.name, got)
+	}
+}
+
+// TestAtCrossingCombinationCap: "a stop at the window's end" of
+// TestAtCrossingGap has 3 shifts of 2 targets, 9 combinations: explained
+// under a cap of 9, unexplained (not evaluated) under a cap of 8.
+func TestAtCrossingCombinationCap(t *testing.T) {
+	th := analysis.DefaultThresholds()
+	sent := steady(rates{"att": 100, "orig": 100})
+	done := func(v float64) func(float64) rates { return steady(rates{"orig": v, "done": v, "att": v}) }
+	has, other := chain(2, sent, done(82), 18), chain(2, sent, done(86), 14)
+	fine := chain(1, sent, step(18, rates{"orig": 100, "done": 100, "att": 100}, rates{"orig": 0, "done": 0, "att": 0}), 18)
+	f := finding(analysis.CodeHopLoss, "app", "client", 0, 20, false)
+	defer func(v int) { maxCombinations = v }(maxCombinations)
+	for _, tc := range []struct {
+		limit int
+		want  bool
+	}{{9, true}, {8, false}} {
+		maxCombinations = tc.limit
+		if got := AtCrossing(f, has, other, fine, th, time.Second); (got != "") != tc.want {
+			t.Errorf("cap %d: %q, want explained %v", tc.limit, got, tc.want)
+		}
+	}
+}
+
+// TestSkewBoundEdges: the bound's peak is read in the bins within one
+// bin of the window's edges, where the traffic a skew moves across an
+// edge lies: app's 300/s burst in [8, 12] s of the 20 s window leaves it
+// at 2 x 1 s x 100/s / 20 s = 10/s; the same burst in [18, 20] s raises
+// it to 30/s.
+func TestSkewBoundEdges(t *testing.T) {
+	f := finding(analysis.CodeHopLoss, "app", "client", 0, 20, false)
+	done := steady(rates{"orig": 100, "done": 100, "att": 100})
+	burst := func(from, to float64) func(float64) rates {
+		return func(t float64) rates {
+			if t >= from && t < to {
+				return rates{"att": 300, "orig": 100}
+			}
+			return rates{"att": 100, "orig": 100}
+		}
+	}
+	w := window{start: t0, from: t0 + 1, to: t0 + 20}
+	for _, tc := range []struct {
+		name     string
+		from, to float64
+		want     float64
+	}{{"inside", 8, 12, 10}, {"at the end", 18, 20, 30}} {
+		rep := chain(2, burst(tc.from, tc.to), done, 0)
+		if got := skewBound(f, w, rep, rep, time.Second); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
