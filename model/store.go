@@ -153,6 +153,10 @@ type targetHistory struct {
 	order []cacheSlot
 }
 
+// touchAhead is how many flat positions ahead Append asks for the series
+// the series cache expects there.
+const touchAhead = 8
+
 // cacheSlot is the series cache's entry for one flat position.
 type cacheSlot struct {
 	ss *storedSeries // the series stored from here; nil when refused or none
@@ -583,6 +587,12 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 			break
 		}
 		r := &it.r
+		// Ask for the series the cache expects a few positions on, so that
+		// its first line comes in while these are stored: that load was
+		// what the loop waited for most (issue 19).
+		if p := pos + touchAhead; p < len(th.order) {
+			prefetch(uintptr(unsafe.Pointer(th.order[p].ss)))
+		}
 		var ss *storedSeries
 		var cs *cacheSlot
 		if pos < len(th.order) && !s.noSeriesCache {
