@@ -1,7 +1,6 @@
 package promapi
 
 import (
-	"context"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -35,7 +34,7 @@ func TestSeriesRefusedByTheStoreAreCountedInStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake.expect(src)
-	st := src.Refresh(context.Background())
+	st := fake.refresh(t, src)
 	byName := map[string]model.TargetStatus{}
 	for _, s := range st {
 		byName[s.Name] = s

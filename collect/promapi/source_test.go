@@ -24,8 +24,9 @@ import (
 // other query of that refresh has been answered, with the error
 // Prometheus gives when a query outlives its timeout parameter: it fails
 // whatever the machine's load, and a Source that held the other queries
-// back until it answered would never return. The client's own timeout
-// plays no part (TestClientQueryTimeout tests it).
+// back until it answered would never return: fakeAPI.refresh bounds it
+// and fails the test. The client's own timeout plays no part
+// (TestClientQueryTimeout tests it).
 type fakeAPI struct {
 	mu      sync.Mutex
 	queries []string
@@ -48,6 +49,36 @@ func (f *fakeAPI) expect(src *Source) {
 	src.mu.Lock()
 	defer src.mu.Unlock()
 	f.perRefresh = len(src.queries) + 1
+}
+
+// perQueryAllowance is what a refresh against the fake may take per query
+// it sends: the fake answers in microseconds, and the slowest answer seen
+// under -race at load 10 on 2 cores took over 300 ms; a refresh sending
+// its queries one at a time at over three times that is still inside.
+const perQueryAllowance = time.Second
+
+// refresh is src.Refresh under a deadline of perQueryAllowance for each
+// query a refresh sends. A Source that sends its queries one at a time
+// waits on the slow one, which the fake answers only after all the
+// others: that would hang until go test's -timeout, and fails here
+// within a minute, saying so. No clock decides a query's fate: the
+// deadline ends only a refresh stuck for good.
+func (f *fakeAPI) refresh(t *testing.T, src *Source) []model.TargetStatus {
+	t.Helper()
+	f.mu.Lock()
+	n, slows := f.perRefresh, f.slows
+	f.mu.Unlock()
+	limit := time.Duration(n) * perQueryAllowance
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	st := src.Refresh(ctx)
+	if ctx.Err() != nil {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		t.Fatalf("a refresh did not return within %v (%v for each of its %d queries): the slow query was asked %d times, and %d other queries were answered while it waited for the %d of every refresh; does the Source send its queries one at a time?",
+			limit, perQueryAllowance, n, f.slows-slows, f.others, f.slows*(f.perRefresh-1))
+	}
+	return st
 }
 
 // fakeQueriesPerRefresh is what the Source asks the fake per refresh:
@@ -173,11 +204,11 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake.expect(src)
-	st := src.Refresh(context.Background())
+	st := fake.refresh(t, src)
 	clockMu.Lock()
 	now = now.Add(time.Second)
 	clockMu.Unlock()
-	st = src.Refresh(context.Background())
+	st = fake.refresh(t, src)
 	select {
 	case <-src.Updates():
 	default:
