@@ -270,6 +270,11 @@ const maxSelNames = 1 << 14
 // one run the same code on the same captured variables.
 func funcID(f func(string) bool) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&f)) }
 
+// SameFilter reports whether a and b are the same filter value (both nil,
+// or the same closure): a parse with one is a parse with the other. Go
+// cannot compare funcs; this compares what they point to.
+func SameFilter(a, b func(string) bool) bool { return funcID(a) == funcID(b) }
+
 // use readies d for filter: emptied when it holds another filter's
 // decisions; when it holds too many, emptied for good and marked tooMany.
 func (d *selDecisions) use(filter func(string) bool) {

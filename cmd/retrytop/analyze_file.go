@@ -80,9 +80,10 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	tr, translate := rs.translator()
 	hist := 2
 	for _, a := range args {
-		// unreadParser's, over dump.ValueParser: a frame whose text kept
-		// its previous frame's structure is read without parsing it.
-		rec, err := openTranslated(cmd.ErrOrStderr(), a, f.inputFormat, tr.Filter, parserFunc(tr.Parsing(dump.ValueParser{}.Parse)))
+		// unreadParser's, around the recording's own parse: a frame whose
+		// text kept its previous frame's structure is read without parsing.
+		rec, err := openTranslated(cmd.ErrOrStderr(), a, f.inputFormat, tr.Filter, nil,
+			func(p collect.Parser) collect.Parser { return parserFunc(tr.Parsing(p.Parse)) })
 		if err != nil {
 			return err
 		}

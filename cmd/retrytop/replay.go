@@ -130,11 +130,11 @@ func openRecording(errw io.Writer, path, format string, filter func(string) bool
 // an import drops before any parser) is opened whole instead: its targets
 // are then translated, found unread and named, as live, rather than "no
 // readable scrape", which is kept for a file with no scrape at all.
-func openTranslated(errw io.Writer, path, format string, filter func(string) bool, parser collect.Parser) (dump.Recording, error) {
+func openTranslated(errw io.Writer, path, format string, filter func(string) bool, parser collect.Parser, wrap func(collect.Parser) collect.Parser) (dump.Recording, error) {
 	if format != "" && !slices.Contains(dump.Formats, format) {
 		return nil, withCode(exitUsage, fmt.Errorf("unknown --input-format %q (want one of %s)", format, strings.Join(dump.Formats, ", ")))
 	}
-	rec, err := dump.OpenRecording(path, dump.OpenOptions{Format: format, Filter: filter, Parser: parser})
+	rec, err := dump.OpenRecording(path, dump.OpenOptions{Format: format, Filter: filter, Parser: parser, Wrap: wrap})
 	if err != nil {
 		return nil, withCode(exitNoData, err)
 	}
@@ -178,7 +178,7 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 		return withCode(exitUsage, err)
 	}
 	dialects := newReplayDialects(rs)
-	rec, err := openTranslated(errw, path, f.format, dialects.filter, dialects.parser())
+	rec, err := openTranslated(errw, path, f.format, dialects.filter, dialects.parser(), nil)
 	if err != nil {
 		return err
 	}

@@ -121,7 +121,7 @@ func TestReplayDialectsAndUnreadBadge(t *testing.T) {
 	}
 	d := newReplayDialects(rs)
 	var errs strings.Builder
-	rec, err := openTranslated(&errs, path, "", d.filter, d.parser())
+	rec, err := openTranslated(&errs, path, "", d.filter, d.parser(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,15 @@
 package dump
 
 import (
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/retrytop/retrytop/collect"
 )
 
 // benchDump is a 1-hour dump of 10 targets x 2,016 series at 1 s (36,000
@@ -291,4 +294,47 @@ func BenchmarkTokenize(b *testing.B) {
 		}
 		b.ReportMetric(float64(reuse)/float64(scratch), "reuse/scratch")
 	})
+}
+
+// BenchmarkSnapshotValueMaps reads the benchmark dump's entries in order
+// as a recording's snapshots, through value maps and by parsing every
+// frame (noValueMaps, the anchor), 100 entries of each in turn in one
+// run: maps/parse is the first's time over the second's (docs/
+// performance.md, "analyze, whole recording, round 6").
+func BenchmarkSnapshotValueMaps(b *testing.B) {
+	path := BenchDumpPath(b)
+	open := func() *dumpRecording {
+		r, err := Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := newDumpRecording(r, collect.ExpfmtParser{}, nil)
+		b.Cleanup(func() { d.Close() })
+		return d
+	}
+	read := func(d *dumpRecording, i int, parse bool) {
+		noValueMaps = parse
+		defer func() { noValueMaps = false }()
+		if _, err := d.Snapshot(i % d.Len()); err != nil {
+			var se *ScrapeError
+			if !errors.As(err, &se) {
+				b.Fatal(err)
+			}
+		}
+	}
+	maps, parse := open(), open()
+	var tm, tp time.Duration
+	b.ReportAllocs()
+	for i := 0; i < b.N; i += 100 {
+		t0 := time.Now()
+		for k := i; k < i+100; k++ {
+			read(maps, k, false)
+		}
+		t1 := time.Now()
+		for k := i; k < i+100; k++ {
+			read(parse, k, true)
+		}
+		tm, tp = tm+t1.Sub(t0), tp+time.Since(t1)
+	}
+	b.ReportMetric(float64(tm)/float64(tp), "maps/parse")
 }

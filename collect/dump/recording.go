@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/retrytop/retrytop/collect"
@@ -58,10 +59,20 @@ type OpenOptions struct {
 	// Target names imported series without an instance label (default:
 	// the file's base name).
 	Target string
+	// Wrap, when not nil, puts the caller's parse around the recording's
+	// own (a dialect translator's Parsing, which must see every parse):
+	// the recording parses with Wrap(p), where p is collect.ExpfmtParser
+	// that reads a dump's frame whose text kept its previous frame's
+	// structure through a value map instead of parsing it (values.go).
+	// Each Fork wraps its own p. Parser is then not used.
+	Wrap func(p collect.Parser) collect.Parser
 }
 
 // OpenRecording opens a dump or imports a file in another format.
 func OpenRecording(path string, opts OpenOptions) (Recording, error) {
+	if opts.Wrap != nil {
+		opts.Parser = opts.Wrap(collect.ExpfmtParser{}) // imports: no value maps
+	}
 	if opts.Parser == nil {
 		opts.Parser = collect.ExpfmtParser{}
 	}
@@ -86,6 +97,9 @@ func OpenRecording(path string, opts OpenOptions) (Recording, error) {
 		if err != nil {
 			return nil, err
 		}
+		if opts.Wrap != nil {
+			return newWrappedRecording(r, opts.Wrap, opts.Filter, new(atomic.Int64)), nil
+		}
 		return newDumpRecording(r, opts.Parser, opts.Filter), nil
 	}
 	var problems []error
@@ -103,14 +117,25 @@ type dumpRecording struct {
 	r      *Reader
 	parser collect.Parser
 	filter func(string) bool
-	// vals holds each target's last mapped parse (values.go); used under
-	// r's lock only.
-	vals   map[string]*valueState
-	mapped int // frames read through a map
+	wrap   func(collect.Parser) collect.Parser // OpenOptions.Wrap, for Forks
+	// vals holds each target's last mapped parse (values.go), kept the
+	// bytes they keep, shared with Forks; reading is the frame being
+	// parsed under wrap. All used under r's lock only.
+	vals    map[string]*valueState
+	kept    *atomic.Int64
+	reading *valueFrame
+	mapped  int // frames read through a map
 }
 
 func newDumpRecording(r *Reader, parser collect.Parser, filter func(string) bool) *dumpRecording {
-	return &dumpRecording{r: r, parser: parser, filter: filter, vals: make(map[string]*valueState)}
+	return &dumpRecording{r: r, parser: parser, filter: filter, vals: make(map[string]*valueState), kept: new(atomic.Int64)}
+}
+
+// newWrappedRecording is a recording parsing with wrap(its own parse).
+func newWrappedRecording(r *Reader, wrap func(collect.Parser) collect.Parser, filter func(string) bool, kept *atomic.Int64) *dumpRecording {
+	d := &dumpRecording{r: r, filter: filter, wrap: wrap, vals: make(map[string]*valueState), kept: kept}
+	d.parser = wrap(ownParser{d})
+	return d
 }
 
 func (d *dumpRecording) Len() int             { return d.r.Len() }
@@ -119,14 +144,27 @@ func (d *dumpRecording) Time(i int) time.Time { return d.r.Info(i).Time }
 func (d *dumpRecording) Targets() []string    { return d.r.Targets() }
 func (d *dumpRecording) Problems() []error    { return d.r.Problems() }
 func (d *dumpRecording) Format() string       { return FormatDump }
-func (d *dumpRecording) Close() error         { return d.r.Close() }
+
+// Close closes the recording and gives back what its value maps keep.
+func (d *dumpRecording) Close() error {
+	for _, vs := range d.vals {
+		d.kept.Add(-vs.size)
+	}
+	clear(d.vals)
+	return d.r.Close()
+}
 
 func (d *dumpRecording) Fork() (Recording, error) {
 	c, err := d.r.Clone()
 	if err != nil {
 		return nil, err
 	}
-	return newDumpRecording(c, d.parser, d.filter), nil
+	if d.wrap != nil {
+		return newWrappedRecording(c, d.wrap, d.filter, d.kept), nil
+	}
+	f := newDumpRecording(c, d.parser, d.filter)
+	f.kept = d.kept
+	return f, nil
 }
 
 // Reader returns the dump under the recording.

@@ -2,8 +2,7 @@ package dump
 
 import (
 	"bytes"
-	"sync"
-	"unsafe"
+	"sync/atomic"
 
 	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/model"
@@ -42,6 +41,30 @@ type valueState struct {
 	structure []byte // the mapped frame's structure (a copy)
 	slots     *collect.SlotMap
 	changed   []bool // scratch: the slots whose number changed
+	size      int64  // what it keeps, as valueMapSize reckons it
+}
+
+// maxValueMapBytes bounds what the value maps of a recording and all its
+// Forks keep, in total: a map holds its frame's structure, a destination
+// per slot and a copy of the parse (for 2,016 series about 0.4 MB). Past
+// it a target's frames are parsed, as without maps: the targets mapped
+// first keep theirs (a bound by recency would evict every map before its
+// next use when targets are read round robin, as loading reads them).
+var maxValueMapBytes int64 = 64 << 20 // a var: the tests lower it
+
+// valueMapSize reckons what a map keeps: its structure, a slot
+// destination (16 bytes) and a number's share of the slice headers per
+// slot, and the parse at collect.ParseCost bytes per byte of body.
+func valueMapSize(structure, body, slots int) int64 {
+	return int64(structure) + 24*int64(slots) + collect.ParseCost*int64(body)
+}
+
+// forget drops target's map, giving its bytes back.
+func (v *valueFrame) forget(target string) {
+	if vs := v.vals[target]; vs != nil {
+		v.kept.Add(-vs.size)
+		delete(v.vals, target)
+	}
 }
 
 // valueFrame is a frame lent to the parse of a recording's snapshot: the
@@ -50,7 +73,8 @@ type valueFrame struct {
 	f      *lentFrame
 	filter func(string) bool
 	vals   map[string]*valueState
-	mapped *int // counts the frames read through a map (the tests')
+	mapped *int          // counts the frames read through a map (the tests')
+	kept   *atomic.Int64 // the bytes the maps of the recording and its Forks keep
 }
 
 // parse reads the frame as p.Parse would: through the target's map when
@@ -74,38 +98,44 @@ func (v *valueFrame) parse(p collect.ExpfmtParser) ([]model.Family, error) {
 		}
 	}
 	fams, vm, err := p.ParseValues(f.Target, f.Body, f.ContentType, v.filter)
+	v.forget(f.Target)
 	if err != nil {
-		delete(v.vals, f.Target)
 		return nil, err
 	}
-	if sm := vm.Bind(fams, f.offs); sm != nil && !noValueMaps {
+	size := valueMapSize(len(f.structure), len(f.Body), len(f.offs)/2)
+	if noValueMaps || v.kept.Load()+size > maxValueMapBytes {
+		return fams, nil
+	}
+	if sm := vm.Bind(fams, f.offs); sm != nil {
 		if vs == nil {
 			vs = &valueState{}
-			v.vals[f.Target] = vs
 		}
-		vs.idx, vs.ct, vs.slots = f.idx, f.ContentType, sm
+		vs.idx, vs.ct, vs.slots, vs.size = f.idx, f.ContentType, sm, size
 		vs.structure = append(vs.structure[:0], f.structure...)
-	} else {
-		delete(v.vals, f.Target)
+		v.vals[f.Target] = vs
+		v.kept.Add(size)
 	}
 	return fams, nil
 }
 
 // snapshotValues is Snapshot of a dump: the frame is decoded and lent
 // (not copied) to the parse, which reads it through the target's map
-// when the recording's parser is collect.ExpfmtParser, or ValueParser
-// under a wrapper (a dialect translator's Parsing).
+// when the recording's parser is collect.ExpfmtParser, or its own parse
+// under OpenOptions.Wrap (a dialect translator's Parsing).
 func (d *dumpRecording) snapshotValues(i int) (*model.Snapshot, error) {
 	var snap *model.Snapshot
 	var scrapeErr error
 	err := d.r.frameLent(i, func(f *lentFrame) error {
-		v := &valueFrame{f: f, filter: d.filter, vals: d.vals, mapped: &d.mapped}
+		v := &valueFrame{f: f, filter: d.filter, vals: d.vals, mapped: &d.mapped, kept: d.kept}
 		var fams []model.Family
 		var err error
 		if p, ok := d.parser.(collect.ExpfmtParser); ok {
 			fams, err = v.parse(p)
 		} else {
-			fams, err = v.parseThrough(d.parser)
+			// Under Wrap, the wrapper calls ownParser, which finds v here.
+			d.reading = v
+			fams, err = d.parser.Parse(f.Target, f.Body, f.ContentType, d.filter)
+			d.reading = nil
 		}
 		if err != nil {
 			return err
@@ -124,48 +154,19 @@ func (d *dumpRecording) snapshotValues(i int) (*model.Snapshot, error) {
 	return snap, nil
 }
 
-// lent holds the frames lent to a parser, by their body's first byte:
-// ValueParser finds the frame of the body it is asked to parse there.
-var lent sync.Map // *byte -> *valueFrame
-
-// parseThrough has parser parse the frame, with the frame lent to a
-// ValueParser parser may call.
-func (v *valueFrame) parseThrough(parser collect.Parser) ([]model.Family, error) {
-	f := v.f
-	if len(f.Body) == 0 {
-		return parser.Parse(f.Target, f.Body, f.ContentType, v.filter)
-	}
-	key := unsafe.SliceData(f.Body)
-	lent.Store(key, v)
-	defer lent.Delete(key)
-	return parser.Parse(f.Target, f.Body, f.ContentType, v.filter)
-}
-
-// ValueParser is collect.ExpfmtParser, which reads a dump recording's
-// frames through the recording's value maps when it is the parser a
-// wrapper calls (a dialect translator's Parsing of ValueParser.Parse as
-// OpenOptions.Parser): the wrapper still sees every parse, and its own
-// decisions stand. A body that is not the recording's frame being read,
-// or is asked with another filter, is parsed.
-type ValueParser struct{ collect.ExpfmtParser }
+// ownParser is a dump recording's own parse under OpenOptions.Wrap: the
+// frame the recording is reading (that very body, with the recording's
+// filter) goes through its value maps; anything else, such as the
+// wrapper's unfiltered parse of the same body, is parsed.
+type ownParser struct{ d *dumpRecording }
 
 // Parse implements collect.Parser.
-func (p ValueParser) Parse(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, error) {
-	if len(body) > 0 {
-		if x, ok := lent.Load(unsafe.SliceData(body)); ok {
-			v := x.(*valueFrame)
-			if f := v.f; f.Target == target && len(f.Body) == len(body) && f.ContentType == contentType && sameFunc(filter, v.filter) {
-				return v.parse(p.ExpfmtParser)
-			}
-		}
+func (p ownParser) Parse(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, error) {
+	if v := p.d.reading; v != nil && len(body) > 0 && len(body) == len(v.f.Body) && &body[0] == &v.f.Body[0] &&
+		v.f.Target == target && v.f.ContentType == contentType && collect.SameFilter(filter, v.filter) {
+		return v.parse(collect.ExpfmtParser{})
 	}
-	return p.ExpfmtParser.Parse(target, body, contentType, filter)
-}
-
-// sameFunc reports whether a and b are the same func value (both nil, or
-// the same closure).
-func sameFunc(a, b func(string) bool) bool {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b))
+	return collect.ExpfmtParser{}.Parse(target, body, contentType, filter)
 }
 
 // noValueMaps makes every frame parse (the tests' and benchmarks' anchor).

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -231,15 +232,19 @@ func compareSnapshots(t *testing.T, what string, got, want *model.Snapshot, gerr
 	}
 }
 
-// wrapParser calls ValueParser as a dialect translator's Parsing does:
-// through a func, and every third parse first unfiltered (a whole parse
-// that names every family), then filtered.
-type wrapParser struct{ n int }
+// wrapParser calls the recording's own parse as a dialect translator's
+// Parsing does (OpenOptions.Wrap): through a func, and every third parse
+// first unfiltered (a whole parse that names every family), then
+// filtered.
+type wrapParser struct {
+	inner collect.Parser
+	n     int
+}
 
 func (w *wrapParser) Parse(target string, body []byte, ct string, filter func(string) bool) ([]model.Family, error) {
 	w.n++
 	if w.n%3 == 0 && filter != nil {
-		all, err := ValueParser{}.Parse(target, body, ct, nil)
+		all, err := w.inner.Parse(target, body, ct, nil)
 		if err == nil {
 			kept := all[:0:0]
 			for _, f := range all {
@@ -250,12 +255,12 @@ func (w *wrapParser) Parse(target string, body []byte, ct string, filter func(st
 			_ = kept // the translator keeps these; the filtered parse must agree with them
 		}
 	}
-	return ValueParser{}.Parse(target, body, ct, filter)
+	return w.inner.Parse(target, body, ct, filter)
 }
 
 // TestValuesEqualParse reads every dump fixture and generated dumps
 // through value maps, in order, backwards, at random and through a Fork,
-// with and without a filter, and through ValueParser under a wrapper:
+// with and without a filter, and under a wrapper (OpenOptions.Wrap):
 // each snapshot must equal the one a copy of the frame parsed by
 // collect.ExpfmtParser gives (floats by their bits, errors by their
 // text). Generated dumps must go through a map most of the time, or the
@@ -285,15 +290,14 @@ func TestValuesEqualParse(t *testing.T) {
 	}
 	for _, in := range inputs {
 		for _, filter := range []func(string) bool{nil, valFilter} {
-			for _, via := range []string{"ExpfmtParser", "wrapped ValueParser"} {
+			for _, via := range []string{"ExpfmtParser", "wrapped"} {
 				name := fmt.Sprintf("%s, filter %v, %s", in.name, filter != nil, via)
 				t.Run(name, func(t *testing.T) {
 					ref := openBytes(t, in.data)
-					var parser collect.Parser = collect.ExpfmtParser{}
+					d := newDumpRecording(openBytes(t, in.data), collect.ExpfmtParser{}, filter)
 					if via != "ExpfmtParser" {
-						parser = &wrapParser{}
+						d = newWrappedRecording(openBytes(t, in.data), func(p collect.Parser) collect.Parser { return &wrapParser{inner: p} }, filter, new(atomic.Int64))
 					}
-					d := newDumpRecording(openBytes(t, in.data), parser, filter)
 					n := d.Len()
 					check := func(d *dumpRecording, order string, i int) {
 						got, gerr := d.Snapshot(i)
@@ -503,4 +507,66 @@ func FuzzValueMap(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestValueMapsBoundedInTotal: what the value maps keep is counted over a
+// recording and its Forks together, never passes maxValueMapBytes, and is
+// given back when they close; a target that finds no room is parsed, with
+// the same snapshots. Two targets, a budget with room for one map: the
+// first target mapped keeps its map, the other parses every frame.
+func TestValueMapsBoundedInTotal(t *testing.T) {
+	data := valDump(t, 1, 60, 1000)
+	ref := openBytes(t, data)
+	d := newDumpRecording(openBytes(t, data), collect.ExpfmtParser{}, nil)
+	n := d.Len()
+	for i := 0; i < n; i++ {
+		got, gerr := d.Snapshot(i)
+		want, werr := refSnapshot(ref, i, nil)
+		compareSnapshots(t, fmt.Sprintf("entry %d", i), got, want, gerr, werr)
+	}
+	if len(d.vals) != 2 {
+		t.Fatalf("%d targets mapped without a bound, want 2", len(d.vals))
+	}
+	var one, all int64
+	for _, vs := range d.vals {
+		one = max(one, vs.size)
+		all += vs.size
+	}
+	if got := d.kept.Load(); got != all || all == 0 {
+		t.Fatalf("kept %d bytes, the maps reckon %d", got, all)
+	}
+	d.Close()
+	if got := d.kept.Load(); got != 0 {
+		t.Fatalf("kept %d bytes after Close, want 0", got)
+	}
+
+	defer func(old int64) { maxValueMapBytes = old }(maxValueMapBytes)
+	maxValueMapBytes = one + one/2 // room for one map, not two
+	d = newDumpRecording(openBytes(t, data), collect.ExpfmtParser{}, nil)
+	f, err := d.Fork()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := f.(*dumpRecording)
+	for i := 0; i < n; i++ {
+		for _, r := range []*dumpRecording{d, fd} {
+			got, gerr := r.Snapshot(i)
+			want, werr := refSnapshot(ref, i, nil)
+			compareSnapshots(t, fmt.Sprintf("entry %d", i), got, want, gerr, werr)
+			if k := d.kept.Load(); k > maxValueMapBytes {
+				t.Fatalf("entry %d: maps keep %d bytes, over the bound %d", i, k, maxValueMapBytes)
+			}
+		}
+	}
+	if got := len(d.vals) + len(fd.vals); got != 1 {
+		t.Errorf("%d maps kept by the recording and its Fork, want 1 (room for one)", got)
+	}
+	if d.mapped+fd.mapped == 0 {
+		t.Error("no frame read through the one map there was room for")
+	}
+	fd.Close()
+	d.Close()
+	if got := d.kept.Load(); got != 0 {
+		t.Fatalf("kept %d bytes after both closed, want 0", got)
+	}
 }
