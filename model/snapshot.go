@@ -180,6 +180,8 @@ func (s *Snapshot) eachFlat(fn func(r *flatRef)) {
 // flatIter walks a snapshot's flat series in exposition order, r holding
 // the current one: a loop over it keeps its state in locals, where a
 // callback per series (eachFlat) is a call through a closure.
+// storeIter (store_iter.go) walks the same series for Append's loop: a
+// change to the order here is one there (TestStoreIterEqualsFlatIter).
 type flatIter struct {
 	fams []Family
 	i, j int // family, sample

@@ -17,7 +17,10 @@ type SinceReader struct {
 // identity: name, 0xff and Labels.AppendKey of its labels) and its labels,
 // in no particular order. pts is the reader's and valid only until fn
 // returns; labels are the store's, never to be written. fn runs under the
-// store's read lock: it must not call the store.
+// store's read lock: it must not call the store, and Append waits for it,
+// so it is for a store nobody appends to meanwhile (analyze's loading,
+// which appends and reduces on one goroutine) or for short folds; a live
+// reader copies with SelectSince.
 func (s *Store) EachSince(rd *SinceReader, target, name string, sinceMs int64, fn func(key string, labels Labels, pts []Point)) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
