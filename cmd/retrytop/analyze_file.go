@@ -80,10 +80,9 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	tr, translate := rs.translator()
 	hist := 2
 	for _, a := range args {
-		// unreadParser's, around the recording's own parse: a frame whose
-		// text kept its previous frame's structure is read without parsing.
-		rec, err := openTranslated(cmd.ErrOrStderr(), a, f.inputFormat, tr.Filter, nil,
-			func(p collect.Parser) collect.Parser { return parserFunc(tr.Parsing(p.Parse)) })
+		// tr.Parsing around the recording's own parse: a frame whose text
+		// kept its previous frame's structure is read without parsing.
+		rec, err := openTranslated(cmd.ErrOrStderr(), a, f.inputFormat, tr.Filter, nil, unreadWrap(tr))
 		if err != nil {
 			return err
 		}

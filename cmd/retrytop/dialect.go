@@ -103,7 +103,14 @@ func (f parserFunc) Parse(target string, body []byte, contentType string, filter
 // unreadParser parses through tr.Parsing: a target no dialect reads has
 // one scrape parsed whole, so that tr.Unread names its families.
 func unreadParser(tr *dialect.Translator) collect.Parser {
-	return parserFunc(tr.Parsing(collect.ExpfmtParser{}.Parse))
+	return unreadWrap(tr)(collect.ExpfmtParser{})
+}
+
+// unreadWrap puts tr.Parsing around a parse (dump.OpenOptions.Wrap): a
+// recording's own parse, which reads a frame that kept its structure
+// through a value map, then stays under the translator's eye.
+func unreadWrap(tr *dialect.Translator) func(collect.Parser) collect.Parser {
+	return func(p collect.Parser) collect.Parser { return parserFunc(tr.Parsing(p.Parse)) }
 }
 
 // explainUnread words every NO_RETRY_SIGNALS finding of a target no
