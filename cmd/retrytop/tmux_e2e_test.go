@@ -140,8 +140,10 @@ func TestTmuxDemoDashboard(t *testing.T) {
 	// Escape and the next key sent together read as alt+key: wait for the
 	// overview before the next key.
 	s.keys("Escape")
+	// The detail gone, not only OVERVIEW on screen: were the Escape still
+	// unread, the next key would join it as alt+key.
 	s.waitFor("the overview again", 10*time.Second, func(scr string) bool {
-		return strings.Contains(scr, "OVERVIEW")
+		return strings.Contains(scr, "OVERVIEW") && !strings.Contains(scr, "DETAIL")
 	})
 	// The last row is the service: G selects it, enter opens its detail.
 	s.keys("G")
@@ -156,11 +158,13 @@ func TestTmuxDemoDashboard(t *testing.T) {
 	})
 	s.keys("Escape")
 	s.waitFor("the overview again", 10*time.Second, func(scr string) bool {
-		return strings.Contains(scr, "OVERVIEW")
+		return strings.Contains(scr, "OVERVIEW") && !strings.Contains(scr, "RESPONSES") // the service detail's chart
 	})
 	s.keys("?")
+	// The help's own title: the footer says "quit" and "pause" in every
+	// view, so they alone would not show that ? was read.
 	s.waitFor("the help view", 10*time.Second, func(scr string) bool {
-		return strings.Contains(scr, "quit") && strings.Contains(scr, "pause")
+		return strings.Contains(scr, "esc or ? closes") && strings.Contains(scr, "quit") && strings.Contains(scr, "pause")
 	})
 	s.keys("q")
 	s.waitExit(status, 20*time.Second)
