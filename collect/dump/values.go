@@ -25,7 +25,9 @@ import (
 //
 // Anything else parses: the first frame of a target (of each Fork: a
 // recording's map belongs to its own reader), another structure or
-// content type, a parser other than collect.ExpfmtParser, a body the fast
+// content type, a parser other than collect.ExpfmtParser (or the
+// recording's own under OpenOptions.Wrap), a target past the maps' bound
+// (maxValueMapBytes), a body the fast
 // path does not take, a parse whose map refuses (a field derived from
 // two numbers, buckets the parser reorders, a number read other than as
 // a value), a value the parser would have decided on otherwise (Apply
