@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/prometheus/model/textparse"
 
 	"github.com/retrytop/retrytop/collect"
-	"github.com/retrytop/retrytop/collect/dialect"
+	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
 )
 

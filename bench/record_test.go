@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/collect"
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -200,7 +200,7 @@ func BenchmarkRecord(b *testing.B) {
 // BenchmarkRecordAppend is the dump's part of BenchmarkRecord alone:
 // Writer.Append of the bodies record's server serves (one body, or 60
 // steps in turn for -changing), to a file as record writes it. For
-// profiles (-cpuprofile) and before/after runs of collect/dump; the
+// profiles (-cpuprofile) and before/after runs of dump; the
 // figures of issue 19 are BenchmarkRecord's ratios.
 func BenchmarkRecordAppend(b *testing.B) {
 	for _, name := range []string{"envoy2k", "gosvc2k", "envoy2k-changing"} {

@@ -11,7 +11,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/retrytop/retrytop/collect"
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 )
 

@@ -19,7 +19,7 @@ type Config struct {
 	// Links tie a dependency label value to a service where no naming
 	// rule does (docs/config.md, "Identity and links").
 	Links []LinkConfig `yaml:"links"`
-	// Dialects holds custom dialect mappings; collect/dialect's
+	// Dialects holds custom dialect mappings; dialect's
 	// ParseMappings reads them from the same file.
 	Dialects any `yaml:"dialects"`
 	// Theme names the dashboard's colours (--theme wins); Keys remaps its

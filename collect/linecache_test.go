@@ -293,7 +293,7 @@ func TestLineCacheMatchesUncached(t *testing.T) {
 // fixture after every other, and the generated Envoy body at two sizes.
 func TestLineCacheAcrossBodies(t *testing.T) {
 	var bodies [][]byte
-	for _, dir := range []string{"testdata", "dialect/testdata"} {
+	for _, dir := range []string{"testdata", "../dialect/testdata"} {
 		m, _ := filepath.Glob(filepath.Join(dir, "*.prom"))
 		for _, f := range m {
 			b, err := os.ReadFile(f)

@@ -84,7 +84,7 @@ type Options struct {
 	MaxConcurrent int
 	// Translate, when set, rewrites every parsed snapshot before it is
 	// stored: a dialect turning an emitter's families into the metric
-	// contract (collect/dialect's Translator.Translate). dialect is the
+	// contract (dialect's Translator.Translate). dialect is the
 	// target's Target.Dialect ("" to detect); it returns the snapshot to
 	// store and the dialect name(s) shown in the target's status. An error
 	// (an unknown dialect) fails the scrape with that message. It is called
@@ -96,7 +96,7 @@ type Options struct {
 	// twice at once): with the body exactly as served (after gzip) and its
 	// Content-Type when the fetch succeeded, whether or not it then
 	// parses; with err (sanitised, no secrets) when the fetch failed. body
-	// is valid only during the call. A recorder (collect/dump) hooks in
+	// is valid only during the call. A recorder (dump) hooks in
 	// here.
 	OnScrape func(target string, at time.Time, body []byte, contentType string, err error)
 	// ParseEvery, when positive, makes the scraper parse a target's body
@@ -112,7 +112,7 @@ type Options struct {
 	// state kept per target elsewhere (a dialect Translator's) can go too.
 	OnForget func(target string)
 	// Discover, when set, runs in its own goroutine while Run runs and
-	// calls set with every new target set (collect/discovery re-reading
+	// calls set with every new target set (discovery re-reading
 	// file_sd files); set is SetTargets. It must return when ctx ends.
 	Discover func(ctx context.Context, set func([]Target))
 }

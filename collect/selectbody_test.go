@@ -21,7 +21,7 @@ func TestSelectBodyParsesAlike(t *testing.T) {
 	}
 	envoy, _ := genEnvoy(300, false)
 	bodies := map[string]fixture{"generated envoy": {envoy, selTextType}}
-	for _, dir := range []string{"testdata", "dialect/testdata"} {
+	for _, dir := range []string{"testdata", "../dialect/testdata"} {
 		for _, ext := range []string{"*.prom", "*.om"} {
 			m, _ := filepath.Glob(filepath.Join(dir, ext))
 			for _, f := range m {

@@ -31,7 +31,7 @@ type Target struct {
 	// Layer optionally groups targets for display (e.g. "edge", "app").
 	Layer string
 	// Dialect forces how the target's exposition is read (e.g. "envoy",
-	// see collect/dialect); empty means detected from the exposition.
+	// see dialect); empty means detected from the exposition.
 	// Only used when Options.Translate is set.
 	Dialect string
 	// Interval between scrapes; zero means DefaultInterval.

@@ -1727,7 +1727,7 @@ func quantilesSorted(qs []model.QuantileValue) bool {
 
 // Value maps. A target's next body mostly differs from its previous one
 // in its numbers only (a dump stores the structure, the text with a slot
-// where each number is, apart from the numbers: collect/dump). Its parse
+// where each number is, apart from the numbers: dump). Its parse
 // is then the previous parse with each number put where its token went,
 // through the conversion the parser applied to the token's text: a
 // ValueMap records, for a body the fast path parsed, each value and

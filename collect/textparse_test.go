@@ -75,7 +75,7 @@ func checkFastText(t *testing.T, name string, body []byte, filter func(string) b
 
 func TestFastTextMatchesExpfmt(t *testing.T) {
 	var files []string
-	for _, dir := range []string{"testdata", "dialect/testdata"} {
+	for _, dir := range []string{"testdata", "../dialect/testdata"} {
 		m, _ := filepath.Glob(filepath.Join(dir, "*.prom"))
 		files = append(files, m...)
 	}

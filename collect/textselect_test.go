@@ -57,7 +57,7 @@ var selectFilters = map[string]func(string) bool{
 
 func TestFastTextSelectMatchesPreFilter(t *testing.T) {
 	var files []string
-	for _, dir := range []string{"testdata", "dialect/testdata"} {
+	for _, dir := range []string{"testdata", "../dialect/testdata"} {
 		m, _ := filepath.Glob(filepath.Join(dir, "*.prom"))
 		files = append(files, m...)
 	}

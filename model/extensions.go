@@ -1,7 +1,7 @@
 package model
 
 // Families outside the metric contract (docs/metrics.md) that dialects
-// (collect/dialect, docs/dialects.md) emit for signals some emitters provide
+// (dialect, docs/dialects.md) emit for signals some emitters provide
 // and the contract has no family for. They carry the dependency label like
 // the contract's families. analysis does not read them yet.
 const (

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/replay"
 )

@@ -35,7 +35,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 )
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect/dialect"
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -37,8 +37,8 @@ func benchTransform() Transform {
 }
 
 // BenchmarkReopenSeek is `retrytop replay FILE` opened a second time, on
-// collect/dump's 1-hour dump (RETRYTOP_BENCH_DUMP=FILE; make it with
-// `RETRYTOP_BENCH_DUMP=FILE go test ./collect/dump -run '^$' -bench
+// dump's 1-hour dump (RETRYTOP_BENCH_DUMP=FILE; make it with
+// `RETRYTOP_BENCH_DUMP=FILE go test ./dump -run '^$' -bench
 // AnalyzeWindow -benchtime 1x`), the Envoy dialect translating, as replay
 // runs. The index is built once and written in this format and in the
 // gob of round 4 (gobindex_test.go); then each round, on a new player

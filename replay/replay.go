@@ -7,7 +7,7 @@
 //
 // It sits above analysis, beside ui: its timeline bar marks the bins where
 // findings' thresholds were crossed (analysis.Timeline), so it reads
-// conclusions, while collect/dump below it only hands over snapshots.
+// conclusions, while dump below it only hands over snapshots.
 //
 // Time is injected: Options.Now is the wall clock that drives playback and
 // Options.After the timer Run waits on, so tests move the clock by hand
@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -59,7 +59,7 @@ type Options struct {
 	QuickLookback time.Duration
 	// NewTransform, when set, makes the function that rewrites every
 	// snapshot before it is stored, as the scraper's Translate does live
-	// (collect/dialect). It is called for every rebuild of the store and
+	// (dialect). It is called for every rebuild of the store and
 	// for ComputeSpikes, so a stateful transform starts afresh; each
 	// transform is called in time order from one goroutine at a time.
 	NewTransform func() Transform

@@ -13,7 +13,7 @@
 #   -v            also print the raw `go test -bench` output
 #   BENCH_REGEXP  the benchmarks to run (default: all of bench/)
 #   -s            also the replay seek and analyze-window figures, in
-#                 seconds against the issue's goals: collect/dump's
+#                 seconds against the issue's goals: dump's
 #                 BenchmarkReplaySeek (without the seek index),
 #                 BenchmarkReplaySeekIndexed (with it; also as a ratio to
 #                 decoding the lookback's frames) and BenchmarkAnalyzeWindow
@@ -95,12 +95,12 @@ go test -run '^$' -bench "$pattern" -benchtime 1x -timeout 30m . >"$out"
 case "$pattern" in
 *DumpSize*)
 	# The demo's dump size: sim's baseline scenario recorded for 10
-	# minutes of virtual time (collect/dump TestDemoVirtualBytesPerSample,
+	# minutes of virtual time (dump TestDemoVirtualBytesPerSample,
 	# about a minute of CPU), beside zstd -19 --long over its bodies. A
 	# recording in real time is noisier and larger (docs/performance.md,
-	# "The codec, round 3"): RETRYTOP_DEMO_RECORD=10m go test ./collect/dump
+	# "The codec, round 3"): RETRYTOP_DEMO_RECORD=10m go test ./dump
 	# -run DemoBytesPerSample -v takes 10 minutes.
-	(cd .. && RETRYTOP_DEMO_VIRTUAL=10m go test ./collect/dump -count=1 -run '^TestDemoVirtualBytesPerSample$' -v -timeout 10m) |
+	(cd .. && RETRYTOP_DEMO_VIRTUAL=10m go test ./dump -count=1 -run '^TestDemoVirtualBytesPerSample$' -v -timeout 10m) |
 		awk '/figure dump-bytes-per-sample/ {for (i = 1; i < NF; i++) if ($i == "dump-bytes-per-sample" || $i == "ratio-dump/zstd") print "demo/" $i, $(i+1)}' >>"$out"
 	;;
 esac
@@ -118,7 +118,7 @@ if [ "$seek" = 1 ]; then
 	# (not timed; its build time and size are printed), and each round's
 	# seek over decoding (no parse) the lookback's frames at the same
 	# playhead, the median.
-	(cd .. && go test ./collect/dump -run '^$' -bench 'ReplaySeek/(quick|full)/dialects|ReplaySeekIndexed|AnalyzeWindow' -benchtime 3x -benchmem -timeout 30m) |
+	(cd .. && go test ./dump -run '^$' -bench 'ReplaySeek/(quick|full)/dialects|ReplaySeekIndexed|AnalyzeWindow' -benchtime 3x -benchmem -timeout 30m) |
 		awk '/^BenchmarkReplaySeek\/quick/ {print "seek/quick " $3} /^BenchmarkReplaySeek\/full/ {print "seek/full " $3}
 			/^BenchmarkReplaySeekIndexed\/seek/ {for (i = 3; i < NF; i++) {if ($(i+1) == "ns/op") print "seek/indexed " $i; if ($(i+1) == "cpu-ms/op") print "seek/indexed-cpu-ms " $i; if ($(i+1) == "index-s") print "seek/index-s " $i; if ($(i+1) == "index-MB") print "seek/index-MB " $i}}
 			/^BenchmarkReplaySeekIndexed\/ratio-noindex/ {for (i = 3; i < NF; i++) if ($(i+1) == "seek/decode") print "seek/ratio-noindex " $i; next}

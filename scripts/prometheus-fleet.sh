@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs BenchmarkFleetRefresh200 (collect/promapi/fleet_bench_test.go): 200
+# Runs BenchmarkFleetRefresh200 (promapi/fleet_bench_test.go): 200
 # replicas behind a real Prometheus, refreshed as `watch --prometheus` does,
 # COUNT times (default 3), and prints each metric's range (min-max) per
 # sub-benchmark, as docs/performance.md ("Fleets through Prometheus")
@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-$(mktemp)}
-RETRYTOP_REQUIRE_PEERS=1 go test ./collect/promapi -run '^$' -bench FleetRefresh200 -benchmem \
+RETRYTOP_REQUIRE_PEERS=1 go test ./promapi -run '^$' -bench FleetRefresh200 -benchmem \
 	-benchtime "${BENCHTIME:-20x}" -count "${COUNT:-3}" -timeout 90m | tee "$out"
 echo
 echo "ranges over the runs ($out):"

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/collect"
-	"github.com/retrytop/retrytop/collect/dialect"
+	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
 )
 

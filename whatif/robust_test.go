@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/policy"
 )
@@ -16,9 +16,9 @@ import (
 func TestFitOtherRecordings(t *testing.T) {
 	specs, _ := policy.Parse("recorded,envoy,finagle,grpc,sre,aws,bounded,none")
 	for _, path := range []string{
-		"../collect/dump/testdata/import/metrics.om",
-		"../collect/dump/testdata/import/snapshots.prom",
-		"../collect/promapi/testdata/fleet.prom",
+		"../dump/testdata/import/metrics.om",
+		"../dump/testdata/import/snapshots.prom",
+		"../promapi/testdata/fleet.prom",
 	} {
 		rec, err := dump.OpenRecording(path, dump.OpenOptions{})
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/collect"
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 )
 

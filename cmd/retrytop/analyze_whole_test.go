@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -38,7 +38,7 @@ func loadSequential(rec dump.Recording, lo, hi int, st *model.Store, transform f
 // incident, in JSON and text, with and without --from/--to.
 func TestAnalyzeWholeSameAsSequential(t *testing.T) {
 	write := writeRecordingAnalysis
-	files := []string{"../../whatif/testdata/baseline.rtd", "../../whatif/testdata/bounded.rtd", "../../collect/dump/testdata/v2.rtd", writeTestDump(t, 150, "app", "client")}
+	files := []string{"../../whatif/testdata/baseline.rtd", "../../whatif/testdata/bounded.rtd", "../../dump/testdata/v2.rtd", writeTestDump(t, 150, "app", "client")}
 	for _, f := range files {
 		if _, err := os.Stat(f); err != nil {
 			t.Fatalf("fixture %s: %v", f, err)
@@ -76,7 +76,7 @@ func TestAnalyzeWholeSameAsSequential(t *testing.T) {
 
 // benchEnvoyBody renders an Envoy-shaped exposition of clusters clusters
 // (per cluster four counters, two gauges and a 19-bound histogram: 28 flat
-// series, the shape of collect/dump's benchmark dump) at scrape i.
+// series, the shape of dump's benchmark dump) at scrape i.
 func benchEnvoyBody(b *strings.Builder, rng *rand.Rand, clusters, i int) {
 	b.Reset()
 	for _, m := range []struct{ name, typ string }{
@@ -108,7 +108,7 @@ func benchEnvoyBody(b *strings.Builder, rng *rand.Rand, clusters, i int) {
 // benchWholeDump is the dump BenchmarkAnalyzeWhole reads: 10 targets x 72
 // clusters (2,016 series) x 300 scrapes at 1 s, written into the
 // benchmark's temporary directory; with RETRYTOP_BENCH_DUMP=FILE, FILE
-// when it exists (collect/dump's 1-hour dump, say), else that dump written
+// when it exists (dump's 1-hour dump, say), else that dump written
 // there and kept (to time the retrytop binary on it).
 func benchWholeDump(b *testing.B) string {
 	path := os.Getenv("RETRYTOP_BENCH_DUMP")

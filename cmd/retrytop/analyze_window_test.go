@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 )
 
 // cutDump writes the frames of the dump at path whose times are within

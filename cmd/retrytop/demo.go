@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/collect"
-	"github.com/retrytop/retrytop/collect/dialect"
+	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/sim"
 )

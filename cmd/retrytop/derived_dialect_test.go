@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 )
 
 // shopConfig maps a client that counts calls and sends but not retries;

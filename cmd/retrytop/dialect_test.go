@@ -9,14 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retrytop/retrytop/collect/dialect"
+	"github.com/retrytop/retrytop/dialect"
 )
 
 // retrytop dialect draft on a file and on a live URL serving the same
 // exposition prints the same mapping, which parses and compiles; a
 // target that does not answer is exit 2 with its error.
 func TestDialectDraft(t *testing.T) {
-	const fixture = "../../collect/dialect/testdata/custom_acme.prom"
+	const fixture = "../../dialect/testdata/custom_acme.prom"
 	body, err := os.ReadFile(fixture)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 )
 
 // openPTY opens a pseudo-terminal pair with the standard library (Linux's

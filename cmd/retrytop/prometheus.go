@@ -17,9 +17,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect/dialect"
-	"github.com/retrytop/retrytop/collect/dump"
-	"github.com/retrytop/retrytop/collect/promapi"
+	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/promapi"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/ui"
 )

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect/promapi"
+	"github.com/retrytop/retrytop/promapi"
 	"github.com/retrytop/retrytop/internal/reportcmp"
 	"github.com/retrytop/retrytop/internal/testpeer"
 	"github.com/retrytop/retrytop/sim"
@@ -191,7 +191,7 @@ func TestAnalyzePrometheusDialectFlag(t *testing.T) {
 // findings fire (code, target, dependency, chain). The chain scenario
 // makes several fire: amplification on every hop and multiple retry
 // layers. The numbers themselves are compared within 5 % by
-// collect/promapi's TestAgainstPrometheus; here each path's report is
+// promapi's TestAgainstPrometheus; here each path's report is
 // analyze's own output.
 func TestAnalyzePrometheusSameFindings(t *testing.T) {
 	if testing.Short() {
@@ -302,7 +302,7 @@ func TestAnalyzePrometheusSameFindings(t *testing.T) {
 	// 1 s scrapes of the sim time out for most of the window (its
 	// timeline is then mostly holes, and the incident's finding may not
 	// fire on its path): each error below says so, with the share of its
-	// scrapes that worked, as collect/promapi's TestAgainstPrometheus does.
+	// scrapes that worked, as promapi's TestAgainstPrometheus does.
 	starved := ""
 	if share := promScrapedShare(ctx, base, end, window); len(share) > 0 {
 		starved = fmt.Sprintf("\n(prometheus' 1 s scrapes of %v failed most of the window, share of scrapes that worked: its path has little data to compare)", share)

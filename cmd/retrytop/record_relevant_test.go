@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/collect"
-	"github.com/retrytop/retrytop/collect/dialect"
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/dump"
 )
 
 // irrelevantFamilies is what a Go service exposes beside the retry

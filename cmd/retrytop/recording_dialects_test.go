@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 )
 
 // A recording of an emitter only a config file's custom dialect knows is

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/collect"
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/ui"
 )
 

@@ -18,8 +18,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/collect"
-	"github.com/retrytop/retrytop/collect/dialect"
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/policy"
 	"github.com/retrytop/retrytop/replay"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/replay"
 )
 

@@ -15,8 +15,8 @@ import (
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/collect"
-	"github.com/retrytop/retrytop/collect/dialect"
-	"github.com/retrytop/retrytop/collect/discovery"
+	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/discovery"
 	"github.com/retrytop/retrytop/model"
 )
 

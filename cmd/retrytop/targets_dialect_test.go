@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/replay"
 )
 
@@ -30,7 +30,7 @@ func serveFixtures(t *testing.T) []string {
 	t.Helper()
 	var args []string
 	for name, file := range dialectFixtures {
-		body, err := os.ReadFile(filepath.Join("../../collect/dialect/testdata", file))
+		body, err := os.ReadFile(filepath.Join("../../dialect/testdata", file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestRecordingDialectsMatchLive(t *testing.T) {
 func TestReplayDialectsAndUnreadBadge(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "two.rtd")
-	kong, err := os.ReadFile("../../collect/dialect/testdata/kong_3.x.prom")
+	kong, err := os.ReadFile("../../dialect/testdata/kong_3.x.prom")
 	if err != nil {
 		t.Fatal(err)
 	}

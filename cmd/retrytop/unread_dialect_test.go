@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect/dump"
+	"github.com/retrytop/retrytop/dump"
 )
 
 // acmeFixture is an in-house client no built-in dialect reads.
-const acmeFixture = "../../collect/dialect/testdata/custom_acme.prom"
+const acmeFixture = "../../dialect/testdata/custom_acme.prom"
 
 type unreadReport struct {
 	Targets []struct {

@@ -1,6 +1,6 @@
 // Package reportcmp compares the findings of two analysis reports of one
 // incident read by two readers (scraping directly and through
-// Prometheus), for the peer tests of collect/promapi and cmd/retrytop: it
+// Prometheus), for the peer tests of promapi and cmd/retrytop: it
 // says why a finding may fire on one reader only, and nothing else. A
 // finding of one reader only is explained by a hole (the other reader has
 // no data for its row in a bin where it held) or by a threshold crossing

@@ -1,0 +1,7 @@
+// Package otelhttptest holds the OpenTelemetry HTTP client integration
+// test of dialect: a real otelhttp Transport (go.opentelemetry.io/
+// contrib/instrumentation/net/http/otelhttp) under a retrying client,
+// exported through the OTel Prometheus exporter in-process, calling an
+// HTTP server that fails a fixed fraction of requests. It lives apart so
+// that only this test links otelhttp; the package itself has no code.
+package otelhttptest
