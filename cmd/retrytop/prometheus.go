@@ -19,8 +19,8 @@ import (
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/dump"
-	"github.com/retrytop/retrytop/promapi"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/promapi"
 	"github.com/retrytop/retrytop/ui"
 )
 

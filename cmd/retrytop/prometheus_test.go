@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/promapi"
 	"github.com/retrytop/retrytop/internal/reportcmp"
 	"github.com/retrytop/retrytop/internal/testpeer"
+	"github.com/retrytop/retrytop/promapi"
 	"github.com/retrytop/retrytop/sim"
 )
 
