@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/ui"
 )
 
@@ -89,7 +89,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 			defer stop()
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
-			scraper := src.scraper(model.NewStore(model.StoreConfig{}), collect.Options{})
+			scraper := src.scraper(model.NewStore(model.StoreConfig{}), scrape.Options{})
 			showProgress := !f.quiet && isTerminal(os.Stderr)
 			var unreadable []model.TargetStatus
 			progress := func(round int, st []model.TargetStatus) {
@@ -100,7 +100,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 				// minute either: say so at once instead of after the window.
 				if round == 1 && !f.keepGoing {
 					for _, s := range st {
-						if collect.Unreadable(s) {
+						if scrape.Unreadable(s) {
 							unreadable = append(unreadable, s)
 						}
 					}
@@ -119,7 +119,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 				}
 				return withCode(exitNoData, fmt.Errorf("%d of %d target(s) could not be read on the first scrape (--keep-going analyses the others)", len(unreadable), len(statuses)))
 			}
-			if !collect.AnyScraped(statuses) {
+			if !scrape.AnyScraped(statuses) {
 				for _, s := range statuses {
 					fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", ui.Sanitize(s.Name), ui.Sanitize(s.LastError))
 				}
@@ -142,7 +142,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 	pf.registerEnd(cmd)
 	cmd.Flags().Bool("wide", false, "text: every column, however wide (by default the table fits the terminal, or $COLUMNS)")
 	cmd.Flags().DurationVarP(&f.window, "window", "w", 30*time.Second, "rate window: how long to scrape before printing")
-	cmd.Flags().DurationVar(&f.interval, "interval", collect.DefaultInterval, "scrape interval")
+	cmd.Flags().DurationVar(&f.interval, "interval", scrape.DefaultInterval, "scrape interval")
 	cmd.Flags().DurationVar(&f.bin, "bin", analysis.DefaultBin, "width of one timeline bin")
 	cmd.Flags().StringVarP(&f.format, "format", "o", "text", "output format: text, json, markdown or html (the postmortem page of retrytop report)")
 	// One meaning per flag across verbs: -o/--output names the file a verb

@@ -13,9 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // recordingArgs reports whether every argument names an existing file (a
@@ -133,9 +134,9 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 		if d == "" {
 			d = rs.forced[statuses[i].Name] // live shows a forced one before any scrape succeeds
 		}
-		statuses[i].Dialect = collect.Sanitize(d)
+		statuses[i].Dialect = safetext.Sanitize(d)
 	}
-	if !collect.AnyScraped(statuses) {
+	if !scrape.AnyScraped(statuses) {
 		return withCode(exitNoData, errors.New("no scrape in the recording could be read"))
 	}
 	var rep analysis.Report

@@ -10,9 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // maxDraftFileBytes bounds an exposition file read by dialect draft.
@@ -66,10 +68,10 @@ func readExposition(ctx context.Context, arg string, timeout time.Duration) ([]m
 		if strings.Contains(string(b), "\n# EOF") {
 			ct = "application/openmetrics-text; version=1.0.0"
 		}
-		fams, err := collect.ExpfmtParser{}.Parse(arg, b, ct, nil)
+		fams, err := expo.ExpfmtParser{}.Parse(arg, b, ct, nil)
 		return fams, arg, err
 	}
-	tg, err := collect.ParseTarget(arg)
+	tg, err := scrape.ParseTarget(arg)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s is neither a file nor a target: %w", arg, err)
 	}
@@ -81,19 +83,19 @@ func readExposition(ctx context.Context, arg string, timeout time.Duration) ([]m
 		fams = snap.Families
 		return snap, "", nil
 	}
-	sc := collect.NewScraper([]collect.Target{tg}, model.NewStore(model.StoreConfig{History: 2}), collect.Options{Translate: keep})
+	sc := scrape.NewScraper([]scrape.Target{tg}, model.NewStore(model.StoreConfig{History: 2}), scrape.Options{Translate: keep})
 	st := sc.ScrapeOnce(ctx)
 	if len(st) != 1 || !st[0].Up {
 		msg := "no answer"
 		if len(st) == 1 {
 			msg = st[0].LastError
 		}
-		return nil, "", fmt.Errorf("%s: %s", collect.SafeURL(tg.URL), msg)
+		return nil, "", fmt.Errorf("%s: %s", scrape.SafeURL(tg.URL), msg)
 	}
-	return fams, collect.SafeURL(tg.URL), nil
+	return fams, scrape.SafeURL(tg.URL), nil
 }
 
-// parserFunc makes a dialect.ParseFunc a collect.Parser.
+// parserFunc makes a dialect.ParseFunc a expo.Parser.
 type parserFunc dialect.ParseFunc
 
 func (f parserFunc) Parse(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, error) {
@@ -102,15 +104,15 @@ func (f parserFunc) Parse(target string, body []byte, contentType string, filter
 
 // unreadParser parses through tr.Parsing: a target no dialect reads has
 // one scrape parsed whole, so that tr.Unread names its families.
-func unreadParser(tr *dialect.Translator) collect.Parser {
-	return unreadWrap(tr)(collect.ExpfmtParser{})
+func unreadParser(tr *dialect.Translator) expo.Parser {
+	return unreadWrap(tr)(expo.ExpfmtParser{})
 }
 
 // unreadWrap puts tr.Parsing around a parse (dump.OpenOptions.Wrap): a
 // recording's own parse, which reads a frame that kept its structure
 // through a value map, then stays under the translator's eye.
-func unreadWrap(tr *dialect.Translator) func(collect.Parser) collect.Parser {
-	return func(p collect.Parser) collect.Parser { return parserFunc(tr.Parsing(p.Parse)) }
+func unreadWrap(tr *dialect.Translator) func(expo.Parser) expo.Parser {
+	return func(p expo.Parser) expo.Parser { return parserFunc(tr.Parsing(p.Parse)) }
 }
 
 // explainUnread words every NO_RETRY_SIGNALS finding of a target no
@@ -153,7 +155,7 @@ func unreadBadge(tr func() *dialect.Translator, statuses func() []model.TargetSt
 			b += fmt.Sprintf(" (+%d more)", n-1)
 		}
 		if n > 0 {
-			b = collect.SanitizeN(b, 60) + ": retrytop dialect draft URL"
+			b = safetext.SanitizeN(b, 60) + ": retrytop dialect draft URL"
 		}
 		if prev != nil {
 			if p := prev(); p != "" && b != "" {

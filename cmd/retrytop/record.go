@@ -15,10 +15,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/ui"
 )
 
@@ -104,7 +105,7 @@ TARGET is URL or name=URL.`,
 	f.sourceFlags.register(cmd)
 	pf.register(cmd)
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "dump file to write")
-	cmd.Flags().DurationVar(&f.interval, "interval", collect.DefaultInterval, "scrape interval")
+	cmd.Flags().DurationVar(&f.interval, "interval", scrape.DefaultInterval, "scrape interval")
 	cmd.Flags().DurationVar(&f.duration, "duration", 0, "stop after this long (default: until interrupted)")
 	cmd.Flags().BoolVar(&f.force, "force", false, "overwrite FILE if it exists")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress, only the summary")
@@ -144,8 +145,8 @@ func runRecord(ctx context.Context, errw io.Writer, f *recordFlags, src *sources
 	// Bodies are written as served (or as --only-relevant selects them); a
 	// parse now and then only validates them and counts series for the
 	// progress line (recordParseEvery).
-	scraper := collect.NewScraper(targets, model.NewStore(model.StoreConfig{History: 2}),
-		src.follow(collect.Options{OnScrape: hook, ParseEvery: recordParseEvery}, errw))
+	scraper := scrape.NewScraper(targets, model.NewStore(model.StoreConfig{History: 2}),
+		src.follow(scrape.Options{OnScrape: hook, ParseEvery: recordParseEvery}, errw))
 	tty := isTerminal(os.Stderr)
 	every := f.progress
 	if every <= 0 {
@@ -200,7 +201,7 @@ func runRecord(ctx context.Context, errw io.Writer, f *recordFlags, src *sources
 
 // onlyRelevant is record --only-relevant: it rewrites each body handed
 // to the dump to the lines of the families some dialect reads
-// (collect.SelectBody with the dialects' filter), which analyze, replay
+// (expo.SelectBody with the dialects' filter), which analyze, replay
 // and export read alike, since they read a recording through the same
 // filter. Whether a dialect reads a target is decided on its first body
 // that parses; a target none reads is written whole from then on, with
@@ -229,7 +230,7 @@ func newOnlyRelevant(src *sources, warn func(string)) *onlyRelevant {
 	o := &onlyRelevant{tr: src.translate, forced: map[string]string{}, urls: map[string]string{},
 		warn: warn, targets: map[string]*relevantTarget{}}
 	for _, t := range src.targets {
-		o.urls[t.Name] = collect.SafeURL(t.URL)
+		o.urls[t.Name] = scrape.SafeURL(t.URL)
 		if t.Dialect != "" {
 			o.forced[t.Name] = t.Dialect
 		}
@@ -261,7 +262,7 @@ func (o *onlyRelevant) body(target string, at time.Time, body []byte, contentTyp
 		o.decide(st, target, at, body, contentType)
 	}
 	if st.decided && !st.whole {
-		if out, ok := collect.SelectBody(st.buf[:0], body, contentType, o.tr.Filter); ok {
+		if out, ok := expo.SelectBody(st.buf[:0], body, contentType, o.tr.Filter); ok {
 			st.buf = out
 			o.written.Add(int64(len(out)))
 			return out
@@ -280,7 +281,7 @@ func (o *onlyRelevant) decide(st *relevantTarget, target string, at time.Time, b
 		st.decided = true // the user named its dialect
 		return
 	}
-	var p collect.ExpfmtParser
+	var p expo.ExpfmtParser
 	fams, err := p.Parse(target, body, contentType, o.tr.Filter)
 	if err != nil {
 		return // decided on a later body
@@ -331,7 +332,7 @@ func runRecordPrometheus(ctx context.Context, errw io.Writer, f *recordFlags, pf
 		fmt.Fprintf(errw, "retrytop: recording: %s\n", ui.Sanitize(err.Error()))
 	}
 	if !f.quiet {
-		fmt.Fprintf(errw, "recording the query results of %s every %s to %s (Ctrl-C stops)\n", ui.Sanitize(collect.SafeURL(pf.url)), f.interval, f.out)
+		fmt.Fprintf(errw, "recording the query results of %s every %s to %s (Ctrl-C stops)\n", ui.Sanitize(scrape.SafeURL(pf.url)), f.interval, f.out)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = src.Run(ctx) })
@@ -412,7 +413,7 @@ func formatSize(n int64) string {
 // startRecording opens --record's dump for a dashboard: it hooks the
 // scraper options and adds the REC badge (which shows a write error at
 // once). The returned function closes the dump.
-func (f *dashboardFlags) startRecording(opts *ui.Options, copts *collect.Options) (func() error, error) {
+func (f *dashboardFlags) startRecording(opts *ui.Options, copts *scrape.Options) (func() error, error) {
 	w, onErr, err := f.openRecord(opts)
 	if err != nil || w == nil {
 		return func() error { return nil }, err

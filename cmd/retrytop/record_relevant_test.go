@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // irrelevantFamilies is what a Go service exposes beside the retry
@@ -62,7 +62,7 @@ func TestOnlyRelevantAnalyzesAlike(t *testing.T) {
 	}
 	var warnings []string
 	rel := newOnlyRelevant(&sources{
-		targets:   []collect.Target{{Name: "app", URL: "http://u:secret@app:9102/metrics"}, {Name: "legacy", URL: "http://legacy:9100/metrics"}},
+		targets:   []scrape.Target{{Name: "app", URL: "http://u:secret@app:9102/metrics"}, {Name: "legacy", URL: "http://legacy:9100/metrics"}},
 		translate: dialect.Auto(),
 	}, func(msg string) { warnings = append(warnings, msg) })
 	hook := rel.hook(sw.Hook(func(err error) { t.Error(err) }))

@@ -17,9 +17,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/expo"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/policy"
 	"github.com/retrytop/retrytop/replay"
@@ -130,7 +131,7 @@ func openRecording(errw io.Writer, path, format string, filter func(string) bool
 // an import drops before any parser) is opened whole instead: its targets
 // are then translated, found unread and named, as live, rather than "no
 // readable scrape", which is kept for a file with no scrape at all.
-func openTranslated(errw io.Writer, path, format string, filter func(string) bool, parser collect.Parser, wrap func(collect.Parser) collect.Parser) (dump.Recording, error) {
+func openTranslated(errw io.Writer, path, format string, filter func(string) bool, parser expo.Parser, wrap func(expo.Parser) expo.Parser) (dump.Recording, error) {
 	if format != "" && !slices.Contains(dump.Formats, format) {
 		return nil, withCode(exitUsage, fmt.Errorf("unknown --input-format %q (want one of %s)", format, strings.Join(dump.Formats, ", ")))
 	}
@@ -400,7 +401,7 @@ func (d *replayDialects) note(target, names string) {
 			all = append(all, n)
 		}
 	}
-	d.names[target] = collect.Sanitize(strings.Join(all, "+"))
+	d.names[target] = safetext.Sanitize(strings.Join(all, "+"))
 }
 
 // parser parses the recording: a target's first body whole, once for
@@ -408,8 +409,8 @@ func (d *replayDialects) note(target, names string) {
 // families, which the filter drops), the rest with the filter. The player
 // parses ahead of translating, in parallel, so a translator cannot say
 // which targets it will find unread when their bodies are parsed.
-func (d *replayDialects) parser() collect.Parser {
-	parse := collect.ExpfmtParser{}.Parse
+func (d *replayDialects) parser() expo.Parser {
+	parse := expo.ExpfmtParser{}.Parse
 	return parserFunc(func(target string, body []byte, ct string, filter func(string) bool) ([]model.Family, error) {
 		d.mu.Lock()
 		_, looked := d.seen[target]

@@ -14,10 +14,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/config"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/discovery"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // sourceFlags are where targets and chains come from: arguments, a config
@@ -49,13 +51,13 @@ var discoveryPoll = discovery.DefaultPoll
 
 // sources is what the flags resolve to.
 type sources struct {
-	targets []collect.Target
+	targets []scrape.Target
 	chains  []analysis.ChainSpec
 	links   []analysis.LinkRule
 	// translate reads every target's exposition in its dialect.
 	translate *dialect.Translator
 	// memory bounds the scrapes in flight (--memory-limit).
-	memory *collect.MemoryBudget
+	memory *scrape.MemoryBudget
 	// watcher re-reads --file-sd and --prometheus-config's file_sd files
 	// (nil without them); badge is its problems, for the dashboard.
 	watcher *discovery.Watcher
@@ -65,25 +67,25 @@ type sources struct {
 // scraper builds the scraper for the sources onto store; opts may carry
 // other hooks (a recorder), the dialect translation and the following of
 // discovery files are added here.
-func (s *sources) scraper(store *model.Store, opts collect.Options) *collect.Scraper {
+func (s *sources) scraper(store *model.Store, opts scrape.Options) *scrape.Scraper {
 	opts.Translate, opts.Filter, opts.OnForget = s.translate.Translate, s.translate.Filter, s.translate.Forget
 	if opts.Parser == nil {
 		opts.Parser = unreadParser(s.translate) // so Unread can name what no dialect reads
 	}
-	return collect.NewScraper(s.targets, store, s.follow(opts, nil))
+	return scrape.NewScraper(s.targets, store, s.follow(opts, nil))
 }
 
 // follow makes a running scraper take up every new target set of the
 // discovery files. Their errors and warnings feed status (the header
 // badge) and, when log is set, are printed there as they change.
-func (s *sources) follow(opts collect.Options, log io.Writer) collect.Options {
+func (s *sources) follow(opts scrape.Options, log io.Writer) scrape.Options {
 	if opts.Memory == nil {
 		opts.Memory = s.memory
 	}
 	if s.watcher == nil {
 		return opts
 	}
-	opts.Discover = func(ctx context.Context, set func([]collect.Target)) {
+	opts.Discover = func(ctx context.Context, set func([]scrape.Target)) {
 		s.watcher.Run(ctx, func(d discovery.Set) {
 			set(d.Targets)
 			s.setBadge(d)
@@ -109,7 +111,7 @@ func (s *sources) setBadge(d discovery.Set) {
 		if file, rest, ok := strings.Cut(first, ": "); ok { // the file's base name is enough here
 			first = filepath.Base(file) + ": " + rest
 		}
-		b = "discovery: " + collect.SanitizeN(first, 72)
+		b = "discovery: " + safetext.SanitizeN(first, 72)
 		if len(msgs) > 1 {
 			b += fmt.Sprintf(" (+%d more)", len(msgs)-1)
 		}
@@ -215,7 +217,7 @@ func (f *sourceFlags) forRecordings() (*recordingSources, error) {
 	}
 	// A recording names its own targets: a config with only dialects:
 	// (or theme: and keys:) is fine here.
-	src, err := f.resolveTargets(nil, collect.DefaultInterval)
+	src, err := f.resolveTargets(nil, scrape.DefaultInterval)
 	if err != nil && !errors.Is(err, errNoTargets) && (f.config != "" || len(f.chains) > 0) {
 		return nil, err
 	}
@@ -247,11 +249,11 @@ func (rs *recordingSources) translator() (*dialect.Translator, func(*model.Snaps
 }
 
 func (f *sourceFlags) resolveTargets(args []string, interval time.Duration) (*sources, error) {
-	var targets []collect.Target
+	var targets []scrape.Target
 	var specs []analysis.ChainSpec
 	var links []analysis.LinkRule
 	byName := map[string]string{}
-	add := func(t collect.Target) error {
+	add := func(t scrape.Target) error {
 		if url, ok := byName[t.Name]; ok {
 			if url != t.URL {
 				return fmt.Errorf("target %q is given twice with different URLs", t.Name)
@@ -263,7 +265,7 @@ func (f *sourceFlags) resolveTargets(args []string, interval time.Duration) (*so
 		return nil
 	}
 	if f.config != "" {
-		cfg, err := collect.LoadConfig(f.config)
+		cfg, err := config.LoadConfig(f.config)
 		if err != nil {
 			return nil, err
 		}
@@ -284,7 +286,7 @@ func (f *sourceFlags) resolveTargets(args []string, interval time.Duration) (*so
 		}
 	}
 	for _, a := range args {
-		t, err := collect.ParseTarget(a)
+		t, err := scrape.ParseTarget(a)
 		if err != nil {
 			return nil, err
 		}
@@ -294,7 +296,7 @@ func (f *sourceFlags) resolveTargets(args []string, interval time.Duration) (*so
 		}
 	}
 	for i, c := range f.chains {
-		ts, names, err := collect.ParseChainFlag(c)
+		ts, names, err := scrape.ParseChainFlag(c)
 		if err != nil {
 			return nil, err
 		}
