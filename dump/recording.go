@@ -407,7 +407,7 @@ func applyParsed(e parsedEntry, st *model.Store, statuses map[string]*model.Targ
 	if err != nil {
 		ts.Up = false
 		ts.Failures++
-		ts.LastError = safetext.Sanitize(err.Error())
+		ts.LastError = safetext.Terminal(err.Error())
 		return
 	}
 	res := st.Append(snap)

@@ -400,7 +400,7 @@ func convertFamilies(fams []*dto.MetricFamily, filter func(string) bool) []model
 		if filter != nil && !filter(name) {
 			continue
 		}
-		f := model.Family{Name: name, Help: safetext.Sanitize(mf.GetHelp())}
+		f := model.Family{Name: name, Help: safetext.Terminal(mf.GetHelp())}
 		metrics := mf.GetMetric()
 		f.Samples = make([]model.Sample, 0, len(metrics))
 		switch mf.GetType() {

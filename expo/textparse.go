@@ -1479,7 +1479,7 @@ func (p *textParser) families(filter func(string) bool) []model.Family {
 			continue
 		}
 		n := len(f.samples)
-		mf := model.Family{Name: f.name, Help: safetext.Sanitize(f.help), Samples: samples[:n:n]}
+		mf := model.Family{Name: f.name, Help: safetext.Terminal(f.help), Samples: samples[:n:n]}
 		samples = samples[n:]
 		switch f.typ {
 		case typeCounter:

@@ -134,7 +134,7 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 		if d == "" {
 			d = rs.forced[statuses[i].Name] // live shows a forced one before any scrape succeeds
 		}
-		statuses[i].Dialect = safetext.Sanitize(d)
+		statuses[i].Dialect = safetext.Terminal(d)
 	}
 	if !scrape.AnyScraped(statuses) {
 		return withCode(exitNoData, errors.New("no scrape in the recording could be read"))

@@ -401,7 +401,7 @@ func (d *replayDialects) note(target, names string) {
 			all = append(all, n)
 		}
 	}
-	d.names[target] = safetext.Sanitize(strings.Join(all, "+"))
+	d.names[target] = safetext.Terminal(strings.Join(all, "+"))
 }
 
 // parser parses the recording: a target's first body whole, once for
