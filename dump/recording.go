@@ -340,8 +340,7 @@ func LoadStoreRangeFunc(rec Recording, lo, hi int, st *model.Store, transform fu
 }
 
 // StreamGCPercent is the collector's GOGC while a recording too long for
-// its store streams through it (docs/performance.md, "analyze, whole
-// recording, round 5"): loading makes garbage at many times its live heap
+// its store streams through it (docs/performance.md, "Analyze"): loading makes garbage at many times its live heap
 // (every frame's parse and translation is dropped once stored), so at
 // GOGC 100 the collector ran every ~100 MB allocated on the 1-hour dump
 // and marked the ~100 MB live each time. At 400 it runs a quarter as
