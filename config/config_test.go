@@ -85,7 +85,7 @@ dialects:
 	}
 	for bad, want := range map[string]string{
 		"dialects:\n  - name: a\n    dependency_lable: x\n    signals: [{family: retry_originals_total, metric: m}]\n": "line 3",
-		"dialects:\n  - name: a\n    dependency_label: x\n    signals: [{family: retry_originals, metric: m}]\n":     "dialects[0]",
+		"dialects:\n  - name: a\n    dependency_label: x\n    signals: [{family: retry_originals, metric: m}]\n":       "dialects[0]",
 	} {
 		_, err := ParseConfig("bad.yaml", []byte(bad))
 		if err == nil || !strings.Contains(err.Error(), "bad.yaml") || !strings.Contains(err.Error(), want) {
