@@ -34,7 +34,7 @@ func BenchmarkStoreMemory(b *testing.B) {
 			continue // 2 GB of rings today; the 2k shapes say the same per sample
 		}
 		b.Run("body="+body.Name, func(b *testing.B) {
-			var p expo.ExpfmtParser
+			p := expo.ExpfmtParser{Lines: expo.NewLineCaches(0)}
 			history := model.DefaultStoreConfig.History
 			snaps := make([][]model.Family, 30)
 			for i := range snaps {

@@ -308,7 +308,7 @@ func BenchmarkSnapshotValueMaps(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		d := newDumpRecording(r, expo.ExpfmtParser{}, nil)
+		d := newDumpRecording(r, expo.ExpfmtParser{Lines: expo.NewLineCaches(0)}, nil)
 		b.Cleanup(func() { d.Close() })
 		return d
 	}

@@ -1005,7 +1005,7 @@ func parseStampLine(line string) (time.Time, string, bool) {
 func importConcat(b []byte, name string, opts ImportOptions) ([]model.Snapshot, error) {
 	parser := opts.Parser
 	if parser == nil {
-		parser = expo.ExpfmtParser{}
+		parser = expo.ExpfmtParser{Lines: expo.NewLineCaches(0)}
 	}
 	var out []model.Snapshot
 	var outLines []int // the timestamp line of each of out

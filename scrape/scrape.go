@@ -61,7 +61,8 @@ type Options struct {
 	// parse (nil: a budget of DefaultScrapeMemory); the largest scrape is
 	// shed when it runs out (MemoryBudget).
 	Memory *MemoryBudget
-	// Parser reads bodies (default ExpfmtParser{}).
+	// Parser reads bodies (default: an ExpfmtParser with line caches of
+	// the scraper's own).
 	Parser expo.Parser
 	// Transport, if set, carries every target's requests instead of the
 	// network: an in-process source such as sim's virtual-time stack
@@ -213,7 +214,7 @@ func NewScraper(targets []Target, store *model.Store, opts Options) *Scraper {
 		opts.Memory = NewMemoryBudget(DefaultScrapeMemory)
 	}
 	if opts.Parser == nil {
-		opts.Parser = expo.ExpfmtParser{}
+		opts.Parser = expo.ExpfmtParser{Lines: expo.NewLineCaches(0)} // the scraper owns its targets' line caches
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
