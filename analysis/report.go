@@ -50,7 +50,7 @@ type DependencyReport struct {
 	Derived map[string]string `json:"derived,omitempty"`
 	// Fates says how the window's originals ended: at the first try,
 	// after retries, with every attempt used, or not retried and why
-	// (issue 18; Fates).
+	// (Fates).
 	Fates FateLedger `json:"fates"`
 }
 

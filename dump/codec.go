@@ -562,7 +562,7 @@ func (t *tokens) lineNumbers(line []byte, i int) {
 // Stop tables of seriesEnd: the bytes that end a run of the name, of the
 // labels outside a quoted value and inside one. One table lookup per byte
 // instead of a chain of comparisons: seriesEnd was a sixth of encoding a
-// frame (issue 19).
+// frame.
 var nameStop, labelStop, quoteStop [256]bool
 
 func init() {
@@ -620,7 +620,7 @@ func seriesEnd(line []byte) int {
 // s, or -1. It tests eight bytes at a time for a byte below 2 (the marks
 // are 0 and 1): a line of a body has a slot every few dozen bytes, and
 // bytes.IndexAny, which builds its byte set on every call, was a fifth of
-// decoding (issue 19).
+// decoding.
 func indexMark(s []byte) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i := 0
