@@ -13,7 +13,7 @@ import (
 // json.Encoder with two-space indentation and safetext.JSON over
 // the whole (what ui.WriteReportWidth writes for "json"), but one field and
 // one dependency at a time, so that a long recording's timeline (hundreds
-// of MB of JSON) is never held whole (issue 19).
+// of MB of JSON) is never held whole.
 // TestAnalyzeWholeSameAsSequential in cmd/retrytop compares the bytes.
 func (r *Report) WriteJSON(w io.Writer) error {
 	ew := &escapeWriter{w: w}
