@@ -123,6 +123,11 @@ type Source struct {
 	server  model.TargetStatus
 	targets map[string]*model.TargetStatus
 	running bool
+	// refreshing is when the refresh in flight began (zero: none);
+	// answered when the server last answered a request, any answer.
+	// Statuses reads them to tell a server that stopped answering
+	// (unresponsive) while a refresh still waits on it.
+	refreshing, answered time.Time
 }
 
 // integral is the synthetic counter of one increase series.
@@ -275,7 +280,10 @@ func (s *Source) Store() *model.Store { return s.store }
 func (s *Source) Updates() <-chan struct{} { return s.updates }
 
 // Statuses returns the server's status first, then every target seen so
-// far, sorted by name.
+// far, sorted by name. While a refresh has waited longer than one query's
+// timeout without any answer from the server, the server is shown down
+// ("no answer for 12s") and every target's data stale, before the
+// refresh itself gives up.
 func (s *Source) Statuses() []model.TargetStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -288,7 +296,39 @@ func (s *Source) Statuses() []model.TargetStatus {
 	for _, n := range names {
 		out = append(out, *s.targets[n])
 	}
+	if silent, ok := s.unresponsive(); ok {
+		markUnresponsive(out, silent)
+	}
 	return out
+}
+
+// unresponsive says, under s.mu, how long the server has not answered
+// when a refresh in flight has waited for it longer than a query's
+// timeout with no answer since it began.
+func (s *Source) unresponsive() (time.Duration, bool) {
+	if s.refreshing.IsZero() || s.answered.After(s.refreshing) {
+		return 0, false
+	}
+	now := s.opts.Clock()
+	if now.Sub(s.refreshing) <= s.client.timeout {
+		return 0, false
+	}
+	since := s.refreshing
+	if !s.answered.IsZero() {
+		since = s.answered
+	}
+	return now.Sub(since).Truncate(time.Second), true
+}
+
+// markUnresponsive rewrites statuses (the server's first) for a server
+// silent for d: the server down, its targets' data stale.
+func markUnresponsive(sts []model.TargetStatus, d time.Duration) {
+	msg := fmt.Sprintf("no answer for %s (the server is not responding; its data is stale)", d)
+	sts[0].Up, sts[0].LastError = false, msg
+	for i := range sts[1:] {
+		t := &sts[i+1]
+		t.Up, t.LastError = false, "stale: prometheus "+msg[:strings.Index(msg, " (")]
+	}
 }
 
 // Run refreshes at once and then every Step until ctx is done.
@@ -338,6 +378,20 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	if !due {
 		return s.Statuses()
 	}
+	s.refresh(ctx, e, start)
+	return s.Statuses()
+}
+
+// refresh runs evaluation e (Refresh), marked in flight for Statuses.
+func (s *Source) refresh(ctx context.Context, e evaluation, start time.Time) {
+	s.mu.Lock()
+	s.refreshing = s.opts.Clock()
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.refreshing = time.Time{}
+		s.mu.Unlock()
+	}()
 	detectErr := s.detectIfDue(ctx, e.at)
 	s.mu.Lock()
 	e.queries = s.queries
@@ -347,7 +401,7 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	}
 	s.runQueries(ctx, &e)
 	if ctx.Err() != nil {
-		return s.Statuses()
+		return
 	}
 	e.tally(detectErr)
 	e.first, e.prevEval = s.lastEval == 0, s.lastEval
@@ -367,7 +421,6 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	case s.updates <- struct{}{}:
 	default:
 	}
-	return s.Statuses()
 }
 
 // evaluation is one refresh: its times, its queries and what they
@@ -423,21 +476,45 @@ func (s *Source) detectIfDue(ctx context.Context, at time.Time) string {
 }
 
 // runQueries runs e's queries and the clock query concurrently, at most
-// Concurrency of the queries at a time, into e.results and e.clock.
+// Concurrency of the queries at a time, into e.results and e.clock. When a
+// query fails without an answer from the server (a timeout, a refused
+// connection) and nothing has answered since the refresh began, the
+// server is taken as silent and the queries still running or waiting are
+// given up at once, so a frozen server costs a refresh one query timeout,
+// not one per wave of Concurrency queries.
 func (s *Source) runQueries(ctx context.Context, e *evaluation) {
 	e.results = make([]queryResult, len(e.queries))
+	qctx, giveUp := context.WithCancelCause(ctx)
+	defer giveUp(nil)
+	began := s.opts.Clock()
+	silent := func(r queryResult) {
+		var apiErr *APIError
+		if r.err == nil || errors.As(r.err, &apiErr) || ctx.Err() != nil {
+			return
+		}
+		s.mu.Lock()
+		quiet := s.answered.Before(began)
+		s.mu.Unlock()
+		if quiet {
+			giveUp(fmt.Errorf("given up: the server did not answer this refresh (%w)", r.err))
+		}
+	}
 	sem := make(chan struct{}, s.opts.Concurrency)
 	var wg sync.WaitGroup
-	wg.Go(func() { e.clock = s.query(ctx, s.clockQuery, e.from, e.at) })
+	wg.Go(func() { e.clock = s.query(qctx, s.clockQuery, e.from, e.at); silent(e.clock) })
 	for i, q := range e.queries {
 		wg.Go(func() {
 			select {
 			case sem <- struct{}{}:
-			case <-ctx.Done():
-				e.results[i].err = ctx.Err()
+			case <-qctx.Done():
+				e.results[i].err = context.Cause(qctx)
 				return
 			}
 			defer func() { <-sem }()
+			if qctx.Err() != nil {
+				e.results[i].err = context.Cause(qctx)
+				return
+			}
 			// A query that failed before catches up on the steps it
 			// missed (at most a backfill's worth), so its increases
 			// still add up.
@@ -446,19 +523,27 @@ func (s *Source) runQueries(ctx context.Context, e *evaluation) {
 				limit := e.at.Add(-max(s.opts.Backfill, 10*s.opts.Step) / s.opts.Step * s.opts.Step)
 				qFrom = time.UnixMilli(max(last+s.opts.Step.Milliseconds(), limit.UnixMilli()))
 			}
-			e.results[i] = s.query(ctx, q.PromQL, qFrom, e.at)
+			e.results[i] = s.query(qctx, q.PromQL, qFrom, e.at)
+			silent(e.results[i])
 		})
 	}
 	wg.Wait()
 }
 
-// query runs promql over the steps from from to at, or at at alone.
+// query runs promql over the steps from from to at, or at at alone, and
+// notes when the server answered (an API error is an answer too).
 func (s *Source) query(ctx context.Context, promql string, from, at time.Time) queryResult {
 	var r queryResult
 	if from.Before(at) {
 		r.res, r.err = s.client.QueryRange(ctx, promql, from, at, s.opts.Step)
 	} else {
 		r.res, r.err = s.client.Query(ctx, promql, at)
+	}
+	var apiErr *APIError
+	if r.err == nil || errors.As(r.err, &apiErr) {
+		s.mu.Lock()
+		s.answered = s.opts.Clock()
+		s.mu.Unlock()
 	}
 	return r
 }
