@@ -129,6 +129,10 @@ func (p Policy) validate() error {
 	if p.BackoffCap > 0 && p.BackoffCap < p.BackoffBase {
 		return errors.New("retry: Policy.BackoffCap must not be below Policy.BackoffBase")
 	}
+	if p.PerAttemptTimeout > 0 && p.MinAttemptTime > p.PerAttemptTimeout {
+		return fmt.Errorf("retry: Policy.MinAttemptTime %v exceeds Policy.PerAttemptTimeout %v: no attempt ever gets the least time worth starting it with",
+			p.MinAttemptTime, p.PerAttemptTimeout)
+	}
 	if p.Deadline == 0 && p.PerAttemptTimeout == 0 {
 		return errors.New("retry: Policy needs a Deadline or a PerAttemptTimeout: " +
 			"with neither, an attempt that never returns holds the operation forever")
@@ -159,6 +163,10 @@ func (p Policy) withDefaults() (Policy, error) {
 	if p.MinAttemptTime > usable {
 		return p, fmt.Errorf("retry: Policy.MinAttemptTime %v exceeds the usable deadline %v (Deadline %v - DeadlineReserve %v): no attempt could ever start",
 			p.MinAttemptTime, usable, p.Deadline, p.DeadlineReserve)
+	}
+	if p.HedgeDelay > 0 && p.HedgeDelay+p.MinAttemptTime > usable {
+		return p, fmt.Errorf("retry: Policy.HedgeDelay %v leaves less than Policy.MinAttemptTime %v of the usable deadline %v (Deadline %v - DeadlineReserve %v): no hedge could ever be sent",
+			p.HedgeDelay, p.MinAttemptTime, usable, p.Deadline, p.DeadlineReserve)
 	}
 	return p, nil
 }
