@@ -216,6 +216,8 @@ func (op *operation) runInline(c *attemptCtx) {
 func (c *attemptCtx) run() {
 	normal := false
 	defer func() {
+		// First thing: it has returned, whatever the grace timer says later.
+		c.graceState.CompareAndSwap(graceOpen, graceReturned)
 		if !normal {
 			if r := recover(); r != nil {
 				c.panicked, c.panicVal, c.stack = true, r, debug.Stack()
@@ -241,7 +243,6 @@ func (c *attemptCtx) run() {
 		// the provider did for nobody, and to surface a bug without
 		// killing the process: nobody can recover this panic but us.
 		c.cancel(context.Canceled)
-		c.graceState.CompareAndSwap(graceOpen, graceReturned)
 		switch {
 		case c.panicked:
 			c.o.lostPanic(c)
