@@ -32,9 +32,10 @@ import (
 //     base with a body net/http cannot rewind (no GetBody), which it never
 //     re-sends. A request without a body reaches it with none (nil Body),
 //     so that a retrying RoundTripper underneath can send it again; should
-//     net/http start a second connection attempt for it, Transport cancels
-//     that attempt and the round trip fails with the connection lost
-//     (io.ErrUnexpectedEOF), for the Owner to retry or not.
+//     a Base that is an *http.Transport start a second connection attempt
+//     for it, Transport cancels that attempt and the round trip fails with
+//     the connection lost (io.ErrUnexpectedEOF), for the Owner to retry or
+//     not. (A Base that wraps an *http.Transport is not watched so.)
 //     HTTP/2 may still re-send a bodyless request on a stream the server
 //     refused (REFUSED_STREAM, or past a GOAWAY's last stream): the server
 //     says it never processed those.
@@ -76,7 +77,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	a := attemptFrom(ctx)
 	bodyless := req.Body == nil || req.Body == http.NoBody
-	guard := bodyless && replayable(req)
+	// Only net/http's own Transport re-sends behind our back; a RoundTripper
+	// of another kind may be a retrying one, whose attempts are its own.
+	_, direct := base.(*http.Transport)
+	guard := direct && bodyless && replayable(req)
 	var (
 		cancel context.CancelCauseFunc
 		conns  atomic.Int32

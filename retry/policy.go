@@ -165,7 +165,7 @@ func (p Policy) withDefaults() (Policy, error) {
 			p.MinAttemptTime, usable, p.Deadline, p.DeadlineReserve)
 	}
 	if p.HedgeDelay > 0 && p.HedgeDelay+p.MinAttemptTime > usable {
-		return p, fmt.Errorf("retry: Policy.HedgeDelay %v leaves less than Policy.MinAttemptTime %v of the usable deadline %v (Deadline %v - DeadlineReserve %v): no hedge could ever be sent",
+		return p, fmt.Errorf("retry: Policy.HedgeDelay %v leaves less than Policy.MinAttemptTime %v of the usable deadline %v (Policy.Deadline %v - Policy.DeadlineReserve %v): no hedge could ever be sent",
 			p.HedgeDelay, p.MinAttemptTime, usable, p.Deadline, p.DeadlineReserve)
 	}
 	return p, nil
