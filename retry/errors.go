@@ -76,7 +76,9 @@ var sentinels = [numResults]error{
 // An *Error is final for every other Owner: an attempt that returns one
 // (wrapped or marked in any way) is never retried, because the owner that
 // produced it has already spent its attempts, budget and deadline on it, and
-// retrying on top would multiply attempts (3 x 3 = 9 per original).
+// retrying on top would multiply attempts (3 x 3 = 9 per original). The
+// Owner does not depend on seeing it: an attempt in which another Owner's
+// operation failed is final however its error was rewritten.
 type Error struct {
 	Dependency string
 	Result     Result

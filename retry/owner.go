@@ -169,7 +169,8 @@ func (o *Owner) Policy() Policy { return o.policy }
 // Do runs one logical operation: it calls attempt until it succeeds, fails
 // permanently, or a rule stops it, and returns nil or an *Error wrapping
 // exactly one of ErrCapacityRejected, ErrBudgetExhausted,
-// ErrDeadlineExhausted, ErrProviderError, ErrPermanentError, ErrCancelled.
+// ErrDeadlineExhausted, ErrProviderError, ErrPermanentError, ErrCancelled,
+// ErrNotRetryable.
 //
 // The rules, in order:
 //   - The operation deadline is min(ctx deadline, now+Policy.Deadline) minus
@@ -182,16 +183,19 @@ func (o *Owner) Policy() Policy { return o.policy }
 //   - The slot is released as soon as the attempt returns, so no slot is
 //     held during a backoff sleep.
 //   - Do never waits for an attempt past the operation deadline or the
-//     caller's cancel: an attempt that ignores its ctx is abandoned there
-//     (counted as a timeout or a cancel, and in
-//     retry_abandoned_attempts_total) and finishes in the background,
-//     holding its slot until it returns; if it then succeeds, the success is
-//     late (retry_late_successes_total), never a success of the operation.
+//     caller's cancel: it stops waiting there (the attempt is counted as a
+//     timeout or a cancel; if it is still running 100 ms later it ignores
+//     its ctx and is counted in retry_abandoned_attempts_total) and it
+//     finishes in the background, holding its slot until it returns; if
+//     it then succeeds, the success is late (retry_late_successes_total),
+//     never a success of the operation.
 //     An attempt that outlives only its PerAttemptTimeout is waited for up
 //     to the operation deadline, never retried beside itself.
-//   - A failed attempt is retried only if it is not final (another Owner's
-//     *Error or a cancellation never is retried), Classify says Temporary,
-//     attempts remain, the provider's Retry-After is within
+//   - A failed attempt is retried only if it is not final (another Owner
+//     gave up within it, its error is another Owner's *Error, or a
+//     cancellation), Classify says Temporary, attempts remain, the
+//     attempt did not say it must not be repeated (HTTP: not safe to
+//     repeat, ResultNotRetryable), the provider's Retry-After is within
 //     Policy.MaxRetryAfter, the full-jitter delay (never shorter than the
 //     Retry-After) plus MinAttemptTime still fits the deadline, and the
 //     Budget pays for the retry. The budget is paid before sleeping, so a
@@ -200,12 +204,14 @@ func (o *Owner) Policy() Policy { return o.policy }
 //
 // A ctx that belongs to another Owner's attempt makes this a nested
 // operation, counted in retry_nested_operations_total: retries at both
-// levels would multiply, and the outer Owner will not retry this result.
+// levels would multiply, so that attempt is not hedged while this
+// operation runs, and is final if this operation fails.
 //
 // attempt must honour its ctx and report a provider's Retry-After by
 // returning an error that implements RetryAfterer (see MarkTemporary). It
-// runs on a goroutine of its own (unless Config.InlineAttempts); a panic
-// in it is re-raised in Do's goroutine.
+// runs on a goroutine of its own (unless Config.InlineAttempts). A panic
+// in it is counted and re-raised in Do's goroutine while Do waits for it,
+// and recovered and handed to Config.OnPanic after Do stopped waiting.
 func (o *Owner) Do(ctx context.Context, p Priority, attempt func(ctx context.Context) error) error {
 	_, err := o.do(ctx, p, attempt, o.inline, true)
 	return err

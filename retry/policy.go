@@ -14,8 +14,11 @@ import (
 // attempt time, because both are what keep retries from outliving the
 // caller: a zero Deadline, MinAttemptTime or MaxRetryAfter is filled with
 // the documented default of that field, and a policy that can be bounded by
-// nothing (neither Deadline nor PerAttemptTimeout) is an error. Owner.Policy
-// returns the policy with the defaults filled in.
+// nothing (neither Deadline nor PerAttemptTimeout) is an error, as are
+// policies that could never do what they say: a MinAttemptTime over
+// PerAttemptTimeout or over the usable deadline, a HedgeDelay that leaves
+// less than MinAttemptTime of it. Owner.Policy returns the policy with the
+// defaults filled in.
 type Policy struct {
 	// MaxAttempts caps attempts per operation, the first try included.
 	// It must be at least 1; 1 means "never retry".
