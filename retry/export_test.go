@@ -6,3 +6,18 @@ type FakeClock = fakeClock
 
 // NewFakeClock returns a FakeClock reading the real time now.
 func NewFakeClock() *FakeClock { return newFakeClock() }
+
+// HedgeClock is the package's hedge clock (hedge_test.go): a fake clock
+// whose Sleep of exactly HedgeDelay returns only once Fire is called.
+type HedgeClock = hedgeClock
+
+// HedgeDelay is the delay HedgeClock holds back.
+const HedgeDelay = hedgeDelay
+
+// NewHedgeClock returns a HedgeClock reading the real time now.
+func NewHedgeClock() *HedgeClock {
+	return &hedgeClock{fakeClock: newFakeClock(), fire: make(chan struct{})}
+}
+
+// Fire lets the held-back sleeps return.
+func (c *hedgeClock) Fire() { close(c.fire) }

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -20,6 +19,10 @@ import (
 // the provider may see at most this many calls per user action.
 const innermostMax = 3
 
+// hedgeAfter is the hedge delay of the hedging tests: the delay on which
+// the package's hedge clock waits for the test to fire it.
+const hedgeAfter = retry.HedgeDelay
+
 // provider always answers with a documented temporary failure and counts
 // the calls that reach it.
 type provider struct{ calls atomic.Int64 }
@@ -29,31 +32,52 @@ func (p *provider) call(context.Context) error {
 	return retry.MarkTemporary(errors.New("503 from provider"), 0)
 }
 
-// metric sums the samples of family name whose labels include the given
-// name/value pairs (counters, gauges; histograms give their sample sum).
-func metric(t testing.TB, reg *prometheus.Registry, name string, pairs ...string) float64 {
+// check fails t if the provider saw more calls than the innermost owner's
+// attempts.
+func (p *provider) check(t *testing.T) {
+	t.Helper()
+	got := p.calls.Load()
+	t.Logf("provider calls: %d", got)
+	if got > innermostMax {
+		t.Errorf("provider calls = %d, want at most %d (the innermost owner's attempts)", got, innermostMax)
+	}
+}
+
+// series returns the series of family name whose labels include the given
+// name/value pairs.
+func series(t testing.TB, reg *prometheus.Registry, name string, pairs ...string) []*dto.Metric {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum float64
+	var out []*dto.Metric
 	for _, mf := range mfs {
 		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
-			if !hasLabels(m, pairs) {
-				continue
+			if hasLabels(m, pairs) {
+				out = append(out, m)
 			}
-			switch {
-			case m.Counter != nil:
-				sum += m.GetCounter().GetValue()
-			case m.Gauge != nil:
-				sum += m.GetGauge().GetValue()
-			case m.Histogram != nil:
-				sum += m.GetHistogram().GetSampleSum()
-			}
+		}
+	}
+	return out
+}
+
+// metric sums the matching series of family name (counters, gauges;
+// histograms give their sample sum).
+func metric(t testing.TB, reg *prometheus.Registry, name string, pairs ...string) float64 {
+	t.Helper()
+	var sum float64
+	for _, m := range series(t, reg, name, pairs...) {
+		switch {
+		case m.Counter != nil:
+			sum += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			sum += m.GetGauge().GetValue()
+		case m.Histogram != nil:
+			sum += m.GetHistogram().GetSampleSum()
 		}
 	}
 	return sum
@@ -62,19 +86,9 @@ func metric(t testing.TB, reg *prometheus.Registry, name string, pairs ...string
 // histCount is a histogram family's sample count over matching series.
 func histCount(t testing.TB, reg *prometheus.Registry, name string, pairs ...string) uint64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var n uint64
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			for _, m := range mf.GetMetric() {
-				if hasLabels(m, pairs) {
-					n += m.GetHistogram().GetSampleCount()
-				}
-			}
-		}
+	for _, m := range series(t, reg, name, pairs...) {
+		n += m.GetHistogram().GetSampleCount()
 	}
 	return n
 }
@@ -188,34 +202,8 @@ func TestNestingGuardIgnoresTheErrorChain(t *testing.T) {
 			if err == nil {
 				t.Fatal("Do succeeded against a provider that always fails")
 			}
-			got := p.calls.Load()
-			t.Logf("provider calls: %d", got)
-			if got > innermostMax {
-				t.Errorf("provider calls = %d, want at most %d (the innermost owner's attempts)", got, innermostMax)
-			}
+			p.check(t)
 		})
-	}
-}
-
-// hedgeGate is a fake clock whose hedge timer (a Sleep of exactly
-// hedgeAfter) fires only when the test opens the gate.
-type hedgeGate struct {
-	*retry.FakeClock
-	open chan struct{}
-}
-
-const hedgeAfter = 40 * time.Millisecond
-
-func (c *hedgeGate) Sleep(ctx context.Context, d time.Duration) error {
-	if d != hedgeAfter {
-		return c.FakeClock.Sleep(ctx, d)
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.open:
-		c.Advance(d)
-		return nil
 	}
 }
 
@@ -224,21 +212,18 @@ func (c *hedgeGate) Sleep(ctx context.Context, d time.Duration) error {
 // a second inner operation.
 func TestHedgingOuterOwnerDoesNotDoubleTheInnerOperation(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	clock := &hedgeGate{FakeClock: retry.NewFakeClock(), open: make(chan struct{})}
+	clock := retry.NewHedgeClock()
 	inner := newOwner(t, "provider", reg, clock, nil)
 	outer := newOwner(t, "quote", reg, clock, func(c *retry.Config) {
 		c.Policy.HedgeDelay = hedgeAfter
-		c.Budget = retry.NewBudget(retry.BudgetConfig{})
-		for range 1000 {
-			c.Budget.RecordOriginal()
-		}
+		c.Budget = filled(1000)
 	})
 	var p provider
 	var gate sync1
 	err := outer.Do(context.Background(), retry.Critical, func(ctx context.Context) error {
 		return recreate(inner.Do(ctx, retry.Critical, func(ctx context.Context) error {
 			if p.calls.Load() == 0 {
-				gate.do(func() { close(clock.open) }) // the hedge timer fires while the inner owner retries
+				gate.do(clock.Fire) // the hedge timer fires while the inner owner retries
 			}
 			return p.call(ctx)
 		}))
@@ -246,11 +231,7 @@ func TestHedgingOuterOwnerDoesNotDoubleTheInnerOperation(t *testing.T) {
 	if err == nil {
 		t.Fatal("Do succeeded against a provider that always fails")
 	}
-	got := p.calls.Load()
-	t.Logf("provider calls: %d", got)
-	if got > innermostMax {
-		t.Errorf("provider calls = %d, want at most %d", got, innermostMax)
-	}
+	p.check(t)
 	if got := metric(t, reg, "retry_hedges_total", "dependency", "quote"); got != 0 {
 		t.Errorf("outer hedges = %v, want 0", got)
 	}
@@ -314,11 +295,7 @@ func TestNestingGuardAcrossHTTPHops(t *testing.T) {
 			if err == nil {
 				t.Fatal("the request succeeded against a provider that always fails")
 			}
-			got := p.calls.Load()
-			t.Logf("provider calls: %d", got)
-			if got > innermostMax {
-				t.Errorf("provider calls = %d over %d HTTP hops, want at most %d", got, hops, innermostMax)
-			}
+			p.check(t)
 			if got := metric(t, reg, "retry_retries_total", "dependency", "front"); got != 0 {
 				t.Errorf("front retries = %v, want 0: retries were exhausted below", got)
 			}

@@ -203,7 +203,7 @@ func TestPanicNobodyWaitsForIsRecovered(t *testing.T) {
 	t.Run("hedge loser", func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		hook := &panicHook{ch: make(chan *retry.PanicError, 1)}
-		clock := &hedgeGate{FakeClock: retry.NewFakeClock(), open: make(chan struct{})}
+		clock := retry.NewHedgeClock()
 		o := newOwner(t, "quote", reg, clock, func(c *retry.Config) {
 			c.Policy.HedgeDelay = hedgeAfter
 			c.Budget = filled(100)
@@ -213,7 +213,7 @@ func TestPanicNobodyWaitsForIsRecovered(t *testing.T) {
 		var n atomic.Int32
 		err := o.Do(context.Background(), retry.Critical, func(ctx context.Context) error {
 			if n.Add(1) == 1 {
-				close(clock.open)
+				clock.Fire()
 				<-release // ignores the cancel
 				panic("loser boom")
 			}
