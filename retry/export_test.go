@@ -21,3 +21,7 @@ func NewHedgeClock() *HedgeClock {
 
 // Fire lets the held-back sleeps return.
 func (c *hedgeClock) Fire() { close(c.fire) }
+
+// OnHedgeDecided has f called each time o's hedge timer fires, with
+// whether a hedge was sent.
+func OnHedgeDecided(o *Owner, f func(sent bool)) { o.hedgeDecided = f }

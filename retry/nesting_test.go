@@ -218,13 +218,20 @@ func TestHedgingOuterOwnerDoesNotDoubleTheInnerOperation(t *testing.T) {
 		c.Policy.HedgeDelay = hedgeAfter
 		c.Budget = filled(1000)
 	})
+	decided := make(chan bool, 1)
+	retry.OnHedgeDecided(outer, func(sent bool) { decided <- sent })
 	var p provider
 	var gate sync1
 	err := outer.Do(context.Background(), retry.Critical, func(ctx context.Context) error {
 		return recreate(inner.Do(ctx, retry.Critical, func(ctx context.Context) error {
-			if p.calls.Load() == 0 {
-				gate.do(clock.Fire) // the hedge timer fires while the inner owner retries
-			}
+			gate.do(func() {
+				// The hedge timer fires while the inner owner is still
+				// retrying; the inner owner goes on once it is decided.
+				clock.Fire()
+				if <-decided {
+					t.Error("a hedge was sent beside an attempt running another owner's operation")
+				}
+			})
 			return p.call(ctx)
 		}))
 	})
