@@ -56,17 +56,24 @@ func TestMetricInvariantsUnderLoad(t *testing.T) {
 	clock := &frozenClock{FakeClock: retry.NewFakeClock()}
 	lim := retry.NewLimiter(60, 0)
 	var onAttempt, onRetry, onPanic, calls atomic.Int64
-	o := newOwner(t, "quote", reg, clock, func(c *retry.Config) {
-		c.Policy.HedgeDelay = hedgeAfter
-		c.Limiter = lim
-		c.Budget = filled(2000)
-		c.Rand = func(n int64) int64 { return n - 1 } // backoffs of 25 and 50 ms, never hedgeAfter
-		c.OnAttempt = func(retry.AttemptInfo) { onAttempt.Add(1) }
-		c.OnRetry = func(retry.RetryInfo) { onRetry.Add(1) }
-		c.OnPanic = func(*retry.PanicError) { onPanic.Add(1) }
-	})
+	// Two owners on one registry, limiter and set of hooks: one hedges,
+	// one does not (its attempts run one at a time, awaited by Do).
+	owners := make([]*retry.Owner, 2)
+	for i, dep := range []string{"catalog", "quote"} {
+		owners[i] = newOwner(t, dep, reg, clock, func(c *retry.Config) {
+			if dep == "catalog" {
+				c.Policy.HedgeDelay = hedgeAfter
+			}
+			c.Limiter = lim
+			c.Budget = filled(2000)
+			c.Rand = func(n int64) int64 { return n - 1 } // backoffs of 25 and 50 ms, never hedgeAfter
+			c.OnAttempt = func(retry.AttemptInfo) { onAttempt.Add(1) }
+			c.OnRetry = func(retry.RetryInfo) { onRetry.Add(1) }
+			c.OnPanic = func(*retry.PanicError) { onPanic.Add(1) }
+		})
+	}
 	errTemp := retry.MarkTemporary(errors.New("503"), 0)
-	run := func(kind int) {
+	run := func(o *retry.Owner, kind int) {
 		defer func() { _ = recover() }() // the awaited panics
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -102,8 +109,8 @@ func TestMetricInvariantsUnderLoad(t *testing.T) {
 				}
 			case 6: // panics while Do waits
 				panic("boom")
-			default: // the first attempt loses to the hedge and panics after
-				if i == 1 {
+			default: // hedged: the first attempt loses to the hedge and panics after
+				if i == 1 && o.Policy().HedgeDelay > 0 {
 					<-actx.Done()
 					panic("loser boom")
 				}
@@ -117,7 +124,7 @@ func TestMetricInvariantsUnderLoad(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range perG {
-				run((g + i) % kinds)
+				run(owners[g%2], (g+i)%kinds)
 			}
 		}()
 	}
