@@ -346,10 +346,10 @@ func (c *attemptCtx) stopWaiting() {
 // counted, and handed to Config.OnPanic (by default logged with its
 // stack), never re-raised where nothing could recover it.
 func (o *Owner) lostPanic(c *attemptCtx) {
-	o.in.panics.Inc()
 	if !c.panicked {
 		return // runtime.Goexit: the goroutine is gone, as asked
 	}
+	o.in.panics.Inc()
 	pe := c.panicError()
 	if o.onPanic != nil {
 		o.onPanic(pe)

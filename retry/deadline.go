@@ -127,6 +127,8 @@ func setTimeoutHeader(r *http.Request) {
 // it) failed and the handler answers 429 or 5xx, the response carries
 // HeaderRetriesExhausted, and the caller's Owner does not retry what was
 // retried here already. Put it outermost, so that every answer passes it.
+// Next then writes to a wrapped ResponseWriter: reach Hijack, Flush and
+// the write deadlines through http.NewResponseController, which unwraps it.
 type DeadlineHandler struct {
 	Next http.Handler
 	// Max caps a propagated timeout: at a trust boundary, never let a

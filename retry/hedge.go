@@ -110,7 +110,7 @@ func (op *operation) startHedge(ctx context.Context, deadline time.Time, fn func
 	o.in.retries.Inc()
 	o.in.hedges.Inc()
 	if o.onRetry != nil {
-		o.onRetry(RetryInfo{Dependency: o.dep, Priority: op.p, Attempt: op.attempts, Delay: o.policy.HedgeDelay, Err: op.last, Hedge: true})
+		o.onRetry(RetryInfo{Dependency: o.dep, Priority: op.p, Attempt: op.attempts, Delay: o.policy.HedgeDelay, Hedge: true})
 	}
 	b := o.newAttempt(ctx, now, timeout, fn)
 	b.n = op.attempts

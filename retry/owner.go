@@ -472,7 +472,9 @@ func (op *operation) finishCtx(ctxErr error) error {
 // permanent error and the operation gets its result, before the caller
 // re-raises the panic.
 func (op *operation) unwound(a *attemptCtx) {
-	op.o.in.panics.Inc()
+	if a.panicked {
+		op.o.in.panics.Inc()
+	}
 	pe := a.panicError()
 	op.observe(a, outcomePermanent, a.end.Sub(a.start), pe)
 	op.last = pe
