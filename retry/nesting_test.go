@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -221,10 +222,10 @@ func TestHedgingOuterOwnerDoesNotDoubleTheInnerOperation(t *testing.T) {
 	decided := make(chan bool, 1)
 	retry.OnHedgeDecided(outer, func(sent bool) { decided <- sent })
 	var p provider
-	var gate sync1
+	var gate sync.Once
 	err := outer.Do(context.Background(), retry.Critical, func(ctx context.Context) error {
 		return recreate(inner.Do(ctx, retry.Critical, func(ctx context.Context) error {
-			gate.do(func() {
+			gate.Do(func() {
 				// The hedge timer fires while the inner owner is still
 				// retrying; the inner owner goes on once it is decided.
 				clock.Fire()
@@ -241,15 +242,6 @@ func TestHedgingOuterOwnerDoesNotDoubleTheInnerOperation(t *testing.T) {
 	p.check(t)
 	if got := metric(t, reg, "retry_hedges_total", "dependency", "quote"); got != 0 {
 		t.Errorf("outer hedges = %v, want 0", got)
-	}
-}
-
-// sync1 runs a function once without sync.Once's value semantics worries.
-type sync1 struct{ done atomic.Bool }
-
-func (s *sync1) do(f func()) {
-	if s.done.CompareAndSwap(false, true) {
-		f()
 	}
 }
 
