@@ -53,7 +53,8 @@ const DefaultMaxConcurrent = 64
 
 // Options tune a Scraper. The zero value is usable.
 type Options struct {
-	// Clock stamps snapshots and statuses (default time.Now). Scrape
+	// Clock stamps snapshots and statuses (default: SteadyClock over
+	// time.Now, so wall-clock steps do not reorder scrapes). Scrape
 	// durations are measured on the monotonic clock regardless.
 	Clock func() time.Time
 	// BodyLimit caps a body after decompression (default DefaultBodyLimit).
@@ -206,7 +207,7 @@ type scrapeBuf struct {
 // others from running.
 func NewScraper(targets []Target, store *model.Store, opts Options) *Scraper {
 	if opts.Clock == nil {
-		opts.Clock = time.Now
+		opts.Clock = SteadyClock(time.Now, MonotonicSince())
 	}
 	if opts.BodyLimit <= 0 {
 		opts.BodyLimit = DefaultBodyLimit
