@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/record"
 	"github.com/retrytop/retrytop/report"
 	"github.com/retrytop/retrytop/ui"
 	"github.com/retrytop/retrytop/whatif"
@@ -261,7 +262,7 @@ Exit codes as analyze: 0 written, 1 usage error, 2 no target could be read,
 			if err := writeFileAtomic(out, buf.Bytes()); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%s)\n", out, formatSize(int64(buf.Len())))
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%s)\n", out, record.FormatSize(int64(buf.Len())))
 			return runErr
 		},
 	}

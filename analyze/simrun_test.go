@@ -1,4 +1,4 @@
-package main
+package analyze_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/sim"
+	"github.com/retrytop/retrytop/sources"
 )
 
 // simRun is one sim scenario, on loopback or in process (Options.InProcess,
@@ -48,12 +49,12 @@ func startSimRunWith(ctx context.Context, name string, opts sim.Options, bare bo
 		}
 		targets = append(targets, tgt)
 	}
-	src := &sources{targets: targets, translate: dialect.Auto()}
+	src := &sources.Sources{Targets: targets, Translate: dialect.Auto()}
 	var copts collect.Options
 	if opts.InProcess {
 		copts.Transport = stack.Transport() // scraped through the stack, no socket
 	}
-	return &simRun{stack: stack, scraper: src.scraper(model.NewStore(model.StoreConfig{}), copts)}, nil
+	return &simRun{stack: stack, scraper: src.Scraper(model.NewStore(model.StoreConfig{}), copts)}, nil
 }
 
 // scrapeUntilDone scrapes every interval until the scenario's schedule has

@@ -1,4 +1,4 @@
-package main
+package analyze_test
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/sim"
+	"github.com/retrytop/retrytop/sources"
 	"github.com/retrytop/retrytop/ui"
 )
 
@@ -330,7 +331,7 @@ func TestServiceShapesReachTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := &sources{targets: []collect.Target{tgt}, translate: dialect.Auto()}
+	src := &sources.Sources{Targets: []collect.Target{tgt}, Translate: dialect.Auto()}
 	// Each scrape one second after the previous one, on an injected clock.
 	var mu sync.Mutex
 	now := time.Unix(1_700_000_000, 0)
@@ -340,7 +341,7 @@ func TestServiceShapesReachTheStore(t *testing.T) {
 		now = now.Add(time.Second)
 		return now
 	}
-	scraper := src.scraper(model.NewStore(model.StoreConfig{}), collect.Options{Clock: clock})
+	scraper := src.Scraper(model.NewStore(model.StoreConfig{}), collect.Options{Clock: clock})
 	ctx := context.Background()
 	reqs.WithLabelValues("200", "get").Add(0)
 	dur.WithLabelValues("200")
