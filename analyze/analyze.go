@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/scrape"
+
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/promapi"
@@ -50,7 +51,7 @@ type LiveOptions struct {
 func Live(ctx context.Context, src *sources.Sources, opts LiveOptions) (analysis.Report, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	scraper := src.Scraper(model.NewStore(model.StoreConfig{}), collect.Options{})
+	scraper := src.Scraper(model.NewStore(model.StoreConfig{}), scrape.Options{})
 	var unreadable []model.TargetStatus
 	progress := func(round int, st []model.TargetStatus) {
 		if opts.Progress != nil {
@@ -58,7 +59,7 @@ func Live(ctx context.Context, src *sources.Sources, opts LiveOptions) (analysis
 		}
 		if round == 1 && !opts.KeepGoing {
 			for _, s := range st {
-				if collect.Unreadable(s) {
+				if scrape.Unreadable(s) {
 					unreadable = append(unreadable, s)
 				}
 			}
@@ -71,7 +72,7 @@ func Live(ctx context.Context, src *sources.Sources, opts LiveOptions) (analysis
 	if len(unreadable) > 0 {
 		return analysis.Report{}, &NoDataError{unreadable, fmt.Errorf("%d of %d target(s) could not be read on the first scrape (--keep-going analyses the others)", len(unreadable), len(statuses))}
 	}
-	if !collect.AnyScraped(statuses) {
+	if !scrape.AnyScraped(statuses) {
 		return analysis.Report{}, &NoDataError{statuses, errors.New("no target could be scraped")}
 	}
 	rep := analysis.BuildReport(scraper.Store(), statuses, analysis.ReportOptions{Window: opts.Window, Bin: opts.Bin, ChainSpecs: src.Chains, Links: src.Links, Derived: opts.Derived})

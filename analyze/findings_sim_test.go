@@ -15,7 +15,7 @@ import (
 // runScenarioReport runs one scenario with short phases in virtual time
 // (a synctest bubble over the sim's in-process transport: the same on a
 // loaded machine as on an idle one), scrapes every target every 500 ms
-// through collect's scraper the way watch and analyze do, and returns the
+// through the scraper the way watch and analyze do, and returns the
 // report over the whole run.
 func runScenarioReport(t *testing.T, name string, opts sim.Options, th *analysis.Thresholds) (rep analysis.Report) {
 	t.Helper()

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/internal/safetext"
+	"github.com/retrytop/retrytop/scrape"
+
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
@@ -78,9 +80,9 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 		if d == "" {
 			d = rs.Forced[statuses[i].Name] // live shows a forced one before any scrape succeeds
 		}
-		statuses[i].Dialect = collect.Sanitize(d)
+		statuses[i].Dialect = safetext.Sanitize(d)
 	}
-	if !collect.AnyScraped(statuses) {
+	if !scrape.AnyScraped(statuses) {
 		return analysis.Report{}, &NoDataError{nil, errors.New("no scrape in the recording could be read")}
 	}
 	var rep analysis.Report

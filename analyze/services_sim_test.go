@@ -15,7 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/scrape"
+
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/sim"
@@ -327,11 +328,11 @@ func TestServiceShapesReachTheStore(t *testing.T) {
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	defer srv.Close()
 
-	tgt, err := collect.ParseTarget("api=" + srv.URL)
+	tgt, err := scrape.ParseTarget("api=" + srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := &sources.Sources{Targets: []collect.Target{tgt}, Translate: dialect.Auto()}
+	src := &sources.Sources{Targets: []scrape.Target{tgt}, Translate: dialect.Auto()}
 	// Each scrape one second after the previous one, on an injected clock.
 	var mu sync.Mutex
 	now := time.Unix(1_700_000_000, 0)
@@ -341,7 +342,7 @@ func TestServiceShapesReachTheStore(t *testing.T) {
 		now = now.Add(time.Second)
 		return now
 	}
-	scraper := src.Scraper(model.NewStore(model.StoreConfig{}), collect.Options{Clock: clock})
+	scraper := src.Scraper(model.NewStore(model.StoreConfig{}), scrape.Options{Clock: clock})
 	ctx := context.Background()
 	reqs.WithLabelValues("200", "get").Add(0)
 	dur.WithLabelValues("200")

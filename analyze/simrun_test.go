@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/sim"
 	"github.com/retrytop/retrytop/sources"
 )
@@ -17,7 +17,7 @@ import (
 // the dialects the way watch and analyze do.
 type simRun struct {
 	stack   *sim.Stack
-	scraper *collect.Scraper
+	scraper *scrape.Scraper
 }
 
 // startSimRun starts the scenario; the caller closes the stack.
@@ -36,13 +36,13 @@ func startSimRunWith(ctx context.Context, name string, opts sim.Options, bare bo
 	if err != nil {
 		return nil, err
 	}
-	var targets []collect.Target
+	var targets []scrape.Target
 	for _, t := range stack.Targets() {
 		arg := t.Name + "=" + t.URL
 		if bare {
 			arg = t.URL
 		}
-		tgt, err := collect.ParseTarget(arg)
+		tgt, err := scrape.ParseTarget(arg)
 		if err != nil {
 			stack.Close()
 			return nil, err
@@ -50,7 +50,7 @@ func startSimRunWith(ctx context.Context, name string, opts sim.Options, bare bo
 		targets = append(targets, tgt)
 	}
 	src := &sources.Sources{Targets: targets, Translate: dialect.Auto()}
-	var copts collect.Options
+	var copts scrape.Options
 	if opts.InProcess {
 		copts.Transport = stack.Transport() // scraped through the stack, no socket
 	}

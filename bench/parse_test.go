@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -79,7 +79,7 @@ func anchors(bodies [][]byte) []Contender {
 // as Prometheus' scrape cache is per target), reading the bodies in turn.
 func retrytop(tb testing.TB, bodies [][]byte) []Contender {
 	filter := dialect.Auto().Filter
-	var p collect.ExpfmtParser
+	var p expo.ExpfmtParser
 	parse := func(target string, k *int, f func(string) bool) []model.Family {
 		fams, err := p.Parse(target, next(bodies, k), textType, f)
 		if err != nil {

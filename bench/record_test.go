@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // TestMain serves bodies when re-executed as the benchmark's target
@@ -132,7 +132,7 @@ func BenchmarkRecord(b *testing.B) {
 			var buf bytes.Buffer
 			get := func() {
 				req, _ := http.NewRequest(http.MethodGet, url, nil)
-				req.Header.Set("Accept", collect.DefaultAcceptHeader)
+				req.Header.Set("Accept", scrape.DefaultAcceptHeader)
 				req.Header.Set("Accept-Encoding", "gzip")
 				resp, err := client.Do(req)
 				if err != nil {
@@ -147,15 +147,15 @@ func BenchmarkRecord(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer w.Close()
-			t, err := collect.ParseTarget("app=" + url)
+			t, err := scrape.ParseTarget("app=" + url)
 			if err != nil {
 				b.Fatal(err)
 			}
 			scraper := func(hook func(string, time.Time, []byte, string, error)) func() {
 				at := time.Unix(1_700_000_000, 0)
 				clock := func() time.Time { at = at.Add(time.Second); return at }
-				sc := collect.NewScraper([]collect.Target{t}, model.NewStore(model.StoreConfig{History: 2}),
-					recordOptions(collect.Options{Clock: clock, OnScrape: hook}))
+				sc := scrape.NewScraper([]scrape.Target{t}, model.NewStore(model.StoreConfig{History: 2}),
+					recordOptions(scrape.Options{Clock: clock, OnScrape: hook}))
 				ctx := context.Background()
 				return func() {
 					if st := sc.ScrapeOnce(ctx); !st[0].Up {

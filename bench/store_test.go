@@ -10,8 +10,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -34,7 +34,7 @@ func BenchmarkStoreMemory(b *testing.B) {
 			continue // 2 GB of rings today; the 2k shapes say the same per sample
 		}
 		b.Run("body="+body.Name, func(b *testing.B) {
-			var p collect.ExpfmtParser
+			var p expo.ExpfmtParser
 			history := model.DefaultStoreConfig.History
 			snaps := make([][]model.Family, 30)
 			for i := range snaps {

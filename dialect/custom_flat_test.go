@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -38,7 +38,7 @@ func TestCustomReadsFlatHistograms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fams, err := collect.ExpfmtParser{}.Parse("acme", []byte(text), "text/plain; version=0.0.4", tr.Filter)
+		fams, err := expo.ExpfmtParser{}.Parse("acme", []byte(text), "text/plain; version=0.0.4", tr.Filter)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,50 +7,50 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
 )
 
 // fixtureOwners says which dialects' detectors must claim each fixture of
 // testdata/: every other detector must not. A fixture missing here fails
 // the test, so a new one must say whose it is.
 var fixtureOwners = map[string][]string{
-	"custom_acme.prom":                      nil, // a custom mapping's, no built-in dialect's
-	"envoy.prom":                            {dialect.NameEnvoy},
-	"envoy_summary.prom":                    {dialect.NameEnvoy},
-	"envoy_tcp_proxy.prom":                  {dialect.NameEnvoy},
-	"service_envoy_inbound.1.prom":          {dialect.NameEnvoy},
-	"service_envoy_inbound.2.prom":          {dialect.NameEnvoy},
-	"istio_sidecar.prom":                    {dialect.NameIstio},
-	"linkerd_policy.prom":                   {dialect.NameLinkerd},
-	"linkerd_legacy.prom":                   {dialect.NameLinkerd},
-	"linkerd_egress.prom":                   {dialect.NameLinkerd},
-	"linkerd1_1.7.prom":                     {dialect.NameLinkerd1},
-	"haproxy_2.6.12.prom":                   {dialect.NameHAProxy},
-	"haproxy_2.3.10.prom":                   {dialect.NameHAProxy},
-	"service_haproxy_2.6.12.1.prom":         {dialect.NameHAProxy},
-	"service_haproxy_2.6.12.2.prom":         {dialect.NameHAProxy},
-	"grpc_go_otel.prom":                     {dialect.NameGRPC},
-	"grpc_utf8.prom":                        {dialect.NameGRPC},
-	"resilience4j_spring.prom":              {dialect.NameResilience4j, dialect.NamePools},
-	"resilience4j_old.prom":                 {dialect.NameResilience4j},
-	"pools_hikari_native.prom":              {dialect.NamePools},
-	"pools_gosql.prom":                      {dialect.NamePools, dialect.NameNative},
-	"service_sim_provider.1.prom":           {dialect.NameNative},
-	"service_sim_provider.2.prom":           {dialect.NameNative},
-	"service_promhttp.1.prom":               nil, // read by analysis' service view as it is
-	"service_promhttp.2.prom":               nil,
-	"service_otel_http.1.prom":              nil,
-	"service_otel_http.2.prom":              nil,
-	"clientgo.prom":                         {dialect.NameClientGo},
-	"traefik.prom":                          {dialect.NameTraefik},
-	"grpc_middleware_v2.prom":               {dialect.NameGRPCPrometheus},
-	"polly_v8.prom":                         {dialect.NamePolly},
-	"kong_3.x.prom":                         {dialect.NameKong},
-	"apisix_3.x.prom":                       {dialect.NameAPISIX},
-	"otel_http_client.prom":                 {dialect.NameOTelHTTP},
-	"../../collect/testdata/histogram.prom": {dialect.NameNative},
-	"resilience4j_malformed.prom":           nil, // never parses: see TestMalformed
+	"custom_acme.prom":                   nil, // a custom mapping's, no built-in dialect's
+	"envoy.prom":                         {dialect.NameEnvoy},
+	"envoy_summary.prom":                 {dialect.NameEnvoy},
+	"envoy_tcp_proxy.prom":               {dialect.NameEnvoy},
+	"service_envoy_inbound.1.prom":       {dialect.NameEnvoy},
+	"service_envoy_inbound.2.prom":       {dialect.NameEnvoy},
+	"istio_sidecar.prom":                 {dialect.NameIstio},
+	"linkerd_policy.prom":                {dialect.NameLinkerd},
+	"linkerd_legacy.prom":                {dialect.NameLinkerd},
+	"linkerd_egress.prom":                {dialect.NameLinkerd},
+	"linkerd1_1.7.prom":                  {dialect.NameLinkerd1},
+	"haproxy_2.6.12.prom":                {dialect.NameHAProxy},
+	"haproxy_2.3.10.prom":                {dialect.NameHAProxy},
+	"service_haproxy_2.6.12.1.prom":      {dialect.NameHAProxy},
+	"service_haproxy_2.6.12.2.prom":      {dialect.NameHAProxy},
+	"grpc_go_otel.prom":                  {dialect.NameGRPC},
+	"grpc_utf8.prom":                     {dialect.NameGRPC},
+	"resilience4j_spring.prom":           {dialect.NameResilience4j, dialect.NamePools},
+	"resilience4j_old.prom":              {dialect.NameResilience4j},
+	"pools_hikari_native.prom":           {dialect.NamePools},
+	"pools_gosql.prom":                   {dialect.NamePools, dialect.NameNative},
+	"service_sim_provider.1.prom":        {dialect.NameNative},
+	"service_sim_provider.2.prom":        {dialect.NameNative},
+	"service_promhttp.1.prom":            nil, // read by analysis' service view as it is
+	"service_promhttp.2.prom":            nil,
+	"service_otel_http.1.prom":           nil,
+	"service_otel_http.2.prom":           nil,
+	"clientgo.prom":                      {dialect.NameClientGo},
+	"traefik.prom":                       {dialect.NameTraefik},
+	"grpc_middleware_v2.prom":            {dialect.NameGRPCPrometheus},
+	"polly_v8.prom":                      {dialect.NamePolly},
+	"kong_3.x.prom":                      {dialect.NameKong},
+	"apisix_3.x.prom":                    {dialect.NameAPISIX},
+	"otel_http_client.prom":              {dialect.NameOTelHTTP},
+	"../../expo/testdata/histogram.prom": {dialect.NameNative},
+	"resilience4j_malformed.prom":        nil, // never parses: see TestMalformed
 }
 
 // TestEveryFixtureToEveryDetector feeds every fixture of every dialect to
@@ -64,7 +64,7 @@ func TestEveryFixtureToEveryDetector(t *testing.T) {
 	for i := range files {
 		files[i] = filepath.Base(files[i])
 	}
-	files = append(files, "../../collect/testdata/histogram.prom")
+	files = append(files, "../../expo/testdata/histogram.prom")
 	for _, f := range files {
 		owners, ok := fixtureOwners[f]
 		if !ok {
@@ -75,7 +75,7 @@ func TestEveryFixtureToEveryDetector(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fams, err := collect.ExpfmtParser{}.Parse(f, b, "text/plain; version=0.0.4", nil)
+		fams, err := expo.ExpfmtParser{}.Parse(f, b, "text/plain; version=0.0.4", nil)
 		if strings.Contains(f, "malformed") {
 			if err == nil {
 				t.Errorf("%s parses", f)

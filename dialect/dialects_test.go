@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -497,7 +497,7 @@ func TestHAProxySlotsNeedEveryMaxconn(t *testing.T) {
 	} {
 		text := "# TYPE haproxy_backend_http_requests_total counter\nhaproxy_backend_http_requests_total{proxy=\"a\"} 1\n" +
 			"# TYPE haproxy_server_limit_sessions gauge\n" + tc.limits
-		fams, err := collect.ExpfmtParser{}.Parse(tc.name, []byte(text), "text/plain; version=0.0.4", nil)
+		fams, err := expo.ExpfmtParser{}.Parse(tc.name, []byte(text), "text/plain; version=0.0.4", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -592,7 +592,7 @@ func TestServiceSignalsFromExpositions(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				fams, err := collect.ExpfmtParser{}.Parse(name, b, "text/plain; version=0.0.4", tr.Filter)
+				fams, err := expo.ExpfmtParser{}.Parse(name, b, "text/plain; version=0.0.4", tr.Filter)
 				if err != nil {
 					t.Fatal(err)
 				}

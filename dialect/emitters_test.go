@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -117,7 +117,7 @@ func TestClientGoFirstTransportErrorIsBaseline(t *testing.T) {
 // parse reads a text exposition written by a test.
 func parse(t *testing.T, body string) []model.Family {
 	t.Helper()
-	fams, err := collect.ExpfmtParser{}.Parse("t", []byte(body), "text/plain; version=0.0.4", nil)
+	fams, err := expo.ExpfmtParser{}.Parse("t", []byte(body), "text/plain; version=0.0.4", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // provider is the HAProxy test's provider: it answers every n-th request
@@ -159,14 +159,14 @@ backend provider
 	// retrytop's side: a scraper with the auto-detecting translator and
 	// a clock set by hand, so rate x window is the exact increase.
 	tr := dialect.Auto()
-	target, err := collect.ParseTarget("haproxy=" + metricsURL)
+	target, err := scrape.ParseTarget("haproxy=" + metricsURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	target.Timeout = 5 * time.Second
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	scraper := collect.NewScraper([]collect.Target{target}, model.NewStore(model.StoreConfig{}),
-		collect.Options{Clock: clock.Now, Translate: tr.Translate, Filter: tr.Filter})
+	scraper := scrape.NewScraper([]scrape.Target{target}, model.NewStore(model.StoreConfig{}),
+		scrape.Options{Clock: clock.Now, Translate: tr.Translate, Filter: tr.Filter})
 	start := clock.now
 	if st := scraper.ScrapeOnce(context.Background()); !st[0].Up {
 		t.Fatalf("first scrape: %s", st[0].LastError)

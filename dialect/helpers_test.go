@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -22,7 +22,7 @@ func load(t *testing.T, name string) []model.Family {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fams, err := collect.ExpfmtParser{}.Parse("fixture", b, "text/plain; version=0.0.4", nil)
+	fams, err := expo.ExpfmtParser{}.Parse("fixture", b, "text/plain; version=0.0.4", nil)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

@@ -3,8 +3,8 @@ package dialect_test
 import (
 	"testing"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -46,7 +46,7 @@ envoy_cluster_upstream_rq_total{envoy_cluster_name="inbound|9090|grpc|ratings.de
 			var fams []model.Family
 			switch {
 			case c.body != "":
-				if fams, err = (collect.ExpfmtParser{}).Parse("fixture", []byte(c.body), "text/plain; version=0.0.4", nil); err != nil {
+				if fams, err = (expo.ExpfmtParser{}).Parse("fixture", []byte(c.body), "text/plain; version=0.0.4", nil); err != nil {
 					t.Fatal(err)
 				}
 			case c.dialect == dialect.NameHAProxy:

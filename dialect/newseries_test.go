@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -21,7 +21,7 @@ var acme = dialect.Mapping{
 
 func parseOM(t *testing.T, body string) []model.Family {
 	t.Helper()
-	fams, err := collect.ExpfmtParser{}.Parse("t", []byte(body), "application/openmetrics-text; version=1.0.0", nil)
+	fams, err := expo.ExpfmtParser{}.Parse("t", []byte(body), "application/openmetrics-text; version=1.0.0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ haproxy_backend_http_responses_total{proxy="p",code="5xx"} 250
 haproxy_backend_connection_errors_total{proxy="p"} 3
 `
 	parse := func(s string) []model.Family {
-		fams, err := collect.ExpfmtParser{}.Parse("t", []byte(s), "text/plain; version=0.0.4", nil)
+		fams, err := expo.ExpfmtParser{}.Parse("t", []byte(s), "text/plain; version=0.0.4", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

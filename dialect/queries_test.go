@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -40,7 +40,7 @@ func loadFixture(t *testing.T, name string) []model.Family {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fams, err := collect.ExpfmtParser{}.Parse(name, b, "text/plain; version=0.0.4", nil)
+	fams, err := expo.ExpfmtParser{}.Parse(name, b, "text/plain; version=0.0.4", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,28 +9,28 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
 )
 
 // TestDetect documents the detection rules on every fixture.
 func TestDetect(t *testing.T) {
 	for fixture, wantName := range map[string]string{
-		"envoy.prom":                            "envoy",
-		"envoy_summary.prom":                    "envoy",
-		"istio_sidecar.prom":                    "istio", // not envoy: istio reads the cluster stats itself
-		"linkerd_policy.prom":                   "linkerd",
-		"linkerd_legacy.prom":                   "linkerd",
-		"haproxy_2.6.12.prom":                   "haproxy",
-		"grpc_go_otel.prom":                     "grpc",
-		"grpc_utf8.prom":                        "grpc",
-		"resilience4j_spring.prom":              "resilience4j+pools",
-		"resilience4j_old.prom":                 "resilience4j",
-		"pools_hikari_native.prom":              "pools",
-		"pools_gosql.prom":                      "pools+native",
-		"custom_acme.prom":                      "",
-		"../../collect/testdata/histogram.prom": "native", // the contract itself
+		"envoy.prom":                         "envoy",
+		"envoy_summary.prom":                 "envoy",
+		"istio_sidecar.prom":                 "istio", // not envoy: istio reads the cluster stats itself
+		"linkerd_policy.prom":                "linkerd",
+		"linkerd_legacy.prom":                "linkerd",
+		"haproxy_2.6.12.prom":                "haproxy",
+		"grpc_go_otel.prom":                  "grpc",
+		"grpc_utf8.prom":                     "grpc",
+		"resilience4j_spring.prom":           "resilience4j+pools",
+		"resilience4j_old.prom":              "resilience4j",
+		"pools_hikari_native.prom":           "pools",
+		"pools_gosql.prom":                   "pools+native",
+		"custom_acme.prom":                   "",
+		"../../expo/testdata/histogram.prom": "native", // the contract itself
 	} {
 		_, got, err := dialect.Auto().Translate("", snapOf(load(t, fixture)))
 		if err != nil || got != wantName {
@@ -148,11 +148,11 @@ func TestFilter(t *testing.T) {
 			continue
 		}
 		body, _ := os.ReadFile(f)
-		all, err := collect.ExpfmtParser{}.Parse("t", body, "text/plain; version=0.0.4", nil)
+		all, err := expo.ExpfmtParser{}.Parse("t", body, "text/plain; version=0.0.4", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sel, err := collect.ExpfmtParser{}.Parse("t", body, "text/plain; version=0.0.4", tr.Filter)
+		sel, err := expo.ExpfmtParser{}.Parse("t", body, "text/plain; version=0.0.4", tr.Filter)
 		if err != nil {
 			t.Fatalf("%s filtered: %v", base, err)
 		}
@@ -323,14 +323,14 @@ func TestDerivedCountersMonotonic(t *testing.T) {
 // series inside valid ones are skipped rather than read as zero.
 func TestMalformed(t *testing.T) {
 	b, _ := os.ReadFile("testdata/resilience4j_malformed.prom")
-	if _, err := (collect.ExpfmtParser{}).Parse("r4j", b, "text/plain", nil); err == nil || !strings.Contains(err.Error(), "second HELP line") {
+	if _, err := (expo.ExpfmtParser{}).Parse("r4j", b, "text/plain", nil); err == nil || !strings.Contains(err.Error(), "second HELP line") {
 		t.Errorf("duplicate HELP: %v", err)
 	}
 	// A HAProxy dump without its last newline, as the netdata copy of a
 	// HAProxy 2.3.10 dump is: the text format requires it.
 	b, _ = os.ReadFile("testdata/haproxy_2.6.12.prom")
 	cut := strings.TrimRight(string(b), "\n")
-	if _, err := (collect.ExpfmtParser{}).Parse("ha", []byte(cut), "text/plain", nil); err == nil ||
+	if _, err := (expo.ExpfmtParser{}).Parse("ha", []byte(cut), "text/plain", nil); err == nil ||
 		!strings.Contains(err.Error(), `target "ha"`) || !strings.Contains(err.Error(), "unexpected end of input stream") {
 		t.Errorf("missing final newline: %v", err)
 	}

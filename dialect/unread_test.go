@@ -11,12 +11,13 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
-// parserFunc makes a dialect.ParseFunc a collect.Parser.
+// parserFunc makes a dialect.ParseFunc a expo.Parser.
 type parserFunc dialect.ParseFunc
 
 func (f parserFunc) Parse(target string, body []byte, ct string, filter func(string) bool) ([]model.Family, error) {
@@ -41,7 +42,7 @@ func TestUnreadLiveNamesFamilies(t *testing.T) {
 		_, _ = w.Write(body)
 	}))
 	defer srv.Close()
-	tg, err := collect.ParseTarget("acme=" + srv.URL + "/metrics")
+	tg, err := scrape.ParseTarget("acme=" + srv.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,16 +54,16 @@ func TestUnreadLiveNamesFamilies(t *testing.T) {
 			if filter == nil {
 				whole.Add(1)
 			}
-			return collect.ExpfmtParser{}.Parse(target, b, ct, filter)
+			return expo.ExpfmtParser{}.Parse(target, b, ct, filter)
 		}
-		opts := collect.Options{Translate: func(d string, s *model.Snapshot) (*model.Snapshot, string, error) {
+		opts := scrape.Options{Translate: func(d string, s *model.Snapshot) (*model.Snapshot, string, error) {
 			stored = s.Families
 			return tr.Translate(d, s)
 		}, Filter: tr.Filter, Parser: parserFunc(parse)}
 		if wrap {
 			opts.Parser = parserFunc(tr.Parsing(parse))
 		}
-		sc := collect.NewScraper([]collect.Target{tg}, model.NewStore(model.StoreConfig{}), opts)
+		sc := scrape.NewScraper([]scrape.Target{tg}, model.NewStore(model.StoreConfig{}), opts)
 		for range 3 {
 			if st := sc.ScrapeOnce(context.Background()); !st[0].Up {
 				t.Fatalf("scrape: %s", st[0].LastError)
@@ -89,7 +90,7 @@ func TestUnreadLiveNamesFamilies(t *testing.T) {
 		if n := whole.Load(); n != 1 {
 			t.Errorf("%d whole parses over 3 scrapes, want 1 (the second)", n)
 		}
-		filtered, err := collect.ExpfmtParser{}.Parse("acme", body, "text/plain; version=0.0.4", tr.Filter)
+		filtered, err := expo.ExpfmtParser{}.Parse("acme", body, "text/plain; version=0.0.4", tr.Filter)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +109,7 @@ func TestParsingFallsBackToFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := []byte("acme_bad{ 1\n# TYPE retry_originals_total counter\nretry_originals_total{dependency=\"d\"} 3\n")
-	fams, err := tr.Parsing(collect.ExpfmtParser{}.Parse)("x", body, "text/plain; version=0.0.4", tr.Filter)
+	fams, err := tr.Parsing(expo.ExpfmtParser{}.Parse)("x", body, "text/plain; version=0.0.4", tr.Filter)
 	if err != nil || len(fams) != 1 || fams[0].Name != "retry_originals_total" {
 		t.Fatalf("Parsing = %v, %v; want the filtered parse", fams, err)
 	}

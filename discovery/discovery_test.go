@@ -13,7 +13,7 @@ import (
 
 	"github.com/prometheus/common/config"
 
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 func TestParseFileSD(t *testing.T) {
@@ -86,7 +86,7 @@ type brief struct {
 	Interval, Timeout         time.Duration
 }
 
-func briefs(ts []collect.Target) []brief {
+func briefs(ts []scrape.Target) []brief {
 	var out []brief
 	for _, t := range ts {
 		out = append(out, brief{t.Name, t.URL, t.Layer, t.Dialect, t.Interval, t.Timeout})
@@ -234,7 +234,7 @@ func TestTargetName(t *testing.T) {
 		{"evil\x1b[31mred", "evil_x1b[31mred"},
 		{`quote"back\slash`, "quote_back_slash"},
 		{"tab\there", "tab here"},
-		{strings.Repeat("x", 200), strings.Repeat("x", collect.MaxNameLen-3) + "…"},
+		{strings.Repeat("x", 200), strings.Repeat("x", scrape.MaxNameLen-3) + "…"},
 	}
 	for _, tt := range tests {
 		got := TargetName(tt.in)
@@ -242,7 +242,7 @@ func TestTargetName(t *testing.T) {
 			t.Errorf("TargetName(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 		// The name must pass collect's own check.
-		if _, err := (collect.Target{Name: got, URL: "http://h:1/"}).Normalize(); err != nil {
+		if _, err := (scrape.Target{Name: got, URL: "http://h:1/"}).Normalize(); err != nil {
 			t.Errorf("TargetName(%q) = %q is refused: %v", tt.in, got, err)
 		}
 	}
@@ -256,7 +256,7 @@ func staticJob(name string, groups ...Group) *Job {
 }
 
 func TestNamesAndDuplicates(t *testing.T) {
-	static := []collect.Target{
+	static := []scrape.Target{
 		{Name: "app", URL: "http://app:1/metrics", Interval: time.Second, Timeout: time.Second},
 		{Name: "db:9", URL: "http://db:9/metrics", Interval: time.Second, Timeout: time.Second},
 	}
@@ -334,7 +334,7 @@ func write(t *testing.T, path, body string, mtime time.Time) {
 	}
 }
 
-func names(ts []collect.Target) []string {
+func names(ts []scrape.Target) []string {
 	var out []string
 	for _, t := range ts {
 		out = append(out, t.Name)

@@ -23,7 +23,8 @@ import (
 
 	"go.yaml.in/yaml/v2"
 
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/config"
+	"github.com/retrytop/retrytop/internal/safetext"
 )
 
 // MaxFileBytes bounds one file_sd file or prometheus.yml: 16 MiB holds
@@ -59,15 +60,15 @@ func ReadFileSD(path string) ([]Group, error) {
 func readCapped(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", collect.Sanitize(path), unwrapPath(err))
+		return nil, fmt.Errorf("%s: %w", safetext.Sanitize(path), unwrapPath(err))
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", collect.Sanitize(path), unwrapPath(err))
+		return nil, fmt.Errorf("%s: %w", safetext.Sanitize(path), unwrapPath(err))
 	}
 	if len(b) > MaxFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB", collect.Sanitize(path), MaxFileBytes>>20)
+		return nil, fmt.Errorf("%s: larger than %d MiB", safetext.Sanitize(path), MaxFileBytes>>20)
 	}
 	return b, nil
 }
@@ -87,7 +88,7 @@ func unwrapPath(err error) error {
 // Prometheus' YAML reader. Errors name the file and, where known, the
 // line; name is used in messages only.
 func ParseFileSD(name string, b []byte) ([]Group, error) {
-	where := collect.Sanitize(name)
+	where := safetext.Sanitize(name)
 	var groups []Group
 	var err error
 	if isJSON(name, b) {
@@ -132,7 +133,7 @@ func parseYAMLGroups(where string, b []byte) ([]Group, error) {
 // yamlError shortens a yaml.v2 error, which names the line when the
 // decoder knows it ("line 3: cannot unmarshal ..."), to one sanitised
 // line.
-func yamlError(err error, dst any) string { return collect.YAMLMessage(err, dst) }
+func yamlError(err error, dst any) string { return config.YAMLMessage(err, dst) }
 
 // parseJSONGroups decodes group by group, so that an error can name the
 // line of the group it is in.
@@ -152,7 +153,7 @@ func parseJSONGroups(where string, b []byte) ([]Group, error) {
 			off += te.Offset
 		}
 		msg := strings.TrimPrefix(err.Error(), "json: ")
-		return fmt.Errorf("%s: line %d: %s", where, lineAt(b, off), collect.YAMLMessage(errors.New(msg), []fileGroup{}))
+		return fmt.Errorf("%s: line %d: %s", where, lineAt(b, off), config.YAMLMessage(errors.New(msg), []fileGroup{}))
 	}
 	tok, err := dec.Token()
 	if err != nil {
@@ -203,10 +204,10 @@ func lineAt(b []byte, off int64) int {
 func checkGroup(g Group) error {
 	for k, v := range g.Labels {
 		if k == "" || !utf8.ValidString(k) {
-			return fmt.Errorf("invalid label name %q", collect.Sanitize(k))
+			return fmt.Errorf("invalid label name %q", safetext.Sanitize(k))
 		}
 		if !utf8.ValidString(v) {
-			return fmt.Errorf("label %q: value is not valid UTF-8", collect.Sanitize(k))
+			return fmt.Errorf("label %q: value is not valid UTF-8", safetext.Sanitize(k))
 		}
 	}
 	return nil

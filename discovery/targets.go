@@ -9,7 +9,8 @@ import (
 
 	pmodel "github.com/prometheus/common/model"
 
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/internal/safetext"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // DialectLabel forces a target's dialect (docs/dialects.md) from a
@@ -28,16 +29,16 @@ const maxWarnings = 20
 // the first value of URL parameter NAME, __scrape_interval__ and
 // __scrape_timeout__ the intervals. The name is the instance label,
 // which defaults to the address.
-func (j *Job) target(addr string, g Group, o *Options) (collect.Target, error) {
+func (j *Job) target(addr string, g Group, o *Options) (scrape.Target, error) {
 	label := func(name string) (string, bool) {
 		v, ok := g.Labels[name]
 		return v, ok
 	}
 	if strings.TrimSpace(addr) == "" {
-		return collect.Target{}, errors.New("empty target address")
+		return scrape.Target{}, errors.New("empty target address")
 	}
 	if strings.Contains(addr, "/") {
-		return collect.Target{}, fmt.Errorf("target %q: an address is host:port, without scheme or path (use __scheme__ and __metrics_path__ labels)", collect.Sanitize(addr))
+		return scrape.Target{}, fmt.Errorf("target %q: an address is host:port, without scheme or path (use __scheme__ and __metrics_path__ labels)", safetext.Sanitize(addr))
 	}
 	scheme, path := j.Scheme, j.MetricsPath
 	if v, ok := label("__scheme__"); ok {
@@ -65,14 +66,14 @@ func (j *Job) target(addr string, g Group, o *Options) (collect.Target, error) {
 	if v, ok := label("__scrape_interval__"); ok {
 		d, err := pmodel.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return collect.Target{}, fmt.Errorf("target %q: __scrape_interval__ %q is not a positive duration", collect.Sanitize(addr), collect.Sanitize(v))
+			return scrape.Target{}, fmt.Errorf("target %q: __scrape_interval__ %q is not a positive duration", safetext.Sanitize(addr), safetext.Sanitize(v))
 		}
 		interval = time.Duration(d)
 	}
 	if v, ok := label("__scrape_timeout__"); ok {
 		d, err := pmodel.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return collect.Target{}, fmt.Errorf("target %q: __scrape_timeout__ %q is not a positive duration", collect.Sanitize(addr), collect.Sanitize(v))
+			return scrape.Target{}, fmt.Errorf("target %q: __scrape_timeout__ %q is not a positive duration", safetext.Sanitize(addr), safetext.Sanitize(v))
 		}
 		timeout = time.Duration(d)
 	}
@@ -91,7 +92,7 @@ func (j *Job) target(addr string, g Group, o *Options) (collect.Target, error) {
 	if v, ok := label("job"); ok {
 		job = v
 	}
-	t := collect.Target{
+	t := scrape.Target{
 		Name:     TargetName(instance),
 		URL:      u.String(),
 		Layer:    job,
@@ -104,12 +105,12 @@ func (j *Job) target(addr string, g Group, o *Options) (collect.Target, error) {
 }
 
 // TargetName makes a label value (an instance) a valid target name: fit
-// for the terminal (collect.Sanitize, then the backslashes of its escapes
-// and quotes replaced by '_'), trimmed, at most collect.MaxNameLen bytes.
+// for the terminal (safetext.Sanitize, then the backslashes of its escapes
+// and quotes replaced by '_'), trimmed, at most scrape.MaxNameLen bytes.
 // Equal inputs give equal names, so a target keeps its name and history
 // across re-reads.
 func TargetName(s string) string {
-	s = collect.SanitizeN(strings.TrimSpace(s), collect.MaxNameLen)
+	s = safetext.SanitizeN(strings.TrimSpace(s), scrape.MaxNameLen)
 	return strings.NewReplacer(`\`, "_", `"`, "_").Replace(s)
 }
 
@@ -118,8 +119,8 @@ func TargetName(s string) string {
 // target with a static target's URL is left out; one whose name is
 // taken is renamed job/name when that is free, and skipped with a warning
 // otherwise.
-func build(static []collect.Target, jobs []*Job, groups [][]Group, o *Options) ([]collect.Target, []string) {
-	out := append([]collect.Target(nil), static...)
+func build(static []scrape.Target, jobs []*Job, groups [][]Group, o *Options) ([]scrape.Target, []string) {
+	out := append([]scrape.Target(nil), static...)
 	byName := make(map[string]int, len(out)) // name -> index in out
 	staticURLs := make(map[string]bool, len(static))
 	for i, t := range static {
@@ -141,7 +142,7 @@ func build(static []collect.Target, jobs []*Job, groups [][]Group, o *Options) (
 			for _, addr := range g.Targets {
 				t, err := j.target(addr, g, o)
 				if err != nil {
-					warn(fmt.Sprintf("%s: %s; skipped", g.Where, collect.Sanitize(err.Error())))
+					warn(fmt.Sprintf("%s: %s; skipped", g.Where, safetext.Sanitize(err.Error())))
 					continue
 				}
 				if staticURLs[t.URL] {
@@ -155,7 +156,7 @@ func build(static []collect.Target, jobs []*Job, groups [][]Group, o *Options) (
 					renamed := TargetName(j.Name + "/" + t.Name)
 					if _, alsoTaken := byName[renamed]; j.Name == "" || jobOf[t.Name] == j.Name || alsoTaken {
 						warn(fmt.Sprintf("%s: target %q (%s) has the name of another target; skipped (give it a distinct instance label)",
-							g.Where, t.Name, collect.SafeURL(t.URL)))
+							g.Where, t.Name, scrape.SafeURL(t.URL)))
 						continue
 					}
 					t.Name = renamed

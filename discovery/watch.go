@@ -13,7 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/internal/safetext"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // DefaultPoll is how often a Watcher looks at its files' size and
@@ -29,9 +30,9 @@ type Options struct {
 	// Static targets (command line, --config) come first in every set
 	// and are never removed; a discovered target with the URL of one is
 	// left out.
-	Static []collect.Target
+	Static []scrape.Target
 	// Interval is the scrape interval of targets whose job and labels set
-	// none (default collect.DefaultInterval).
+	// none (default scrape.DefaultInterval).
 	Interval time.Duration
 	// OverrideInterval makes Interval win over scrape_interval and
 	// __scrape_interval__ (the user gave --interval).
@@ -50,7 +51,7 @@ type Options struct {
 
 // Set is one target set and what is wrong with its sources.
 type Set struct {
-	Targets []collect.Target
+	Targets []scrape.Target
 	// Errors are files that cannot be read or parsed now; the targets of
 	// their last good content are kept. Sanitised.
 	Errors []string
@@ -92,7 +93,7 @@ type fileState struct {
 // NewWatcher watches the files of jobs. Nothing is read until Refresh.
 func NewWatcher(jobs []*Job, opts Options) *Watcher {
 	if opts.Interval <= 0 {
-		opts.Interval = collect.DefaultInterval
+		opts.Interval = scrape.DefaultInterval
 	}
 	if opts.MaxTargets <= 0 {
 		opts.MaxTargets = DefaultMaxTargets
@@ -168,7 +169,7 @@ func (w *Watcher) Refresh() (Set, bool) {
 						dirty = true
 					}
 					if st.err != nil {
-						msg := collect.Sanitize(st.err.Error())
+						msg := safetext.Sanitize(st.err.Error())
 						if st.good {
 							msg += "; its last good targets are kept"
 						}
@@ -203,12 +204,12 @@ func (w *Watcher) check(path string, st *fileState, now time.Time, refresh time.
 	prevErr := errText(st.err)
 	fi, err := os.Stat(path)
 	if err != nil {
-		st.err = fmt.Errorf("%s: %w", collect.Sanitize(path), unwrapPath(err))
+		st.err = fmt.Errorf("%s: %w", safetext.Sanitize(path), unwrapPath(err))
 		st.read = false
 		return errText(st.err) != prevErr
 	}
 	if fi.IsDir() {
-		st.err = fmt.Errorf("%s: is a directory", collect.Sanitize(path))
+		st.err = fmt.Errorf("%s: is a directory", safetext.Sanitize(path))
 		st.read = false
 		return errText(st.err) != prevErr
 	}
@@ -270,7 +271,7 @@ func expand(patterns []string) ([]string, []string) {
 		}
 		m, err := filepath.Glob(p)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %s", collect.Sanitize(p), collect.Sanitize(err.Error())))
+			errs = append(errs, fmt.Sprintf("%s: %s", safetext.Sanitize(p), safetext.Sanitize(err.Error())))
 			continue
 		}
 		paths = append(paths, m...)

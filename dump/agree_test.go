@@ -18,10 +18,11 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // agreeT0 is off the second by 250 ms, as a real scrape phase is, so that
@@ -84,7 +85,7 @@ func scrapeLiveDialect(t *testing.T, tr *dialect.Translator, target string, time
 	}
 	st := model.NewStore(model.StoreConfig{})
 	var werr error
-	sc := collect.NewScraper([]collect.Target{{Name: target, URL: srv.URL + "/metrics", Timeout: 10 * time.Second}}, st, collect.Options{
+	sc := scrape.NewScraper([]scrape.Target{{Name: target, URL: srv.URL + "/metrics", Timeout: 10 * time.Second}}, st, scrape.Options{
 		Clock: clock.Now, Translate: tr.Translate, Filter: tr.Filter,
 		OnScrape: func(target string, at time.Time, body []byte, ct string, err error) {
 			if err == nil && werr == nil {
@@ -503,7 +504,7 @@ func TestEveryImportPathAgreesWithLiveScraping(t *testing.T) {
 		}
 		fixtures = append(fixtures, f)
 	}
-	fixtures = append(fixtures, fixture{path: filepath.Join("..", "collect", "testdata", "histogram.prom")}) // native
+	fixtures = append(fixtures, fixture{path: filepath.Join("..", "expo", "testdata", "histogram.prom")}) // native
 	times := make([]time.Time, 30)
 	for k := range times {
 		times[k] = agreeT0.Add(time.Duration(k) * time.Second)
@@ -662,7 +663,7 @@ func windowOnly(a map[string]any) map[string]any {
 func detected(t *testing.T, cfg dialect.Config, body []byte) string {
 	t.Helper()
 	tr := tr2(t, cfg)
-	fams, err := collect.ExpfmtParser{}.Parse("app", body, "text/plain; version=0.0.4", tr.Filter)
+	fams, err := expo.ExpfmtParser{}.Parse("app", body, "text/plain; version=0.0.4", tr.Filter)
 	if err != nil {
 		t.Fatal(err)
 	}

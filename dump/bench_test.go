@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/expo"
 )
 
 // benchDump is a 1-hour dump of 10 targets x 2,016 series at 1 s (36,000
@@ -308,7 +308,7 @@ func BenchmarkSnapshotValueMaps(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		d := newDumpRecording(r, collect.ExpfmtParser{}, nil)
+		d := newDumpRecording(r, expo.ExpfmtParser{}, nil)
 		b.Cleanup(func() { d.Close() })
 		return d
 	}

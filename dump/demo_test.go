@@ -13,8 +13,9 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/sim"
 )
 
@@ -48,9 +49,9 @@ func TestDemoBytesPerSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var targets []collect.Target
+	var targets []scrape.Target
 	for _, st := range stack.Targets() {
-		targets = append(targets, collect.Target{Name: st.Name, URL: st.URL, Layer: st.Layer, Interval: time.Second})
+		targets = append(targets, scrape.Target{Name: st.Name, URL: st.URL, Layer: st.Layer, Interval: time.Second})
 	}
 	hook := w.Hook(func(err error) { t.Error(err) })
 	var raw *os.File
@@ -72,7 +73,7 @@ func TestDemoBytesPerSample(t *testing.T) {
 		}
 		hook(target, at, body, ct, err)
 	}
-	scraper := collect.NewScraper(targets, model.NewStore(model.StoreConfig{}), collect.Options{OnScrape: onScrape})
+	scraper := scrape.NewScraper(targets, model.NewStore(model.StoreConfig{}), scrape.Options{OnScrape: onScrape})
 	rctx, rcancel := context.WithTimeout(ctx, d)
 	scraper.Run(rctx)
 	rcancel()
@@ -92,7 +93,7 @@ func measure(t *testing.T, path string) {
 	var gz, all bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	samples, raw := 0, 0
-	p := collect.ExpfmtParser{}
+	p := expo.ExpfmtParser{}
 	for i := 0; i < r.Len(); i++ {
 		f, err := r.Frame(i)
 		if err != nil {

@@ -12,8 +12,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/sim"
 )
 
@@ -53,9 +53,9 @@ func TestDemoVirtualBytesPerSample(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var targets []collect.Target
+		var targets []scrape.Target
 		for _, st := range stack.Targets() {
-			targets = append(targets, collect.Target{Name: st.Name, URL: st.URL, Layer: st.Layer, Interval: time.Second})
+			targets = append(targets, scrape.Target{Name: st.Name, URL: st.URL, Layer: st.Layer, Interval: time.Second})
 		}
 		hook := w.Hook(func(err error) { t.Error(err) })
 		onScrape := func(target string, at time.Time, body []byte, ct string, err error) {
@@ -67,7 +67,7 @@ func TestDemoVirtualBytesPerSample(t *testing.T) {
 			}
 			hook(target, at, body, ct, err)
 		}
-		sc2 := collect.NewScraper(targets, model.NewStore(model.StoreConfig{}), collect.Options{OnScrape: onScrape, Transport: stack.Transport()})
+		sc2 := scrape.NewScraper(targets, model.NewStore(model.StoreConfig{}), scrape.Options{OnScrape: onScrape, Transport: stack.Transport()})
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for end := time.Now().Add(d); time.Now().Before(end); <-tick.C {

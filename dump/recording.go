@@ -11,7 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/expo"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -52,8 +53,8 @@ type OpenOptions struct {
 	// Format forces a format (one of Formats); "" detects it.
 	Format string
 	// Parser parses dump bodies and concat snapshots (default
-	// collect.ExpfmtParser{}).
-	Parser collect.Parser
+	// expo.ExpfmtParser{}).
+	Parser expo.Parser
 	// Filter keeps only the families it selects (nil: all).
 	Filter func(name string) bool
 	// Target names imported series without an instance label (default:
@@ -61,20 +62,20 @@ type OpenOptions struct {
 	Target string
 	// Wrap, when not nil, puts the caller's parse around the recording's
 	// own (a dialect translator's Parsing, which must see every parse):
-	// the recording parses with Wrap(p), where p is collect.ExpfmtParser
+	// the recording parses with Wrap(p), where p is expo.ExpfmtParser
 	// that reads a dump's frame whose text kept its previous frame's
 	// structure through a value map instead of parsing it (values.go).
 	// Each Fork wraps its own p. Parser is then not used.
-	Wrap func(p collect.Parser) collect.Parser
+	Wrap func(p expo.Parser) expo.Parser
 }
 
 // OpenRecording opens a dump or imports a file in another format.
 func OpenRecording(path string, opts OpenOptions) (Recording, error) {
 	if opts.Wrap != nil {
-		opts.Parser = opts.Wrap(collect.ExpfmtParser{}) // imports: no value maps
+		opts.Parser = opts.Wrap(expo.ExpfmtParser{}) // imports: no value maps
 	}
 	if opts.Parser == nil {
-		opts.Parser = collect.ExpfmtParser{}
+		opts.Parser = expo.ExpfmtParser{}
 	}
 	format := opts.Format
 	if format == "" {
@@ -115,9 +116,9 @@ func OpenRecording(path string, opts OpenOptions) (Recording, error) {
 
 type dumpRecording struct {
 	r      *Reader
-	parser collect.Parser
+	parser expo.Parser
 	filter func(string) bool
-	wrap   func(collect.Parser) collect.Parser // OpenOptions.Wrap, for Forks
+	wrap   func(expo.Parser) expo.Parser // OpenOptions.Wrap, for Forks
 	// vals holds each target's last mapped parse (values.go), kept the
 	// bytes they keep, shared with Forks; reading is the frame being
 	// parsed under wrap. All used under r's lock only.
@@ -127,12 +128,12 @@ type dumpRecording struct {
 	mapped  int // frames read through a map
 }
 
-func newDumpRecording(r *Reader, parser collect.Parser, filter func(string) bool) *dumpRecording {
+func newDumpRecording(r *Reader, parser expo.Parser, filter func(string) bool) *dumpRecording {
 	return &dumpRecording{r: r, parser: parser, filter: filter, vals: make(map[string]*valueState), kept: new(atomic.Int64)}
 }
 
 // newWrappedRecording is a recording parsing with wrap(its own parse).
-func newWrappedRecording(r *Reader, wrap func(collect.Parser) collect.Parser, filter func(string) bool, kept *atomic.Int64) *dumpRecording {
+func newWrappedRecording(r *Reader, wrap func(expo.Parser) expo.Parser, filter func(string) bool, kept *atomic.Int64) *dumpRecording {
 	d := &dumpRecording{r: r, filter: filter, wrap: wrap, vals: make(map[string]*valueState), kept: kept}
 	d.parser = wrap(ownParser{d})
 	return d
@@ -406,7 +407,7 @@ func applyParsed(e parsedEntry, st *model.Store, statuses map[string]*model.Targ
 	if err != nil {
 		ts.Up = false
 		ts.Failures++
-		ts.LastError = collect.Sanitize(err.Error())
+		ts.LastError = safetext.Sanitize(err.Error())
 		return
 	}
 	res := st.Append(snap)

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"sync/atomic"
 
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // Reading a frame's values without parsing its text.
@@ -14,7 +15,7 @@ import (
 // structure (the body's text with a slot where each number is: the
 // codec's tokens), only other numbers. The parse of its body is then the
 // previous parse with new values: per target, a recording keeps the last
-// parse's collect.SlotMap (slot -> family, sample and field, built from
+// parse's expo.SlotMap (slot -> family, sample and field, built from
 // what the parser reports of each value token it read), and a frame whose
 // structure and content type are the mapped frame's is read by copying
 // the parse and converting each slot's text, at its offset in the
@@ -25,7 +26,7 @@ import (
 //
 // Anything else parses: the first frame of a target (of each Fork: a
 // recording's map belongs to its own reader), another structure or
-// content type, a parser other than collect.ExpfmtParser (or the
+// content type, a parser other than expo.ExpfmtParser (or the
 // recording's own under OpenOptions.Wrap), a target past the maps' bound
 // (maxValueMapBytes), a body the fast
 // path does not take, a parse whose map refuses (a field derived from
@@ -41,7 +42,7 @@ type valueState struct {
 	idx       int32 // the entry of the newest frame read through the map
 	ct        string
 	structure []byte // the mapped frame's structure (a copy)
-	slots     *collect.SlotMap
+	slots     *expo.SlotMap
 	changed   []bool // scratch: the slots whose number changed
 	size      int64  // what it keeps, as valueMapSize reckons it
 }
@@ -56,9 +57,9 @@ var maxValueMapBytes int64 = 64 << 20 // a var: the tests lower it
 
 // valueMapSize reckons what a map keeps: its structure, a slot
 // destination (16 bytes) and a number's share of the slice headers per
-// slot, and the parse at collect.ParseCost bytes per byte of body.
+// slot, and the parse at scrape.ParseCost bytes per byte of body.
 func valueMapSize(structure, body, slots int) int64 {
-	return int64(structure) + 24*int64(slots) + collect.ParseCost*int64(body)
+	return int64(structure) + 24*int64(slots) + scrape.ParseCost*int64(body)
 }
 
 // forget drops target's map, giving its bytes back.
@@ -82,7 +83,7 @@ type valueFrame struct {
 // parse reads the frame as p.Parse would: through the target's map when
 // the frame's structure is the mapped one's, else by parsing (and
 // mapping the parse for the next frames).
-func (v *valueFrame) parse(p collect.ExpfmtParser) ([]model.Family, error) {
+func (v *valueFrame) parse(p expo.ExpfmtParser) ([]model.Family, error) {
 	f := v.f
 	vs := v.vals[f.Target]
 	if vs != nil && vs.ct == f.ContentType && vs.slots.Slots()*2 == len(f.offs) &&
@@ -122,7 +123,7 @@ func (v *valueFrame) parse(p collect.ExpfmtParser) ([]model.Family, error) {
 
 // snapshotValues is Snapshot of a dump: the frame is decoded and lent
 // (not copied) to the parse, which reads it through the target's map
-// when the recording's parser is collect.ExpfmtParser, or its own parse
+// when the recording's parser is expo.ExpfmtParser, or its own parse
 // under OpenOptions.Wrap (a dialect translator's Parsing).
 func (d *dumpRecording) snapshotValues(i int) (*model.Snapshot, error) {
 	var snap *model.Snapshot
@@ -131,7 +132,7 @@ func (d *dumpRecording) snapshotValues(i int) (*model.Snapshot, error) {
 		v := &valueFrame{f: f, filter: d.filter, vals: d.vals, mapped: &d.mapped, kept: d.kept}
 		var fams []model.Family
 		var err error
-		if p, ok := d.parser.(collect.ExpfmtParser); ok {
+		if p, ok := d.parser.(expo.ExpfmtParser); ok {
 			fams, err = v.parse(p)
 		} else {
 			// Under Wrap, the wrapper calls ownParser, which finds v here.
@@ -162,13 +163,13 @@ func (d *dumpRecording) snapshotValues(i int) (*model.Snapshot, error) {
 // wrapper's unfiltered parse of the same body, is parsed.
 type ownParser struct{ d *dumpRecording }
 
-// Parse implements collect.Parser.
+// Parse implements expo.Parser.
 func (p ownParser) Parse(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, error) {
 	if v := p.d.reading; v != nil && len(body) > 0 && len(body) == len(v.f.Body) && &body[0] == &v.f.Body[0] &&
-		v.f.Target == target && v.f.ContentType == contentType && collect.SameFilter(filter, v.filter) {
-		return v.parse(collect.ExpfmtParser{})
+		v.f.Target == target && v.f.ContentType == contentType && expo.SameFilter(filter, v.filter) {
+		return v.parse(expo.ExpfmtParser{})
 	}
-	return collect.ExpfmtParser{}.Parse(target, body, contentType, filter)
+	return expo.ExpfmtParser{}.Parse(target, body, contentType, filter)
 }
 
 // noValueMaps makes every frame parse (the tests' and benchmarks' anchor).

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -209,9 +209,9 @@ func diffFamilies(a, b []model.Family) string {
 }
 
 // refSnapshot is entry i read as before value maps: the frame copied,
-// then parsed by collect.ExpfmtParser.
+// then parsed by expo.ExpfmtParser.
 func refSnapshot(r *Reader, i int, filter func(string) bool) (*model.Snapshot, error) {
-	d := newDumpRecording(r, collect.ExpfmtParser{}, filter)
+	d := newDumpRecording(r, expo.ExpfmtParser{}, filter)
 	return d.snapshotCopy(i)
 }
 
@@ -237,7 +237,7 @@ func compareSnapshots(t *testing.T, what string, got, want *model.Snapshot, gerr
 // first unfiltered (a whole parse that names every family), then
 // filtered.
 type wrapParser struct {
-	inner collect.Parser
+	inner expo.Parser
 	n     int
 }
 
@@ -262,7 +262,7 @@ func (w *wrapParser) Parse(target string, body []byte, ct string, filter func(st
 // through value maps, in order, backwards, at random and through a Fork,
 // with and without a filter, and under a wrapper (OpenOptions.Wrap):
 // each snapshot must equal the one a copy of the frame parsed by
-// collect.ExpfmtParser gives (floats by their bits, errors by their
+// expo.ExpfmtParser gives (floats by their bits, errors by their
 // text). Generated dumps must go through a map most of the time, or the
 // test tests nothing.
 func TestValuesEqualParse(t *testing.T) {
@@ -294,9 +294,9 @@ func TestValuesEqualParse(t *testing.T) {
 				name := fmt.Sprintf("%s, filter %v, %s", in.name, filter != nil, via)
 				t.Run(name, func(t *testing.T) {
 					ref := openBytes(t, in.data)
-					d := newDumpRecording(openBytes(t, in.data), collect.ExpfmtParser{}, filter)
+					d := newDumpRecording(openBytes(t, in.data), expo.ExpfmtParser{}, filter)
 					if via != "ExpfmtParser" {
-						d = newWrappedRecording(openBytes(t, in.data), func(p collect.Parser) collect.Parser { return &wrapParser{inner: p} }, filter, new(atomic.Int64))
+						d = newWrappedRecording(openBytes(t, in.data), func(p expo.Parser) expo.Parser { return &wrapParser{inner: p} }, filter, new(atomic.Int64))
 					}
 					n := d.Len()
 					check := func(d *dumpRecording, order string, i int) {
@@ -370,7 +370,7 @@ func TestValueMapRefuses(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			fams, vm, err := collect.ExpfmtParser{}.ParseValues("t", []byte(c.a), "text/plain", c.filter)
+			fams, vm, err := expo.ExpfmtParser{}.ParseValues("t", []byte(c.a), "text/plain", c.filter)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -400,7 +400,7 @@ func TestValueMapRefuses(t *testing.T) {
 				t.Fatalf("Apply ok %v, want %v", ok, c.keep)
 			}
 			if ok {
-				want, err := collect.ExpfmtParser{}.Parse("t", []byte(c.b), "text/plain", c.filter)
+				want, err := expo.ExpfmtParser{}.Parse("t", []byte(c.b), "text/plain", c.filter)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -426,7 +426,7 @@ func FuzzValueMap(f *testing.F) {
 			return
 		}
 		for _, filter := range []func(string) bool{nil, valFilter} {
-			fams, vm, err := collect.ExpfmtParser{}.ParseValues("t", a, "text/plain", filter)
+			fams, vm, err := expo.ExpfmtParser{}.ParseValues("t", a, "text/plain", filter)
 			if err != nil || vm == nil {
 				return
 			}
@@ -472,7 +472,7 @@ func FuzzValueMap(f *testing.F) {
 			if !ok {
 				continue
 			}
-			want, err := collect.ExpfmtParser{}.Parse("t", b, "text/plain", filter)
+			want, err := expo.ExpfmtParser{}.Parse("t", b, "text/plain", filter)
 			if err != nil {
 				t.Fatalf("the map read %q, which does not parse: %v", b, err)
 			}
@@ -498,7 +498,7 @@ func FuzzValueMap(f *testing.F) {
 			if !ok {
 				continue
 			}
-			want, err = collect.ExpfmtParser{}.Parse("t", c, "text/plain", filter)
+			want, err = expo.ExpfmtParser{}.Parse("t", c, "text/plain", filter)
 			if err != nil {
 				t.Fatalf("the map read %q, which does not parse: %v", c, err)
 			}
@@ -517,7 +517,7 @@ func FuzzValueMap(f *testing.F) {
 func TestValueMapsBoundedInTotal(t *testing.T) {
 	data := valDump(t, 1, 60, 1000)
 	ref := openBytes(t, data)
-	d := newDumpRecording(openBytes(t, data), collect.ExpfmtParser{}, nil)
+	d := newDumpRecording(openBytes(t, data), expo.ExpfmtParser{}, nil)
 	n := d.Len()
 	for i := 0; i < n; i++ {
 		got, gerr := d.Snapshot(i)
@@ -542,7 +542,7 @@ func TestValueMapsBoundedInTotal(t *testing.T) {
 
 	defer func(old int64) { maxValueMapBytes = old }(maxValueMapBytes)
 	maxValueMapBytes = one + one/2 // room for one map, not two
-	d = newDumpRecording(openBytes(t, data), collect.ExpfmtParser{}, nil)
+	d = newDumpRecording(openBytes(t, data), expo.ExpfmtParser{}, nil)
 	f, err := d.Fork()
 	if err != nil {
 		t.Fatal(err)

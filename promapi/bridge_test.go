@@ -15,9 +15,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // flakyTarget counts exactly 40 originals and attempts a second since it
@@ -73,13 +73,13 @@ func TestFailedScrapesAreBridged(t *testing.T) {
 	u, _ := url.Parse(srv.URL)
 	base := startPrometheus(t, ctx, []scrapeJob{{name: "flaky", host: u.Host, path: "/"}}, 2)
 
-	tgt, err := collect.ParseTarget("flaky=" + srv.URL)
+	tgt, err := scrape.ParseTarget("flaky=" + srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tgt.Timeout = 30 * time.Second // only the values are compared
 	tr := dialect.Auto()
-	direct := collect.NewScraper([]collect.Target{tgt}, model.NewStore(model.StoreConfig{}), collect.Options{Translate: tr.Translate, Filter: tr.Filter})
+	direct := scrape.NewScraper([]scrape.Target{tgt}, model.NewStore(model.StoreConfig{}), scrape.Options{Translate: tr.Translate, Filter: tr.Filter})
 	src, err := New(Options{Client: ClientConfig{URL: base}, Step: time.Second, Backfill: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestFailedScrapesAreBridged(t *testing.T) {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	directLags := readTogether(runCtx, &wg, direct, src)
-	ruler, rulerLags := startRuler(runCtx, &wg, []collect.Target{tgt}, collect.Options{Translate: tr.Translate, Filter: tr.Filter})
+	ruler, rulerLags := startRuler(runCtx, &wg, []scrape.Target{tgt}, scrape.Options{Translate: tr.Translate, Filter: tr.Filter})
 
 	time.Sleep(4 * time.Second)
 	t0 := time.Now()

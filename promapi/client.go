@@ -21,9 +21,10 @@ import (
 
 	"github.com/prometheus/common/config"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // DefaultTimeout bounds one query when ClientConfig.Timeout is zero.
@@ -60,9 +61,9 @@ type Client struct {
 func NewClient(cfg ClientConfig) (*Client, error) {
 	u, err := url.Parse(strings.TrimSpace(cfg.URL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("prometheus URL %q: want http(s)://host[:port][/prefix]", collect.SafeURL(cfg.URL))
+		return nil, fmt.Errorf("prometheus URL %q: want http(s)://host[:port][/prefix]", scrape.SafeURL(cfg.URL))
 	}
-	c := &Client{base: u, safeURL: collect.SafeURL(cfg.URL), timeout: cfg.Timeout}
+	c := &Client{base: u, safeURL: scrape.SafeURL(cfg.URL), timeout: cfg.Timeout}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
 	}
@@ -72,7 +73,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		}
 	}
 	if cfg.UserAgent == "" {
-		cfg.UserAgent = collect.DefaultUserAgent
+		cfg.UserAgent = scrape.DefaultUserAgent
 	}
 	if err := cfg.HTTP.Validate(); err != nil {
 		return nil, fmt.Errorf("prometheus %s: HTTP settings: %w", c.safeURL, err)
@@ -202,7 +203,7 @@ func (c *Client) clean(s string) string {
 	for _, sec := range c.secrets {
 		s = strings.ReplaceAll(s, sec, "xxxxx")
 	}
-	return collect.Sanitize(s)
+	return safetext.Sanitize(s)
 }
 
 // response is the API's envelope.
@@ -233,16 +234,16 @@ func Decode(status int, body []byte) (Result, error) {
 	var r response
 	if err := json.Unmarshal(body, &r); err != nil || r.Status == "" {
 		if status != http.StatusOK {
-			return Result{}, &APIError{Status: status, Msg: collect.SanitizeN(strings.TrimSpace(string(body)), 200)}
+			return Result{}, &APIError{Status: status, Msg: safetext.SanitizeN(strings.TrimSpace(string(body)), 200)}
 		}
 		return Result{}, fmt.Errorf("response is not a Prometheus API result")
 	}
 	res := Result{}
 	for _, w := range r.Warnings {
-		res.Warnings = append(res.Warnings, collect.Sanitize(w))
+		res.Warnings = append(res.Warnings, safetext.Sanitize(w))
 	}
 	if r.Status != "success" {
-		return res, &APIError{Status: status, Type: collect.Sanitize(r.ErrorType), Msg: collect.Sanitize(r.Error)}
+		return res, &APIError{Status: status, Type: safetext.Sanitize(r.ErrorType), Msg: safetext.Sanitize(r.Error)}
 	}
 	var d resultData
 	if err := json.Unmarshal(r.Data, &d); err != nil {
@@ -290,7 +291,7 @@ func decodePoint(p []any) (model.Point, error) {
 	}
 	v, err := model.ParseFloat(vs)
 	if err != nil {
-		return model.Point{}, fmt.Errorf("sample value %q: not a number", collect.SanitizeN(vs, 40))
+		return model.Point{}, fmt.Errorf("sample value %q: not a number", safetext.SanitizeN(vs, 40))
 	}
 	return model.Point{T: int64(math.Round(ts * 1000)), V: v}, nil
 }

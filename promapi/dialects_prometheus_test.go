@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 type dialectCase struct{ name, file string }
@@ -306,10 +306,10 @@ func dialectEquivalence(t *testing.T, custom dialect.Mapping, dialectCases []dia
 	srv2 := httptest.NewServer(mux2)
 	defer srv2.Close()
 	host, host2 := strings.TrimPrefix(srv.URL, "http://"), strings.TrimPrefix(srv2.URL, "http://")
-	var targets []collect.Target
+	var targets []scrape.Target
 	var jobs []scrapeJob
 	addTarget := func(name, url string) {
-		tgt, err := collect.ParseTarget(name + "=" + url)
+		tgt, err := scrape.ParseTarget(name + "=" + url)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -330,7 +330,7 @@ func dialectEquivalence(t *testing.T, custom dialect.Mapping, dialectCases []dia
 	// Every job scraped a few times first, so that the Source's baseline
 	// holds every target.
 	base := startPrometheus(t, ctx, jobs, 4)
-	direct := collect.NewScraper(targets, model.NewStore(model.StoreConfig{}), collect.Options{Translate: tr.Translate, Filter: tr.Filter})
+	direct := scrape.NewScraper(targets, model.NewStore(model.StoreConfig{}), scrape.Options{Translate: tr.Translate, Filter: tr.Filter})
 	// The queries' timeout as long as the direct scrapes': at load 13 on
 	// 2 cores the two largest queries (every dialect's attempts and
 	// results) took over the default 5 s at every refresh, so their

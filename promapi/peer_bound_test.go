@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // How far two readers' numbers over one window may differ, from what the
@@ -46,8 +46,8 @@ const rulerEvery = 100 * time.Millisecond
 // of every target would take the sim's cores from the system under test;
 // backing off leaves it most of them and only widens the brackets, which
 // the bound then counts.
-func startRuler(ctx context.Context, wg *sync.WaitGroup, targets []collect.Target, opts collect.Options) (*model.Store, *lags) {
-	r := collect.NewScraper(targets, model.NewStore(model.StoreConfig{History: 3600}), opts)
+func startRuler(ctx context.Context, wg *sync.WaitGroup, targets []scrape.Target, opts scrape.Options) (*model.Store, *lags) {
+	r := scrape.NewScraper(targets, model.NewStore(model.StoreConfig{History: 3600}), opts)
 	l := &lags{}
 	wg.Go(func() {
 		for {

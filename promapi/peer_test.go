@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/internal/testpeer"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // scrapeJob is one job of the test Prometheus: one static target, or
@@ -131,7 +131,7 @@ func waitEachScraped(t *testing.T, ctx context.Context, base string, jobs []scra
 // goroutine a refresh that took 3-6 s (64 queries at load 12 on 2 cores)
 // held the direct scrapes back as long, and a 6 s window held fewer than
 // two of them.
-func readTogether(ctx context.Context, wg *sync.WaitGroup, direct *collect.Scraper, src *Source) *lags {
+func readTogether(ctx context.Context, wg *sync.WaitGroup, direct *scrape.Scraper, src *Source) *lags {
 	l := &lags{}
 	every := func(f func()) {
 		wg.Go(func() {

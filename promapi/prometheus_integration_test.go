@@ -20,11 +20,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/internal/reportcmp"
 	"github.com/retrytop/retrytop/internal/testpeer"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/sim"
 )
 
@@ -100,24 +100,24 @@ func TestAgainstPrometheus(t *testing.T) {
 	// Direct scraping from the start. A scrape may take seconds on a
 	// busy machine: the timeout is not what is compared (the skew below
 	// allows for slow scrapes), so it is long.
-	var targets []collect.Target
+	var targets []scrape.Target
 	for i, st := range stack.Targets() {
 		if want := "http://" + jobs[i].host + "/metrics"; st.Name != names[i] || st.URL != want {
 			t.Fatalf("target %d: %s at %s, want %s at %s", i, st.Name, st.URL, names[i], want)
 		}
-		tgt, err := collect.ParseTarget(st.Name + "=" + st.URL)
+		tgt, err := scrape.ParseTarget(st.Name + "=" + st.URL)
 		if err != nil {
 			t.Fatal(err)
 		}
 		tgt.Timeout = 30 * time.Second
 		targets = append(targets, tgt)
 	}
-	lateTgt, _ := collect.ParseTarget("late=" + late.URL)
+	lateTgt, _ := scrape.ParseTarget("late=" + late.URL)
 	lateTgt.Timeout = 30 * time.Second
 	targets = append(targets, lateTgt)
 	// As analyze scrapes: through the dialect translator.
 	tr := dialect.Auto()
-	direct := collect.NewScraper(targets, model.NewStore(model.StoreConfig{}), collect.Options{Translate: tr.Translate, Filter: tr.Filter})
+	direct := scrape.NewScraper(targets, model.NewStore(model.StoreConfig{}), scrape.Options{Translate: tr.Translate, Filter: tr.Filter})
 	waitEachScraped(t, ctx, base, jobs, stack.Started())
 
 	src, err := New(Options{Client: ClientConfig{URL: base}, Step: time.Second, Backfill: -1})
@@ -134,7 +134,7 @@ func TestAgainstPrometheus(t *testing.T) {
 	directLags := readTogether(runCtx, &wg, direct, src)
 	// The ruler: what the targets counted between the two readers'
 	// samples (peer_bound_test.go).
-	ruler, rulerLags := startRuler(runCtx, &wg, targets, collect.Options{Translate: tr.Translate, Filter: tr.Filter})
+	ruler, rulerLags := startRuler(runCtx, &wg, targets, scrape.Options{Translate: tr.Translate, Filter: tr.Filter})
 
 	// The windows start in the healthy phase, after both readers' first
 	// reading (their baselines); the whole-incident window ends in the

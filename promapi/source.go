@@ -13,9 +13,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // Defaults of Options.
@@ -56,7 +57,7 @@ type Options struct {
 	// DetectEvery: see Dialects (default DefaultDetectEvery).
 	DetectEvery time.Duration
 	// Step is the refresh interval and the query_range step (default
-	// collect.DefaultInterval).
+	// scrape.DefaultInterval).
 	Step time.Duration
 	// Backfill is how much history the first refresh loads with
 	// query_range (default: DefaultBackfill, capped to what the store
@@ -85,7 +86,7 @@ type Options struct {
 
 // Source turns PromQL results into snapshots: one per target (a distinct
 // value of the By labels) per evaluation time. It implements the trio
-// Store/Statuses/Updates of collect.Scraper (ui.Source) and is safe for
+// Store/Statuses/Updates of scrape.Scraper (ui.Source) and is safe for
 // concurrent use.
 type Source struct {
 	opts    Options
@@ -139,7 +140,7 @@ func New(opts Options) (*Source, error) {
 		opts.By = []string{"job"}
 	}
 	if opts.Step <= 0 {
-		opts.Step = collect.DefaultInterval
+		opts.Step = scrape.DefaultInterval
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = DefaultConcurrency
@@ -715,7 +716,7 @@ func (s *Source) targetName(ls model.Labels) string {
 	if strings.Trim(name, "/") == "" {
 		return "(no " + strings.Join(s.opts.By, ",") + ")"
 	}
-	return collect.Sanitize(name)
+	return safetext.Sanitize(name)
 }
 
 func (s *Source) setStatuses(at time.Time, took time.Duration, nq, ok int, firstErr string, warnings []string, seen map[string]int, earlier map[string]int64) {
@@ -735,7 +736,7 @@ func (s *Source) setStatuses(at time.Time, took time.Duration, nq, ok int, first
 	case ok == 0 && (nq > 0 || firstErr != ""):
 		sv.Up = false
 		sv.Failures++
-		sv.LastError = collect.Sanitize(firstErr)
+		sv.LastError = safetext.Sanitize(firstErr)
 	case nq == 0:
 		// auto found no dialect's families (yet).
 		sv.Up = true
@@ -744,17 +745,17 @@ func (s *Source) setStatuses(at time.Time, took time.Duration, nq, ok int, first
 	case failed > 0:
 		sv.Up = true
 		sv.LastSuccess = at
-		sv.LastError = collect.Sanitize(fmt.Sprintf("%d of %d queries failed (their signals are stale): %s", failed, nq, firstErr))
+		sv.LastError = safetext.Sanitize(fmt.Sprintf("%d of %d queries failed (their signals are stale): %s", failed, nq, firstErr))
 	case firstErr != "":
 		sv.Up = true
 		sv.LastSuccess = at
-		sv.LastError = collect.Sanitize(firstErr)
+		sv.LastError = safetext.Sanitize(firstErr)
 	default:
 		sv.Up = true
 		sv.LastSuccess = at
 		sv.LastError = ""
 		if len(warnings) > 0 {
-			sv.LastError = collect.Sanitize("warning: " + strings.Join(warnings, "; "))
+			sv.LastError = safetext.Sanitize("warning: " + strings.Join(warnings, "; "))
 		}
 	}
 	target := func(name string) *model.TargetStatus {

@@ -7,10 +7,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/promapi"
+	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/ui"
 )
 
@@ -52,7 +52,7 @@ func RunPrometheus(ctx context.Context, errw io.Writer, w *dump.Writer, src *pro
 		fmt.Fprintf(out, "retrytop: recording: %s\n", ui.Sanitize(err.Error()))
 	}
 	if !opts.Quiet {
-		fmt.Fprintf(out, "recording the query results of %s every %s to %s (Ctrl-C stops)\n", ui.Sanitize(collect.SafeURL(url)), opts.Interval, opts.Path)
+		fmt.Fprintf(out, "recording the query results of %s every %s to %s (Ctrl-C stops)\n", ui.Sanitize(scrape.SafeURL(url)), opts.Interval, opts.Path)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = src.Run(ctx) })

@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/sources"
 	"github.com/retrytop/retrytop/ui"
 )
@@ -70,8 +70,8 @@ func Run(ctx context.Context, errw io.Writer, w *dump.Writer, src *sources.Sourc
 	// Bodies are written as served (or as --only-relevant selects them); a
 	// parse now and then only validates them and counts series for the
 	// progress line (ParseEvery).
-	scraper := collect.NewScraper(src.Targets, model.NewStore(model.StoreConfig{History: 2}),
-		src.Follow(collect.Options{OnScrape: hook, ParseEvery: ParseEvery}, out))
+	scraper := scrape.NewScraper(src.Targets, model.NewStore(model.StoreConfig{History: 2}),
+		src.Follow(scrape.Options{OnScrape: hook, ParseEvery: ParseEvery}, out))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -97,7 +97,7 @@ func Run(ctx context.Context, errw io.Writer, w *dump.Writer, src *sources.Sourc
 }
 
 // progress prints a progress line every opts.Progress until ctx is done.
-func progress(ctx context.Context, out *lockedWriter, scraper *collect.Scraper, w *dump.Writer, opts *Options) {
+func progress(ctx context.Context, out *lockedWriter, scraper *scrape.Scraper, w *dump.Writer, opts *Options) {
 	every := opts.Progress
 	if every <= 0 {
 		every = 10 * time.Second

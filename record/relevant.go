@@ -6,15 +6,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/sources"
 )
 
 // Relevant is record --only-relevant: it rewrites each body handed to
 // the dump to the lines of the families some dialect reads
-// (collect.SelectBody with the dialects' filter), which analyze, replay
+// (expo.SelectBody with the dialects' filter), which analyze, replay
 // and export read alike, since they read a recording through the same
 // filter. Whether a dialect reads a target is decided on its first body
 // that parses; a target none reads is written whole from then on, with
@@ -45,7 +46,7 @@ func NewRelevant(src *sources.Sources, warn func(string)) *Relevant {
 	o := &Relevant{tr: src.Translate, forced: map[string]string{}, urls: map[string]string{},
 		warn: warn, targets: map[string]*relevantTarget{}}
 	for _, t := range src.Targets {
-		o.urls[t.Name] = collect.SafeURL(t.URL)
+		o.urls[t.Name] = scrape.SafeURL(t.URL)
 		if t.Dialect != "" {
 			o.forced[t.Name] = t.Dialect
 		}
@@ -77,7 +78,7 @@ func (o *Relevant) body(target string, at time.Time, body []byte, contentType st
 		o.decide(st, target, at, body, contentType)
 	}
 	if st.decided && !st.whole {
-		if out, ok := collect.SelectBody(st.buf[:0], body, contentType, o.tr.Filter); ok {
+		if out, ok := expo.SelectBody(st.buf[:0], body, contentType, o.tr.Filter); ok {
 			st.buf = out
 			o.written.Add(int64(len(out)))
 			return out
@@ -96,7 +97,7 @@ func (o *Relevant) decide(st *relevantTarget, target string, at time.Time, body 
 		st.decided = true // the user named its dialect
 		return
 	}
-	var p collect.ExpfmtParser
+	var p expo.ExpfmtParser
 	fams, err := p.Parse(target, body, contentType, o.tr.Filter)
 	if err != nil {
 		return // decided on a later body

@@ -5,8 +5,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -87,10 +88,10 @@ func (d *Dialects) note(target, names string) {
 			all = append(all, n)
 		}
 	}
-	d.names[target] = collect.Sanitize(strings.Join(all, "+"))
+	d.names[target] = safetext.Sanitize(strings.Join(all, "+"))
 }
 
-// parseFunc makes a function a collect.Parser.
+// parseFunc makes a function a expo.Parser.
 type parseFunc func(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, error)
 
 func (f parseFunc) Parse(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, error) {
@@ -102,8 +103,8 @@ func (f parseFunc) Parse(target string, body []byte, contentType string, filter 
 // families, which the filter drops), the rest with the filter. The player
 // parses ahead of translating, in parallel, so a translator cannot say
 // which targets it will find unread when their bodies are parsed.
-func (d *Dialects) Parser() collect.Parser {
-	parse := collect.ExpfmtParser{}.Parse
+func (d *Dialects) Parser() expo.Parser {
+	parse := expo.ExpfmtParser{}.Parse
 	return parseFunc(func(target string, body []byte, ct string, filter func(string) bool) ([]model.Family, error) {
 		d.mu.Lock()
 		_, looked := d.seen[target]

@@ -22,8 +22,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -229,7 +229,7 @@ func updateStatus(ts *model.TargetStatus, at time.Time, snap *model.Snapshot, er
 	if err != nil {
 		ts.Up = false
 		ts.Failures++
-		ts.LastError = collect.Sanitize(err.Error())
+		ts.LastError = safetext.Sanitize(err.Error())
 		return
 	}
 	ts.Up = true

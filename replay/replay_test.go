@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/replay"
+	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/ui"
 )
 
@@ -107,7 +107,7 @@ func record(t *testing.T, n int) (string, *model.Store, []model.TargetStatus, []
 	var caps []captured
 	hook := w.Hook(func(err error) { t.Error(err) })
 	store := model.NewStore(model.StoreConfig{History: 1000})
-	s := collect.NewScraper([]collect.Target{{Name: "app", URL: app.URL}, {Name: "client", URL: client.URL}}, store, collect.Options{
+	s := scrape.NewScraper([]scrape.Target{{Name: "app", URL: app.URL}, {Name: "client", URL: client.URL}}, store, scrape.Options{
 		Clock: clock.Now,
 		OnScrape: func(target string, at time.Time, body []byte, ct string, err error) {
 			c := captured{target: target, at: at, body: bytes.Clone(body), ct: ct}

@@ -7,8 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -78,8 +78,8 @@ func runVirtual(t *testing.T, sc Scenario, opts Options, every time.Duration) *v
 }
 
 // scrapeAll reads every target's /metrics through the stack's transport
-// and stores it the way collect.Scraper does with a body it fetched
-// (Scraper.fetch and scrape): collect.ExpfmtParser parses it, the dialect
+// and stores it the way scrape.Scraper does with a body it fetched
+// (Scraper.fetch and scrape): expo.ExpfmtParser parses it, the dialect
 // Translator (built-in dialects, detection) translates it, and the
 // snapshot, stamped with the scrape's time, is appended to the store; the
 // parser keeps only the families the translator's dialects read, as the
@@ -94,7 +94,7 @@ func (run *virtualRun) scrapeAll(t *testing.T, tr *dialect.Translator) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fams, err := collect.ExpfmtParser{}.Parse(tg.Name, body, ctype, tr.Filter)
+		fams, err := expo.ExpfmtParser{}.Parse(tg.Name, body, ctype, tr.Filter)
 		if err != nil {
 			t.Fatalf("scrape %s: %v", tg.Name, err)
 		}

@@ -18,7 +18,10 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/config"
+	"github.com/retrytop/retrytop/internal/safetext"
+	"github.com/retrytop/retrytop/scrape"
+
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/discovery"
 	"github.com/retrytop/retrytop/model"
@@ -38,20 +41,20 @@ type Spec struct {
 	// Warn receives discovery's warnings (nil: none printed).
 	Warn io.Writer
 	// Memory bounds the scrapes in flight (nil: no bound).
-	Memory *collect.MemoryBudget
+	Memory *scrape.MemoryBudget
 	// Poll is how often discovery files are checked (0: discovery's default).
 	Poll time.Duration
 }
 
 // Sources is what a Spec resolves to.
 type Sources struct {
-	Targets []collect.Target
+	Targets []scrape.Target
 	Chains  []analysis.ChainSpec
 	Links   []analysis.LinkRule
 	// Translate reads every target's exposition in its dialect.
 	Translate *dialect.Translator
 	// Memory bounds the scrapes in flight (--memory-limit).
-	Memory *collect.MemoryBudget
+	Memory *scrape.MemoryBudget
 	// watcher re-reads the discovery files (nil without them); badge is
 	// its problems, for the dashboard.
 	watcher *discovery.Watcher
@@ -64,25 +67,25 @@ var ErrNoTargets = errors.New("no targets: give URL or name=URL arguments, --con
 // Scraper builds the scraper for the sources onto store; opts may carry
 // other hooks (a recorder), the dialect translation and the following of
 // discovery files are added here.
-func (s *Sources) Scraper(store *model.Store, opts collect.Options) *collect.Scraper {
+func (s *Sources) Scraper(store *model.Store, opts scrape.Options) *scrape.Scraper {
 	opts.Translate, opts.Filter, opts.OnForget = s.Translate.Translate, s.Translate.Filter, s.Translate.Forget
 	if opts.Parser == nil {
 		opts.Parser = UnreadParser(s.Translate) // so Unread can name what no dialect reads
 	}
-	return collect.NewScraper(s.Targets, store, s.Follow(opts, nil))
+	return scrape.NewScraper(s.Targets, store, s.Follow(opts, nil))
 }
 
 // Follow makes a running scraper take up every new target set of the
 // discovery files. Their errors and warnings feed Status (the header
 // badge) and, when log is set, are printed there as they change.
-func (s *Sources) Follow(opts collect.Options, log io.Writer) collect.Options {
+func (s *Sources) Follow(opts scrape.Options, log io.Writer) scrape.Options {
 	if opts.Memory == nil {
 		opts.Memory = s.Memory
 	}
 	if s.watcher == nil {
 		return opts
 	}
-	opts.Discover = func(ctx context.Context, set func([]collect.Target)) {
+	opts.Discover = func(ctx context.Context, set func([]scrape.Target)) {
 		s.watcher.Run(ctx, func(d discovery.Set) {
 			set(d.Targets)
 			s.setBadge(d)
@@ -108,7 +111,7 @@ func (s *Sources) setBadge(d discovery.Set) {
 		if file, rest, ok := strings.Cut(first, ": "); ok { // the file's base name is enough here
 			first = filepath.Base(file) + ": " + rest
 		}
-		b = "discovery: " + collect.SanitizeN(first, 72)
+		b = "discovery: " + safetext.SanitizeN(first, 72)
 		if len(msgs) > 1 {
 			b += fmt.Sprintf(" (+%d more)", len(msgs)-1)
 		}
@@ -250,7 +253,7 @@ func (f *Spec) ForRecordings() (*Recording, error) {
 	}
 	// A recording names its own targets: a config with only dialects:
 	// (or theme: and keys:) is fine here.
-	src, err := f.resolveTargets(nil, collect.DefaultInterval)
+	src, err := f.resolveTargets(nil, scrape.DefaultInterval)
 	if err != nil && !errors.Is(err, ErrNoTargets) && (f.Config != "" || len(f.Chains) > 0) {
 		return nil, err
 	}
@@ -289,11 +292,11 @@ func (rs *Recording) NewTranslator() *dialect.Translator {
 
 // targetSet collects targets; a name given twice must mean the same URL.
 type targetSet struct {
-	targets []collect.Target
+	targets []scrape.Target
 	byName  map[string]string
 }
 
-func (s *targetSet) add(t collect.Target) error {
+func (s *targetSet) add(t scrape.Target) error {
 	if url, ok := s.byName[t.Name]; ok {
 		if url != t.URL {
 			return fmt.Errorf("target %q is given twice with different URLs", t.Name)
@@ -314,7 +317,7 @@ func (f *Spec) resolveTargets(args []string, interval time.Duration) (*Sources, 
 		}
 	}
 	for _, a := range args {
-		t, err := collect.ParseTarget(a)
+		t, err := scrape.ParseTarget(a)
 		if err != nil {
 			return nil, err
 		}
@@ -324,7 +327,7 @@ func (f *Spec) resolveTargets(args []string, interval time.Duration) (*Sources, 
 		}
 	}
 	for i, c := range f.Chains {
-		ts, names, err := collect.ParseChainFlag(c)
+		ts, names, err := scrape.ParseChainFlag(c)
 		if err != nil {
 			return nil, err
 		}
@@ -345,7 +348,7 @@ func (f *Spec) resolveTargets(args []string, interval time.Duration) (*Sources, 
 
 // readConfig adds the config file's targets, chains and links.
 func (f *Spec) readConfig(set *targetSet, src *Sources) error {
-	cfg, err := collect.LoadConfig(f.Config)
+	cfg, err := config.LoadConfig(f.Config)
 	if err != nil {
 		return err
 	}

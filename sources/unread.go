@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
-// ParserFunc makes a dialect.ParseFunc a collect.Parser.
+// ParserFunc makes a dialect.ParseFunc a expo.Parser.
 type ParserFunc dialect.ParseFunc
 
 // Parse calls f.
@@ -19,15 +20,15 @@ func (f ParserFunc) Parse(target string, body []byte, contentType string, filter
 
 // UnreadParser parses through tr.Parsing: a target no dialect reads has
 // one scrape parsed whole, so that tr.Unread names its families.
-func UnreadParser(tr *dialect.Translator) collect.Parser {
-	return UnreadWrap(tr)(collect.ExpfmtParser{})
+func UnreadParser(tr *dialect.Translator) expo.Parser {
+	return UnreadWrap(tr)(expo.ExpfmtParser{})
 }
 
 // UnreadWrap puts tr.Parsing around a parse (dump.OpenOptions.Wrap): a
 // recording's own parse, which reads a frame that kept its structure
 // through a value map, then stays under the translator's eye.
-func UnreadWrap(tr *dialect.Translator) func(collect.Parser) collect.Parser {
-	return func(p collect.Parser) collect.Parser { return ParserFunc(tr.Parsing(p.Parse)) }
+func UnreadWrap(tr *dialect.Translator) func(expo.Parser) expo.Parser {
+	return func(p expo.Parser) expo.Parser { return ParserFunc(tr.Parsing(p.Parse)) }
 }
 
 // UnreadBadge returns the dashboard's header badge function: the first
@@ -54,7 +55,7 @@ func UnreadBadge(tr func() *dialect.Translator, statuses func() []model.TargetSt
 			b += fmt.Sprintf(" (+%d more)", n-1)
 		}
 		if n > 0 {
-			b = collect.SanitizeN(b, 60) + ": retrytop dialect draft URL"
+			b = safetext.SanitizeN(b, 60) + ": retrytop dialect draft URL"
 		}
 		return joinBadges(b, prev)
 	}

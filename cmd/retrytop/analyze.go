@@ -12,7 +12,8 @@ import (
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/analyze"
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/scrape"
+
 	"github.com/retrytop/retrytop/ui"
 )
 
@@ -85,7 +86,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 	pf.registerEnd(cmd)
 	cmd.Flags().Bool("wide", false, "text: every column, however wide (by default the table fits the terminal, or $COLUMNS)")
 	cmd.Flags().DurationVarP(&f.window, "window", "w", 30*time.Second, "rate window: how long to scrape before printing")
-	cmd.Flags().DurationVar(&f.interval, "interval", collect.DefaultInterval, "scrape interval")
+	cmd.Flags().DurationVar(&f.interval, "interval", scrape.DefaultInterval, "scrape interval")
 	cmd.Flags().DurationVar(&f.bin, "bin", analysis.DefaultBin, "width of one timeline bin")
 	cmd.Flags().StringVarP(&f.format, "format", "o", "text", "output format: text, json, markdown or html (the postmortem page of retrytop report)")
 	// One meaning per flag across verbs: -o/--output names the file a verb

@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/sim"
 	"github.com/retrytop/retrytop/sources"
 )
@@ -161,9 +161,9 @@ func runDemoDashboard(ctx context.Context, f *demoFlags, sc sim.Scenario, opts s
 		return err
 	}
 	defer s.Close()
-	var targets []collect.Target
+	var targets []scrape.Target
 	for _, t := range s.Targets() {
-		tgt, err := collect.ParseTarget(t.Name + "=" + t.URL)
+		tgt, err := scrape.ParseTarget(t.Name + "=" + t.URL)
 		if err != nil {
 			return err
 		}
@@ -172,7 +172,7 @@ func runDemoDashboard(ctx context.Context, f *demoFlags, sc sim.Scenario, opts s
 	}
 	uiOpts.Badges = append(uiOpts.Badges, "DEMO "+sc.Name)
 	uiOpts.Source = "demo " + sc.Name + " on loopback, scrapes every " + f.interval.String()
-	var copts collect.Options
+	var copts scrape.Options
 	closeRec, err := f.startRecording(&uiOpts, &copts)
 	if err != nil {
 		return withCode(exitUsage, err)

@@ -9,9 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // maxDraftFileBytes bounds an exposition file read by dialect draft.
@@ -65,10 +66,10 @@ func readExposition(ctx context.Context, arg string, timeout time.Duration) ([]m
 		if strings.Contains(string(b), "\n# EOF") {
 			ct = "application/openmetrics-text; version=1.0.0"
 		}
-		fams, err := collect.ExpfmtParser{}.Parse(arg, b, ct, nil)
+		fams, err := expo.ExpfmtParser{}.Parse(arg, b, ct, nil)
 		return fams, arg, err
 	}
-	tg, err := collect.ParseTarget(arg)
+	tg, err := scrape.ParseTarget(arg)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s is neither a file nor a target: %w", arg, err)
 	}
@@ -80,14 +81,14 @@ func readExposition(ctx context.Context, arg string, timeout time.Duration) ([]m
 		fams = snap.Families
 		return snap, "", nil
 	}
-	sc := collect.NewScraper([]collect.Target{tg}, model.NewStore(model.StoreConfig{History: 2}), collect.Options{Translate: keep})
+	sc := scrape.NewScraper([]scrape.Target{tg}, model.NewStore(model.StoreConfig{History: 2}), scrape.Options{Translate: keep})
 	st := sc.ScrapeOnce(ctx)
 	if len(st) != 1 || !st[0].Up {
 		msg := "no answer"
 		if len(st) == 1 {
 			msg = st[0].LastError
 		}
-		return nil, "", fmt.Errorf("%s: %s", collect.SafeURL(tg.URL), msg)
+		return nil, "", fmt.Errorf("%s: %s", scrape.SafeURL(tg.URL), msg)
 	}
-	return fams, collect.SafeURL(tg.URL), nil
+	return fams, scrape.SafeURL(tg.URL), nil
 }

@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/config"
 	"github.com/retrytop/retrytop/ui"
 )
 
@@ -13,7 +13,7 @@ func (f *dashboardFlags) look(opts *ui.Options, configPath string) error {
 	if configPath == "" {
 		return nil
 	}
-	cfg, err := collect.LoadConfig(configPath)
+	cfg, err := config.LoadConfig(configPath)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/internal/safetext"
 )
 
 // Exit codes scripts can rely on.
@@ -55,7 +55,7 @@ func main() {
 func errorText(err error) string {
 	lines := strings.Split(err.Error(), "\n")
 	for i, l := range lines {
-		lines[i] = collect.SanitizeN(l, 0)
+		lines[i] = safetext.SanitizeN(l, 0)
 	}
 	return strings.Join(lines, "\n")
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // defaultMemoryLimit is --memory-limit's default: a laptop's fair share.
@@ -18,7 +18,7 @@ const defaultMemoryLimit = 512 << 20
 
 // memoryLimit is --memory-limit: the process' soft memory limit (Go's
 // GOMEMLIMIT: the collector works harder near it), half of which bounds
-// the scrapes in flight (collect.MemoryBudget) and a quarter the store's
+// the scrapes in flight (scrape.MemoryBudget) and a quarter the store's
 // series across targets (model.DefaultMaxSeries reads the limit it
 // sets). docs/limits.md.
 type memoryLimit int64
@@ -52,7 +52,7 @@ func registerMemoryLimit(root *cobra.Command) {
 }
 
 // scrapeMemory is the scrapes' share of the command's --memory-limit.
-func scrapeMemory(cmd *cobra.Command) *collect.MemoryBudget {
+func scrapeMemory(cmd *cobra.Command) *scrape.MemoryBudget {
 	limit := int64(defaultMemoryLimit)
 	if cmd != nil {
 		if f := cmd.Flag("memory-limit"); f != nil {
@@ -61,7 +61,7 @@ func scrapeMemory(cmd *cobra.Command) *collect.MemoryBudget {
 			}
 		}
 	}
-	return collect.NewMemoryBudget(limit / 2)
+	return scrape.NewMemoryBudget(limit / 2)
 }
 
 // parseSize reads 512MiB, 1GiB, 300MB, 64K or a number of bytes.

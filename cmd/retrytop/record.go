@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/record"
+	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/sources"
 	"github.com/retrytop/retrytop/ui"
 )
@@ -102,7 +102,7 @@ TARGET is URL or name=URL.`,
 	f.sourceFlags.register(cmd)
 	pf.register(cmd)
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "dump file to write")
-	cmd.Flags().DurationVar(&f.interval, "interval", collect.DefaultInterval, "scrape interval")
+	cmd.Flags().DurationVar(&f.interval, "interval", scrape.DefaultInterval, "scrape interval")
 	cmd.Flags().DurationVar(&f.duration, "duration", 0, "stop after this long (default: until interrupted)")
 	cmd.Flags().BoolVar(&f.force, "force", false, "overwrite FILE if it exists")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress, only the summary")
@@ -159,7 +159,7 @@ func createDump(path string, force bool, forceFlag string) (*dump.Writer, error)
 // startRecording opens --record's dump for a dashboard: it hooks the
 // scraper options and adds the REC badge (which shows a write error at
 // once). The returned function closes the dump.
-func (f *dashboardFlags) startRecording(opts *ui.Options, copts *collect.Options) (func() error, error) {
+func (f *dashboardFlags) startRecording(opts *ui.Options, copts *scrape.Options) (func() error, error) {
 	rec, err := f.openRecord(opts)
 	if err != nil || rec == nil {
 		return func() error { return nil }, err

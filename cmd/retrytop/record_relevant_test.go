@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/record"
+	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/sources"
 )
 
@@ -64,7 +64,7 @@ func TestOnlyRelevantAnalyzesAlike(t *testing.T) {
 	}
 	var warnings []string
 	rel := record.NewRelevant(&sources.Sources{
-		Targets:   []collect.Target{{Name: "app", URL: "http://u:secret@app:9102/metrics"}, {Name: "legacy", URL: "http://legacy:9100/metrics"}},
+		Targets:   []scrape.Target{{Name: "app", URL: "http://u:secret@app:9102/metrics"}, {Name: "legacy", URL: "http://legacy:9100/metrics"}},
 		Translate: dialect.Auto(),
 	}, func(msg string) { warnings = append(warnings, msg) })
 	hook := rel.Hook(sw.Hook(func(err error) { t.Error(err) }))

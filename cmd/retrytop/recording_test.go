@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/ui"
 )
 
@@ -198,7 +198,7 @@ func TestWatchRecordBadge(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "watch.rtd")
 	f := dashboardFlags{record: path}
 	var opts ui.Options
-	var copts collect.Options
+	var copts scrape.Options
 	closeRec, err := f.startRecording(&opts, &copts)
 	if err != nil {
 		t.Fatal(err)

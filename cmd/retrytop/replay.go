@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dashboard"
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/policy"
 	"github.com/retrytop/retrytop/replay"
@@ -129,7 +129,7 @@ func openRecording(errw io.Writer, path, format string, filter func(string) bool
 // an import drops before any parser) is opened whole instead: its targets
 // are then translated, found unread and named, as live, rather than "no
 // readable scrape", which is kept for a file with no scrape at all.
-func openTranslated(errw io.Writer, path, format string, filter func(string) bool, parser collect.Parser, wrap func(collect.Parser) collect.Parser) (dump.Recording, error) {
+func openTranslated(errw io.Writer, path, format string, filter func(string) bool, parser expo.Parser, wrap func(expo.Parser) expo.Parser) (dump.Recording, error) {
 	if format != "" && !slices.Contains(dump.Formats, format) {
 		return nil, withCode(exitUsage, fmt.Errorf("unknown --input-format %q (want one of %s)", format, strings.Join(dump.Formats, ", ")))
 	}

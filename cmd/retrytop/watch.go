@@ -12,7 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
+	"github.com/retrytop/retrytop/scrape"
+
 	"github.com/retrytop/retrytop/dashboard"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
@@ -37,7 +38,7 @@ type dashboardFlags struct {
 }
 
 func (f *dashboardFlags) register(cmd *cobra.Command) {
-	cmd.Flags().DurationVar(&f.interval, "interval", collect.DefaultInterval, "scrape interval")
+	cmd.Flags().DurationVar(&f.interval, "interval", scrape.DefaultInterval, "scrape interval")
 	cmd.Flags().DurationVarP(&f.window, "window", "w", analysis.DefaultWindow, "rate window (change live with [ and ])")
 	cmd.Flags().StringVar(&f.charset, "charset", "", "chart glyphs: braille, block or ascii (default block; ascii when the locale is not UTF-8 or TERM=linux)")
 	cmd.Flags().BoolVar(&f.noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
@@ -150,7 +151,7 @@ func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []s
 	opts.Source = "scrapes every " + f.interval.String()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var copts collect.Options
+	var copts scrape.Options
 	closeRec, err := f.startRecording(&opts, &copts)
 	if err != nil {
 		return withCode(exitUsage, err)
@@ -163,6 +164,6 @@ func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []s
 
 // runDashboard scrapes in the background while the dashboard runs, and
 // stops both when either ends.
-func runDashboard(ctx context.Context, scraper *collect.Scraper, opts ui.Options) error {
+func runDashboard(ctx context.Context, scraper *scrape.Scraper, opts ui.Options) error {
 	return dashboard.Run(ctx, scraper, opts, func(ctx context.Context) { _ = scraper.Run(ctx) })
 }

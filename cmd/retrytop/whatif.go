@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/policy"
+	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/whatif"
 )
 
@@ -111,7 +111,7 @@ func whatIfReport(rec dump.Recording, name string, translate func(*model.Snapsho
 		hist = max(hist, n+1)
 	}
 	st := model.NewStore(model.StoreConfig{History: hist})
-	if !collect.AnyScraped(dump.LoadStore(rec, st, translate)) {
+	if !scrape.AnyScraped(dump.LoadStore(rec, st, translate)) {
 		return whatif.Report{}, withCode(exitNoData, errors.New("no scrape in the recording could be read"))
 	}
 	fit, err := whatif.Fit(st, bin)

@@ -22,9 +22,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // flaky is a health service whose Check fails every n-th call with
@@ -87,14 +87,14 @@ func TestGRPCIntegration(t *testing.T) {
 	t.Cleanup(metrics.Close)
 
 	tr := dialect.Auto()
-	target, err := collect.ParseTarget("client=" + metrics.URL + "/metrics")
+	target, err := scrape.ParseTarget("client=" + metrics.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	target.Timeout = 5 * time.Second
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	scraper := collect.NewScraper([]collect.Target{target}, model.NewStore(model.StoreConfig{}),
-		collect.Options{Clock: clock.Now, Translate: tr.Translate, Filter: tr.Filter})
+	scraper := scrape.NewScraper([]scrape.Target{target}, model.NewStore(model.StoreConfig{}),
+		scrape.Options{Clock: clock.Now, Translate: tr.Translate, Filter: tr.Filter})
 	// One call first: OpenTelemetry exports an instrument only once it
 	// has data, and a rate needs the series in the first scrape too.
 	hc := healthpb.NewHealthClient(conn)

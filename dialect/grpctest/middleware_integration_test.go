@@ -20,9 +20,9 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // TestGRPCMiddlewareIntegration: go-grpc-middleware v2's retry
@@ -64,9 +64,9 @@ func TestGRPCMiddlewareIntegration(t *testing.T) {
 	t.Cleanup(mInner.Close)
 
 	tr := dialect.Auto()
-	var targets []collect.Target
+	var targets []scrape.Target
 	for _, spec := range []string{"outer=" + mOuter.URL + "/metrics", "inner=" + mInner.URL + "/metrics"} {
-		tg, err := collect.ParseTarget(spec)
+		tg, err := scrape.ParseTarget(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,8 +74,8 @@ func TestGRPCMiddlewareIntegration(t *testing.T) {
 		targets = append(targets, tg)
 	}
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	scraper := collect.NewScraper(targets, model.NewStore(model.StoreConfig{}),
-		collect.Options{Clock: clock.Now, Translate: tr.Translate, Filter: tr.Filter})
+	scraper := scrape.NewScraper(targets, model.NewStore(model.StoreConfig{}),
+		scrape.Options{Clock: clock.Now, Translate: tr.Translate, Filter: tr.Filter})
 	hc := healthpb.NewHealthClient(conn)
 	// Warm-up until a try failed, so that every series (OK and
 	// Unavailable) is in the first scrape.

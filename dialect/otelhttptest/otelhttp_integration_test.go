@@ -22,9 +22,9 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // flaky answers 503 to every n-th request it receives.
@@ -97,14 +97,14 @@ func TestOTelHTTPIntegration(t *testing.T) {
 	t.Cleanup(metrics.Close)
 
 	tr := dialect.Auto()
-	target, err := collect.ParseTarget("client=" + metrics.URL + "/metrics")
+	target, err := scrape.ParseTarget("client=" + metrics.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	target.Timeout = 5 * time.Second
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	scraper := collect.NewScraper([]collect.Target{target}, model.NewStore(model.StoreConfig{}),
-		collect.Options{Clock: clock.Now, Translate: tr.Translate, Filter: tr.Filter})
+	scraper := scrape.NewScraper([]scrape.Target{target}, model.NewStore(model.StoreConfig{}),
+		scrape.Options{Clock: clock.Now, Translate: tr.Translate, Filter: tr.Filter})
 	// Warm-up until a retry happened: OpenTelemetry exports a series only
 	// once it has data, and a rate needs every series in the first
 	// scrape (the 503 try and the resent one).

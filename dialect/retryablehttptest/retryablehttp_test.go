@@ -17,9 +17,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/collect"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/scrape"
 )
 
 // contract are the retrytop families an application counts (docs/metrics.md).
@@ -125,13 +125,13 @@ func TestRetryableHTTPHooks(t *testing.T) {
 	t.Cleanup(metrics.Close)
 
 	tr := dialect.Auto()
-	target, err := collect.ParseTarget("app=" + metrics.URL + "/metrics")
+	target, err := scrape.ParseTarget("app=" + metrics.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	scraper := collect.NewScraper([]collect.Target{target}, model.NewStore(model.StoreConfig{}),
-		collect.Options{Clock: clock.Now, Translate: tr.Translate, Filter: tr.Filter})
+	scraper := scrape.NewScraper([]scrape.Target{target}, model.NewStore(model.StoreConfig{}),
+		scrape.Options{Clock: clock.Now, Translate: tr.Translate, Filter: tr.Filter})
 	for srv.failed.Load() == 0 { // every series exists before the first scrape
 		get(c, m, dep, provider.URL)
 	}

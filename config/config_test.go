@@ -1,0 +1,60 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadConfig(t *testing.T) {
+	c, err := LoadConfig("testdata/config/good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := c.ScrapeTargets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 3 || ts[0].Name != "browser" || ts[0].Layer != "browser" || ts[1].Interval != 2*time.Second || ts[1].Timeout != 2*time.Second {
+		t.Fatalf("targets = %+v", ts)
+	}
+	if ts[1].HTTP.BasicAuth == nil || ts[1].HTTP.BasicAuth.PasswordFile != "/run/secrets/scraper" {
+		t.Errorf("basic auth not read: %+v", ts[1].HTTP.BasicAuth)
+	}
+	if !ts[0].HTTP.FollowRedirects || !ts[2].HTTP.TLSConfig.InsecureSkipVerify || ts[2].Dialect != "native" {
+		t.Errorf("defaults or TLS not applied: %+v / %+v", ts[0].HTTP, ts[2])
+	}
+	if len(c.Chains) != 1 || strings.Join(c.Chains[0].Hops, ",") != "browser,app,client" {
+		t.Errorf("chains = %+v", c.Chains)
+	}
+}
+
+func TestParseConfigErrorsNameFileAndLine(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"typo", "targets:\n  - name: a\n    urll: http://x/metrics\n", []string{"bad.yaml", "line 3", "urll"}},
+		{"no url", "targets:\n  - name: a\n", []string{"bad.yaml", "targets[0]", "url is required"}},
+		{"bad scheme", "targets:\n  - url: ftp://x/metrics\n", []string{"bad.yaml", "targets[0]", "http"}},
+		{"duplicate", "targets:\n  - {name: a, url: http://x/m}\n  - {name: a, url: http://y/m}\n", []string{"duplicate target name \"a\""}},
+		{"unknown hop", "targets:\n  - {name: a, url: http://x/m}\nchains:\n  - {name: c, hops: [a, b]}\n", []string{"chain \"c\"", "\"b\""}},
+		{"empty chain", "targets:\n  - {name: a, url: http://x/m}\nchains:\n  - {name: c}\n", []string{"no hops"}},
+		{"not yaml", "targets: [\n", []string{"bad.yaml", "line"}},
+	}
+	for _, tt := range tests {
+		_, err := ParseConfig("bad.yaml", []byte(tt.body))
+		if err == nil {
+			t.Errorf("%s: accepted", tt.name)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q lacks %q", tt.name, err, w)
+			}
+		}
+	}
+	if c, err := ParseConfig("empty.yaml", nil); err != nil || len(c.Targets) != 0 {
+		t.Errorf("empty config: %v, %+v", err, c)
+	}
+}

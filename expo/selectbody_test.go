@@ -1,0 +1,101 @@
+package expo
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/retrytop/retrytop/internal/expotest"
+)
+
+const selTextType = "text/plain; version=0.0.4"
+
+// TestSelectBodyParsesAlike: for every fixture and filter, the selected
+// body parses with the filter exactly as the whole body does (or fails
+// alike when the kept lines are malformed), selecting again changes
+// nothing, and it is never larger.
+func TestSelectBodyParsesAlike(t *testing.T) {
+	type fixture struct {
+		body []byte
+		ct   string
+	}
+	envoy, _ := expotest.GenEnvoy(300, false)
+	bodies := map[string]fixture{"generated envoy": {envoy, selTextType}}
+	for _, dir := range []string{"testdata", "../dialect/testdata"} {
+		for _, ext := range []string{"*.prom", "*.om"} {
+			m, _ := filepath.Glob(filepath.Join(dir, ext))
+			for _, f := range m {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ct := selTextType
+				if strings.HasSuffix(f, ".om") {
+					ct = "application/openmetrics-text; version=1.0.0"
+				}
+				bodies[f] = fixture{b, ct}
+			}
+		}
+	}
+	var p ExpfmtParser
+	for name, fx := range bodies {
+		for fname, filter := range selectFilters {
+			sel, ok := SelectBody(nil, fx.body, fx.ct, filter)
+			if !ok {
+				t.Errorf("%s/%s: not selected", name, fname)
+				continue
+			}
+			if len(sel) > len(fx.body) {
+				t.Errorf("%s/%s: selected %d bytes of %d", name, fname, len(sel), len(fx.body))
+			}
+			want, werr := p.Parse("t", fx.body, fx.ct, filter)
+			got, gerr := p.Parse("t", sel, fx.ct, filter)
+			if (werr == nil) != (gerr == nil) {
+				t.Errorf("%s/%s: whole body error %v, selected %v", name, fname, werr, gerr)
+				continue
+			}
+			if werr == nil {
+				if d := exactDiff(want, got); d != "" {
+					t.Errorf("%s/%s: selected body parses differently: %s", name, fname, d)
+				}
+			}
+			again, _ := SelectBody(nil, sel, fx.ct, filter)
+			if !bytes.Equal(again, sel) {
+				t.Errorf("%s/%s: selecting the selection changed it", name, fname)
+			}
+		}
+	}
+	// The generated Envoy body under the "counter" filter keeps 1 of its
+	// 28 series per cluster plus descriptors: far below half.
+	sel, _ := SelectBody(nil, envoy, selTextType, selectFilters["counter"])
+	if r := float64(len(sel)) / float64(len(envoy)); r > 0.1 {
+		t.Errorf("counter filter kept %.2f of the Envoy body, want at most 0.1 (1 series of 28 per cluster)", r)
+	}
+}
+
+// TestSelectBodyKeepsWhole: bodies the pre-filter must not touch are
+// refused (ok false) and dst comes back as given.
+func TestSelectBodyKeepsWhole(t *testing.T) {
+	filter := selectFilters["retry"]
+	for _, c := range []struct{ name, body, ct string }{
+		{"web page", "<html><body>hi</body></html>\n", "text/html"},
+		{"json", `{"status":"ok"}` + "\n", "application/json"},
+		{"protobuf", "\x10\x0aretry_x", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"},
+	} {
+		dst := []byte("keep")
+		out, ok := SelectBody(dst, []byte(c.body), c.ct, filter)
+		if ok || string(out) != "keep" {
+			t.Errorf("%s: ok %v, out %q", c.name, ok, out)
+		}
+	}
+	if out, ok := SelectBody(nil, []byte("retry_x 1\n"), selTextType, nil); ok || out != nil {
+		t.Errorf("nil filter: ok %v, out %q", ok, out)
+	}
+	// Appends after dst.
+	out, ok := SelectBody([]byte("x"), []byte("# a comment\nretry_a 1\nother 2\n"), selTextType, filter)
+	if !ok || string(out) != "xretry_a 1\n" {
+		t.Errorf("appended %q, %v", out, ok)
+	}
+}

@@ -1,0 +1,72 @@
+package scrape
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// TestMemoryBudgetShedsTheLargest: a reservation that does not fit sheds
+// the largest other scrape (its context cancelled with a *ShedError, its
+// bytes back at once), or fails when the one asking is itself the largest.
+func TestMemoryBudgetShedsTheLargest(t *testing.T) {
+	const mib = 1 << 20
+	b := NewMemoryBudget(10 * mib)
+	start := func(name string) (*Hold, context.Context) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		return b.Start(name, cancel), ctx
+	}
+	big, bigCtx := start("big")
+	small, smallCtx := start("small")
+	steps := []struct {
+		who      *Hold
+		grow     int64
+		wantErr  string // "" ok, "budget", "shed"
+		wantUsed int64
+	}{
+		{big, 6 * mib, "", 6 * mib},
+		{small, 1 * mib, "", 7 * mib},
+		// 12 MiB would not fit, and big (6) is not larger than small
+		// would be (1+5): small is the largest asking, it fails.
+		{small, 5 * mib, "budget", 7 * mib},
+		{small, 3 * mib, "", 10 * mib},
+	}
+	for i, s := range steps {
+		err := s.who.Grow(s.grow)
+		var be *BudgetError
+		switch {
+		case s.wantErr == "" && err != nil,
+			s.wantErr == "budget" && !errors.As(err, &be):
+			t.Fatalf("step %d: %v, want %s", i, err, s.wantErr)
+		}
+		if got := b.InUse(); got != s.wantUsed {
+			t.Fatalf("step %d: %d bytes in use, want %d", i, got, s.wantUsed)
+		}
+	}
+	// A third scrape needs 1 MiB: big (6) is the largest other, shed.
+	third, _ := start("third")
+	if err := third.Grow(mib); err != nil {
+		t.Fatal(err)
+	}
+	var shed *ShedError
+	if !errors.As(context.Cause(bigCtx), &shed) || shed.Target != "big" || shed.Size != 6*mib || smallCtx.Err() != nil {
+		t.Fatalf("big's cause %v, small's %v", context.Cause(bigCtx), smallCtx.Err())
+	}
+	if got := b.InUse(); got != 5*mib || b.Shed() != 1 || b.Peak() != 10*mib {
+		t.Errorf("in use %d, shed %d, peak %d", got, b.Shed(), b.Peak())
+	}
+	// The shed scrape can no longer grow; releases are idempotent.
+	if err := big.Grow(1); !errors.As(err, &shed) {
+		t.Errorf("grow after shed: %v", err)
+	}
+	big.Release()
+	small.Release()
+	third.Release()
+	third.Release()
+	if got := b.InUse(); got != 0 {
+		t.Errorf("%d bytes in use after every release", got)
+	}
+	if want := "shed: it held the most memory (6 MiB) when the scrapes' memory budget (10 MiB, --memory-limit) ran out"; shed.Error() != want {
+		t.Errorf("message %q", shed.Error())
+	}
+}
