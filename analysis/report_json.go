@@ -14,7 +14,7 @@ import (
 // the whole (what ui.WriteReportWidth writes for "json"), but one field and
 // one dependency at a time, so that a long recording's timeline (hundreds
 // of MB of JSON) is never held whole (issue 19).
-// TestAnalyzeWholeSameAsSequential in cmd/retrytop compares the bytes.
+// TestAnalyzeWholeSameAsSequential in package analyze compares the bytes.
 func (r *Report) WriteJSON(w io.Writer) error {
 	ew := &escapeWriter{w: w}
 	ew.put([]byte("{\n"))

@@ -93,15 +93,7 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	if err != nil {
 		return noData(cmd, err)
 	}
-	// JSON is written one dependency at a time (Report.WriteJSON, the same
-	// bytes as writeAnalysis): a whole recording's timeline is hundreds of
-	// MB of JSON.
-	if f.format == "json" {
-		err = rep.WriteJSON(cmd.OutOrStdout())
-	} else {
-		err = writeAnalysis(cmd, rep, f.format)
-	}
-	if err != nil {
+	if err := writeAnalysis(cmd, rep, f.format); err != nil {
 		return err
 	}
 	return failOn(rep.Findings, f.failOn)

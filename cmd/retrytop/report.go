@@ -43,13 +43,18 @@ const (
 )
 
 // writeAnalysis prints an analyze report in format: html and the report
-// command's markdown through package report, the rest through ui.
+// command's markdown through package report, JSON through
+// analysis.Report.WriteJSON, text and markdown through ui.
 func writeAnalysis(cmd *cobra.Command, rep analysis.Report, format string) error {
 	switch format {
 	case formatHTML:
 		return report.WriteHTML(cmd.OutOrStdout(), rep, reportMeta(cmd))
 	case formatStory:
 		return report.WriteMarkdown(cmd.OutOrStdout(), rep, reportMeta(cmd))
+	case "json":
+		// One dependency at a time: a whole recording's timeline is
+		// hundreds of MB of JSON.
+		return rep.WriteJSON(cmd.OutOrStdout())
 	}
 	return ui.WriteReportWidth(cmd.OutOrStdout(), rep, format, textWidth(cmd))
 }
