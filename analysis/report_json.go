@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/internal/safetext"
 )
 
 // WriteJSON writes the report as analyze's JSON: the bytes of a
-// json.Encoder with two-space indentation and model.EscapeHiddenJSON over
+// json.Encoder with two-space indentation and safetext.JSON over
 // the whole (what ui.WriteReportWidth writes for "json"), but one field and
 // one dependency at a time, so that a long recording's timeline (hundreds
 // of MB of JSON) is never held whole (issue 19).
@@ -128,7 +128,7 @@ func dependencyJSON(buf []byte, d *DependencyReport) ([]byte, error) {
 	return append(buf, b[open:]...), nil
 }
 
-// escapeWriter writes JSON fragments through model.EscapeHiddenJSON; each
+// escapeWriter writes JSON fragments through safetext.JSON; each
 // fragment is whole runes, so escaping them one by one equals escaping all.
 type escapeWriter struct {
 	w   io.Writer
@@ -140,7 +140,7 @@ func (ew *escapeWriter) put(b []byte) {
 		return
 	}
 	if !asciiOnly(b) { // every character EscapeHiddenJSON escapes is beyond ASCII
-		b = model.EscapeHiddenJSON(b)
+		b = safetext.JSON(b)
 	}
 	_, ew.err = ew.w.Write(b)
 }

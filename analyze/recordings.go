@@ -80,7 +80,7 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 		if d == "" {
 			d = rs.Forced[statuses[i].Name] // live shows a forced one before any scrape succeeds
 		}
-		statuses[i].Dialect = safetext.Sanitize(d)
+		statuses[i].Dialect = safetext.Terminal(d)
 	}
 	if !scrape.AnyScraped(statuses) {
 		return analysis.Report{}, &NoDataError{nil, errors.New("no scrape in the recording could be read")}

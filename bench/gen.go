@@ -25,7 +25,7 @@ type Body struct {
 // steps so that the store and the dump see changing values.
 func (b Body) Text(step int) []byte { return b.gen(step) }
 
-// Bodies are the three shapes of issue 19: Envoy's cluster stats with 2k
+// Bodies are the three shapes of docs/performance.md: Envoy's cluster stats with 2k
 // and 100k series, and a Go service with the retry contract and the Go
 // runtime's families (2k).
 func Bodies() []Body {

@@ -2,7 +2,10 @@ module github.com/retrytop/retrytop/bench
 
 go 1.26.7
 
-replace github.com/retrytop/retrytop => ../
+replace (
+	github.com/retrytop/retrytop => ../
+	github.com/retrytop/retrytop/retry => ../retry
+)
 
 require (
 	github.com/VictoriaMetrics/VictoriaMetrics v1.151.0

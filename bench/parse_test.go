@@ -79,7 +79,7 @@ func anchors(bodies [][]byte) []Contender {
 // as Prometheus' scrape cache is per target), reading the bodies in turn.
 func retrytop(tb testing.TB, bodies [][]byte) []Contender {
 	filter := dialect.Auto().Filter
-	var p expo.ExpfmtParser
+	p := expo.ExpfmtParser{Lines: expo.NewLineCaches(0)}
 	parse := func(target string, k *int, f func(string) bool) []model.Family {
 		fams, err := p.Parse(target, next(bodies, k), textType, f)
 		if err != nil {

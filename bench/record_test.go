@@ -201,7 +201,7 @@ func BenchmarkRecord(b *testing.B) {
 // Writer.Append of the bodies record's server serves (one body, or 60
 // steps in turn for -changing), to a file as record writes it. For
 // profiles (-cpuprofile) and before/after runs of dump; the
-// figures of issue 19 are BenchmarkRecord's ratios.
+// figures of docs/performance.md are BenchmarkRecord's ratios.
 func BenchmarkRecordAppend(b *testing.B) {
 	for _, name := range []string{"envoy2k", "gosvc2k", "envoy2k-changing"} {
 		b.Run("body="+name, func(b *testing.B) {

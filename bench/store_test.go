@@ -27,14 +27,14 @@ func liveHeap() uint64 {
 // BenchmarkStoreMemory fills a store at its default history (900 scrapes,
 // 15 minutes at 1 s) with a body's every family and reports the live heap
 // per stored sample (B/sample) and its ratio to the goal of 8 B, the top
-// of Prometheus 2.42's head on the same targets (issue 19: 8–11 B).
+// of Prometheus 2.42's head on the same targets (8–11 B).
 func BenchmarkStoreMemory(b *testing.B) {
 	for _, body := range Bodies() {
 		if body.Name == "envoy100k" {
 			continue // 2 GB of rings today; the 2k shapes say the same per sample
 		}
 		b.Run("body="+body.Name, func(b *testing.B) {
-			var p expo.ExpfmtParser
+			p := expo.ExpfmtParser{Lines: expo.NewLineCaches(0)}
 			history := model.DefaultStoreConfig.History
 			snaps := make([][]model.Family, 30)
 			for i := range snaps {
@@ -65,7 +65,7 @@ func BenchmarkStoreMemory(b *testing.B) {
 // BenchmarkDumpSize writes 600 scrapes (10 minutes at 1 s) of a body whose
 // counters grow, and reports the dump's bytes per sample and their ratio to
 // zstd at its best level with a 128 MiB window over the same bodies
-// concatenated (zstd -19 --long's role in issue 19).
+// concatenated (the anchor of docs/performance.md).
 func BenchmarkDumpSize(b *testing.B) {
 	const scrapes = 600
 	for _, body := range Bodies() {
@@ -111,7 +111,7 @@ func BenchmarkDumpSize(b *testing.B) {
 // frame interval) and reports both for each: B/sample and the CPU of
 // Writer.Append per scrape (getrusage around each call, body generation
 // excluded). Not in bench-ratios.sh's default run; docs/performance.md
-// ("The codec, round 3") has its figures.
+// ("Decisions") has what they decided.
 //
 //	cd bench && go test -run '^$' -bench DumpOptions -benchtime 1x
 func BenchmarkDumpOptions(b *testing.B) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/scrape"
 
 	"github.com/prometheus/common/config"
@@ -20,9 +21,9 @@ type Config struct {
 	// Links tie a dependency label value to a service where no naming
 	// rule does (docs/config.md, "Identity and links").
 	Links []LinkConfig `yaml:"links"`
-	// Dialects holds custom dialect mappings; dialect's
-	// ParseMappings reads them from the same file.
-	Dialects any `yaml:"dialects"`
+	// Dialects holds custom dialect mappings (docs/dialects.md), checked
+	// as the translator will use them.
+	Dialects []dialect.Mapping `yaml:"dialects"`
 	// Theme names the dashboard's colours (--theme wins); Keys remaps its
 	// keys, action name to keys (docs/dashboard.md). Checked by the ui.
 	Theme string              `yaml:"theme"`
@@ -87,6 +88,9 @@ func ParseConfig(name string, b []byte) (*Config, error) {
 	dec.SetStrict(true) // a misspelt key is an error, not a silent default
 	if err := dec.Decode(&c); err != nil && err.Error() != "EOF" {
 		return nil, fmt.Errorf("config %s: %s", name, YAMLMessage(err, &c))
+	}
+	if err := dialect.CompileMappings(c.Dialects); err != nil {
+		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
 	if _, err := c.ScrapeTargets(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", name, err)

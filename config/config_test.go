@@ -58,3 +58,38 @@ func TestParseConfigErrorsNameFileAndLine(t *testing.T) {
 		t.Errorf("empty config: %v, %+v", err, c)
 	}
 }
+
+// TestConfigDialectsTyped: the dialects: section decodes into the
+// translator's own mappings, strictly, and a mapping the translator would
+// refuse is refused when the file is read, naming the file and the entry.
+func TestConfigDialectsTyped(t *testing.T) {
+	good := `
+targets:
+  - url: http://127.0.0.1:9100/metrics
+dialects:
+  - name: acme
+    dependency_label: upstream
+    signals:
+      - family: retry_originals_total
+        metric: acme_calls_total
+      - family: retry_request_duration_seconds
+        metric: acme_call_latency_ms
+        scale: 0.001
+`
+	c, err := ParseConfig("retrytop.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Dialects) != 1 || c.Dialects[0].Name != "acme" || len(c.Dialects[0].Signals) != 2 || c.Dialects[0].Signals[1].Scale != 0.001 {
+		t.Fatalf("dialects = %+v", c.Dialects)
+	}
+	for bad, want := range map[string]string{
+		"dialects:\n  - name: a\n    dependency_lable: x\n    signals: [{family: retry_originals_total, metric: m}]\n": "line 3",
+		"dialects:\n  - name: a\n    dependency_label: x\n    signals: [{family: retry_originals, metric: m}]\n":       "dialects[0]",
+	} {
+		_, err := ParseConfig("bad.yaml", []byte(bad))
+		if err == nil || !strings.Contains(err.Error(), "bad.yaml") || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseConfig(%q) = %v, want an error naming bad.yaml and %q", bad, err, want)
+		}
+	}
+}

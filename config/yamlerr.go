@@ -24,7 +24,7 @@ func YAMLMessage(err error, dst any) string {
 	for _, line := range strings.Split(msg, "\n  ") {
 		out = append(out, friendlyLine(line, keys))
 	}
-	return safetext.Sanitize(strings.Join(out, "; "))
+	return safetext.Terminal(strings.Join(out, "; "))
 }
 
 var (

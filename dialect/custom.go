@@ -423,11 +423,21 @@ func ParseMappings(name string, b []byte) ([]Mapping, error) {
 	if err := yaml.UnmarshalStrict(raw, &ms); err != nil {
 		return nil, fmt.Errorf("config %s: dialects: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
+	if err := CompileMappings(ms); err != nil {
+		return nil, fmt.Errorf("config %s: %w", name, err)
+	}
+	return ms, nil
+}
+
+// CompileMappings validates mappings decoded from a config file as
+// NewTranslator would and prepares them for use; errors name the mapping
+// by its index in the dialects: list.
+func CompileMappings(ms []Mapping) error {
 	for i := range ms {
 		m := ms[i]
 		if err := m.compile(); err != nil {
-			return nil, fmt.Errorf("config %s: dialects[%d]: %w", name, i, err)
+			return fmt.Errorf("dialects[%d]: %w", i, err)
 		}
 	}
-	return ms, nil
+	return nil
 }

@@ -12,8 +12,8 @@ import (
 // http.response.status_code and error.type, as the OTel Prometheus
 // exporter writes it (http_client_request_duration_seconds; exporters
 // with UTF-8 names keep the dots). go.opentelemetry.io/contrib's otelhttp
-// Transport emits it (see otelhttptest). The server address is the
-// dependency.
+// Transport emits it (see integration/dialect/otelhttptest). The server
+// address is the dependency.
 //
 // A measurement is one try when otelhttp is the transport under a retrying
 // client (go-retryablehttp, a hand-written loop): attempts. Which tries

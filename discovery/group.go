@@ -60,15 +60,15 @@ func ReadFileSD(path string) ([]Group, error) {
 func readCapped(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", safetext.Sanitize(path), unwrapPath(err))
+		return nil, fmt.Errorf("%s: %w", safetext.Terminal(path), unwrapPath(err))
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", safetext.Sanitize(path), unwrapPath(err))
+		return nil, fmt.Errorf("%s: %w", safetext.Terminal(path), unwrapPath(err))
 	}
 	if len(b) > MaxFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB", safetext.Sanitize(path), MaxFileBytes>>20)
+		return nil, fmt.Errorf("%s: larger than %d MiB", safetext.Terminal(path), MaxFileBytes>>20)
 	}
 	return b, nil
 }
@@ -88,7 +88,7 @@ func unwrapPath(err error) error {
 // Prometheus' YAML reader. Errors name the file and, where known, the
 // line; name is used in messages only.
 func ParseFileSD(name string, b []byte) ([]Group, error) {
-	where := safetext.Sanitize(name)
+	where := safetext.Terminal(name)
 	var groups []Group
 	var err error
 	if isJSON(name, b) {
@@ -204,10 +204,10 @@ func lineAt(b []byte, off int64) int {
 func checkGroup(g Group) error {
 	for k, v := range g.Labels {
 		if k == "" || !utf8.ValidString(k) {
-			return fmt.Errorf("invalid label name %q", safetext.Sanitize(k))
+			return fmt.Errorf("invalid label name %q", safetext.Terminal(k))
 		}
 		if !utf8.ValidString(v) {
-			return fmt.Errorf("label %q: value is not valid UTF-8", safetext.Sanitize(k))
+			return fmt.Errorf("label %q: value is not valid UTF-8", safetext.Terminal(k))
 		}
 	}
 	return nil

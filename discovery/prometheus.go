@@ -151,7 +151,7 @@ func LoadPrometheus(path string, jobs []string) ([]*Job, error) {
 	for _, pat := range cfg.ScrapeConfigFiles {
 		matches, err := filepath.Glob(config.JoinDir(dir, pat))
 		if err != nil {
-			return nil, fmt.Errorf("%s: scrape_config_files: pattern %q: %w", safetext.Sanitize(path), safetext.Sanitize(pat), err)
+			return nil, fmt.Errorf("%s: scrape_config_files: pattern %q: %w", safetext.Terminal(path), safetext.Terminal(pat), err)
 		}
 		for _, m := range matches {
 			sub, err := parseScrapeConfigFile(m)
@@ -162,7 +162,7 @@ func LoadPrometheus(path string, jobs []string) ([]*Job, error) {
 		}
 	}
 	if len(jobs) == 0 {
-		return nil, fmt.Errorf("%s: no job selected; its jobs are: %s", safetext.Sanitize(path), jobNames(all))
+		return nil, fmt.Errorf("%s: no job selected; its jobs are: %s", safetext.Terminal(path), jobNames(all))
 	}
 	var out []*Job
 	for i, name := range jobs {
@@ -177,10 +177,10 @@ func LoadPrometheus(path string, jobs []string) ([]*Job, error) {
 		}
 		switch len(found) {
 		case 0:
-			return nil, fmt.Errorf("%s: no job %q; its jobs are: %s", safetext.Sanitize(path), safetext.Sanitize(name), jobNames(all))
+			return nil, fmt.Errorf("%s: no job %q; its jobs are: %s", safetext.Terminal(path), safetext.Terminal(name), jobNames(all))
 		case 1:
 		default:
-			return nil, fmt.Errorf("%s: job %q is defined %d times", safetext.Sanitize(path), safetext.Sanitize(name), len(found))
+			return nil, fmt.Errorf("%s: job %q is defined %d times", safetext.Terminal(path), safetext.Terminal(name), len(found))
 		}
 		global := globalDefaults{interval: time.Duration(cfg.Global.ScrapeInterval), timeout: time.Duration(cfg.Global.ScrapeTimeout)}
 		j, err := found[0].job(global)
@@ -196,7 +196,7 @@ func jobNames(all []*scrapeConfig) string {
 	var names []string
 	for _, sc := range all {
 		if sc != nil {
-			names = append(names, fmt.Sprintf("%q", safetext.Sanitize(sc.JobName)))
+			names = append(names, fmt.Sprintf("%q", safetext.Terminal(sc.JobName)))
 		}
 	}
 	if len(names) == 0 {
@@ -245,7 +245,7 @@ func parseScrapeConfigFile(path string) ([]*scrapeConfig, error) {
 // has no line (errors of custom unmarshalers such as a bad duration): the
 // jobs are decoded one by one to find the one at fault.
 func decodeError(path string, b []byte, err error) error {
-	where := safetext.Sanitize(path)
+	where := safetext.Terminal(path)
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		return fmt.Errorf("%s: %s", where, yamlError(err, promConfig{}))
@@ -267,7 +267,7 @@ func decodeError(path string, b []byte, err error) error {
 						name = fmt.Sprint(it.Value)
 					}
 				}
-				return fmt.Errorf("%s: scrape_configs[%d] (job %q): %s", where, i, safetext.Sanitize(name), yamlError(jerr, scrapeConfig{}))
+				return fmt.Errorf("%s: scrape_configs[%d] (job %q): %s", where, i, safetext.Terminal(name), yamlError(jerr, scrapeConfig{}))
 			}
 		}
 	}
@@ -279,11 +279,11 @@ type globalDefaults struct{ interval, timeout time.Duration }
 // job checks one scrape config and turns it into a Job, resolving
 // intervals as Prometheus does and paths against the file's directory.
 func (sc *scrapeConfig) job(global globalDefaults) (*Job, error) {
-	where := fmt.Sprintf("%s: job %q", safetext.Sanitize(sc.origin), safetext.Sanitize(sc.JobName))
+	where := fmt.Sprintf("%s: job %q", safetext.Terminal(sc.origin), safetext.Terminal(sc.JobName))
 	dir := filepath.Dir(sc.origin)
 	j := &Job{
 		Name:        sc.JobName,
-		Origin:      safetext.Sanitize(sc.origin),
+		Origin:      safetext.Terminal(sc.origin),
 		Scheme:      sc.Scheme,
 		MetricsPath: sc.MetricsPath,
 		Params:      sc.Params,
@@ -293,7 +293,7 @@ func (sc *scrapeConfig) job(global globalDefaults) (*Job, error) {
 		j.Scheme = "http"
 	}
 	if j.Scheme != "http" && j.Scheme != "https" {
-		return nil, fmt.Errorf("%s: scheme %q; want http or https", where, safetext.Sanitize(j.Scheme))
+		return nil, fmt.Errorf("%s: scheme %q; want http or https", where, safetext.Terminal(j.Scheme))
 	}
 	if j.MetricsPath == "" {
 		j.MetricsPath = "/metrics"
@@ -313,7 +313,7 @@ func (sc *scrapeConfig) job(global globalDefaults) (*Job, error) {
 	}
 	j.HTTP.SetDirectory(dir)
 	if err := j.HTTP.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %s", where, safetext.Sanitize(err.Error()))
+		return nil, fmt.Errorf("%s: %s", where, safetext.Terminal(err.Error()))
 	}
 	for i, g := range sc.StaticConfigs {
 		grp := Group{Targets: g.Targets, Labels: g.Labels, Where: fmt.Sprintf("%s static_configs[%d]", where, i)}
@@ -331,11 +331,11 @@ func (sc *scrapeConfig) job(global globalDefaults) (*Job, error) {
 			switch strings.ToLower(filepath.Ext(p)) {
 			case ".json", ".yml", ".yaml":
 			default: // as Prometheus: the extension says the format
-				return nil, fmt.Errorf("%s: file_sd_configs[%d]: %q: want a .json, .yml or .yaml file", where, i, safetext.Sanitize(p))
+				return nil, fmt.Errorf("%s: file_sd_configs[%d]: %q: want a .json, .yml or .yaml file", where, i, safetext.Terminal(p))
 			}
 			p = config.JoinDir(dir, p)
 			if _, err := filepath.Match(p, ""); err != nil {
-				return nil, fmt.Errorf("%s: file_sd_configs[%d]: pattern %q: %w", where, i, safetext.Sanitize(p), err)
+				return nil, fmt.Errorf("%s: file_sd_configs[%d]: pattern %q: %w", where, i, safetext.Terminal(p), err)
 			}
 			fsd.Patterns = append(fsd.Patterns, p)
 		}
@@ -354,9 +354,9 @@ func (sc *scrapeConfig) job(global globalDefaults) (*Job, error) {
 		case k == "metric_relabel_configs":
 			j.Warnings = append(j.Warnings, fmt.Sprintf("%s: metric_relabel_configs not applied: every scraped series is read", where))
 		case strings.HasSuffix(k, "_sd_configs"):
-			j.Warnings = append(j.Warnings, fmt.Sprintf("%s: %s not read: only static_configs and file_sd_configs are, so its targets are missing", where, safetext.Sanitize(k)))
+			j.Warnings = append(j.Warnings, fmt.Sprintf("%s: %s not read: only static_configs and file_sd_configs are, so its targets are missing", where, safetext.Terminal(k)))
 		default:
-			j.Warnings = append(j.Warnings, fmt.Sprintf("%s: unknown key %q not read", where, safetext.Sanitize(k)))
+			j.Warnings = append(j.Warnings, fmt.Sprintf("%s: unknown key %q not read", where, safetext.Terminal(k)))
 		}
 	}
 	if len(j.Static) == 0 && len(j.Files) == 0 {

@@ -38,7 +38,7 @@ func (j *Job) target(addr string, g Group, o *Options) (scrape.Target, error) {
 		return scrape.Target{}, errors.New("empty target address")
 	}
 	if strings.Contains(addr, "/") {
-		return scrape.Target{}, fmt.Errorf("target %q: an address is host:port, without scheme or path (use __scheme__ and __metrics_path__ labels)", safetext.Sanitize(addr))
+		return scrape.Target{}, fmt.Errorf("target %q: an address is host:port, without scheme or path (use __scheme__ and __metrics_path__ labels)", safetext.Terminal(addr))
 	}
 	scheme, path := j.Scheme, j.MetricsPath
 	if v, ok := label("__scheme__"); ok {
@@ -66,14 +66,14 @@ func (j *Job) target(addr string, g Group, o *Options) (scrape.Target, error) {
 	if v, ok := label("__scrape_interval__"); ok {
 		d, err := pmodel.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return scrape.Target{}, fmt.Errorf("target %q: __scrape_interval__ %q is not a positive duration", safetext.Sanitize(addr), safetext.Sanitize(v))
+			return scrape.Target{}, fmt.Errorf("target %q: __scrape_interval__ %q is not a positive duration", safetext.Terminal(addr), safetext.Terminal(v))
 		}
 		interval = time.Duration(d)
 	}
 	if v, ok := label("__scrape_timeout__"); ok {
 		d, err := pmodel.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return scrape.Target{}, fmt.Errorf("target %q: __scrape_timeout__ %q is not a positive duration", safetext.Sanitize(addr), safetext.Sanitize(v))
+			return scrape.Target{}, fmt.Errorf("target %q: __scrape_timeout__ %q is not a positive duration", safetext.Terminal(addr), safetext.Terminal(v))
 		}
 		timeout = time.Duration(d)
 	}
@@ -105,12 +105,12 @@ func (j *Job) target(addr string, g Group, o *Options) (scrape.Target, error) {
 }
 
 // TargetName makes a label value (an instance) a valid target name: fit
-// for the terminal (safetext.Sanitize, then the backslashes of its escapes
+// for the terminal (safetext.Terminal, then the backslashes of its escapes
 // and quotes replaced by '_'), trimmed, at most scrape.MaxNameLen bytes.
 // Equal inputs give equal names, so a target keeps its name and history
 // across re-reads.
 func TargetName(s string) string {
-	s = safetext.SanitizeN(strings.TrimSpace(s), scrape.MaxNameLen)
+	s = safetext.TerminalN(strings.TrimSpace(s), scrape.MaxNameLen)
 	return strings.NewReplacer(`\`, "_", `"`, "_").Replace(s)
 }
 
@@ -142,7 +142,7 @@ func build(static []scrape.Target, jobs []*Job, groups [][]Group, o *Options) ([
 			for _, addr := range g.Targets {
 				t, err := j.target(addr, g, o)
 				if err != nil {
-					warn(fmt.Sprintf("%s: %s; skipped", g.Where, safetext.Sanitize(err.Error())))
+					warn(fmt.Sprintf("%s: %s; skipped", g.Where, safetext.Terminal(err.Error())))
 					continue
 				}
 				if staticURLs[t.URL] {

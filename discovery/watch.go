@@ -169,7 +169,7 @@ func (w *Watcher) Refresh() (Set, bool) {
 						dirty = true
 					}
 					if st.err != nil {
-						msg := safetext.Sanitize(st.err.Error())
+						msg := safetext.Terminal(st.err.Error())
 						if st.good {
 							msg += "; its last good targets are kept"
 						}
@@ -204,12 +204,12 @@ func (w *Watcher) check(path string, st *fileState, now time.Time, refresh time.
 	prevErr := errText(st.err)
 	fi, err := os.Stat(path)
 	if err != nil {
-		st.err = fmt.Errorf("%s: %w", safetext.Sanitize(path), unwrapPath(err))
+		st.err = fmt.Errorf("%s: %w", safetext.Terminal(path), unwrapPath(err))
 		st.read = false
 		return errText(st.err) != prevErr
 	}
 	if fi.IsDir() {
-		st.err = fmt.Errorf("%s: is a directory", safetext.Sanitize(path))
+		st.err = fmt.Errorf("%s: is a directory", safetext.Terminal(path))
 		st.read = false
 		return errText(st.err) != prevErr
 	}
@@ -271,7 +271,7 @@ func expand(patterns []string) ([]string, []string) {
 		}
 		m, err := filepath.Glob(p)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %s", safetext.Sanitize(p), safetext.Sanitize(err.Error())))
+			errs = append(errs, fmt.Sprintf("%s: %s", safetext.Terminal(p), safetext.Terminal(err.Error())))
 			continue
 		}
 		paths = append(paths, m...)

@@ -300,7 +300,7 @@ func BenchmarkTokenize(b *testing.B) {
 // as a recording's snapshots, through value maps and by parsing every
 // frame (noValueMaps, the anchor), 100 entries of each in turn in one
 // run: maps/parse is the first's time over the second's (docs/
-// performance.md, "analyze, whole recording, round 6").
+// performance.md, "Analyze").
 func BenchmarkSnapshotValueMaps(b *testing.B) {
 	path := BenchDumpPath(b)
 	open := func() *dumpRecording {
@@ -308,7 +308,7 @@ func BenchmarkSnapshotValueMaps(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		d := newDumpRecording(r, expo.ExpfmtParser{}, nil)
+		d := newDumpRecording(r, expo.ExpfmtParser{Lines: expo.NewLineCaches(0)}, nil)
 		b.Cleanup(func() { d.Close() })
 		return d
 	}

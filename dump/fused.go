@@ -8,8 +8,8 @@ import (
 
 // The writer's one pass over a changed body: tokenizeEncode reads a line
 // and codes its number against the previous body's slot at once, instead
-// of writing every slot out for encodeDeltaSame to read back (issue 19,
-// "The codec, round 6"). The bytes and slot state are encodeDeltaSame's
+// of writing every slot out for encodeDeltaSame to read back
+// (docs/performance.md, "Record and the dump codec"). The bytes and slot state are encodeDeltaSame's
 // for version 4 with equal structures (TestTokenizeEncode,
 // FuzzTokenizeEncode); a body whose structure differs is coded by
 // encodeDeltaSame as before.

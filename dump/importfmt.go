@@ -223,7 +223,7 @@ func (im *importer) add(name string, labels model.Labels, ms int64, v float64) e
 		case "le", "quantile":
 			f, err := model.ParseFloat(l.Value)
 			if err != nil {
-				return fmt.Errorf("%s: %s %q is not a number", safetext.Sanitize(name), l.Name, safetext.Sanitize(l.Value))
+				return fmt.Errorf("%s: %s %q is not a number", safetext.Terminal(name), l.Name, safetext.Terminal(l.Value))
 			}
 			l.Value = model.FormatFloat(f)
 			out = append(out, l)
@@ -264,7 +264,7 @@ func (im *importer) duplicate(kept, dropped flatPoint) {
 		name += fs.labels.String()
 	}
 	msg := fmt.Sprintf("duplicate sample of %s at %s: kept the first (%s), dropped %s",
-		safetext.Sanitize(name), time.UnixMilli(dropped.ms).UTC().Format(time.RFC3339Nano), model.FormatFloat(kept.v), model.FormatFloat(dropped.v))
+		safetext.Terminal(name), time.UnixMilli(dropped.ms).UTC().Format(time.RFC3339Nano), model.FormatFloat(kept.v), model.FormatFloat(dropped.v))
 	if kept.line > 0 {
 		msg += fmt.Sprintf(" (line %d)", kept.line)
 	}
@@ -626,7 +626,7 @@ func (im *importer) openMetrics(b []byte) error {
 				case "unknown", "untyped", "info", "stateset":
 					im.types[f[2]] = model.Untyped
 				default:
-					return fail("unknown metric type %q", safetext.Sanitize(f[3]))
+					return fail("unknown metric type %q", safetext.Terminal(f[3]))
 				}
 			}
 			continue
@@ -640,18 +640,18 @@ func (im *importer) openMetrics(b []byte) error {
 		}
 		fields := strings.Fields(rest)
 		if len(fields) < 2 {
-			return fail("sample of %q has no timestamp; every sample needs one (seconds since the epoch)", safetext.Sanitize(name))
+			return fail("sample of %q has no timestamp; every sample needs one (seconds since the epoch)", safetext.Terminal(name))
 		}
 		if len(fields) > 2 {
-			return fail("unexpected %q after the timestamp", safetext.Sanitize(fields[2]))
+			return fail("unexpected %q after the timestamp", safetext.Terminal(fields[2]))
 		}
 		v, err := model.ParseFloat(fields[0])
 		if err != nil {
-			return fail("bad value %q", safetext.Sanitize(fields[0]))
+			return fail("bad value %q", safetext.Terminal(fields[0]))
 		}
 		ts, err := strconv.ParseFloat(fields[1], 64)
 		if err != nil || math.IsNaN(ts) || math.IsInf(ts, 0) || math.Abs(ts) > 1e13 {
-			return fail("bad timestamp %q (want seconds since the epoch)", safetext.Sanitize(fields[1]))
+			return fail("bad timestamp %q (want seconds since the epoch)", safetext.Terminal(fields[1]))
 		}
 		im.line = int32(min(lineNo, math.MaxInt32))
 		if err := im.add(name, labels, int64(math.Round(ts*1000)), v); err != nil {
@@ -751,11 +751,11 @@ func parseLabels(s string) (model.Labels, string, string, error) {
 			i++
 		}
 		if i >= len(s) || s[i] != '"' {
-			return nil, "", "", fmt.Errorf("label %q: value must be quoted", safetext.Sanitize(ln))
+			return nil, "", "", fmt.Errorf("label %q: value must be quoted", safetext.Terminal(ln))
 		}
 		v, n, err := unquote(s[i:])
 		if err != nil {
-			return nil, "", "", fmt.Errorf("label %q: %v", safetext.Sanitize(ln), err)
+			return nil, "", "", fmt.Errorf("label %q: %v", safetext.Terminal(ln), err)
 		}
 		i += n
 		labels = append(labels, model.Label{Name: ln, Value: v})
@@ -818,35 +818,35 @@ func (im *importer) promJSON(b []byte) error {
 		if resp.Status == "" {
 			return fail("no \"status\": not a Prometheus API response")
 		}
-		return fail("the query failed: %s: %s", safetext.Sanitize(resp.ErrorType), safetext.Sanitize(resp.Error))
+		return fail("the query failed: %s: %s", safetext.Terminal(resp.ErrorType), safetext.Terminal(resp.Error))
 	}
 	if resp.Data == nil {
 		return fail("no \"data\"")
 	}
 	if resp.Data.ResultType != "matrix" {
-		return fail("resultType %q: want \"matrix\", the result of /api/v1/query_range", safetext.Sanitize(resp.Data.ResultType))
+		return fail("resultType %q: want \"matrix\", the result of /api/v1/query_range", safetext.Terminal(resp.Data.ResultType))
 	}
 	for i, r := range resp.Data.Result {
 		name := r.Metric["__name__"]
 		if name == "" {
-			return fail("series %d (%s) has no __name__: query raw series (a selector), not an expression", i, safetext.Sanitize(model.LabelsFromMap(r.Metric).String()))
+			return fail("series %d (%s) has no __name__: query raw series (a selector), not an expression", i, safetext.Terminal(model.LabelsFromMap(r.Metric).String()))
 		}
 		labels := model.LabelsFromMap(r.Metric)
 		for j, p := range r.Values {
 			var ts float64
 			var vs string
 			if err := json.Unmarshal(p[0], &ts); err != nil {
-				return fail("series %d (%s), value %d: bad timestamp %s", i, safetext.Sanitize(name), j, safetext.Sanitize(string(p[0])))
+				return fail("series %d (%s), value %d: bad timestamp %s", i, safetext.Terminal(name), j, safetext.Terminal(string(p[0])))
 			}
 			if err := json.Unmarshal(p[1], &vs); err != nil {
-				return fail("series %d (%s), value %d: value must be a string, got %s", i, safetext.Sanitize(name), j, safetext.Sanitize(string(p[1])))
+				return fail("series %d (%s), value %d: value must be a string, got %s", i, safetext.Terminal(name), j, safetext.Terminal(string(p[1])))
 			}
 			v, err := model.ParseFloat(vs)
 			if err != nil {
-				return fail("series %d (%s), value %d: bad value %q", i, safetext.Sanitize(name), j, safetext.Sanitize(vs))
+				return fail("series %d (%s), value %d: bad value %q", i, safetext.Terminal(name), j, safetext.Terminal(vs))
 			}
 			if math.IsNaN(ts) || math.Abs(ts) > 1e13 {
-				return fail("series %d (%s), value %d: bad timestamp", i, safetext.Sanitize(name), j)
+				return fail("series %d (%s), value %d: bad timestamp", i, safetext.Terminal(name), j)
 			}
 			if err := im.add(name, labels, int64(math.Round(ts*1000)), v); err != nil {
 				return fail("series %d, value %d: %v", i, j, err)
@@ -868,12 +868,12 @@ func (im *importer) jsonError(b []byte, base int, err error) error {
 		off = te.Offset
 	}
 	if off >= 0 && off <= int64(len(b)) {
-		return &ImportError{File: im.file, Line: base + 1 + bytes.Count(b[:off], []byte("\n")), Msg: "invalid JSON: " + safetext.Sanitize(err.Error())}
+		return &ImportError{File: im.file, Line: base + 1 + bytes.Count(b[:off], []byte("\n")), Msg: "invalid JSON: " + safetext.Terminal(err.Error())}
 	}
 	if base > 0 {
-		return &ImportError{File: im.file, Line: base + 1, Msg: "invalid JSON: " + safetext.Sanitize(err.Error())}
+		return &ImportError{File: im.file, Line: base + 1, Msg: "invalid JSON: " + safetext.Terminal(err.Error())}
 	}
-	return &ImportError{File: im.file, Offset: -1, Msg: "invalid JSON: " + safetext.Sanitize(err.Error())}
+	return &ImportError{File: im.file, Offset: -1, Msg: "invalid JSON: " + safetext.Terminal(err.Error())}
 }
 
 // ---- VictoriaMetrics /api/v1/export JSON lines ----
@@ -938,7 +938,7 @@ func vmValue(raw json.RawMessage) (float64, error) {
 			return v, nil
 		}
 	}
-	return 0, fmt.Errorf("bad value %s", safetext.Sanitize(string(raw)))
+	return 0, fmt.Errorf("bad value %s", safetext.Terminal(string(raw)))
 }
 
 // ---- concatenated exposition snapshots ----
@@ -960,7 +960,7 @@ func parseStampLine(line string) (time.Time, string, bool) {
 	target := ""
 	if len(f) == 2 {
 		target = f[1]
-		if safetext.Sanitize(target) != target || strings.ContainsAny(target, "\"\\{}") {
+		if safetext.Terminal(target) != target || strings.ContainsAny(target, "\"\\{}") {
 			return time.Time{}, "", false
 		}
 	}
@@ -1005,7 +1005,7 @@ func parseStampLine(line string) (time.Time, string, bool) {
 func importConcat(b []byte, name string, opts ImportOptions) ([]model.Snapshot, error) {
 	parser := opts.Parser
 	if parser == nil {
-		parser = expo.ExpfmtParser{}
+		parser = expo.ExpfmtParser{Lines: expo.NewLineCaches(0)}
 	}
 	var out []model.Snapshot
 	var outLines []int // the timestamp line of each of out
@@ -1084,7 +1084,7 @@ func importConcat(b []byte, name string, opts ImportOptions) ([]model.Snapshot, 
 		if k, ok := seen[sn.Target]; ok && out[k].Time.Equal(sn.Time) {
 			if dups++; opts.Warn != nil && dups <= MaxDuplicateWarnings {
 				opts.Warn(&ImportError{File: name, Line: outLines[i], Offset: -1,
-					Msg: fmt.Sprintf("duplicate snapshot of %s at %s: kept the first (line %d)", safetext.Sanitize(sn.Target), sn.Time.UTC().Format(time.RFC3339Nano), outLines[k])})
+					Msg: fmt.Sprintf("duplicate snapshot of %s at %s: kept the first (line %d)", safetext.Terminal(sn.Target), sn.Time.UTC().Format(time.RFC3339Nano), outLines[k])})
 			}
 			continue
 		}

@@ -71,11 +71,12 @@ type OpenOptions struct {
 
 // OpenRecording opens a dump or imports a file in another format.
 func OpenRecording(path string, opts OpenOptions) (Recording, error) {
+	lines := expo.NewLineCaches(0) // the recording's targets' line caches
 	if opts.Wrap != nil {
-		opts.Parser = opts.Wrap(expo.ExpfmtParser{}) // imports: no value maps
+		opts.Parser = opts.Wrap(expo.ExpfmtParser{Lines: lines}) // imports: no value maps
 	}
 	if opts.Parser == nil {
-		opts.Parser = expo.ExpfmtParser{}
+		opts.Parser = expo.ExpfmtParser{Lines: lines}
 	}
 	format := opts.Format
 	if format == "" {
@@ -99,7 +100,7 @@ func OpenRecording(path string, opts OpenOptions) (Recording, error) {
 			return nil, err
 		}
 		if opts.Wrap != nil {
-			return newWrappedRecording(r, opts.Wrap, opts.Filter, new(atomic.Int64)), nil
+			return newWrappedRecording(r, opts.Wrap, opts.Filter, new(atomic.Int64), lines), nil
 		}
 		return newDumpRecording(r, opts.Parser, opts.Filter), nil
 	}
@@ -119,6 +120,7 @@ type dumpRecording struct {
 	parser expo.Parser
 	filter func(string) bool
 	wrap   func(expo.Parser) expo.Parser // OpenOptions.Wrap, for Forks
+	lines  *expo.LineCaches              // the line caches of its own parse under wrap, shared with Forks
 	// vals holds each target's last mapped parse (values.go), kept the
 	// bytes they keep, shared with Forks; reading is the frame being
 	// parsed under wrap. All used under r's lock only.
@@ -133,8 +135,8 @@ func newDumpRecording(r *Reader, parser expo.Parser, filter func(string) bool) *
 }
 
 // newWrappedRecording is a recording parsing with wrap(its own parse).
-func newWrappedRecording(r *Reader, wrap func(expo.Parser) expo.Parser, filter func(string) bool, kept *atomic.Int64) *dumpRecording {
-	d := &dumpRecording{r: r, filter: filter, wrap: wrap, vals: make(map[string]*valueState), kept: kept}
+func newWrappedRecording(r *Reader, wrap func(expo.Parser) expo.Parser, filter func(string) bool, kept *atomic.Int64, lines *expo.LineCaches) *dumpRecording {
+	d := &dumpRecording{r: r, filter: filter, wrap: wrap, lines: lines, vals: make(map[string]*valueState), kept: kept}
 	d.parser = wrap(ownParser{d})
 	return d
 }
@@ -161,7 +163,7 @@ func (d *dumpRecording) Fork() (Recording, error) {
 		return nil, err
 	}
 	if d.wrap != nil {
-		return newWrappedRecording(c, d.wrap, d.filter, d.kept), nil
+		return newWrappedRecording(c, d.wrap, d.filter, d.kept, d.lines), nil
 	}
 	f := newDumpRecording(c, d.parser, d.filter)
 	f.kept = d.kept
@@ -340,8 +342,7 @@ func LoadStoreRangeFunc(rec Recording, lo, hi int, st *model.Store, transform fu
 }
 
 // StreamGCPercent is the collector's GOGC while a recording too long for
-// its store streams through it (docs/performance.md, "analyze, whole
-// recording, round 5"): loading makes garbage at many times its live heap
+// its store streams through it (docs/performance.md, "Analyze"): loading makes garbage at many times its live heap
 // (every frame's parse and translation is dropped once stored), so at
 // GOGC 100 the collector ran every ~100 MB allocated on the 1-hour dump
 // and marked the ~100 MB live each time. At 400 it runs a quarter as
@@ -407,7 +408,7 @@ func applyParsed(e parsedEntry, st *model.Store, statuses map[string]*model.Targ
 	if err != nil {
 		ts.Up = false
 		ts.Failures++
-		ts.LastError = safetext.Sanitize(err.Error())
+		ts.LastError = safetext.Terminal(err.Error())
 		return
 	}
 	res := st.Append(snap)

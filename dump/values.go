@@ -167,9 +167,9 @@ type ownParser struct{ d *dumpRecording }
 func (p ownParser) Parse(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, error) {
 	if v := p.d.reading; v != nil && len(body) > 0 && len(body) == len(v.f.Body) && &body[0] == &v.f.Body[0] &&
 		v.f.Target == target && v.f.ContentType == contentType && expo.SameFilter(filter, v.filter) {
-		return v.parse(expo.ExpfmtParser{})
+		return v.parse(expo.ExpfmtParser{Lines: p.d.lines})
 	}
-	return expo.ExpfmtParser{}.Parse(target, body, contentType, filter)
+	return expo.ExpfmtParser{Lines: p.d.lines}.Parse(target, body, contentType, filter)
 }
 
 // noValueMaps makes every frame parse (the tests' and benchmarks' anchor).

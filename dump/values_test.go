@@ -296,7 +296,7 @@ func TestValuesEqualParse(t *testing.T) {
 					ref := openBytes(t, in.data)
 					d := newDumpRecording(openBytes(t, in.data), expo.ExpfmtParser{}, filter)
 					if via != "ExpfmtParser" {
-						d = newWrappedRecording(openBytes(t, in.data), func(p expo.Parser) expo.Parser { return &wrapParser{inner: p} }, filter, new(atomic.Int64))
+						d = newWrappedRecording(openBytes(t, in.data), func(p expo.Parser) expo.Parser { return &wrapParser{inner: p} }, filter, new(atomic.Int64), expo.NewLineCaches(0))
 					}
 					n := d.Len()
 					check := func(d *dumpRecording, order string, i int) {

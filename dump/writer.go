@@ -18,8 +18,8 @@ import (
 // frame: 240 (four minutes at 1 s). Key frames take 10-50 times a delta
 // frame; fewer of them save space, more make seeking and a damaged frame
 // cheaper. It was 120 before the index (format version 2) made seeking
-// read only what a window needs (docs/performance.md, "The codec, round
-// 3": 120 costs the demo 0.04 B/sample more).
+// read only what a window needs (docs/performance.md, "Decisions": 120
+// costs the demo 0.04 B/sample more).
 const DefaultKeyEvery = 240
 
 // WriterOptions tune a Writer. The zero value is usable.

@@ -271,7 +271,8 @@ func TestLineCacheMatchesUncached(t *testing.T) {
 	}
 	// The hits: a body with new values only takes every sample line's
 	// prefix from the cache.
-	c := &lineCache{}
+	owner := NewLineCaches(0)
+	c := &lineCache{owner: owner}
 	parseCached(c, []byte(lineCacheSteps[0].body), nil, false)
 	cached := 0
 	for _, e := range c.lines {
@@ -282,9 +283,9 @@ func TestLineCacheMatchesUncached(t *testing.T) {
 	if want := strings.Count(lineCacheSteps[0].body, "\n") - 3; cached != want { // all but the TYPE lines
 		t.Errorf("%d lines cached, want %d", cached, want)
 	}
-	before := lineCacheBytes.Load()
+	before := owner.Bytes()
 	checkCached(t, "values again", c, []byte(lineCacheSteps[1].body), nil, false)
-	if after := lineCacheBytes.Load(); after != before && !resetLineCaches.Load() {
+	if after := owner.Bytes(); after != before && !owner.reset.Load() {
 		t.Errorf("a body with new values only made %d bytes of new entries, want none", after-before)
 	}
 }
@@ -320,28 +321,28 @@ func TestLineCacheAcrossBodies(t *testing.T) {
 }
 
 // TestParseUsesLineCache: Parse reads a target's text bodies through its
-// line cache, per target name, and a cache in use by another parse is
+// line cache (ExpfmtParser.Lines), per target name, and a cache in use by another parse is
 // not waited for.
 func TestParseUsesLineCache(t *testing.T) {
 	body := []byte(lineCacheSteps[0].body)
-	var p ExpfmtParser
+	p := ExpfmtParser{Lines: NewLineCaches(0)}
 	name := t.Name()
 	if _, err := p.Parse(name, body, selTextType, nil); err != nil {
 		t.Fatal(err)
 	}
-	c := lineCacheFor(name)
+	c := p.Lines.acquire(name)
 	if c == nil {
 		t.Fatal("no line cache for the target after a parse")
 	}
 	if len(c.lines) == 0 || c.lines[1].prefix != `h_bucket{a="x",le="1"} ` {
 		t.Errorf("cache lines %d, line 2 %q", len(c.lines), c.lines[1].prefix)
 	}
-	if lineCacheFor(name) != nil {
+	if p.Lines.acquire(name) != nil {
 		t.Error("a cache in use was handed out twice")
 	}
 	// Parse goes without while the cache is held.
 	fams, err := p.Parse(name, []byte(lineCacheSteps[1].body), selTextType, nil)
-	releaseLineCache(c)
+	p.Lines.release(c)
 	want, _ := fastText([]byte(lineCacheSteps[1].body), nil)
 	if err != nil || exactDiff(want, fams) != "" {
 		t.Errorf("parse beside a held cache: %v, %s", err, exactDiff(want, fams))

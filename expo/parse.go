@@ -92,6 +92,10 @@ type ExpfmtParser struct {
 	// MaxOpenMetricsLineBytes caps each of its lines (0:
 	// DefaultMaxOpenMetricsLineBytes; negative: no cap).
 	MaxOpenMetricsLineBytes int
+	// Lines keeps each target's lines between parses, so a body that
+	// repeats its previous lines is read without re-tokenising them
+	// (nil: no cache; the fast path reads every line).
+	Lines *LineCaches
 }
 
 // Defaults of ExpfmtParser's OpenMetrics caps. With both, expfmt spends at
@@ -127,9 +131,9 @@ func (p ExpfmtParser) parse(target string, body []byte, contentType string, filt
 		// The fast path reads the target's lines with its line cache and,
 		// with a filter, skips unwanted families itself, copying nothing;
 		// what it does not take goes through the pre-filter below.
-		cache := lineCacheFor(target)
+		cache := p.Lines.acquire(target)
 		fams, ok := parseFastRec(body, filter, filter != nil, cache, rec)
-		releaseLineCache(cache)
+		p.Lines.release(cache)
 		if ok {
 			return fams, nil
 		}
@@ -400,7 +404,7 @@ func convertFamilies(fams []*dto.MetricFamily, filter func(string) bool) []model
 		if filter != nil && !filter(name) {
 			continue
 		}
-		f := model.Family{Name: name, Help: safetext.Sanitize(mf.GetHelp())}
+		f := model.Family{Name: name, Help: safetext.Terminal(mf.GetHelp())}
 		metrics := mf.GetMetric()
 		f.Samples = make([]model.Sample, 0, len(metrics))
 		switch mf.GetType() {

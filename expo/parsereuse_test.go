@@ -25,7 +25,7 @@ func TestParseResultOutlivesNextParse(t *testing.T) {
 	envoy, _ := expotest.GenEnvoy(30, false)
 	steps := append(lineCacheSteps, struct{ name, body string }{"envoy", string(envoy)})
 	filters := []func(string) bool{nil, only("h", "c_total", "s")}
-	var p ExpfmtParser
+	p := ExpfmtParser{Lines: NewLineCaches(0)}
 	type kept struct {
 		name   string
 		body   string
@@ -103,7 +103,7 @@ func TestParseSteadyAllocations(t *testing.T) {
 		t.Skip("allocation counts: not in -short")
 	}
 	body, _ := expotest.GenEnvoy(50, false)
-	var p ExpfmtParser
+	p := ExpfmtParser{Lines: NewLineCaches(0)}
 	for _, filter := range []func(string) bool{nil, only("envoy_cluster_upstream_rq_time", "envoy_cluster_upstream_rq_total")} {
 		for range 3 {
 			if _, err := p.Parse("allocs", body, "text/plain; version=0.0.4", filter); err != nil {
@@ -137,12 +137,13 @@ h_bucket{a="x",le="+Inf"} 2
 h_sum{a="x"} 3.5
 h_count{a="x"} 2
 `)
-	c := &lineCache{}
-	before := lineCacheBytes.Load()
+	owner := NewLineCaches(0)
+	c := &lineCache{owner: owner}
+	before := owner.Bytes()
 	if _, ok := parseFast(body, nil, false, c); !ok {
 		t.Fatal("not read by the fast path")
 	}
-	got := lineCacheBytes.Load() - before
+	got := owner.Bytes() - before
 	var want int64
 	for k, e := range c.lines {
 		if e.prefix == "" {

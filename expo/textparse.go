@@ -628,9 +628,7 @@ func (p *textParser) decide(name []byte) nameDecision {
 	d.names[string(name)] = nd
 	if p.cache != nil && d == &p.cache.sel {
 		// Counted with the line cache's entries, under the same bound.
-		if lineCacheBytes.Add(int64(len(name)+len(root)+2*entryOverhead)) > lineCacheBound.Load() {
-			resetLineCaches.Store(true)
-		}
+		p.cache.charge(int64(len(name) + len(root) + 2*entryOverhead))
 	}
 	return nd
 }
@@ -1479,7 +1477,7 @@ func (p *textParser) families(filter func(string) bool) []model.Family {
 			continue
 		}
 		n := len(f.samples)
-		mf := model.Family{Name: f.name, Help: safetext.Sanitize(f.help), Samples: samples[:n:n]}
+		mf := model.Family{Name: f.name, Help: safetext.Terminal(f.help), Samples: samples[:n:n]}
 		samples = samples[n:]
 		switch f.typ {
 		case typeCounter:
@@ -1545,7 +1543,8 @@ func (p *textParser) families(filter func(string) bool) []model.Family {
 // type's special label alone, so a cache shared by two targets, or stale,
 // is only slower, never wrong; TestLineCacheMatchesUncached checks it.
 type lineCache struct {
-	mu    sync.Mutex // held by the parse using it (TryLock: a second parse goes without)
+	owner *LineCaches // whose bound counts the entries; nil: uncounted
+	mu    sync.Mutex  // held by the parse using it (TryLock: a second parse goes without)
 	lines []lineEntry
 	// sel keeps fastTextSelect's decisions on the target's names.
 	sel selDecisions
@@ -1612,9 +1611,7 @@ func (c *lineCache) put(k int, e lineEntry, shared bool) *lineEntry {
 	if !shared {
 		cost += int64(len(e.key) + 32*len(e.labels))
 	}
-	if lineCacheBytes.Add(cost) > lineCacheBound.Load() {
-		resetLineCaches.Store(true)
-	}
+	c.charge(cost)
 	c.liveBytes += len(e.prefix) - len(c.lines[k].prefix)
 	c.lines[k] = e
 	return &c.lines[k]
@@ -1652,28 +1649,48 @@ func (c *lineCache) truncate(n int) {
 	}
 }
 
-// The line caches, by target. Their entries are counted as they are made
-// (an entry replaced still counts) and past lineCacheBound every cache
+// LineCaches holds the line caches of a set of targets, one per target
+// name: whoever scrapes or reads those targets owns one and hands it to
+// its ExpfmtParser (ExpfmtParser.Lines). Entries are counted as they are
+// made (an entry replaced still counts) and past the bound every cache
 // starts over, so the memory stays bounded whatever the targets do and
 // the caches of targets gone are dropped with the rest.
-var (
-	lineCaches      = map[string]*lineCache{}
-	lineCachesMu    sync.Mutex
-	lineCacheBytes  atomic.Int64
-	resetLineCaches atomic.Bool
-)
+type LineCaches struct {
+	mu     sync.Mutex
+	caches map[string]*lineCache
+	bytes  atomic.Int64
+	reset  atomic.Bool
+	fixed  int64        // the bound given to NewLineCaches; 0: follow the memory limit
+	bound  atomic.Int64 // the bound in force, read at each parse
+}
 
-// lineCacheBound is what bounds the line caches together now:
-// maxLineCacheBytes, or lineCacheShare of the process' memory limit when
-// that is less (32 MiB at 256 MiB), read at each parse.
-var lineCacheBound atomic.Int64
+// NewLineCaches returns an empty set of line caches bounded at bound bytes
+// together; bound <= 0 follows the process' memory limit at each parse
+// (DefaultLineCacheBytes).
+func NewLineCaches(bound int64) *LineCaches {
+	l := &LineCaches{caches: map[string]*lineCache{}, fixed: max(bound, 0)}
+	l.bound.Store(l.limit())
+	return l
+}
+
+// DefaultLineCacheBytes is maxLineCacheBytes, or lineCacheShare of the
+// process' memory limit when that is less (32 MiB at 256 MiB).
+func DefaultLineCacheBytes() int64 { return min(maxLineCacheBytes, memoryLimit()/lineCacheShare) }
+
+func (l *LineCaches) limit() int64 {
+	if l.fixed > 0 {
+		return l.fixed
+	}
+	return DefaultLineCacheBytes()
+}
+
+// Bytes is what the caches count now.
+func (l *LineCaches) Bytes() int64 { return l.bytes.Load() }
 
 // lineCacheShare is the part of the memory limit the line caches may
 // take: MemoryBudget gives the scrapes in flight half, the store takes a
 // quarter (model.StoreMemoryShare).
 const lineCacheShare = 8
-
-func init() { lineCacheBound.Store(maxLineCacheBytes) }
 
 // maxLineCacheBytes bounds the line caches together: about 250,000
 // lines, the bodies of 125 targets of 2,000 series. Past it, a fleet pays
@@ -1683,36 +1700,47 @@ const maxLineCacheBytes = 64 << 20
 // maxLineCaches bounds how many targets have a line cache.
 const maxLineCaches = 4096
 
-// lineCacheFor returns target's line cache, locked, or nil when it is in
-// use by another parse or there is no room; release it with
-// releaseLineCache.
-func lineCacheFor(target string) *lineCache {
-	lineCacheBound.Store(min(maxLineCacheBytes, memoryLimit()/lineCacheShare))
-	lineCachesMu.Lock()
-	if resetLineCaches.Load() {
-		lineCaches = map[string]*lineCache{}
-		lineCacheBytes.Store(0)
-		resetLineCaches.Store(false)
+// acquire returns target's line cache, locked, or nil when it is in use
+// by another parse, there is no room, or l is nil; release it with
+// release.
+func (l *LineCaches) acquire(target string) *lineCache {
+	if l == nil {
+		return nil
 	}
-	c := lineCaches[target]
+	l.bound.Store(l.limit())
+	l.mu.Lock()
+	if l.reset.Load() {
+		l.caches = map[string]*lineCache{}
+		l.bytes.Store(0)
+		l.reset.Store(false)
+	}
+	c := l.caches[target]
 	if c == nil {
-		if len(lineCaches) >= maxLineCaches {
-			lineCachesMu.Unlock()
+		if len(l.caches) >= maxLineCaches {
+			l.mu.Unlock()
 			return nil
 		}
-		c = &lineCache{}
-		lineCaches[target] = c
+		c = &lineCache{owner: l}
+		l.caches[target] = c
 	}
-	lineCachesMu.Unlock()
+	l.mu.Unlock()
 	if !c.mu.TryLock() {
 		return nil
 	}
 	return c
 }
 
-func releaseLineCache(c *lineCache) {
+func (l *LineCaches) release(c *lineCache) {
 	if c != nil {
 		c.mu.Unlock()
+	}
+}
+
+// charge counts n more bytes against the owner's bound; past it every
+// cache of the owner starts over at its next parse.
+func (c *lineCache) charge(n int64) {
+	if o := c.owner; o != nil && o.bytes.Add(n) > o.bound.Load() {
+		o.reset.Store(true)
 	}
 }
 

@@ -133,13 +133,16 @@ func TestLineCacheBoundFollowsMemoryLimit(t *testing.T) {
 		{64 << 20, 8 << 20},
 	} {
 		withMemoryLimit(c.limit, func() {
-			releaseLineCache(lineCacheFor(t.Name()))
-			if got := lineCacheBound.Load(); got != c.want {
+			l := NewLineCaches(0)
+			l.release(l.acquire(t.Name()))
+			if got := l.bound.Load(); got != c.want {
 				t.Errorf("limit %d MiB: bound %d, want %d", c.limit>>20, got, c.want)
 			}
 		})
 	}
-	releaseLineCache(lineCacheFor(t.Name()))
+	if got := NewLineCaches(5 << 20).bound.Load(); got != 5<<20 {
+		t.Errorf("a given bound: %d, want %d", got, 5<<20)
+	}
 }
 
 // readBody reads body's lines into p and returns the result, as parseFast

@@ -81,11 +81,12 @@ func TestSelDecisionsTooManyNames(t *testing.T) {
 	body := []byte(b.String())
 	var calls atomic.Int64
 	filter := counting(func(n string) bool { return strings.HasSuffix(n, "7_total") }, &calls)
-	c := &lineCache{}
+	owner := NewLineCaches(0)
+	c := &lineCache{owner: owner}
 	var counted []int64
 	for parse := range 4 {
 		checkCached(t, fmt.Sprintf("parse %d", parse), c, body, filter, true)
-		counted = append(counted, lineCacheBytes.Load())
+		counted = append(counted, owner.Bytes())
 	}
 	if !c.sel.tooMany || len(c.sel.names) != 0 {
 		t.Errorf("the cache keeps %d decisions (tooMany %v) for %d names", len(c.sel.names), c.sel.tooMany, maxSelNames+4000)

@@ -67,8 +67,7 @@ const StoreMemoryShare = 4
 const unlimitedMemory = 512 << 20
 
 // seriesIdentityBytes is what a series costs besides its ring: key,
-// labels, name, map and byName entries (measured about 370 B,
-// docs/performance.md, "Store memory per series").
+// labels, name, map and byName entries (measured about 370 B).
 const seriesIdentityBytes = 400
 
 // SeriesBytes is what one series is taken to cost at history scrapes: a

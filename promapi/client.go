@@ -203,7 +203,7 @@ func (c *Client) clean(s string) string {
 	for _, sec := range c.secrets {
 		s = strings.ReplaceAll(s, sec, "xxxxx")
 	}
-	return safetext.Sanitize(s)
+	return safetext.Terminal(s)
 }
 
 // response is the API's envelope.
@@ -234,16 +234,16 @@ func Decode(status int, body []byte) (Result, error) {
 	var r response
 	if err := json.Unmarshal(body, &r); err != nil || r.Status == "" {
 		if status != http.StatusOK {
-			return Result{}, &APIError{Status: status, Msg: safetext.SanitizeN(strings.TrimSpace(string(body)), 200)}
+			return Result{}, &APIError{Status: status, Msg: safetext.TerminalN(strings.TrimSpace(string(body)), 200)}
 		}
 		return Result{}, fmt.Errorf("response is not a Prometheus API result")
 	}
 	res := Result{}
 	for _, w := range r.Warnings {
-		res.Warnings = append(res.Warnings, safetext.Sanitize(w))
+		res.Warnings = append(res.Warnings, safetext.Terminal(w))
 	}
 	if r.Status != "success" {
-		return res, &APIError{Status: status, Type: safetext.Sanitize(r.ErrorType), Msg: safetext.Sanitize(r.Error)}
+		return res, &APIError{Status: status, Type: safetext.Terminal(r.ErrorType), Msg: safetext.Terminal(r.Error)}
 	}
 	var d resultData
 	if err := json.Unmarshal(r.Data, &d); err != nil {
@@ -291,7 +291,7 @@ func decodePoint(p []any) (model.Point, error) {
 	}
 	v, err := model.ParseFloat(vs)
 	if err != nil {
-		return model.Point{}, fmt.Errorf("sample value %q: not a number", safetext.SanitizeN(vs, 40))
+		return model.Point{}, fmt.Errorf("sample value %q: not a number", safetext.TerminalN(vs, 40))
 	}
 	return model.Point{T: int64(math.Round(ts * 1000)), V: v}, nil
 }

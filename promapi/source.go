@@ -716,7 +716,7 @@ func (s *Source) targetName(ls model.Labels) string {
 	if strings.Trim(name, "/") == "" {
 		return "(no " + strings.Join(s.opts.By, ",") + ")"
 	}
-	return safetext.Sanitize(name)
+	return safetext.Terminal(name)
 }
 
 func (s *Source) setStatuses(at time.Time, took time.Duration, nq, ok int, firstErr string, warnings []string, seen map[string]int, earlier map[string]int64) {
@@ -736,7 +736,7 @@ func (s *Source) setStatuses(at time.Time, took time.Duration, nq, ok int, first
 	case ok == 0 && (nq > 0 || firstErr != ""):
 		sv.Up = false
 		sv.Failures++
-		sv.LastError = safetext.Sanitize(firstErr)
+		sv.LastError = safetext.Terminal(firstErr)
 	case nq == 0:
 		// auto found no dialect's families (yet).
 		sv.Up = true
@@ -745,17 +745,17 @@ func (s *Source) setStatuses(at time.Time, took time.Duration, nq, ok int, first
 	case failed > 0:
 		sv.Up = true
 		sv.LastSuccess = at
-		sv.LastError = safetext.Sanitize(fmt.Sprintf("%d of %d queries failed (their signals are stale): %s", failed, nq, firstErr))
+		sv.LastError = safetext.Terminal(fmt.Sprintf("%d of %d queries failed (their signals are stale): %s", failed, nq, firstErr))
 	case firstErr != "":
 		sv.Up = true
 		sv.LastSuccess = at
-		sv.LastError = safetext.Sanitize(firstErr)
+		sv.LastError = safetext.Terminal(firstErr)
 	default:
 		sv.Up = true
 		sv.LastSuccess = at
 		sv.LastError = ""
 		if len(warnings) > 0 {
-			sv.LastError = safetext.Sanitize("warning: " + strings.Join(warnings, "; "))
+			sv.LastError = safetext.Terminal("warning: " + strings.Join(warnings, "; "))
 		}
 	}
 	target := func(name string) *model.TargetStatus {

@@ -88,7 +88,7 @@ func (d *Dialects) note(target, names string) {
 			all = append(all, n)
 		}
 	}
-	d.names[target] = safetext.Sanitize(strings.Join(all, "+"))
+	d.names[target] = safetext.Terminal(strings.Join(all, "+"))
 }
 
 // parseFunc makes a function a expo.Parser.

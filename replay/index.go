@@ -229,7 +229,7 @@ func updateStatus(ts *model.TargetStatus, at time.Time, snap *model.Snapshot, er
 	if err != nil {
 		ts.Up = false
 		ts.Failures++
-		ts.LastError = safetext.Sanitize(err.Error())
+		ts.LastError = safetext.Terminal(err.Error())
 		return
 	}
 	ts.Up = true

@@ -10,8 +10,8 @@ package replay
 // file that fails any check is refused with an error saying why and at
 // which byte, and the index is built as before.
 //
-// The format is this package's own (docs/performance.md, "Replay seek,
-// round 5"): a table of the distinct strings, then the index in varints,
+// The format is this package's own (docs/performance.md, "Replay seek
+// and the index"): a table of the distinct strings, then the index in varints,
 // so that reading it allocates about the file's size: the payload is read
 // into one buffer, the chunks' columns stay in it (no copy), the strings
 // are slices of one string, and each target's ids, offsets, labels and
@@ -43,7 +43,7 @@ import (
 // the index holds; a file of another version is refused (and IndexCache
 // names its files after it, so older ones are never opened).
 //
-// 1: a gob of the index (round 4). 2: the format below (round 5).
+// 1: a gob of the index. 2: the format below.
 const IndexFileVersion = 2
 
 var indexMagic = [8]byte{'R', 'T', 'I', 'D', 'X', 0, 0, IndexFileVersion}

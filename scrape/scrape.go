@@ -61,7 +61,8 @@ type Options struct {
 	// parse (nil: a budget of DefaultScrapeMemory); the largest scrape is
 	// shed when it runs out (MemoryBudget).
 	Memory *MemoryBudget
-	// Parser reads bodies (default ExpfmtParser{}).
+	// Parser reads bodies (default: an ExpfmtParser with line caches of
+	// the scraper's own).
 	Parser expo.Parser
 	// Transport, if set, carries every target's requests instead of the
 	// network: an in-process source such as sim's virtual-time stack
@@ -213,7 +214,7 @@ func NewScraper(targets []Target, store *model.Store, opts Options) *Scraper {
 		opts.Memory = NewMemoryBudget(DefaultScrapeMemory)
 	}
 	if opts.Parser == nil {
-		opts.Parser = expo.ExpfmtParser{}
+		opts.Parser = expo.ExpfmtParser{Lines: expo.NewLineCaches(0)} // the scraper owns its targets' line caches
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -285,7 +286,7 @@ func (s *Scraper) SetTargets(targets []Target) {
 			st.status = prev.status // same name, new settings: keep its health and counts
 		}
 		st.status.Name, st.status.URL = st.t.Name, st.safeURL
-		st.status.Layer, st.status.Dialect = safetext.Sanitize(st.t.Layer), safetext.Sanitize(st.t.Dialect)
+		st.status.Layer, st.status.Dialect = safetext.Terminal(st.t.Layer), safetext.Terminal(st.t.Dialect)
 		if st.cfgErr != nil {
 			st.status.Up = false
 			st.status.LastError = st.errorText(st.cfgErr)
@@ -738,7 +739,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 		ts.LastError = ""
 		ts.LastSuccess = at
 		if snap != nil { // nil: checked, not parsed (Options.ParseEvery)
-			ts.Dialect = safetext.Sanitize(dialect)
+			ts.Dialect = safetext.Terminal(dialect)
 			ts.Series = snap.SeriesCount()
 			ts.DroppedSeries = res.Dropped
 			ts.SeriesCap = nil
@@ -774,7 +775,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 
 // errorText renders err for a status or log: secrets scrubbed, sanitised.
 func (st *scrapeTarget) errorText(err error) string {
-	return safetext.Sanitize(redact(err.Error(), st.secrets))
+	return safetext.Terminal(redact(err.Error(), st.secrets))
 }
 
 // fetch performs one HTTP scrape and parses it into a snapshot stamped at;
@@ -802,7 +803,7 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 		resp.Body.Close()
 	}()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("target %q: GET %s: server returned HTTP status %s", name, st.safeURL, safetext.Sanitize(resp.Status))
+		return nil, fmt.Errorf("target %q: GET %s: server returned HTTP status %s", name, st.safeURL, safetext.Terminal(resp.Status))
 	}
 	body, err := b.readBody(resp, s.opts.BodyLimit, hold)
 	if err != nil {
@@ -926,7 +927,7 @@ func (sb *scrapeBuf) readBody(resp *http.Response, limit int64, h *Hold) ([]byte
 		}
 		r = sb.gz
 	default:
-		return nil, fmt.Errorf("unsupported Content-Encoding %q", safetext.Sanitize(enc))
+		return nil, fmt.Errorf("unsupported Content-Encoding %q", safetext.Terminal(enc))
 	}
 	buf := sb.buf[:0]
 	if h != nil && cap(buf) > 0 {

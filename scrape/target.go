@@ -168,7 +168,7 @@ func parseScrapeURL(raw string) (*url.URL, error) {
 	case "":
 		return nil, fmt.Errorf("target URL %q: missing scheme; want http:// or https://", SafeURL(raw))
 	default:
-		return nil, fmt.Errorf("target URL %q: scheme %q not supported; want http or https", SafeURL(raw), safetext.Sanitize(u.Scheme))
+		return nil, fmt.Errorf("target URL %q: scheme %q not supported; want http or https", SafeURL(raw), safetext.Terminal(u.Scheme))
 	}
 	if u.Host == "" || u.Hostname() == "" {
 		return nil, fmt.Errorf("target URL %q: missing host", SafeURL(raw))
@@ -202,7 +202,7 @@ func checkName(name string) error {
 		return fmt.Errorf("target: empty name")
 	case len(name) > maxNameLen:
 		return fmt.Errorf("target %q: name longer than %d bytes", truncate(name, maxNameLen), maxNameLen)
-	case safetext.Sanitize(name) != name || strings.ContainsAny(name, "\"\\"):
+	case safetext.Terminal(name) != name || strings.ContainsAny(name, "\"\\"):
 		// %q escapes what Sanitize would, so the raw name is safe here.
 		return fmt.Errorf("target %q: name contains control, quote or invalid characters", name)
 	}
@@ -216,7 +216,7 @@ func SafeURL(raw string) string {
 	if u, err := url.Parse(raw); err == nil && u.Host != "" {
 		u.User = nil
 		u.Fragment, u.RawFragment = "", ""
-		return safetext.Sanitize(u.String())
+		return safetext.Terminal(u.String())
 	}
 	// Unparseable or without a host: cut everything up to the last '@'
 	// of the authority by hand.
@@ -235,7 +235,7 @@ func SafeURL(raw string) string {
 	if i := strings.IndexByte(s, '#'); i >= 0 {
 		s = s[:i]
 	}
-	return safetext.Sanitize(s)
+	return safetext.Terminal(s)
 }
 
 // redact replaces every secret longer than two bytes in msg by "<secret>".

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints issue 19's performance figures, one line each:
+# Prints the figures of docs/performance.md, one line each:
 #   <figure> <ratio> <goal>
 # ratio is retrytop's cost divided by its anchor's, both measured in the
 # same process and the same interleaved rounds (median of ROUNDS, default
@@ -13,7 +13,7 @@
 #   -v            also print the raw `go test -bench` output
 #   BENCH_REGEXP  the benchmarks to run (default: all of bench/)
 #   -s            also the replay seek and analyze-window figures, in
-#                 seconds against the issue's goals: dump's
+#                 seconds against their goals: dump's
 #                 BenchmarkReplaySeek (without the seek index),
 #                 BenchmarkReplaySeekIndexed (with it; also as a ratio to
 #                 decoding the lookback's frames) and BenchmarkAnalyzeWindow
@@ -98,7 +98,7 @@ case "$pattern" in
 	# minutes of virtual time (dump TestDemoVirtualBytesPerSample,
 	# about a minute of CPU), beside zstd -19 --long over its bodies. A
 	# recording in real time is noisier and larger (docs/performance.md,
-	# "The codec, round 3"): RETRYTOP_DEMO_RECORD=10m go test ./dump
+	# "Record and the dump codec"): RETRYTOP_DEMO_RECORD=10m go test ./dump
 	# -run DemoBytesPerSample -v takes 10 minutes.
 	(cd .. && RETRYTOP_DEMO_VIRTUAL=10m go test ./dump -count=1 -run '^TestDemoVirtualBytesPerSample$' -v -timeout 10m) |
 		awk '/figure dump-bytes-per-sample/ {for (i = 1; i < NF; i++) if ($i == "dump-bytes-per-sample" || $i == "ratio-dump/zstd") print "demo/" $i, $(i+1)}' >>"$out"

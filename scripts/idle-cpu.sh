@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures the idle CPU of `retrytop watch` on 10 targets at 1 s next to
 # `retrytop record` and Prometheus on the same targets (docs/performance.md,
-# "Idle CPU of the dashboard"). Needs tmux, bc, and prometheus for the last
+# "Watch idle CPU"). Needs tmux, bc, and prometheus for the last
 # rows. Usage: scripts/idle-cpu.sh [RETRYTOP_BINARY]  (about 8 minutes)
 #
 # It takes free ports, names its tmux session after its own PID and, on

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long soak (issue 20): 24 hours of 10 targets at 1 s in virtual time
+# The long soak: 24 hours of 10 targets at 1 s in virtual time
 # through the store and frame path watch runs, with series churn; the live
 # heap at each 20-minute checkpoint must stay within 5 % of the first.
 #   scripts/soak.sh [duration]     (default 24h; about 2 minutes without -race)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the README's test command (go test -race ./...) beside a CPU hog on
+# Runs the README's test command (scripts/test -race) beside a CPU hog on
 # every core, RUNS times (default 3), and says how many passed: the tests
 # must pass on a busy machine (docs/testing.md). Only the hog processes it
 # started are stopped. Usage: scripts/test-under-load.sh [RUNS] [go test args...]
@@ -20,7 +20,7 @@ for ((r = 1; r <= runs; r++)); do
 	done
 	log=$(mktemp)
 	start=$(date +%s)
-	if go test -race -count=1 "$@" ./... >"$log" 2>&1; then
+	if scripts/test -race -count=1 "$@" >"$log" 2>&1; then
 		passed=$((passed + 1))
 		echo "run $r: pass ($(($(date +%s) - start)) s)"
 	else

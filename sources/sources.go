@@ -111,7 +111,7 @@ func (s *Sources) setBadge(d discovery.Set) {
 		if file, rest, ok := strings.Cut(first, ": "); ok { // the file's base name is enough here
 			first = filepath.Base(file) + ": " + rest
 		}
-		b = "discovery: " + safetext.SanitizeN(first, 72)
+		b = "discovery: " + safetext.TerminalN(first, 72)
 		if len(msgs) > 1 {
 			b += fmt.Sprintf(" (+%d more)", len(msgs)-1)
 		}

@@ -55,7 +55,7 @@ func UnreadBadge(tr func() *dialect.Translator, statuses func() []model.TargetSt
 			b += fmt.Sprintf(" (+%d more)", n-1)
 		}
 		if n > 0 {
-			b = safetext.SanitizeN(b, 60) + ": retrytop dialect draft URL"
+			b = safetext.TerminalN(b, 60) + ": retrytop dialect draft URL"
 		}
 		return joinBadges(b, prev)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/policy"
 )
 
@@ -79,7 +79,7 @@ func Write(w io.Writer, rep Report, format string) error {
 		}
 		// Target and file names come from the recording: no character
 		// that hides or reorders text reaches a terminal raw.
-		_, err := w.Write(model.EscapeHiddenJSON(buf.Bytes()))
+		_, err := w.Write(safetext.JSON(buf.Bytes()))
 		return err
 	case "markdown":
 		return writeMarkdown(w, rep)

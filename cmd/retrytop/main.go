@@ -55,7 +55,7 @@ func main() {
 func errorText(err error) string {
 	lines := strings.Split(err.Error(), "\n")
 	for i, l := range lines {
-		lines[i] = safetext.SanitizeN(l, 0)
+		lines[i] = safetext.TerminalN(l, 0)
 	}
 	return strings.Join(lines, "\n")
 }

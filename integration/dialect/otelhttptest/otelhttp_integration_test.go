@@ -178,7 +178,7 @@ func TestOTelHTTPIntegration(t *testing.T) {
 }
 
 // writeFixture saves the exporter's exposition as the dialect's fixture
-// (go test -run OTelHTTP -update ./dialect/otelhttptest).
+// (in integration/: go test -run OTelHTTP ./dialect/otelhttptest -update).
 func writeFixture(t *testing.T, url string) {
 	resp, err := http.Get(url)
 	if err != nil {
@@ -201,12 +201,16 @@ func writeFixture(t *testing.T, url string) {
 # net/http/otelhttp v0.72.0, otel v1.47) under a retrying loop (3 tries on
 # 503, http.request.resend_count added through WithMetricAttributesFn),
 # exported by the OTel Prometheus exporter v0.69 through client_golang:
-# written by TestOTelHTTPIntegration -update (dialect/otelhttptest)
+# written by TestOTelHTTPIntegration -update (integration/dialect/otelhttptest)
 # against a server failing every 4th request. Ports vary per run.
 `
-	if err := os.WriteFile("../testdata/otel_http_client.prom", []byte(head+strings.Join(keep, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(fixture, []byte(head+strings.Join(keep, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-var update = flag.Bool("update", false, "rewrite ../testdata/otel_http_client.prom from the real client")
+// fixture is the dialect's fixture this test writes under -update, in the
+// main module's dialect/testdata.
+const fixture = "../../../dialect/testdata/otel_http_client.prom"
+
+var update = flag.Bool("update", false, "rewrite "+fixture+" from the real client")
