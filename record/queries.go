@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/promapi"
 	"github.com/retrytop/retrytop/scrape"
-	"github.com/retrytop/retrytop/ui"
 )
 
 // Queries writes what st gains to w every interval until ctx is done,
@@ -49,10 +49,10 @@ func Queries(ctx context.Context, st *model.Store, w *dump.Writer, interval time
 func RunPrometheus(ctx context.Context, errw io.Writer, w *dump.Writer, src *promapi.Source, url string, opts Options) (int, error) {
 	out := &lockedWriter{w: errw}
 	onErr := func(err error) {
-		fmt.Fprintf(out, "retrytop: recording: %s\n", ui.Sanitize(err.Error()))
+		fmt.Fprintf(out, "retrytop: recording: %s\n", safetext.Terminal(err.Error()))
 	}
 	if !opts.Quiet {
-		fmt.Fprintf(out, "recording the query results of %s every %s to %s (Ctrl-C stops)\n", ui.Sanitize(scrape.SafeURL(url)), opts.Interval, opts.Path)
+		fmt.Fprintf(out, "recording the query results of %s every %s to %s (Ctrl-C stops)\n", safetext.Terminal(scrape.SafeURL(url)), opts.Interval, opts.Path)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = src.Run(ctx) })

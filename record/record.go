@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/sources"
-	"github.com/retrytop/retrytop/ui"
 )
 
 // ParseEvery: record parses a target's first body, then one in 60 (a
@@ -57,12 +57,12 @@ func (o *Options) now() time.Time {
 func Run(ctx context.Context, errw io.Writer, w *dump.Writer, src *sources.Sources, opts Options) error {
 	out := &lockedWriter{w: errw}
 	hook := w.Hook(func(err error) {
-		fmt.Fprintf(out, "\nretrytop: recording: %s\n", ui.Sanitize(err.Error()))
+		fmt.Fprintf(out, "\nretrytop: recording: %s\n", safetext.Terminal(err.Error()))
 	})
 	var rel *Relevant
 	if opts.Relevant {
 		rel = NewRelevant(src, func(msg string) {
-			fmt.Fprintf(out, "\nretrytop: --only-relevant: %s\n", ui.Sanitize(msg))
+			fmt.Fprintf(out, "\nretrytop: --only-relevant: %s\n", safetext.Terminal(msg))
 		})
 		hook = rel.Hook(hook)
 	}
@@ -145,7 +145,7 @@ func ProgressLine(now time.Time, statuses []model.TargetStatus, ws dump.Stats) s
 	for _, s := range statuses {
 		scrapes += s.Scrapes
 		failed += s.Failures
-		part := fmt.Sprintf("%s %d", ui.Sanitize(s.Name), s.Scrapes)
+		part := fmt.Sprintf("%s %d", safetext.Terminal(s.Name), s.Scrapes)
 		if s.Failures > 0 {
 			part += fmt.Sprintf(" (%d failed)", s.Failures)
 		}
@@ -167,12 +167,12 @@ func WriteSummary(w io.Writer, path string, statuses []model.TargetStatus, ws du
 	}
 	for _, s := range statuses {
 		t := byName[s.Name]
-		fmt.Fprintf(w, "  %-20s scrapes %d, failed %d, written %s", ui.Sanitize(s.Name), s.Scrapes, s.Failures, FormatSize(t.Bytes))
+		fmt.Fprintf(w, "  %-20s scrapes %d, failed %d, written %s", safetext.Terminal(s.Name), s.Scrapes, s.Failures, FormatSize(t.Bytes))
 		if t.Errors > 0 {
-			fmt.Fprintf(w, ", %d write error(s): %s", t.Errors, ui.Sanitize(t.LastError))
+			fmt.Fprintf(w, ", %d write error(s): %s", t.Errors, safetext.Terminal(t.LastError))
 		}
 		if s.LastError != "" {
-			fmt.Fprintf(w, "; last scrape error: %s", ui.Sanitize(s.LastError))
+			fmt.Fprintf(w, "; last scrape error: %s", safetext.Terminal(s.LastError))
 		}
 		fmt.Fprintln(w)
 	}
