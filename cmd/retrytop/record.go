@@ -111,6 +111,7 @@ TARGET is URL or name=URL.`,
 	return cmd
 }
 
+// runRecord is record TARGET...: the scrapes of src written to -o FILE.
 func runRecord(ctx context.Context, errw io.Writer, f *recordFlags, src *sources.Sources) error {
 	w, err := createDump(f.out, f.force, "--force")
 	if err != nil {
