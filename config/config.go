@@ -134,6 +134,9 @@ func (c *Config) ScrapeTargets() ([]scrape.Target, error) {
 		if err != nil {
 			return nil, fmt.Errorf("targets[%d]: %w", i, err)
 		}
+		if t.Timeout > t.Interval {
+			t.Timeout = t.Interval // as discovery does: a scrape never outlasts its interval
+		}
 		if seen[t.Name] {
 			return nil, fmt.Errorf("targets[%d]: duplicate target name %q", i, t.Name)
 		}

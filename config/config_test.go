@@ -15,7 +15,7 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ts) != 3 || ts[0].Name != "browser" || ts[0].Layer != "browser" || ts[1].Interval != 2*time.Second || ts[1].Timeout != 2*time.Second {
+	if len(ts) != 3 || ts[0].Name != "browser" || ts[0].Layer != "browser" || ts[1].Interval != 2*time.Second || ts[1].ScrapeTimeout() != 2*time.Second {
 		t.Fatalf("targets = %+v", ts)
 	}
 	if ts[1].HTTP.BasicAuth == nil || ts[1].HTTP.BasicAuth.PasswordFile != "/run/secrets/scraper" {
@@ -90,6 +90,29 @@ dialects:
 		_, err := ParseConfig("bad.yaml", []byte(bad))
 		if err == nil || !strings.Contains(err.Error(), "bad.yaml") || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseConfig(%q) = %v, want an error naming bad.yaml and %q", bad, err, want)
+		}
+	}
+}
+
+// TestConfigTimeoutFollowsInterval: a config target's timeout defaults to
+// its interval and one longer than the interval is cut to it.
+func TestConfigTimeoutFollowsInterval(t *testing.T) {
+	c, err := ParseConfig("t.yaml", []byte(`
+targets:
+  - {name: a, url: "http://127.0.0.1:1/metrics", interval: 5s}
+  - {name: b, url: "http://127.0.0.1:2/metrics", interval: 2s, timeout: 3s}
+  - {name: c, url: "http://127.0.0.1:3/metrics", interval: 4s, timeout: 1s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := c.ScrapeTargets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []time.Duration{5 * time.Second, 2 * time.Second, time.Second} {
+		if got := ts[i].ScrapeTimeout(); got != want {
+			t.Errorf("%s: timeout %v, want %v", ts[i].Name, got, want)
 		}
 	}
 }

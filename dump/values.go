@@ -26,7 +26,7 @@ import (
 //
 // Anything else parses: the first frame of a target (of each Fork: a
 // recording's map belongs to its own reader), another structure or
-// content type, a parser other than expo.ExpfmtParser (or the
+// content type, a parser that is not an expo.ValueParser (or the
 // recording's own under OpenOptions.Wrap), a target past the maps' bound
 // (maxValueMapBytes), a body the fast
 // path does not take, a parse whose map refuses (a field derived from
@@ -83,7 +83,7 @@ type valueFrame struct {
 // parse reads the frame as p.Parse would: through the target's map when
 // the frame's structure is the mapped one's, else by parsing (and
 // mapping the parse for the next frames).
-func (v *valueFrame) parse(p expo.ExpfmtParser) ([]model.Family, error) {
+func (v *valueFrame) parse(p expo.ValueParser) ([]model.Family, error) {
 	f := v.f
 	vs := v.vals[f.Target]
 	if vs != nil && vs.ct == f.ContentType && vs.slots.Slots()*2 == len(f.offs) &&
@@ -123,7 +123,7 @@ func (v *valueFrame) parse(p expo.ExpfmtParser) ([]model.Family, error) {
 
 // snapshotValues is Snapshot of a dump: the frame is decoded and lent
 // (not copied) to the parse, which reads it through the target's map
-// when the recording's parser is expo.ExpfmtParser, or its own parse
+// when the recording's parser is an expo.ValueParser, or its own parse
 // under OpenOptions.Wrap (a dialect translator's Parsing).
 func (d *dumpRecording) snapshotValues(i int) (*model.Snapshot, error) {
 	var snap *model.Snapshot
@@ -132,7 +132,7 @@ func (d *dumpRecording) snapshotValues(i int) (*model.Snapshot, error) {
 		v := &valueFrame{f: f, filter: d.filter, vals: d.vals, mapped: &d.mapped, kept: d.kept}
 		var fams []model.Family
 		var err error
-		if p, ok := d.parser.(expo.ExpfmtParser); ok {
+		if p, ok := d.parser.(expo.ValueParser); ok {
 			fams, err = v.parse(p)
 		} else {
 			// Under Wrap, the wrapper calls ownParser, which finds v here.

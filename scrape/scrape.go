@@ -349,7 +349,7 @@ func (s *Scraper) prepare(st *scrapeTarget, slots int) error {
 			// Set, or the transport would ask for gzip itself.
 			h.Set("Accept-Encoding", "identity")
 		}
-		h.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.FormatFloat(t.Timeout.Seconds(), 'f', -1, 64))
+		h.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.FormatFloat(t.ScrapeTimeout().Seconds(), 'f', -1, 64))
 		st.reqHeader = h
 	}
 	cfg := t.HTTP
@@ -782,7 +782,7 @@ func (st *scrapeTarget) errorText(err error) string {
 // the snapshot is nil when Options.ParseEvery let the body go unparsed.
 func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at time.Time, hold *Hold) (*model.Snapshot, error) {
 	name := st.t.Name
-	ctx, cancel := context.WithTimeout(ctx, st.t.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, st.t.ScrapeTimeout())
 	defer cancel()
 	if st.reqURL == nil {
 		return nil, fmt.Errorf("target %q: GET %s: %s", name, st.safeURL, "invalid request")
@@ -855,7 +855,7 @@ func (st *scrapeTarget) requestError(ctx context.Context, err error) error {
 		return fmt.Errorf("target %q: GET %s: %w", st.t.Name, st.safeURL, shed)
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("target %q: GET %s: timed out after %s", st.t.Name, st.safeURL, st.t.Timeout)
+		return fmt.Errorf("target %q: GET %s: timed out after %s", st.t.Name, st.safeURL, st.t.ScrapeTimeout())
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {

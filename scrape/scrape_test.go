@@ -89,7 +89,7 @@ func TestScrapeOnceStoresSnapshot(t *testing.T) {
 		_, _ = w.Write(readFixture(t, "text_good.prom"))
 	})
 	store := model.NewStore(model.StoreConfig{})
-	s := NewScraper([]Target{{URL: srv.URL + "/metrics", Layer: "app", Timeout: 1500 * time.Millisecond}}, store, Options{Clock: stepClock()})
+	s := NewScraper([]Target{{URL: srv.URL + "/metrics", Layer: "app", Interval: 2 * time.Second, Timeout: 1500 * time.Millisecond}}, store, Options{Clock: stepClock()})
 	sts := s.ScrapeOnce(t.Context())
 
 	name := strings.TrimPrefix(srv.URL, "http://") // defaults to host:port

@@ -32,7 +32,7 @@ func TestScrapeRequestPartsMadeOnce(t *testing.T) {
 		return &http.Response{StatusCode: 200, Status: "200 OK", Header: http.Header{"Content-Type": {ctText}},
 			Body: io.NopCloser(strings.NewReader("up 1\n")), Request: r}, nil
 	})
-	tg := Target{Name: "a", URL: "http://example.test:9100/metrics?x=1", Timeout: 2 * time.Second}
+	tg := Target{Name: "a", URL: "http://example.test:9100/metrics?x=1", Interval: 5 * time.Second, Timeout: 2 * time.Second}
 	s := NewScraper([]Target{tg}, model.NewStore(model.StoreConfig{}), Options{Transport: rt, Clock: stepClock()})
 	for range 2 {
 		if st := s.ScrapeOnce(t.Context()); !st[0].Up {

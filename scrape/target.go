@@ -141,10 +141,19 @@ func (t Target) normalize() (Target, error) {
 	if t.Interval == 0 {
 		t.Interval = DefaultInterval
 	}
-	if t.Timeout == 0 {
-		t.Timeout = t.Interval
-	}
 	return t, nil
+}
+
+// ScrapeTimeout is how long one scrape of t may take: Timeout, or the
+// interval when Timeout is zero. It is read at each scrape, so it follows
+// the interval wherever that was set (flag, config, discovery) after the
+// target was parsed. The readers of user input cut a timeout longer than
+// the interval to the interval (config, discovery).
+func (t Target) ScrapeTimeout() time.Duration {
+	if t.Timeout > 0 {
+		return t.Timeout
+	}
+	return t.Interval
 }
 
 // parseScrapeURL checks that raw is an absolute http(s) URL with a host.

@@ -47,7 +47,7 @@ func TestParseTarget(t *testing.T) {
 			t.Errorf("ParseTarget(%q): %v", tc.in, err)
 			continue
 		}
-		if got.Name != tc.name || got.URL != tc.url || got.Interval != time.Second || got.Timeout != time.Second ||
+		if got.Name != tc.name || got.URL != tc.url || got.Interval != time.Second || got.ScrapeTimeout() != time.Second ||
 			!got.HTTP.FollowRedirects || !got.HTTP.EnableHTTP2 {
 			t.Errorf("ParseTarget(%q) = %+v", tc.in, got)
 		}
@@ -93,5 +93,37 @@ func TestParseChainFlag(t *testing.T) {
 		if _, _, err := ParseChainFlag(bad); err == nil || !strings.Contains(err.Error(), "--chain") {
 			t.Errorf("ParseChainFlag(%q) error = %v", bad, err)
 		}
+	}
+}
+
+// TestScrapeTimeoutFollowsInterval: a target parsed from the command line
+// or from --chain and given its interval afterwards (as the flag does)
+// times out at that interval, not at the default interval it was parsed
+// with; an explicit timeout stays.
+func TestScrapeTimeoutFollowsInterval(t *testing.T) {
+	tg, err := ParseTarget("app=http://127.0.0.1:9100/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tg.ScrapeTimeout(); got != DefaultInterval {
+		t.Errorf("parsed: timeout %v, want the default interval %v", got, DefaultInterval)
+	}
+	tg.Interval = 5 * time.Second
+	if got := tg.ScrapeTimeout(); got != 5*time.Second {
+		t.Errorf("--interval 5s: timeout %v, want 5s", got)
+	}
+	ts, _, err := ParseChainFlag("a=http://127.0.0.1:1/metrics,b=http://127.0.0.1:2/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ts {
+		c.Interval = 3 * time.Second
+		if got := c.ScrapeTimeout(); got != 3*time.Second {
+			t.Errorf("--chain %s at 3s: timeout %v, want 3s", c.Name, got)
+		}
+	}
+	tg.Timeout = 2 * time.Second
+	if got := tg.ScrapeTimeout(); got != 2*time.Second {
+		t.Errorf("explicit timeout: %v, want 2s", got)
 	}
 }
