@@ -104,7 +104,7 @@ func (f parseFunc) Parse(target string, body []byte, contentType string, filter 
 // parses ahead of translating, in parallel, so a translator cannot say
 // which targets it will find unread when their bodies are parsed.
 func (d *Dialects) Parser() expo.Parser {
-	parse := expo.ExpfmtParser{}.Parse
+	parse := expo.ExpfmtParser{Lines: expo.NewLineCaches(0)}.Parse // the replay's own line caches
 	return parseFunc(func(target string, body []byte, ct string, filter func(string) bool) ([]model.Family, error) {
 		d.mu.Lock()
 		_, looked := d.seen[target]

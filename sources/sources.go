@@ -19,6 +19,7 @@ import (
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/config"
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/scrape"
 
@@ -70,7 +71,9 @@ var ErrNoTargets = errors.New("no targets: give URL or name=URL arguments, --con
 func (s *Sources) Scraper(store *model.Store, opts scrape.Options) *scrape.Scraper {
 	opts.Translate, opts.Filter, opts.OnForget = s.Translate.Translate, s.Translate.Filter, s.Translate.Forget
 	if opts.Parser == nil {
-		opts.Parser = UnreadParser(s.Translate) // so Unread can name what no dialect reads
+		// The scraper's own line caches, so Unread can name what no
+		// dialect reads.
+		opts.Parser = UnreadWrap(s.Translate)(expo.ExpfmtParser{Lines: expo.NewLineCaches(0)})
 	}
 	return scrape.NewScraper(s.Targets, store, s.Follow(opts, nil))
 }

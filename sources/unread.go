@@ -18,12 +18,6 @@ func (f ParserFunc) Parse(target string, body []byte, contentType string, filter
 	return f(target, body, contentType, filter)
 }
 
-// UnreadParser parses through tr.Parsing: a target no dialect reads has
-// one scrape parsed whole, so that tr.Unread names its families.
-func UnreadParser(tr *dialect.Translator) expo.Parser {
-	return UnreadWrap(tr)(expo.ExpfmtParser{})
-}
-
 // UnreadWrap puts tr.Parsing around a parse (dump.OpenOptions.Wrap): a
 // recording's own parse, which reads a frame that kept its structure
 // through a value map, then stays under the translator's eye.
