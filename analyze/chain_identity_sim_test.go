@@ -33,11 +33,7 @@ func chainLinksFromBareURLs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer run.stack.Close()
-	run.scraper.ScrapeOnce(ctx)
-	if err := run.scrapeUntilDone(ctx, 500*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	statuses := run.scraper.ScrapeOnce(ctx)
+	statuses := run.scrapeThrough(t, ctx, 500*time.Millisecond)
 	addresses := map[string]bool{}
 	for _, tg := range run.stack.Targets() {
 		u, err := url.Parse(tg.URL)

@@ -61,11 +61,7 @@ func runServiceScenarioInBubble(t *testing.T, name string, opts sim.Options) ser
 	// Virtual time: the schedule is 10 s, a minute is ample.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	opts.InProcess = true
-	run, err := startSimRun(ctx, name, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := startInProcess(t, ctx, name, opts)
 	defer run.stack.Close()
 	stack, scraper := run.stack, run.scraper
 	var out serviceRun

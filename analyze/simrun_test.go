@@ -3,6 +3,7 @@ package analyze_test
 import (
 	"context"
 	"fmt"
+	"testing"
 	"time"
 
 	"github.com/retrytop/retrytop/dialect"
@@ -72,4 +73,27 @@ func (r *simRun) scrapeUntilDone(ctx context.Context, every time.Duration) error
 			return fmt.Errorf("%s did not finish in time", r.stack.Scenario().Name)
 		}
 	}
+}
+
+// startInProcess starts the scenario in process (virtual time) or fails
+// t; the caller closes the stack.
+func startInProcess(t *testing.T, ctx context.Context, name string, opts sim.Options) *simRun {
+	t.Helper()
+	opts.InProcess = true
+	run, err := startSimRun(ctx, name, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// scrapeThrough scrapes every target once, then every interval until the
+// scenario is done, then once more, and returns the last statuses.
+func (r *simRun) scrapeThrough(t *testing.T, ctx context.Context, every time.Duration) []model.TargetStatus {
+	t.Helper()
+	r.scraper.ScrapeOnce(ctx)
+	if err := r.scrapeUntilDone(ctx, every); err != nil {
+		t.Fatal(err)
+	}
+	return r.scraper.ScrapeOnce(ctx)
 }
