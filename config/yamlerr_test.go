@@ -7,7 +7,7 @@ import (
 	"go.yaml.in/yaml/v2"
 )
 
-// TestYAMLMessage (issue 17): config errors name keys and lines in the
+// TestYAMLMessage: config errors name keys and lines in the
 // file's words, never Go types, and suggest the key meant.
 func TestYAMLMessage(t *testing.T) {
 	decode := func(doc string) error {

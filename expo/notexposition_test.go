@@ -6,8 +6,8 @@ import (
 )
 
 // A page that is not metrics is an error naming what it is, on the
-// filtered path as on the unfiltered one (issue 20: an HTML page counted
-// as "up, 0 series" and analyze exited 0).
+// filtered path as on the unfiltered one (an HTML page must not count
+// as "up, 0 series" with analyze exiting 0).
 func TestNotAnExposition(t *testing.T) {
 	filter := func(name string) bool { return strings.HasPrefix(name, "retry_") }
 	tests := []struct {

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Issue 20.3, a shape TestNotAnExposition missed: a plain-text page that
+// A shape TestNotAnExposition missed: a plain-text page that
 // answers 200 where metrics were expected ("OK" from a health check, a
 // proxy's "404 page not found" with the wrong status) passed a family
 // filter unread, up with 0 series, while the unfiltered path refused it.

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Issue 20.2, in -short too (the hostile-target test is long): a gzip
+// In -short too (the hostile-target test is long): a gzip
 // body that expands more than MaxGzipRatio times is refused as a bomb
 // before it reaches the body limit, an endless stream of empty gzip
 // members (which decompresses to nothing) is refused by the limit on the

@@ -19,7 +19,7 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// TestHostileTargetsStayWithinTheMemoryBudget (issue 20.2): 64 hostile
+// TestHostileTargetsStayWithinTheMemoryBudget: 64 hostile
 // targets (30 endless bodies, 31 gzip bombs, 3 with cardinality growing by
 // 20,000 series a scrape) beside 10 healthy ones, scraped every second for 6 s with a
 // 64 MiB scrape budget, in a process whose soft limit is 256 MiB (what

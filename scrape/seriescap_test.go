@@ -11,7 +11,7 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// Issue 20: series the store's total cap refuses are never silently lost:
+// Series the store's total cap refuses are never silently lost:
 // each target's status (and so analyze's JSON) says how many, which cap
 // and what the store kept, per target and across targets.
 func TestSeriesRefusedByTheTotalCapAreCountedInStatus(t *testing.T) {
