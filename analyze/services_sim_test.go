@@ -15,13 +15,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/report"
 	"github.com/retrytop/retrytop/scrape"
 
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/sim"
 	"github.com/retrytop/retrytop/sources"
-	"github.com/retrytop/retrytop/ui"
 )
 
 // serviceRun is one scenario scraped on loopback: the store, the report
@@ -276,7 +276,7 @@ func TestServiceSignalsOnTheSim(t *testing.T) {
 		t.Errorf("ignore-cancel: report has no service row for the provider: %+v", run.rep.Services)
 	}
 	var text bytes.Buffer
-	if err := ui.WriteReport(&text, run.rep, "text"); err != nil {
+	if err := report.WriteAnalysis(&text, run.rep, "text", 0); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "Services") || !strings.Contains(text.String(), "AFTER-CANCEL/s") ||

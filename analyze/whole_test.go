@@ -2,16 +2,18 @@ package analyze
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/internal/testdump"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/report"
 	"github.com/retrytop/retrytop/sources"
-	"github.com/retrytop/retrytop/ui"
 )
 
 // loadSequential is LoadStoreRange as it was before it parsed ahead: one
@@ -70,12 +72,17 @@ func analyzeFile(t *testing.T, path string, c wholeCase, sequential bool) string
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if c.format == "json" && !sequential {
-		err = rep.WriteJSON(&out)
-	} else {
-		err = ui.WriteReport(&out, rep, c.format)
+	if c.format == "json" && sequential {
+		// The JSON encoded whole, as before it was written a dependency
+		// at a time.
+		enc := json.NewEncoder(&out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			t.Fatal(err)
+		}
+		return string(safetext.JSON(out.Bytes()))
 	}
-	if err != nil {
+	if err := report.WriteAnalysis(&out, rep, c.format, 0); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()

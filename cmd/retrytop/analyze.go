@@ -12,6 +12,7 @@ import (
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/analyze"
+	"github.com/retrytop/retrytop/report"
 	"github.com/retrytop/retrytop/scrape"
 
 	"github.com/retrytop/retrytop/ui"
@@ -101,7 +102,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 	cmd.Flags().StringVar(&f.to, "to", "", "FILE only: read the recording up to this time (same forms as --from); the rows' --window ends here")
 	cmd.Flags().StringVar(&f.failOn, "fail-on", "", "exit 3 when a finding of this severity or worse is present: info, warning or critical")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "critical"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(ui.ReportFormats, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.AnalysisFormats, cobra.ShellCompDirectiveNoFileComp))
 	cmd.PreRunE = func(*cobra.Command, []string) error {
 		if f.failOn != "" {
 			if _, err := analysis.ParseSeverity(f.failOn); err != nil {
@@ -111,7 +112,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 		if reportFormat(f.format) {
 			return nil
 		}
-		for _, ok := range ui.ReportFormats {
+		for _, ok := range report.AnalysisFormats {
 			if f.format == ok || (f.format == "md" && ok == "markdown") {
 				return nil
 			}

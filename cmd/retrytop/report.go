@@ -18,7 +18,6 @@ import (
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/record"
 	"github.com/retrytop/retrytop/report"
-	"github.com/retrytop/retrytop/ui"
 	"github.com/retrytop/retrytop/whatif"
 )
 
@@ -42,21 +41,17 @@ const (
 	annotWhatif = "retrytop.whatif"
 )
 
-// writeAnalysis prints an analyze report in format: html and the report
-// command's markdown through package report, JSON through
-// analysis.Report.WriteJSON, text and markdown through ui.
+// writeAnalysis prints an analyze report in format through package
+// report: the postmortem page (html), the report command's markdown, or
+// analyze's text (fitted to textWidth), markdown or JSON.
 func writeAnalysis(cmd *cobra.Command, rep analysis.Report, format string) error {
 	switch format {
 	case formatHTML:
 		return report.WriteHTML(cmd.OutOrStdout(), rep, reportMeta(cmd))
 	case formatStory:
 		return report.WriteMarkdown(cmd.OutOrStdout(), rep, reportMeta(cmd))
-	case "json":
-		// One dependency at a time: a whole recording's timeline is
-		// hundreds of MB of JSON.
-		return rep.WriteJSON(cmd.OutOrStdout())
 	}
-	return ui.WriteReportWidth(cmd.OutOrStdout(), rep, format, textWidth(cmd))
+	return report.WriteAnalysis(cmd.OutOrStdout(), rep, format, textWidth(cmd))
 }
 
 // textWidth is the width analyze's text table fits: none with --wide,
