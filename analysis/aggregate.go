@@ -215,23 +215,10 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 	out.Dependency = ms[0].Dependency
 	out.Dialect = ms[0].Dialect
 	out.StartMs, out.EndMs = ms[0].StartMs, ms[0].EndMs
-
 	var (
-		orig, att, retries, rescued, budget, admission acc
-		provider, temporary, permanent, timeouts       acc
-		successes, deadline, attOK                     acc
-		completed, admitted                            acc
-		cancelledAtt, abandoned, late, nested, hedges  acc
-		opAttempts, poolMean, queueDepth               acc
-		opAttemptsMissing                              bool
-		// A basis of amplification counts only if every replica with
-		// attempts has it: mixing bases would divide some replicas'
-		// attempts by nothing.
-		completedMissing, admittedMissing         bool
-		active, limit, balance, maxAtt, deadlineS acc
-		poolP50, poolP99, backP50, backP99        acc
-		mixedWorst                                model.Quantiles
-		hasLatency                                bool
+		sums       memberSums
+		mixedWorst model.Quantiles
+		hasLatency bool
 	)
 	a.results, a.admission, a.classes, a.nested = a.results[:0], a.admission[:0], a.classes[:0], a.nested[:0]
 	for _, s := range ms {
@@ -243,48 +230,11 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 			out.Dialect = "mixed"
 		}
 		out.StartMs, out.EndMs = min(out.StartMs, s.StartMs), max(out.EndMs, s.EndMs)
-		orig.add(s.OriginalsPerS)
-		att.add(s.AttemptsPerS)
-		completed.add(s.CompletedPerS)
-		admitted.add(s.AdmittedPerS)
-		cancelledAtt.add(s.CancelledAttemptsPerS)
-		abandoned.add(s.AbandonedAttemptsPerS)
-		late.add(s.LateSuccessesPerS)
-		hedges.add(s.HedgesPerS)
-		opAttempts.add(s.OperationAttemptsPerS)
-		opAttemptsMissing = opAttemptsMissing || (s.AttemptsPerS.OK && !s.OperationAttemptsPerS.OK)
-		nested.add(s.NestedPerS)
+		sums.add(s)
 		for i := range s.NestedIn {
 			b := &s.NestedIn[i]
 			a.nested = addKeyed(a.nested, b.Key, b.Labels, model.Some(b.PerS))
 		}
-		completedMissing = completedMissing || (s.AttemptsPerS.OK && !s.CompletedPerS.OK)
-		admittedMissing = admittedMissing || (s.AttemptsPerS.OK && !s.AdmittedPerS.OK)
-		retries.add(s.RetriesPerS)
-		rescued.add(s.RescuedPerS)
-		budget.add(s.BudgetDeniedPerS)
-		admission.add(s.AdmissionRejectedPerS)
-		provider.add(s.ProviderErrorsPerS)
-		temporary.add(s.TemporaryErrorsPerS)
-		permanent.add(s.PermanentErrorsPerS)
-		timeouts.add(s.TimeoutsPerS)
-		successes.add(s.SuccessesPerS)
-		deadline.add(s.DeadlineExhaustedPerS)
-		attOK.add(attemptSuccesses(s))
-		active.add(s.ActiveCalls)
-		limit.add(s.ConcurrencyLimit)
-		balance.add(s.BudgetBalance)
-		maxAtt.max(s.MaxAttempts)
-		deadlineS.max(s.DeadlineSeconds)
-		poolP50.max(s.PoolWaitP50)
-		// A mean of replicas' means is no mean; the worst replica's is
-		// what a fleet row can say, as for the quantiles. Waiting calls
-		// add up.
-		poolMean.max(s.PoolWaitMean)
-		queueDepth.add(s.QueueDepth)
-		poolP99.max(s.PoolWaitP99)
-		backP50.max(s.BackoffP50)
-		backP99.max(s.BackoffP99)
 		firstOf(&out.DependencyReceivedPerS, s.DependencyReceivedPerS)
 		firstOf(&out.DependencyServiceTimeP50, s.DependencyServiceTimeP50)
 		firstOf(&out.DependencyWorkAfterCancelPerS, s.DependencyWorkAfterCancelPerS)
@@ -303,17 +253,115 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 		}
 		a.addLatency(s)
 	}
+	sums.fill(&out)
+	a.fillKeyed(&out)
+	deriveRatios(&out)
+	a.latency(&out, hasLatency, mixedWorst)
+	return out
+}
 
-	out.OriginalsPerS = orig.value()
-	out.AttemptsPerS = att.value()
-	out.CancelledAttemptsPerS = cancelledAtt.value()
-	out.AbandonedAttemptsPerS = abandoned.value()
-	out.LateSuccessesPerS = late.value()
-	out.HedgesPerS = hedges.value()
-	if !opAttemptsMissing {
-		out.OperationAttemptsPerS = opAttempts.value()
+// memberSums sums the members' rates and counts, and keeps the worst
+// (largest) of what does not add up.
+type memberSums struct {
+	orig, att, retries, rescued, budget, admission acc
+	provider, temporary, permanent, timeouts       acc
+	successes, deadline, attOK                     acc
+	completed, admitted                            acc
+	cancelledAtt, abandoned, late, nested, hedges  acc
+	opAttempts, poolMean, queueDepth               acc
+	opAttemptsMissing                              bool
+	// A basis of amplification counts only if every replica with
+	// attempts has it: mixing bases would divide some replicas'
+	// attempts by nothing.
+	completedMissing, admittedMissing         bool
+	active, limit, balance, maxAtt, deadlineS acc
+	poolP50, poolP99, backP50, backP99        acc
+}
+
+// add adds member s.
+func (m *memberSums) add(s *model.Signals) {
+	m.orig.add(s.OriginalsPerS)
+	m.att.add(s.AttemptsPerS)
+	m.completed.add(s.CompletedPerS)
+	m.admitted.add(s.AdmittedPerS)
+	m.cancelledAtt.add(s.CancelledAttemptsPerS)
+	m.abandoned.add(s.AbandonedAttemptsPerS)
+	m.late.add(s.LateSuccessesPerS)
+	m.hedges.add(s.HedgesPerS)
+	m.opAttempts.add(s.OperationAttemptsPerS)
+	m.opAttemptsMissing = m.opAttemptsMissing || (s.AttemptsPerS.OK && !s.OperationAttemptsPerS.OK)
+	m.nested.add(s.NestedPerS)
+	m.completedMissing = m.completedMissing || (s.AttemptsPerS.OK && !s.CompletedPerS.OK)
+	m.admittedMissing = m.admittedMissing || (s.AttemptsPerS.OK && !s.AdmittedPerS.OK)
+	m.retries.add(s.RetriesPerS)
+	m.rescued.add(s.RescuedPerS)
+	m.budget.add(s.BudgetDeniedPerS)
+	m.admission.add(s.AdmissionRejectedPerS)
+	m.provider.add(s.ProviderErrorsPerS)
+	m.temporary.add(s.TemporaryErrorsPerS)
+	m.permanent.add(s.PermanentErrorsPerS)
+	m.timeouts.add(s.TimeoutsPerS)
+	m.successes.add(s.SuccessesPerS)
+	m.deadline.add(s.DeadlineExhaustedPerS)
+	m.attOK.add(attemptSuccesses(s))
+	m.active.add(s.ActiveCalls)
+	m.limit.add(s.ConcurrencyLimit)
+	m.balance.add(s.BudgetBalance)
+	m.maxAtt.max(s.MaxAttempts)
+	m.deadlineS.max(s.DeadlineSeconds)
+	m.poolP50.max(s.PoolWaitP50)
+	// A mean of replicas' means is no mean; the worst replica's is
+	// what a fleet row can say, as for the quantiles. Waiting calls
+	// add up.
+	m.poolMean.max(s.PoolWaitMean)
+	m.queueDepth.add(s.QueueDepth)
+	m.poolP99.max(s.PoolWaitP99)
+	m.backP50.max(s.BackoffP50)
+	m.backP99.max(s.BackoffP99)
+}
+
+// fill sets out's rates, counts and worsts.
+func (m *memberSums) fill(out *model.Signals) {
+	out.OriginalsPerS = m.orig.value()
+	out.AttemptsPerS = m.att.value()
+	out.CancelledAttemptsPerS = m.cancelledAtt.value()
+	out.AbandonedAttemptsPerS = m.abandoned.value()
+	out.LateSuccessesPerS = m.late.value()
+	out.HedgesPerS = m.hedges.value()
+	if !m.opAttemptsMissing {
+		out.OperationAttemptsPerS = m.opAttempts.value()
 	}
-	out.NestedPerS = nested.value()
+	out.NestedPerS = m.nested.value()
+	if !m.completedMissing {
+		out.CompletedPerS = m.completed.value()
+	}
+	if !m.admittedMissing {
+		out.AdmittedPerS = m.admitted.value()
+	}
+	out.RetriesPerS = m.retries.value()
+	out.RescuedPerS = m.rescued.value()
+	out.BudgetDeniedPerS = m.budget.value()
+	out.AdmissionRejectedPerS = m.admission.value()
+	out.ProviderErrorsPerS = m.provider.value()
+	out.TemporaryErrorsPerS = m.temporary.value()
+	out.PermanentErrorsPerS = m.permanent.value()
+	out.TimeoutsPerS = m.timeouts.value()
+	out.SuccessesPerS = m.successes.value()
+	out.DeadlineExhaustedPerS = m.deadline.value()
+	out.AttemptSuccess = ratio(m.attOK.value(), out.AttemptsPerS)
+	out.ActiveCalls = m.active.value()
+	out.ConcurrencyLimit = m.limit.value()
+	out.BudgetBalance = m.balance.value()
+	out.MaxAttempts = m.maxAtt.value()
+	out.DeadlineSeconds = m.deadlineS.value()
+	out.PoolWaitP50, out.PoolWaitP99 = m.poolP50.value(), m.poolP99.value()
+	out.PoolWaitMean, out.QueueDepth = m.poolMean.value(), m.queueDepth.value()
+	out.BackoffP50, out.BackoffP99 = m.backP50.value(), m.backP99.value()
+}
+
+// fillKeyed sets out's keyed sums: nested retries by layer, results and
+// admission rejections by reason.
+func (a *aggregator) fillKeyed(out *model.Signals) {
 	if len(a.nested) > 0 {
 		slices.SortFunc(a.nested, func(x, y keyed) int { return strings.Compare(x.key, y.key) })
 		out.NestedIn = make([]model.Breakdown, len(a.nested))
@@ -321,32 +369,6 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 			out.NestedIn[i] = model.Breakdown{Labels: k.labels, Key: k.key, PerS: k.sum.v}
 		}
 	}
-	if !completedMissing {
-		out.CompletedPerS = completed.value()
-	}
-	if !admittedMissing {
-		out.AdmittedPerS = admitted.value()
-	}
-	out.RetriesPerS = retries.value()
-	out.RescuedPerS = rescued.value()
-	out.BudgetDeniedPerS = budget.value()
-	out.AdmissionRejectedPerS = admission.value()
-	out.ProviderErrorsPerS = provider.value()
-	out.TemporaryErrorsPerS = temporary.value()
-	out.PermanentErrorsPerS = permanent.value()
-	out.TimeoutsPerS = timeouts.value()
-	out.SuccessesPerS = successes.value()
-	out.DeadlineExhaustedPerS = deadline.value()
-	out.AttemptSuccess = ratio(attOK.value(), out.AttemptsPerS)
-	out.ActiveCalls = active.value()
-	out.ConcurrencyLimit = limit.value()
-	out.BudgetBalance = balance.value()
-	out.MaxAttempts = maxAtt.value()
-	out.DeadlineSeconds = deadlineS.value()
-	out.PoolWaitP50, out.PoolWaitP99 = poolP50.value(), poolP99.value()
-	out.PoolWaitMean, out.QueueDepth = poolMean.value(), queueDepth.value()
-	out.BackoffP50, out.BackoffP99 = backP50.value(), backP99.value()
-
 	if len(a.results) > 0 {
 		out.ResultsPerS = make(map[string]model.Value, len(a.results))
 		for _, k := range a.results {
@@ -360,9 +382,6 @@ func (a *aggregator) aggregate(name string, ms []*model.Signals) model.Signals {
 			out.AdmissionRejectedBy[i] = model.Breakdown{Labels: k.labels, Key: k.key, PerS: k.sum.v}
 		}
 	}
-	deriveRatios(&out)
-	a.latency(&out, hasLatency, mixedWorst)
-	return out
 }
 
 // addResults sums a member's results. The contract's results are looked

@@ -8,7 +8,7 @@ import (
 
 // Budget models a Budget can be read with: the balance the emitter exports
 // (retry_budget_balance), or one rebuilt from the counts seen with the
-// policy model of the emitter's dialect (issue 18, section 3).
+// policy model of the emitter's dialect.
 const (
 	BudgetExported = "exported"
 	BudgetGRPC     = "grpc"

@@ -3,7 +3,7 @@ package analysis
 import "github.com/retrytop/retrytop/model"
 
 // FateLedger says how a dependency's originals ended over a window, per
-// second (issue 18, section 3): succeeded at the first try, after retries,
+// second: succeeded at the first try, after retries,
 // failed with every attempt used, or not retried and why. It is read from
 // the contract's final results (retry_results_total) and rescued count,
 // which every dialect translates into; a fate the source cannot tell is

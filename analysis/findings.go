@@ -409,8 +409,8 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 		tls[j] = frame.Timelines[k]
 	}
 	// Each bin's findings are made on up to GOMAXPROCS goroutines (the
-	// bins are independent: 720 rows x 360 bins on a long recording,
-	// issue 19) and merged below in bin order, as one pass made them, a
+	// bins are independent: 720 rows x 360 bins on a long recording)
+	// and merged below in bin order, as one pass made them, a
 	// chunk of bins at a time: the findings waiting to be merged are a
 	// chunk's, not the recording's (every row firing in every bin of a
 	// day is 720 x 8,640 findings).

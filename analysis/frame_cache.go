@@ -111,7 +111,7 @@ func (c *FrameCache) selectServer(st *model.Store, target string, all, ts []int6
 // the target's service series kept from one call to the next: the live
 // view asks for every service target's signals over its window every
 // frame, and copying their families over the whole window each time was
-// 8 % of an idle dashboard's CPU on small targets (issue 19). The same
+// 8 % of an idle dashboard's CPU on small targets. The same
 // rules as a frame's: anything the cache cannot prove unchanged is
 // selected again (TestFrameCacheServiceSignals).
 func (c *FrameCache) ServiceSignalsFor(st *model.Store, target string, startMs, endMs int64) model.ServiceSignals {

@@ -149,7 +149,7 @@ func TestAmplificationIsCountedAtOneMoment(t *testing.T) {
 		// every operation finished (the run is scraped until 36 s).
 		wantSpan float64
 		// wantDip: attempts per original started falls below 1 in some
-		// bin (the counting-moment and admission artefacts of issue 14).
+		// bin (the counting-moment and admission artefacts).
 		wantDip bool
 	}{
 		{name: "one attempt per original, latency step", wantSpan: 1, wantDip: true},

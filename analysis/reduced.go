@@ -58,7 +58,7 @@ type WholeBuilder struct {
 	edges   []binEdge // the final bins, set by finish
 	// scratch holds a series' points with the sample before them while
 	// reduce reads them (a fresh copy a series and batch was half of
-	// what reducing allocated, issue 19).
+	// what reducing allocated).
 	scratch []model.Point
 	rd      model.SinceReader // the store's points, read into buffers reused a series at a time
 }

@@ -50,7 +50,7 @@ type DependencyReport struct {
 	Derived map[string]string `json:"derived,omitempty"`
 	// Fates says how the window's originals ended: at the first try,
 	// after retries, with every attempt used, or not retried and why
-	// (issue 18; Fates).
+	// (Fates).
 	Fates FateLedger `json:"fates"`
 }
 
@@ -98,187 +98,255 @@ func BuildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 // the WholeBuilder's (the store holds only the end of the recording).
 func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptions, wb *WholeBuilder) (Report, error) {
 	opts = reportDefaults(opts)
+	b := &reportBuild{st: st, opts: opts, wb: wb, targets: targets, rep: newReport(opts, targets), th: DefaultThresholds()}
+	if opts.Thresholds != nil {
+		b.th = *opts.Thresholds
+	}
+	b.storeSpan()
+	if b.end == 0 || b.start >= b.end {
+		b.rep.Findings = append(b.rep.Findings, EvaluateTargets(b.rep.Targets, nil, nil)...)
+		sortFindings(b.rep.Findings)
+		return b.rep, nil
+	}
+	if wb != nil && !wb.finish(b.start, b.end) {
+		return b.rep, fmt.Errorf("analysis: the timeline's bins from %d to %d ms are not those reduced while loading", b.start, b.end)
+	}
+	b.rep.StartUnix, b.rep.EndUnix = float64(b.start)/1000, float64(b.end)/1000
+	b.grid = newReportGrid(opts.Bin.Milliseconds(), b.start).edges(b.end)
+	b.winStart = b.end - opts.Window.Milliseconds()
+	b.history = model.Frame{Time: time.UnixMilli(b.end), Window: opts.Window, Bin: opts.Bin, Targets: targets, Timelines: map[model.Key][]model.Signals{}}
+	b.selectServers()
+	var perTarget [][]DependencyReport // joined once at the end: grown row by row, they were copied over and over
+	for _, t := range st.Targets() {
+		deps, err := b.targetRows(t)
+		if err != nil {
+			return b.rep, err
+		}
+		perTarget = append(perTarget, deps)
+	}
+	b.joinRows(perTarget)
+	b.evaluateFindings()
+	b.makeTimelines()
+	return b.rep, nil
+}
+
+// reportBuild is buildReport's state, shared by its phases.
+type reportBuild struct {
+	st      *model.Store
+	opts    ReportOptions
+	wb      *WholeBuilder
+	targets []model.TargetStatus
+	th      Thresholds
+	rep     Report
+	// start and end are the timeline's span (ms), winStart the rows'
+	// window's start, grid the timeline's bins.
+	start, end, winStart int64
+	grid                 []binEdge
+	history              model.Frame
+	// servers are each target's server-side metrics, reducedServers the
+	// WholeBuilder's, by target and its aliases.
+	servers, reducedServers map[string]*server
+	dialects                map[string][]string // the budget's model (BudgetFor), by target
+}
+
+// newReport returns the report's empty lists and its targets, each with
+// its dialects.
+func newReport(opts ReportOptions, targets []model.TargetStatus) Report {
 	rep := Report{
 		WindowSeconds: opts.Window.Seconds(),
 		BinSeconds:    opts.Bin.Seconds(),
-		Targets:       targets,
 		Dependencies:  []DependencyReport{},
 		Chains:        []ChainResult{},
 		Links:         []Link{},
 		Services:      []model.ServiceSignals{},
 		Findings:      []Finding{},
 	}
-	th := DefaultThresholds()
-	if opts.Thresholds != nil {
-		th = *opts.Thresholds
-	}
-	if rep.Targets == nil {
-		rep.Targets = []model.TargetStatus{}
-	}
-	rep.Targets = append([]model.TargetStatus{}, rep.Targets...)
+	rep.Targets = append([]model.TargetStatus{}, targets...)
 	for i := range rep.Targets {
 		rep.Targets[i].Dialects = TargetDialects(rep.Targets[i])
 	}
-	start, end := int64(0), opts.EndMs
-	for _, t := range st.Targets() {
-		ts := st.Times(t)
+	return rep
+}
+
+// storeSpan sets the timeline's span: from the oldest retained scrape (the
+// WholeBuilder's start with one) to EndMs, or to the newest scrape.
+func (b *reportBuild) storeSpan() {
+	b.start, b.end = 0, b.opts.EndMs
+	for _, t := range b.st.Targets() {
+		ts := b.st.Times(t)
 		if len(ts) == 0 {
 			continue
 		}
-		if start == 0 || ts[0] < start {
-			start = ts[0]
+		if b.start == 0 || ts[0] < b.start {
+			b.start = ts[0]
 		}
-		if opts.EndMs == 0 && ts[len(ts)-1] > end {
-			end = ts[len(ts)-1]
-		}
-	}
-	if wb != nil && wb.started {
-		start = wb.startMs
-	}
-	if end == 0 || start >= end {
-		rep.Findings = append(rep.Findings, EvaluateTargets(rep.Targets, nil, nil)...)
-		sortFindings(rep.Findings)
-		return rep, nil
-	}
-	if wb != nil && !wb.finish(start, end) {
-		return rep, fmt.Errorf("analysis: the timeline's bins from %d to %d ms are not those reduced while loading", start, end)
-	}
-	rep.StartUnix, rep.EndUnix = float64(start)/1000, float64(end)/1000
-	grid := newReportGrid(opts.Bin.Milliseconds(), start).edges(end)
-	winStart := end - opts.Window.Milliseconds()
-	history := model.Frame{Time: time.UnixMilli(end), Window: opts.Window, Bin: opts.Bin, Targets: targets, Timelines: map[model.Key][]model.Signals{}}
-	servers := make(map[string]*server)
-	for _, t := range st.Targets() {
-		if sv := selectServer(st, t, st.Times(t), start); sv != nil {
-			servers[t] = sv
-		}
-		times := st.TimesSince(t, winStart)
-		if svc := selectService(st, t, times, winStart); svc != nil {
-			rep.Services = append(rep.Services, svc.eval(rangeWindow(times, winStart, end)))
+		if b.opts.EndMs == 0 && ts[len(ts)-1] > b.end {
+			b.end = ts[len(ts)-1]
 		}
 	}
-	dialects := make(map[string][]string, len(targets)) // the budget's model (BudgetFor)
-	for _, t := range targets {
-		dialects[t.Name] = TargetDialects(t)
+	if b.wb != nil && b.wb.started {
+		b.start = b.wb.startMs
 	}
-	ids := Identities(st, targets)
-	history.Targets = named(rep.Targets, ids) // ServiceFrame reads them from there (rep's carry Dialects)
-	aliasServers(ids, servers)
-	var reducedServers map[string]*server
-	if wb != nil {
-		reducedServers = make(map[string]*server)
-		for _, t := range st.Targets() {
-			if sv := wb.server(t); sv != nil {
-				reducedServers[t] = sv
-			}
-		}
-		aliasServers(ids, reducedServers)
-	}
+}
 
-	sort.Slice(rep.Services, func(i, j int) bool { return rep.Services[i].Target < rep.Services[j].Target })
-	var perTarget [][]DependencyReport // joined once at the end: grown row by row, they were copied over and over
+// selectServers selects each target's server-side metrics and service
+// signals (these over the window), and names the history's targets.
+func (b *reportBuild) selectServers() {
+	st := b.st
+	b.servers = make(map[string]*server)
 	for _, t := range st.Targets() {
-		var reduced map[string]*row
-		if wb != nil {
-			reduced = wb.rows(t)
+		if sv := selectServer(st, t, st.Times(t), b.start); sv != nil {
+			b.servers[t] = sv
 		}
-		// A target's rows are evaluated on up to GOMAXPROCS goroutines (a
-		// row reads only its own series and its dependency's server, which
-		// no evaluation changes), one target at a time so that only its
-		// rows' series are held, in the order of their dependencies.
-		byDep := selectTarget(st, t, st.Times(t), nil, start).rows()
-		rows := make([]*row, 0, len(byDep))
-		for _, dep := range slices.Sorted(maps.Keys(byDep)) {
-			rows = append(rows, byDep[dep])
+		times := st.TimesSince(t, b.winStart)
+		if svc := selectService(st, t, times, b.winStart); svc != nil {
+			b.rep.Services = append(b.rep.Services, svc.eval(rangeWindow(times, b.winStart, b.end)))
 		}
-		deps := make([]DependencyReport, len(rows))
-		bins := make([][]model.Signals, len(rows))
-		for _, r := range rows {
-			r.server = servers[r.dep] // the dependency's own server-side metrics
-			if rr := reduced[r.dep]; rr != nil {
-				rr.server = reducedServers[r.dep]
-			} else if wb != nil {
-				return rep, fmt.Errorf("analysis: row %s -> %s has no reduced timeline", t, r.dep)
-			}
-		}
-		parallelFor(len(rows), 4, func() func(i int) {
-			return func(i int) {
-				r := rows[i]
-				dr := DependencyReport{Signals: r.eval(rangeWindow(r.times, winStart, end)), Timeline: []BinReport{}}
-				dr.Fates = Fates(dr.Signals)
-				dr.LatencyP99 = make(map[string]model.Value, len(model.LatencyClasses))
-				for _, c := range model.LatencyClasses {
-					dr.LatencyP99[c] = dr.Latency[c].P99
-				}
-				if rr := reduced[r.dep]; rr != nil {
-					bins[i] = wb.timeline(rr)
-				} else {
-					bins[i] = r.timelineOver(grid)
-				}
-				dr.Fates.Budget = BudgetFor(dialects[t], dr.Signals, bins[i])
-				dr.Derived = derivedOf(dialects[t], opts.Derived)
-				dr.Phases = Phases(bins[i], th)
-				if dr.Phases == nil {
-					dr.Phases = []Phase{}
-				}
-				deps[i] = dr
-			}
-		})
-		for i, dr := range deps {
-			history.Timelines[dr.Key()] = bins[i]
-		}
-		perTarget = append(perTarget, deps)
 	}
+	b.dialects = make(map[string][]string, len(b.targets))
+	for _, t := range b.targets {
+		b.dialects[t.Name] = TargetDialects(t)
+	}
+	ids := Identities(st, b.targets)
+	b.history.Targets = named(b.rep.Targets, ids) // ServiceFrame reads them from there (rep's carry Dialects)
+	aliasServers(ids, b.servers)
+	if b.wb != nil {
+		b.reducedServers = make(map[string]*server)
+		for _, t := range st.Targets() {
+			if sv := b.wb.server(t); sv != nil {
+				b.reducedServers[t] = sv
+			}
+		}
+		aliasServers(ids, b.reducedServers)
+	}
+	sort.Slice(b.rep.Services, func(i, j int) bool { return b.rep.Services[i].Target < b.rep.Services[j].Target })
+}
+
+// targetRows evaluates target t's rows, in the order of their
+// dependencies, and keeps their bins in the history. They are evaluated
+// on up to GOMAXPROCS goroutines (a row reads only its own series and its
+// dependency's server, which no evaluation changes), one target at a time
+// so that only its rows' series are held.
+func (b *reportBuild) targetRows(t string) ([]DependencyReport, error) {
+	var reduced map[string]*row
+	if b.wb != nil {
+		reduced = b.wb.rows(t)
+	}
+	byDep := selectTarget(b.st, t, b.st.Times(t), nil, b.start).rows()
+	rows := make([]*row, 0, len(byDep))
+	for _, dep := range slices.Sorted(maps.Keys(byDep)) {
+		rows = append(rows, byDep[dep])
+	}
+	deps := make([]DependencyReport, len(rows))
+	bins := make([][]model.Signals, len(rows))
+	for _, r := range rows {
+		r.server = b.servers[r.dep] // the dependency's own server-side metrics
+		if rr := reduced[r.dep]; rr != nil {
+			rr.server = b.reducedServers[r.dep]
+		} else if b.wb != nil {
+			return nil, fmt.Errorf("analysis: row %s -> %s has no reduced timeline", t, r.dep)
+		}
+	}
+	parallelFor(len(rows), 4, func() func(i int) {
+		return func(i int) {
+			r := rows[i]
+			dr := b.rowSignals(r)
+			if rr := reduced[r.dep]; rr != nil {
+				bins[i] = b.wb.timeline(rr)
+			} else {
+				bins[i] = r.timelineOver(b.grid)
+			}
+			b.rowBudget(&dr, t, bins[i])
+			deps[i] = dr
+		}
+	})
+	for i, dr := range deps {
+		b.history.Timelines[dr.Key()] = bins[i]
+	}
+	return deps, nil
+}
+
+// rowSignals is the report of row r over the window, without its
+// timeline.
+func (b *reportBuild) rowSignals(r *row) DependencyReport {
+	dr := DependencyReport{Signals: r.eval(rangeWindow(r.times, b.winStart, b.end)), Timeline: []BinReport{}}
+	dr.Fates = Fates(dr.Signals)
+	dr.LatencyP99 = make(map[string]model.Value, len(model.LatencyClasses))
+	for _, c := range model.LatencyClasses {
+		dr.LatencyP99[c] = dr.Latency[c].P99
+	}
+	return dr
+}
+
+// rowBudget sets the budget, derived families and phases of a row of
+// target t, whose timeline's bins are bins.
+func (b *reportBuild) rowBudget(dr *DependencyReport, t string, bins []model.Signals) {
+	dr.Fates.Budget = BudgetFor(b.dialects[t], dr.Signals, bins)
+	dr.Derived = derivedOf(b.dialects[t], b.opts.Derived)
+	dr.Phases = Phases(bins, b.th)
+	if dr.Phases == nil {
+		dr.Phases = []Phase{}
+	}
+}
+
+// joinRows makes the targets' rows the report's dependencies and the
+// history's rows.
+func (b *reportBuild) joinRows(perTarget [][]DependencyReport) {
 	n := 0
 	for _, deps := range perTarget {
 		n += len(deps)
 	}
-	rep.Dependencies = make([]DependencyReport, 0, n) // [] in JSON when empty, as before
+	b.rep.Dependencies = make([]DependencyReport, 0, n) // [] in JSON when empty
 	for _, deps := range perTarget {
-		rep.Dependencies = append(rep.Dependencies, deps...)
+		b.rep.Dependencies = append(b.rep.Dependencies, deps...)
 	}
-	perTarget = nil
-	history.Rows = make([]model.Signals, 0, len(rep.Dependencies))
-	for i := range rep.Dependencies {
-		history.Rows = append(history.Rows, rep.Dependencies[i].Signals)
+	b.history.Rows = make([]model.Signals, 0, len(b.rep.Dependencies))
+	for i := range b.rep.Dependencies {
+		b.history.Rows = append(b.history.Rows, b.rep.Dependencies[i].Signals)
 	}
-	sortReport(rep.Dependencies)
-	// Chains and findings by service: replicas fold into one hop, and a
-	// dependency links to the service it names however it names it.
-	byService, links, ids := ServiceFrame(st, history, opts.Links)
+	sortReport(b.rep.Dependencies)
+}
+
+// evaluateFindings resolves the chains and evaluates the findings by
+// service: replicas fold into one hop, and a dependency links to the
+// service it names however it names it.
+func (b *reportBuild) evaluateFindings() {
+	rep, opts := &b.rep, b.opts
+	byService, links, ids := ServiceFrame(b.st, b.history, opts.Links)
 	rep.Targets, rep.Links = byService.Targets, links
 	chains := ResolveChains(opts.Chains, opts.ChainSpecs, byService.Rows)
-	if cs := EvaluateChains(byService.Rows, chains, th.Gap); cs != nil {
+	if cs := EvaluateChains(byService.Rows, chains, b.th.Gap); cs != nil {
 		AttachProviders(cs, byService.Rows, ServicesByName(rep.Services, ids))
 		rep.Chains = cs
 	}
-	rep.Findings = mergeFindings(EvaluateHistory(byService, chains, th), Evaluate(byService, rep.Chains, th))
-	rep.Findings = append(rep.Findings, EvaluateTargets(rep.Targets, history.Rows, rep.Services)...)
+	rep.Findings = mergeFindings(EvaluateHistory(byService, chains, b.th), Evaluate(byService, rep.Chains, b.th))
+	rep.Findings = append(rep.Findings, EvaluateTargets(rep.Targets, b.history.Rows, rep.Services)...)
 	sortFindings(rep.Findings)
 	for i := range rep.Findings {
 		rep.Findings[i].Advice = AdviceFor(rep.Findings[i].Code).Long
 	}
-	// The rows' timelines are made from the history's bins once the
-	// findings no longer need those, each row's bins let go as its own are
-	// made: both at once were twice the bins (720 rows x 360 bins on the
-	// 1-hour dump; issue 19). Their latency histograms served the findings
-	// (replicas and gap spans merge them); no output reads them (JSON
-	// leaves them out, the text, markdown and HTML reports draw the
-	// quantiles), and they were a third of the report's live heap (20
-	// minutes of the 1-hour dump: 214 MiB, 144 without). The rows' own,
-	// over the window, stay.
-	for i := range rep.Dependencies {
-		d := &rep.Dependencies[i]
-		bins := history.Timelines[d.Key()]
-		delete(history.Timelines, d.Key())
+}
+
+// makeTimelines makes the rows' timelines from the history's bins once
+// the findings no longer need those, each row's bins let go as its own
+// are made: both at once were twice the bins (720 rows x 360 bins on the
+// 1-hour dump). Their latency histograms served the findings (replicas
+// and gap spans merge them); no output reads them (JSON leaves them out,
+// the text, markdown and HTML reports draw the quantiles), and they were
+// a third of the report's live heap (20 minutes of the 1-hour dump: 214
+// MiB, 144 without). The rows' own, over the window, stay.
+func (b *reportBuild) makeTimelines() {
+	for i := range b.rep.Dependencies {
+		d := &b.rep.Dependencies[i]
+		bins := b.history.Timelines[d.Key()]
+		delete(b.history.Timelines, d.Key())
 		d.Timeline = make([]BinReport, len(bins))
-		for j, b := range bins {
-			b.LatencyHist = nil
-			d.Timeline[j] = BinReport{StartUnix: float64(b.StartMs) / 1000, EndUnix: float64(b.EndMs) / 1000,
-				SampledSeconds: sampledSeconds(&b), Signals: b}
+		for j, bin := range bins {
+			bin.LatencyHist = nil
+			d.Timeline[j] = BinReport{StartUnix: float64(bin.StartMs) / 1000, EndUnix: float64(bin.EndMs) / 1000,
+				SampledSeconds: sampledSeconds(&bin), Signals: bin}
 		}
 	}
-	return rep, nil
 }
 
 func sortReport(deps []DependencyReport) {

@@ -70,7 +70,7 @@ func TestReportJSONSchemaAndTimelineTotals(t *testing.T) {
 	if !strings.Contains(string(b), `"window_seconds":30`) {
 		t.Errorf("window_seconds missing: %s", b[:80])
 	}
-	// The fate ledger of the row (issue 18): this target counts no
+	// The fate ledger of the row: this target counts no
 	// results, so every fate is null, never 0.
 	fates, ok := row["fates"].(map[string]any)
 	if !ok || fates["dependency"] != "db" {
@@ -116,7 +116,7 @@ func TestReportOnEmptyStore(t *testing.T) {
 	}
 }
 
-// TestReportTargetDialects (issue 16): each target lists the dialects
+// TestReportTargetDialects: each target lists the dialects
 // that read it, [] when none, through Prometheus without the API prefix.
 func TestReportTargetDialects(t *testing.T) {
 	st := model.NewStore(model.StoreConfig{})

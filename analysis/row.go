@@ -214,7 +214,7 @@ func (sel *selection) rows() map[string]*row {
 	for h, name := range histNames {
 		// Each row's series are counted, then cut from one array (a row's
 		// twenty-odd buckets grown one append at a time were much of a
-		// window's report allocations, issue 19), in the same order.
+		// window's report allocations), in the same order.
 		parts := [][]model.Series{sel.series[name+"_bucket"], sel.series[name+"_sum"]}
 		count := make(map[*row]int)
 		total := 0

@@ -246,7 +246,7 @@ func TestSignalsForAbsentAndZero(t *testing.T) {
 		},
 		{
 			// originals appears at the last scrape of a target scraped all
-			// along: its first value is an increase from 0 (issue 14).
+			// along: its first value is an increase from 0.
 			name: "series with a single sample", dep: "auth", start: t0, end: t0 + 30000,
 			want: allAbsent().with(want{
 				"originals": 1.0 / 30, "amplification": 30, "attempts_per_original": 30,

@@ -10,7 +10,7 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// TestSoakStoreAndFrames (issue 20): hours of 10 targets at 1 s, replayed
+// TestSoakStoreAndFrames: hours of 10 targets at 1 s, replayed
 // in virtual time (time is data here) through what watch runs every
 // second: store.Append of each target's scrape and, every frame interval,
 // BuildFrame reusing the previous frame. Series churn all along: each

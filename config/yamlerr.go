@@ -10,7 +10,7 @@ import (
 )
 
 // YAMLMessage rewrites a YAML decoding error for people: no Go type names
-// ("field intreval not found in type collect.plain" becomes "unknown key
+// ("field intreval not found in type config.plain" becomes "unknown key
 // `intreval` at line 4; did you mean `interval`?", "cannot unmarshal !!str
 // `5x` into time.Duration" becomes "line 3: `5x` is not a duration (30s,
 // 1m)"), several errors joined with "; ", the result sanitised. dst is the

@@ -148,7 +148,7 @@ func newOutMemo(m *slotMemo) *out {
 // the previous scrape's (same family, type and labels), the output so far
 // has the same series in the same places, so the call's sample and
 // whether it is new are known without building its label key and looking
-// it up (a third of translating an Envoy target, issue 19). At the first
+// it up (a third of translating an Envoy target). At the first
 // call that differs, the index is built from the series made so far and
 // the rest of the scrape is looked up as before.
 // TestEnvoyCachesEqualUncached compares it with out without it over churn.
@@ -158,7 +158,7 @@ type slotMemo struct {
 	hits      int  // calls answered from prev
 	// sizes is each family's number of series at the previous scrape:
 	// its samples are allocated at that size once instead of grown by
-	// doubling (a fifth of what loading a recording allocated, issue 19).
+	// doubling (a fifth of what loading a recording allocated).
 	sizes map[string]int
 	// buckets is how many histogram buckets the previous scrape's
 	// translation made: the next one's are cut from one array that size.
@@ -466,7 +466,7 @@ type guard struct {
 // those of the call at the same place in the previous scrape (or the one
 // after it, for a series gone) and, when equal, returns that call's result
 // instead of relabelling (allocating and sorting) again; translating was a
-// sixth of loading a recording (issue 19). Any other call is computed and
+// sixth of loading a recording. Any other call is computed and
 // remembered. Results are shared between scrapes and never modified (With
 // and Without copy). TestEnvoyCachesEqualUncached compares it with the
 // function over churn.

@@ -20,7 +20,7 @@
 //     their bucket bounds and sums scaled.
 //
 // A Translator (Auto) detects each target's dialects from its exposition,
-// keeps per-target state, and is what collect.Options.Translate calls. The
+// keeps per-target state, and is what scrape.Options.Translate calls. The
 // package imports model only.
 package dialect
 
@@ -286,7 +286,7 @@ func (t *Translator) Check(name string) error {
 }
 
 // Filter reports whether a family may be read by one of the translator's
-// dialects; it fits collect.Options.Filter and the Parser's filter
+// dialects; it fits scrape.Options.Filter and the Parser's filter
 // contract (cheap, pure, safe for concurrent use).
 func (t *Translator) Filter(name string) bool {
 	if t.filter[name] {
@@ -573,7 +573,7 @@ func (t *Translator) Saw(target string, names []string) {
 	st.mu.Unlock()
 }
 
-// ParseFunc is collect.Parser's Parse as a function (this package imports
+// ParseFunc is expo.Parser's Parse as a function (this package imports
 // model only): body parsed for target, with the families filter selects.
 type ParseFunc func(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, error)
 
@@ -581,7 +581,7 @@ type ParseFunc func(target string, body []byte, contentType string, filter func(
 // a target was found unread by every dialect is parsed without the filter
 // once, so that Unread can name its families (the filter, Translator.Filter,
 // drops exactly those). The result is that parse restricted to the filter,
-// which equals the filtered parse (collect.Parser's contract); should the
+// which equals the filtered parse (expo.Parser's contract); should the
 // whole body fail to parse (an error in a family the filter would have
 // dropped), the filtered parse is returned as usual.
 func (t *Translator) Parsing(parse ParseFunc) ParseFunc {

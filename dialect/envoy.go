@@ -312,7 +312,7 @@ func translateEnvoy(r raw, o *out, g *guard, parts envoyParts) {
 func envoyTCPClusters(r raw, g *guard) map[string]bool {
 	// Both maps are the guard's, cleared: the result is read only while
 	// its scrape is translated (a map a scrape was much of translating's
-	// garbage on a recording of TCP clusters, issue 19).
+	// garbage on a recording of TCP clusters).
 	if g.completed == nil {
 		g.completed, g.tcp = map[string]bool{}, map[string]bool{}
 	}

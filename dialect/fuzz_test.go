@@ -7,7 +7,7 @@ import (
 
 // FuzzParseMappings: any dialects: section gives mappings that compile or
 // an error naming the file, never a panic; a mapping accepted builds a
-// translator and its PromQL (issue 20: fuzz the custom-mapping parser).
+// translator and its PromQL.
 func FuzzParseMappings(f *testing.F) {
 	f.Add([]byte(`dialects:
   - name: acme

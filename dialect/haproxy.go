@@ -51,30 +51,66 @@ func (h *haproxy) Translate(snap *model.Snapshot) *model.Snapshot {
 	o := newOut()
 	h.g.begin()
 	defer h.g.end()
-
-	type backend struct {
-		originals, attempts, connErrors, xx5, xx1               float64
-		hasOrig, hasAttempts, hasErrors, hasXX, hasResp, has1xx bool
-		ls                                                      model.Labels
+	bs := haBackends{byName: map[string]*haBackend{}}
+	bs.readRequests(r, o)
+	bs.readResponses(r, o)
+	for _, name := range bs.order {
+		h.backendCounters(o, bs.byName[name], r[haBackendConnErrors] != nil)
 	}
-	backends := map[string]*backend{}
-	var order []string
-	get := func(ls model.Labels) *backend {
-		name := ls.Get("proxy")
-		if name == "" {
-			return nil
+	for _, s := range r.samples(haBackendQueue) {
+		if b := bs.get(s.Labels); b != nil {
+			o.gauge(model.MetricPendingCalls, b.ls, s.Value)
 		}
-		b := backends[name]
-		if b == nil {
-			b = &backend{ls: relabel(ls, name, "proxy")}
-			backends[name] = b
-			order = append(order, name)
-		}
-		return b
 	}
+	for _, s := range r.samples(haBackendQueueAvg) {
+		if b := bs.get(s.Labels); b != nil {
+			o.gauge(model.MetricPoolWaitAverage, b.ls, s.Value)
+		}
+	}
+	for _, s := range r.samples(haServerSessions) {
+		if name := s.Labels.Get("proxy"); name != "" {
+			o.gauge(model.MetricActiveCalls, relabel(s.Labels, name, "proxy"), s.Value)
+		}
+	}
+	lorder, limits, allLimited := haproxyLimits(r, o)
+	haproxyServerSide(r, o, lorder, limits, allLimited)
+	haproxyIdentity(r, o)
+	return o.snapshot(snap)
+}
 
+// haBackend is what a scrape's backend families say of one backend.
+type haBackend struct {
+	originals, attempts, connErrors, xx5, xx1               float64
+	hasOrig, hasAttempts, hasErrors, hasXX, hasResp, has1xx bool
+	ls                                                      model.Labels
+}
+
+// haBackends are a scrape's backends by name, in the order first seen.
+type haBackends struct {
+	byName map[string]*haBackend
+	order  []string
+}
+
+// get returns the backend the proxy label of ls names, nil without one.
+func (bs *haBackends) get(ls model.Labels) *haBackend {
+	name := ls.Get("proxy")
+	if name == "" {
+		return nil
+	}
+	b := bs.byName[name]
+	if b == nil {
+		b = &haBackend{ls: relabel(ls, name, "proxy")}
+		bs.byName[name] = b
+		bs.order = append(bs.order, name)
+	}
+	return b
+}
+
+// readRequests reads the backends' requests, attempts and connection
+// errors; the errors are admission rejections.
+func (bs *haBackends) readRequests(r raw, o *out) {
 	for _, s := range r.samples(haBackendRequests) {
-		if b := get(s.Labels); b != nil && valid(s.Value) {
+		if b := bs.get(s.Labels); b != nil && valid(s.Value) {
 			b.originals += s.Value
 			b.hasOrig = true
 		}
@@ -85,7 +121,7 @@ func (h *haproxy) Translate(snap *model.Snapshot) *model.Snapshot {
 	// integration test).
 	for _, name := range []string{haBackendConnects, haBackendReuses} {
 		for _, s := range r.samples(name) {
-			if b := get(s.Labels); b != nil && valid(s.Value) {
+			if b := bs.get(s.Labels); b != nil && valid(s.Value) {
 				b.attempts += s.Value
 				b.hasAttempts = true
 			}
@@ -95,15 +131,20 @@ func (h *haproxy) Translate(snap *model.Snapshot) *model.Snapshot {
 	// server connection: queue timeout, full queue, no server, and
 	// connections that failed once the retries were spent.
 	for _, s := range r.samples(haBackendConnErrors) {
-		if b := get(s.Labels); b != nil && valid(s.Value) {
+		if b := bs.get(s.Labels); b != nil && valid(s.Value) {
 			b.connErrors += s.Value
 			b.hasErrors = true
 			o.counter(model.MetricAdmissionRejected, b.ls.With(model.LabelReason, "queue"), s.Value)
 		}
 	}
-	// Final responses by class, HAProxy's own 503/504 included.
+}
+
+// readResponses reads the backends' final responses by class, HAProxy's
+// own 503/504 included: successes and cancellations are results, the 5xx
+// and 1xx are kept for backendCounters.
+func (bs *haBackends) readResponses(r raw, o *out) {
 	for _, s := range r.samples(haBackendResponses) {
-		b := get(s.Labels)
+		b := bs.get(s.Labels)
 		if b == nil || !valid(s.Value) {
 			continue
 		}
@@ -136,84 +177,72 @@ func (h *haproxy) Translate(snap *model.Snapshot) *model.Snapshot {
 			}
 		}
 	}
-	for _, name := range order {
-		b := backends[name]
-		// PROMEX exports every class of an HTTP backend, 1xx at 0
-		// included, so a backend is read with or without tunnels from
-		// its first scrape on.
-		switch {
-		case b.hasOrig && b.has1xx:
-			o.derived(model.MetricOriginals, b.ls, &h.g, model.MetricOriginals, b.ls, b.originals, b.xx1)
-		case b.hasOrig:
-			o.counter(model.MetricOriginals, b.ls, b.originals)
-		}
-		switch {
-		case b.hasAttempts && b.has1xx:
-			o.derived(model.MetricAttempts, b.ls, &h.g, model.MetricAttempts, b.ls, b.attempts, b.xx1)
-		case b.hasAttempts:
-			o.counter(model.MetricAttempts, b.ls, b.attempts)
-		}
-		// A counter of a backend the exposition knows but without a
-		// series yet (families whose series exist for other backends, or
-		// the 5xx class before its first response) is 0: emitters create
-		// a series on its first event, and a difference or result gated
-		// on it would otherwise start mid-way with the history of the
-		// counters it is derived from (docs/dialects.md, rule 1).
-		hasErrors := b.hasErrors || r[haBackendConnErrors] != nil
-		if b.hasAttempts && b.hasOrig && hasErrors {
-			// Retries decided: attempts - (originals - refused).
-			o.derived(model.MetricRetries, b.ls, &h.g, model.MetricRetries, b.ls, b.attempts+b.connErrors, b.originals)
-		}
-		if (b.hasXX || b.hasResp) && hasErrors {
-			o.counter(model.MetricResults, b.ls.With(model.LabelResult, model.ResultCapacityRejected), b.connErrors)
-			o.derived(model.MetricResults, b.ls.With(model.LabelResult, model.ResultProviderError),
-				&h.g, model.MetricResults+"/provider_error", b.ls, b.xx5, b.connErrors)
-		}
-	}
+}
 
-	for _, s := range r.samples(haBackendQueue) {
-		if b := get(s.Labels); b != nil {
-			o.gauge(model.MetricPendingCalls, b.ls, s.Value)
-		}
+// backendCounters writes b's originals, attempts, retries and results.
+// connErrorsKnown says the exposition has the connection errors' family.
+func (h *haproxy) backendCounters(o *out, b *haBackend, connErrorsKnown bool) {
+	// PROMEX exports every class of an HTTP backend, 1xx at 0
+	// included, so a backend is read with or without tunnels from
+	// its first scrape on.
+	switch {
+	case b.hasOrig && b.has1xx:
+		o.derived(model.MetricOriginals, b.ls, &h.g, model.MetricOriginals, b.ls, b.originals, b.xx1)
+	case b.hasOrig:
+		o.counter(model.MetricOriginals, b.ls, b.originals)
 	}
-	for _, s := range r.samples(haBackendQueueAvg) {
-		if b := get(s.Labels); b != nil {
-			o.gauge(model.MetricPoolWaitAverage, b.ls, s.Value)
-		}
+	switch {
+	case b.hasAttempts && b.has1xx:
+		o.derived(model.MetricAttempts, b.ls, &h.g, model.MetricAttempts, b.ls, b.attempts, b.xx1)
+	case b.hasAttempts:
+		o.counter(model.MetricAttempts, b.ls, b.attempts)
 	}
-	for _, s := range r.samples(haServerSessions) {
-		if name := s.Labels.Get("proxy"); name != "" {
-			o.gauge(model.MetricActiveCalls, relabel(s.Labels, name, "proxy"), s.Value)
-		}
+	// A counter of a backend the exposition knows but without a
+	// series yet (families whose series exist for other backends, or
+	// the 5xx class before its first response) is 0: emitters create
+	// a series on its first event, and a difference or result gated
+	// on it would otherwise start mid-way with the history of the
+	// counters it is derived from (docs/dialects.md, rule 1).
+	hasErrors := b.hasErrors || connErrorsKnown
+	if b.hasAttempts && b.hasOrig && hasErrors {
+		// Retries decided: attempts - (originals - refused).
+		o.derived(model.MetricRetries, b.ls, &h.g, model.MetricRetries, b.ls, b.attempts+b.connErrors, b.originals)
 	}
-	// The limit is the sum of the servers' maxconn, and only when every
-	// server of the backend has one (0 or NaN: unlimited).
-	limits := map[string]float64{}
+	if (b.hasXX || b.hasResp) && hasErrors {
+		o.counter(model.MetricResults, b.ls.With(model.LabelResult, model.ResultCapacityRejected), b.connErrors)
+		o.derived(model.MetricResults, b.ls.With(model.LabelResult, model.ResultProviderError),
+			&h.g, model.MetricResults+"/provider_error", b.ls, b.xx5, b.connErrors)
+	}
+}
+
+// haproxyLimits writes each backend's concurrency limit: the sum of its
+// servers' maxconn, and only when every server of the backend has one (0
+// or NaN: unlimited). It returns the backends with servers in order, their
+// sums, and whether every one of them is limited.
+func haproxyLimits(r raw, o *out) (order []string, limits map[string]float64, allLimited bool) {
+	limits = map[string]float64{}
 	unlimited := map[string]bool{}
-	var lorder []string
 	for _, s := range r.samples(haServerLimit) {
 		name := s.Labels.Get("proxy")
 		if name == "" {
 			continue
 		}
 		if _, seen := limits[name]; !seen {
-			lorder = append(lorder, name)
+			order = append(order, name)
 		}
 		if !(s.Value > 0) || math.IsInf(s.Value, 0) {
 			unlimited[name] = true
 		}
 		limits[name] += s.Value
 	}
-	allLimited := len(lorder) > 0
-	for _, name := range lorder {
+	allLimited = len(order) > 0
+	for _, name := range order {
 		if !unlimited[name] {
 			o.gauge(model.MetricConcurrencyLimit, model.LabelsFromPairs(model.LabelDependency, name), limits[name])
 		}
 		allLimited = allLimited && !unlimited[name]
 	}
-	haproxyServerSide(r, o, lorder, limits, allLimited)
-	haproxyIdentity(r, o)
-	return o.snapshot(snap)
+	return order, limits, allLimited
 }
 
 // haproxyIdentity names the target as OpenTelemetry's target_info would

@@ -8,7 +8,7 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// TestProxyIdentity (issue 15): HAProxy is named by its one frontend that
+// TestProxyIdentity: HAProxy is named by its one frontend that
 // serves traffic, an Envoy sidecar by the host of its inbound cluster when
 // the cluster carries one (Istio before 1.10); otherwise no name is made
 // up and the target keeps its job or host:port.

@@ -260,39 +260,67 @@ func (l *linkerd) policy(r raw, o *out) {
 
 // legacy translates the ServiceProfile route families (outbound only).
 func (l *linkerd) legacy(r raw, o *out) {
-	dep := func(ls model.Labels, drop ...string) (model.Labels, bool) {
-		d := ls.Get(lkLegacyDependencyLbl)
-		if d == "" || ls.Get("direction") == "inbound" {
-			return nil, false
+	rs := legacyRoutes{byKey: map[string]*legacyRoute{}}
+	rs.readRequests(r, o)
+	rs.readAttempts(r, o)
+	// Retries: actual - effective requests of the same route.
+	for _, k := range rs.order {
+		if p := rs.byKey[k]; p.hasAct && p.hasEff {
+			o.derived(model.MetricRetries, p.ls, &l.g, model.MetricRetries, p.ls, p.actual, p.effective)
 		}
-		return relabel(ls, d, append(drop, lkLegacyDependencyLbl)...), true
 	}
-	type pair struct {
-		ls                model.Labels
-		effective, actual float64
-		hasEff, hasAct    bool
+	legacyBudgetDenied(r, o)
+	legacyLatency(r, o)
+}
+
+// legacyDep relabels a legacy route series: its dependency is the
+// dst label, without drop; ok is false for an inbound or unnamed one.
+func legacyDep(ls model.Labels, drop ...string) (model.Labels, bool) {
+	d := ls.Get(lkLegacyDependencyLbl)
+	if d == "" || ls.Get("direction") == "inbound" {
+		return nil, false
 	}
-	pairs := map[string]*pair{}
-	var order []string
-	var key []byte
-	at := func(ls model.Labels) *pair {
-		key = ls.AppendKey(key[:0])
-		p := pairs[string(key)]
-		if p == nil {
-			p = &pair{ls: ls}
-			pairs[string(key)] = p
-			order = append(order, string(key))
-		}
-		return p
+	return relabel(ls, d, append(drop, lkLegacyDependencyLbl)...), true
+}
+
+// legacyRoute is a route's requests above the retry layer (effective) and
+// below it (actual).
+type legacyRoute struct {
+	ls                model.Labels
+	effective, actual float64
+	hasEff, hasAct    bool
+}
+
+// legacyRoutes are a scrape's routes by their labels' key, in the order
+// first seen.
+type legacyRoutes struct {
+	byKey map[string]*legacyRoute
+	order []string
+	key   []byte
+}
+
+// at returns the route of ls, new when first seen.
+func (rs *legacyRoutes) at(ls model.Labels) *legacyRoute {
+	rs.key = ls.AppendKey(rs.key[:0])
+	p := rs.byKey[string(rs.key)]
+	if p == nil {
+		p = &legacyRoute{ls: ls}
+		rs.byKey[string(rs.key)] = p
+		rs.order = append(rs.order, string(rs.key))
 	}
-	// Effective (per logical request, above retries).
+	return p
+}
+
+// readRequests writes the originals, effective (per logical request,
+// above retries), and their results.
+func (rs *legacyRoutes) readRequests(r raw, o *out) {
 	if f := r[lkLegacyRequests]; f != nil {
 		for i := range f.Samples {
 			s := &f.Samples[i]
-			if ls, ok := dep(s.Labels); ok {
+			if ls, ok := legacyDep(s.Labels); ok {
 				v := scalar(f, s)
 				o.counter(model.MetricOriginals, ls, v)
-				p := at(ls)
+				p := rs.at(ls)
 				p.effective += v
 				p.hasEff = true
 			}
@@ -301,7 +329,7 @@ func (l *linkerd) legacy(r raw, o *out) {
 	if f := r[lkLegacyResponses]; f != nil {
 		for i := range f.Samples {
 			s := &f.Samples[i]
-			ls, ok := dep(s.Labels, "classification", "status_code", "grpc_status_code", "error")
+			ls, ok := legacyDep(s.Labels, "classification", "status_code", "grpc_status_code", "error")
 			if !ok {
 				continue
 			}
@@ -312,12 +340,16 @@ func (l *linkerd) legacy(r raw, o *out) {
 			o.counter(model.MetricResults, ls.With(model.LabelResult, res), scalar(f, s))
 		}
 	}
-	// Actual (below the retry layer): attempts.
+}
+
+// readAttempts writes the attempts, actual (below the retry layer): by
+// outcome from the actual responses, else the requests.
+func (rs *legacyRoutes) readAttempts(r raw, o *out) {
 	if f := r[lkLegacyActualReqs]; f != nil {
 		for i := range f.Samples {
 			s := &f.Samples[i]
-			if ls, ok := dep(s.Labels); ok {
-				p := at(ls)
+			if ls, ok := legacyDep(s.Labels); ok {
+				p := rs.at(ls)
 				p.actual += scalar(f, s)
 				p.hasAct = true
 			}
@@ -326,7 +358,7 @@ func (l *linkerd) legacy(r raw, o *out) {
 	if f := r[lkLegacyActualResps]; f != nil {
 		for i := range f.Samples {
 			s := &f.Samples[i]
-			ls, ok := dep(s.Labels, "classification", "status_code", "grpc_status_code", "error")
+			ls, ok := legacyDep(s.Labels, "classification", "status_code", "grpc_status_code", "error")
 			if !ok {
 				continue
 			}
@@ -337,21 +369,18 @@ func (l *linkerd) legacy(r raw, o *out) {
 			o.counter(model.MetricAttempts, ls.With(model.LabelOutcome, outcome), scalar(f, s))
 		}
 	} else {
-		for _, k := range order {
-			if p := pairs[k]; p.hasAct {
+		for _, k := range rs.order {
+			if p := rs.byKey[k]; p.hasAct {
 				o.counter(model.MetricAttempts, p.ls, p.actual)
 			}
 		}
 	}
-	// Retries: actual - effective requests of the same route.
-	for _, k := range order {
-		if p := pairs[k]; p.hasAct && p.hasEff {
-			o.derived(model.MetricRetries, p.ls, &l.g, model.MetricRetries, p.ls, p.actual, p.effective)
-		}
-	}
-	// Retries skipped for want of budget: route_retryable_total{skipped=
-	// "no_budget"} (proxy edge-20.1.4 on), route_actual_retry_skipped_total
-	// {skipped="budget"} before.
+}
+
+// legacyBudgetDenied writes the retries skipped for want of budget:
+// route_retryable_total{skipped="no_budget"} (proxy edge-20.1.4 on),
+// route_actual_retry_skipped_total{skipped="budget"} before.
+func legacyBudgetDenied(r raw, o *out) {
 	for _, c := range []struct{ fam, value string }{{lkLegacyRetryable, "no_budget"}, {lkLegacyRetrySkipped, "budget"}} {
 		f := r[c.fam]
 		if f == nil {
@@ -362,17 +391,20 @@ func (l *linkerd) legacy(r raw, o *out) {
 			if s.Labels.Get("skipped") != c.value {
 				continue
 			}
-			if ls, ok := dep(s.Labels, "skipped"); ok {
+			if ls, ok := legacyDep(s.Labels, "skipped"); ok {
 				o.counter(model.MetricBudgetDenied, ls, scalar(f, s))
 			}
 		}
 	}
-	// Latency per logical request, in milliseconds, split by the response
-	// classification when it is there.
+}
+
+// legacyLatency writes the latency per logical request, in milliseconds,
+// split by the response classification when it is there.
+func legacyLatency(r raw, o *out) {
 	if f := r[lkLegacyLatency]; f != nil && f.Type == model.Histogram {
 		for i := range f.Samples {
 			s := &f.Samples[i]
-			ls, ok := dep(s.Labels, "classification", "status_code", "grpc_status_code", "error")
+			ls, ok := legacyDep(s.Labels, "classification", "status_code", "grpc_status_code", "error")
 			if !ok {
 				continue
 			}

@@ -45,8 +45,8 @@ func checkSignals(t *testing.T, got map[string]model.Value, wants map[string]flo
 
 // A TCP-proxy cluster (Consul's local_app) counts connections in its
 // upstream_rq_* stats and never completes an HTTP response: none of it is
-// read as requests (issue 16: it showed 17.6 attempts/s, 0 originals and
-// 0 % success). The HTTP cluster beside it is read as before.
+// read as requests (a real exposition showed 17.6 attempts/s, 0
+// originals and 0 % success). The HTTP cluster beside it is read as before.
 func TestEnvoyTCPProxyCluster(t *testing.T) {
 	s := translate(t, dialect.NameEnvoy, "envoy_tcp_proxy.prom")
 	contractOnly(t, s)
@@ -70,8 +70,8 @@ func TestEnvoyTCPProxyCluster(t *testing.T) {
 	}{
 		{"local_app", map[string]float64{"originals": nan, "attempts": nan, "attempt_success": nan, "provider_errors": nan, "retries": nan,
 			"temporary_errors": nan, "permanent_errors": nan}},
-		// Envoy counts no error per attempt (issue 16: they read 0 and
-		// attempt success 0 %): absent, whatever upstream_rq_total does.
+		// Envoy counts no error per attempt (they read 0 and attempt
+		// success 0 % once): absent, whatever upstream_rq_total does.
 		{"billing", map[string]float64{"originals": 40, "attempts": 42, "retries": 2, "attempt_success": nan, "provider_errors": nan, "timeouts": 0.3,
 			"temporary_errors": nan, "permanent_errors": nan}},
 	} {
@@ -127,7 +127,7 @@ func TestEnvoyClusterReadLateIsBaseline(t *testing.T) {
 // freed without a status: the client left first) are cancelled results,
 // and a 1xx (101, a WebSocket tunnel whose outcome no counter tells) is no
 // result, so that a tunnel backend does not show 100 % success while its
-// response errors grow (issue 16).
+// response errors grow.
 func TestHAProxyOtherAndTunnels(t *testing.T) {
 	s := translate(t, dialect.NameHAProxy, "haproxy_2.3.10.prom")
 	contractOnly(t, s)
@@ -180,8 +180,8 @@ func TestHAProxyOtherAndTunnels(t *testing.T) {
 
 // Linkerd 2.17: an EgressNetwork is many destinations; its series are keyed
 // by hostname when the proxy labels them, by the network without it, and a
-// Service parent keeps its name (issue 16: every destination of the
-// network was one row, all-egress-traffic).
+// Service parent keeps its name (not every destination of the network
+// one row, all-egress-traffic).
 func TestLinkerdEgressByHostname(t *testing.T) {
 	s := translate(t, dialect.NameLinkerd, "linkerd_egress.prom")
 	contractOnly(t, s)
@@ -213,8 +213,7 @@ func TestLinkerdEgressByHostname(t *testing.T) {
 
 // Pools: where the acquire timer is a summary or a count and a sum (mean
 // only), the window's mean wait is pool_wait_mean_s and the quantiles stay
-// absent; pending threads are the queue depth (issue 16: neither reached
-// the output).
+// absent; pending threads are the queue depth.
 func TestPoolWaitMeanAndQueueDepth(t *testing.T) {
 	nan := nan()
 	for _, tc := range []struct {

@@ -224,7 +224,7 @@ func TestAbsentThroughAnalysis(t *testing.T) {
 	}
 	cases := []expect{
 		// Envoy counts per-try timeouts and nothing else per attempt: no
-		// provider errors, no attempt success (issue 14: they read 0).
+		// provider errors, no attempt success (absent, not 0).
 		{"envoy.prom", "envoy", "payments",
 			[]string{"originals", "attempts", "retries", "rescued", "budget_denied", "admission", "active", "latency", "timeouts"},
 			[]string{"results", "effective_success", "limit", "pool_wait", "backoff", "budget_balance", "max_attempts",

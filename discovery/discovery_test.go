@@ -241,7 +241,7 @@ func TestTargetName(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("TargetName(%q) = %q, want %q", tt.in, got, tt.want)
 		}
-		// The name must pass collect's own check.
+		// The name must pass the scraper's own check.
 		if _, err := (scrape.Target{Name: got, URL: "http://h:1/"}).Normalize(); err != nil {
 			t.Errorf("TargetName(%q) = %q is refused: %v", tt.in, got, err)
 		}

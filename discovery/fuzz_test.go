@@ -8,8 +8,7 @@ import (
 )
 
 // FuzzParseFileSD: any file_sd file, JSON or YAML, gives groups or an
-// error naming the file, never a panic (issue 20: fuzz the file_sd
-// parser).
+// error naming the file, never a panic.
 func FuzzParseFileSD(f *testing.F) {
 	for _, p := range []string{"targets.json", "targets.yaml", "bad_key.yaml", "bad_label.json", "bad_syntax.json", "bad_type.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", p))
@@ -39,7 +38,7 @@ func FuzzParseFileSD(f *testing.F) {
 }
 
 // FuzzLoadPrometheus: any prometheus.yml gives jobs or an error naming
-// the file, never a panic (issue 20: fuzz the config parsers).
+// the file, never a panic.
 func FuzzLoadPrometheus(f *testing.F) {
 	for _, p := range []string{"prometheus.yml", "prometheus_bad_duration.yml", "prometheus_bad_type.yml", "prometheus_timeout.yml"} {
 		b, err := os.ReadFile(filepath.Join("testdata", p))

@@ -9,7 +9,7 @@ import (
 
 // A prometheus.yml whose scrape_configs list holds a null entry ("-"
 // alone) made LoadPrometheus panic (found by FuzzLoadPrometheus while
-// auditing issue 20; its input is in testdata/fuzz). It is an error
+// auditing the parsers; its input is in testdata/fuzz). It is an error
 // naming the file, like any other config without the job asked for.
 func TestPrometheusConfigWithANullJobIsNoPanic(t *testing.T) {
 	for _, body := range []string{"scrape_configs:\n-", "scrape_configs:\n-\n- job_name: app\n  static_configs:\n  - targets: [127.0.0.1:9100]\n"} {

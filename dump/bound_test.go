@@ -63,7 +63,7 @@ func bombDump(frames, n int, pad bool) []byte {
 	return b
 }
 
-// TestHugeDeclaredBodyRefusedBeforeAllocating is issue 20's crafted dump:
+// TestHugeDeclaredBodyRefusedBeforeAllocating is a crafted dump:
 // three 255 MiB comment bodies in a file of a few KB, which made analyze
 // allocate 4.8 GB. The reader refuses each frame at Open, with the file
 // and offset, and allocates in all about what the file holds.

@@ -272,26 +272,12 @@ func tokenizeEncode(body []byte, t, prev *tokens, prevBody []byte, enc *slotEnco
 	if enc != nil {
 		enc.reset()
 	}
-	if prev != nil && sameArray(t.structure, prev.structure) {
-		// prev shares the structure t had (below): t writes into the
-		// buffer prev set aside instead.
-		t.structure, prev.spare = prev.spare, nil
-	}
-	t.structure = t.structure[:0]
-	t.nums = t.nums[:0]
-	t.lines = nil
-	t.rows = t.rows[:0]
+	t.clearFor(prev)
 	// pending: every row so far has the structure of prev's row at the
 	// same place, so t.structure is not written yet; it is prev's up to
 	// the current row (pendingLen), copied at once when a line differs or
 	// at the end instead of line by line.
 	pending := prev != nil
-	pendingLen := func() int32 {
-		if k := len(t.rows); k < len(prev.rows) {
-			return prev.rows[k].sstart
-		}
-		return int32(len(prev.structure))
-	}
 	for off := 0; off < len(body); {
 		if pending && enc != nil && enc.on {
 			enc.catchUp(t, prev, len(t.nums))
@@ -351,62 +337,99 @@ func tokenizeEncode(body []byte, t, prev *tokens, prevBody []byte, enc *slotEnco
 			}
 		}
 		if pending {
-			t.structure = append(t.structure, prev.structure[:pendingLen()]...)
+			t.structure = append(t.structure, prev.structure[:t.pendingLen(prev)]...)
 			pending = false
 			if enc != nil {
 				enc.on = false
 			}
 		}
-		end := bytes.IndexByte(body[off:], '\n')
-		next := len(body)
-		if end < 0 {
-			end = len(body)
-		} else {
-			end += off
-			next = end + 1
-		}
-		line := body[off:end]
-		r := row{start: int32(off), sstart: int32(len(t.structure)), blen: int32(next - off), num: int32(len(t.nums))}
-		if k := len(t.rows); prev != nil && k < len(prev.rows) {
-			p := prev.rows[k]
-			if n := int(p.series); n > 0 && n < len(line) && (line[n] == ' ' || line[n] == '\t') && int(p.start)+n <= len(prevBody) &&
-				bytes.Equal(line[:n], prevBody[p.start:int(p.start)+n]) {
-				// The same series, its numbers otherwise.
-				t.structure = append(t.structure, prev.structure[p.sstart:p.send]...)
-				r.series, r.send = int32(n), int32(len(t.structure))
-				t.lineNumbers(line, n)
-				if next > end {
-					t.structure = append(t.structure, '\n')
-				}
-				r.slen = int32(len(t.structure)) - r.sstart
-				r.tail = tailKind(t.structure[r.send:])
-				t.rows = append(t.rows, r)
-				off = next
-				continue
-			}
-		}
-		r.series, r.send = tokenizeLine(line, t)
-		if next > end {
-			t.structure = append(t.structure, '\n')
-		}
-		r.slen = int32(len(t.structure)) - r.sstart
-		if r.series > 0 {
-			r.tail = tailKind(t.structure[r.send:])
-		}
-		t.rows = append(t.rows, r)
-		off = next
+		off = t.tokenizeLineAt(body, off, prev, prevBody)
 	}
-	if pending {
-		if len(t.rows) == len(prev.rows) {
-			// The whole structure is prev's: shared rather than copied
-			// (100 KB a frame of a 2,016-series target), t's own buffer
-			// set aside for the next body (above).
-			t.spare, t.structure = t.structure[:0], prev.structure
-			return true
-		}
-		t.structure = append(t.structure, prev.structure[:pendingLen()]...)
+	return t.endPending(prev, pending)
+}
+
+// clearFor empties t for the tokens of a body that follows prev's (nil:
+// none), keeping its buffers.
+func (t *tokens) clearFor(prev *tokens) {
+	if prev != nil && sameArray(t.structure, prev.structure) {
+		// prev shares the structure t had (endPending): t writes into
+		// the buffer prev set aside instead.
+		t.structure, prev.spare = prev.spare, nil
 	}
+	t.structure = t.structure[:0]
+	t.nums = t.nums[:0]
+	t.lines = nil
+	t.rows = t.rows[:0]
+}
+
+// pendingLen is the length of prev's structure up to t's next row: what
+// t's structure is while tokenizeEncode leaves it pending.
+func (t *tokens) pendingLen(prev *tokens) int32 {
+	if k := len(t.rows); k < len(prev.rows) {
+		return prev.rows[k].sstart
+	}
+	return int32(len(prev.structure))
+}
+
+// endPending ends tokenizeEncode's body: t's structure, if still pending,
+// is prev's up to its last row. When every row was prev's, the whole
+// structure is shared rather than copied (100 KB a frame of a
+// 2,016-series target), t's own buffer set aside for the next body
+// (clearFor), and endPending reports true.
+func (t *tokens) endPending(prev *tokens, pending bool) bool {
+	if !pending {
+		return false
+	}
+	if len(t.rows) == len(prev.rows) {
+		t.spare, t.structure = t.structure[:0], prev.structure
+		return true
+	}
+	t.structure = append(t.structure, prev.structure[:t.pendingLen(prev)]...)
 	return false
+}
+
+// tokenizeLineAt appends the line of body at off, which the fast paths of
+// tokenizeEncode did not take, and returns where the next line starts.
+// The numbers of a line with prev's series at the same row are read
+// alone, its structure taken from prev's row.
+func (t *tokens) tokenizeLineAt(body []byte, off int, prev *tokens, prevBody []byte) int {
+	end := bytes.IndexByte(body[off:], '\n')
+	next := len(body)
+	if end < 0 {
+		end = len(body)
+	} else {
+		end += off
+		next = end + 1
+	}
+	line := body[off:end]
+	r := row{start: int32(off), sstart: int32(len(t.structure)), blen: int32(next - off), num: int32(len(t.nums))}
+	if k := len(t.rows); prev != nil && k < len(prev.rows) {
+		p := prev.rows[k]
+		if n := int(p.series); n > 0 && n < len(line) && (line[n] == ' ' || line[n] == '\t') && int(p.start)+n <= len(prevBody) &&
+			bytes.Equal(line[:n], prevBody[p.start:int(p.start)+n]) {
+			// The same series, its numbers otherwise.
+			t.structure = append(t.structure, prev.structure[p.sstart:p.send]...)
+			r.series, r.send = int32(n), int32(len(t.structure))
+			t.lineNumbers(line, n)
+			if next > end {
+				t.structure = append(t.structure, '\n')
+			}
+			r.slen = int32(len(t.structure)) - r.sstart
+			r.tail = tailKind(t.structure[r.send:])
+			t.rows = append(t.rows, r)
+			return next
+		}
+	}
+	r.series, r.send = tokenizeLine(line, t)
+	if next > end {
+		t.structure = append(t.structure, '\n')
+	}
+	r.slen = int32(len(t.structure)) - r.sstart
+	if r.series > 0 {
+		r.tail = tailKind(t.structure[r.send:])
+	}
+	t.rows = append(t.rows, r)
+	return next
 }
 
 // reuseRows appends the lines of body from off that are, byte for byte
@@ -539,7 +562,7 @@ func (t *tokens) lineNumbers(line []byte, i int) {
 // Stop tables of seriesEnd: the bytes that end a run of the name, of the
 // labels outside a quoted value and inside one. One table lookup per byte
 // instead of a chain of comparisons: seriesEnd was a sixth of encoding a
-// frame (issue 19).
+// frame.
 var nameStop, labelStop, quoteStop [256]bool
 
 func init() {
@@ -597,7 +620,7 @@ func seriesEnd(line []byte) int {
 // s, or -1. It tests eight bytes at a time for a byte below 2 (the marks
 // are 0 and 1): a line of a body has a slot every few dozen bytes, and
 // bytes.IndexAny, which builds its byte set on every call, was a fifth of
-// decoding (issue 19).
+// decoding.
 func indexMark(s []byte) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i := 0
@@ -875,19 +898,7 @@ func encodeDelta(dst []byte, cur, base *tokens, v uint16) []byte {
 // encodeDeltaSame is encodeDelta when the caller knows whether the
 // structures are equal (tokenizeReuse tells the writer).
 func encodeDeltaSame(dst []byte, cur, base *tokens, v uint16, same bool) []byte {
-	flags := uint64(0)
-	if same {
-		flags |= 1
-	}
-	dst = binary.AppendUvarint(dst, flags)
-	if !same {
-		dst = binary.AppendUvarint(dst, uint64(len(cur.structure)))
-		dst = append(dst, cur.structure...)
-	}
-	n := len(cur.nums)
-	dst = binary.AppendUvarint(dst, uint64(n))
-	kinds := len(dst)
-	dst = append(dst, make([]byte, n)...)
+	dst, kinds := appendDeltaHead(dst, cur, same)
 	// cur's scratch: a fresh slice grown to a few KB every frame was most
 	// of what the writer allocated.
 	shapes, ints := cur.shapes[:0], cur.ints[:0]
@@ -997,6 +1008,25 @@ func encodeDeltaSame(dst []byte, cur, base *tokens, v uint16, same bool) []byte 
 	dst = binary.AppendUvarint(dst, uint64(len(shapes)))
 	dst = append(dst, shapes...)
 	return append(dst, ints...)
+}
+
+// appendDeltaHead appends the start of a delta of cur: its flags, its
+// structure unless the same as the base's, and its count of slots, then
+// room for the slots' kinds, which start at the offset returned.
+func appendDeltaHead(dst []byte, cur *tokens, same bool) ([]byte, int) {
+	flags := uint64(0)
+	if same {
+		flags |= 1
+	}
+	dst = binary.AppendUvarint(dst, flags)
+	if !same {
+		dst = binary.AppendUvarint(dst, uint64(len(cur.structure)))
+		dst = append(dst, cur.structure...)
+	}
+	n := len(cur.nums)
+	dst = binary.AppendUvarint(dst, uint64(n))
+	kinds := len(dst)
+	return append(dst, make([]byte, n)...), kinds
 }
 
 // encodeSame is encodeDelta(dst, cur, t, v) for a cur equal to t (the

@@ -13,7 +13,7 @@ import (
 
 // TestParseNumCanonical: parseNum accepts exactly the tokens appendNum
 // renders back byte for byte (it checks the spelling directly instead of
-// rendering, issue 19's record CPU), on a table of edge cases and on
+// rendering, for record's CPU), on a table of edge cases and on
 // random tokens from the alphabet of numbers.
 func TestParseNumCanonical(t *testing.T) {
 	cases := map[string]bool{

@@ -114,7 +114,7 @@ func measure(t *testing.T, path string) {
 	}
 	zw.Close()
 	// zstd at its best level with a 128 MiB window over the bodies
-	// concatenated: zstd -19 --long's role in issue 19, as bench's
+	// concatenated: zstd -19 --long, the size anchor, as bench's
 	// BenchmarkDumpSize takes it.
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithWindowSize(128<<20))
 	if err != nil {

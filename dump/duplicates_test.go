@@ -12,11 +12,10 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// TestDuplicateTimestampsFirstWins (issue 20.4): a series with two samples
-// at one timestamp and different values read 75 originals/s against a
-// true 10 (analyze kept the last, export the first, neither said so). Now
-// every importer keeps the first, as Prometheus does, and names each
-// duplicate with its file and line; the rate is the true 10/s.
+// TestDuplicateTimestampsFirstWins: of a series' two samples at one
+// timestamp with different values, every importer keeps the first, as
+// Prometheus does, and names each duplicate with its file and line; the
+// rate is the true 10/s (the last kept read 75 originals/s).
 func TestDuplicateTimestampsFirstWins(t *testing.T) {
 	const t0 = 1741057965 // seconds
 	// Originals counted 10 per second for 10 s; at t0+5 a second sample

@@ -42,8 +42,8 @@ const (
 
 	// maxRatio and minBound bound the body a frame may declare by what it
 	// stores, so that a reader refuses a hostile frame before allocating
-	// its body (issue 20: three 255 MiB comment bodies in an 86 KB file
-	// made analyze use 4.8 GB). A key frame may declare at most
+	// its body (three 255 MiB comment bodies in an 86 KB file made
+	// analyze use 4.8 GB). A key frame may declare at most
 	// max(minBound, maxRatio × its payload); a delta at most its base's
 	// bound plus maxRatio × its payload. Real expositions compress 5-30:1
 	// as key frames (numbers and label values vary); only a body of

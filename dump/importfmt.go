@@ -38,7 +38,7 @@ type ImportOptions struct {
 	// (default: the file's base name without its extension).
 	Target string
 	// Parser reads the snapshots of a concat file (default
-	// expo.ExpfmtParser{}).
+	// expo.ExpfmtParser with line caches of its own).
 	Parser expo.Parser
 	// Filter keeps only the families it selects (nil: all), as
 	// expo.Parser's filter.
@@ -426,16 +426,53 @@ type placed struct {
 	bound  float64      // le or quantile
 }
 
+// targetSnapshots makes the snapshots of one target from its points:
+// one per cluster of sample times (snapshots).
 func (im *importer) targetSnapshots(target string, pts []flatPoint) []model.Snapshot {
-	// The shortest step of any series bounds a cluster.
+	pts = im.dedupPoints(pts)
+	ids, step := seriesSteps(pts)
+	place := im.placeSeries(ids)
+	cluster, stamps := clusterTimes(pts, step)
+	snaps := make([]map[string]*famAcc, len(stamps))
+	for i := range pts {
+		p := &pts[i]
+		pl := place[p.series]
+		if pl.role == roleSkip {
+			continue
+		}
+		c := cluster[p.ms]
+		if snaps[c] == nil {
+			snaps[c] = map[string]*famAcc{}
+		}
+		snaps[c][pl.family] = snaps[c][pl.family].take(pl, p.v)
+	}
+	out := make([]model.Snapshot, 0, len(stamps))
+	for c, fams := range snaps {
+		sn := model.Snapshot{Target: target, Time: time.UnixMilli(stamps[c])}
+		for _, fa := range fams {
+			if f := fa.family(); len(f.Samples) > 0 {
+				sn.Families = append(sn.Families, f)
+			}
+		}
+		if len(sn.Families) == 0 {
+			continue
+		}
+		sort.Slice(sn.Families, func(i, j int) bool { return sn.Families[i].Name < sn.Families[j].Name })
+		out = append(out, sn)
+	}
+	return out
+}
+
+// dedupPoints sorts pts by series and time and drops a series' second
+// sample at one timestamp: the first in the file wins (the sort is
+// stable), as Prometheus keeps the first.
+func (im *importer) dedupPoints(pts []flatPoint) []flatPoint {
 	sort.SliceStable(pts, func(i, j int) bool {
 		if pts[i].series != pts[j].series {
 			return pts[i].series < pts[j].series
 		}
 		return pts[i].ms < pts[j].ms
 	})
-	// A series' second sample at one timestamp: the first in the file
-	// wins (the sort is stable), as Prometheus keeps the first.
 	kept := pts[:0]
 	for k := range pts {
 		if n := len(kept); n > 0 && kept[n-1].series == pts[k].series && kept[n-1].ms == pts[k].ms {
@@ -444,8 +481,16 @@ func (im *importer) targetSnapshots(target string, pts []flatPoint) []model.Snap
 		}
 		kept = append(kept, pts[k])
 	}
-	pts = kept
-	const maxSpread = 5000
+	return kept
+}
+
+// maxSpread is the widest cluster of sample times read as one scrape (ms).
+const maxSpread = 5000
+
+// seriesSteps returns the series of pts (sorted by series and time) and
+// the shortest step of any of them, which bounds a cluster (2*maxSpread
+// at most).
+func seriesSteps(pts []flatPoint) ([]int32, int64) {
 	step := int64(2 * maxSpread)
 	var ids []int32
 	for k := range pts {
@@ -455,6 +500,11 @@ func (im *importer) targetSnapshots(target string, pts []flatPoint) []model.Snap
 			step = min(step, pts[k].ms-pts[k-1].ms)
 		}
 	}
+	return ids, step
+}
+
+// placeSeries resolves each series into its family's sample.
+func (im *importer) placeSeries(ids []int32) map[int32]*placed {
 	shapes := im.shapes(ids)
 	place := make(map[int32]*placed, len(ids))
 	for _, id := range ids {
@@ -471,12 +521,18 @@ func (im *importer) targetSnapshots(target string, pts []flatPoint) []model.Snap
 		pl.key = string(pl.labels.AppendKey(nil))
 		place[id] = pl
 	}
+	return place
+}
+
+// clusterTimes clusters the sample times of pts, each cluster spanning
+// less than half of step: it maps a sample time to its cluster's index,
+// and returns each cluster's earliest time.
+func clusterTimes(pts []flatPoint, step int64) (map[int64]int, []int64) {
 	times := make([]int64, len(pts))
 	for i := range pts {
 		times[i] = pts[i].ms
 	}
 	slices.Sort(times)
-	// cluster maps a sample time to its cluster's index.
 	cluster := map[int64]int{}
 	var stamps []int64
 	for lo := 0; lo < len(times); {
@@ -488,97 +544,82 @@ func (im *importer) targetSnapshots(target string, pts []flatPoint) []model.Snap
 		stamps = append(stamps, times[lo])
 		lo = hi
 	}
-	type sampleAcc struct {
-		s                model.Sample
-		buckets          []model.Bucket
-		quantiles        []model.QuantileValue
-		count, sum       float64
-		hasCount, hasSum bool
-		hasValue         bool
+	return cluster, stamps
+}
+
+// sampleAcc gathers the flat series of one sample in one snapshot.
+type sampleAcc struct {
+	s                model.Sample
+	buckets          []model.Bucket
+	quantiles        []model.QuantileValue
+	count, sum       float64
+	hasCount, hasSum bool
+	hasValue         bool
+}
+
+// famAcc gathers the samples of one family in one snapshot.
+type famAcc struct {
+	f       model.Family
+	samples map[string]*sampleAcc
+	order   []string
+}
+
+// take adds value v of the flat series pl to its sample in fa, made when
+// nil; it returns fa.
+func (fa *famAcc) take(pl *placed, v float64) *famAcc {
+	if fa == nil {
+		fa = &famAcc{f: model.Family{Name: pl.family, Type: pl.typ}, samples: map[string]*sampleAcc{}}
 	}
-	type famAcc struct {
-		f       model.Family
-		samples map[string]*sampleAcc
-		order   []string
+	sa := fa.samples[pl.key]
+	if sa == nil {
+		sa = &sampleAcc{s: model.Sample{Labels: pl.labels}}
+		fa.samples[pl.key] = sa
+		fa.order = append(fa.order, pl.key)
 	}
-	snaps := make([]map[string]*famAcc, len(stamps))
-	for i := range pts {
-		p := &pts[i]
-		pl := place[p.series]
-		if pl.role == roleSkip {
-			continue
+	switch pl.role {
+	case roleValue:
+		sa.s.Value, sa.hasValue = v, true
+	case roleBucket:
+		sa.buckets = append(sa.buckets, model.Bucket{UpperBound: pl.bound, Count: v})
+	case roleQuantile:
+		sa.quantiles = append(sa.quantiles, model.QuantileValue{Quantile: pl.bound, Value: v})
+	case roleCount:
+		sa.count, sa.hasCount = v, true
+	case roleSum:
+		sa.sum, sa.hasSum = v, true
+	case roleCreated:
+		if !math.IsNaN(v) && !math.IsInf(v, 0) && v > 0 && v < 1e13 {
+			sa.s.CreatedMs = int64(math.Round(v * 1000))
 		}
-		c := cluster[p.ms]
-		if snaps[c] == nil {
-			snaps[c] = map[string]*famAcc{}
-		}
-		fa := snaps[c][pl.family]
-		if fa == nil {
-			fa = &famAcc{f: model.Family{Name: pl.family, Type: pl.typ}, samples: map[string]*sampleAcc{}}
-			snaps[c][pl.family] = fa
-		}
-		sa := fa.samples[pl.key]
-		if sa == nil {
-			sa = &sampleAcc{s: model.Sample{Labels: pl.labels}}
-			fa.samples[pl.key] = sa
-			fa.order = append(fa.order, pl.key)
-		}
-		switch pl.role {
-		case roleValue:
-			sa.s.Value, sa.hasValue = p.v, true
-		case roleBucket:
-			sa.buckets = append(sa.buckets, model.Bucket{UpperBound: pl.bound, Count: p.v})
-		case roleQuantile:
-			sa.quantiles = append(sa.quantiles, model.QuantileValue{Quantile: pl.bound, Value: p.v})
-		case roleCount:
-			sa.count, sa.hasCount = p.v, true
-		case roleSum:
-			sa.sum, sa.hasSum = p.v, true
-		case roleCreated:
-			if !math.IsNaN(p.v) && !math.IsInf(p.v, 0) && p.v > 0 && p.v < 1e13 {
-				sa.s.CreatedMs = int64(math.Round(p.v * 1000))
+	}
+	return fa
+}
+
+// family returns the family with its samples in the order of their
+// labels' keys, leaving out those with nothing but a creation time.
+func (fa *famAcc) family() model.Family {
+	sort.Strings(fa.order)
+	for _, k := range fa.order {
+		sa := fa.samples[k]
+		switch fa.f.Type {
+		case model.Histogram:
+			if len(sa.buckets) == 0 && !sa.hasCount && !sa.hasSum {
+				continue // only a creation time
+			}
+			expo.FinishHistogram(&sa.s, sa.buckets, sa.count, sa.hasCount, sa.sum, sa.hasSum)
+		case model.Summary:
+			if len(sa.quantiles) == 0 && !sa.hasCount && !sa.hasSum {
+				continue
+			}
+			expo.FinishSummary(&sa.s, sa.quantiles, sa.count, sa.hasCount, sa.sum, sa.hasSum)
+		default:
+			if !sa.hasValue {
+				continue
 			}
 		}
+		fa.f.Samples = append(fa.f.Samples, sa.s)
 	}
-	out := make([]model.Snapshot, 0, len(stamps))
-	for c, fams := range snaps {
-		if fams == nil {
-			continue
-		}
-		sn := model.Snapshot{Target: target, Time: time.UnixMilli(stamps[c])}
-		for _, fa := range fams {
-			sort.Strings(fa.order)
-			for _, k := range fa.order {
-				sa := fa.samples[k]
-				switch fa.f.Type {
-				case model.Histogram:
-					if len(sa.buckets) == 0 && !sa.hasCount && !sa.hasSum {
-						continue // only a creation time
-					}
-					expo.FinishHistogram(&sa.s, sa.buckets, sa.count, sa.hasCount, sa.sum, sa.hasSum)
-				case model.Summary:
-					if len(sa.quantiles) == 0 && !sa.hasCount && !sa.hasSum {
-						continue
-					}
-					expo.FinishSummary(&sa.s, sa.quantiles, sa.count, sa.hasCount, sa.sum, sa.hasSum)
-				default:
-					if !sa.hasValue {
-						continue
-					}
-				}
-				fa.f.Samples = append(fa.f.Samples, sa.s)
-			}
-			if len(fa.f.Samples) > 0 {
-				sn.Families = append(sn.Families, fa.f)
-			}
-		}
-		if len(sn.Families) == 0 {
-			continue
-		}
-		sort.Slice(sn.Families, func(i, j int) bool { return sn.Families[i].Name < sn.Families[j].Name })
-		out = append(out, sn)
-	}
-	return out
+	return fa.f
 }
 
 // ---- OpenMetrics text with timestamps ----

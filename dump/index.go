@@ -168,7 +168,8 @@ func parseIndex(p []byte, dec *zstd.Decoder, v uint16) (prev int64, entries []in
 	if len(p) < 8 || string(p[len(p)-4:]) != indexFooter {
 		return 0, nil, errors.New("index frame without its footer")
 	}
-	r := byteReader{b: p[:len(p)-8]}
+	ip := indexParser{r: byteReader{b: p[:len(p)-8]}, v: v}
+	r := &ip.r
 	prev = int64(r.uvarint())
 	first := r.uvarint()
 	if dec != nil && r.err == nil {
@@ -181,27 +182,8 @@ func parseIndex(p []byte, dec *zstd.Decoder, v uint16) (prev int64, entries []in
 		}
 		r.b = b
 	}
-	var lists [2][]string
-	var tids []uint64
-	for k := range lists {
-		n := r.uvarint()
-		if n > uint64(len(r.b)) {
-			return 0, nil, errors.New("index: bad count")
-		}
-		for range n {
-			if k == 0 && v >= 4 {
-				tid := r.uvarint()
-				if tid > maxTID {
-					return 0, nil, errors.New("index: bad target number")
-				}
-				tids = append(tids, tid)
-			}
-			l := r.uvarint()
-			if l > maxTargetLen {
-				return 0, nil, errors.New("index: name too long")
-			}
-			lists[k] = append(lists[k], string(r.bytes(l)))
-		}
+	if err := ip.readLists(); err != nil {
+		return 0, nil, err
 	}
 	n := r.uvarint()
 	minEntry := uint64(8) // versions 2-3: 4 bytes of checksum and 4 more at least
@@ -215,82 +197,152 @@ func parseIndex(p []byte, dec *zstd.Decoder, v uint16) (prev int64, entries []in
 		return 0, nil, errors.New("index: truncated header")
 	}
 	entries = make([]indexEntry, 0, n)
-	end, lastNs := int64(first), int64(0)
-	it := newIndexTimes(len(lists[0]))
+	ip.end = int64(first)
+	ip.it = newIndexTimes(len(ip.lists[0]))
 	for range n {
-		var e indexEntry
-		gap, size := r.uvarint(), r.uvarint()
-		if gap > 1<<40 || size > maxFrameSize+frameHeaderSize || size < frameHeaderSize {
-			return 0, nil, errors.New("index: bad frame offset or size")
-		}
-		e.off, e.size = end+int64(gap), int64(size)
-		e.kind = r.byte()
-		t := r.uvarint()
-		if t >= uint64(len(lists[0])) {
-			return 0, nil, errors.New("index: bad target")
-		}
-		e.target = lists[0][t]
-		if v >= 4 {
-			e.tid = tids[t]
-			e.timeNs = it.predict(t) + r.varint()
-			it.seen(t, e.timeNs)
-		} else {
-			e.timeNs = lastNs + r.varint()
-		}
-		switch e.kind {
-		case kindDelta:
-			if v < 4 {
-				e.base = r.uvarint()
-			}
-		case kindKey:
-			c := r.uvarint()
-			if c >= uint64(len(lists[1])) {
-				return 0, nil, errors.New("index: bad content type")
-			}
-			e.ct = lists[1][c]
-		case kindError:
-		default:
-			return 0, nil, fmt.Errorf("index: frame kind %d", e.kind)
-		}
-		if v >= 4 {
-			switch e.kind {
-			case kindKey:
-				e.bodyLen = r.uvarint()
-				it.lens[t] = e.bodyLen
-			case kindDelta:
-				d := r.varint()
-				l := int64(it.lens[t]) + d
-				if l < 0 || l > MaxBodySize || d < -MaxBodySize || d > MaxBodySize {
-					return 0, nil, errors.New("index: bad body length")
-				}
-				e.bodyLen = uint64(l)
-				it.lens[t] = e.bodyLen
-			}
-			e.payLen = -1 // Reader.add derives it from the frame's header
-			if r.err != nil {
-				return 0, nil, fmt.Errorf("index: %w", r.err)
-			}
-		} else {
-			e.bodyLen = r.uvarint()
-			if c := r.bytes(4); len(c) == 4 {
-				e.bodyCRC = binary.LittleEndian.Uint32(c)
-			}
-			pl := r.uvarint()
-			if r.err != nil {
-				return 0, nil, fmt.Errorf("index: %w", r.err)
-			}
-			if pl > size || e.bodyLen > MaxBodySize {
-				return 0, nil, errors.New("index: bad payload or body length")
-			}
-			e.payLen = int(pl)
+		e, err := ip.entry()
+		if err != nil {
+			return 0, nil, err
 		}
 		entries = append(entries, e)
-		end, lastNs = e.off+e.size, e.timeNs
 	}
 	if len(r.b) != 0 {
 		return 0, nil, errors.New("index: trailing bytes")
 	}
 	return prev, entries, nil
+}
+
+// indexParser reads the lists and entries of an index frame of format
+// version v.
+type indexParser struct {
+	r     byteReader
+	v     uint16
+	lists [2][]string // the targets, the content types
+	tids  []uint64    // version 4: the targets' numbers
+	it    *indexTimes
+	// end is where the previous entry's frame ends, lastNs its time.
+	end, lastNs int64
+}
+
+// readLists reads the targets (with their numbers from version 4 on) and
+// the content types.
+func (ip *indexParser) readLists() error {
+	r := &ip.r
+	for k := range ip.lists {
+		n := r.uvarint()
+		if n > uint64(len(r.b)) {
+			return errors.New("index: bad count")
+		}
+		for range n {
+			if k == 0 && ip.v >= 4 {
+				tid := r.uvarint()
+				if tid > maxTID {
+					return errors.New("index: bad target number")
+				}
+				ip.tids = append(ip.tids, tid)
+			}
+			l := r.uvarint()
+			if l > maxTargetLen {
+				return errors.New("index: name too long")
+			}
+			ip.lists[k] = append(ip.lists[k], string(r.bytes(l)))
+		}
+	}
+	return nil
+}
+
+// entry reads the next entry.
+func (ip *indexParser) entry() (indexEntry, error) {
+	r, v := &ip.r, ip.v
+	var e indexEntry
+	gap, size := r.uvarint(), r.uvarint()
+	if gap > 1<<40 || size > maxFrameSize+frameHeaderSize || size < frameHeaderSize {
+		return e, errors.New("index: bad frame offset or size")
+	}
+	e.off, e.size = ip.end+int64(gap), int64(size)
+	e.kind = r.byte()
+	t := r.uvarint()
+	if t >= uint64(len(ip.lists[0])) {
+		return e, errors.New("index: bad target")
+	}
+	e.target = ip.lists[0][t]
+	if v >= 4 {
+		e.tid = ip.tids[t]
+		e.timeNs = ip.it.predict(t) + r.varint()
+		ip.it.seen(t, e.timeNs)
+	} else {
+		e.timeNs = ip.lastNs + r.varint()
+	}
+	switch e.kind {
+	case kindDelta:
+		if v < 4 {
+			e.base = r.uvarint()
+		}
+	case kindKey:
+		c := r.uvarint()
+		if c >= uint64(len(ip.lists[1])) {
+			return e, errors.New("index: bad content type")
+		}
+		e.ct = ip.lists[1][c]
+	case kindError:
+	default:
+		return e, fmt.Errorf("index: frame kind %d", e.kind)
+	}
+	var err error
+	if v >= 4 {
+		err = ip.bodyLength(&e, t)
+	} else {
+		err = ip.bodyChecksum(&e, size)
+	}
+	if err != nil {
+		return e, err
+	}
+	ip.end, ip.lastNs = e.off+e.size, e.timeNs
+	return e, nil
+}
+
+// bodyLength reads a version 4 entry's body length (of target t: a
+// delta's is its difference from the target's last); the payload's
+// length comes from the frame's header.
+func (ip *indexParser) bodyLength(e *indexEntry, t uint64) error {
+	r := &ip.r
+	switch e.kind {
+	case kindKey:
+		e.bodyLen = r.uvarint()
+		ip.it.lens[t] = e.bodyLen
+	case kindDelta:
+		d := r.varint()
+		l := int64(ip.it.lens[t]) + d
+		if l < 0 || l > MaxBodySize || d < -MaxBodySize || d > MaxBodySize {
+			return errors.New("index: bad body length")
+		}
+		e.bodyLen = uint64(l)
+		ip.it.lens[t] = e.bodyLen
+	}
+	e.payLen = -1 // Reader.add derives it from the frame's header
+	if r.err != nil {
+		return fmt.Errorf("index: %w", r.err)
+	}
+	return nil
+}
+
+// bodyChecksum reads a version 2-3 entry's body length, body checksum and
+// payload length (at most the frame's size).
+func (ip *indexParser) bodyChecksum(e *indexEntry, size uint64) error {
+	r := &ip.r
+	e.bodyLen = r.uvarint()
+	if c := r.bytes(4); len(c) == 4 {
+		e.bodyCRC = binary.LittleEndian.Uint32(c)
+	}
+	pl := r.uvarint()
+	if r.err != nil {
+		return fmt.Errorf("index: %w", r.err)
+	}
+	if pl > size || e.bodyLen > MaxBodySize {
+		return errors.New("index: bad payload or body length")
+	}
+	e.payLen = int(pl)
+	return nil
 }
 
 // findLastIndex returns the offset of the last index frame of the file,

@@ -201,92 +201,141 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 		t = w.newWriterTarget(target)
 		w.targets[target] = t
 	}
-	m := meta{timeNs: at.UnixNano(), target: target, contentType: contentType, bodyLen: uint64(len(body)), tid: t.tid}
-	// A target that served the same bytes again (a quiet service between
-	// two scrapes) costs one comparison: its checksum, tokens and previous
-	// body are the last frame's, and only the slots' state moves on
-	// (encodeSame). tok is the tokens of this body: the previous frame's
-	// themselves then, else the scratch set.
-	same := t.have && bytes.Equal(body, t.prevBody)
-	sameStruct := false
-	tok := &t.cur
-	if same {
-		m.bodyCRC, tok = t.lastCRC, &t.prev
+	f := appendingFrame{
+		m:    meta{timeNs: at.UnixNano(), target: target, contentType: contentType, bodyLen: uint64(len(body)), tid: t.tid},
+		ct:   contentType,
+		body: body,
+	}
+	t.tokenize(&f)
+	f.key = !t.have || t.ct != contentType || t.sinceKey+1 >= w.opts.KeyEvery || f.m.timeNs <= t.lastNs
+	if !f.key {
+		if err := w.deltaFrame(t, &f); err != nil {
+			return err
+		}
+	}
+	if f.key {
+		w.keyFrame(t, &f)
+	}
+	if err := w.writeFrame(t, &f.m); err != nil {
+		return err
+	}
+	w.advance(t, &f)
+	w.indexIfDue()
+	return nil
+}
+
+// appendingFrame is the frame Append makes of one body, as its phases
+// fill it in.
+type appendingFrame struct {
+	m    meta
+	ct   string // the body's content type
+	body []byte
+	// same: the body is the previous frame's again; sameStruct: it was
+	// tokenized and its delta coded as it was read (tokenizeEncode).
+	same, sameStruct bool
+	tok              *tokens // the body's tokens: the previous frame's when same, else the scratch set
+	key              bool    // a key frame, not a delta
+}
+
+// tokenize reads f's body into the target's tokens and sets its
+// checksum. A target that served the same bytes again (a quiet service
+// between two scrapes) costs one comparison: its checksum, tokens and
+// previous body are the last frame's, and only the slots' state moves on
+// (encodeSame).
+func (t *writerTarget) tokenize(f *appendingFrame) {
+	f.same, f.tok = t.have && bytes.Equal(f.body, t.prevBody), &t.cur
+	if f.same {
+		f.m.bodyCRC, f.tok = t.lastCRC, &t.prev
+		return
+	}
+	f.m.bodyCRC = crc32.Checksum(f.body, castagnoli)
+	t.prev.decayCosts(t.owed) // before anything reads the slots
+	t.owed, t.steady = 0, false
+	f.sameStruct = tokenizeEncode(f.body, &t.cur, &t.prev, t.prevBody, &t.enc)
+}
+
+// deltaFrame makes f a delta frame on the target's previous frame, or
+// sets f.key when a key frame should be written instead: a delta that
+// saves little is not worth its dependency.
+func (w *Writer) deltaFrame(t *writerTarget, f *appendingFrame) error {
+	m := &f.m
+	w.delta = t.encodeDelta(w.delta[:0], f)
+	m.kind, m.base = kindDelta, uint64(m.timeNs-t.lastNs)
+	m.stepRes = int64(m.base) - predictStep(t.lastStep)
+	m.lenDiff = int64(len(f.body)) - int64(t.lastLen)
+	m.contentType = "" // a delta has its base's
+	var dictID uint32
+	enc := w.enc
+	if w.delta[0]&1 == 0 { // structure changed: compress against the base's
+		w.dictID++
+		if w.dictID == 0 {
+			w.dictID = 1
+		}
+		dictID = w.dictID
+		var err error
+		if enc, err = w.dictEncoder(dictID, t.prev.structure); err != nil {
+			return fmt.Errorf("dump: %w", err)
+		}
+	}
+	m.payload = appendUvarint(nil, uint64(dictID))
+	if dictID == 0 && bytes.Equal(w.delta, t.lastDelta) {
+		// The delta of the last frame again (a steady target: every
+		// slot as it was, as at the last frame): so is its
+		// compression, which depends on nothing else.
+		m.payload = append(m.payload, t.lastZ...)
 	} else {
-		m.bodyCRC = crc32.Checksum(body, castagnoli)
-		t.prev.decayCosts(t.owed) // before anything reads the slots
-		t.owed, t.steady = 0, false
-		sameStruct = tokenizeEncode(body, &t.cur, &t.prev, t.prevBody, &t.enc)
+		z := stripMagic(enc.EncodeAll(w.delta, m.payload), len(m.payload))
+		t.lastDelta, t.lastZ = t.lastDelta[:0], t.lastZ[:0]
+		if dictID == 0 {
+			t.lastDelta, t.lastZ = append(t.lastDelta, w.delta...), append(t.lastZ, z[len(m.payload):]...)
+		}
+		m.payload = z
 	}
-	key := !t.have || t.ct != contentType || t.sinceKey+1 >= w.opts.KeyEvery || m.timeNs <= t.lastNs
-	if !key {
-		if same && t.steady {
-			// Every slot was unchanged at the last frame already: the
-			// delta is all kinds 0, and what it changes in the slots is
-			// their costs' decay, owed until a frame differs (a quiet
-			// target: encodeSame's pass over every slot was a quarter of
-			// such an Append).
-			w.delta = appendSteadyDelta(w.delta[:0], len(t.prev.nums))
-			t.owed++
-		} else if same {
-			w.delta = encodeSame(w.delta[:0], &t.prev)
-			t.steady = true
-		} else if sameStruct {
-			// Coded while tokenized: encodeDeltaSame's bytes and state.
-			w.delta = t.enc.finish(w.delta[:0], &t.cur, &t.prev)
-		} else {
-			w.delta = encodeDeltaSame(w.delta[:0], &t.cur, &t.prev, Version,
-				bytes.Equal(t.cur.structure, t.prev.structure))
-		}
-		m.kind, m.base = kindDelta, uint64(m.timeNs-t.lastNs)
-		m.stepRes = int64(m.base) - predictStep(t.lastStep)
-		m.lenDiff = int64(len(body)) - int64(t.lastLen)
-		m.contentType = "" // a delta has its base's
-		var dictID uint32
-		enc := w.enc
-		if w.delta[0]&1 == 0 { // structure changed: compress against the base's
-			w.dictID++
-			if w.dictID == 0 {
-				w.dictID = 1
-			}
-			dictID = w.dictID
-			var err error
-			if enc, err = w.dictEncoder(dictID, t.prev.structure); err != nil {
-				return fmt.Errorf("dump: %w", err)
-			}
-		}
-		m.payload = appendUvarint(nil, uint64(dictID))
-		if dictID == 0 && bytes.Equal(w.delta, t.lastDelta) {
-			// The delta of the last frame again (a steady target: every
-			// slot as it was, as at the last frame): so is its
-			// compression, which depends on nothing else.
-			m.payload = append(m.payload, t.lastZ...)
-		} else {
-			z := stripMagic(enc.EncodeAll(w.delta, m.payload), len(m.payload))
-			t.lastDelta, t.lastZ = t.lastDelta[:0], t.lastZ[:0]
-			if dictID == 0 {
-				t.lastDelta, t.lastZ = append(t.lastDelta, w.delta...), append(t.lastZ, z[len(m.payload):]...)
-			}
-			m.payload = z
-		}
-		m.payload = padPayload(m.payload, t.bound, len(body))
-		// A delta that saves little is not worth its dependency.
-		if len(m.payload) > t.keySize/2 && t.keySize > 0 {
-			key = true
-		}
+	m.payload = padPayload(m.payload, t.bound, len(f.body))
+	f.key = len(m.payload) > t.keySize/2 && t.keySize > 0
+	return nil
+}
+
+// encodeDelta appends to dst the delta of f's body on the target's
+// previous frame.
+func (t *writerTarget) encodeDelta(dst []byte, f *appendingFrame) []byte {
+	switch {
+	case f.same && t.steady:
+		// Every slot was unchanged at the last frame already: the
+		// delta is all kinds 0, and what it changes in the slots is
+		// their costs' decay, owed until a frame differs (a quiet
+		// target: encodeSame's pass over every slot was a quarter of
+		// such an Append).
+		t.owed++
+		return appendSteadyDelta(dst, len(t.prev.nums))
+	case f.same:
+		t.steady = true
+		return encodeSame(dst, &t.prev)
+	case f.sameStruct:
+		// Coded while tokenized: encodeDeltaSame's bytes and state.
+		return t.enc.finish(dst, &t.cur, &t.prev)
+	default:
+		return encodeDeltaSame(dst, &t.cur, &t.prev, Version, bytes.Equal(t.cur.structure, t.prev.structure))
 	}
-	if key {
-		m.kind, m.base, m.contentType = kindKey, 0, contentType
-		m.payload = padPayload(stripMagic(w.enc.EncodeAll(body, nil), 0), 0, len(body))
-		// A reader starts from the key frame's own tokens: no growths,
-		// kinds or predictor costs.
-		for i := range tok.nums {
-			n := &tok.nums[i]
-			n.d, n.k, n.cost = 0, 0, [numPredictors]uint16{}
-		}
-		t.owed, t.steady = 0, false
+}
+
+// keyFrame makes f a key frame.
+func (w *Writer) keyFrame(t *writerTarget, f *appendingFrame) {
+	m := &f.m
+	m.kind, m.base, m.contentType = kindKey, 0, f.ct
+	m.payload = padPayload(stripMagic(w.enc.EncodeAll(f.body, nil), 0), 0, len(f.body))
+	// A reader starts from the key frame's own tokens: no growths,
+	// kinds or predictor costs.
+	for i := range f.tok.nums {
+		n := &f.tok.nums[i]
+		n.d, n.k, n.cost = 0, 0, [numPredictors]uint16{}
 	}
-	stored := m
+	t.owed, t.steady = 0, false
+}
+
+// writeFrame writes m, in w.buf, to the file, counting a failure.
+func (w *Writer) writeFrame(t *writerTarget, m *meta) error {
+	stored := *m
 	if m.kind == kindDelta {
 		stored.timeNs = baseLink(t.lastCRC) // the time is the base's plus m.base
 	}
@@ -303,33 +352,35 @@ func (w *Writer) Append(target string, at time.Time, contentType string, body []
 			return fmt.Errorf("dump: sync: %w", err)
 		}
 	}
-	if !same {
+	return nil
+}
+
+// advance makes f, just written (w.buf), the target's newest frame, and
+// lists and counts it.
+func (w *Writer) advance(t *writerTarget, f *appendingFrame) {
+	m, body := &f.m, f.body
+	if !f.same {
 		t.prev, t.cur = t.cur, t.prev
 		t.prev.lines = nil
 		t.prevBody = append(t.prevBody[:0], body...)
 	}
-	t.have, t.ct, t.lastNs, t.lastCRC, t.lastLen = true, contentType, m.timeNs, m.bodyCRC, uint64(len(body))
+	t.have, t.ct, t.lastNs, t.lastCRC, t.lastLen = true, f.ct, m.timeNs, m.bodyCRC, uint64(len(body))
 	t.lastStep = int64(m.base) // 0 for a key frame
-	if key {
+	if f.key {
 		t.bound = frameBound(0, len(m.payload))
-	} else {
-		t.bound = frameBound(t.bound, len(m.payload))
-	}
-	if key {
 		t.sinceKey, t.keySize = 0, len(m.payload)
 		t.stats.KeyFrames++
 	} else {
+		t.bound = frameBound(t.bound, len(m.payload))
 		t.sinceKey++
 	}
 	n := int64(len(w.buf))
-	w.listed(&m, n)
+	w.listed(m, n)
 	t.stats.Frames++
 	t.stats.Bytes += n
 	t.stats.BodyBytes += int64(len(body))
 	w.stats.Frames++
 	w.stats.BodyBytes += int64(len(body))
-	w.indexIfDue()
-	return nil
 }
 
 // listed records a frame just written (n bytes at w.off) for the next
@@ -476,7 +527,7 @@ func (w *Writer) AppendError(target string, at time.Time, msg string) error {
 	return nil
 }
 
-// Hook returns a function for collect.Options.OnScrape that records every
+// Hook returns a function for scrape.Options.OnScrape that records every
 // scrape: bodies with Append, failed scrapes with AppendError. A write
 // error is counted in Stats and passed to onErr (when not nil) at once;
 // recording goes on with the next scrape.

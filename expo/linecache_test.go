@@ -330,14 +330,14 @@ func TestParseUsesLineCache(t *testing.T) {
 	if _, err := p.Parse(name, body, selTextType, nil); err != nil {
 		t.Fatal(err)
 	}
-	c := p.Lines.acquire(name)
+	c := p.Lines.acquire(name, len(body))
 	if c == nil {
 		t.Fatal("no line cache for the target after a parse")
 	}
 	if len(c.lines) == 0 || c.lines[1].prefix != `h_bucket{a="x",le="1"} ` {
 		t.Errorf("cache lines %d, line 2 %q", len(c.lines), c.lines[1].prefix)
 	}
-	if p.Lines.acquire(name) != nil {
+	if p.Lines.acquire(name, len(body)) != nil {
 		t.Error("a cache in use was handed out twice")
 	}
 	// Parse goes without while the cache is held.
@@ -365,4 +365,24 @@ func FuzzLineCache(f *testing.F) {
 		checkCached(t, "fuzz", c, b, nil, false)
 		checkCached(t, "fuzz select", c, a, selectFilters["odd"], true)
 	})
+}
+
+// TestLineCacheSkipsBodiesPastItsBound: a body whose lines alone would
+// fill the caches' bound is parsed without a cache, so one huge target
+// cannot hold more than the bound until the next parse resets it.
+func TestLineCacheSkipsBodiesPastItsBound(t *testing.T) {
+	body, _ := expotest.GenEnvoy(20000, false)
+	l := NewLineCaches(int64(len(body)) * lineCacheBytesPerBodyByte / 2)
+	p := ExpfmtParser{Lines: l}
+	fams, err := p.Parse("big", body, selTextType, nil)
+	if err != nil || len(fams) == 0 {
+		t.Fatalf("parse: %d families, %v", len(fams), err)
+	}
+	if l.Bytes() != 0 {
+		t.Errorf("the caches hold %d bytes after a body past their bound", l.Bytes())
+	}
+	small := []byte(lineCacheSteps[0].body)
+	if _, err := p.Parse("small", small, selTextType, nil); err != nil || l.Bytes() == 0 {
+		t.Errorf("a small body was not cached: %d bytes, %v", l.Bytes(), err)
+	}
 }

@@ -131,7 +131,7 @@ func (p ExpfmtParser) parse(target string, body []byte, contentType string, filt
 		// The fast path reads the target's lines with its line cache and,
 		// with a filter, skips unwanted families itself, copying nothing;
 		// what it does not take goes through the pre-filter below.
-		cache := p.Lines.acquire(target)
+		cache := p.Lines.acquire(target, len(body))
 		fams, ok := parseFastRec(body, filter, filter != nil, cache, rec)
 		p.Lines.release(cache)
 		if ok {

@@ -263,3 +263,23 @@ func SelectBody(dst, body []byte, contentType string, filter func(string) bool) 
 	sel.run(body, kind == formatOpenMetrics, filter)
 	return append(dst, sel.out...), true
 }
+
+// SeriesLines counts the lines of body a parse with filter may turn into
+// samples: every line of a family the filter may want (all of them when
+// filter is nil), comments and blank lines of the text format aside. It
+// reads the body once without parsing it, so a caller can budget a parse
+// by the series it will keep before running it.
+func SeriesLines(body []byte, contentType string, filter func(string) bool) int {
+	_, kind := formatOf(contentType)
+	if filter == nil || kind == formatProto || int64(len(body)) > maxSelectable {
+		n := bytes.Count(body, []byte{'\n'})
+		if len(body) > 0 && body[len(body)-1] != '\n' {
+			n++ // the last line, unterminated
+		}
+		return n
+	}
+	sel := getSelection()
+	defer putSelection(sel)
+	sel.run(body, kind == formatOpenMetrics, filter)
+	return len(sel.lines)
+}

@@ -99,3 +99,34 @@ func TestSelectBodyKeepsWhole(t *testing.T) {
 		t.Errorf("appended %q, %v", out, ok)
 	}
 }
+
+// TestSeriesLines counts the lines a parse may keep: all but the text
+// format's comments and blanks without a filter's help, only the wanted
+// families' lines (their descriptors included) with it.
+func TestSeriesLines(t *testing.T) {
+	body := []byte(`# HELP a_total A.
+# TYPE a_total counter
+a_total{x="1"} 1
+a_total{x="2"} 2
+# TYPE b histogram
+b_bucket{le="1"} 1
+b_bucket{le="+Inf"} 2
+b_sum 3
+b_count 2
+c 7
+`)
+	for _, tc := range []struct {
+		name   string
+		filter func(string) bool
+		want   int
+	}{
+		{"no filter: every line", nil, 10},
+		{"a only", only("a_total"), 4},
+		{"b only", only("b"), 5},
+		{"nothing", only("zzz"), 0},
+	} {
+		if got := SeriesLines(body, selTextType, tc.filter); got != tc.want {
+			t.Errorf("%s: %d lines, want %d", tc.name, got, tc.want)
+		}
+	}
+}

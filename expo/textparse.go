@@ -1700,14 +1700,22 @@ const maxLineCacheBytes = 64 << 20
 // maxLineCaches bounds how many targets have a line cache.
 const maxLineCaches = 4096
 
-// acquire returns target's line cache, locked, or nil when it is in use
-// by another parse, there is no room, or l is nil; release it with
+// lineCacheBytesPerBodyByte is what a cache takes per byte of the body it
+// holds at most: 3.3-4.6 measured on bodies of 1,000,000 short series.
+const lineCacheBytesPerBodyByte = 5
+
+// acquire returns the line cache of target for a body of size bytes,
+// locked, or nil when it is in use by another parse, there is no room, the
+// body's lines alone would pass the bound, or l is nil; release it with
 // release.
-func (l *LineCaches) acquire(target string) *lineCache {
+func (l *LineCaches) acquire(target string, size int) *lineCache {
 	if l == nil {
 		return nil
 	}
 	l.bound.Store(l.limit())
+	if int64(size)*lineCacheBytesPerBodyByte > l.bound.Load() {
+		return nil
+	}
 	l.mu.Lock()
 	if l.reset.Load() {
 		l.caches = map[string]*lineCache{}

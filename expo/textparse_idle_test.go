@@ -134,7 +134,7 @@ func TestLineCacheBoundFollowsMemoryLimit(t *testing.T) {
 	} {
 		withMemoryLimit(c.limit, func() {
 			l := NewLineCaches(0)
-			l.release(l.acquire(t.Name()))
+			l.release(l.acquire(t.Name(), 0))
 			if got := l.bound.Load(); got != c.want {
 				t.Errorf("limit %d MiB: bound %d, want %d", c.limit>>20, got, c.want)
 			}

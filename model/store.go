@@ -59,7 +59,7 @@ var DefaultStoreConfig = StoreConfig{History: 900, MaxSeriesPerTarget: 20000}
 
 // StoreMemoryShare is the part of the process' memory limit the total
 // series cap is sized for (a quarter: half goes to the scrapes in flight,
-// collect.MemoryBudget; the rest to frames and the runtime).
+// scrape.MemoryBudget; the rest to frames and the runtime).
 const StoreMemoryShare = 4
 
 // unlimitedMemory is the memory limit DefaultMaxSeries assumes when the
@@ -151,10 +151,6 @@ type targetHistory struct {
 	// fails (a series appeared, left or moved).
 	order []cacheSlot
 }
-
-// touchAhead is how many flat positions ahead Append asks for the series
-// the series cache expects there.
-const touchAhead = 8
 
 // cacheSlot is the series cache's entry for one flat position.
 type cacheSlot struct {
@@ -537,15 +533,7 @@ type AppendResult struct {
 func (s *Store) Append(snap *Snapshot) AppendResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	th := s.targets[snap.Target]
-	if th == nil {
-		th = &targetHistory{
-			times:  make([]int64, s.cfg.History),
-			series: make(map[string]*storedSeries),
-			byName: make(map[string][]*storedSeries),
-		}
-		s.targets[snap.Target] = th
-	}
+	th := s.history(snap.Target)
 	t := snap.Time.UnixMilli()
 	if th.next > 0 && t <= th.times[(th.next-1)%int64(len(th.times))] {
 		return AppendResult{}
@@ -554,14 +542,62 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	slot := int(idx % int64(len(th.times)))
 	th.times[slot] = t
 	th.next++
-
-	var res AppendResult
 	// prev is the slot of the target's previous scrape, -1 without one.
 	prev := -1
 	if idx > 0 && len(th.times) >= 2 && !s.cfg.FirstValueIsBaseline {
 		prev = int((idx - 1) % int64(len(th.times)))
 	}
+	tl := s.storeScrape(th, snap, idx, slot, prev)
+	res := tl.res
+	res.Restarted = th.restarted(snap, &tl)
+	if len(th.fresh) > 0 {
+		res.Seeded = th.seed(prev, res.Restarted || snap.Baseline)
+	}
+	// A series given a value at two positions (a family given twice) is
+	// in order twice: Export then dedups with a map.
+	th.orderExact = res.Series == tl.seen
+	s.markMissing(th, idx, slot, tl.seen)
+	s.noteCaps(th, &res, tl.byTotal)
+	return res
+}
+
+// history returns the target's history, made empty on its first scrape.
+func (s *Store) history(target string) *targetHistory {
+	th := s.targets[target]
+	if th == nil {
+		th = &targetHistory{
+			times:  make([]int64, s.cfg.History),
+			series: make(map[string]*storedSeries),
+			byName: make(map[string][]*storedSeries),
+		}
+		s.targets[target] = th
+	}
+	return th
+}
+
+// scrapeTally is what storeScrape counted of one scrape.
+type scrapeTally struct {
+	res            AppendResult // Series and Dropped
+	counted, reset int          // counters with a positive previous value; those that went down
+	seen           int          // distinct series given a value
+	byTotal        int          // series refused because the store was full
+}
+
+// madeSample is the sample identity made last in a scrape, with the
+// family and sample it was made for (targetHistory.sampleID).
+type madeSample struct {
+	id     *sampleID
+	fam    *Family
+	sample *Sample
+}
+
+// storeScrape stores the value of each of snap's flat series at slot idx
+// of the target's rings (slot is idx's ring position, prev the previous
+// scrape's or -1), finding its series through the series cache, else by
+// key, else creating it within the caps.
+func (s *Store) storeScrape(th *targetHistory, snap *Snapshot, idx int64, slot, prev int) scrapeTally {
 	th.fresh = th.fresh[:0]
+	var res AppendResult
 	counted, reset := 0, 0 // counters with a positive previous value; those that went down
 	pos, seen := 0, 0      // flat position in the scrape; distinct series given a value
 	flat := -1             // the scrape's flat series, counted when a series is created
@@ -569,11 +605,11 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	byTotal := 0           // series refused because the store was full
 	full := func() bool { return len(th.series) >= s.cfg.MaxSeriesPerTarget || s.total >= s.cfg.MaxSeries }
 	// The sample identity last proven to be r's family and sample
-	// (labels compared once a sample), and the one made last this
-	// scrape, with its family and sample.
-	var provenID, madeID *sampleID
-	var provenFam, madeFam *Family
-	var provenSample, madeSample *Sample
+	// (labels compared once a sample), and the one made last this scrape.
+	var provenID *sampleID
+	var provenFam *Family
+	var provenSample *Sample
+	var made madeSample
 	// A loop, not eachFlat's callback: its counters stay in registers.
 	it := storeIter{fams: snap.Families}
 	for {
@@ -586,12 +622,6 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 			break
 		}
 		r := &it.r
-		// Ask for the series the cache expects a few positions on, so that
-		// its first line comes in while these are stored: that load was
-		// what the loop waited for most (issue 19).
-		if p := pos + touchAhead; p < len(th.order) {
-			prefetch(uintptr(unsafe.Pointer(th.order[p].ss)))
-		}
 		var ss *storedSeries
 		var cs *cacheSlot
 		if pos < len(th.order) && !s.noSeriesCache {
@@ -647,38 +677,15 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 				if len(th.series) < s.cfg.MaxSeriesPerTarget {
 					byTotal++
 				}
-				// Remembered by position (its identity, no ring), so that a
-				// target over the cap does not pay a key per refused series
-				// per scrape; the flat series of one sample share it.
-				cs.rs, cs.sfx, cs.extraBits = th.sampleID(r, &madeID, &madeFam, &madeSample), r.sfx, 0
-				if r.extra != "" {
-					cs.extraBits = math.Float64bits(r.extraVal)
-				}
+				th.rememberRefused(cs, r, &made)
 				continue
 			}
 			created++
 			if flat < 0 {
 				flat = snap.SeriesCount()
 			}
-			fs := r.series()
-			key := string(th.keyBuf)
-			ss = &storedSeries{key: key, name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: uint8(fs.Type), extraVal: r.extraVal,
-				fam: r.fam.Name, sfx: r.sfx, lastSeen: -1}
-			if t := r.fam.Type; t == Histogram || t == Summary {
-				ss.sid = th.sampleID(r, &madeID, &madeFam, &madeSample)
-			}
-			if s.noTiles {
-				ss.ring = newRing(len(th.times))
-			} else {
-				// Tiles for the series this scrape may still create,
-				// this one included, within the caps' room.
-				room := min(s.cfg.MaxSeriesPerTarget-len(th.series), s.cfg.MaxSeries-s.total)
-				ss.ring = th.newColumn(min(flat-pos+1, room))
-			}
+			ss = s.newSeries(th, r, flat-pos+1, &made)
 			cs.ss = ss
-			th.series[key] = ss
-			s.total++
-			th.byName[fs.Name] = append(th.byName[fs.Name], ss)
 			if prev >= 0 && r.startsAtZero() && !math.IsNaN(r.value) {
 				th.fresh = append(th.fresh, freshSeries{ss: ss, sample: r.sample, suffix: r.suffix, typ: r.fam.Type})
 			}
@@ -704,30 +711,67 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	}
 	clear(th.order[pos:]) // no series kept alive by a longer scrape before
 	th.order = th.order[:pos]
+	return scrapeTally{res: res, counted: counted, reset: reset, seen: seen, byTotal: byTotal}
+}
+
+// rememberRefused remembers the series the caps refused at cs's position
+// by its identity (no ring), so that a target over the cap does not pay a
+// key per refused series per scrape; the flat series of one sample share
+// it.
+func (th *targetHistory) rememberRefused(cs *cacheSlot, r *flatRef, made *madeSample) {
+	cs.rs, cs.sfx, cs.extraBits = th.sampleID(r, made), r.sfx, 0
+	if r.extra != "" {
+		cs.extraBits = math.Float64bits(r.extraVal)
+	}
+}
+
+// newSeries creates and keeps r's series, whose key is in th.keyBuf. Its
+// ring is a column of tiles for the left series this scrape may still
+// create (this one included), within the caps' room.
+func (s *Store) newSeries(th *targetHistory, r *flatRef, left int, made *madeSample) *storedSeries {
+	fs := r.series()
+	key := string(th.keyBuf)
+	ss := &storedSeries{key: key, name: fs.Name, labels: append(Labels(nil), fs.Labels...), typ: uint8(fs.Type), extraVal: r.extraVal,
+		fam: r.fam.Name, sfx: r.sfx, lastSeen: -1}
+	if t := r.fam.Type; t == Histogram || t == Summary {
+		ss.sid = th.sampleID(r, made)
+	}
+	if s.noTiles {
+		ss.ring = newRing(len(th.times))
+	} else {
+		room := min(s.cfg.MaxSeriesPerTarget-len(th.series), s.cfg.MaxSeries-s.total)
+		ss.ring = th.newColumn(min(left, room))
+	}
+	th.series[key] = ss
+	s.total++
+	th.byName[fs.Name] = append(th.byName[fs.Name], ss)
+	return ss
+}
+
+// restarted reports whether the target restarted since its previous
+// scrape: its process start time moved, or most of the counters with a
+// positive previous value went down.
+func (th *targetHistory) restarted(snap *Snapshot, tl *scrapeTally) bool {
+	restarted := false
 	if ps := snap.ProcessStartOf(); ps > 0 {
 		// A second of slack: some exporters derive it from uptime.
 		if th.start > 0 && math.Abs(ps-th.start) > 1 {
-			res.Restarted = true
+			restarted = true
 		}
 		th.start = ps
 	}
-	if reset > 0 && 2*reset > counted {
-		res.Restarted = true
-	}
-	if len(th.fresh) > 0 {
-		res.Seeded = th.seed(prev, res.Restarted || snap.Baseline)
-	}
-	// Series missing from this scrape get an explicit gap; series missing
-	// for the whole retained history are forgotten so churn stays bounded.
-	// When every stored series got a value there is nothing to visit.
-	// A series given a value at two positions (a family given twice) is
-	// in order twice: Export then dedups with a map.
-	th.orderExact = res.Series == seen
+	return restarted || tl.reset > 0 && 2*tl.reset > tl.counted
+}
+
+// markMissing gives the series missing from scrape idx (at slot) an
+// explicit gap, and forgets those missing for the whole retained history
+// so churn stays bounded. When every stored series got a value (seen of
+// them) there is nothing to visit.
+func (s *Store) markMissing(th *targetHistory, idx int64, slot, seen int) {
 	clear(th.stale) // no forgotten series kept alive
 	th.stale = th.stale[:0]
 	if seen == len(th.series) {
-		s.noteCaps(th, &res, byTotal)
-		return res
+		return
 	}
 	for key, ss := range th.series {
 		if ss.lastSeen == idx {
@@ -743,19 +787,17 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 		}
 		th.stale = append(th.stale, ss)
 	}
-	s.noteCaps(th, &res, byTotal)
-	return res
 }
 
-// sampleID returns the identity of r's sample: *made when it was made for
+// sampleID returns the identity of r's sample: made's when it was made for
 // the same family and sample (the flat series before r), else a new one,
-// which becomes *made.
-func (th *targetHistory) sampleID(r *flatRef, made **sampleID, fam **Family, sample **Sample) *sampleID {
-	if *made == nil || r.fam != *fam || r.sample != *sample {
-		*made = &sampleID{fam: r.fam.Name, typ: r.fam.Type, labels: append(Labels(nil), r.sample.Labels...)}
-		*fam, *sample = r.fam, r.sample
+// which becomes made's.
+func (th *targetHistory) sampleID(r *flatRef, made *madeSample) *sampleID {
+	if made.id == nil || r.fam != made.fam || r.sample != made.sample {
+		made.id = &sampleID{fam: r.fam.Name, typ: r.fam.Type, labels: append(Labels(nil), r.sample.Labels...)}
+		made.fam, made.sample = r.fam, r.sample
 	}
-	return *made
+	return made.id
 }
 
 // noteCaps records what the caps refused of the scrape just appended.

@@ -16,11 +16,11 @@ func wide(n int, from int) Family {
 	return f
 }
 
-// Issue 20: the store's series cap was per target only, so many targets
-// each under their own cap could hold any number of series in total. Now
-// MaxSeries bounds them across targets: what does not fit is refused and
-// counted with the cap that refused it, and room made (a series forgotten,
-// a target removed) is taken again.
+// MaxSeries bounds the series across targets, beside the per-target cap,
+// so that many targets each under their own cap cannot hold any number of
+// series in total: what does not fit is refused and counted with the cap
+// that refused it, and room made (a series forgotten, a target removed) is
+// taken again.
 func TestSeriesCapIsAlsoTotalAcrossTargets(t *testing.T) {
 	for _, cache := range []bool{true, false} {
 		t.Run(fmt.Sprintf("cache=%v", cache), func(t *testing.T) {

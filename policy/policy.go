@@ -22,7 +22,7 @@ import (
 // The empty Reason means "allowed".
 type Reason string
 
-// Reasons, the vocabulary of the fate ledger (issue 18, section 3).
+// Reasons, the vocabulary of the fate ledger.
 const (
 	Allowed           Reason = ""
 	ReasonMaxAttempts Reason = "max_attempts"

@@ -252,7 +252,7 @@ func (g *growing) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 
 // TestDialectQueriesAgainstPrometheus is the equivalence of the two paths
 // on the same data: every dialect's fixture is served with its counters
-// growing, scraped directly (collect scraper + dialect translator) and by a
+// growing, scraped directly (the scraper + dialect translator) and by a
 // real Prometheus read through the dialects' PromQL (a Source detecting the
 // dialects itself); analysis' signals of every (target, dependency) and
 // every flat series read through Prometheus (by dependency and contract

@@ -11,7 +11,7 @@ import (
 // FuzzDecode: any answer of a Prometheus API (or of whatever sits at its
 // address) decodes into a result or an error, never a panic; a result's
 // series have finite timestamps; an error's text carries no control
-// character to the terminal (issue 20: fuzz the API decoder).
+// character to the terminal.
 func FuzzDecode(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.json")
 	for _, p := range files {

@@ -8,11 +8,9 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// Issue 20: series the store's caps refuse are never lost silently. The
-// Prometheus path stored query results and dropped the store's answer, so
-// a fleet over the total cap (--by job,instance) lost series without a
-// word; each target's status now says how many and which cap, as a
-// scrape's does.
+// Series the store's caps refuse are never lost silently: on the
+// Prometheus path too, a fleet over the total cap (--by job,instance) has
+// each target's status say how many and which cap, as a scrape's does.
 func TestSeriesRefusedByTheStoreAreCountedInStatus(t *testing.T) {
 	fake := &fakeAPI{}
 	srv := httptest.NewServer(fake)

@@ -123,6 +123,11 @@ type Source struct {
 	server  model.TargetStatus
 	targets map[string]*model.TargetStatus
 	running bool
+	// refreshing is when the refresh in flight began (zero: none);
+	// answered when the server last answered a request, any answer.
+	// Statuses reads them to tell a server that stopped answering
+	// (unresponsive) while a refresh still waits on it.
+	refreshing, answered time.Time
 }
 
 // integral is the synthetic counter of one increase series.
@@ -275,7 +280,10 @@ func (s *Source) Store() *model.Store { return s.store }
 func (s *Source) Updates() <-chan struct{} { return s.updates }
 
 // Statuses returns the server's status first, then every target seen so
-// far, sorted by name.
+// far, sorted by name. While a refresh has waited longer than one query's
+// timeout without any answer from the server, the server is shown down
+// ("no answer for 12s") and every target's data stale, before the
+// refresh itself gives up.
 func (s *Source) Statuses() []model.TargetStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -288,7 +296,39 @@ func (s *Source) Statuses() []model.TargetStatus {
 	for _, n := range names {
 		out = append(out, *s.targets[n])
 	}
+	if silent, ok := s.unresponsive(); ok {
+		markUnresponsive(out, silent)
+	}
 	return out
+}
+
+// unresponsive says, under s.mu, how long the server has not answered
+// when a refresh in flight has waited for it longer than a query's
+// timeout with no answer since it began.
+func (s *Source) unresponsive() (time.Duration, bool) {
+	if s.refreshing.IsZero() || s.answered.After(s.refreshing) {
+		return 0, false
+	}
+	now := s.opts.Clock()
+	if now.Sub(s.refreshing) <= s.client.timeout {
+		return 0, false
+	}
+	since := s.refreshing
+	if !s.answered.IsZero() {
+		since = s.answered
+	}
+	return now.Sub(since).Truncate(time.Second), true
+}
+
+// markUnresponsive rewrites statuses (the server's first) for a server
+// silent for d: the server down, its targets' data stale.
+func markUnresponsive(sts []model.TargetStatus, d time.Duration) {
+	msg := fmt.Sprintf("no answer for %s (the server is not responding; its data is stale)", d)
+	sts[0].Up, sts[0].LastError = false, msg
+	for i := range sts[1:] {
+		t := &sts[i+1]
+		t.Up, t.LastError = false, "stale: prometheus "+msg[:strings.Index(msg, " (")]
+	}
 }
 
 // Run refreshes at once and then every Step until ctx is done.
@@ -334,133 +374,222 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
 	start := time.Now()
+	e, due := s.nextEvaluation()
+	if !due {
+		return s.Statuses()
+	}
+	s.refresh(ctx, e, start)
+	return s.Statuses()
+}
+
+// refresh runs evaluation e (Refresh), marked in flight for Statuses.
+func (s *Source) refresh(ctx context.Context, e evaluation, start time.Time) {
+	s.mu.Lock()
+	s.refreshing = s.opts.Clock()
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.refreshing = time.Time{}
+		s.mu.Unlock()
+	}()
+	detectErr := s.detectIfDue(ctx, e.at)
+	s.mu.Lock()
+	e.queries = s.queries
+	s.mu.Unlock()
+	if !s.backfilled && s.opts.Backfill > 0 {
+		e.from = e.at.Add(-s.opts.Backfill / s.opts.Step * s.opts.Step)
+	}
+	s.runQueries(ctx, &e)
+	if ctx.Err() != nil {
+		return
+	}
+	e.tally(detectErr)
+	e.first, e.prevEval = s.lastEval == 0, s.lastEval
+	if e.ok > 0 {
+		s.backfilled = true
+		s.lastEval = e.at.UnixMilli()
+	}
+	s.readScrapeTimes(&e)
+	seen, earlier := s.apply(&e)
+	for i, r := range e.results {
+		if r.err == nil {
+			s.lastOK[e.queries[i].PromQL] = e.at.UnixMilli()
+		}
+	}
+	s.setStatuses(e.at, time.Since(start), len(e.queries), e.ok, e.firstErr, e.warnings, seen, earlier)
+	select {
+	case s.updates <- struct{}{}:
+	default:
+	}
+}
+
+// evaluation is one refresh: its times, its queries and what they
+// answered.
+type evaluation struct {
+	at   time.Time // the evaluation time
+	from time.Time // the first evaluation time of the refresh (at: one step)
+	// prevEval is the evaluation time before (ms, 0: none); first says
+	// this is the Source's first evaluation.
+	prevEval int64
+	first    bool
+	queries  []Query
+	results  []queryResult // by query
+	clock    queryResult   // the scrape times (clockQuery)
+	// scraped is each target's scrape time by evaluation time (ms), from
+	// the clock's answer; nil when the clock query failed.
+	scraped  map[string]map[int64]int64
+	ok       int    // queries answered
+	firstErr string // the first failure, and the detection's
+	warnings []string
+}
+
+// nextEvaluation returns the evaluation due now, Delay behind the clock,
+// and false when none is (the newest is less than a step old).
+// Evaluations stay on one grid, so each increase query's results since
+// the previous evaluation add up; a refresh late by more than a step (a
+// slow server, a busy machine) evaluates the steps missed.
+func (s *Source) nextEvaluation() (evaluation, bool) {
 	at := s.opts.Clock().Add(-s.opts.Delay).Truncate(time.Millisecond)
-	// Evaluations stay on one grid, so each increase query's results
-	// since the previous evaluation add up; a refresh late by more than
-	// a step (a slow server, a busy machine) evaluates the steps missed.
 	from := at
 	if s.lastEval > 0 {
 		next := s.lastEval + s.opts.Step.Milliseconds()
 		if at.UnixMilli() < next {
-			return s.Statuses()
+			return evaluation{}, false
 		}
 		steps := (at.UnixMilli() - s.lastEval) / s.opts.Step.Milliseconds()
 		at = time.UnixMilli(s.lastEval + steps*s.opts.Step.Milliseconds())
 		from = time.UnixMilli(next)
 	}
-	var detectErr string
+	return evaluation{at: at, from: from}, true
+}
+
+// detectIfDue detects the dialects again when auto and DetectEvery has
+// passed; it returns what keeps queries from being made, as an error
+// text ("" when nothing does).
+func (s *Source) detectIfDue(ctx context.Context, at time.Time) string {
 	if s.auto && (s.detectedAt.IsZero() || at.Sub(s.detectedAt) >= s.opts.DetectEvery) {
 		if err := s.detect(ctx, at); err != nil {
-			detectErr = "detecting dialects: " + err.Error()
+			return "detecting dialects: " + err.Error()
 		}
 	}
-	if detectErr == "" {
-		detectErr = s.noPromQL
+	return s.noPromQL
+}
+
+// runQueries runs e's queries and the clock query concurrently, at most
+// Concurrency of the queries at a time, into e.results and e.clock. When a
+// query fails without an answer from the server (a timeout, a refused
+// connection) and nothing has answered since the refresh began, the
+// server is taken as silent and the queries still running or waiting are
+// given up at once, so a frozen server costs a refresh one query timeout,
+// not one per wave of Concurrency queries.
+func (s *Source) runQueries(ctx context.Context, e *evaluation) {
+	e.results = make([]queryResult, len(e.queries))
+	qctx, giveUp := context.WithCancelCause(ctx)
+	defer giveUp(nil)
+	began := s.opts.Clock()
+	silent := func(r queryResult) {
+		var apiErr *APIError
+		if r.err == nil || errors.As(r.err, &apiErr) || ctx.Err() != nil {
+			return
+		}
+		s.mu.Lock()
+		quiet := s.answered.Before(began)
+		s.mu.Unlock()
+		if quiet {
+			giveUp(fmt.Errorf("given up: the server did not answer this refresh (%w)", r.err))
+		}
 	}
-	s.mu.Lock()
-	queries := s.queries
-	s.mu.Unlock()
-	backfill := !s.backfilled && s.opts.Backfill > 0
-	if backfill {
-		from = at.Add(-s.opts.Backfill / s.opts.Step * s.opts.Step)
-	}
-	results := make([]queryResult, len(queries))
 	sem := make(chan struct{}, s.opts.Concurrency)
 	var wg sync.WaitGroup
-	var clock queryResult
-	wg.Go(func() {
-		if from.Before(at) {
-			clock.res, clock.err = s.client.QueryRange(ctx, s.clockQuery, from, at, s.opts.Step)
-		} else {
-			clock.res, clock.err = s.client.Query(ctx, s.clockQuery, at)
-		}
-	})
-	for i, q := range queries {
+	wg.Go(func() { e.clock = s.query(qctx, s.clockQuery, e.from, e.at); silent(e.clock) })
+	for i, q := range e.queries {
 		wg.Go(func() {
 			select {
 			case sem <- struct{}{}:
-			case <-ctx.Done():
-				results[i].err = ctx.Err()
+			case <-qctx.Done():
+				e.results[i].err = context.Cause(qctx)
 				return
 			}
 			defer func() { <-sem }()
+			if qctx.Err() != nil {
+				e.results[i].err = context.Cause(qctx)
+				return
+			}
 			// A query that failed before catches up on the steps it
 			// missed (at most a backfill's worth), so its increases
 			// still add up.
-			qFrom := from
-			if last, ok := s.lastOK[q.PromQL]; ok && last+s.opts.Step.Milliseconds() < from.UnixMilli() {
-				limit := at.Add(-max(s.opts.Backfill, 10*s.opts.Step) / s.opts.Step * s.opts.Step)
+			qFrom := e.from
+			if last, ok := s.lastOK[q.PromQL]; ok && last+s.opts.Step.Milliseconds() < e.from.UnixMilli() {
+				limit := e.at.Add(-max(s.opts.Backfill, 10*s.opts.Step) / s.opts.Step * s.opts.Step)
 				qFrom = time.UnixMilli(max(last+s.opts.Step.Milliseconds(), limit.UnixMilli()))
 			}
-			if qFrom.Before(at) {
-				results[i].res, results[i].err = s.client.QueryRange(ctx, q.PromQL, qFrom, at, s.opts.Step)
-			} else {
-				results[i].res, results[i].err = s.client.Query(ctx, q.PromQL, at)
-			}
+			e.results[i] = s.query(qctx, q.PromQL, qFrom, e.at)
+			silent(e.results[i])
 		})
 	}
 	wg.Wait()
-	if ctx.Err() != nil {
-		return s.Statuses()
+}
+
+// query runs promql over the steps from from to at, or at at alone, and
+// notes when the server answered (an API error is an answer too).
+func (s *Source) query(ctx context.Context, promql string, from, at time.Time) queryResult {
+	var r queryResult
+	if from.Before(at) {
+		r.res, r.err = s.client.QueryRange(ctx, promql, from, at, s.opts.Step)
+	} else {
+		r.res, r.err = s.client.Query(ctx, promql, at)
 	}
-	ok := 0
-	var firstErr string
-	var warnings []string
-	for i, r := range results {
+	var apiErr *APIError
+	if r.err == nil || errors.As(r.err, &apiErr) {
+		s.mu.Lock()
+		s.answered = s.opts.Clock()
+		s.mu.Unlock()
+	}
+	return r
+}
+
+// tally counts the queries answered and gathers the first failure (with
+// detectErr) and the warnings.
+func (e *evaluation) tally(detectErr string) {
+	for i, r := range e.results {
 		if r.err != nil {
-			if firstErr == "" {
-				firstErr = queries[i].Name + ": " + r.err.Error()
+			if e.firstErr == "" {
+				e.firstErr = e.queries[i].Name + ": " + r.err.Error()
 			}
 			continue
 		}
-		ok++
-		warnings = append(warnings, r.res.Warnings...)
+		e.ok++
+		e.warnings = append(e.warnings, r.res.Warnings...)
 	}
 	if detectErr != "" {
-		firstErr = strings.TrimPrefix(firstErr+"; "+detectErr, "; ")
+		e.firstErr = strings.TrimPrefix(e.firstErr+"; "+detectErr, "; ")
 	}
+}
 
-	first, prevEval := s.lastEval == 0, s.lastEval
-	if ok > 0 {
-		s.backfilled = true
-		s.lastEval = at.UnixMilli()
-	}
-	// Without the clock's answer the scrape times of this evaluation are
-	// unknown: its samples are not stored (the running sums still take
-	// its increases, which land at the next evaluation with a clock, at
-	// that evaluation's true scrape time). Stored at the evaluation time
-	// instead, they stood up to a scrape interval late, and a rate over a
-	// window ending there was off by that interval over the window's width
-	// (TestSourceClockFails).
-	var scraped map[string]map[int64]int64
-	if clock.err != nil {
-		if firstErr == "" {
-			firstErr = "scrape times (up): " + clock.err.Error()
+// readScrapeTimes sets e.scraped from the clock query's answer. Without
+// it the scrape times of this evaluation are unknown: its samples are
+// not stored (the running sums still take its increases, which land at
+// the next evaluation with a clock, at that evaluation's true scrape
+// time). Stored at the evaluation time instead, they stood up to a
+// scrape interval late, and a rate over a window ending there was off by
+// that interval over the window's width (TestSourceClockFails).
+func (s *Source) readScrapeTimes(e *evaluation) {
+	if e.clock.err != nil {
+		if e.firstErr == "" {
+			e.firstErr = "scrape times (up): " + e.clock.err.Error()
 		}
-	} else {
-		scraped = map[string]map[int64]int64{}
-		for _, ser := range clock.res.Series {
-			m := map[int64]int64{}
-			for _, p := range ser.Points {
-				if !math.IsNaN(p.V) && !math.IsInf(p.V, 0) {
-					m[p.T] = int64(math.Round(p.V * 1000))
-				}
+		return
+	}
+	e.scraped = map[string]map[int64]int64{}
+	for _, ser := range e.clock.res.Series {
+		m := map[int64]int64{}
+		for _, p := range ser.Points {
+			if !math.IsNaN(p.V) && !math.IsInf(p.V, 0) {
+				m[p.T] = int64(math.Round(p.V * 1000))
 			}
-			scraped[s.targetName(ser.Labels)] = m
 		}
+		e.scraped[s.targetName(ser.Labels)] = m
 	}
-	seen, earlier := s.apply(queries, results, at, from, prevEval, first, scraped)
-	for i, r := range results {
-		if r.err == nil {
-			s.lastOK[queries[i].PromQL] = at.UnixMilli()
-		}
-	}
-	s.setStatuses(at, time.Since(start), len(queries), ok, firstErr, warnings, seen, earlier)
-	select {
-	case s.updates <- struct{}{}:
-	default:
-	}
-	return s.Statuses()
 }
 
 // apply adds up the increase results into synthetic counters and appends
@@ -485,42 +614,87 @@ func (s *Source) Refresh(ctx context.Context) []model.TargetStatus {
 //
 // A counter query that failed where it had answered at the evaluation
 // before (prevEval) holds back the snapshots of this refresh of every
-// target it has series of: see held below.
+// target it has series of: see heldTargets.
 //
 // It returns the series count of each target with series at the
 // evaluation at (seen) and, for targets with series only at earlier
 // steps of this refresh (a backfill or a catch-up whose last step found
 // them stale), the newest such step (earlier).
-func (s *Source) apply(queries []Query, results []queryResult, at, from time.Time, prevEval int64, first bool, scraped map[string]map[int64]int64) (seen map[string]int, earlier map[string]int64) {
-	atMs, fromMs := at.UnixMilli(), from.UnixMilli()
-	stepMs := s.opts.Step.Milliseconds()
-	// Queries that yield one flat series name (a _bucket series read
-	// with two le scales) share its family; their series differ by
-	// le_scale.
-	type famKey struct {
-		target string
-		name   string
-	}
-	snaps := map[int64]map[famKey]*model.Family{}
-	add := func(t int64, target string, q int, ls model.Labels, v float64) {
-		byT := snaps[t]
-		if byT == nil {
-			byT = map[famKey]*model.Family{}
-			snaps[t] = byT
+func (s *Source) apply(e *evaluation) (seen map[string]int, earlier map[string]int64) {
+	b := batch{e: e, snaps: map[int64]map[famKey]*model.Family{}, firstIn: s.firstResultTimes(e.results)}
+	fromMs := e.from.UnixMilli()
+	var key []byte
+	for qi, r := range e.results {
+		if r.err != nil {
+			continue
 		}
-		k := famKey{target, queries[q].Name}
-		f := byT[k]
-		if f == nil {
-			typ := model.Counter
-			if queries[q].Kind == Level {
-				typ = model.Gauge
+		q := e.queries[qi]
+		for _, ser := range r.res.Series {
+			target := s.targetName(ser.Labels)
+			ls := ser.Labels.Without(append([]string{"__name__"}, s.opts.By...)...)
+			if le, ok := ls.Get("le"), ls.Has("le"); ok && strings.HasSuffix(q.Name, "_bucket") {
+				ls, ok = scaleLe(ls, le, q)
+				if !ok {
+					continue
+				}
 			}
-			f = &model.Family{Name: queries[q].Name, Type: typ}
-			byT[k] = f
+			if q.Kind == Level {
+				for _, p := range ser.Points {
+					if !math.IsNaN(p.V) && p.T >= fromMs {
+						b.add(p.T, target, qi, ls, p.V)
+					}
+				}
+				continue
+			}
+			key = append(append(append(key[:0], q.Name...), 0xff), target...)
+			key = ls.AppendKey(append(key, 0xff))
+			s.integrate(&b, string(key), qi, target, ls, ser.Points)
 		}
-		f.Samples = append(f.Samples, model.Sample{Labels: ls, Value: v})
 	}
-	// The first evaluation each target has a result at in this batch.
+	held := s.heldTargets(e)
+	s.forgetIntegrals(e.at.UnixMilli())
+	return s.storeSnapshots(e, b.snaps, held)
+}
+
+// famKey is a family of a target's snapshot. Queries that yield one flat
+// series name (a _bucket series read with two le scales) share its
+// family; their series differ by le_scale.
+type famKey struct {
+	target string
+	name   string
+}
+
+// batch gathers the samples of a refresh into families by evaluation
+// time and target.
+type batch struct {
+	e       *evaluation
+	snaps   map[int64]map[famKey]*model.Family
+	firstIn map[string]int64 // the first evaluation each target has a result at in the refresh
+}
+
+// add adds a sample of query q's family of target at evaluation t.
+func (b *batch) add(t int64, target string, q int, ls model.Labels, v float64) {
+	byT := b.snaps[t]
+	if byT == nil {
+		byT = map[famKey]*model.Family{}
+		b.snaps[t] = byT
+	}
+	k := famKey{target, b.e.queries[q].Name}
+	f := byT[k]
+	if f == nil {
+		typ := model.Counter
+		if b.e.queries[q].Kind == Level {
+			typ = model.Gauge
+		}
+		f = &model.Family{Name: b.e.queries[q].Name, Type: typ}
+		byT[k] = f
+	}
+	f.Samples = append(f.Samples, model.Sample{Labels: ls, Value: v})
+}
+
+// firstResultTimes returns the first evaluation each target has a result
+// at in results.
+func (s *Source) firstResultTimes(results []queryResult) map[string]int64 {
 	firstIn := map[string]int64{}
 	for _, r := range results {
 		if r.err != nil {
@@ -536,94 +710,80 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 			}
 		}
 	}
-	// scraped is nil when the clock query failed: nothing is stored.
-	timesKnown := scraped != nil
-	// stored reports whether the target has a sample before evaluation t.
-	stored := func(target string, t int64) bool {
-		if f, ok := s.firstEval[target]; ok && f < t {
-			return true
-		}
-		return firstIn[target] < t
+	return firstIn
+}
+
+// stored reports whether the target has a sample before evaluation t.
+func (s *Source) stored(b *batch, target string, t int64) bool {
+	if f, ok := s.firstEval[target]; ok && f < t {
+		return true
 	}
-	var key []byte
-	for qi, r := range results {
-		if r.err != nil {
+	return b.firstIn[target] < t
+}
+
+// integrate adds the increases of one series of increase query qi (its
+// integral's key, its target and labels) to its running sum, and the sums
+// at the refresh's evaluation times to b.
+func (s *Source) integrate(b *batch, key string, qi int, target string, ls model.Labels, points []model.Point) {
+	e := b.e
+	q := e.queries[qi]
+	fromMs, stepMs := e.from.UnixMilli(), s.opts.Step.Milliseconds()
+	st := s.integ[key]
+	for _, p := range points {
+		// An increase is never negative; NaN or ±Inf (a broken
+		// exporter, a division in a recording rule) would poison
+		// the running sum forever: no sample.
+		if math.IsNaN(p.V) || math.IsInf(p.V, 0) || p.V < 0 {
 			continue
 		}
-		q := queries[qi]
-		for _, ser := range r.res.Series {
-			target := s.targetName(ser.Labels)
-			ls := ser.Labels.Without(append([]string{"__name__"}, s.opts.By...)...)
-			if le, ok := ls.Get("le"), ls.Has("le"); ok && strings.HasSuffix(q.Name, "_bucket") {
-				ls, ok = scaleLe(ls, le, q)
-				if !ok {
-					continue
-				}
+		switch {
+		case st != nil && p.T <= st.t:
+			continue
+		case st != nil:
+			st.v += p.V
+			st.t = p.T
+		case e.first && p.T == fromMs:
+			// What it counted before the Source's first look.
+			st = &integral{t: p.T, promql: q.PromQL, target: target}
+			s.integ[key] = st
+		default:
+			if !s.stored(b, target, p.T) {
+				// A new target: its baseline, where its first
+				// sample was read.
+				b.add(p.T-stepMs, target, qi, ls, 0)
 			}
-			if q.Kind == Level {
-				for _, p := range ser.Points {
-					if !math.IsNaN(p.V) && p.T >= fromMs {
-						add(p.T, target, qi, ls, p.V)
-					}
-				}
-				continue
-			}
-			key = append(append(append(key[:0], q.Name...), 0xff), target...)
-			key = ls.AppendKey(append(key, 0xff))
-			st := s.integ[string(key)]
-			for _, p := range ser.Points {
-				// An increase is never negative; NaN or ±Inf (a broken
-				// exporter, a division in a recording rule) would poison
-				// the running sum forever: no sample.
-				if math.IsNaN(p.V) || math.IsInf(p.V, 0) || p.V < 0 {
-					continue
-				}
-				switch {
-				case st != nil && p.T <= st.t:
-					continue
-				case st != nil:
-					st.v += p.V
-					st.t = p.T
-				case first && p.T == fromMs:
-					// What it counted before the Source's first look.
-					st = &integral{t: p.T, promql: q.PromQL, target: target}
-					s.integ[string(key)] = st
-				default:
-					if !stored(target, p.T) {
-						// A new target: its baseline, where its first
-						// sample was read.
-						add(p.T-stepMs, target, qi, ls, 0)
-					}
-					st = &integral{t: p.T, v: p.V, promql: q.PromQL, target: target}
-					s.integ[string(key)] = st
-				}
-				if p.T >= fromMs {
-					// Steps a failed query catches up on are counted,
-					// not stored: the store already holds those times.
-					add(p.T, target, qi, ls, st.v)
-				}
-			}
+			st = &integral{t: p.T, v: p.V, promql: q.PromQL, target: target}
+			s.integ[key] = st
+		}
+		if p.T >= fromMs {
+			// Steps a failed query catches up on are counted,
+			// not stored: the store already holds those times.
+			b.add(p.T, target, qi, ls, st.v)
 		}
 	}
-	// A counter query that failed leaves its series without a value at
-	// this evaluation; the step it missed is counted when it catches up.
-	// Stored without them, a target's window starting here would see those
-	// series start one scrape late yet be divided by the target's whole
-	// span (a quarter low over 4 steps); with their last value standing
-	// here (as before), a value counted a scrape earlier stood at this
-	// scrape's time, a step high over a window starting here and low over
-	// one ending here (TestSourceQueryFailsHoldsTarget: 6/s for 3/s), and
-	// a query failing refresh after refresh read as a flat counter, 0/s
-	// where nothing was known. So, on a query's first failure, the targets
-	// it has series of store nothing of this refresh, as when the scrape
-	// times are unknown: their other increases land at the next stored
-	// evaluation. A query failing again no longer holds them back (one
-	// slow query must not freeze every target): its series are absent
-	// until it answers, and the server's status says it failed.
+}
+
+// heldTargets returns the targets whose snapshots this refresh holds
+// back. A counter query that failed leaves its series without a value at
+// this evaluation; the step it missed is counted when it catches up.
+// Stored without them, a target's window starting here would see those
+// series start one scrape late yet be divided by the target's whole span
+// (a quarter low over 4 steps); with their last value standing here, a
+// value counted a scrape earlier stood at this scrape's time, a step high
+// over a window starting here and low over one ending here
+// (TestSourceQueryFailsHoldsTarget: 6/s for 3/s), and a query failing
+// refresh after refresh read as a flat counter, 0/s where nothing was
+// known. So, on a query's first failure, the targets it has series of
+// store nothing of this refresh, as when the scrape times are unknown:
+// their other increases land at the next stored evaluation. A query
+// failing again no longer holds them back (one slow query must not
+// freeze every target): its series are absent until it answers, and the
+// server's status says it failed.
+func (s *Source) heldTargets(e *evaluation) map[string]bool {
 	held := map[string]bool{}
 	failing := map[string]bool{}
-	for qi, r := range results {
-		if q := queries[qi]; r.err != nil && q.Kind == Increase && prevEval > 0 && s.lastOK[q.PromQL] >= prevEval {
+	for qi, r := range e.results {
+		if q := e.queries[qi]; r.err != nil && q.Kind == Increase && e.prevEval > 0 && s.lastOK[q.PromQL] >= e.prevEval {
 			failing[q.PromQL] = true
 		}
 	}
@@ -634,13 +794,25 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 			}
 		}
 	}
-	// Forget integrals not updated for the store's whole history.
-	horizon := atMs - int64(s.store.Config().History)*stepMs
+	return held
+}
+
+// forgetIntegrals forgets the integrals not updated for the store's whole
+// history before atMs.
+func (s *Source) forgetIntegrals(atMs int64) {
+	horizon := atMs - int64(s.store.Config().History)*s.opts.Step.Milliseconds()
 	for k, st := range s.integ {
 		if st.t < horizon {
 			delete(s.integ, k)
 		}
 	}
+}
+
+// storeSnapshots appends the snapshots of snaps in time order, but those
+// of held targets and all when the scrape times are unknown; it returns
+// apply's seen and earlier.
+func (s *Source) storeSnapshots(e *evaluation, snaps map[int64]map[famKey]*model.Family, held map[string]bool) (seen map[string]int, earlier map[string]int64) {
+	atMs, stepMs := e.at.UnixMilli(), s.opts.Step.Milliseconds()
 	times := make([]int64, 0, len(snaps))
 	for t := range snaps {
 		times = append(times, t)
@@ -648,38 +820,23 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	seen, earlier = map[string]int{}, map[string]int64{}
 	for _, t := range times {
-		byTarget := map[string]*model.Snapshot{}
-		for k, f := range snaps[t] {
-			sn := byTarget[k.target]
-			if sn == nil {
-				sn = &model.Snapshot{Target: k.target, Time: time.UnixMilli(t)}
-				byTarget[k.target] = sn
-			}
-			sn.Families = append(sn.Families, *f)
-		}
-		for target, sn := range byTarget {
+		for target, sn := range targetSnapshots(snaps[t], t) {
 			if t == atMs {
 				seen[target] = sn.SeriesCount()
 			} else {
 				earlier[target] = t // times ascend: the newest wins
 			}
-			if !timesKnown || held[target] {
+			// e.scraped is nil when the clock query failed: nothing is stored.
+			if e.scraped == nil || held[target] {
 				continue
 			}
-			st := scrapeTime(scraped[target], t, stepMs)
+			st := scrapeTime(e.scraped[target], t, stepMs)
 			if last, ok := s.lastStored[target]; ok && st <= last || st < 0 {
 				continue // no new scrape that worked since the last evaluation
 			}
 			sn.Time = time.UnixMilli(st)
 			sort.Slice(sn.Families, func(i, j int) bool { return sn.Families[i].Name < sn.Families[j].Name })
-			if res := s.store.Append(sn); res.Dropped > 0 {
-				if s.capped == nil {
-					s.capped = map[string]model.AppendResult{}
-				}
-				s.capped[target] = res
-			} else {
-				delete(s.capped, target)
-			}
+			s.appendSnapshot(target, sn)
 			s.lastStored[target] = st
 			if _, ok := s.firstEval[target]; !ok {
 				s.firstEval[target] = t
@@ -690,6 +847,33 @@ func (s *Source) apply(queries []Query, results []queryResult, at, from time.Tim
 		delete(earlier, target)
 	}
 	return seen, earlier
+}
+
+// targetSnapshots groups the families of evaluation t by target.
+func targetSnapshots(fams map[famKey]*model.Family, t int64) map[string]*model.Snapshot {
+	byTarget := map[string]*model.Snapshot{}
+	for k, f := range fams {
+		sn := byTarget[k.target]
+		if sn == nil {
+			sn = &model.Snapshot{Target: k.target, Time: time.UnixMilli(t)}
+			byTarget[k.target] = sn
+		}
+		sn.Families = append(sn.Families, *f)
+	}
+	return byTarget
+}
+
+// appendSnapshot appends a target's snapshot to the store, noting what
+// its series caps refused.
+func (s *Source) appendSnapshot(target string, sn *model.Snapshot) {
+	if res := s.store.Append(sn); res.Dropped > 0 {
+		if s.capped == nil {
+			s.capped = map[string]model.AppendResult{}
+		}
+		s.capped[target] = res
+	} else {
+		delete(s.capped, target)
+	}
 }
 
 // scrapeTime is where the samples of evaluation t are stored: the target's

@@ -197,17 +197,11 @@ func (e *encoder) cap(c *model.SeriesCap) {
 // encodeIndex encodes x, finished, for rec: the string table and the
 // body.
 func encodeIndex(x *index, rec dump.Recording) (table, body []byte, err error) {
-	n := x.done
 	e := &encoder{strs: map[string]uint64{}, b: make([]byte, 0, x.bytes/2)}
-	e.u(uint64(n))
-	var names []string
-	for _, name := range rec.Targets() {
-		if x.targets[name] != nil {
-			names = append(names, name)
-		}
-	}
-	if len(names) != len(x.targets) {
-		return nil, nil, errors.New("replay: the index holds a target the recording does not list")
+	e.u(uint64(x.done))
+	names, err := indexedTargets(x, rec)
+	if err != nil {
+		return nil, nil, err
 	}
 	e.u(uint64(len(names)))
 	body, sec := e.b, []byte(nil)
@@ -220,66 +214,7 @@ func encodeIndex(x *index, rec dump.Recording) (table, body []byte, err error) {
 		// body: a reader finds every target's log first and decodes them
 		// in parallel.
 		e.b = sec[:0]
-		e.u(uint64(len(l.entries)))
-		prev := int64(-1)
-		for _, en := range l.entries {
-			e.u(uint64(int64(en) - prev))
-			prev = int64(en)
-		}
-		e.u(uint64(len(l.times)))
-		prev = 0
-		for _, t := range l.times {
-			e.s(t - prev)
-			prev = t
-		}
-		for _, m := range l.meta {
-			e.f(m.start)
-			e.u(uint64(m.dropped))
-			if m.capped == (model.SeriesCap{}) {
-				e.cap(nil)
-			} else {
-				e.cap(&m.capped)
-			}
-		}
-		labels := 0
-		for k := range l.series {
-			labels += len(l.series[k].labels)
-		}
-		e.u(uint64(labels))
-		e.u(uint64(len(l.series)))
-		for k := range l.series {
-			s := &l.series[k]
-			e.str(s.key)
-			e.str(s.name)
-			e.u(uint64(len(s.labels)))
-			for _, lb := range s.labels {
-				e.str(lb.Name)
-				e.str(lb.Value)
-			}
-			e.s(int64(s.typ))
-			e.f(s.extra)
-			e.u(uint64(s.born))
-			e.u(uint64(s.died + 1))
-			e.f(s.seed)
-		}
-		ids := 0
-		for c := range l.chunks {
-			ids += len(l.chunks[c].ids)
-		}
-		e.u(uint64(ids))
-		for c := range l.chunks {
-			ch := &l.chunks[c]
-			e.u(uint64(len(ch.ids)))
-			prev := int64(-1)
-			for _, id := range ch.ids {
-				e.u(uint64(int64(id) - prev))
-				prev = int64(id)
-			}
-			for k := range ch.ids {
-				e.u(uint64(ch.off[k+1] - ch.off[k]))
-			}
-			e.b = append(e.b, ch.data[:ch.off[len(ch.ids)]]...)
-		}
+		e.targetLog(l)
 		sec = e.b
 		e.b = body
 		e.str(name)
@@ -287,8 +222,108 @@ func encodeIndex(x *index, rec dump.Recording) (table, body []byte, err error) {
 		body = append(e.b, sec...)
 	}
 	e.b = body
+	if err := e.statuses(x, rec); err != nil {
+		return nil, nil, err
+	}
+	e.entryErrors(x)
+	return e.table(), e.b, nil
+}
+
+// indexedTargets returns the targets of x in the recording's order.
+func indexedTargets(x *index, rec dump.Recording) ([]string, error) {
+	var names []string
+	for _, name := range rec.Targets() {
+		if x.targets[name] != nil {
+			names = append(names, name)
+		}
+	}
+	if len(names) != len(x.targets) {
+		return nil, errors.New("replay: the index holds a target the recording does not list")
+	}
+	return names, nil
+}
+
+// targetLog writes a target's log: its entries, scrapes, series and
+// chunks.
+func (e *encoder) targetLog(l *tlog) {
+	e.u(uint64(len(l.entries)))
+	prev := int64(-1)
+	for _, en := range l.entries {
+		e.u(uint64(int64(en) - prev))
+		prev = int64(en)
+	}
+	e.u(uint64(len(l.times)))
+	prev = 0
+	for _, t := range l.times {
+		e.s(t - prev)
+		prev = t
+	}
+	for _, m := range l.meta {
+		e.f(m.start)
+		e.u(uint64(m.dropped))
+		if m.capped == (model.SeriesCap{}) {
+			e.cap(nil)
+		} else {
+			e.cap(&m.capped)
+		}
+	}
+	e.series(l.series)
+	e.chunks(l.chunks)
+}
+
+// series writes the series' labels in all, then each series.
+func (e *encoder) series(series []seriesMeta) {
+	labels := 0
+	for k := range series {
+		labels += len(series[k].labels)
+	}
+	e.u(uint64(labels))
+	e.u(uint64(len(series)))
+	for k := range series {
+		s := &series[k]
+		e.str(s.key)
+		e.str(s.name)
+		e.u(uint64(len(s.labels)))
+		for _, lb := range s.labels {
+			e.str(lb.Name)
+			e.str(lb.Value)
+		}
+		e.s(int64(s.typ))
+		e.f(s.extra)
+		e.u(uint64(s.born))
+		e.u(uint64(s.died + 1))
+		e.f(s.seed)
+	}
+}
+
+// chunks writes the chunks' ids in all, then each chunk: its ids, its
+// columns' lengths and its columns.
+func (e *encoder) chunks(chunks []chunk) {
+	ids := 0
+	for c := range chunks {
+		ids += len(chunks[c].ids)
+	}
+	e.u(uint64(ids))
+	for c := range chunks {
+		ch := &chunks[c]
+		e.u(uint64(len(ch.ids)))
+		prev := int64(-1)
+		for _, id := range ch.ids {
+			e.u(uint64(int64(id) - prev))
+			prev = int64(id)
+		}
+		for k := range ch.ids {
+			e.u(uint64(ch.off[k+1] - ch.off[k]))
+		}
+		e.b = append(e.b, ch.data[:ch.off[len(ch.ids)]]...)
+	}
+}
+
+// statuses writes each entry's scrapes logged and status, after checking
+// that its name and times are the recording's, which are left out.
+func (e *encoder) statuses(x *index, rec dump.Recording) error {
 	lastOK := map[string]int{}
-	for i := 0; i < n; i++ {
+	for i := 0; i < x.done; i++ {
 		s := &x.status[i]
 		target := rec.Target(i)
 		succ, ok := lastOK[target]
@@ -301,7 +336,7 @@ func encodeIndex(x *index, rec dump.Recording) (table, body []byte, err error) {
 		}
 		// Only what comes back exactly is left out.
 		if s.Name != target || !s.LastScrape.Equal(rec.Time(i)) || (succ < 0) != s.LastSuccess.IsZero() || (succ >= 0 && !s.LastSuccess.Equal(rec.Time(succ))) {
-			return nil, nil, fmt.Errorf("replay: index entry %d: its status' name or times are not the recording's", i)
+			return fmt.Errorf("replay: index entry %d: its status' name or times are not the recording's", i)
 		}
 		e.u(uint64(x.next[i]))
 		var flags uint64
@@ -324,6 +359,11 @@ func encodeIndex(x *index, rec dump.Recording) (table, body []byte, err error) {
 		}
 		e.cap(s.SeriesCap)
 	}
+	return nil
+}
+
+// entryErrors writes the entries' errors in entry order.
+func (e *encoder) entryErrors(x *index) {
 	errs := make([]int, 0, len(x.errs))
 	for i := range x.errs {
 		errs = append(errs, i)
@@ -336,6 +376,10 @@ func encodeIndex(x *index, rec dump.Recording) (table, body []byte, err error) {
 		prev = i
 		e.str(x.errs[i].Error())
 	}
+}
+
+// table returns the string table of what e wrote.
+func (e *encoder) table() []byte {
 	t := &encoder{}
 	t.u(uint64(len(e.list)))
 	size := 0
@@ -347,7 +391,7 @@ func encodeIndex(x *index, rec dump.Recording) (table, body []byte, err error) {
 	for _, s := range e.list {
 		t.b = append(t.b, s...)
 	}
-	return t.b, e.b, nil
+	return t.b
 }
 
 func sortInts(v []int) {
@@ -591,7 +635,38 @@ func (d *decoder) cap() *model.SeriesCap {
 // chunk's columns, a series' id).
 func (p *Player) decodeIndex(payload []byte) (*index, error) {
 	d := &decoder{b: payload}
-	// The string table: one string holds them all.
+	if err := d.readTable(); err != nil {
+		return nil, err
+	}
+	n := p.rec.Len()
+	at := d.at
+	if v := d.u(); d.err != nil {
+		return nil, d.err
+	} else if v != uint64(n) {
+		return nil, refuseAt(int64(indexHeaderLen+at), "%d entries, the recording has %d", v, n)
+	}
+	x := &index{done: n, next: make([]int64, n), status: make([]model.TargetStatus, n), targets: map[string]*tlog{}}
+	owner := make([]int32, n) // entry -> target + 1
+	if err := p.decodeTargets(d, x, owner); err != nil {
+		return nil, err
+	}
+	if err := p.decodeStatuses(d, x, owner); err != nil {
+		return nil, err
+	}
+	if err := d.entryErrors(x); err != nil {
+		return nil, err
+	}
+	if d.err == nil && d.at != len(d.b) {
+		d.fail("%d bytes after the index", len(d.b)-d.at)
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return x, nil
+}
+
+// readTable reads the string table: one string holds them all.
+func (d *decoder) readTable() error {
 	ns := d.count("strings", 1)
 	from, total := d.at, 0
 	for k := 0; k < ns && d.err == nil; k++ {
@@ -602,7 +677,7 @@ func (p *Player) decodeIndex(payload []byte) (*index, error) {
 	}
 	all := string(d.bytes(total))
 	if d.err != nil {
-		return nil, d.err
+		return d.err
 	}
 	d.strs = make([]string, ns)
 	end := d.at
@@ -612,41 +687,39 @@ func (p *Player) decodeIndex(payload []byte) (*index, error) {
 		d.strs[k], all = all[:n], all[n:]
 	}
 	d.at = end
+	return nil
+}
 
-	n := p.rec.Len()
-	at := d.at
-	if v := d.u(); d.err != nil {
-		return nil, d.err
-	} else if v != uint64(n) {
-		return nil, refuseAt(int64(indexHeaderLen+at), "%d entries, the recording has %d", v, n)
-	}
-	x := &index{done: n, next: make([]int64, n), status: make([]model.TargetStatus, n), targets: map[string]*tlog{}}
-	owner := make([]int32, n) // entry -> target + 1
-	// The targets' logs are found first, then decoded in parallel: their
-	// entries are disjoint once their names are (an entry is marked only
-	// by the target the recording says it belongs to).
-	type section struct {
-		name       string
-		start, end int
-		l          *tlog
-		bytes      int64
-		err        error
-	}
+// logSection is where one target's log lies in the body, and what
+// decoding it gave.
+type logSection struct {
+	name       string
+	start, end int
+	l          *tlog
+	bytes      int64
+	err        error
+}
+
+// decodeTargets decodes the targets' logs into x, marking their entries
+// in owner. The logs are found first, then decoded in parallel: their
+// entries are disjoint once their names are (an entry is marked only by
+// the target the recording says it belongs to).
+func (p *Player) decodeTargets(d *decoder, x *index, owner []int32) error {
 	nt := d.count("targets", 3)
-	secs := make([]section, 0, nt)
+	secs := make([]logSection, 0, nt)
 	for ti := 0; ti < nt && d.err == nil; ti++ {
 		at := d.at
 		name := d.str()
 		if _, dup := x.targets[name]; dup && d.err == nil {
-			return nil, refuseAt(int64(indexHeaderLen+at), "target %q twice", name)
+			return refuseAt(int64(indexHeaderLen+at), "target %q twice", name)
 		}
 		x.targets[name] = nil
 		ln := d.count("bytes of a target's log", 1)
-		secs = append(secs, section{name: name, start: d.at, end: d.at + ln})
+		secs = append(secs, logSection{name: name, start: d.at, end: d.at + ln})
 		d.at += ln
 	}
 	if d.err != nil {
-		return nil, d.err
+		return d.err
 	}
 	var wg sync.WaitGroup
 	workers := min(max(runtime.GOMAXPROCS(0), 1), len(secs))
@@ -666,16 +739,22 @@ func (p *Player) decodeIndex(payload []byte) (*index, error) {
 	wg.Wait()
 	for k := range secs {
 		if secs[k].err != nil {
-			return nil, secs[k].err
+			return secs[k].err
 		}
 		x.targets[secs[k].name] = secs[k].l
 		x.bytes += secs[k].bytes
 	}
+	return nil
+}
+
+// decodeStatuses decodes each entry's scrapes logged and status; its
+// name and times are the recording's. An error of d's is left in d.
+func (p *Player) decodeStatuses(d *decoder, x *index, owner []int32) error {
 	lastOK := map[string]int{}
-	for i := 0; i < n && d.err == nil; i++ {
+	for i := 0; i < x.done && d.err == nil; i++ {
 		at := d.at
 		if owner[i] == 0 {
-			return nil, refuseAt(int64(indexHeaderLen+at), "entry %d belongs to no target", i)
+			return refuseAt(int64(indexHeaderLen+at), "entry %d belongs to no target", i)
 		}
 		target := p.rec.Target(i)
 		l := x.targets[target]
@@ -713,13 +792,19 @@ func (p *Player) decodeIndex(payload []byte) (*index, error) {
 		}
 		s.LastScrape, s.LastSuccess = p.rec.Time(i), timeAt(p, succ)
 	}
+	return nil
+}
+
+// entryErrors decodes the entries' errors into x. An error of d's is
+// left in d.
+func (d *decoder) entryErrors(x *index) error {
 	ne := d.count("errors", 2)
 	prev := -1
 	for k := 0; k < ne && d.err == nil; k++ {
 		at := d.at
 		i := int64(prev) + int64(d.u())
-		if d.err == nil && (i <= int64(prev) || i >= int64(n)) {
-			return nil, refuseAt(int64(indexHeaderLen+at), "an error at entry %d of %d", i, n)
+		if d.err == nil && (i <= int64(prev) || i >= int64(x.done)) {
+			return refuseAt(int64(indexHeaderLen+at), "an error at entry %d of %d", i, x.done)
 		}
 		prev = int(i)
 		msg := d.str()
@@ -728,13 +813,7 @@ func (p *Player) decodeIndex(payload []byte) (*index, error) {
 		}
 		x.errs[prev] = errors.New(msg)
 	}
-	if d.err == nil && d.at != len(d.b) {
-		d.fail("%d bytes after the index", len(d.b)-d.at)
-	}
-	if d.err != nil {
-		return nil, d.err
-	}
-	return x, nil
+	return nil
 }
 
 // nextBefore is what target l's entry before i (if any) holds; entries'
@@ -773,9 +852,29 @@ func (p *Player) decodeTarget(d *decoder, name string, mark int32, owner []int32
 
 // decodeLog is decodeTarget but for d's error.
 func (p *Player) decodeLog(d *decoder, name string, mark int32, owner []int32) (*tlog, int64, error) {
-	var size int64
-	n := len(owner)
 	l := &tlog{}
+	if err := p.decodeEntries(d, l, name, mark, owner); err != nil {
+		return nil, 0, err
+	}
+	if err := d.scrapes(l, name); err != nil {
+		return nil, 0, err
+	}
+	seriesSize, err := d.series(l, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	chunksSize, err := d.chunks(l, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	l.open = openChunk{first: int64(len(l.chunks)) * chunkLen}
+	size := seriesSize + chunksSize + int64(len(l.entries))*(4+8+200) + int64(len(l.times))*(8+64)
+	return l, size, d.err
+}
+
+// decodeEntries decodes target name's entries, marking each in owner.
+func (p *Player) decodeEntries(d *decoder, l *tlog, name string, mark int32, owner []int32) error {
+	n := len(owner)
 	ne := d.count("entries", 1)
 	l.entries = make([]int32, ne)
 	prev := int64(-1)
@@ -783,15 +882,21 @@ func (p *Player) decodeLog(d *decoder, name string, mark int32, owner []int32) (
 		at := d.at
 		e := prev + int64(d.u())
 		if d.err != nil {
-			return nil, 0, d.err
+			return d.err
 		}
 		if e <= prev || e >= int64(n) || p.rec.Target(int(e)) != name || owner[e] != 0 { // the target first: another goroutine marks other targets' entries
-			return nil, 0, refuseAt(int64(indexHeaderLen+at), "target %q: entry %d is not one of its entries in order", name, e)
+			return refuseAt(int64(indexHeaderLen+at), "target %q: entry %d is not one of its entries in order", name, e)
 		}
 		owner[e] = mark
 		l.entries[k] = int32(e)
 		prev = e
 	}
+	return nil
+}
+
+// scrapes decodes a target's scrape times and what each scrape's store
+// append said. An error past the times is left in d.
+func (d *decoder) scrapes(l *tlog, name string) error {
 	scrapes := d.count("scrapes", 11) // a time, a start, a dropped count, a cap
 	l.times = make([]int64, scrapes)
 	var t int64
@@ -799,7 +904,7 @@ func (p *Player) decodeLog(d *decoder, name string, mark int32, owner []int32) (
 		at := d.at
 		dt := d.s()
 		if d.err == nil && k > 0 && dt <= 0 {
-			return nil, 0, refuseAt(int64(indexHeaderLen+at), "target %q: scrape %d not after the one before", name, k) // the store's order
+			return refuseAt(int64(indexHeaderLen+at), "target %q: scrape %d not after the one before", name, k) // the store's order
 		}
 		t += dt
 		l.times[k] = t
@@ -816,6 +921,14 @@ func (p *Player) decodeLog(d *decoder, name string, mark int32, owner []int32) (
 			m.capped = *c
 		}
 	}
+	return nil
+}
+
+// series decodes a target's series, each living within its scrapes and
+// alone with its key at a time; it returns what they hold, roughly. An
+// error past them (labels unused) is left in d.
+func (d *decoder) series(l *tlog, name string) (int64, error) {
+	scrapes := int64(len(l.times))
 	nl := d.count("labels", 2)
 	ns := d.count("series", 22) // key, name, labels, type, born, died: a byte each at least; extra, seed: 8
 	// The labels' bytes and the series' bytes both lie after here: each
@@ -823,11 +936,11 @@ func (p *Player) decodeLog(d *decoder, name string, mark int32, owner []int32) (
 	// same bytes, 2x16 + 22x5 times what it holds).
 	if d.err == nil && 2*int64(nl)+22*int64(ns) > int64(len(d.b)-d.at) {
 		d.fail("target %q: %d labels and %d series, more than the %d bytes left hold", name, nl, ns, len(d.b)-d.at)
-		return nil, 0, d.err
+		return 0, d.err
 	}
+	var size int64
 	labels := make(model.Labels, nl)
 	l.series = make([]seriesMeta, ns)
-	chunks := (int64(scrapes) + chunkLen - 1) / chunkLen
 	byKey := make(map[string]int32, ns)
 	for k := range l.series {
 		at := d.at
@@ -836,7 +949,7 @@ func (p *Player) decodeLog(d *decoder, name string, mark int32, owner []int32) (
 		nl := int(d.u())
 		if nl < 0 || nl > len(labels) {
 			d.fail("series %d: %d labels, %d left", k, nl, len(labels))
-			return nil, 0, d.err
+			return 0, d.err
 		}
 		s.labels, labels = labels[:nl:nl], labels[nl:]
 		for j := range s.labels {
@@ -852,16 +965,16 @@ func (p *Player) decodeLog(d *decoder, name string, mark int32, owner []int32) (
 		s.seed = d.f()
 		s.pos, s.seen = -1, -1
 		if d.err != nil {
-			return nil, 0, d.err
+			return 0, d.err
 		}
-		if s.born < 0 || s.born >= int64(scrapes) || (s.died != -1 && (s.died <= s.born || s.died > int64(scrapes))) {
-			return nil, 0, refuseAt(int64(indexHeaderLen+at), "target %q: series %d lives from scrape %d to %d of %d", name, k, s.born, s.died, scrapes)
+		if s.born < 0 || s.born >= scrapes || (s.died != -1 && (s.died <= s.born || s.died > scrapes)) {
+			return 0, refuseAt(int64(indexHeaderLen+at), "target %q: series %d lives from scrape %d to %d of %d", name, k, s.born, s.died, scrapes)
 		}
 		// One series per key at a time, as the store holds them: ids are in
 		// birth order, so the key's series before this one died first.
 		if prev, ok := byKey[s.key]; ok {
 			if d := l.series[prev].died; d < 0 || d > s.born {
-				return nil, 0, refuseAt(int64(indexHeaderLen+at), "target %q: series %d and %d hold one key at once", name, prev, k)
+				return 0, refuseAt(int64(indexHeaderLen+at), "target %q: series %d and %d hold one key at once", name, prev, k)
 			}
 		}
 		byKey[s.key] = int32(k)
@@ -870,10 +983,20 @@ func (p *Player) decodeLog(d *decoder, name string, mark int32, owner []int32) (
 	if len(labels) != 0 {
 		d.fail("target %q: %d labels unused", name, len(labels))
 	}
+	return size, nil
+}
+
+// chunks decodes a target's chunks: each one's series ids, in order and
+// range, and their columns, each checked, one for every series alive in
+// the chunk. It returns what they hold, roughly. An error past them (ids
+// unused) is left in d.
+func (d *decoder) chunks(l *tlog, name string) (int64, error) {
+	chunks := (int64(len(l.times)) + chunkLen - 1) / chunkLen
 	nids := d.count("column ids", 2)
 	if d.err != nil {
-		return nil, 0, d.err
+		return 0, d.err
 	}
+	var size int64
 	ids := make([]int32, nids)
 	offs := make([]uint32, 0, nids+int(chunks))
 	l.chunks = make([]chunk, chunks)
@@ -884,52 +1007,61 @@ func (p *Player) decodeLog(d *decoder, name string, mark int32, owner []int32) (
 			d.fail("target %q, chunk %d: %d columns, %d ids left", name, c, k, len(ids))
 		}
 		if d.err != nil {
-			return nil, 0, d.err
+			return 0, d.err
 		}
 		ch := &l.chunks[c]
 		ch.ids, ids = ids[:k:k], ids[k:]
 		prev := int64(-1)
 		for j := range ch.ids {
 			id := prev + int64(d.u())
-			if d.err == nil && (id <= prev || id >= int64(ns)) {
-				return nil, 0, refuseAt(int64(indexHeaderLen+at), "target %q, chunk %d: series ids out of order or range", name, c)
+			if d.err == nil && (id <= prev || id >= int64(len(l.series))) {
+				return 0, refuseAt(int64(indexHeaderLen+at), "target %q, chunk %d: series ids out of order or range", name, c)
 			}
 			ch.ids[j] = int32(id)
 			prev = id
 		}
-		start := len(offs)
-		offs = append(offs, 0)
-		var off uint64
-		for range ch.ids {
-			off += d.u()
-			if off > uint64(len(d.b)) {
-				d.fail("target %q, chunk %d: columns longer than the file", name, c)
-				return nil, 0, d.err
-			}
-			offs = append(offs, uint32(off))
-		}
-		ch.off = offs[start:len(offs):len(offs)]
-		colAt := d.at
-		ch.data = d.bytes(int(off))
-		if d.err != nil {
-			return nil, 0, d.err
-		}
-		for j := range ch.ids {
-			if err := checkColumn(ch.data[ch.off[j]:ch.off[j+1]]); err != nil {
-				return nil, 0, refuseAt(int64(indexHeaderLen+colAt)+int64(ch.off[j]), "target %q, chunk %d, column %d: %v", name, c, j, err)
-			}
+		var err error
+		if offs, err = d.columns(ch, offs, name, c); err != nil {
+			return 0, err
 		}
 		if id := missingColumn(l.series, ch.ids, c); id >= 0 {
-			return nil, 0, refuseAt(int64(indexHeaderLen+at), "target %q, chunk %d: series %d has no column", name, c, id)
+			return 0, refuseAt(int64(indexHeaderLen+at), "target %q, chunk %d: series %d has no column", name, c, id)
 		}
 		size += int64(len(ch.data) + 8*len(ch.ids) + 64)
 	}
 	if len(ids) != 0 {
 		d.fail("target %q: %d column ids unused", name, len(ids))
 	}
-	l.open = openChunk{first: chunks * chunkLen}
-	size += int64(ne)*(4+8+200) + int64(scrapes)*(8+64)
-	return l, size, d.err
+	return size, nil
+}
+
+// columns decodes the columns' lengths and bytes of chunk c (its ids
+// read), their offsets appended to offs, which it returns, and checks
+// each column.
+func (d *decoder) columns(ch *chunk, offs []uint32, name string, c int) ([]uint32, error) {
+	start := len(offs)
+	offs = append(offs, 0)
+	var off uint64
+	for range ch.ids {
+		off += d.u()
+		if off > uint64(len(d.b)) {
+			d.fail("target %q, chunk %d: columns longer than the file", name, c)
+			return offs, d.err
+		}
+		offs = append(offs, uint32(off))
+	}
+	ch.off = offs[start:len(offs):len(offs)]
+	colAt := d.at
+	ch.data = d.bytes(int(off))
+	if d.err != nil {
+		return offs, d.err
+	}
+	for j := range ch.ids {
+		if err := checkColumn(ch.data[ch.off[j]:ch.off[j+1]]); err != nil {
+			return offs, refuseAt(int64(indexHeaderLen+colAt)+int64(ch.off[j]), "target %q, chunk %d, column %d: %v", name, c, j, err)
+		}
+	}
+	return offs, nil
 }
 
 // timeAt is entry i's time, or the zero time for -1 (never).

@@ -12,7 +12,7 @@ import (
 	"github.com/retrytop/retrytop/replay"
 )
 
-// Issue 20: a replay's target status says which of the store's caps
+// A replay's target status says which of the store's caps
 // refused its series and what the store kept, as a live scrape's does,
 // so the series-cap banner tells the truth on a recording too.
 func TestReplayStatusSaysWhichSeriesCap(t *testing.T) {

@@ -3,7 +3,9 @@ package retry
 import (
 	"context"
 	"errors"
+	"log"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,7 +45,20 @@ type attemptCtx struct {
 	end      time.Time
 	panicked bool
 	panicVal any
-	exited   bool // the attempt called runtime.Goexit (t.FailNow in a test)
+	stack    []byte // the panicking goroutine's stack
+	exited   bool   // the attempt called runtime.Goexit (t.FailNow in a test)
+	// noRetry, set by the attempt before it returns, says why the call
+	// must not be repeated whatever its error (an HTTP request that is not
+	// idempotent, or whose body cannot be sent again); empty: no such rule.
+	noRetry string
+
+	// Set from any goroutine while the attempt runs.
+	nested atomic.Bool // another Owner's operation started in it: never hedged beside
+	final  atomic.Bool // an owner below gave up on this call: never retried
+	// graceState decides whether an attempt Do stopped waiting for is
+	// abandoned: graceOpen until it returns (graceReturned) or
+	// abandonGrace passes first (graceAbandoned).
+	graceState atomic.Int32
 
 	mu         sync.Mutex
 	ctxErr     error
@@ -56,6 +71,17 @@ const (
 	attemptFinished
 	attemptAbandoned
 )
+
+const (
+	graceOpen int32 = iota
+	graceReturned
+	graceAbandoned
+)
+
+// abandonGrace is how long an attempt may take to return after Do stopped
+// waiting for it (its ctx ended) and still count as honouring its ctx;
+// one still running then is abandoned (retry_abandoned_attempts_total).
+const abandonGrace = 100 * time.Millisecond
 
 func (c *attemptCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 func (c *attemptCtx) Done() <-chan struct{}       { return c.done }
@@ -77,7 +103,7 @@ type attemptKey struct{}
 
 func (c *attemptCtx) Value(key any) any {
 	if key == (attemptKey{}) {
-		return c.o
+		return c
 	}
 	return c.parent.Value(key)
 }
@@ -149,36 +175,56 @@ func (o *Owner) newAttempt(ctx context.Context, now time.Time, timeout time.Dura
 // runInline runs the attempt on Do's goroutine, for attempts known to
 // honour their ctx (Config.InlineAttempts, HTTPClient): no goroutine
 // handoff, but nothing could end Do before the attempt returns.
-func (c *attemptCtx) runInline() {
+func (op *operation) runInline(c *attemptCtx) {
 	var stop func() bool
 	if c.parent.Done() != nil {
 		// Nobody selects on the parent while the attempt runs inline.
 		stop = context.AfterFunc(c.parent, func() { c.cancel(c.parent.Err()) })
 	}
-	// Deferred so that a panicking attempt still returns its slot. A panic
-	// records no outcome: it is a bug, not an answer from the provider.
+	normal := false
+	// Deferred so that a panicking attempt still returns its slot and ends
+	// its operation before the panic goes on (re-raised here, its frames
+	// still on the stack).
 	defer func() {
+		if !normal {
+			if r := recover(); r != nil {
+				c.panicked, c.panicVal, c.stack = true, r, debug.Stack()
+			} else {
+				c.exited = true // runtime.Goexit goes on by itself
+			}
+			c.end = c.o.clock.Now()
+		}
 		if stop != nil {
 			stop()
 		}
 		c.returnSlot()
 		c.cancel(context.Canceled)
+		if !normal {
+			op.unwound(c)
+			if c.panicked {
+				panic(c.panicVal)
+			}
+		}
 	}()
 	err := c.fn(c)
 	c.err, c.end = err, c.o.clock.Now()
 	c.state.Store(attemptFinished)
+	normal = true
 }
 
 // run is the attempt's goroutine.
 func (c *attemptCtx) run() {
 	normal := false
 	defer func() {
+		// First thing: it has returned, whatever the grace timer says later.
+		c.graceState.CompareAndSwap(graceOpen, graceReturned)
 		if !normal {
 			if r := recover(); r != nil {
-				c.panicked, c.panicVal = true, r
+				c.panicked, c.panicVal, c.stack = true, r, debug.Stack()
 			} else {
 				c.exited = true
 			}
+			c.end = c.o.clock.Now()
 		}
 		c.returnSlot()
 		if c.state.CompareAndSwap(attemptRunning, attemptFinished) {
@@ -194,12 +240,13 @@ func (c *attemptCtx) run() {
 			return
 		}
 		// Abandoned: Do has returned. What is left is to count the work
-		// the provider did for nobody, and to surface a bug.
+		// the provider did for nobody, and to surface a bug without
+		// killing the process: nobody can recover this panic but us.
 		c.cancel(context.Canceled)
-		if c.panicked {
-			panic(c.panicVal)
-		}
-		if !c.exited && c.err == nil {
+		switch {
+		case c.panicked:
+			c.o.lostPanic(c)
+		case !c.exited && c.err == nil:
 			c.o.in.lateSuccesses.Inc()
 		}
 		if h := c.o.abandonedReturned; h != nil {
@@ -268,6 +315,47 @@ func (c *attemptCtx) rethrow() {
 	case c.exited:
 		runtime.Goexit()
 	}
+}
+
+// unwound reports whether the attempt panicked or called runtime.Goexit.
+func (c *attemptCtx) unwound() bool { return c.panicked || c.exited }
+
+// panicError describes the attempt's panic for OnAttempt and OnPanic.
+func (c *attemptCtx) panicError() *PanicError {
+	if !c.panicked {
+		return &PanicError{Dependency: c.o.dep, Attempt: c.n, Value: "the attempt called runtime.Goexit"}
+	}
+	return &PanicError{Dependency: c.o.dep, Attempt: c.n, Value: c.panicVal, Stack: c.stack}
+}
+
+// stopWaiting marks attempt c, still running, as one Do no longer waits
+// for: if it has not returned within abandonGrace, it ignores its ctx and
+// is counted in retry_abandoned_attempts_total.
+func (c *attemptCtx) stopWaiting() {
+	time.AfterFunc(c.o.grace, func() {
+		if c.graceState.CompareAndSwap(graceOpen, graceAbandoned) {
+			c.o.in.abandoned.Inc()
+			if h := c.o.abandonCounted; h != nil {
+				h()
+			}
+		}
+	})
+}
+
+// lostPanic deals with the panic of an attempt nobody waits for any more:
+// counted, and handed to Config.OnPanic (by default logged with its
+// stack), never re-raised where nothing could recover it.
+func (o *Owner) lostPanic(c *attemptCtx) {
+	if !c.panicked {
+		return // runtime.Goexit: the goroutine is gone, as asked
+	}
+	o.in.panics.Inc()
+	pe := c.panicError()
+	if o.onPanic != nil {
+		o.onPanic(pe)
+		return
+	}
+	log.Printf("%v\n%s", pe, pe.Stack)
 }
 
 // outcome is the attempt outcome label of a returned attempt's error.

@@ -1,6 +1,9 @@
 package retry
 
-import "sync/atomic"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // BudgetConfig sets a Budget's integer credit rules. A zero field takes the
 // seed's default: each original earns 1 credit, a retry costs 10, the
@@ -37,7 +40,9 @@ type Budget struct {
 }
 
 // NewBudget returns an empty budget with the given rules; zero fields take
-// the defaults, negative ones panic.
+// the defaults. Negative fields, and a Cap below CostPerRetry (a budget
+// that could never pay for a retry), panic: configuration bugs should fail
+// at start-up.
 func NewBudget(cfg BudgetConfig) *Budget {
 	if cfg.EarnPerOriginal < 0 || cfg.CostPerRetry < 0 || cfg.Cap < 0 {
 		panic("retry: BudgetConfig fields must not be negative")
@@ -51,6 +56,9 @@ func NewBudget(cfg BudgetConfig) *Budget {
 	}
 	if b.cap == 0 {
 		b.cap = DefaultBudgetCap
+	}
+	if b.cap < b.cost {
+		panic(fmt.Sprintf("retry: BudgetConfig.Cap %d is below BudgetConfig.CostPerRetry %d: the budget could never pay for a retry", b.cap, b.cost))
 	}
 	return b
 }

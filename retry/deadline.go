@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +15,19 @@ import (
 // 250 ms): see EncodeTimeout. A relative time, not an absolute deadline,
 // because the two hosts' clocks need not agree.
 const HeaderTimeout = "X-Request-Timeout"
+
+// HeaderRetriesExhausted marks a failure response (429 or 5xx) of a
+// service whose own retry owner gave up while serving the request: the
+// retries were already spent below, so the caller must not retry on top
+// (3 x 3 = 9 provider calls). DeadlineHandler sets it to "1"; Transport,
+// HTTPClient and RoundTripper honour any non-empty value by never
+// retrying the attempt. It plays the part of gRPC's retry pushback.
+const HeaderRetriesExhausted = "X-Retries-Exhausted"
+
+// exhaustedKey carries, in the context of a request DeadlineHandler serves,
+// the *atomic.Bool an Owner sets when an operation started with that
+// context fails.
+type exhaustedKey struct{}
 
 // timeoutUnits are grpc-timeout's units, coarsest last.
 var timeoutUnits = []struct {
@@ -107,6 +121,14 @@ func setTimeoutHeader(r *http.Request) {
 //
 // Every request is counted in retry_server_requests_total by whether its
 // deadline was propagated, so the hops that drop it can be found.
+//
+// It also marks the answer of a request whose own Owner gave up: when an
+// Owner operation started with the request's context (or one derived from
+// it) failed and the handler answers 429 or 5xx, the response carries
+// HeaderRetriesExhausted, and the caller's Owner does not retry what was
+// retried here already. Put it outermost, so that every answer passes it.
+// Next then writes to a wrapped ResponseWriter: reach Hijack, Flush and
+// the write deadlines through http.NewResponseController, which unwraps it.
 type DeadlineHandler struct {
 	Next http.Handler
 	// Max caps a propagated timeout: at a trust boundary, never let a
@@ -118,6 +140,10 @@ type DeadlineHandler struct {
 	Default time.Duration
 	// Metrics counts requests; nil counts nothing.
 	Metrics *ServerMetrics
+	// OmitExhausted leaves failure responses unmarked even when an Owner
+	// gave up below, so callers may retry them again (a simulation of a
+	// naive stack does this on purpose).
+	OmitExhausted bool
 }
 
 // Values of retry_server_requests_total's "deadline" label.
@@ -152,8 +178,49 @@ func (h *DeadlineHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		r = r.WithContext(ctx)
 	}
+	if !h.OmitExhausted {
+		mark := new(atomic.Bool)
+		r = r.WithContext(context.WithValue(r.Context(), exhaustedKey{}, mark))
+		w = &exhaustedWriter{ResponseWriter: w, mark: mark}
+	}
 	h.Next.ServeHTTP(w, r)
 }
+
+// exhaustedWriter adds HeaderRetriesExhausted to a failure response once
+// an Owner serving the request has given up.
+type exhaustedWriter struct {
+	http.ResponseWriter
+	mark  *atomic.Bool
+	wrote bool
+}
+
+func (w *exhaustedWriter) WriteHeader(code int) {
+	if !w.wrote && code >= 200 {
+		w.wrote = true
+		if failureStatus(code) && w.mark.Load() {
+			w.Header().Set(HeaderRetriesExhausted, "1")
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *exhaustedWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush implements http.Flusher when the underlying writer does.
+func (w *exhaustedWriter) Flush() {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *exhaustedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // ServerMetrics are the server-side families of docs/metrics.md, for
 // DeadlineHandler and ShedHandler. Create one per registry.

@@ -230,8 +230,10 @@ func TestAttemptIgnoringItsContextIsAbandoned(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			accounted := make(chan struct{})
+			accounted, counted := make(chan struct{}), make(chan struct{})
 			o.abandonedReturned = func() { close(accounted) }
+			o.grace = ms
+			o.abandonCounted = func() { close(counted) }
 			release, started := make(chan struct{}), make(chan struct{})
 			calls := 0
 			ctx, cancel := context.WithCancel(context.Background())
@@ -262,6 +264,7 @@ func TestAttemptIgnoringItsContextIsAbandoned(t *testing.T) {
 			if got := testutilCounter(m.attempts, "quote", "success"); got != 0 {
 				t.Errorf(`retry_attempts_total{outcome="success"} = %v, want 0`, got)
 			}
+			<-counted // still running past the grace: it ignores its ctx
 			close(release)
 			<-accounted
 			if calls != 1 {

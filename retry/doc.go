@@ -33,8 +33,9 @@
 //	}
 //
 // DoValue is Do for attempts that return a value. Config.OnAttempt and
-// Config.OnRetry are hooks for logs and traces, called on Do's goroutine;
-// nil hooks cost nothing.
+// Config.OnRetry are hooks for logs and traces, called on Do's goroutine
+// once per attempt counted and per retry made; nil hooks cost nothing.
+// Config.Classify may extend the defaults with ClassifyWith.
 //
 // An attempt reports a documented temporary failure with MarkTemporary
 // (optionally with the provider's Retry-After) and anything it must not
@@ -73,7 +74,10 @@
 //
 // Budget: each original earns 1 credit, a retry costs 10, the balance is
 // capped at 200 (BudgetConfig). Lock-free; the balance never goes below
-// zero or above the cap. An empty budget means ErrBudgetExhausted.
+// zero or above the cap. An empty budget means ErrBudgetExhausted. A cap
+// below the cost of a retry could never pay for one: NewBudget panics, as
+// New refuses a MinAttemptTime over PerAttemptTimeout and a HedgeDelay
+// that leaves no MinAttemptTime before the deadline.
 //
 // Backoff: before retry n the delay is uniform in [0, min(BackoffCap,
 // BackoffBase*2^(n-1))] (full jitter; 25 ms doubling to 200 ms by default).
@@ -81,7 +85,8 @@
 // Policy.MaxRetryAfter (5 s by default) ends the operation with
 // ErrProviderError and a Reason; if the delay plus MinAttemptTime no longer
 // fits the deadline the loop stops with ErrDeadlineExhausted and the
-// provider's error attached.
+// provider's error attached. retry_backoff_seconds records the time slept
+// (the part slept, when the caller cancels during it).
 //
 // Hedging (Policy.HedgeDelay, off by default): an attempt that has not
 // answered after the delay gets a second attempt beside it; the first
@@ -92,17 +97,35 @@
 // InlineAttempts; HTTPClient and RoundTripper hedge idempotent requests
 // only.
 //
-// One owner per call path: an attempt whose error is another Owner's
-// *Error (however wrapped or marked), or a cancellation, is never retried,
-// whatever Classify says, so nested owners cannot multiply attempts
-// (3 x 3 = 9); an operation started with another owner's attempt ctx is
-// counted in retry_nested_operations_total so the nesting can be found.
+// One owner per call path: an operation started with another Owner's
+// attempt ctx is nested, counted in retry_nested_operations_total, and
+// marks that attempt structurally, whatever becomes of the errors on the
+// way up (re-created with errors.New, wrapped with %v): the outer attempt
+// is never hedged while it runs, and if the nested operation fails, the
+// outer attempt is final and never retried. An attempt whose error is
+// another Owner's *Error, or a cancellation, is final too, whatever
+// Classify says. So nested owners cannot multiply attempts (3 x 3 = 9):
+// the provider sees at most the innermost owner's MaxAttempts.
+//
+// Safe to repeat comes first: HTTPClient and RoundTripper give a request
+// that is not idempotent (no idempotent method, no Idempotency-Key or
+// X-Idempotency-Key; WithNonIdempotentRetries opts in), or whose body
+// cannot be sent again (no GetBody), a single attempt, and such an
+// operation that would otherwise have been retried ends
+// ErrNotRetryable, with no retry, backoff or budget spent.
+//
+// Panics: a panic in an attempt Do waits for is counted (a permanent_error
+// attempt and result) and re-raised in Do's goroutine. A panic in an
+// attempt nobody waits for any more (abandoned, or a hedge's loser) is
+// recovered on its goroutine, counted in retry_attempt_panics_total and
+// handed to Config.OnPanic (by default logged with its stack), since
+// nothing could recover it there.
 //
 // Results: every Do ends in exactly one Result, counted in
 // retry_results_total, and every failure is an *Error wrapping exactly one
 // sentinel (ErrCapacityRejected, ErrBudgetExhausted, ErrDeadlineExhausted,
-// ErrProviderError, ErrPermanentError, ErrCancelled) plus the last attempt's
-// error.
+// ErrProviderError, ErrPermanentError, ErrCancelled, ErrNotRetryable) plus
+// the last attempt's error.
 //
 // # Across hops
 //
@@ -113,6 +136,11 @@
 // is not trusted, so that hop's own Owner gets what is left and never a
 // fresh budget. It counts requests that arrived without a deadline in
 // retry_server_requests_total{deadline="missing"}.
+//
+// So does the news that retries are spent: when an Owner serving a
+// request through DeadlineHandler gives up and the handler answers 429 or
+// 5xx, the response carries HeaderRetriesExhausted, and Transport,
+// HTTPClient and RoundTripper on the calling side never retry it.
 //
 // The provider's half of load shedding: ShedHandler takes a Limiter slot
 // before the expensive work and answers 503 (or 429) with Retry-After when

@@ -22,13 +22,14 @@ const (
 	ResultProviderError                   // the last allowed attempt failed temporarily
 	ResultPermanentError                  // an attempt failed permanently; not retried
 	ResultCancelled                       // the caller's context was cancelled
+	ResultNotRetryable                    // failed temporarily, but the call is not safe to repeat
 
-	numResults = 7
+	numResults = 8
 )
 
 var resultNames = [numResults]string{
 	"success", "capacity_rejected", "budget_exhausted", "deadline_exhausted",
-	"provider_error", "permanent_error", "cancelled",
+	"provider_error", "permanent_error", "cancelled", "not_retryable",
 }
 
 // phrase is the sentinel's text without its package prefix.
@@ -56,11 +57,12 @@ var (
 	ErrProviderError     = errors.New("retry: provider error after last attempt")
 	ErrPermanentError    = errors.New("retry: permanent error")
 	ErrCancelled         = errors.New("retry: cancelled")
+	ErrNotRetryable      = errors.New("retry: not safe to retry")
 )
 
 var sentinels = [numResults]error{
 	nil, ErrCapacityRejected, ErrBudgetExhausted, ErrDeadlineExhausted,
-	ErrProviderError, ErrPermanentError, ErrCancelled,
+	ErrProviderError, ErrPermanentError, ErrCancelled, ErrNotRetryable,
 }
 
 // Error is the error Do returns for every operation that did not succeed.
@@ -74,7 +76,9 @@ var sentinels = [numResults]error{
 // An *Error is final for every other Owner: an attempt that returns one
 // (wrapped or marked in any way) is never retried, because the owner that
 // produced it has already spent its attempts, budget and deadline on it, and
-// retrying on top would multiply attempts (3 x 3 = 9 per original).
+// retrying on top would multiply attempts (3 x 3 = 9 per original). The
+// Owner does not depend on seeing it: an attempt in which another Owner's
+// operation failed is final however its error was rewritten.
 type Error struct {
 	Dependency string
 	Result     Result
@@ -161,6 +165,32 @@ func MarkPermanent(err error) error {
 	return &classifiedError{err: err, class: Permanent}
 }
 
+// ClassifyWith returns a classification that asks each of extra in turn
+// and takes the first verdict given (ok true), and otherwise falls back to
+// DefaultClassify: a way to add rules (a provider's own error codes) without
+// losing the defaults, as setting Config.Classify alone would.
+//
+//	Classify: retry.ClassifyWith(func(err error) (retry.Class, bool) {
+//		if errors.Is(err, errQuotaResetting) {
+//			return retry.Temporary, true
+//		}
+//		return 0, false // no opinion: the defaults decide
+//	}),
+//
+// The Owner's own rules (another Owner's result, a cancellation) still
+// apply over any verdict.
+func ClassifyWith(extra ...func(error) (Class, bool)) func(error) Class {
+	rules := append([]func(error) (Class, bool)(nil), extra...)
+	return func(err error) Class {
+		for _, r := range rules {
+			if c, ok := r(err); ok {
+				return c
+			}
+		}
+		return DefaultClassify(err)
+	}
+}
+
 // DefaultClassify is the classification used when Config.Classify is nil.
 // Another Owner's *Error anywhere in the chain is Permanent (its result is
 // final; see Error). Otherwise the first error in the chain marked by
@@ -209,4 +239,22 @@ func retryAfter(err error) time.Duration {
 		return max(ra.RetryAfter(), 0)
 	}
 	return 0
+}
+
+// PanicError is a panic recovered from an attempt: the value it panicked
+// with and the stack of its goroutine at the time. AttemptInfo.Err holds it
+// for an attempt that panicked, and Config.OnPanic receives it for a panic
+// nobody was waiting for.
+type PanicError struct {
+	Dependency string
+	// Attempt is the attempt's number in its operation, 1 for the first.
+	Attempt int
+	// Value is what the attempt passed to panic.
+	Value any
+	// Stack is the panicking goroutine's stack (runtime/debug.Stack).
+	Stack []byte
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("retry %s: attempt %d panicked: %v", e.Dependency, e.Attempt, e.Value)
 }

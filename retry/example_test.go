@@ -221,3 +221,57 @@ func ExampleEncodeTimeout() {
 	// 1m 1ms
 	// 129600S 36h0m0s
 }
+
+// ClassifyWith adds a rule of the provider's own to the default
+// classification instead of replacing it.
+func ExampleClassifyWith() {
+	errQuotaResetting := errors.New("quota resetting")
+	classify := retry.ClassifyWith(func(err error) (retry.Class, bool) {
+		if errors.Is(err, errQuotaResetting) {
+			return retry.Temporary, true
+		}
+		return 0, false // no opinion: the defaults decide
+	})
+	fmt.Println(classify(errQuotaResetting))
+	fmt.Println(classify(retry.MarkTemporary(errors.New("503"), 0)))
+	fmt.Println(classify(errors.New("400 unknown postcode")))
+	// Output:
+	// temporary
+	// temporary
+	// permanent
+}
+
+// A service whose own owner gave up answers 503 with
+// HeaderRetriesExhausted (DeadlineHandler adds it), and the caller's owner
+// does not retry on top: the provider sees 3 calls, not 9.
+func ExampleHeaderRetriesExhausted() {
+	var providerCalls atomic.Int32
+	provider, err := retry.New(retry.Config{Dependency: "provider", Policy: retry.DefaultPolicy(),
+		Rand: func(int64) int64 { return 0 }})
+	if err != nil {
+		panic(err)
+	}
+	service := httptest.NewServer(&retry.DeadlineHandler{Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := provider.Do(r.Context(), retry.Critical, func(context.Context) error {
+			providerCalls.Add(1)
+			return retry.MarkTemporary(errors.New("503 from provider"), 0)
+		})
+		if err != nil {
+			http.Error(w, "provider unavailable", http.StatusServiceUnavailable)
+		}
+	})})
+	defer service.Close()
+
+	caller, err := retry.New(retry.Config{Dependency: "service", Policy: retry.DefaultPolicy()})
+	if err != nil {
+		panic(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, service.URL, nil)
+	_, err = retry.NewHTTPClient(caller, nil).Do(context.Background(), retry.Critical, req)
+	var se *retry.StatusError
+	fmt.Println(errors.As(err, &se) && se.Exhausted, providerCalls.Load())
+	fmt.Println(err)
+	// Output:
+	// true 3
+	// retry service: permanent error after 1 attempt(s): http status 503 Service Unavailable
+}

@@ -38,8 +38,11 @@ func (op *operation) hedgedRound(ctx context.Context, a *attemptCtx, deadline ti
 			hedgeC = nil
 			var b *attemptCtx
 			// The timer may fire just as the attempt returns, its notice
-			// still unread: a hedge then would be sent for nothing.
-			if a.state.Load() == attemptRunning {
+			// still unread: a hedge then would be sent for nothing. An
+			// attempt running another Owner's operation is never hedged:
+			// that owner retries, and a hedge would run a second
+			// operation of it beside the first.
+			if a.state.Load() == attemptRunning && !a.nested.Load() {
 				b = op.startHedge(ctx, deadline, fn, notify)
 			}
 			if b != nil {
@@ -50,10 +53,13 @@ func (op *operation) hedgedRound(ctx context.Context, a *attemptCtx, deadline ti
 			}
 		case f := <-notify:
 			running = remove(running, f)
-			if f.panicked || f.exited || f.err == nil || len(running) == 0 {
+			if f.unwound() || f.err == nil || len(running) == 0 {
 				stop()
 				op.dropLosers(running, outcomeCancelled)
-				f.rethrow()
+				if f.unwound() {
+					op.unwound(f)
+					f.rethrow()
+				}
 				return f, nil, false
 			}
 			// Failed while another attempt still runs: that one decides.
@@ -114,18 +120,18 @@ func (op *operation) startHedge(ctx context.Context, deadline time.Time, fn func
 }
 
 // dropLosers ends the round for attempts that lost or outlived it. One
-// still running is abandoned first and cancelled second, so that exactly
-// one side accounts for it: it is counted here with outcome and in
-// retry_abandoned_attempts_total, finishes in the background holding its
-// slot and, if it then succeeds, is a late success. One that finished
-// meanwhile is counted as it ended.
+// still running is given up first and cancelled second, so that exactly
+// one side accounts for it: it is counted here with outcome, finishes in
+// the background holding its slot (abandoned if it ignores the cancel
+// past abandonGrace) and, if it then succeeds, is a late success. One
+// that finished meanwhile is counted as it ended.
 func (op *operation) dropLosers(running []*attemptCtx, outcome int) {
 	o := op.o
 	for _, l := range running {
 		if l.state.CompareAndSwap(attemptRunning, attemptAbandoned) {
-			o.in.abandoned.Inc()
 			op.observe(l, outcome, o.clock.Now().Sub(l.start), context.Canceled)
 			l.cancel(context.Canceled)
+			l.stopWaiting()
 			continue
 		}
 		l.cancel(context.Canceled)
@@ -139,15 +145,18 @@ func (op *operation) dropLosers(running []*attemptCtx, outcome int) {
 // (docs/metrics.md), so a hedged round never shows two successes.
 func (op *operation) countFinished(f *attemptCtx) {
 	o := op.o
+	if f.unwound() {
+		// A loser's panic: the round was decided without it.
+		op.observe(f, outcomePermanent, f.end.Sub(f.start), f.panicError())
+		o.lostPanic(f)
+		return
+	}
 	if f.err == nil {
 		o.in.lateSuccesses.Inc()
 		op.observe(f, outcomeCancelled, f.end.Sub(f.start), nil)
 		return
 	}
-	class := o.classify(f.err)
-	if finalForOwner(f.err) {
-		class = Permanent
-	}
+	class := o.classifyAttempt(f)
 	op.last = f.err
 	op.observe(f, o.outcome(f.err, class), f.end.Sub(f.start), f.err)
 }

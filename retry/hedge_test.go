@@ -231,8 +231,9 @@ func TestHedgedRoundCancelled(t *testing.T) {
 	if got := h.attempts(t, "cancelled"); got != 2 {
 		t.Errorf("attempts{cancelled} = %v, want 2", got)
 	}
-	if got := h.counter(t, h.m.abandoned, "quote"); got != 2 {
-		t.Errorf("abandoned = %v, want 2", got)
+	// Both returned as soon as their ctx ended: not abandoned.
+	if got := h.counter(t, h.m.abandoned, "quote"); got != 0 {
+		t.Errorf("abandoned = %v, want 0", got)
 	}
 }
 
@@ -279,8 +280,10 @@ func TestHTTPClientHedgesIdempotentRequestsOnly(t *testing.T) {
 // deadline, and their later successes are late.
 func TestHedgedRoundAtTheDeadline(t *testing.T) {
 	h, hc := hedgeHarness(t, func(c *Config) { c.Budget = filledBudget(100) })
-	returned := make(chan struct{}, 2)
+	returned, counted := make(chan struct{}, 2), make(chan struct{}, 2)
 	h.owner.abandonedReturned = func() { returned <- struct{}{} }
+	h.owner.grace = ms
+	h.owner.abandonCounted = func() { counted <- struct{}{} }
 	release := make(chan struct{})
 	var n atomic.Int32
 	ctx := withFakeDeadline(context.Background(), h.clock.Now().Add(300*ms))
@@ -291,6 +294,8 @@ func TestHedgedRoundAtTheDeadline(t *testing.T) {
 		<-release // ignores its ctx
 		return nil
 	})
+	<-counted
+	<-counted
 	close(release)
 	<-returned
 	<-returned

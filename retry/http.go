@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,30 +21,34 @@ import (
 )
 
 // Transport is an http.RoundTripper for use under an Owner. It sends each
-// request exactly once and reports connection pool wait:
+// request exactly once, reports connection pool wait and honours
+// HeaderRetriesExhausted:
 //
-//   - Hidden retries are disabled. net/http's Transport silently re-sends a
+//   - Hidden retries are refused. net/http's Transport silently re-sends a
 //     replayable request (GET, HEAD, OPTIONS, TRACE, or any request with an
 //     Idempotency-Key header; with no body or with GetBody) when a reused
 //     keep-alive connection fails. Those would be provider attempts the
-//     Owner neither counts nor budgets, so Transport hands the base a request
-//     whose body cannot be rewound: a non-nil body without GetBody, which
-//     the documented rule never replays. For bodyless GET, HEAD, OPTIONS and
-//     DELETE the empty body is probed away by net/http and the wire is
-//     unchanged. A bodyless request of another method that net/http would
-//     still replay (TRACE, or POST/PUT with an Idempotency-Key and no body)
-//     is passed through unchanged: its hidden retry cannot be disabled this
-//     way.
-//     Over HTTP/2 the same body makes a bodyless GET carry an empty DATA
-//     frame, and the streams net/http/2 would have re-sent (REFUSED_STREAM,
-//     GOAWAY) come back as errors, which HTTPClient classifies like a reset
-//     connection.
+//     Owner neither counts nor budgets. A request with a body reaches the
+//     base with a body net/http cannot rewind (no GetBody), which it never
+//     re-sends. A request without a body reaches it with none (nil Body),
+//     so that a retrying RoundTripper underneath can send it again; should
+//     a Base that is an *http.Transport start a second connection attempt
+//     for it, Transport cancels that attempt and the round trip fails with
+//     the connection lost (io.ErrUnexpectedEOF), for the Owner to retry or
+//     not. (A Base that wraps an *http.Transport is not watched so.)
+//     HTTP/2 may still re-send a bodyless request on a stream the server
+//     refused (REFUSED_STREAM, or past a GOAWAY's last stream): the server
+//     says it never processed those.
 //   - Inside an Owner attempt it measures GetConn -> GotConn with
 //     net/http/httptrace and records it in retry_pool_wait_seconds. That
 //     span covers waiting for an idle connection (or for MaxConnsPerHost)
 //     and, when a new connection is needed, dialing it (DNS, TCP, TLS).
+//   - Inside an Owner attempt, a 429 or 5xx response carrying
+//     HeaderRetriesExhausted makes the attempt final: the provider's own
+//     owner has already retried, so the Owner never retries it, whatever
+//     the attempt returns.
 //
-// Transport does not interpret responses; HTTPClient does.
+// Transport does not otherwise interpret responses; HTTPClient does.
 type Transport struct {
 	// Base does the round trips; nil means http.DefaultTransport. Set its
 	// dial, TLS handshake and response header timeouts: the attempt ctx
@@ -55,6 +60,14 @@ type Transport struct {
 	PropagateDeadline bool
 }
 
+// errHiddenRetry is the cause Transport cancels net/http's hidden re-send
+// with.
+var errHiddenRetry = errors.New("retry: net/http's hidden re-send refused")
+
+// errConnLost is what a round trip whose hidden re-send was refused
+// returns: the reused connection failed before the response.
+var errConnLost = fmt.Errorf("retry: connection lost before the response, not re-sent by net/http: %w", io.ErrUnexpectedEOF)
+
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	base := t.Base
@@ -62,11 +75,42 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		base = http.DefaultTransport
 	}
 	ctx := req.Context()
-	if o := ownerFrom(ctx); o != nil {
-		ctx = httptrace.WithClientTrace(ctx, poolWaitTrace(o))
+	a := attemptFrom(ctx)
+	bodyless := req.Body == nil || req.Body == http.NoBody
+	// Only net/http's own Transport re-sends behind our back; a RoundTripper
+	// of another kind may be a retrying one, whose attempts are its own.
+	_, direct := base.(*http.Transport)
+	guard := direct && bodyless && replayable(req)
+	var (
+		cancel context.CancelCauseFunc
+		conns  atomic.Int32
+	)
+	if a != nil || guard {
+		trace := &httptrace.ClientTrace{}
+		if a != nil {
+			poolWaitTrace(a.o, trace)
+		}
+		if guard {
+			ctx, cancel = context.WithCancelCause(ctx)
+			getConn := trace.GetConn
+			trace.GetConn = func(hostPort string) {
+				if conns.Add(1) > 1 {
+					cancel(errHiddenRetry) // one request, one connection attempt
+				}
+				if getConn != nil {
+					getConn(hostPort)
+				}
+			}
+		}
+		ctx = httptrace.WithClientTrace(ctx, trace)
 	}
 	r := req.WithContext(ctx) // a shallow copy: a RoundTripper must not modify req
-	r.Body, r.GetBody = oneShotBody(req)
+	switch {
+	case bodyless:
+		r.Body, r.GetBody = nil, nil // an empty body is no body
+	case replayable(req):
+		r.Body, r.GetBody = noRewind{req.Body}, nil
+	}
 	if t.PropagateDeadline {
 		r.Header = req.Header.Clone()
 		if r.Header == nil {
@@ -74,51 +118,71 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		setTimeoutHeader(r)
 	}
-	return base.RoundTrip(r)
+	resp, err := base.RoundTrip(r)
+	if cancel != nil {
+		if err != nil || resp.StatusCode == http.StatusSwitchingProtocols {
+			defer cancel(nil) // a switched connection lives until the caller's ctx ends
+			if err != nil && conns.Load() > 1 && errors.Is(context.Cause(ctx), errHiddenRetry) {
+				return nil, errConnLost
+			}
+			if err != nil {
+				return nil, err
+			}
+		} else {
+			resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if a != nil && failureStatus(resp.StatusCode) && resp.Header.Get(HeaderRetriesExhausted) != "" {
+		a.final.Store(true)
+	}
+	return resp, nil
 }
 
-// poolWaitTrace times GetConn -> GotConn. The mutex is belt and braces: the
-// hooks normally run on the RoundTrip goroutine.
-func poolWaitTrace(o *Owner) *httptrace.ClientTrace {
+// cancelOnClose ends a round trip's own context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelCauseFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel(nil)
+	return err
+}
+
+// failureStatus reports whether code is one a caller might retry: 429 or
+// 5xx.
+func failureStatus(code int) bool {
+	return code == http.StatusTooManyRequests || code >= 500
+}
+
+// poolWaitTrace adds to trace the timing of GetConn -> GotConn. The mutex
+// is belt and braces: the hooks normally run on the RoundTrip goroutine.
+func poolWaitTrace(o *Owner, trace *httptrace.ClientTrace) {
 	var (
 		mu    sync.Mutex
 		start time.Time
 	)
-	return &httptrace.ClientTrace{
-		GetConn: func(string) {
-			mu.Lock()
-			start = o.clock.Now()
-			mu.Unlock()
-		},
-		GotConn: func(httptrace.GotConnInfo) {
-			mu.Lock()
-			s := start
-			mu.Unlock()
-			if !s.IsZero() {
-				o.in.poolWait.Observe(max(o.clock.Now().Sub(s), 0).Seconds())
-			}
-		},
+	trace.GetConn = func(string) {
+		mu.Lock()
+		start = o.clock.Now()
+		mu.Unlock()
+	}
+	trace.GotConn = func(httptrace.GotConnInfo) {
+		mu.Lock()
+		s := start
+		mu.Unlock()
+		if !s.IsZero() {
+			o.in.poolWait.Observe(max(o.clock.Now().Sub(s), 0).Seconds())
+		}
 	}
 }
 
 // noRewind is a request body net/http cannot rewind, hence never replays.
 type noRewind struct{ io.ReadCloser }
-
-func oneShotBody(req *http.Request) (io.ReadCloser, func() (io.ReadCloser, error)) {
-	if !replayable(req) {
-		return req.Body, req.GetBody
-	}
-	if req.Body != nil && req.Body != http.NoBody {
-		return noRewind{req.Body}, nil
-	}
-	switch req.Method {
-	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodDelete:
-		// net/http probes an unknown-length body of these methods, finds it
-		// empty and sends no body: the wire is as if Body were nil.
-		return noRewind{http.NoBody}, nil
-	}
-	return req.Body, req.GetBody
-}
 
 // replayable mirrors net/http's rule for when Transport may re-send.
 func replayable(req *http.Request) bool {
@@ -150,14 +214,24 @@ func idempotent(req *http.Request) bool {
 	return hasIdempotencyKey(req)
 }
 
+// resendable reports whether req's body, if any, can be sent again.
+func resendable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
 // StatusError is a provider's answer with a failing HTTP status.
-// HTTPClient returns it, classified, for 429 and 5xx responses.
+// HTTPClient returns it, classified, for 429 and 5xx responses and for
+// the statuses of WithRetryableStatuses.
 type StatusError struct {
 	StatusCode int
 	Status     string
 	Header     http.Header
 	// Wait is the parsed Retry-After (0 when absent or invalid).
 	Wait time.Duration
+	// Exhausted is true when the response carried HeaderRetriesExhausted:
+	// the provider's own owner gave up, so the answer is final (Permanent,
+	// and never retried by the Owner whatever Classify says).
+	Exhausted bool
 
 	class Class
 }
@@ -183,19 +257,32 @@ func (e *StatusError) retryClass() Class { return e.class }
 // the admission slot cover the body too and the returned response's body is
 // already in memory.
 //
+// Before any retry comes the question whether the request is safe to
+// repeat. It is when its method is idempotent (GET, HEAD, OPTIONS, TRACE,
+// PUT, DELETE) or it carries an Idempotency-Key or X-Idempotency-Key
+// header, net/http's rule, or with WithNonIdempotentRetries; and its body,
+// if any, can be sent again (Request.GetBody, which http.NewRequest sets
+// for in-memory bodies). A request that is not safe to repeat gets one
+// attempt: when that attempt fails in a way that would have been retried,
+// the operation ends at once as ResultNotRetryable (ErrNotRetryable), with
+// no retry counted, no backoff slept and no budget spent. A POST whose
+// connection could not even be made is retried: it was never sent.
+//
 // An attempt's answer is classified as follows:
-//   - 429 and 503 are Temporary, with Retry-After (delta-seconds or
-//     HTTP-date) as the least wait before the next attempt;
+//   - 429 and 503 (or the statuses of WithRetryableStatuses) are Temporary,
+//     with Retry-After (delta-seconds or HTTP-date) as the least wait
+//     before the next attempt;
 //   - any other 5xx is Permanent (only documented temporary failures are
 //     retried); the body is discarded and a *StatusError returned;
+//   - a 429 or 5xx with HeaderRetriesExhausted is final: the provider's
+//     own owner has already retried it;
 //   - any other status is a successful attempt: the provider answered, and
 //     the response (4xx included) is returned to the caller to interpret;
 //     a body over the size limit is Permanent (ErrBodyTooLarge);
 //   - a failure to connect (the request was never sent) is Temporary;
-//   - a timeout or a broken connection after the request may have been sent
-//     is Temporary only for idempotent requests (GET, HEAD, OPTIONS, TRACE,
-//     PUT, DELETE, or with an Idempotency-Key header) and Permanent
-//     otherwise: a timed-out payment may have been charged;
+//   - a timeout or a broken connection after the request may have been
+//     sent is Temporary (and not retried when the request is not safe to
+//     repeat, as above: a timed-out payment may have been charged);
 //   - TLS certificate and unknown-host errors are Permanent.
 //
 // With Policy.HedgeDelay, only idempotent requests (as above) whose body
@@ -218,9 +305,28 @@ var ErrBodyTooLarge = errors.New("retry: response body too large")
 type HTTPOption func(*httpOptions)
 
 type httpOptions struct {
-	maxBody      int64
-	propagate    bool
-	sendPriority bool
+	maxBody       int64
+	propagate     bool
+	sendPriority  bool
+	anyMethod     bool
+	retryStatuses []int // Temporary statuses; nil means 429 and 503
+}
+
+// WithNonIdempotentRetries retries requests of any method as if each
+// carried an Idempotency-Key: for a provider known to deduplicate them, or
+// to refuse with 429/503 before doing any work. Requests that are not
+// idempotent are still never hedged, and a body must still be re-sendable.
+func WithNonIdempotentRetries() HTTPOption {
+	return func(o *httpOptions) { o.anyMethod = true }
+}
+
+// WithRetryableStatuses sets the HTTP statuses that are Temporary, in place
+// of the default 429 and 503 (for example 429, 502, 503, 504 for a provider
+// behind a gateway that answers 502 while it restarts). Every other 5xx
+// stays Permanent; Retry-After is read on every status of the set.
+func WithRetryableStatuses(codes ...int) HTTPOption {
+	set := append([]int{}, codes...)
+	return func(o *httpOptions) { o.retryStatuses = set }
 }
 
 // WithMaxBodyBytes sets the largest successful response body read into
@@ -248,8 +354,11 @@ func WithPriorityHeader() HTTPOption {
 	return func(o *httpOptions) { o.sendPriority = true }
 }
 
+// defaultRetryStatuses are the statuses HTTPClient retries by default.
+var defaultRetryStatuses = []int{http.StatusTooManyRequests, http.StatusServiceUnavailable}
+
 func newHTTPOptions(opts []HTTPOption) httpOptions {
-	o := httpOptions{maxBody: DefaultMaxBodyBytes}
+	o := httpOptions{maxBody: DefaultMaxBodyBytes, retryStatuses: defaultRetryStatuses}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -337,11 +446,21 @@ type httpSender struct {
 
 func (c *httpSender) do(ctx context.Context, p Priority, req *http.Request) (*http.Response, error) {
 	var sent atomic.Int32 // hedged attempts run at once
+	// Safe to repeat is decided before anything is sent, never after a
+	// failure: a body that cannot be sent again means one attempt.
+	var noRetry string
+	switch {
+	case !resendable(req):
+		noRetry = "the request body cannot be sent again (Request.GetBody is nil)"
+	case !c.opts.anyMethod && !idempotent(req):
+		noRetry = req.Method + " is not idempotent and carries no Idempotency-Key (WithNonIdempotentRetries)"
+	}
 	// Inline: net/http ends a round trip and a body read when their ctx is
 	// done, so the attempt cannot outlive the deadline and the goroutine
 	// handoff of Do would buy nothing. The base RoundTripper must honour
 	// the request's context as net/http's does.
 	v, err := c.owner.do(ctx, p, func(actx context.Context) error {
+		a := actx.(*attemptCtx)
 		n := sent.Add(1)
 		r := req.WithContext(actx)
 		if c.opts.sendPriority {
@@ -351,10 +470,10 @@ func (c *httpSender) do(ctx context.Context, p Priority, req *http.Request) (*ht
 			}
 			r.Header.Set(HeaderPriority, p.String())
 		}
+		if n > 1 && !resendable(req) {
+			return MarkPermanent(errors.New("retry: request body cannot be re-sent: Request.GetBody is nil"))
+		}
 		if n > 1 && req.Body != nil && req.Body != http.NoBody {
-			if req.GetBody == nil {
-				return MarkPermanent(errors.New("retry: request body cannot be re-sent: Request.GetBody is nil"))
-			}
 			body, err := req.GetBody()
 			if err != nil {
 				return MarkPermanent(err)
@@ -363,12 +482,20 @@ func (c *httpSender) do(ctx context.Context, p Priority, req *http.Request) (*ht
 		}
 		resp, err := c.send(r)
 		if err != nil {
-			return classifyTransportError(req, err)
+			err, maybeSent := classifyTransportError(err)
+			if maybeSent || !resendable(req) {
+				a.noRetry = noRetry
+			}
+			return err
 		}
-		if serr := statusError(resp, c.owner.clock.Now()); serr != nil {
+		if serr := c.statusError(resp); serr != nil {
 			// Drain a little so the connection can be reused.
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			_ = resp.Body.Close()
+			if serr.Exhausted {
+				a.final.Store(true)
+			}
+			a.noRetry = noRetry
 			return serr
 		}
 		b, err := readLimited(resp, c.opts.maxBody)
@@ -377,10 +504,12 @@ func (c *httpSender) do(ctx context.Context, p Priority, req *http.Request) (*ht
 			if errors.Is(err, ErrBodyTooLarge) {
 				return MarkPermanent(err)
 			}
-			return classifyTransportError(req, err)
+			a.noRetry = noRetry
+			err, _ = classifyTransportError(err)
+			return err
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(b))
-		actx.(*attemptCtx).val = resp // per attempt: hedges may finish together
+		a.val = resp // per attempt: hedges may finish together
 		return nil
 	}, true, mayHedge(req))
 	if sent.Load() == 0 && req.Body != nil {
@@ -396,7 +525,7 @@ func (c *httpSender) do(ctx context.Context, p Priority, req *http.Request) (*ht
 // mayHedge reports whether req may be sent twice at once: idempotent, and
 // its body can be sent again.
 func mayHedge(req *http.Request) bool {
-	return idempotent(req) && (req.Body == nil || req.Body == http.NoBody || req.GetBody != nil)
+	return idempotent(req) && resendable(req)
 }
 
 // readLimited reads resp's body, refusing one over limit bytes without
@@ -422,23 +551,31 @@ func readLimited(resp *http.Response, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-func statusError(resp *http.Response, now time.Time) error {
+// statusError returns the *StatusError of a failing response, or nil.
+func (c *httpSender) statusError(resp *http.Response) *StatusError {
 	code := resp.StatusCode
-	if code != http.StatusTooManyRequests && code < 500 {
+	retryable := slices.Contains(c.opts.retryStatuses, code)
+	if !failureStatus(code) && !retryable {
 		return nil
 	}
 	e := &StatusError{StatusCode: code, Status: resp.Status, Header: resp.Header, class: Permanent}
-	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
+	if resp.Header.Get(HeaderRetriesExhausted) != "" {
+		e.Exhausted = true
+		return e
+	}
+	if retryable {
 		e.class = Temporary
-		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
+		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), c.owner.clock.Now()); ok {
 			e.Wait = d
 		}
 	}
 	return e
 }
 
-// classifyTransportError marks a client.Do or body read error.
-func classifyTransportError(req *http.Request, err error) error {
+// classifyTransportError marks a client.Do or body read error, and says
+// whether the request may have reached the provider (false only when the
+// connection could not be made).
+func classifyTransportError(err error) (marked error, maybeSent bool) {
 	var (
 		cert *tls.CertificateVerificationError
 		dns  *net.DNSError
@@ -446,13 +583,13 @@ func classifyTransportError(req *http.Request, err error) error {
 	)
 	switch {
 	case errors.Is(err, context.Canceled):
-		return err
+		return err, true
 	case errors.As(err, &cert):
-		return MarkPermanent(err)
+		return MarkPermanent(err), false
 	case errors.As(err, &dns) && dns.IsNotFound:
-		return MarkPermanent(err)
+		return MarkPermanent(err), false
 	case errors.As(err, &op) && op.Op == "dial":
-		return MarkTemporary(err, 0) // never sent: safe for any method
+		return MarkTemporary(err, 0), false // never sent: safe for any method
 	}
 	ambiguous := isTimeout(err) || errors.As(err, &op) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
@@ -461,14 +598,12 @@ func classifyTransportError(req *http.Request, err error) error {
 		// had Transport not made the body non-rewindable. net/http does not
 		// wrap the cause, so only the text identifies it.
 		strings.Contains(err.Error(), "http2: Transport: cannot retry err")
-	switch {
-	case !ambiguous:
-		return MarkPermanent(err)
-	case idempotent(req):
-		return MarkTemporary(err, 0)
-	default:
-		return MarkPermanent(err)
+	if !ambiguous {
+		return MarkPermanent(err), true
 	}
+	// It may have reached the provider: retried only if safe to repeat
+	// (httpSender decides that).
+	return MarkTemporary(err, 0), true
 }
 
 // maxRetryAfterSeconds keeps delta-seconds from overflowing time.Duration.

@@ -145,7 +145,8 @@ func TestHTTPClientStatusClassification(t *testing.T) {
 		{"500 is permanent", http.MethodGet, http.StatusInternalServerError, ErrPermanentError, 1},
 		{"502 is permanent", http.MethodGet, http.StatusBadGateway, ErrPermanentError, 1},
 		{"503 is retried to the last attempt", http.MethodGet, http.StatusServiceUnavailable, ErrProviderError, 3},
-		{"429 is retried even for POST", http.MethodPost, http.StatusTooManyRequests, ErrProviderError, 3},
+		{"429 is retried for PUT", http.MethodPut, http.StatusTooManyRequests, ErrProviderError, 3},
+		{"429 is not retried for POST", http.MethodPost, http.StatusTooManyRequests, ErrNotRetryable, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,6 +190,7 @@ func TestHTTPClientReplaysBodyOnRetry(t *testing.T) {
 	srv := httptest.NewServer(handler)
 	defer srv.Close()
 	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"postcode":"01001"}`))
+	req.Header.Set("Idempotency-Key", "q-01001")
 	if _, err := NewHTTPClient(h.owner, nil).Do(context.Background(), Critical, req); err != nil {
 		t.Fatal(err)
 	}
@@ -217,40 +219,38 @@ func TestHTTPClientConnectionRefusedIsTemporary(t *testing.T) {
 	}
 }
 
+// Whether a request is safe to repeat is httpSender's question; here only
+// the error's class and whether the request may have reached the provider.
 func TestClassifyTransportError(t *testing.T) {
-	get, _ := http.NewRequest(http.MethodGet, "http://provider/", nil)
-	post, _ := http.NewRequest(http.MethodPost, "http://provider/", nil)
-	keyed, _ := http.NewRequest(http.MethodPost, "http://provider/", nil)
-	keyed.Header.Set("Idempotency-Key", "k1")
 	urlErr := func(err error) error { return &url.Error{Op: "Post", URL: "http://provider/", Err: err} }
 	refused := urlErr(&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
 	reset := urlErr(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
 	timeout := urlErr(context.DeadlineExceeded)
 
 	tests := []struct {
-		name string
-		req  *http.Request
-		err  error
-		want Class
+		name     string
+		err      error
+		want     Class
+		wantSent bool
 	}{
-		{"GET timeout", get, timeout, Temporary},
-		{"POST timeout is ambiguous", post, timeout, Permanent},
-		{"POST timeout with idempotency key", keyed, timeout, Temporary},
-		{"GET reset", get, reset, Temporary},
-		{"POST reset is ambiguous", post, reset, Permanent},
-		{"POST refused was never sent", post, refused, Temporary},
-		{"GET unexpected EOF", get, urlErr(io.ErrUnexpectedEOF), Temporary},
-		{"unknown host", get, urlErr(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "provider", IsNotFound: true}}), Permanent},
-		{"bad certificate", get, urlErr(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), Permanent},
-		{"bad URL", get, urlErr(errors.New("unsupported protocol scheme")), Permanent},
-		{"caller cancelled", get, urlErr(context.Canceled), Permanent},
-		{"GET h2 refused stream", get, urlErr(errors.New("http2: Transport: cannot retry err [stream error: stream ID 3; REFUSED_STREAM] after Request.Body was written; define Request.GetBody to avoid this error")), Temporary},
+		{"timeout", timeout, Temporary, true},
+		{"reset", reset, Temporary, true},
+		{"refused was never sent", refused, Temporary, false},
+		{"unexpected EOF", urlErr(io.ErrUnexpectedEOF), Temporary, true},
+		{"unknown host", urlErr(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "provider", IsNotFound: true}}), Permanent, false},
+		{"bad certificate", urlErr(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), Permanent, false},
+		{"bad URL", urlErr(errors.New("unsupported protocol scheme")), Permanent, true},
+		{"caller cancelled", urlErr(context.Canceled), Permanent, true},
+		{"h2 refused stream", urlErr(errors.New("http2: Transport: cannot retry err [stream error: stream ID 3; REFUSED_STREAM] after Request.Body was written; define Request.GetBody to avoid this error")), Temporary, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := classifyTransportError(tt.req, tt.err)
+			got, sent := classifyTransportError(tt.err)
 			if c := DefaultClassify(got); c != tt.want {
 				t.Errorf("class = %v, want %v", c, tt.want)
+			}
+			if sent != tt.wantSent {
+				t.Errorf("maybe sent = %v, want %v", sent, tt.wantSent)
 			}
 			if !errors.Is(got, tt.err) {
 				t.Errorf("classified error does not wrap the original")

@@ -66,6 +66,7 @@ type Metrics struct {
 	nested            *prometheus.CounterVec
 	hedges            *prometheus.CounterVec
 	operationAttempts *prometheus.CounterVec
+	panics            *prometheus.CounterVec
 }
 
 // NewMetrics creates the metric families and registers them on reg (never
@@ -109,13 +110,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		attemptDuration: histogram("retry_attempt_duration_seconds",
 			"One attempt's latency, by outcome.", "dependency", "outcome"),
 		backoff: histogram("retry_backoff_seconds",
-			"Delays slept between attempts, Retry-After included.", "dependency"),
+			"Time slept between attempts, Retry-After included; a sleep cut short by the caller's cancel records the part slept.", "dependency"),
 		policyMaxAttempts: gauge("retry_policy_max_attempts",
 			"Configured attempt cap, first try included.", "dependency"),
 		policyDeadline: gauge("retry_policy_deadline_seconds",
 			"Configured operation deadline cap; absent when there is none.", "dependency"),
 		abandoned: counter("retry_abandoned_attempts_total",
-			"Attempts still running when the operation ended at its deadline or on cancel; they finish in the background, holding their slot.", "dependency"),
+			"Attempts that ignored their ctx: still running 100 ms after the owner stopped waiting for them (deadline, cancel, hedge lost); they finish in the background, holding their slot.", "dependency"),
 		lateSuccesses: counter("retry_late_successes_total",
 			"Abandoned attempts that later succeeded: work the provider did for nobody.", "dependency"),
 		nested: counter("retry_nested_operations_total",
@@ -124,6 +125,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			"Attempts of the operations that ended, added when each ends: over the admitted operations that ended, amplification counted at one moment.", "dependency"),
 		hedges: counter("retry_hedges_total",
 			"Hedged attempts: sent while an earlier attempt of the same operation was still running (also counted as attempts and retries).", "dependency"),
+		panics: counter("retry_attempt_panics_total",
+			"Attempts that panicked: re-raised in Do's goroutine when Do waited for them, recovered and handed to Config.OnPanic otherwise.", "dependency"),
 		budgetBalance: &budgetCollector{
 			desc: prometheus.NewDesc("retry_budget_balance",
 				"Retries the shared retry budget would allow now; absent without a budget.", []string{"dependency"}, nil),
@@ -134,7 +137,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(m.originals, m.attempts, m.retries, m.rescued, m.budgetDenied,
 			m.admissionRejected, m.results, m.active, m.concurrencyLimit, m.poolWait,
 			m.requestDuration, m.attemptDuration, m.backoff, m.policyMaxAttempts,
-			m.policyDeadline, m.budgetBalance, m.abandoned, m.lateSuccesses, m.nested, m.hedges, m.operationAttempts)
+			m.policyDeadline, m.budgetBalance, m.abandoned, m.lateSuccesses, m.nested, m.hedges, m.operationAttempts,
+			m.panics)
 	}
 	return m
 }
@@ -187,6 +191,7 @@ type instruments struct {
 	lateSuccesses     prometheus.Counter
 	hedges            prometheus.Counter
 	operationAttempts prometheus.Counter
+	panics            prometheus.Counter
 	nested            *prometheus.CounterVec // by outer dependency, rare: looked up per use
 	dep               string
 }
@@ -203,6 +208,7 @@ func (m *Metrics) bind(dep string, p Policy, l *Limiter, b *Budget) *instruments
 		lateSuccesses:     m.lateSuccesses.WithLabelValues(dep),
 		hedges:            m.hedges.WithLabelValues(dep),
 		operationAttempts: m.operationAttempts.WithLabelValues(dep),
+		panics:            m.panics.WithLabelValues(dep),
 		nested:            m.nested,
 		dep:               dep,
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,10 +43,18 @@ type Config struct {
 	// goroutine: for logs and traces. It must be quick and must not block.
 	// nil costs nothing.
 	OnAttempt func(AttemptInfo)
-	// OnRetry, if set, is called when the owner has decided to retry (the
-	// budget paid), before the backoff sleep, on Do's goroutine. It must be
-	// quick and must not block.
+	// OnRetry, if set, is called once per retry the owner makes (when it
+	// is counted in retry_retries_total: the retry's attempt is starting,
+	// its backoff slept, its slot taken), hedges included, on Do's
+	// goroutine. It must be quick and must not block.
 	OnRetry func(RetryInfo)
+	// OnPanic, if set, receives the panic of an attempt nobody waits for
+	// any more (abandoned at the deadline or on the caller's cancel, or a
+	// hedge's loser), recovered on the attempt's goroutine and counted in
+	// retry_attempt_panics_total; nil logs it with its stack (package
+	// log). A panic Do still waits for is re-raised in Do's goroutine
+	// instead. It may be called on any goroutine, after Do returned.
+	OnPanic func(*PanicError)
 }
 
 // AttemptInfo describes one finished (or abandoned) attempt for
@@ -66,14 +75,14 @@ type AttemptInfo struct {
 	Err error
 }
 
-// RetryInfo describes a retry the owner is about to make, for
-// Config.OnRetry.
+// RetryInfo describes a retry the owner is making, for Config.OnRetry.
 type RetryInfo struct {
 	Dependency string
 	Priority   Priority
 	// Attempt is the number the retry will have, 2 for the first retry.
 	Attempt int
-	// Delay is the backoff about to be slept (Retry-After included).
+	// Delay is the backoff slept before it (Retry-After included); for a
+	// hedge, Policy.HedgeDelay.
 	Delay time.Duration
 	// Err is the failed attempt's error that made the retry necessary;
 	// nil for a hedge.
@@ -102,8 +111,12 @@ type Owner struct {
 	inline    bool
 	onAttempt func(AttemptInfo)
 	onRetry   func(RetryInfo)
+	onPanic   func(*PanicError)
+
+	grace time.Duration // abandonGrace; tests shorten it
 
 	abandonedReturned func()          // tests: an abandoned attempt has been accounted for
+	abandonCounted    func()          // tests: an attempt was counted in retry_abandoned_attempts_total
 	hedgeDecided      func(sent bool) // tests: the hedge timer fired and a hedge was sent or not
 }
 
@@ -127,6 +140,8 @@ func New(cfg Config) (*Owner, error) {
 		inline:    cfg.InlineAttempts,
 		onAttempt: cfg.OnAttempt,
 		onRetry:   cfg.OnRetry,
+		onPanic:   cfg.OnPanic,
+		grace:     abandonGrace,
 	}
 	if o.classify == nil {
 		o.classify = DefaultClassify
@@ -154,7 +169,8 @@ func (o *Owner) Policy() Policy { return o.policy }
 // Do runs one logical operation: it calls attempt until it succeeds, fails
 // permanently, or a rule stops it, and returns nil or an *Error wrapping
 // exactly one of ErrCapacityRejected, ErrBudgetExhausted,
-// ErrDeadlineExhausted, ErrProviderError, ErrPermanentError, ErrCancelled.
+// ErrDeadlineExhausted, ErrProviderError, ErrPermanentError, ErrCancelled,
+// ErrNotRetryable.
 //
 // The rules, in order:
 //   - The operation deadline is min(ctx deadline, now+Policy.Deadline) minus
@@ -167,16 +183,19 @@ func (o *Owner) Policy() Policy { return o.policy }
 //   - The slot is released as soon as the attempt returns, so no slot is
 //     held during a backoff sleep.
 //   - Do never waits for an attempt past the operation deadline or the
-//     caller's cancel: an attempt that ignores its ctx is abandoned there
-//     (counted as a timeout or a cancel, and in
-//     retry_abandoned_attempts_total) and finishes in the background,
-//     holding its slot until it returns; if it then succeeds, the success is
-//     late (retry_late_successes_total), never a success of the operation.
+//     caller's cancel: it stops waiting there (the attempt is counted as a
+//     timeout or a cancel; if it is still running 100 ms later it ignores
+//     its ctx and is counted in retry_abandoned_attempts_total) and it
+//     finishes in the background, holding its slot until it returns; if
+//     it then succeeds, the success is late (retry_late_successes_total),
+//     never a success of the operation.
 //     An attempt that outlives only its PerAttemptTimeout is waited for up
 //     to the operation deadline, never retried beside itself.
-//   - A failed attempt is retried only if it is not final (another Owner's
-//     *Error or a cancellation never is retried), Classify says Temporary,
-//     attempts remain, the provider's Retry-After is within
+//   - A failed attempt is retried only if it is not final (another Owner
+//     gave up within it, its error is another Owner's *Error, or a
+//     cancellation), Classify says Temporary, attempts remain, the
+//     attempt did not say it must not be repeated (HTTP: not safe to
+//     repeat, ResultNotRetryable), the provider's Retry-After is within
 //     Policy.MaxRetryAfter, the full-jitter delay (never shorter than the
 //     Retry-After) plus MinAttemptTime still fits the deadline, and the
 //     Budget pays for the retry. The budget is paid before sleeping, so a
@@ -185,12 +204,14 @@ func (o *Owner) Policy() Policy { return o.policy }
 //
 // A ctx that belongs to another Owner's attempt makes this a nested
 // operation, counted in retry_nested_operations_total: retries at both
-// levels would multiply, and the outer Owner will not retry this result.
+// levels would multiply, so that attempt is not hedged while this
+// operation runs, and is final if this operation fails.
 //
 // attempt must honour its ctx and report a provider's Retry-After by
 // returning an error that implements RetryAfterer (see MarkTemporary). It
-// runs on a goroutine of its own (unless Config.InlineAttempts); a panic
-// in it is re-raised in Do's goroutine.
+// runs on a goroutine of its own (unless Config.InlineAttempts). A panic
+// in it is counted and re-raised in Do's goroutine while Do waits for it,
+// and recovered and handed to Config.OnPanic after Do stopped waiting.
 func (o *Owner) Do(ctx context.Context, p Priority, attempt func(ctx context.Context) error) error {
 	_, err := o.do(ctx, p, attempt, o.inline, true)
 	return err
@@ -203,10 +224,14 @@ func (o *Owner) Do(ctx context.Context, p Priority, attempt func(ctx context.Con
 // (DoValue).
 func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Context) error, inline, mayHedge bool) (any, error) {
 	hedge := mayHedge && o.policy.HedgeDelay > 0
-	op := operation{o: o, p: p, pi: p.index(), start: o.clock.Now()}
+	op := operation{o: o, p: p, pi: p.index(), start: o.clock.Now(), ctx: ctx}
 	o.in.originals[op.pi].Inc()
-	if outer := ownerFrom(ctx); outer != nil {
-		o.in.nested.WithLabelValues(o.dep, outer.dep).Inc()
+	if outer := attemptFrom(ctx); outer != nil {
+		// Structural, whatever becomes of the errors: the outer attempt
+		// is not hedged beside this operation, nor retried if it fails.
+		outer.nested.Store(true)
+		op.outer = outer
+		o.in.nested.WithLabelValues(o.dep, outer.o.dep).Inc()
 	}
 	if o.budget != nil {
 		o.budget.RecordOriginal()
@@ -251,6 +276,9 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 		op.attempts++
 		if op.attempts > 1 {
 			o.in.retries.Inc()
+			if o.onRetry != nil {
+				o.onRetry(RetryInfo{Dependency: o.dep, Priority: p, Attempt: op.attempts, Delay: op.delay, Err: op.last})
+			}
 		}
 
 		a := o.newAttempt(ctx, now, timeout, attempt)
@@ -263,13 +291,16 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 			}
 			a = w
 		case inline:
-			a.runInline()
+			op.runInline(a)
 		default:
 			go a.run()
 			if !a.wait(deadline) {
 				return nil, op.abandon(ctx, a)
 			}
-			a.rethrow()
+			if a.unwound() {
+				op.unwound(a)
+				a.rethrow()
+			}
 		}
 		err := a.err
 		if err == nil && (ctx.Err() != nil || a.end.After(deadline)) {
@@ -279,10 +310,7 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 		}
 		class := Temporary
 		if err != nil {
-			class = o.classify(err)
-			if finalForOwner(err) {
-				class = Permanent
-			}
+			class = o.classifyAttempt(a)
 		}
 		op.observe(a, o.outcome(err, class), a.end.Sub(a.start), err)
 		if err == nil {
@@ -301,6 +329,12 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 		}
 		if op.attempts >= o.policy.MaxAttempts {
 			return nil, op.finish(ResultProviderError, nil)
+		}
+		if a.noRetry != "" {
+			// Safe to repeat comes before everything else a retry needs:
+			// no budget is spent and no backoff slept for it.
+			op.reason = a.noRetry
+			return nil, op.finish(ResultNotRetryable, nil)
 		}
 
 		wait := retryAfter(err)
@@ -321,16 +355,39 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 			}
 			op.paid = true
 		}
-		o.in.backoff.Observe(delay.Seconds())
-		if o.onRetry != nil {
-			o.onRetry(RetryInfo{Dependency: o.dep, Priority: p, Attempt: op.attempts + 1, Delay: delay, Err: err})
-		}
-		if delay > 0 {
-			if err := o.clock.Sleep(ctx, delay); err != nil {
-				return nil, op.finishCtx(err)
-			}
+		op.delay = delay
+		if err := op.sleep(ctx, delay); err != nil {
+			return nil, op.finishCtx(err)
 		}
 	}
+}
+
+// classifyAttempt classifies a finished attempt's error: Classify's
+// verdict, unless an owner below gave up on the call (structurally, or by
+// its *Error in the chain) or it was cancelled, which is final.
+func (o *Owner) classifyAttempt(a *attemptCtx) Class {
+	if a.final.Load() || finalForOwner(a.err) {
+		return Permanent
+	}
+	return o.classify(a.err)
+}
+
+// sleep sleeps the backoff before a retry and records in
+// retry_backoff_seconds the time actually slept: all of it, or on the
+// caller's cancel the part slept until then.
+func (op *operation) sleep(ctx context.Context, delay time.Duration) error {
+	o := op.o
+	if delay <= 0 {
+		o.in.backoff.Observe(0)
+		return nil
+	}
+	before := o.clock.Now()
+	if err := o.clock.Sleep(ctx, delay); err != nil {
+		o.in.backoff.Observe(min(max(o.clock.Now().Sub(before), 0), delay).Seconds())
+		return err
+	}
+	o.in.backoff.Observe(delay.Seconds())
+	return nil
 }
 
 // timeLeft reports whether an attempt starting at t would still get
@@ -349,14 +406,17 @@ type operation struct {
 	attempts int
 	last     error
 	reason   string
-	paid     bool      // a retry's budget cost is paid but the retry not made yet
-	endAt    time.Time // when the operation ended, if already read (zero: read it)
+	paid     bool          // a retry's budget cost is paid but the retry not made yet
+	delay    time.Duration // the backoff slept before the next retry
+	endAt    time.Time     // when the operation ended, if already read (zero: read it)
+	ctx      context.Context
+	outer    *attemptCtx // the other Owner's attempt this operation runs in, if any
 }
 
 // abandon ends the operation while attempt a still runs: the caller
 // cancelled or the operation deadline passed.
 func (op *operation) abandon(ctx context.Context, a *attemptCtx) error {
-	op.o.in.abandoned.Inc()
+	a.stopWaiting()
 	op.last = a.Err()
 	return op.endEarly(ctx, a, op.o.clock.Now().Sub(a.start), op.last,
 		"the attempt was still running at the operation deadline; abandoned", "")
@@ -407,10 +467,28 @@ func (op *operation) finishCtx(ctxErr error) error {
 	return op.finish(r, ctxErr)
 }
 
+// unwound ends the operation whose attempt a panicked (or called
+// runtime.Goexit) while Do waited for it: the attempt is counted as a
+// permanent error and the operation gets its result, before the caller
+// re-raises the panic.
+func (op *operation) unwound(a *attemptCtx) {
+	if a.panicked {
+		op.o.in.panics.Inc()
+	}
+	pe := a.panicError()
+	op.observe(a, outcomePermanent, a.end.Sub(a.start), pe)
+	op.last = pe
+	op.reason = "the attempt panicked"
+	_ = op.finish(ResultPermanentError, nil)
+}
+
 func (op *operation) finish(r Result, ctxErr error) error {
 	o := op.o
 	if op.paid {
 		o.budget.refund()
+	}
+	if r != ResultSuccess {
+		op.failed()
 	}
 	o.in.results[op.pi][r].Inc()
 	if op.attempts > 0 {
@@ -456,10 +534,31 @@ func (o *Owner) jitter(n int) time.Duration {
 	return time.Duration(o.rand(c))
 }
 
+// failed tells whoever called this operation that its owner gave up: the
+// other Owner's attempt it runs in (never retried or hedged then), and the
+// request a DeadlineHandler serves (its failure response is marked
+// HeaderRetriesExhausted).
+func (op *operation) failed() {
+	if op.outer != nil {
+		op.outer.final.Store(true)
+	}
+	if m, ok := op.ctx.Value(exhaustedKey{}).(*atomic.Bool); ok {
+		m.Store(true)
+	}
+}
+
+// attemptFrom returns the attempt ctx belongs to, or nil.
+func attemptFrom(ctx context.Context) *attemptCtx {
+	c, _ := ctx.Value(attemptKey{}).(*attemptCtx)
+	return c
+}
+
 // ownerFrom returns the Owner whose attempt ctx belongs to, or nil.
 func ownerFrom(ctx context.Context) *Owner {
-	o, _ := ctx.Value(attemptKey{}).(*Owner)
-	return o
+	if c := attemptFrom(ctx); c != nil {
+		return c.o
+	}
+	return nil
 }
 
 // ObservePoolWait records d in retry_pool_wait_seconds of the Owner running

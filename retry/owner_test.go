@@ -472,10 +472,19 @@ func TestPanickingAttemptReleasesSlot(t *testing.T) {
 			if got := testutilGauge(h.m.active, "quote"); got != 0 {
 				t.Fatalf("retry_active_calls after panic = %v, want 0", got)
 			}
+			// The call was made: one attempt, a permanent error, and the
+			// operation has its result.
 			for _, outcome := range outcomeNames {
-				if got := h.attempts(t, outcome); got != 0 {
-					t.Errorf("retry_attempts_total{outcome=%q} = %v after a panic, want 0", outcome, got)
+				want := 0.0
+				if outcome == "permanent_error" {
+					want = 1
 				}
+				if got := h.attempts(t, outcome); got != want {
+					t.Errorf("retry_attempts_total{outcome=%q} = %v after a panic, want %v", outcome, got, want)
+				}
+			}
+			if got := h.result(t, Critical, ResultPermanentError); got != 1 {
+				t.Errorf("permanent_error results = %v, want 1", got)
 			}
 		})
 	}

@@ -14,8 +14,11 @@ import (
 // attempt time, because both are what keep retries from outliving the
 // caller: a zero Deadline, MinAttemptTime or MaxRetryAfter is filled with
 // the documented default of that field, and a policy that can be bounded by
-// nothing (neither Deadline nor PerAttemptTimeout) is an error. Owner.Policy
-// returns the policy with the defaults filled in.
+// nothing (neither Deadline nor PerAttemptTimeout) is an error, as are
+// policies that could never do what they say: a MinAttemptTime over
+// PerAttemptTimeout or over the usable deadline, a HedgeDelay that leaves
+// less than MinAttemptTime of it. Owner.Policy returns the policy with the
+// defaults filled in.
 type Policy struct {
 	// MaxAttempts caps attempts per operation, the first try included.
 	// It must be at least 1; 1 means "never retry".
@@ -129,6 +132,10 @@ func (p Policy) validate() error {
 	if p.BackoffCap > 0 && p.BackoffCap < p.BackoffBase {
 		return errors.New("retry: Policy.BackoffCap must not be below Policy.BackoffBase")
 	}
+	if p.PerAttemptTimeout > 0 && p.MinAttemptTime > p.PerAttemptTimeout {
+		return fmt.Errorf("retry: Policy.MinAttemptTime %v exceeds Policy.PerAttemptTimeout %v: no attempt ever gets the least time worth starting it with",
+			p.MinAttemptTime, p.PerAttemptTimeout)
+	}
 	if p.Deadline == 0 && p.PerAttemptTimeout == 0 {
 		return errors.New("retry: Policy needs a Deadline or a PerAttemptTimeout: " +
 			"with neither, an attempt that never returns holds the operation forever")
@@ -159,6 +166,10 @@ func (p Policy) withDefaults() (Policy, error) {
 	if p.MinAttemptTime > usable {
 		return p, fmt.Errorf("retry: Policy.MinAttemptTime %v exceeds the usable deadline %v (Deadline %v - DeadlineReserve %v): no attempt could ever start",
 			p.MinAttemptTime, usable, p.Deadline, p.DeadlineReserve)
+	}
+	if p.HedgeDelay > 0 && p.HedgeDelay+p.MinAttemptTime > usable {
+		return p, fmt.Errorf("retry: Policy.HedgeDelay %v leaves less than Policy.MinAttemptTime %v of the usable deadline %v (Policy.Deadline %v - Policy.DeadlineReserve %v): no hedge could ever be sent",
+			p.HedgeDelay, p.MinAttemptTime, usable, p.Deadline, p.DeadlineReserve)
 	}
 	return p, nil
 }

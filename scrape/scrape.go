@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"bytes"
 	"container/heap"
 	"context"
 	"errors"
@@ -826,7 +827,7 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 		return nil, nil
 	}
 	// What the parse will allocate is reserved before it runs.
-	if err := hold.Grow(ParseCost * int64(len(body))); err != nil {
+	if err := s.reserveParse(hold, body, resp.Header.Get("Content-Type")); err != nil {
 		return nil, fmt.Errorf("target %q: GET %s: %w", name, st.safeURL, err)
 	}
 	fams, err := s.opts.Parser.Parse(name, body, resp.Header.Get("Content-Type"), s.opts.Filter)
@@ -987,4 +988,22 @@ func (sb *scrapeBuf) release() {
 	if cap(sb.buf) > 1<<20 {
 		sb.buf = nil
 	}
+}
+
+// reserveParse reserves what parsing body will take: ParseCost a byte, or
+// ParseBytesPerSeries a line when that is more. When every line's cost
+// does not fit as things are, only the lines of families the filter may
+// want are counted (expo.SeriesLines, one pass without parsing) and that
+// is reserved, shedding larger scrapes or failing as Grow does.
+func (s *Scraper) reserveParse(hold *Hold, body []byte, contentType string) error {
+	perByte := ParseCost * int64(len(body))
+	lines := int64(bytes.Count(body, []byte{'\n'})) + 1
+	if hold.TryGrow(max(perByte, lines*ParseBytesPerSeries)) {
+		return nil
+	}
+	series := int64(expo.SeriesLines(body, contentType, s.opts.Filter))
+	if err := hold.Grow(max(perByte, series*ParseBytesPerSeries)); err != nil {
+		return fmt.Errorf("parsing %d series: %w", series, err)
+	}
+	return nil
 }

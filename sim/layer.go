@@ -114,7 +114,9 @@ func newHop(name, role, dep, next string, hidden bool, pol HopPolicy, reg promet
 	h.client = retry.NewHTTPClient(owner, countingTransport{h}, retry.WithDeadlinePropagation())
 	h.server = http.HandlerFunc(h.serve)
 	if pol.PropagateDeadline {
-		h.server = &retry.DeadlineHandler{Next: h.server, Metrics: retry.NewServerMetrics(reg)}
+		// OmitExhausted: the sim's layers retry what the layer below
+		// already retried, which is the amplification it measures.
+		h.server = &retry.DeadlineHandler{Next: h.server, Metrics: retry.NewServerMetrics(reg), OmitExhausted: true}
 	}
 	if reg != nil {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{

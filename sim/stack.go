@@ -129,147 +129,197 @@ func Start(ctx context.Context, sc Scenario, opts Options) (*Stack, error) {
 		return nil, err
 	}
 	s := &Stack{sc: sc, opts: opts, clock: clockOr(opts.Clock), sched: sc.Schedule, done: make(chan struct{})}
-
+	h := newHopLayout(sc)
 	// Listen everywhere first, so every hop knows its next hop's URL.
+	if err := s.listen(h); err != nil {
+		return nil, err
+	}
+	if err := s.buildHops(h); err != nil {
+		h.closeListeners()
+		return nil, err
+	}
+	// The schedule starts now: everything is listening.
+	s.startGenerator(h)
+	s.serve(h)
+	s.run(ctx)
+	return s, nil
+}
+
+// hopLayout is the stack's hops in call order, the browser first and the
+// provider last, as Start builds them.
+type hopLayout struct {
+	names  []string
+	hidden []bool                 // a layer with no metrics of its own
+	roles  []string               // each hop's layer (Target.Layer)
+	regs   []*prometheus.Registry // nil for a hidden hop
+	// lns are the listeners (nil in process); base is hop i's URL
+	// without a path; transport carries the calls (nil: each hop dials
+	// loopback).
+	lns       []net.Listener
+	base      func(i int) string
+	transport http.RoundTripper
+}
+
+// newHopLayout lays out sc's hops, each visible one with a registry of
+// its own.
+func newHopLayout(sc Scenario) *hopLayout {
 	names := []string{NameBrowser}
 	for _, l := range sc.Layers {
 		names = append(names, l.Name)
 	}
 	names = append(names, NameProvider)
-	var lns []net.Listener
-	var transport http.RoundTripper // nil: each hop dials loopback
-	var base func(i int) string
-	if opts.InProcess {
-		if opts.ListenBase != 0 {
-			return nil, errors.New("sim: InProcess listens nowhere; ListenBase must be 0")
+	h := &hopLayout{names: names, hidden: make([]bool, len(names)), roles: make([]string, len(names)), regs: make([]*prometheus.Registry, len(names))}
+	h.roles[0], h.roles[len(names)-1] = NameBrowser, NameProvider
+	for i, l := range sc.Layers {
+		h.hidden[i+1] = l.Hidden
+		h.roles[i+1] = l.Role
+		if h.roles[i+1] == "" {
+			h.roles[i+1] = l.Name
+		}
+	}
+	for i := range names {
+		if !h.hidden[i] {
+			h.regs[i] = prometheus.NewRegistry()
+		}
+	}
+	return h
+}
+
+// nextVisible is the name a hop's dependency carries: the next target its
+// callers can see.
+func (h *hopLayout) nextVisible(i int) string {
+	for j := i + 1; j < len(h.names); j++ {
+		if !h.hidden[j] {
+			return h.names[j]
+		}
+	}
+	return NameProvider
+}
+
+// reg is hop i's registry, nil (an interface holding no registry) for a
+// hidden hop.
+func (h *hopLayout) reg(i int) prometheus.Registerer {
+	if h.regs[i] == nil {
+		return nil
+	}
+	return h.regs[i]
+}
+
+// closeListeners closes the listeners made so far.
+func (h *hopLayout) closeListeners() {
+	for _, l := range h.lns {
+		_ = l.Close()
+	}
+}
+
+// listen gives every hop its URL: a listener on loopback (at ListenBase
+// and on when set), or a name the in-process transport serves.
+func (s *Stack) listen(h *hopLayout) error {
+	names := h.names
+	if s.opts.InProcess {
+		if s.opts.ListenBase != 0 {
+			return errors.New("sim: InProcess listens nowhere; ListenBase must be 0")
 		}
 		s.inproc = newInProcess()
-		transport = s.inproc
-		base = func(i int) string { return "http://" + names[i] + ".sim" }
-	} else {
-		lns = make([]net.Listener, len(names))
-		for i := range names {
-			addr := "127.0.0.1:0"
-			if opts.ListenBase > 0 {
-				addr = "127.0.0.1:" + strconv.Itoa(opts.ListenBase+i)
-			}
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				for _, l := range lns[:i] {
-					_ = l.Close()
-				}
-				return nil, fmt.Errorf("sim: listen for %s: %w", names[i], err)
-			}
-			lns[i] = ln
-		}
-		base = func(i int) string { return "http://" + lns[i].Addr().String() }
+		h.transport = s.inproc
+		h.base = func(i int) string { return "http://" + names[i] + ".sim" }
+		return nil
 	}
+	h.lns = make([]net.Listener, len(names))
+	for i := range names {
+		addr := "127.0.0.1:0"
+		if s.opts.ListenBase > 0 {
+			addr = "127.0.0.1:" + strconv.Itoa(s.opts.ListenBase+i)
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			for _, l := range h.lns[:i] {
+				_ = l.Close()
+			}
+			return fmt.Errorf("sim: listen for %s: %w", names[i], err)
+		}
+		h.lns[i] = ln
+	}
+	lns := h.lns
+	h.base = func(i int) string { return "http://" + lns[i].Addr().String() }
+	return nil
+}
 
-	rng := rand.New(rand.NewPCG(opts.Seed, 0x6a177e5))
+// buildHops registers each target's service name, so a chain links from
+// bare URLs (its callers' dependency label is this name), and makes the
+// hops and the provider, whose jitter comes from one source seeded by
+// Seed.
+func (s *Stack) buildHops(h *hopLayout) error {
+	rng := rand.New(rand.NewPCG(s.opts.Seed, 0x6a177e5))
 	var rngMu sync.Mutex
 	jitter := func(n int64) int64 {
 		rngMu.Lock()
 		defer rngMu.Unlock()
 		return rng.Int64N(n)
 	}
-
-	regs := make([]*prometheus.Registry, len(names))
-	hidden := make([]bool, len(names))
-	roles := make([]string, len(names))
-	roles[0], roles[len(names)-1] = NameBrowser, NameProvider
-	for i, l := range sc.Layers {
-		hidden[i+1] = l.Hidden
-		roles[i+1] = l.Role
-		if roles[i+1] == "" {
-			roles[i+1] = l.Name
-		}
-	}
-	for i := range names {
-		if !hidden[i] {
-			regs[i] = prometheus.NewRegistry()
-		}
-	}
-	// nextVisible is the name a hop's dependency carries: the next target
-	// its callers can see.
-	nextVisible := func(i int) string {
-		for j := i + 1; j < len(names); j++ {
-			if !hidden[j] {
-				return names[j]
-			}
-		}
-		return NameProvider
-	}
-	reg := func(i int) prometheus.Registerer {
-		if regs[i] == nil {
-			return nil
-		}
-		return regs[i]
-	}
-
-	fail := func(err error) (*Stack, error) {
-		for _, l := range lns {
-			_ = l.Close()
-		}
-		return nil, err
-	}
-	// Each target says which service it is, so a chain links from bare
-	// URLs: its callers' dependency label is this name.
-	for i, r := range regs {
+	for i, r := range h.regs {
 		if r != nil {
-			if err := retry.RegisterTargetInfo(r, retry.ServiceInfo{Name: names[i]}); err != nil {
-				return fail(fmt.Errorf("sim: %s: %w", names[i], err))
+			if err := retry.RegisterTargetInfo(r, retry.ServiceInfo{Name: h.names[i]}); err != nil {
+				return fmt.Errorf("sim: %s: %w", h.names[i], err)
 			}
 		}
 	}
-	policies := []HopPolicy{sc.Browser}
-	for _, l := range sc.Layers {
+	policies := []HopPolicy{s.sc.Browser}
+	for _, l := range s.sc.Layers {
 		policies = append(policies, l.Policy)
 	}
-	for i := 0; i < len(names)-1; i++ {
-		h, err := newHop(names[i], roles[i], nextVisible(i), base(i+1)+"/", hidden[i], policies[i], reg(i), jitter, transport)
+	for i := 0; i < len(h.names)-1; i++ {
+		hop, err := newHop(h.names[i], h.roles[i], h.nextVisible(i), h.base(i+1)+"/", h.hidden[i], policies[i], h.reg(i), jitter, h.transport)
 		if err != nil {
-			return fail(err)
+			return err
 		}
-		s.hops = append(s.hops, h)
+		s.hops = append(s.hops, hop)
 	}
-	s.prov = newProvider(sc.Provider, s.clock, s.phaseNow, opts.Seed, regs[len(names)-1])
+	s.prov = newProvider(s.sc.Provider, s.clock, s.phaseNow, s.opts.Seed, h.regs[len(h.names)-1])
+	return nil
+}
 
+// startGenerator starts the schedule now and makes the generator of user
+// operations, each sent to the browser hop within its deadline.
+func (s *Stack) startGenerator(h *hopLayout) {
 	browser := s.hops[0]
-	opDeadline := max(sc.Generator.UserDeadline, sc.Browser.Retry.Deadline)
+	opDeadline := max(s.sc.Generator.UserDeadline, s.sc.Browser.Retry.Deadline)
 	send := func(ctx context.Context, _ int64) Outcome {
 		ctx, cancel := context.WithTimeout(ctx, opDeadline)
 		defer cancel()
 		return userOutcome(browser.call(ctx))
 	}
-
-	// The schedule starts now: everything is listening.
 	s.start = s.clock.Now()
-	arr := Arrivals{Start: s.start, Rate: sc.Generator.Rate}
+	arr := Arrivals{Start: s.start, Rate: s.sc.Generator.Rate}
 	limit := arr.Before(s.start.Add(s.sched.Total()))
-	s.gen = newGenerator(sc.Generator, s.clock, arr, limit, send, regs[0])
+	s.gen = newGenerator(s.sc.Generator, s.clock, arr, limit, send, h.regs[0])
 	s.gen.phaseBins = make([]bin, len(s.sched.Phases))
 	s.gen.phaseOf = func(due time.Duration) int {
 		i, _, _ := s.sched.At(due)
 		return i
 	}
-	s.registerPhase(regs[0])
+	s.registerPhase(h.regs[0])
+}
 
-	for i := range names {
+// serve serves each hop's calls and metrics (a visible hop's become a
+// Target), on its listener or in process.
+func (s *Stack) serve(h *hopLayout) {
+	for i, name := range h.names {
 		mux := http.NewServeMux()
-		if regs[i] != nil {
-			mux.Handle("/metrics", promhttp.HandlerFor(regs[i], promhttp.HandlerOpts{}))
+		if h.regs[i] != nil {
+			mux.Handle("/metrics", promhttp.HandlerFor(h.regs[i], promhttp.HandlerOpts{}))
 		}
 		switch {
-		case i == len(names)-1:
+		case i == len(h.names)-1:
 			mux.Handle("/", s.prov)
 		case i > 0:
 			mux.Handle("/", s.hops[i])
 		}
-		if !hidden[i] {
-			s.targets = append(s.targets, Target{Name: names[i], URL: base(i) + "/metrics", Layer: roles[i]})
+		if !h.hidden[i] {
+			s.targets = append(s.targets, Target{Name: name, URL: h.base(i) + "/metrics", Layer: h.roles[i]})
 		}
 		if s.inproc != nil {
-			s.inproc.handlers[names[i]+".sim"] = mux
+			s.inproc.handlers[name+".sim"] = mux
 			continue
 		}
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -278,9 +328,13 @@ func Start(ctx context.Context, sc Scenario, opts Options) (*Stack, error) {
 		go func(ln net.Listener) {
 			defer s.bg.Done()
 			_ = srv.Serve(ln) // returns http.ErrServerClosed on Close
-		}(lns[i])
+		}(h.lns[i])
 	}
+}
 
+// run takes the first snapshot and starts the generator, the phase
+// watcher and the sampler until ctx ends or Stop.
+func (s *Stack) run(ctx context.Context) {
 	runCtx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
 	first := s.snap()
@@ -297,7 +351,6 @@ func Start(ctx context.Context, sc Scenario, opts Options) (*Stack, error) {
 	}()
 	go func() { defer s.bg.Done(); defer close(watched); s.watchPhases(runCtx) }()
 	go func() { defer s.bg.Done(); s.sample(runCtx) }()
-	return s, nil
 }
 
 // applyOptions returns sc with opts' overrides, validated.

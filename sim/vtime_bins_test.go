@@ -11,7 +11,7 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// TestVirtualBinsAgreeWithTruth is issue 14's per-bin property test: every
+// TestVirtualBinsAgreeWithTruth is the per-bin property test: every
 // scenario runs its full schedule (healthy, slow, recovered) in virtual
 // time, every target is scraped each virtual second through retrytop's
 // scrape path, and retrytop's one-second timeline (analysis.Timeline, as
@@ -24,7 +24,7 @@ import (
 // difference the bin width, the scrape interval or the deadline could
 // make (an operation or attempt counted on one side of an edge by one and
 // on the other by the other) cannot happen: the derived bound is 0, and
-// relTol only allows for float rounding, far inside issue 14's 3 %. maxRel
+// relTol only allows for float rounding, far inside the 3 % goal. maxRel
 // in the log shows what was actually seen.
 //
 // End-to-end amplification <= worst case is checked at every bin too, in
@@ -51,7 +51,7 @@ func TestVirtualBinsAgreeWithTruth(t *testing.T) {
 				case len(e2e) == 0:
 					return
 				case knownEndToEndDefect:
-					t.Skipf("analysis defect (reported to the lead, issue 14 item 1): end-to-end divides the last hop's attempts, counted when they end, by the first hop's admitted originals, counted when those end up to a deadline later; %d bins exceed the worst case: %v", len(e2e), e2e)
+					t.Skipf("known analysis defect: end-to-end divides the last hop's attempts, counted when they end, by the first hop's admitted originals, counted when those end up to a deadline later; %d bins exceed the worst case: %v", len(e2e), e2e)
 				}
 				for _, v := range e2e {
 					t.Error(v)

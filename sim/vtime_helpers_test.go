@@ -83,7 +83,7 @@ func runVirtual(t *testing.T, sc Scenario, opts Options, every time.Duration) *v
 // Translator (built-in dialects, detection) translates it, and the
 // snapshot, stamped with the scrape's time, is appended to the store; the
 // parser keeps only the families the translator's dialects read, as the
-// command's scraper does (Options.Filter = Translator.Filter). collect has
+// command's scraper does (Options.Filter = Translator.Filter). The scraper has
 // no public entry point taking (target, body, time), so these are the same
 // public steps in the same order.
 func (run *virtualRun) scrapeAll(t *testing.T, tr *dialect.Translator) {

@@ -10,7 +10,7 @@ import (
 
 // Source is where the dashboard's data comes from: the collector's store
 // and target health, and a channel that receives a value whenever either
-// changed (collect.Scraper live; a replay source later). Updates may be
+// changed (scrape.Scraper live; a replay source later). Updates may be
 // closed when the source ends; a nil channel never fires.
 type Source interface {
 	Store() *model.Store

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestJSONEscapesHiddenCharacters (issue 20, item 6): a recording's name
+// TestJSONEscapesHiddenCharacters: a recording's name
 // with a C1 CSI, a right-to-left override and a zero-width space reaches
 // whatif's JSON as \u escapes, never raw, and reads back unchanged.
 func TestJSONEscapesHiddenCharacters(t *testing.T) {

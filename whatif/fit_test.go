@@ -60,7 +60,7 @@ func val(p *float64) float64 {
 	return *p
 }
 
-// Issue 18's "done when": the model replays a recording of `demo --scenario
+// The model's goal: it replays a recording of `demo --scenario
 // baseline` under its recorded policy within 5 points of success rate, 10 %
 // of peak amplification and 20 % of recovery time; from that recording
 // alone it predicts the bounded run on identical traffic (a recording of
@@ -151,7 +151,7 @@ func TestReportGolden(t *testing.T) {
 	}
 }
 
-// JSON per issue 18: policies[] with the recorded fit first, each with its
+// The JSON: policies[] with the recorded fit first, each with its
 // figures (null where unknown, never 0) and a timeline.
 func TestReportJSON(t *testing.T) {
 	f := fitFile(t, "testdata/baseline.rtd")
