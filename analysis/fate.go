@@ -28,7 +28,10 @@ type FateLedger struct {
 	NotRetriedLimiter  model.Value `json:"not_retried_limiter_per_s"`
 	NotRetriedDeadline model.Value `json:"not_retried_deadline_per_s"`
 	NotRetriedNonRetry model.Value `json:"not_retried_non_retryable_per_s"`
-	NotRetriedBreaker  model.Value `json:"not_retried_breaker_per_s"`
+	// NotRetriedUnsafe: not safe to repeat (not_retryable: a
+	// non-idempotent request without an idempotency key).
+	NotRetriedUnsafe  model.Value `json:"not_retried_unsafe_per_s"`
+	NotRetriedBreaker model.Value `json:"not_retried_breaker_per_s"`
 	// Cancelled: the caller gave up.
 	Cancelled model.Value `json:"cancelled_per_s"`
 	// BudgetBalance is retry_budget_balance where exported.
@@ -57,6 +60,7 @@ func Fates(s model.Signals) FateLedger {
 	f.NotRetriedLimiter = res(model.ResultCapacityRejected)
 	f.NotRetriedDeadline = res(model.ResultDeadlineExhausted)
 	f.NotRetriedNonRetry = res(model.ResultPermanentError)
+	f.NotRetriedUnsafe = res(model.ResultNotRetryable)
 	f.Cancelled = res(model.ResultCancelled)
 	return f
 }

@@ -12,7 +12,7 @@ func TestFates(t *testing.T) {
 		ResultsPerS: map[string]model.Value{
 			model.ResultSuccess: model.Some(10), model.ResultProviderError: model.Some(1),
 			model.ResultBudgetExhausted: model.Some(3), model.ResultCapacityRejected: model.Some(4),
-			model.ResultDeadlineExhausted: model.Some(0),
+			model.ResultDeadlineExhausted: model.Some(0), model.ResultNotRetryable: model.Some(5),
 		}}
 	f := Fates(s)
 	for name, c := range map[string]struct{ got, want model.Value }{
@@ -23,6 +23,7 @@ func TestFates(t *testing.T) {
 		"limiter":       {f.NotRetriedLimiter, model.Some(4)},
 		"deadline":      {f.NotRetriedDeadline, model.Some(0)}, // zero is never absent
 		"non-retryable": {f.NotRetriedNonRetry, model.Absent},  // absent is never zero
+		"unsafe":        {f.NotRetriedUnsafe, model.Some(5)},
 		"breaker":       {f.NotRetriedBreaker, model.Absent},
 		"balance":       {f.BudgetBalance, model.Absent},
 	} {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
-	"github.com/retrytop/retrytop/scrape"
 )
 
 // Reading a frame's values without parsing its text.
@@ -57,9 +56,9 @@ var maxValueMapBytes int64 = 64 << 20 // a var: the tests lower it
 
 // valueMapSize reckons what a map keeps: its structure, a slot
 // destination (16 bytes) and a number's share of the slice headers per
-// slot, and the parse at scrape.ParseCost bytes per byte of body.
+// slot, and the parse at expo.ParseCost bytes per byte of body.
 func valueMapSize(structure, body, slots int) int64 {
-	return int64(structure) + 24*int64(slots) + scrape.ParseCost*int64(body)
+	return int64(structure) + 24*int64(slots) + expo.ParseCost*int64(body)
 }
 
 // forget drops target's map, giving its bytes back.

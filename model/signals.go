@@ -76,6 +76,10 @@ const (
 	ResultProviderError     = "provider_error"
 	ResultPermanentError    = "permanent_error"
 	ResultCancelled         = "cancelled"
+	// ResultNotRetryable is a failure not retried because the request is
+	// not safe to repeat (a non-idempotent method without an idempotency
+	// key): the retry library's refusal, never the provider's.
+	ResultNotRetryable = "not_retryable"
 
 	ClassSuccess     = "success"
 	ClassFastFailure = "fast_failure"

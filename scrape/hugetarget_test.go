@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
 )
 
 // TestHugeTargetBudgetedBySeries: a body of many short series is budgeted
-// by its series (ParseBytesPerSeries), not its bytes: 60,000 series in
+// by its series (expo.ParseBytesPerSeries), not its bytes: 60,000 series in
 // about 2 MB need some 30 MB to parse, which a 16 MiB budget refuses with
 // a per-target error naming the series, while a small target beside it
 // stays up. With a filter that wants one of its families, the same body
@@ -33,7 +34,7 @@ func TestHugeTargetBudgetedBySeries(t *testing.T) {
 		_, _ = w.Write([]byte("# TYPE small_total counter\nsmall_total 1\n"))
 	})
 	const budget = 16 << 20
-	if int64(len(huge))*ParseCost >= budget {
+	if int64(len(huge))*expo.ParseCost >= budget {
 		t.Fatalf("the body (%d bytes) must fit the budget by its bytes for this test to mean anything", len(huge))
 	}
 	for _, tc := range []struct {

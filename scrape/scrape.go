@@ -990,19 +990,19 @@ func (sb *scrapeBuf) release() {
 	}
 }
 
-// reserveParse reserves what parsing body will take: ParseCost a byte, or
-// ParseBytesPerSeries a line when that is more. When every line's cost
+// reserveParse reserves what parsing body will take: expo.ParseCost a byte, or
+// expo.ParseBytesPerSeries a line when that is more. When every line's cost
 // does not fit as things are, only the lines of families the filter may
 // want are counted (expo.SeriesLines, one pass without parsing) and that
 // is reserved, shedding larger scrapes or failing as Grow does.
 func (s *Scraper) reserveParse(hold *Hold, body []byte, contentType string) error {
-	perByte := ParseCost * int64(len(body))
+	perByte := expo.ParseCost * int64(len(body))
 	lines := int64(bytes.Count(body, []byte{'\n'})) + 1
-	if hold.TryGrow(max(perByte, lines*ParseBytesPerSeries)) {
+	if hold.TryGrow(max(perByte, lines*expo.ParseBytesPerSeries)) {
 		return nil
 	}
 	series := int64(expo.SeriesLines(body, contentType, s.opts.Filter))
-	if err := hold.Grow(max(perByte, series*ParseBytesPerSeries)); err != nil {
+	if err := hold.Grow(max(perByte, series*expo.ParseBytesPerSeries)); err != nil {
 		return fmt.Errorf("parsing %d series: %w", series, err)
 	}
 	return nil
