@@ -10,11 +10,10 @@ import (
 )
 
 // WriteJSON writes the report as analyze's JSON: the bytes of a
-// json.Encoder with two-space indentation and safetext.JSON over
-// the whole (what ui.WriteReportWidth writes for "json"), but one field and
-// one dependency at a time, so that a long recording's timeline (hundreds
-// of MB of JSON) is never held whole.
-// TestAnalyzeWholeSameAsSequential in cmd/retrytop compares the bytes.
+// json.Encoder with two-space indentation and safetext.JSON over the
+// whole, but one field and one dependency at a time, so that a long
+// recording's timeline (hundreds of MB of JSON) is never held whole.
+// TestAnalyzeWholeSameAsSequential in package analyze compares the bytes.
 func (r *Report) WriteJSON(w io.Writer) error {
 	ew := &escapeWriter{w: w}
 	ew.put([]byte("{\n"))

@@ -139,8 +139,8 @@ func TestAppendBinJSONEqualsMarshalIndent(t *testing.T) {
 }
 
 // TestWriteJSONEqualsEncoder: Report.WriteJSON writes what the indented
-// encoder writes for the whole report with EscapeHiddenJSON over it
-// (ui.WriteReportWidth's "json"), rows with direct and declined bins, an
+// encoder writes for the whole report with EscapeHiddenJSON over it,
+// rows with direct and declined bins, an
 // empty and a nil timeline, and hidden characters in a dependency's name.
 func TestWriteJSONEqualsEncoder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 19))

@@ -52,13 +52,33 @@ func md(s string) string {
 func WriteMarkdown(w io.Writer, rep analysis.Report, meta Meta) error {
 	var b strings.Builder
 	h := buildHeadline(&rep)
+	mdHeadline(&b, &rep, h, meta)
+	mdPhases(&b, &rep, h)
+	mdTimelines(&b, &rep)
+	mdChains(&b, &rep)
+	mdFindings(&b, &rep)
+	mdProvider(&b, &rep)
+	whatIfMarkdown(&b, meta.WhatIf)
+	b.WriteString("---\n\n")
+	fmt.Fprintf(&b, "Source: %s · window %s, bins %s · dialects %s · retrytop %s\n\n", md(meta.Source), fmtSec(rep.WindowSeconds), fmtSec(rep.BinSeconds),
+		md(strings.Join(targetDialects(&rep), ", ")), md(meta.Version))
+	// A fenced block shows the command as typed; a fence inside it cannot
+	// close it early because backticks were turned into quotes.
+	fmt.Fprintf(&b, "Reproduce:\n\n```sh\n%s\n```\n", strings.ReplaceAll(safeText(meta.Command), "`", "'"))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdHeadline is the title, the span, whether it was an incident and the
+// headline figures.
+func mdHeadline(b *strings.Builder, rep *analysis.Report, h headline, meta Meta) {
 	title := "retrytop report"
 	if h.incident {
 		title = "Incident report"
 	}
-	fmt.Fprintf(&b, "## %s\n\n", title)
+	fmt.Fprintf(b, "## %s\n\n", title)
 	if rep.EndUnix > 0 {
-		fmt.Fprintf(&b, "%s · %s–%s UTC %s\n\n", md(meta.Source), clock(unixTime(rep.StartUnix)), clock(unixTime(rep.EndUnix)), unixTime(rep.StartUnix).Format("2006-01-02"))
+		fmt.Fprintf(b, "%s · %s–%s UTC %s\n\n", md(meta.Source), clock(unixTime(rep.StartUnix)), clock(unixTime(rep.EndUnix)), unixTime(rep.StartUnix).Format("2006-01-02"))
 	}
 	switch {
 	case len(rep.Dependencies) == 0:
@@ -68,60 +88,58 @@ func WriteMarkdown(w io.Writer, rep analysis.Report, meta Meta) error {
 	default:
 		lead := rep.Dependencies[h.lead]
 		if leadUnhealthy(lead) {
-			fmt.Fprintf(&b, "**Incident**, as seen by %s → %s.\n\n", md(lead.Target), md(lead.Dependency))
+			fmt.Fprintf(b, "**Incident**, as seen by %s → %s.\n\n", md(lead.Target), md(lead.Dependency))
 		} else {
 			b.WriteString("**Incident**: findings at warning or worse (below), while every row's phases stayed healthy.\n\n")
 		}
 	}
+	if len(rep.Dependencies) == 0 {
+		return
+	}
+	peakWho := ""
+	if h.peakRow >= 0 {
+		peakWho = fmt.Sprintf(" (%s → %s)", md(rep.Dependencies[h.peakRow].Target), md(rep.Dependencies[h.peakRow].Dependency))
+	}
+	metastable := "no"
+	if h.metastable >= 0 {
+		metastable = "yes (" + rep.Findings[h.metastable].Severity.String() + ")"
+	}
+	fmt.Fprintf(b, "- peak amplification: **%s**%s\n", fmtVal(h.peak, fmtAmp), peakWho)
+	fmt.Fprintf(b, "- goodput lost: **%s** operations that did not succeed in the unhealthy phases\n", fmtVal(h.lost, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }))
+	recWho := ""
+	if h.recoveryRow >= 0 {
+		recWho = fmt.Sprintf(" (%s → %s)", md(rep.Dependencies[h.recoveryRow].Target), md(rep.Dependencies[h.recoveryRow].Dependency))
+	}
+	fmt.Fprintf(b, "- recovery: **%s**%s from the trigger's end to healthy\n", fmtVal(h.recovery, fmtSec), recWho)
+	fmt.Fprintf(b, "- metastable: **%s**\n\n", metastable)
+}
+
+// mdPhases is the lead row's phases as a table.
+func mdPhases(b *strings.Builder, rep *analysis.Report, h headline) {
+	if h.lead < 0 || len(rep.Dependencies[h.lead].Phases) == 0 {
+		return
+	}
+	d := rep.Dependencies[h.lead]
+	fmt.Fprintf(b, "### Phases of %s → %s\n\n| phase | from | to | peak amp | goodput | offered | effective success | recovery |\n|---|---|---|---:|---:|---:|---:|---:|\n", md(d.Target), md(d.Dependency))
+	for _, p := range d.Phases {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", phaseName(p), clock(p.Start), clock(p.End),
+			fmtVal(p.PeakAmplification, fmtAmp), fmtVal(p.GoodputPerS, fmtRate), fmtVal(p.OriginalsPerS, fmtRate),
+			fmtVal(p.EffectiveSuccess, fmtPct), fmtVal(p.RecoveryS, fmtSec))
+	}
+	b.WriteString("\n")
+}
+
+// mdTimelines is, per row, its phases as a strip of letters and each
+// metric it exports as a sparkline, under the same bins.
+func mdTimelines(b *strings.Builder, rep *analysis.Report) {
 	if len(rep.Dependencies) > 0 {
-		peakWho := ""
-		if h.peakRow >= 0 {
-			peakWho = fmt.Sprintf(" (%s → %s)", md(rep.Dependencies[h.peakRow].Target), md(rep.Dependencies[h.peakRow].Dependency))
-		}
-		meta := "no"
-		if h.metastable >= 0 {
-			meta = "yes (" + rep.Findings[h.metastable].Severity.String() + ")"
-		}
-		fmt.Fprintf(&b, "- peak amplification: **%s**%s\n", fmtVal(h.peak, fmtAmp), peakWho)
-		fmt.Fprintf(&b, "- goodput lost: **%s** operations that did not succeed in the unhealthy phases\n", fmtVal(h.lost, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }))
-		recWho := ""
-		if h.recoveryRow >= 0 {
-			recWho = fmt.Sprintf(" (%s → %s)", md(rep.Dependencies[h.recoveryRow].Target), md(rep.Dependencies[h.recoveryRow].Dependency))
-		}
-		fmt.Fprintf(&b, "- recovery: **%s**%s from the trigger's end to healthy\n", fmtVal(h.recovery, fmtSec), recWho)
-		fmt.Fprintf(&b, "- metastable: **%s**\n\n", meta)
+		fmt.Fprintf(b, "### Timelines\n\nOne character per %s bin, scaled to the line's maximum; a blank is a value the source did not give.\n\n", fmtSec(rep.BinSeconds))
 	}
-	if h.lead >= 0 && len(rep.Dependencies[h.lead].Phases) > 0 {
-		d := rep.Dependencies[h.lead]
-		fmt.Fprintf(&b, "### Phases of %s → %s\n\n| phase | from | to | peak amp | goodput | offered | effective success | recovery |\n|---|---|---|---:|---:|---:|---:|---:|\n", md(d.Target), md(d.Dependency))
-		for _, p := range d.Phases {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", phaseName(p), clock(p.Start), clock(p.End),
-				fmtVal(p.PeakAmplification, fmtAmp), fmtVal(p.GoodputPerS, fmtRate), fmtVal(p.OriginalsPerS, fmtRate),
-				fmtVal(p.EffectiveSuccess, fmtPct), fmtVal(p.RecoveryS, fmtSec))
-		}
-		b.WriteString("\n")
-	}
-	if len(rep.Dependencies) > 0 {
-		fmt.Fprintf(&b, "### Timelines\n\nOne character per %s bin, scaled to the line's maximum; a blank is a value the source did not give.\n\n", fmtSec(rep.BinSeconds))
-	}
-	for _, i := range rowOrder(&rep) {
+	for _, i := range rowOrder(rep) {
 		d := rep.Dependencies[i]
-		fmt.Fprintf(&b, "**%s → %s**: amplification %s, effective success %s over the last %s\n\n```\n", md(d.Target), md(d.Dependency),
+		fmt.Fprintf(b, "**%s → %s**: amplification %s, effective success %s over the last %s\n\n```\n", md(d.Target), md(d.Dependency),
 			fmtVal(d.Amplification, fmtAmp), fmtVal(d.EffectiveSuccess, fmtPct), fmtSec(rep.WindowSeconds))
-		// Phases as a strip of letters under the same bins.
-		strip := make([]rune, len(d.Timeline))
-		for i := range strip {
-			strip[i] = ' '
-		}
-		for _, p := range d.Phases {
-			letter := map[analysis.PhaseKind]rune{analysis.PhaseHealthy: '·', analysis.PhaseDegraded: 'd', analysis.PhaseOverloaded: 'O', analysis.PhaseRecovering: 'r', analysis.PhaseNoData: ' '}[p.Kind]
-			for i, bin := range d.Timeline {
-				if t := unixTime(bin.StartUnix); !t.Before(p.Start) && t.Before(p.End) {
-					strip[i] = letter
-				}
-			}
-		}
-		fmt.Fprintf(&b, "%-22s %s  (· healthy d degraded O overloaded r recovering)\n", "phase", string(strip))
+		fmt.Fprintf(b, "%-22s %s  (· healthy d degraded O overloaded r recovering)\n", "phase", phaseStrip(d))
 		for _, pn := range panels {
 			for _, m := range pn.metrics {
 				vals := make([]model.Value, len(d.Timeline))
@@ -135,29 +153,55 @@ func WriteMarkdown(w io.Writer, rep analysis.Report, meta Meta) error {
 				if !any {
 					continue // not exported: one line saying so per row would drown the rest
 				}
-				fmt.Fprintf(&b, "%-22s %s  max %s\n", m.name, sparkline(vals), pn.unit(top))
+				fmt.Fprintf(b, "%-22s %s  max %s\n", m.name, sparkline(vals), pn.unit(top))
 			}
 		}
 		b.WriteString("```\n\n")
 	}
-	if len(rep.Chains) > 0 {
-		b.WriteString("### Chains\n\n")
-		for _, c := range rep.Chains {
-			var line strings.Builder
-			for i, hop := range c.Hops {
-				if i == 0 {
-					line.WriteString(md(hop.Target))
-				}
-				fmt.Fprintf(&line, " —%s (max %s)→ %s", fmtVal(hop.Amplification, fmtAmp), fmtVal(hop.MaxAttempts, fmtSig), md(hop.Dependency))
-			}
-			fmt.Fprintf(&b, "- %s: end-to-end **%s**, product %s, worst case **%s**\n", line.String(),
-				fmtVal(c.EndToEndAmplification, fmtAmp), fmtVal(c.ProductAmplification, fmtAmp), fmtVal(c.WorstCaseAmplification, fmtAmp))
-			for _, g := range c.Gaps {
-				fmt.Fprintf(&b, "  - %s %s → %s: sent %s, arrived %s\n", md(g.Code), md(g.From.Target), md(g.To), fmtRate(g.SentPerS), fmtRate(g.ArrivedPerS))
+}
+
+// phaseStrip is a row's phases as one letter per timeline bin.
+func phaseStrip(d analysis.DependencyReport) string {
+	strip := make([]rune, len(d.Timeline))
+	for i := range strip {
+		strip[i] = ' '
+	}
+	for _, p := range d.Phases {
+		letter := map[analysis.PhaseKind]rune{analysis.PhaseHealthy: '·', analysis.PhaseDegraded: 'd', analysis.PhaseOverloaded: 'O', analysis.PhaseRecovering: 'r', analysis.PhaseNoData: ' '}[p.Kind]
+		for i, bin := range d.Timeline {
+			if t := unixTime(bin.StartUnix); !t.Before(p.Start) && t.Before(p.End) {
+				strip[i] = letter
 			}
 		}
-		b.WriteString("\n")
 	}
+	return string(strip)
+}
+
+// mdChains is each chain with its hops' amplification and its gaps.
+func mdChains(b *strings.Builder, rep *analysis.Report) {
+	if len(rep.Chains) == 0 {
+		return
+	}
+	b.WriteString("### Chains\n\n")
+	for _, c := range rep.Chains {
+		var line strings.Builder
+		for i, hop := range c.Hops {
+			if i == 0 {
+				line.WriteString(md(hop.Target))
+			}
+			fmt.Fprintf(&line, " —%s (max %s)→ %s", fmtVal(hop.Amplification, fmtAmp), fmtVal(hop.MaxAttempts, fmtSig), md(hop.Dependency))
+		}
+		fmt.Fprintf(b, "- %s: end-to-end **%s**, product %s, worst case **%s**\n", line.String(),
+			fmtVal(c.EndToEndAmplification, fmtAmp), fmtVal(c.ProductAmplification, fmtAmp), fmtVal(c.WorstCaseAmplification, fmtAmp))
+		for _, g := range c.Gaps {
+			fmt.Fprintf(b, "  - %s %s → %s: sent %s, arrived %s\n", md(g.Code), md(g.From.Target), md(g.To), fmtRate(g.SentPerS), fmtRate(g.ArrivedPerS))
+		}
+	}
+	b.WriteString("\n")
+}
+
+// mdFindings is every finding with its evidence and what to do.
+func mdFindings(b *strings.Builder, rep *analysis.Report) {
 	b.WriteString("### Findings\n\n")
 	if len(rep.Findings) == 0 {
 		b.WriteString("None.\n\n")
@@ -167,9 +211,9 @@ func WriteMarkdown(w io.Writer, rep analysis.Report, meta Meta) error {
 		if f.Chain != "" {
 			who = "chain " + md(f.Chain)
 		}
-		fmt.Fprintf(&b, "#### %s %s, %s\n\n%s", strings.ToUpper(f.Severity.String()), md(f.Code), who, md(f.Message))
+		fmt.Fprintf(b, "#### %s %s, %s\n\n%s", strings.ToUpper(f.Severity.String()), md(f.Code), who, md(f.Message))
 		if !f.Start.IsZero() {
-			fmt.Fprintf(&b, " (%s–%s UTC)", clock(f.Start), clock(f.End))
+			fmt.Fprintf(b, " (%s–%s UTC)", clock(f.Start), clock(f.End))
 		}
 		b.WriteString("\n\n")
 		if len(f.Evidence) > 0 {
@@ -177,38 +221,35 @@ func WriteMarkdown(w io.Writer, rep analysis.Report, meta Meta) error {
 			for i, e := range f.Evidence {
 				parts[i] = md(e.Name) + " = " + fmtSig(e.Value)
 			}
-			fmt.Fprintf(&b, "Evidence: %s\n\n", strings.Join(parts, ", "))
+			fmt.Fprintf(b, "Evidence: %s\n\n", strings.Join(parts, ", "))
 		}
 		if a := analysis.AdviceFor(f.Code).Long; a != "" {
-			fmt.Fprintf(&b, "What to do: %s\n\n", a)
+			fmt.Fprintf(b, "What to do: %s\n\n", a)
 		}
 	}
-	if len(rep.Services) > 0 || hasProvider(rep.Chains) {
-		b.WriteString("### The provider's side\n\n")
-		for _, c := range rep.Chains {
-			if pr := c.Provider; pr != nil {
-				fmt.Fprintf(&b, "- %s: callers sent %s, it received %s; the last hop gave up on %s, it still finished %s after cancel; queue %s (oldest %s), in flight %s of %s slots\n",
-					md(pr.Target), fmtVal(pr.SentPerS, fmtRate), fmtVal(pr.ArrivedPerS, fmtRate), fmtVal(pr.CallerTimeoutsPerS, fmtRate),
-					fmtVal(pr.WorkAfterCancelPerS, fmtRate), fmtVal(pr.QueueDepth, fmtCount), fmtVal(pr.QueueOldestAge, fmtSec),
-					fmtVal(pr.InFlight, fmtCount), fmtVal(pr.Slots, fmtCount))
-			}
-		}
-		for _, s := range rep.Services {
-			fmt.Fprintf(&b, "- service %s: received %s, queue %s (oldest %s, wait p99 %s), service p99 %s, work after cancel %s, cancelled %s\n",
-				md(s.Target), fmtVal(s.ReceivedPerS, fmtRate), fmtVal(s.QueueDepth, fmtCount), fmtVal(s.QueueOldestAge, fmtSec),
-				fmtVal(s.QueueWaitP99, fmtSec), fmtVal(s.ServiceTimeP99, fmtSec), fmtVal(s.WorkAfterCancelPerS, fmtRate), fmtVal(s.CancelledPerS, fmtRate))
-		}
-		b.WriteString("\n")
+}
+
+// mdProvider is the provider's side: each chain's provider and every
+// service's own signals.
+func mdProvider(b *strings.Builder, rep *analysis.Report) {
+	if len(rep.Services) == 0 && !hasProvider(rep.Chains) {
+		return
 	}
-	whatIfMarkdown(&b, meta.WhatIf)
-	b.WriteString("---\n\n")
-	fmt.Fprintf(&b, "Source: %s · window %s, bins %s · dialects %s · retrytop %s\n\n", md(meta.Source), fmtSec(rep.WindowSeconds), fmtSec(rep.BinSeconds),
-		md(strings.Join(targetDialects(&rep), ", ")), md(meta.Version))
-	// A fenced block shows the command as typed; a fence inside it cannot
-	// close it early because backticks were turned into quotes.
-	fmt.Fprintf(&b, "Reproduce:\n\n```sh\n%s\n```\n", strings.ReplaceAll(safeText(meta.Command), "`", "'"))
-	_, err := io.WriteString(w, b.String())
-	return err
+	b.WriteString("### The provider's side\n\n")
+	for _, c := range rep.Chains {
+		if pr := c.Provider; pr != nil {
+			fmt.Fprintf(b, "- %s: callers sent %s, it received %s; the last hop gave up on %s, it still finished %s after cancel; queue %s (oldest %s), in flight %s of %s slots\n",
+				md(pr.Target), fmtVal(pr.SentPerS, fmtRate), fmtVal(pr.ArrivedPerS, fmtRate), fmtVal(pr.CallerTimeoutsPerS, fmtRate),
+				fmtVal(pr.WorkAfterCancelPerS, fmtRate), fmtVal(pr.QueueDepth, fmtCount), fmtVal(pr.QueueOldestAge, fmtSec),
+				fmtVal(pr.InFlight, fmtCount), fmtVal(pr.Slots, fmtCount))
+		}
+	}
+	for _, s := range rep.Services {
+		fmt.Fprintf(b, "- service %s: received %s, queue %s (oldest %s, wait p99 %s), service p99 %s, work after cancel %s, cancelled %s\n",
+			md(s.Target), fmtVal(s.ReceivedPerS, fmtRate), fmtVal(s.QueueDepth, fmtCount), fmtVal(s.QueueOldestAge, fmtSec),
+			fmtVal(s.QueueWaitP99, fmtSec), fmtVal(s.ServiceTimeP99, fmtSec), fmtVal(s.WorkAfterCancelPerS, fmtRate), fmtVal(s.CancelledPerS, fmtRate))
+	}
+	b.WriteString("\n")
 }
 
 func hasProvider(cs []analysis.ChainResult) bool {

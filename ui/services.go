@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retrytop/retrytop/internal/celltext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -307,12 +308,5 @@ func (p *painter) serviceSignalsSection(dst []line, s *model.ServiceSignals, tit
 	return p.kvLines(dst, k.items, split, width)
 }
 
-// other5xx is the 5xx/s not counted under 503: the other-5xx figure, or
-// for an emitter that counts responses only by class (HAProxy, Envoy) all
-// of its 5xx, its 503 being unknown.
-func other5xx(s *model.ServiceSignals) model.Value {
-	if s.ResponsesOther5xxPerS.OK || s.Responses503PerS.OK {
-		return s.ResponsesOther5xxPerS
-	}
-	return s.Responses5xxPerS
-}
+// other5xx is celltext.Other5xx, the 5xx/s cell's value.
+func other5xx(s *model.ServiceSignals) model.Value { return celltext.Other5xx(s) }

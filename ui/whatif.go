@@ -2,14 +2,13 @@ package ui
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/internal/celltext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -92,68 +91,6 @@ func (m *Model) whatIfPane(s *scroller, width int) {
 	s.cache = out
 }
 
-// budgetText tells a retry budget in one line (analyze's text and
-// markdown, the detail pane): balance of capacity, where retries stop, the
-// drain and the time to exhaustion, and the model it was read with. An
-// unknown figure is "-"; "not draining" is a known drain of 0 or less.
-func budgetText(b *analysis.Budget) string {
-	var d []byte
-	d = appendGauge(d, b.Balance)
-	d = append(d, " of "...)
-	d = appendGauge(d, b.Capacity)
-	if b.Unit != "" {
-		d = append(d, ' ')
-		d = append(d, b.Unit...)
-	}
-	if b.StopAt.OK {
-		d = append(d, ", retries stop at "...)
-		d = appendGauge(d, b.StopAt)
-	}
-	d = append(d, ", drain "...)
-	d = appendRate(d, b.DrainPerS)
-	d = append(d, "/s, "...)
-	switch tte := b.TimeToExhaustionS; {
-	case tte.OK && tte.V == 0:
-		d = append(d, "exhausted now"...)
-	case tte.OK:
-		d = append(d, "exhausted in "...)
-		d = appendSeconds(d, tte, "us")
-	case b.DrainPerS.OK && b.DrainPerS.V <= 0 && b.Balance.OK:
-		d = append(d, "not draining"...)
-	default:
-		d = append(d, "exhausted in "+absentText...)
-	}
-	d = append(d, " ("...)
-	d = append(d, b.Model...)
-	if b.Reconstructed {
-		d = append(d, " model, reconstructed"...)
-	}
-	return string(append(d, ')'))
-}
-
-// writeBudgets lists the rows whose budget was rebuilt from counts
-// (analysis.BudgetFor) after analyze's table; nothing when none was. An
-// exported balance is the table's and JSON's budget_balance already.
-func writeBudgets(w io.Writer, rep analysis.Report, head, item string) {
-	esc := func(s string) string { return cutLong(Sanitize(s)) }
-	if head != "" {
-		esc = func(s string) string { return mdEscape(cutLong(Sanitize(s))) }
-	}
-	started := false
-	for i := range rep.Dependencies {
-		d := &rep.Dependencies[i]
-		b := d.Fates.Budget
-		if b == nil || !b.Reconstructed {
-			continue
-		}
-		if !started {
-			fmt.Fprintf(w, "\n%sRetry budget left, reconstructed from the counts with the dialect's policy model (docs/whatif.md)\n\n", head)
-			started = true
-		}
-		fmt.Fprintf(w, "%s%s -> %s: %s\n", item, esc(d.Target), esc(d.Dependency), esc(budgetText(b)))
-	}
-}
-
 // detailBudget is the detail pane's budget line for a row whose budget the
 // emitter does not export: rebuilt from its timeline with the model of its
 // target's dialects; nothing when there is no such model.
@@ -174,6 +111,6 @@ func (p *painter) detailBudget(dst []line, row *model.Signals, tl []model.Signal
 	st := &p.c.st
 	dst = append(dst, line{})
 	dst = p.title(dst, "BUDGET LEFT", "reconstructed "+p.c.g.dot+" docs/whatif.md", width)
-	p.l.cell(Sanitize(budgetText(b)), width, false, st.text)
+	p.l.cell(Sanitize(celltext.BudgetText(b)), width, false, st.text)
 	return append(dst, p.l.line())
 }

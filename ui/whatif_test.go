@@ -9,7 +9,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -52,66 +51,6 @@ func TestWhatIfPane(t *testing.T) {
 	send(plain, keyMsg("w"))
 	if plain.view == viewWhatIf {
 		t.Error("w opened the pane without a recording")
-	}
-}
-
-// budgetText: every figure, "-" where unknown, "now" once retries have
-// stopped, "not draining" for a known drain of 0 or less.
-func TestBudgetText(t *testing.T) {
-	s, no := model.Some, model.Absent
-	for _, tc := range []struct {
-		b    analysis.Budget
-		want string
-	}{
-		{analysis.Budget{Model: "grpc", Reconstructed: true, Unit: "tokens", Balance: s(6.4), Capacity: s(10), StopAt: s(5), DrainPerS: s(0.18), TimeToExhaustionS: s(1.4 / 0.18)},
-			"6.40 of 10 tokens, retries stop at 5, drain 0.18/s, exhausted in 7.78s (grpc model, reconstructed)"},
-		{analysis.Budget{Model: "envoy", Reconstructed: true, Unit: "retries", Balance: s(0), Capacity: s(3), StopAt: s(0), DrainPerS: s(0), TimeToExhaustionS: s(0)},
-			"0 of 3 retries, retries stop at 0, drain 0/s, exhausted now (envoy model, reconstructed)"},
-		{analysis.Budget{Model: "finagle", Reconstructed: true, Unit: "retries", Balance: s(250), Capacity: s(300), StopAt: s(1), DrainPerS: s(-3)},
-			"250 of 300 retries, retries stop at 1, drain -3.00/s, not draining (finagle model, reconstructed)"},
-		{analysis.Budget{Model: "envoy", Reconstructed: true, Unit: "retries", Balance: no, Capacity: no, StopAt: s(0), DrainPerS: no},
-			"- of - retries, retries stop at 0, drain -/s, exhausted in - (envoy model, reconstructed)"},
-	} {
-		if got := budgetText(&tc.b); got != tc.want {
-			t.Errorf("budgetText:\n got %s\nwant %s", got, tc.want)
-		}
-	}
-}
-
-// analyze's text and markdown list the reconstructed budgets after the
-// table, escaped; an exported balance or none adds nothing.
-func TestReportBudgets(t *testing.T) {
-	b := &analysis.Budget{Model: "grpc", Reconstructed: true, Unit: "tokens", Balance: model.Some(4.2), Capacity: model.Some(10), StopAt: model.Some(5), DrainPerS: model.Some(1.8), TimeToExhaustionS: model.Some(0)}
-	dep := func(target string, b *analysis.Budget) analysis.DependencyReport {
-		d := analysis.DependencyReport{Signals: model.Signals{Target: target, Dependency: "db|x"}}
-		d.Fates.Budget = b
-		return d
-	}
-	rep := analysis.Report{Dependencies: []analysis.DependencyReport{
-		dep("grpc\x1b[2Japp", b), dep("native", nil), dep("bounded", &analysis.Budget{Model: "exported", Balance: model.Some(120)}),
-	}}
-	var text, md strings.Builder
-	if err := WriteReportWidth(&text, rep, "text", 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteReport(&md, rep, "markdown"); err != nil {
-		t.Fatal(err)
-	}
-	line := " -> db|x: 4.20 of 10 tokens, retries stop at 5, drain 1.80/s, exhausted now (grpc model, reconstructed)"
-	for name, c := range map[string]struct{ out, want string }{
-		"text":     {text.String(), "\nRetry budget left, reconstructed"},
-		"text row": {text.String(), "\ngrpcapp" + line}, // Sanitize drops the escape
-		"markdown": {md.String(), "### Retry budget left, reconstructed"},
-		"md row":   {md.String(), "- grpcapp -> db\\|x: 4.20 of 10 tokens"},
-	} {
-		if !strings.Contains(c.out, c.want) {
-			t.Errorf("%s lacks %q:\n%s", name, c.want, c.out)
-		}
-	}
-	for _, out := range []string{text.String(), md.String()} {
-		if strings.Contains(out, "\x1b") || strings.Contains(out, "bounded ->") || strings.Contains(out, "native ->") {
-			t.Errorf("escape, exported or absent budget listed:\n%q", out)
-		}
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,8 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/analyze"
+	"github.com/retrytop/retrytop/report"
 	"github.com/retrytop/retrytop/scrape"
+
 	"github.com/retrytop/retrytop/ui"
 )
 
@@ -78,63 +79,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 			if err := missingFile(args); err != nil {
 				return err // exit 2: a file that could not be read
 			}
-			src, err := f.resolve(args, f.interval)
-			if err != nil {
-				return withCode(exitUsage, err)
-			}
-			if f.window <= 0 {
-				return withCode(exitUsage, errors.New("--window must be positive"))
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
-			ctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			scraper := src.scraper(model.NewStore(model.StoreConfig{}), scrape.Options{})
-			showProgress := !f.quiet && isTerminal(os.Stderr)
-			var unreadable []model.TargetStatus
-			progress := func(round int, st []model.TargetStatus) {
-				if showProgress {
-					fmt.Fprintf(cmd.ErrOrStderr(), "\rscraping %d target(s): round %d", len(src.targets), round)
-				}
-				// A target that cannot be read now will not be read in a
-				// minute either: say so at once instead of after the window.
-				if round == 1 && !f.keepGoing {
-					for _, s := range st {
-						if scrape.Unreadable(s) {
-							unreadable = append(unreadable, s)
-						}
-					}
-					if len(unreadable) > 0 {
-						cancel()
-					}
-				}
-			}
-			statuses := scraper.ScrapeWindow(ctx, f.window, f.interval, progress)
-			if showProgress {
-				fmt.Fprintln(cmd.ErrOrStderr())
-			}
-			if len(unreadable) > 0 {
-				for _, s := range unreadable {
-					fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", ui.Sanitize(s.Name), ui.Sanitize(s.LastError))
-				}
-				return withCode(exitNoData, fmt.Errorf("%d of %d target(s) could not be read on the first scrape (--keep-going analyses the others)", len(unreadable), len(statuses)))
-			}
-			if !scrape.AnyScraped(statuses) {
-				for _, s := range statuses {
-					fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", ui.Sanitize(s.Name), ui.Sanitize(s.LastError))
-				}
-				return withCode(exitNoData, errors.New("no target could be scraped"))
-			}
-			rep := analysis.BuildReport(scraper.Store(), statuses, analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: src.chains, Links: src.links, Derived: f.derived()})
-			urls := map[string]string{}
-			for _, s := range statuses {
-				urls[s.Name] = s.URL
-			}
-			explainUnread(&rep, src.translate, urls)
-			if err := writeAnalysis(cmd, rep, f.format); err != nil {
-				return err
-			}
-			return failOn(rep.Findings, f.failOn)
+			return analyzeLive(cmd, &f, args)
 		},
 	}
 	f.sourceFlags.register(cmd)
@@ -157,7 +102,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 	cmd.Flags().StringVar(&f.to, "to", "", "FILE only: read the recording up to this time (same forms as --from); the rows' --window ends here")
 	cmd.Flags().StringVar(&f.failOn, "fail-on", "", "exit 3 when a finding of this severity or worse is present: info, warning or critical")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "critical"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(ui.ReportFormats, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.AnalysisFormats, cobra.ShellCompDirectiveNoFileComp))
 	cmd.PreRunE = func(*cobra.Command, []string) error {
 		if f.failOn != "" {
 			if _, err := analysis.ParseSeverity(f.failOn); err != nil {
@@ -167,7 +112,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 		if reportFormat(f.format) {
 			return nil
 		}
-		for _, ok := range ui.ReportFormats {
+		for _, ok := range report.AnalysisFormats {
 			if f.format == ok || (f.format == "md" && ok == "markdown") {
 				return nil
 			}
@@ -175,6 +120,50 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 		return withCode(exitUsage, fmt.Errorf("unknown --format %q (want text, json, markdown or html)", f.format))
 	}
 	return cmd
+}
+
+// analyzeLive is analyze TARGET...: the targets scraped over --window.
+func analyzeLive(cmd *cobra.Command, f *analyzeFlags, args []string) error {
+	src, err := f.resolve(args, f.interval)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if f.window <= 0 {
+		return withCode(exitUsage, errors.New("--window must be positive"))
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	opts := analyze.LiveOptions{Window: f.window, Interval: f.interval, Bin: f.bin, KeepGoing: f.keepGoing, Derived: f.derived()}
+	showProgress := !f.quiet && isTerminal(os.Stderr)
+	if showProgress {
+		opts.Progress = func(round int) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "\rscraping %d target(s): round %d", len(src.Targets), round)
+		}
+	}
+	rep, err := analyze.Live(ctx, src, opts)
+	if showProgress {
+		fmt.Fprintln(cmd.ErrOrStderr())
+	}
+	if err != nil {
+		return noData(cmd, err)
+	}
+	if err := writeAnalysis(cmd, rep, f.format); err != nil {
+		return err
+	}
+	return failOn(rep.Findings, f.failOn)
+}
+
+// noData prints the targets an analyze.NoDataError names, with their
+// errors, and gives it exit code 2.
+func noData(cmd *cobra.Command, err error) error {
+	var nd *analyze.NoDataError
+	if !errors.As(err, &nd) {
+		return err
+	}
+	for _, s := range nd.Statuses {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", ui.Sanitize(s.Name), ui.Sanitize(s.LastError))
+	}
+	return withCode(exitNoData, err)
 }
 
 // isTerminal reports whether f is a terminal, where a progress line that

@@ -5,18 +5,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/analyze"
 	"github.com/retrytop/retrytop/dump"
-	"github.com/retrytop/retrytop/internal/safetext"
-	"github.com/retrytop/retrytop/model"
-	"github.com/retrytop/retrytop/scrape"
+	"github.com/retrytop/retrytop/sources"
 )
 
 // recordingArgs reports whether every argument names an existing file (a
@@ -60,11 +57,9 @@ func recordingArgs(args []string) bool {
 	return true
 }
 
-// analyzeRecordings is analyze over recordings: the report is the one a
-// live run ending at the last scrape would print, with the timeline over
-// the whole recording. One recording streams through a store of a few
-// minutes while its bins are reduced (analysis.WholeBuilder); several load
-// whole into one store.
+// analyzeRecordings is analyze over recordings (analyze.Recordings): the
+// report a live run ending at the last scrape would print, with the
+// timeline over the whole recording.
 func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error {
 	var recs []dump.Recording
 	defer func() {
@@ -78,12 +73,11 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	tr, translate := rs.translator()
-	hist := 2
+	tr, translate := rs.Translator()
 	for _, a := range args {
 		// tr.Parsing around the recording's own parse: a frame whose text
 		// kept its previous frame's structure is read without parsing.
-		rec, err := openTranslated(cmd.ErrOrStderr(), a, f.inputFormat, tr.Filter, nil, unreadWrap(tr))
+		rec, err := openTranslated(cmd.ErrOrStderr(), a, f.inputFormat, tr.Filter, nil, sources.UnreadWrap(tr))
 		if err != nil {
 			return err
 		}
@@ -95,102 +89,14 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	for k, rec := range recs {
-		per := map[string]int{}
-		for i := spans[k][0]; i < spans[k][1]; i++ {
-			per[rec.Target(i)]++
-		}
-		for _, n := range per {
-			hist = max(hist, n+1)
-		}
+	rep, err := analyze.Recordings(recs, rs, tr, translate, analyze.RecordingOptions{Window: f.window, Bin: f.bin, Spans: spans})
+	if err != nil {
+		return noData(cmd, err)
 	}
-	opts := analysis.ReportOptions{Window: f.window, Bin: f.bin, ChainSpecs: rs.chains, Links: rs.links, Derived: derivedByDialect(rs.dialects)}
-	var statuses []model.TargetStatus
-	var st *model.Store
-	var whole *analysis.WholeBuilder
-	if len(recs) == 1 && wholeStreaming {
-		// One recording: its bins are reduced while it loads, and the store
-		// keeps a few minutes (analysis.WholeBuilder). Its total series cap
-		// is the one a store of every scrape gets, so the same series are
-		// kept.
-		wh := analysis.WholeHistory(entryTimes(recs[0], spans[0]), opts)
-		defer dump.StreamGC(wh, hist)()
-		st = model.NewStore(model.StoreConfig{History: wh, KeepSeries: true,
-			MaxSeries: model.DefaultMaxSeries(debug.SetMemoryLimit(-1), hist, model.DefaultStoreConfig.MaxSeriesPerTarget)})
-		whole = analysis.NewWholeBuilder(st, opts)
-		statuses = dump.LoadStoreRangeFunc(recs[0], spans[0][0], spans[0][1], st, translate, whole.Observe)
-	} else {
-		// Several recordings load one after the other, each in time order
-		// but not together: into one store of every scrape.
-		st = model.NewStore(model.StoreConfig{History: hist})
-		for k, rec := range recs {
-			statuses = append(statuses, loadRange(rec, spans[k][0], spans[k][1], st, translate)...)
-		}
-	}
-	// As live, each target shows the dialects that read it
-	// (targets[].dialects is the same for a recording as for its run).
-	for i := range statuses {
-		d := strings.Join(tr.Detected(statuses[i].Name), "+")
-		if d == "" {
-			d = rs.forced[statuses[i].Name] // live shows a forced one before any scrape succeeds
-		}
-		statuses[i].Dialect = safetext.Terminal(d)
-	}
-	if !scrape.AnyScraped(statuses) {
-		return withCode(exitNoData, errors.New("no scrape in the recording could be read"))
-	}
-	var rep analysis.Report
-	if whole != nil {
-		if rep, err = whole.Report(statuses); err != nil {
-			return err
-		}
-	} else {
-		rep = analysis.BuildReport(st, statuses, opts)
-	}
-	explainUnread(&rep, tr, nil) // a recording keeps no URL
-	if err := writeRecordingAnalysis(cmd, rep, f.format); err != nil {
+	if err := writeAnalysis(cmd, rep, f.format); err != nil {
 		return err
 	}
 	return failOn(rep.Findings, f.failOn)
-}
-
-// loadRange loads a recording's entries into the store: dump.LoadStoreRange,
-// which parses ahead of storing on a second goroutine. A variable so that
-// TestAnalyzeWholeSameAsSequential can compare it with entry-by-entry
-// loading.
-var loadRange = dump.LoadStoreRange
-
-// wholeStreaming makes analyze of one recording reduce its bins while
-// loading (analysis.WholeBuilder); TestAnalyzeWholeSameAsSequential turns
-// it off for the reference.
-var wholeStreaming = true
-
-// entryTimes lists each target's entry times within span, oldest first.
-func entryTimes(rec dump.Recording, span [2]int) [][]int64 {
-	idx := map[string]int{}
-	var out [][]int64
-	for i := span[0]; i < span[1]; i++ {
-		t := rec.Target(i)
-		k, ok := idx[t]
-		if !ok {
-			k = len(out)
-			idx[t] = k
-			out = append(out, nil)
-		}
-		out[k] = append(out[k], rec.Time(i).UnixMilli())
-	}
-	return out
-}
-
-// writeRecordingAnalysis is writeAnalysis with JSON written one dependency
-// at a time (Report.WriteJSON, the same bytes): a whole recording's
-// timeline is hundreds of MB of JSON, which writeAnalysis builds whole. A
-// variable so that TestAnalyzeWholeSameAsSequential compares the two.
-var writeRecordingAnalysis = func(cmd *cobra.Command, rep analysis.Report, format string) error {
-	if format == "json" {
-		return rep.WriteJSON(cmd.OutOrStdout())
-	}
-	return writeAnalysis(cmd, rep, format)
 }
 
 // recordingSpans reads --from and --to (as replay's --from: an offset from

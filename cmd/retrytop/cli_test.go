@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// A CLI that fits people's habits (issue 17): a mistyped verb is a usage
+// A CLI that fits people's habits: a mistyped verb is a usage
 // error that suggests the verb, an address without a scheme suggests the
 // URL, and --version works.
 func TestCLIHabits(t *testing.T) {
@@ -33,7 +33,7 @@ func TestCLIHabits(t *testing.T) {
 	}
 }
 
-// `analyze missing.rtd` says the file is missing (issue 20), not that a
+// `analyze missing.rtd` says the file is missing, not that a
 // URL lacks its scheme, and exits 2 like replay and export: a file that
 // could not be read (docs/cli.md).
 func TestAnalyzeMissingRecording(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/sim"
+	"github.com/retrytop/retrytop/sources"
 )
 
 // demoDashboardDuration is the default length of an interactive demo: long
@@ -189,8 +190,8 @@ func runDemoDashboard(ctx context.Context, f *demoFlags, sc sim.Scenario, opts s
 		}
 		return st
 	}
-	src := &sources{targets: targets, translate: dialect.Auto()}
-	scraper := src.scraper(model.NewStore(f.storeConfig()), copts)
+	src := &sources.Sources{Targets: targets, Translate: dialect.Auto()}
+	scraper := src.Scraper(model.NewStore(f.storeConfig()), copts)
 	// The stack stays up after its schedule ends, so the recovery can be
 	// read at leisure; it closes when the dashboard does.
 	err = runDashboard(ctx, scraper, uiOpts)

@@ -237,10 +237,10 @@ func TestDiscoveryIntervalAndBadge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(src.targets) != 1 || src.targets[0].Interval != tt.want {
-			t.Errorf("%v: targets %+v, want one at %s", tt.args, src.targets, tt.want)
+		if len(src.Targets) != 1 || src.Targets[0].Interval != tt.want {
+			t.Errorf("%v: targets %+v, want one at %s", tt.args, src.Targets, tt.want)
 		}
-		badge := src.status(func() string { return "● REC" })()
+		badge := src.Status(func() string { return "● REC" })()
 		if !strings.HasPrefix(badge, `discovery: prometheus.yml: job "api": consul_sd_configs not read`) ||
 			!strings.HasSuffix(badge, "… (+1 more) ● REC") || len(badge) > 120 {
 			t.Errorf("badge = %q", badge)

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// TestRunnableDocs (issue 17): every command in a code block marked
+// TestRunnableDocs: every command in a code block marked
 // `sh runnable` in README.md and docs/*.md runs as written from the
 // repository's root and exits as the docs say (0, or the code a
 // "# exit N" comment names). Commands are retrytop's own, without shell

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// A CI gate that cannot be fooled (issue 17): analyze --fail-on must fail
+// A CI gate that cannot be fooled: analyze --fail-on must fail
 // when what it was pointed at could not be read, and an unreadable target
 // fails at once, not after the whole window.
 func TestAnalyzeGate(t *testing.T) {

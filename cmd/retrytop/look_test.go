@@ -9,7 +9,7 @@ import (
 	"github.com/retrytop/retrytop/ui"
 )
 
-// TestConfigLook (issue 17): a config's theme: and keys: reach the
+// TestConfigLook: a config's theme: and keys: reach the
 // dashboard (--theme wins over theme:); mistakes are usage errors naming
 // the file.
 func TestConfigLook(t *testing.T) {
@@ -48,7 +48,7 @@ func TestConfigLook(t *testing.T) {
 	}
 }
 
-// TestAnalyzeFileWithDialectsOnlyConfig (issue 16): analyze FILE --config
+// TestAnalyzeFileWithDialectsOnlyConfig: analyze FILE --config
 // F works when F has only dialects: (a recording names its own targets);
 // before, it said "no targets".
 func TestAnalyzeFileWithDialectsOnlyConfig(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 // --memory-limit sizes the process (GOMEMLIMIT), the scrapes' budget (half
 // of it) and the store's total series cap (a quarter of it over a
-// series' cost; issue 20: the store's cap was per target only).
+// series' cost).
 func TestMemoryLimitSizesTheStoreTotalSeriesCap(t *testing.T) {
 	prev := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(prev) })

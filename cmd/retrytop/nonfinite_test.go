@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// TestNonFiniteValuesNeverSilenceTheReport is issue 20's first defect: a
+// TestNonFiniteValuesNeverSilenceTheReport: a
 // target serving +Inf (a concurrency limit for "unlimited"), -Inf or NaN in
 // any family made analyze --format json exit 1 with no output, and so
 // disabled --fail-on. Every format must print, JSON must stay valid, with

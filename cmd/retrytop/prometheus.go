@@ -9,19 +9,17 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/common/config"
 	"github.com/spf13/cobra"
 
-	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/analyze"
+	"github.com/retrytop/retrytop/dashboard"
 	"github.com/retrytop/retrytop/dialect"
-	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/promapi"
-	"github.com/retrytop/retrytop/ui"
 )
 
 // promFlags read the signals from a Prometheus-compatible API instead of
@@ -84,7 +82,7 @@ func (f *promFlags) sourceAt(args []string, srcFlags *sourceFlags, interval, bac
 	if len(srcFlags.fileSD) > 0 || srcFlags.promConfig != "" {
 		return nil, errors.New("--prometheus reads every target from the server: --file-sd and --prometheus-config do not apply")
 	}
-	cfg, err := srcFlags.dialectConfig()
+	cfg, err := srcFlags.spec().DialectConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -103,33 +101,6 @@ func (f *promFlags) sourceAt(args []string, srcFlags *sourceFlags, interval, bac
 		Store:      store,
 		Clock:      clock,
 	})
-}
-
-// recordQueries writes what src's store gains to w every interval until
-// ctx is done, then once more: query results have no bodies of their own,
-// so each refresh of each target becomes a text frame (dump.StoreRecorder).
-// It returns the frames written and the first write error.
-func recordQueries(ctx context.Context, st *model.Store, w *dump.Writer, interval time.Duration, onErr func(error)) int {
-	rec := dump.NewStoreRecorder(w)
-	frames := 0
-	sync := func() {
-		n, err := rec.Sync(st)
-		frames += n
-		if err != nil && onErr != nil {
-			onErr(err)
-		}
-	}
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			sync()
-			return frames
-		case <-tick.C:
-			sync()
-		}
-	}
 }
 
 // analyzePrometheus is analyze --prometheus: the window is in the server's
@@ -167,25 +138,14 @@ func analyzePrometheus(cmd *cobra.Command, pf *promFlags, f *analyzeFlags, args 
 	if !f.quiet && isTerminal(os.Stderr) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "querying %s for %v ending %s\n", pf.url, window, end.Format(time.RFC3339))
 	}
-	statuses := src.Refresh(ctx)
-	if len(statuses) < 2 {
-		for _, s := range statuses {
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", ui.Sanitize(s.Name), ui.Sanitize(s.LastError))
-		}
-		return withCode(exitNoData, errors.New("no target found in Prometheus' results"))
+	rep, err := analyze.Prometheus(ctx, src, window, f.bin)
+	if err != nil {
+		return noData(cmd, err)
 	}
-	rep := analysis.BuildReport(src.Store(), statuses, analysis.ReportOptions{Window: window, Bin: f.bin})
 	if err := writeAnalysis(cmd, rep, f.format); err != nil {
 		return err
 	}
 	return failOn(rep.Findings, f.failOn)
-}
-
-func promapiURL(st []model.TargetStatus) string {
-	if len(st) == 0 {
-		return "prometheus"
-	}
-	return strings.TrimSpace(st[0].URL)
 }
 
 // watchPrometheus is watch --prometheus: the dashboard on a promapi source.
@@ -201,24 +161,19 @@ func watchPrometheus(ctx context.Context, pf *promFlags, srcFlags *sourceFlags, 
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	w, onErr, err := f.openRecord(&opts)
+	rec, err := f.openRecord(&opts)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = src.Run(ctx) })
-	if w != nil {
-		wg.Go(func() { recordQueries(ctx, src.Store(), w, f.interval, onErr) })
+	feeds := []func(context.Context){func(ctx context.Context) { _ = src.Run(ctx) }}
+	if rec != nil {
+		feeds = append(feeds, rec.Feed(src.Store(), f.interval))
 	}
-	err = ui.Run(ctx, src, opts)
-	cancel()
-	wg.Wait()
-	if w != nil {
-		if cerr := w.Close(); err == nil {
+	err = dashboard.Run(ctx, src, opts, feeds...)
+	if rec != nil {
+		if cerr := rec.Close(); err == nil {
 			err = cerr
 		}
 	}

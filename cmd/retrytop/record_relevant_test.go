@@ -12,7 +12,9 @@ import (
 
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/record"
 	"github.com/retrytop/retrytop/scrape"
+	"github.com/retrytop/retrytop/sources"
 )
 
 // irrelevantFamilies is what a Go service exposes beside the retry
@@ -61,11 +63,11 @@ func TestOnlyRelevantAnalyzesAlike(t *testing.T) {
 		t.Fatal(err)
 	}
 	var warnings []string
-	rel := newOnlyRelevant(&sources{
-		targets:   []scrape.Target{{Name: "app", URL: "http://u:secret@app:9102/metrics"}, {Name: "legacy", URL: "http://legacy:9100/metrics"}},
-		translate: dialect.Auto(),
+	rel := record.NewRelevant(&sources.Sources{
+		Targets:   []scrape.Target{{Name: "app", URL: "http://u:secret@app:9102/metrics"}, {Name: "legacy", URL: "http://legacy:9100/metrics"}},
+		Translate: dialect.Auto(),
 	}, func(msg string) { warnings = append(warnings, msg) })
-	hook := rel.hook(sw.Hook(func(err error) { t.Error(err) }))
+	hook := rel.Hook(sw.Hook(func(err error) { t.Error(err) }))
 	var contractBytes, legacyBytes, wholeBytes int64
 	for i := 0; i < scrapes; i++ {
 		at := recT0.Add(time.Duration(i) * time.Second)
@@ -140,10 +142,11 @@ func TestOnlyRelevantAnalyzesAlike(t *testing.T) {
 	if f, err := r.Frame(2 * scrapes); err != nil || f.Err == "" {
 		t.Errorf("last frame %+v, %v: want the failed scrape", f, err)
 	}
-	if got, want := rel.written.Load(), contractBytes+legacyBytes; got != want {
+	served, written := rel.Bytes()
+	if got, want := written, contractBytes+legacyBytes; got != want {
 		t.Errorf("written %d body bytes, want %d", got, want)
 	}
-	if got := rel.served.Load(); got != wholeBytes {
+	if got := served; got != wholeBytes {
 		t.Errorf("served %d body bytes, want %d", got, wholeBytes)
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], `"legacy"`) || !strings.Contains(warnings[0], "dialect draft http://legacy:9100/metrics") ||

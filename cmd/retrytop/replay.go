@@ -10,20 +10,18 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/dashboard"
 	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/expo"
-	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/policy"
 	"github.com/retrytop/retrytop/replay"
+	"github.com/retrytop/retrytop/sources"
 	"github.com/retrytop/retrytop/ui"
 	"github.com/retrytop/retrytop/whatif"
 )
@@ -178,8 +176,8 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	dialects := newReplayDialects(rs)
-	rec, err := openTranslated(errw, path, f.format, dialects.filter, dialects.parser(), nil)
+	dialects := replay.NewDialects(rs.NewTranslator, rs.Forced)
+	rec, err := openTranslated(errw, path, f.format, dialects.Filter, dialects.Parser(), nil)
 	if err != nil {
 		return err
 	}
@@ -190,6 +188,34 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	player := newPlayer(rec, f, &opts, from, dialects.Transform)
+	opts.Source = "recording " + path
+	opts.Chains, opts.Links = rs.Chains, rs.Links
+	opts.Derived = sources.DerivedByDialect(rs.Dialects)
+	opts.WhatIf = replayWhatIf(rec, path, rs)
+	// The seek index: seeks it reaches restore the store at once
+	// (docs/performance.md, "Replay seek"); its memory comes out of
+	// --memory-limit. Read from the cache when an earlier replay of the
+	// same recording, dialects and build wrote it; built otherwise.
+	bg := &replay.Background{Player: player, Path: path, NoCache: f.noIndexCache, KeyParts: indexKeyParts(f, rs)}
+	src := dialects.Source(player)
+	opts.Status = replay.IndexBadge(player, sources.UnreadBadge(dialects.Latest, src.Statuses, opts.Status))
+	err = dashboard.Run(ctx, src, opts, bg.Run)
+	// Said before the dashboard took the screen; said again now.
+	for _, p := range rec.Problems() {
+		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(p.Error()))
+	}
+	for _, n := range bg.Notes() {
+		fmt.Fprintf(errw, "retrytop: note: %s\n", ui.Sanitize(n))
+	}
+	if perr := player.Err(); perr != nil {
+		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(perr.Error()))
+	}
+	return err
+}
+
+// newPlayer makes the replay's player at from and puts it into opts.
+func newPlayer(rec dump.Recording, f *replayFlags, opts *ui.Options, from time.Time, transform func() replay.Transform) *replay.Player {
 	probe := replay.New(rec, replay.Options{})
 	interval := probe.Interval()
 	player := replay.New(rec, replay.Options{
@@ -199,18 +225,26 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 		Store:         model.StoreConfig{History: max(int(f.history/interval), 2)},
 		Lookback:      max(5*time.Minute, f.window+opts.Bin+interval),
 		QuickLookback: f.window,
-		NewTransform:  dialects.transform,
+		NewTransform:  transform,
 	})
 	player.Tick()
 	opts.Mode = ui.ModeReplay
-	opts.Source = "recording " + path
 	opts.Player = player
-	opts.Chains, opts.Links = rs.chains, rs.links
-	opts.Derived = derivedByDialect(rs.dialects)
-	// w: the recording under other retry policies (issue 18), as
-	// retrytop whatif prints it, on a recording of its own (the player
-	// reads this one).
-	opts.WhatIf = func(context.Context) (string, error) {
+	// A step or a jump shows at once (live frames wait up to 1 s to fold
+	// the targets' scrapes into one).
+	opts.MinFrameGap = 100 * time.Millisecond
+	opts.Now = func() time.Time {
+		pos, _, _ := player.Position()
+		return pos
+	}
+	return player
+}
+
+// replayWhatIf is the replay's w pane: the recording under other retry
+// policies, as retrytop whatif prints it, on a recording of its own (the
+// player reads this one).
+func replayWhatIf(rec dump.Recording, path string, rs *sources.Recording) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) {
 		fork, err := rec.Fork()
 		if err != nil {
 			return "", err
@@ -219,7 +253,7 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 		if err != nil {
 			return "", err
 		}
-		_, translate := rs.translator()
+		_, translate := rs.Translator()
 		rep, err := whatIfReport(fork, path, translate, time.Second, specs)
 		if err != nil {
 			return "", err
@@ -228,51 +262,13 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 		err = whatif.Write(&b, rep, "text")
 		return b.String(), err
 	}
-	// A step or a jump shows at once (live frames wait up to 1 s to fold
-	// the targets' scrapes into one).
-	opts.MinFrameGap = 100 * time.Millisecond
-	opts.Now = func() time.Time {
-		pos, _, _ := player.Position()
-		return pos
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan struct{}, 3)
-	go func() { _ = player.Run(ctx); done <- struct{}{} }()
-	go func() { _ = player.ComputeSpikes(ctx); done <- struct{}{} }()
-	// The seek index: seeks it reaches restore the store at once
-	// (docs/performance.md, "Replay seek"); its memory comes out of
-	// --memory-limit. Read from the cache when an earlier replay of the
-	// same recording, dialects and build wrote it; built otherwise.
-	var notes indexNotes
-	go func() {
-		replay.IndexWithCache(ctx, player, path, f.noIndexCache, indexKeyParts(f, rs), notes.add)
-		done <- struct{}{}
-	}()
-	opts.Status = indexBadge(player, unreadBadge(dialects.latest.Load, dialects.source(player).Statuses, opts.Status))
-	err = ui.Run(ctx, dialects.source(player), opts)
-	cancel()
-	<-done
-	<-done
-	<-done
-	// Said before the dashboard took the screen; said again now.
-	for _, p := range rec.Problems() {
-		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(p.Error()))
-	}
-	for _, n := range notes.all() {
-		fmt.Fprintf(errw, "retrytop: note: %s\n", ui.Sanitize(n))
-	}
-	if perr := player.Err(); perr != nil {
-		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(perr.Error()))
-	}
-	return err
 }
 
 // indexKeyParts is what besides the recording decides its seek index:
 // the dialects in use (the config file's bytes, dialects forced by
 // target, the input format) and this build of retrytop (its executable's
 // digest: another build may translate differently).
-func indexKeyParts(f *replayFlags, rs *recordingSources) func() []string {
+func indexKeyParts(f *replayFlags, rs *sources.Recording) func() []string {
 	return func() []string {
 		parts := []string{"input-format " + f.format}
 		if f.src.config != "" {
@@ -282,179 +278,12 @@ func indexKeyParts(f *replayFlags, rs *recordingSources) func() []string {
 			}
 			parts = append(parts, "config "+string(b))
 		}
-		forced := make([]string, 0, len(rs.forced))
-		for t, d := range rs.forced {
+		forced := make([]string, 0, len(rs.Forced))
+		for t, d := range rs.Forced {
 			forced = append(forced, t+"@"+d)
 		}
 		slices.Sort(forced)
 		parts = append(parts, "forced "+strings.Join(forced, ","))
 		return append(parts, "build "+replay.BuildDigest())
 	}
-}
-
-// indexNotes are the notes of the seek index's cache, said after the
-// dashboard leaves the screen.
-type indexNotes struct {
-	mu    sync.Mutex
-	notes []string
-}
-
-func (n *indexNotes) add(s string) {
-	n.mu.Lock()
-	n.notes = append(n.notes, s)
-	n.mu.Unlock()
-}
-
-func (n *indexNotes) all() []string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return slices.Clone(n.notes)
-}
-
-// indexBadge puts "indexing N %" before prev's badge while the player's
-// seek index is built (seeks past it load the lookback, slower), and says
-// where it stopped when it gave up (its budget, half of --memory-limit).
-func indexBadge(p *replay.Player, prev func() string) func() string {
-	return func() string {
-		b := ""
-		switch done, total, stopped := p.IndexProgress(); {
-		case stopped:
-			b = fmt.Sprintf("index stopped at %d %%", 100*done/max(total, 1))
-		case done < total:
-			b = fmt.Sprintf("indexing %d %%", 100*done/max(total, 1))
-		}
-		if p := prev(); p != "" && b != "" {
-			b += " " + p
-		} else if p != "" {
-			b = p
-		}
-		return b
-	}
-}
-
-// replayDialects follows what the replay's translators (a fresh one for
-// every seek, one for the spike pass: dialects keep per-target state)
-// find of each target, so the dashboard shows, as live, the dialects that
-// read it (sticky: any translator that read it counts) and, for a target
-// none has read, Unread's words.
-type replayDialects struct {
-	rs     *recordingSources
-	filter func(string) bool
-	// latest is the translator made last; the recording's parser and the
-	// header badge ask it.
-	latest atomic.Pointer[dialect.Translator]
-
-	mu    sync.Mutex
-	order []string                   // dialect names in detection order
-	read  map[string]map[string]bool // target -> dialects that read it
-	names map[string]string          // target -> read's names joined by "+"
-	seen  map[string][]string        // target -> its families (parser), nil until parsed
-}
-
-func newReplayDialects(rs *recordingSources) *replayDialects {
-	tr, _ := rs.translator()
-	d := &replayDialects{rs: rs, filter: tr.Filter, order: tr.Names(), read: map[string]map[string]bool{}, names: map[string]string{}, seen: map[string][]string{}}
-	d.latest.Store(tr)
-	return d
-}
-
-// transform makes a translator and the function that reads the replay's
-// snapshots with it (replay.Options.NewTransform).
-func (d *replayDialects) transform() replay.Transform {
-	tr, _ := d.rs.translator()
-	// Stored first: a name the parser notes after this copy is told to
-	// the translator it loads, which is tr or a newer one.
-	d.latest.Store(tr)
-	d.mu.Lock()
-	for target, names := range d.seen {
-		if names != nil {
-			tr.Saw(target, names)
-		}
-	}
-	d.mu.Unlock()
-	return func(s *model.Snapshot) (*model.Snapshot, error) {
-		out, names, err := tr.Translate(d.rs.forced[s.Target], s)
-		if err == nil && names != "" {
-			d.note(s.Target, names)
-		}
-		return out, err
-	}
-}
-
-func (d *replayDialects) note(target, names string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.names[target] == names {
-		return
-	}
-	set := d.read[target]
-	if set == nil {
-		set = map[string]bool{}
-		d.read[target] = set
-	}
-	for _, n := range strings.Split(names, "+") {
-		set[n] = true
-	}
-	var all []string
-	for _, n := range d.order {
-		if set[n] {
-			all = append(all, n)
-		}
-	}
-	d.names[target] = safetext.Terminal(strings.Join(all, "+"))
-}
-
-// parser parses the recording: a target's first body whole, once for
-// all the replay's translators (Translator.Saw: Unread names its
-// families, which the filter drops), the rest with the filter. The player
-// parses ahead of translating, in parallel, so a translator cannot say
-// which targets it will find unread when their bodies are parsed.
-func (d *replayDialects) parser() expo.Parser {
-	parse := expo.ExpfmtParser{}.Parse
-	return parserFunc(func(target string, body []byte, ct string, filter func(string) bool) ([]model.Family, error) {
-		d.mu.Lock()
-		_, looked := d.seen[target]
-		if !looked {
-			d.seen[target] = nil
-		}
-		d.mu.Unlock()
-		if looked || filter == nil {
-			return parse(target, body, ct, filter)
-		}
-		kept, names, err := dialect.ParseNamingAll(parse, target, body, ct, filter)
-		if names == nil {
-			return kept, err // as without the whole parse
-		}
-		d.mu.Lock()
-		d.seen[target] = names
-		d.mu.Unlock()
-		d.latest.Load().Saw(target, names)
-		return kept, nil
-	})
-}
-
-// source is the player with each target's dialects in its statuses.
-func (d *replayDialects) source(p *replay.Player) dialectSource {
-	return dialectSource{Player: p, d: d}
-}
-
-type dialectSource struct {
-	*replay.Player
-	d *replayDialects
-}
-
-// Statuses are the player's, with the dialects that read each target.
-func (s dialectSource) Statuses() []model.TargetStatus {
-	st := s.Player.Statuses()
-	s.d.mu.Lock()
-	defer s.d.mu.Unlock()
-	for i := range st {
-		if st[i].Dialect == "" {
-			st[i].Dialect = s.d.names[st[i].Name]
-			if st[i].Dialect == "" {
-				st[i].Dialect = s.d.rs.forced[st[i].Name]
-			}
-		}
-	}
-	return st
 }

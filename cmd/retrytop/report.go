@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/record"
 	"github.com/retrytop/retrytop/report"
-	"github.com/retrytop/retrytop/ui"
 	"github.com/retrytop/retrytop/whatif"
 )
 
@@ -41,8 +41,9 @@ const (
 	annotWhatif = "retrytop.whatif"
 )
 
-// writeAnalysis prints an analyze report in format: html and the report
-// command's markdown through package report, the rest through ui.
+// writeAnalysis prints an analyze report in format through package
+// report: the postmortem page (html), the report command's markdown, or
+// analyze's text (fitted to textWidth), markdown or JSON.
 func writeAnalysis(cmd *cobra.Command, rep analysis.Report, format string) error {
 	switch format {
 	case formatHTML:
@@ -50,7 +51,7 @@ func writeAnalysis(cmd *cobra.Command, rep analysis.Report, format string) error
 	case formatStory:
 		return report.WriteMarkdown(cmd.OutOrStdout(), rep, reportMeta(cmd))
 	}
-	return ui.WriteReportWidth(cmd.OutOrStdout(), rep, format, textWidth(cmd))
+	return report.WriteAnalysis(cmd.OutOrStdout(), rep, format, textWidth(cmd))
 }
 
 // textWidth is the width analyze's text table fits: none with --wide,
@@ -261,7 +262,7 @@ Exit codes as analyze: 0 written, 1 usage error, 2 no target could be read,
 			if err := writeFileAtomic(out, buf.Bytes()); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%s)\n", out, formatSize(int64(buf.Len())))
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%s)\n", out, record.FormatSize(int64(buf.Len())))
 			return runErr
 		},
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/replay"
+	"github.com/retrytop/retrytop/sources"
 )
 
 // dialectFixtures are served one per target: their dialects as the
@@ -119,28 +120,28 @@ func TestReplayDialectsAndUnreadBadge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := newReplayDialects(rs)
+	d := replay.NewDialects(rs.NewTranslator, rs.Forced)
 	var errs strings.Builder
-	rec, err := openTranslated(&errs, path, "", d.filter, d.parser(), nil)
+	rec, err := openTranslated(&errs, path, "", d.Filter, d.Parser(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rec.Close()
-	player := replay.New(rec, replay.Options{NewTransform: d.transform, Lookback: time.Minute})
+	player := replay.New(rec, replay.Options{NewTransform: d.Transform, Lookback: time.Minute})
 	player.SeekEnd()
 	player.Settle()
 	got := map[string]string{}
-	for _, s := range d.source(player).Statuses() {
+	for _, s := range d.Source(player).Statuses() {
 		got[s.Name] = s.Dialect
 	}
 	if got["kong"] != "kong" || got["acme"] != "" {
 		t.Errorf("replay statuses' dialects %v, want kong read by kong, acme by none", got)
 	}
-	badge := unreadBadge(d.latest.Load, d.source(player).Statuses, nil)()
+	badge := sources.UnreadBadge(d.Latest, d.Source(player).Statuses, nil)()
 	if badge != `no dialect reads "acme": retrytop dialect draft URL` {
 		t.Errorf("badge %q", badge)
 	}
-	if err := d.latest.Load().Unread("acme", ""); err == nil || !strings.Contains(err.Error(), `families such as "acme_call_latency_ms"`) {
+	if err := d.Latest().Unread("acme", ""); err == nil || !strings.Contains(err.Error(), `families such as "acme_call_latency_ms"`) {
 		t.Errorf("replay's Unread = %v, want acme's families named", err)
 	}
 }

@@ -12,10 +12,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/scrape"
+
+	"github.com/retrytop/retrytop/dashboard"
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/report"
-	"github.com/retrytop/retrytop/scrape"
+	"github.com/retrytop/retrytop/sources"
 	"github.com/retrytop/retrytop/ui"
 )
 
@@ -138,13 +141,13 @@ func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []s
 	if err := f.look(&opts, src.config); err != nil {
 		return withCode(exitUsage, err)
 	}
-	sources, err := src.resolve(args, f.interval)
+	srcs, err := src.resolve(args, f.interval)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	opts.Chains, opts.Links = sources.chains, sources.links
+	opts.Chains, opts.Links = srcs.Chains, srcs.Links
 	opts.Derived = src.derived()
-	opts.Status = sources.status(opts.Status) // discovery file problems
+	opts.Status = srcs.Status(opts.Status) // discovery file problems
 	opts.Source = "scrapes every " + f.interval.String()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -154,23 +157,13 @@ func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []s
 		return withCode(exitUsage, err)
 	}
 	defer closeRec()
-	scraper := sources.scraper(model.NewStore(f.storeConfig()), copts)
-	opts.Status = unreadBadge(func() *dialect.Translator { return sources.translate }, scraper.Statuses, opts.Status)
+	scraper := srcs.Scraper(model.NewStore(f.storeConfig()), copts)
+	opts.Status = sources.UnreadBadge(func() *dialect.Translator { return srcs.Translate }, scraper.Statuses, opts.Status)
 	return runDashboard(ctx, scraper, opts)
 }
 
 // runDashboard scrapes in the background while the dashboard runs, and
 // stops both when either ends.
 func runDashboard(ctx context.Context, scraper *scrape.Scraper, opts ui.Options) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = scraper.Run(ctx)
-	}()
-	err := ui.Run(ctx, scraper, opts)
-	cancel()
-	<-done
-	return err
+	return dashboard.Run(ctx, scraper, opts, func(ctx context.Context) { _ = scraper.Run(ctx) })
 }

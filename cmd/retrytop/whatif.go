@@ -79,7 +79,7 @@ file), 2 the recording cannot be read or fitted.`,
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			tr, translate := rs.translator()
+			tr, translate := rs.Translator()
 			rec, err := openRecording(cmd.ErrOrStderr(), args[0], f.inputFormat, tr.Filter)
 			if err != nil {
 				return err

@@ -111,8 +111,8 @@ func envoySnapshots(t *testing.T) string {
 	return p
 }
 
-// analyze FILE of an Envoy recording rebuilds its retry budget (issue 18,
-// section 3) with Envoy's model: allowance max(floor(20 % of 30 active +
+// analyze FILE of an Envoy recording rebuilds its retry budget (docs/whatif.md)
+// with Envoy's model: allowance max(floor(20 % of 30 active +
 // 0 pending), 3) = 6, retries 10 % of the 30 attempts in flight = 3, so 3
 // of 6 left, not draining (the same every bin): JSON fates.budget and the
 // text's list.

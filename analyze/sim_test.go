@@ -1,4 +1,4 @@
-package main
+package analyze_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 // TestAnalyzeAgreesWithSimGroundTruth runs the baseline scenario in virtual
 // time (a synctest bubble over the sim's in-process transport), scrapes it
-// with collect's scraper the way analyze does, and checks that each hop's
+// with the scraper the way analyze does, and checks that each hop's
 // originals, attempts and amplification over the scraped span agree with
 // the sim's own counts within 3 %.
 func TestAnalyzeAgreesWithSimGroundTruth(t *testing.T) {

@@ -1,4 +1,4 @@
-package ui
+package report
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ func reportFixture() analysis.Report {
 	}
 }
 
-func TestWriteReportFormats(t *testing.T) {
+func TestWriteAnalysisFormats(t *testing.T) {
 	tests := []struct {
 		format string
 		want   []string
@@ -38,7 +38,7 @@ func TestWriteReportFormats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
-		if err := WriteReport(&b, reportFixture(), tt.format); err != nil {
+		if err := WriteAnalysis(&b, reportFixture(), tt.format, 0); err != nil {
 			t.Fatalf("%s: %v", tt.format, err)
 		}
 		out := b.String()
@@ -53,14 +53,14 @@ func TestWriteReportFormats(t *testing.T) {
 			}
 		}
 	}
-	if err := WriteReport(&bytes.Buffer{}, reportFixture(), "xml"); err == nil || !strings.Contains(err.Error(), "xml") {
+	if err := WriteAnalysis(&bytes.Buffer{}, reportFixture(), "xml", 0); err == nil || !strings.Contains(err.Error(), "xml") {
 		t.Errorf("unknown format error = %v", err)
 	}
 }
 
-func TestWriteReportAbsentIsDashNotZero(t *testing.T) {
+func TestWriteAnalysisAbsentIsDashNotZero(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteReport(&b, reportFixture(), "text"); err != nil {
+	if err := WriteAnalysis(&b, reportFixture(), "text", 0); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(b.String(), "\n")
@@ -92,9 +92,17 @@ func TestWriteReportAbsentIsDashNotZero(t *testing.T) {
 // The services table carries every ServiceSignals field, in text and
 // markdown: present values in their own column, absent ones as "-",
 // a queue limit of 0 as "unbounded".
-func TestWriteReportServices(t *testing.T) {
-	full := fullService("inventory", "sim", 100)
-	full.QueueLimit = some(0)
+func TestWriteAnalysisServices(t *testing.T) {
+	v := model.Some
+	full := model.ServiceSignals{
+		Target: "inventory", Source: "sim",
+		ReceivedPerS: v(100), InFlight: v(58), Slots: v(64),
+		QueueDepth: v(37), QueueLimit: v(0), QueueOldestAge: v(1.84), QueueWaitP99: v(1.52), QueueWaitMean: v(0.9),
+		ServiceTimeP50: v(0.118), ServiceTimeP99: v(0.47), SuccessServiceTimeP50: v(0.121), SuccessServiceTimeP99: v(0.41),
+		ErrorServiceTimeP50: v(0.0032), ErrorServiceTimeP99: v(0.9),
+		Responses2xxPerS: v(70), Responses429PerS: v(5), Responses503PerS: v(20), Responses503RetryAfterPerS: v(15),
+		ResponsesOther5xxPerS: v(1), Responses5xxPerS: v(21), WorkAfterCancelPerS: v(12), CancelledPerS: v(3),
+	}
 	rep := reportFixture()
 	rep.Services = []model.ServiceSignals{full, {Target: "bare|svc\x1b[2J"}}
 	want := map[string]string{
@@ -110,7 +118,7 @@ func TestWriteReportServices(t *testing.T) {
 	}
 
 	var b bytes.Buffer
-	if err := WriteReport(&b, rep, "text"); err != nil {
+	if err := WriteAnalysis(&b, rep, "text", 0); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -135,7 +143,7 @@ func TestWriteReportServices(t *testing.T) {
 	}
 
 	b.Reset()
-	if err := WriteReport(&b, rep, "markdown"); err != nil {
+	if err := WriteAnalysis(&b, rep, "markdown", 0); err != nil {
 		t.Fatal(err)
 	}
 	md := b.String()
@@ -158,5 +166,60 @@ func TestWriteReportServices(t *testing.T) {
 	}
 	if !strings.Contains(md, `| bare\|svc |`) || strings.Contains(md, "\x1b") {
 		t.Errorf("markdown does not escape the service name:\n%s", md)
+	}
+}
+
+// analyze's text and markdown list the reconstructed budgets after the
+// table, escaped; an exported balance or none adds nothing.
+func TestReportBudgets(t *testing.T) {
+	b := &analysis.Budget{Model: "grpc", Reconstructed: true, Unit: "tokens", Balance: model.Some(4.2), Capacity: model.Some(10), StopAt: model.Some(5), DrainPerS: model.Some(1.8), TimeToExhaustionS: model.Some(0)}
+	dep := func(target string, b *analysis.Budget) analysis.DependencyReport {
+		d := analysis.DependencyReport{Signals: model.Signals{Target: target, Dependency: "db|x"}}
+		d.Fates.Budget = b
+		return d
+	}
+	rep := analysis.Report{Dependencies: []analysis.DependencyReport{
+		dep("grpc\x1b[2Japp", b), dep("native", nil), dep("bounded", &analysis.Budget{Model: "exported", Balance: model.Some(120)}),
+	}}
+	var text, md strings.Builder
+	if err := WriteAnalysis(&text, rep, "text", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteAnalysis(&md, rep, "markdown", 0); err != nil {
+		t.Fatal(err)
+	}
+	line := " -> db|x: 4.20 of 10 tokens, retries stop at 5, drain 1.80/s, exhausted now (grpc model, reconstructed)"
+	for name, c := range map[string]struct{ out, want string }{
+		"text":     {text.String(), "\nRetry budget left, reconstructed"},
+		"text row": {text.String(), "\ngrpcapp" + line}, // Sanitize drops the escape
+		"markdown": {md.String(), "### Retry budget left, reconstructed"},
+		"md row":   {md.String(), "- grpcapp -> db\\|x: 4.20 of 10 tokens"},
+	} {
+		if !strings.Contains(c.out, c.want) {
+			t.Errorf("%s lacks %q:\n%s", name, c.want, c.out)
+		}
+	}
+	for _, out := range []string{text.String(), md.String()} {
+		if strings.Contains(out, "\x1b") || strings.Contains(out, "bounded ->") || strings.Contains(out, "native ->") {
+			t.Errorf("escape, exported or absent budget listed:\n%q", out)
+		}
+	}
+}
+
+// A target line says what the store's series caps refused: by the
+// per-target cap, or by the total cap across targets, and what was kept.
+func TestTargetLineSeriesCap(t *testing.T) {
+	for _, tt := range []struct {
+		cap  model.SeriesCap
+		want string
+	}{
+		{model.SeriesCap{ByTarget: 2, PerTarget: 6, Kept: 6}, "[2 series refused by the per-target cap of 6, 6 kept]"},
+		{model.SeriesCap{ByTotal: 1, Total: 10, Kept: 4}, "[1 series refused: the store's total cap of 10 series across targets is full; 4 kept]"},
+		{model.SeriesCap{ByTotal: 2, Total: 10, Kept: 0}, "[2 series refused: the store's total cap of 10 series across targets is full; 0 kept]"},
+	} {
+		c := tt.cap
+		if line := targetLine(model.TargetStatus{Name: "a", Up: true, Series: 8, SeriesCap: &c}); !strings.HasSuffix(line, tt.want) {
+			t.Errorf("target line %q, want it to end %q", line, tt.want)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package ui
+package report
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// Issue 20, smaller defects: hidden characters leave JSON as escapes, and
+// Hidden characters leave JSON as escapes, and
 // a 20 kB label value does not make a text report 20 kB wide.
 func TestReportHardening(t *testing.T) {
 	long := strings.Repeat("x", 20000)
@@ -23,7 +23,7 @@ func TestReportHardening(t *testing.T) {
 		},
 	}
 	var js bytes.Buffer
-	if err := WriteReport(&js, rep, "json"); err != nil {
+	if err := WriteAnalysis(&js, rep, "json", 0); err != nil {
 		t.Fatal(err)
 	}
 	for _, raw := range []string{"\u009b", "\u202e", "\u200b"} {
@@ -45,7 +45,7 @@ func TestReportHardening(t *testing.T) {
 	}
 	for _, format := range []string{"text", "markdown"} {
 		var b bytes.Buffer
-		if err := WriteReport(&b, rep, format); err != nil {
+		if err := WriteAnalysis(&b, rep, format, 0); err != nil {
 			t.Fatal(err)
 		}
 		for _, line := range strings.Split(b.String(), "\n") {

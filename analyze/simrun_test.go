@@ -1,14 +1,16 @@
-package main
+package analyze_test
 
 import (
 	"context"
 	"fmt"
+	"testing"
 	"time"
 
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/sim"
+	"github.com/retrytop/retrytop/sources"
 )
 
 // simRun is one sim scenario, on loopback or in process (Options.InProcess,
@@ -48,12 +50,12 @@ func startSimRunWith(ctx context.Context, name string, opts sim.Options, bare bo
 		}
 		targets = append(targets, tgt)
 	}
-	src := &sources{targets: targets, translate: dialect.Auto()}
+	src := &sources.Sources{Targets: targets, Translate: dialect.Auto()}
 	var copts scrape.Options
 	if opts.InProcess {
 		copts.Transport = stack.Transport() // scraped through the stack, no socket
 	}
-	return &simRun{stack: stack, scraper: src.scraper(model.NewStore(model.StoreConfig{}), copts)}, nil
+	return &simRun{stack: stack, scraper: src.Scraper(model.NewStore(model.StoreConfig{}), copts)}, nil
 }
 
 // scrapeUntilDone scrapes every interval until the scenario's schedule has
@@ -71,4 +73,27 @@ func (r *simRun) scrapeUntilDone(ctx context.Context, every time.Duration) error
 			return fmt.Errorf("%s did not finish in time", r.stack.Scenario().Name)
 		}
 	}
+}
+
+// startInProcess starts the scenario in process (virtual time) or fails
+// t; the caller closes the stack.
+func startInProcess(t *testing.T, ctx context.Context, name string, opts sim.Options) *simRun {
+	t.Helper()
+	opts.InProcess = true
+	run, err := startSimRun(ctx, name, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// scrapeThrough scrapes every target once, then every interval until the
+// scenario is done, then once more, and returns the last statuses.
+func (r *simRun) scrapeThrough(t *testing.T, ctx context.Context, every time.Duration) []model.TargetStatus {
+	t.Helper()
+	r.scraper.ScrapeOnce(ctx)
+	if err := r.scrapeUntilDone(ctx, every); err != nil {
+		t.Fatal(err)
+	}
+	return r.scraper.ScrapeOnce(ctx)
 }

@@ -1,4 +1,4 @@
-package main
+package replay_test
 
 import (
 	"context"
@@ -46,16 +46,16 @@ func TestIndexBadge(t *testing.T) {
 	rec, _ := badgeRec(t)
 	p := replay.New(rec, replay.Options{})
 	prev := func() string { return "unread" }
-	if got := indexBadge(p, prev)(); got != "indexing 0 % unread" {
+	if got := replay.IndexBadge(p, prev)(); got != "indexing 0 % unread" {
 		t.Errorf("before the index: %q", got)
 	}
 	if err := p.BuildIndex(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := indexBadge(p, prev)(); got != "unread" {
+	if got := replay.IndexBadge(p, prev)(); got != "unread" {
 		t.Errorf("with the index: %q", got)
 	}
-	if got := indexBadge(p, func() string { return "" })(); got != "" {
+	if got := replay.IndexBadge(p, func() string { return "" })(); got != "" {
 		t.Errorf("with the index and no other badge: %q", got)
 	}
 }
@@ -72,13 +72,13 @@ func TestIndexRecordingCache(t *testing.T) {
 	rec, path := badgeRec(t)
 	parts := func() []string { return []string{"dialects"} }
 	open := func(noCache bool) (*replay.Player, []string) {
-		var notes indexNotes
+		var notes []string
 		p := replay.New(rec, replay.Options{})
-		replay.IndexWithCache(context.Background(), p, path, noCache, parts, notes.add)
+		replay.IndexWithCache(context.Background(), p, path, noCache, parts, func(s string) { notes = append(notes, s) })
 		if done, total, _ := p.IndexProgress(); done != total {
 			t.Fatalf("index at %d of %d", done, total)
 		}
-		return p, notes.all()
+		return p, notes
 	}
 	files := func() []string {
 		m, _ := filepath.Glob(filepath.Join(cache, "*", "*.rtidx"))

@@ -1,4 +1,4 @@
-package main
+package analyze_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // runScenarioReport runs one scenario with short phases in virtual time
 // (a synctest bubble over the sim's in-process transport: the same on a
 // loaded machine as on an idle one), scrapes every target every 500 ms
-// through collect's scraper the way watch and analyze do, and returns the
+// through the scraper the way watch and analyze do, and returns the
 // report over the whole run.
 func runScenarioReport(t *testing.T, name string, opts sim.Options, th *analysis.Thresholds) (rep analysis.Report) {
 	t.Helper()
@@ -23,17 +23,9 @@ func runScenarioReport(t *testing.T, name string, opts sim.Options, th *analysis
 		// Virtual: the whole schedule is 10 s; a minute is ample.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		opts.InProcess = true
-		run, err := startSimRun(ctx, name, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		run := startInProcess(t, ctx, name, opts)
 		defer run.stack.Close()
-		run.scraper.ScrapeOnce(ctx)
-		if err := run.scrapeUntilDone(ctx, 500*time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
-		statuses := run.scraper.ScrapeOnce(ctx)
+		statuses := run.scrapeThrough(t, ctx, 500*time.Millisecond)
 		for _, s := range statuses {
 			if !s.Up {
 				t.Fatalf("%s: target %s down: %s", name, s.Name, s.LastError)

@@ -1,4 +1,4 @@
-package ui
+package report
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestReportTextFitsItsWidth (issue 17): analyze's text table fits the
+// TestReportTextFitsItsWidth: analyze's text table fits the
 // width it is given: columns no row has a value in go first, then the
 // least telling ones, never the target, dependency or amplification, and
 // a line says what was left out; width 0 (--wide, a pipe) keeps them all.
@@ -14,7 +14,7 @@ func TestReportTextFitsItsWidth(t *testing.T) {
 	rep := reportFixture()
 	table := func(width int) (head string, note string) {
 		var b bytes.Buffer
-		if err := WriteReportWidth(&b, rep, "text", width); err != nil {
+		if err := WriteAnalysis(&b, rep, "text", width); err != nil {
 			t.Fatal(err)
 		}
 		for _, l := range strings.Split(b.String(), "\n") {

@@ -1,4 +1,4 @@
-package main
+package analyze_test
 
 import (
 	"bytes"
@@ -15,11 +15,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/report"
+	"github.com/retrytop/retrytop/scrape"
+
 	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
-	"github.com/retrytop/retrytop/scrape"
 	"github.com/retrytop/retrytop/sim"
-	"github.com/retrytop/retrytop/ui"
+	"github.com/retrytop/retrytop/sources"
 )
 
 // serviceRun is one scenario scraped on loopback: the store, the report
@@ -59,11 +61,7 @@ func runServiceScenarioInBubble(t *testing.T, name string, opts sim.Options) ser
 	// Virtual time: the schedule is 10 s, a minute is ample.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	opts.InProcess = true
-	run, err := startSimRun(ctx, name, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := startInProcess(t, ctx, name, opts)
 	defer run.stack.Close()
 	stack, scraper := run.stack, run.scraper
 	var out serviceRun
@@ -278,7 +276,7 @@ func TestServiceSignalsOnTheSim(t *testing.T) {
 		t.Errorf("ignore-cancel: report has no service row for the provider: %+v", run.rep.Services)
 	}
 	var text bytes.Buffer
-	if err := ui.WriteReport(&text, run.rep, "text"); err != nil {
+	if err := report.WriteAnalysis(&text, run.rep, "text", 0); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "Services") || !strings.Contains(text.String(), "AFTER-CANCEL/s") ||
@@ -330,7 +328,7 @@ func TestServiceShapesReachTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := &sources{targets: []scrape.Target{tgt}, translate: dialect.Auto()}
+	src := &sources.Sources{Targets: []scrape.Target{tgt}, Translate: dialect.Auto()}
 	// Each scrape one second after the previous one, on an injected clock.
 	var mu sync.Mutex
 	now := time.Unix(1_700_000_000, 0)
@@ -340,7 +338,7 @@ func TestServiceShapesReachTheStore(t *testing.T) {
 		now = now.Add(time.Second)
 		return now
 	}
-	scraper := src.scraper(model.NewStore(model.StoreConfig{}), scrape.Options{Clock: clock})
+	scraper := src.Scraper(model.NewStore(model.StoreConfig{}), scrape.Options{Clock: clock})
 	ctx := context.Background()
 	reqs.WithLabelValues("200", "get").Add(0)
 	dur.WithLabelValues("200")

@@ -1,0 +1,116 @@
+package analyze
+
+import (
+	"errors"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/internal/safetext"
+	"github.com/retrytop/retrytop/scrape"
+
+	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/sources"
+)
+
+// RecordingOptions are analyze FILE's settings.
+type RecordingOptions struct {
+	Window, Bin time.Duration
+	// Spans are, per recording, the entries to read [lo, hi) (--from,
+	// --to; dump.Range).
+	Spans [][2]int
+
+	// sequential loads entry by entry into one store of every scrape:
+	// the reference the tests compare the streaming path with.
+	sequential func(rec dump.Recording, lo, hi int, st *model.Store, transform func(*model.Snapshot) (*model.Snapshot, error)) []model.TargetStatus
+}
+
+// Recordings is analyze over recordings: the report a live run ending at
+// the last scrape would print, with the timeline over the whole
+// recording. One recording streams through a store of a few minutes while
+// its bins are reduced (analysis.WholeBuilder); several load whole into
+// one store. tr is the translator the recordings were opened with
+// (sources.UnreadWrap) and translate reads a snapshot with it.
+func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Translator, translate func(*model.Snapshot) (*model.Snapshot, error), opts RecordingOptions) (analysis.Report, error) {
+	spans := opts.Spans
+	hist := 2
+	for k, rec := range recs {
+		per := map[string]int{}
+		for i := spans[k][0]; i < spans[k][1]; i++ {
+			per[rec.Target(i)]++
+		}
+		for _, n := range per {
+			hist = max(hist, n+1)
+		}
+	}
+	ropts := analysis.ReportOptions{Window: opts.Window, Bin: opts.Bin, ChainSpecs: rs.Chains, Links: rs.Links, Derived: sources.DerivedByDialect(rs.Dialects)}
+	var statuses []model.TargetStatus
+	var st *model.Store
+	var whole *analysis.WholeBuilder
+	if len(recs) == 1 && opts.sequential == nil {
+		// One recording: its bins are reduced while it loads, and the store
+		// keeps a few minutes (analysis.WholeBuilder). Its total series cap
+		// is the one a store of every scrape gets, so the same series are
+		// kept.
+		wh := analysis.WholeHistory(entryTimes(recs[0], spans[0]), ropts)
+		defer dump.StreamGC(wh, hist)()
+		st = model.NewStore(model.StoreConfig{History: wh, KeepSeries: true,
+			MaxSeries: model.DefaultMaxSeries(debug.SetMemoryLimit(-1), hist, model.DefaultStoreConfig.MaxSeriesPerTarget)})
+		whole = analysis.NewWholeBuilder(st, ropts)
+		statuses = dump.LoadStoreRangeFunc(recs[0], spans[0][0], spans[0][1], st, translate, whole.Observe)
+	} else {
+		// Several recordings load one after the other, each in time order
+		// but not together: into one store of every scrape.
+		load := dump.LoadStoreRange // parses ahead of storing on a second goroutine
+		if opts.sequential != nil {
+			load = opts.sequential
+		}
+		st = model.NewStore(model.StoreConfig{History: hist})
+		for k, rec := range recs {
+			statuses = append(statuses, load(rec, spans[k][0], spans[k][1], st, translate)...)
+		}
+	}
+	// As live, each target shows the dialects that read it
+	// (targets[].dialects is the same for a recording as for its run).
+	for i := range statuses {
+		d := strings.Join(tr.Detected(statuses[i].Name), "+")
+		if d == "" {
+			d = rs.Forced[statuses[i].Name] // live shows a forced one before any scrape succeeds
+		}
+		statuses[i].Dialect = safetext.Terminal(d)
+	}
+	if !scrape.AnyScraped(statuses) {
+		return analysis.Report{}, &NoDataError{nil, errors.New("no scrape in the recording could be read")}
+	}
+	var rep analysis.Report
+	if whole != nil {
+		var err error
+		if rep, err = whole.Report(statuses); err != nil {
+			return rep, err
+		}
+	} else {
+		rep = analysis.BuildReport(st, statuses, ropts)
+	}
+	ExplainUnread(&rep, tr, nil) // a recording keeps no URL
+	return rep, nil
+}
+
+// entryTimes lists each target's entry times within span, oldest first.
+func entryTimes(rec dump.Recording, span [2]int) [][]int64 {
+	idx := map[string]int{}
+	var out [][]int64
+	for i := span[0]; i < span[1]; i++ {
+		t := rec.Target(i)
+		k, ok := idx[t]
+		if !ok {
+			k = len(out)
+			idx[t] = k
+			out = append(out, nil)
+		}
+		out[k] = append(out[k], rec.Time(i).UnixMilli())
+	}
+	return out
+}

@@ -1,0 +1,124 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/internal/safetext"
+	"github.com/retrytop/retrytop/internal/testdump"
+	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/report"
+	"github.com/retrytop/retrytop/sources"
+)
+
+// loadSequential is LoadStoreRange as it was before it parsed ahead: one
+// entry read, transformed and stored at a time (the reference).
+func loadSequential(rec dump.Recording, lo, hi int, st *model.Store, transform func(*model.Snapshot) (*model.Snapshot, error)) []model.TargetStatus {
+	statuses := make(map[string]*model.TargetStatus)
+	for _, t := range rec.Targets() {
+		statuses[t] = &model.TargetStatus{Name: t}
+	}
+	for i := lo; i < hi; i++ {
+		dump.ApplyEntry(rec, i, st, statuses, transform)
+	}
+	out := make([]model.TargetStatus, 0, len(statuses))
+	for _, t := range rec.Targets() {
+		out = append(out, *statuses[t])
+	}
+	return out
+}
+
+// wholeCase is one analyze FILE run: its window, bin, --from and --to
+// (offsets from the recording's start, 0: none) and format.
+type wholeCase struct {
+	window, bin, from, to time.Duration
+	format                string
+}
+
+// analyzeFile is analyze FILE as the command runs it: the recording read
+// through the dialects, the report written in c.format; with sequential,
+// the reference (entry by entry, JSON encoded whole).
+func analyzeFile(t *testing.T, path string, c wholeCase, sequential bool) string {
+	t.Helper()
+	rs, err := (&sources.Spec{}).ForRecordings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, translate := rs.Translator()
+	rec, err := dump.OpenRecording(path, dump.OpenOptions{Filter: tr.Filter, Wrap: sources.UnreadWrap(tr)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	var from, to time.Time
+	if c.from > 0 {
+		from = rec.Time(0).Add(c.from)
+	}
+	if c.to > 0 {
+		to = rec.Time(0).Add(c.to)
+	}
+	lo, hi := dump.Range(rec, from, to)
+	opts := RecordingOptions{Window: c.window, Bin: c.bin, Spans: [][2]int{{lo, hi}}}
+	if sequential {
+		opts.sequential = loadSequential
+	}
+	rep, err := Recordings([]dump.Recording{rec}, rs, tr, translate, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if c.format == "json" && sequential {
+		// The JSON encoded whole, as before it was written a dependency
+		// at a time.
+		enc := json.NewEncoder(&out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			t.Fatal(err)
+		}
+		return string(safetext.JSON(out.Bytes()))
+	}
+	if err := report.WriteAnalysis(&out, rep, c.format, 0); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// TestAnalyzeWholeSameAsSequential: analyze FILE over the whole recording
+// gives byte for byte what it gave when every entry was loaded one at a
+// time and the JSON was encoded whole: the demo's recordings (sim's
+// baseline and bounded scenarios, whatif/testdata), the dump format's
+// fixture and a contract incident, in JSON and text, with and without
+// --from/--to.
+func TestAnalyzeWholeSameAsSequential(t *testing.T) {
+	files := []string{"../whatif/testdata/baseline.rtd", "../whatif/testdata/bounded.rtd", "../dump/testdata/v2.rtd", testdump.Write(t, 150, "app", "client")}
+	w, b := analysis.DefaultWindow, analysis.DefaultBin
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("fixture %s: %v", f, err)
+		}
+		for _, c := range []wholeCase{
+			{window: w, bin: b, format: "json"},
+			{window: 10 * time.Second, bin: 5 * time.Second, format: "json"},
+			// 1 s and 2 s bins: batches of 30 bins reduced while loading,
+			// a store of about 35 or 70 scrapes per target.
+			{window: 3 * time.Second, bin: time.Second, format: "json"},
+			{window: 5 * time.Second, bin: 2 * time.Second, format: "json"},
+			{window: w, bin: b, from: 20 * time.Second, to: 90 * time.Second, format: "json"},
+			{window: w, bin: b, format: "text"},
+		} {
+			got := analyzeFile(t, f, c, false)
+			want := analyzeFile(t, f, c, true)
+			if len(want) < 100 {
+				t.Fatalf("%s %+v: %d bytes of output: nothing to compare", f, c, len(want))
+			}
+			if got != want {
+				t.Errorf("%s %+v: output differs from loading entry by entry (%d and %d bytes)", f, c, len(got), len(want))
+			}
+		}
+	}
+}

@@ -1,0 +1,546 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mattn/go-runewidth"
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/internal/celltext"
+	"github.com/retrytop/retrytop/model"
+)
+
+// AnalysisFormats are the formats WriteAnalysis writes.
+var AnalysisFormats = []string{"text", "json", "markdown"}
+
+// reportColumn is one column of the analyze table (reportRanks orders
+// them by what they tell of an incident, for a table too wide).
+type reportColumn struct {
+	head string
+	cell func(d *analysis.DependencyReport) string
+}
+
+func rateCell(get func(s *model.Signals) model.Value) func(*analysis.DependencyReport) string {
+	return func(d *analysis.DependencyReport) string { return string(celltext.AppendRate(nil, get(&d.Signals))) }
+}
+
+var reportColumns = []reportColumn{
+	{"TARGET", func(d *analysis.DependencyReport) string { return cutLong(celltext.Sanitize(d.Target)) }},
+	{"DEPENDENCY", func(d *analysis.DependencyReport) string { return cutLong(celltext.Sanitize(d.Dependency)) }},
+	{"ORIG/s", rateCell(func(s *model.Signals) model.Value { return s.OriginalsPerS })},
+	{"ATT/s", rateCell(func(s *model.Signals) model.Value { return s.AttemptsPerS })},
+	{"AMP", func(d *analysis.DependencyReport) string { return string(celltext.AppendAmp(nil, d.Amplification)) }},
+	{"EFF%", func(d *analysis.DependencyReport) string { return string(celltext.AppendPct(nil, d.EffectiveSuccess)) }},
+	{"ATT%", func(d *analysis.DependencyReport) string { return string(celltext.AppendPct(nil, d.AttemptSuccess)) }},
+	{"RETRY/s", rateCell(func(s *model.Signals) model.Value { return s.RetriesPerS })},
+	{"RESCUED/s", rateCell(func(s *model.Signals) model.Value { return s.RescuedPerS })},
+	{"BUDGET-DENIED/s", rateCell(func(s *model.Signals) model.Value { return s.BudgetDeniedPerS })},
+	{"ADMISSION-REJ/s", rateCell(func(s *model.Signals) model.Value { return s.AdmissionRejectedPerS })},
+	{"PROVIDER-ERR/s", rateCell(func(s *model.Signals) model.Value { return s.ProviderErrorsPerS })},
+	{"TIMEOUT/s", rateCell(func(s *model.Signals) model.Value { return s.TimeoutsPerS })},
+	{"ACTIVE/LIMIT", func(d *analysis.DependencyReport) string {
+		return string(celltext.AppendGauge(nil, d.ActiveCalls)) + "/" + string(celltext.AppendGauge(nil, d.ConcurrencyLimit))
+	}},
+	{"POOL-WAIT-p99", func(d *analysis.DependencyReport) string {
+		return string(celltext.AppendSeconds(nil, d.PoolWaitP99, "us"))
+	}},
+	{"OK-p99", func(d *analysis.DependencyReport) string {
+		return string(celltext.AppendSeconds(nil, d.LatencyP99[model.ClassSuccess], "us"))
+	}},
+	{"FAST-FAIL-p99", func(d *analysis.DependencyReport) string {
+		return string(celltext.AppendSeconds(nil, d.LatencyP99[model.ClassFastFailure], "us"))
+	}},
+}
+
+// reportRanks: the incident's story first (who, how much, how it ends),
+// protection and latency after.
+var reportRanks = map[string]int{"TARGET": 0, "DEPENDENCY": 1, "AMP": 2, "ORIG/s": 3, "ATT/s": 4, "EFF%": 5, "ATT%": 6,
+	"PROVIDER-ERR/s": 7, "TIMEOUT/s": 8, "RETRY/s": 9, "BUDGET-DENIED/s": 10, "ADMISSION-REJ/s": 11, "RESCUED/s": 12,
+	"ACTIVE/LIMIT": 13, "OK-p99": 14, "FAST-FAIL-p99": 15, "POOL-WAIT-p99": 16}
+
+// fitReportColumns chooses the columns of a table width columns wide (0: all):
+// it drops, lowest rank first, the columns no row has a value in ("-" or
+// 0 everywhere), then the others, never the first three (who and the
+// amplification). It returns the columns kept, in order, and the heads of
+// those dropped.
+func fitReportColumns(cols []reportColumn, cells [][]string, width int) (keep []int, dropped []string) {
+	const gap = 2
+	w := make([]int, len(cols))
+	empty := make([]bool, len(cols))
+	total := 0
+	for j, c := range cols {
+		w[j] = len(c.head)
+		empty[j] = true
+		for _, row := range cells {
+			w[j] = max(w[j], runewidth.StringWidth(row[j]))
+			if v := strings.TrimSpace(row[j]); v != "-" && v != "0" && v != "-/-" && v != "0.0" {
+				empty[j] = false
+			}
+		}
+		total += w[j] + gap
+	}
+	gone := make([]bool, len(cols))
+	for width > 0 && total > width {
+		pick := -1
+		for pass := 0; pass < 2 && pick < 0; pass++ {
+			for j, c := range cols {
+				if gone[j] || reportRanks[c.head] < 3 || pass == 0 && !empty[j] {
+					continue
+				}
+				if pick < 0 || reportRanks[c.head] > reportRanks[cols[pick].head] {
+					pick = j
+				}
+			}
+		}
+		if pick < 0 {
+			break
+		}
+		gone[pick] = true
+		total -= w[pick] + gap
+		dropped = append(dropped, cols[pick].head)
+	}
+	for j := range cols {
+		if !gone[j] {
+			keep = append(keep, j)
+		}
+	}
+	return keep, dropped
+}
+
+// serviceColumn is one column of the services table.
+type serviceColumn struct {
+	head string
+	cell func(s *model.ServiceSignals) string
+}
+
+func svcRate(get func(s *model.ServiceSignals) model.Value) func(*model.ServiceSignals) string {
+	return func(s *model.ServiceSignals) string { return string(celltext.AppendRate(nil, get(s))) }
+}
+
+func svcSeconds(get func(s *model.ServiceSignals) model.Value) func(*model.ServiceSignals) string {
+	return func(s *model.ServiceSignals) string { return string(celltext.AppendSeconds(nil, get(s), "us")) }
+}
+
+var serviceColumns = []serviceColumn{
+	{"SERVICE", func(s *model.ServiceSignals) string { return cutLong(celltext.Sanitize(s.Target)) }},
+	{"SOURCE", func(s *model.ServiceSignals) string { return cutLong(celltext.Sanitize(s.Source)) }},
+	{"RECV/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.ReceivedPerS })},
+	{"IN-FLIGHT", func(s *model.ServiceSignals) string { return string(celltext.AppendGauge(nil, s.InFlight)) }},
+	{"SLOTS", func(s *model.ServiceSignals) string { return string(celltext.AppendGauge(nil, s.Slots)) }},
+	{"QUEUE", func(s *model.ServiceSignals) string { return string(celltext.AppendGauge(nil, s.QueueDepth)) }},
+	{"QUEUE-LIMIT", func(s *model.ServiceSignals) string {
+		if s.QueueLimit.OK && s.QueueLimit.V == 0 {
+			return "unbounded" // 0 is a real setting, not a missing value
+		}
+		return string(celltext.AppendGauge(nil, s.QueueLimit))
+	}},
+	{"QUEUE-OLDEST", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueOldestAge })},
+	{"QUEUE-WAIT-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueWaitP99 })},
+	{"QUEUE-WAIT-MEAN", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueWaitMean })},
+	{"SVC-p50", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP50 })},
+	{"SVC-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP99 })},
+	{"OK-SVC-p50", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.SuccessServiceTimeP50 })},
+	{"OK-SVC-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.SuccessServiceTimeP99 })},
+	{"ERR-SVC-p50", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ErrorServiceTimeP50 })},
+	{"ERR-SVC-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ErrorServiceTimeP99 })},
+	{"2xx/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses2xxPerS })},
+	{"429/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses429PerS })},
+	{"503/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses503PerS })},
+	{"503-RETRY-AFTER/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses503RetryAfterPerS })},
+	{"5xx/s", svcRate(celltext.Other5xx)},
+	{"AFTER-CANCEL/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.WorkAfterCancelPerS })},
+	{"CANCELLED/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.CancelledPerS })},
+}
+
+// writeServices prints the services table: aligned text, or a markdown
+// table under head when markdown is set.
+func writeServices(w io.Writer, rep analysis.Report, head string, markdown bool) error {
+	if len(rep.Services) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\n%sServices\n\n", head)
+	if markdown {
+		heads := make([]string, len(serviceColumns))
+		rule := make([]string, len(serviceColumns))
+		for i, c := range serviceColumns {
+			heads[i], rule[i] = c.head, "---:"
+		}
+		rule[0], rule[1] = "---", "---"
+		fmt.Fprintf(w, "| %s |\n|%s|\n", strings.Join(heads, " | "), strings.Join(rule, "|"))
+		for i := range rep.Services {
+			cells := make([]string, len(serviceColumns))
+			for j, c := range serviceColumns {
+				cells[j] = md(c.cell(&rep.Services[i]))
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for i, c := range serviceColumns {
+		if i > 0 {
+			tw.Write([]byte("\t"))
+		}
+		tw.Write([]byte(c.head))
+	}
+	tw.Write([]byte("\t\n"))
+	for i := range rep.Services {
+		for j, c := range serviceColumns {
+			if j > 0 {
+				tw.Write([]byte("\t"))
+			}
+			tw.Write([]byte(c.cell(&rep.Services[i])))
+		}
+		tw.Write([]byte("\t\n"))
+	}
+	return tw.Flush()
+}
+
+// WriteAnalysis prints an analyze report as text (aligned columns),
+// markdown (for a postmortem) or JSON (the schema of
+// docs/analyze-json.md, analysis.Report.WriteJSON). Every label value and
+// error text is sanitised; absent signals print as "-". The text table is
+// fitted to width columns (0: every column, as --wide): columns no row
+// has a value in go first, then the least telling ones
+// (fitReportColumns), and a line under the table names what was left out.
+func WriteAnalysis(w io.Writer, rep analysis.Report, format string, width int) error {
+	switch format {
+	case "json":
+		return rep.WriteJSON(w)
+	case "text":
+		return writeReportText(w, rep, width)
+	case "markdown", "md":
+		return writeReportMarkdown(w, rep)
+	}
+	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(AnalysisFormats, ", "))
+}
+
+// maxWordCols is the longest run of non-space characters the text and
+// markdown reports print whole: a target may export a 20 kB label value,
+// which would make every row that wide. JSON keeps every value whole.
+const maxWordCols = 64
+
+// cutLong shortens every word of s longer than maxWordCols to its start
+// and "...", leaving sentences around it whole.
+func cutLong(s string) string {
+	if len(s) <= maxWordCols {
+		return s
+	}
+	var b strings.Builder
+	run := 0
+	cut := false
+	for _, r := range s {
+		if r == ' ' || r == '\n' || r == '\t' {
+			run, cut = 0, false
+			b.WriteRune(r)
+			continue
+		}
+		run++
+		switch {
+		case run < maxWordCols:
+			b.WriteRune(r)
+		case !cut:
+			b.WriteString("...")
+			cut = true
+		}
+	}
+	return b.String()
+}
+
+func reportSpan(rep analysis.Report) string {
+	if rep.EndUnix == 0 {
+		return "no data"
+	}
+	end := time.Unix(0, int64(rep.EndUnix*1e9)).UTC()
+	return fmt.Sprintf("window %s ending %s (recorded %s)", celltext.WindowLabel(time.Duration(rep.WindowSeconds*float64(time.Second))),
+		end.Format(time.RFC3339), (time.Duration((rep.EndUnix-rep.StartUnix)*1e3) * time.Millisecond).String())
+}
+
+func targetLine(t model.TargetStatus) string {
+	state := "up"
+	if !t.Up {
+		state = "DOWN"
+	}
+	line := fmt.Sprintf("%s %s %s (%d scrapes, %d failed, %d series%s)", cutLong(celltext.Sanitize(t.Name)), state, cutLong(celltext.Sanitize(t.URL)), t.Scrapes, t.Failures, t.Series, dialectsNote(t))
+	if t.LastError != "" {
+		line += ": " + cutLong(celltext.Sanitize(t.LastError))
+	}
+	if c := t.SeriesCap; c != nil {
+		if c.ByTarget > 0 {
+			line += fmt.Sprintf(" [%d series refused by the per-target cap of %d, %d kept]", c.ByTarget, c.PerTarget, c.Kept)
+		}
+		if c.ByTotal > 0 {
+			line += fmt.Sprintf(" [%d series refused: the store's total cap of %d series across targets is full; %d kept]", c.ByTotal, c.Total, c.Kept)
+		}
+	} else if t.DroppedSeries > 0 {
+		line += fmt.Sprintf(" [%d series refused by the store's series caps]", t.DroppedSeries)
+	}
+	return line
+}
+
+func writeReportText(w io.Writer, rep analysis.Report, width int) error {
+	fmt.Fprintf(w, "retrytop analyze: %s\n\n", reportSpan(rep))
+	for _, t := range rep.Targets {
+		fmt.Fprintf(w, "  %s\n", targetLine(t))
+	}
+	fmt.Fprintln(w)
+	if len(rep.Dependencies) == 0 {
+		fmt.Fprintln(w, "no retry metrics found (see docs/metrics.md for the families retrytop reads)")
+		writeStory(w, rep, "", "") // its findings say why (NO_RETRY_SIGNALS, TARGET_DOWN)
+		return nil
+	}
+	cells := make([][]string, len(rep.Dependencies))
+	for i := range rep.Dependencies {
+		cells[i] = make([]string, len(reportColumns))
+		for j, c := range reportColumns {
+			cells[i][j] = c.cell(&rep.Dependencies[i])
+			if cells[i][j] != celltext.Absent && derivedHead(rep.Dependencies[i].Derived, c.head) {
+				cells[i][j] += celltext.DerivedMark
+			}
+		}
+	}
+	keep, dropped := fitReportColumns(reportColumns, cells, width)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for i, j := range keep {
+		if i > 0 {
+			tw.Write([]byte("\t"))
+		}
+		tw.Write([]byte(reportColumns[j].head))
+	}
+	tw.Write([]byte("\t\n"))
+	for _, row := range cells {
+		for i, j := range keep {
+			if i > 0 {
+				tw.Write([]byte("\t"))
+			}
+			tw.Write([]byte(row[j]))
+		}
+		tw.Write([]byte("\t\n"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(dropped) > 0 {
+		fmt.Fprintf(w, "(%d columns left out to fit %d columns: %s; --wide shows all, --format json has every signal)\n",
+			len(dropped), width, strings.Join(dropped, ", "))
+	}
+	writeDerivedNote(w, rep, celltext.DerivedMark, func(s string) string { return cutLong(celltext.Sanitize(s)) })
+	writeBudgets(w, rep, "", "")
+	if err := writeServices(w, rep, "", false); err != nil {
+		return err
+	}
+	writeStory(w, rep, "", "")
+	return nil
+}
+
+// writeStory prints chains, findings and phases; head and item prefix the
+// section titles and list items (markdown uses "### " and "- ").
+func writeStory(w io.Writer, rep analysis.Report, head, item string) {
+	esc := func(s string) string { return cutLong(celltext.Sanitize(s)) }
+	if head != "" {
+		esc = func(s string) string { return md(cutLong(celltext.Sanitize(s))) }
+	}
+	if len(rep.Chains) > 0 {
+		fmt.Fprintf(w, "\n%sChains\n\n", head)
+		for _, c := range rep.Chains {
+			fmt.Fprintf(w, "%s%s\n", item, esc(celltext.ChainLine(c)))
+			if line, ok := cancelLine(c); ok {
+				fmt.Fprintf(w, "%s  %s\n", item, esc(line))
+			}
+			for _, g := range c.Gaps {
+				fmt.Fprintf(w, "%s  %s: %s -> %s sent %s/s, %s/s arrived (%+.1f/s)\n", item, g.Code,
+					esc(g.From.Target), esc(g.To), celltext.AppendNum(nil, g.SentPerS), celltext.AppendNum(nil, g.ArrivedPerS), g.GapPerS)
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n%sFindings\n\n", head)
+	if len(rep.Findings) == 0 {
+		fmt.Fprintf(w, "%snone\n", item)
+	}
+	for _, f := range rep.Findings {
+		fmt.Fprintf(w, "%s%-8s %s %s/%s: %s%s\n", item, strings.ToUpper(f.Severity.String()), f.Code,
+			esc(f.Target), esc(f.Dependency), esc(f.Message), evidenceText(f.Evidence))
+		if a := analysis.AdviceFor(f.Code).Short; a != "" {
+			fmt.Fprintf(w, "%s         do: %s\n", strings.Repeat(" ", len(item)), a)
+		}
+	}
+	var phased bool
+	for _, d := range rep.Dependencies {
+		if len(d.Phases) < 2 {
+			continue // a single phase tells no story
+		}
+		if !phased {
+			fmt.Fprintf(w, "\n%sIncident phases\n\n", head)
+			phased = true
+		}
+		fmt.Fprintf(w, "%s%s -> %s\n", item, esc(d.Target), esc(d.Dependency))
+		for _, p := range d.Phases {
+			line := fmt.Sprintf("%s  %s-%s %-10s peak amp %s, goodput %s/s of %s/s", item,
+				p.Start.UTC().Format("15:04:05"), p.End.UTC().Format("15:04:05"), p.Kind,
+				celltext.AppendAmp(nil, p.PeakAmplification), celltext.AppendRate(nil, p.GoodputPerS), celltext.AppendRate(nil, p.OriginalsPerS))
+			if p.RecoveryS.OK {
+				line += fmt.Sprintf(", recovered %.0fs after the trigger ended", p.RecoveryS.V)
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+}
+
+// cancelLine tells, for a chain whose provider reports work after cancel,
+// how many attempts/s the caller gave up on (its timeouts) next to how many
+// the provider still finished.
+func cancelLine(c analysis.ChainResult) (string, bool) {
+	p := c.Provider
+	if p == nil || !p.WorkAfterCancelPerS.OK || len(c.Hops) == 0 {
+		return "", false
+	}
+	last := c.Hops[len(c.Hops)-1]
+	return fmt.Sprintf("%s -> %s: %s", last.Target, last.Dependency, celltext.GaveUpText(p)), true
+}
+
+func evidenceText(e analysis.Evidence) string {
+	if len(e) == 0 {
+		return ""
+	}
+	parts := make([]string, len(e))
+	for i, n := range e {
+		parts[i] = n.Name + "=" + string(celltext.AppendNum(nil, n.Value))
+	}
+	return " [" + strings.Join(parts, " ") + "]"
+}
+
+func writeReportMarkdown(w io.Writer, rep analysis.Report) error {
+	fmt.Fprintf(w, "## retrytop analyze\n\n%s\n\n### Targets\n\n", reportSpan(rep))
+	for _, t := range rep.Targets {
+		fmt.Fprintf(w, "- %s\n", md(targetLine(t)))
+	}
+	fmt.Fprintf(w, "\n### Dependencies\n\n")
+	if len(rep.Dependencies) == 0 {
+		fmt.Fprintln(w, "No retry metrics found.")
+		writeStory(w, rep, "### ", "- ")
+		_, err := fmt.Fprintln(w)
+		return err
+	}
+	heads := make([]string, len(reportColumns))
+	rule := make([]string, len(reportColumns))
+	for i, c := range reportColumns {
+		heads[i] = c.head
+		rule[i] = "---:"
+	}
+	rule[0], rule[1] = "---", "---"
+	fmt.Fprintf(w, "| %s |\n|%s|\n", strings.Join(heads, " | "), strings.Join(rule, "|"))
+	for i := range rep.Dependencies {
+		cells := make([]string, len(reportColumns))
+		for j, c := range reportColumns {
+			cells[j] = c.cell(&rep.Dependencies[i])
+			cells[j] = md(cells[j])
+			if cells[j] != celltext.Absent && derivedHead(rep.Dependencies[i].Derived, c.head) {
+				cells[j] += `\` + celltext.DerivedMark
+			}
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+	}
+	writeDerivedNote(w, rep, `\`+celltext.DerivedMark, func(s string) string { return md(cutLong(celltext.Sanitize(s))) })
+	writeBudgets(w, rep, "### ", "- ")
+	writeServices(w, rep, "### ", true)
+	writeStory(w, rep, "### ", "- ")
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// writeBudgets lists the rows whose budget was rebuilt from counts
+// (analysis.BudgetFor) after analyze's table; nothing when none was. An
+// exported balance is the table's and JSON's budget_balance already.
+func writeBudgets(w io.Writer, rep analysis.Report, head, item string) {
+	esc := func(s string) string { return cutLong(celltext.Sanitize(s)) }
+	if head != "" {
+		esc = func(s string) string { return md(cutLong(celltext.Sanitize(s))) }
+	}
+	started := false
+	for i := range rep.Dependencies {
+		d := &rep.Dependencies[i]
+		b := d.Fates.Budget
+		if b == nil || !b.Reconstructed {
+			continue
+		}
+		if !started {
+			fmt.Fprintf(w, "\n%sRetry budget left, reconstructed from the counts with the dialect's policy model (docs/whatif.md)\n\n", head)
+			started = true
+		}
+		fmt.Fprintf(w, "%s%s -> %s: %s\n", item, esc(d.Target), esc(d.Dependency), esc(celltext.BudgetText(b)))
+	}
+}
+
+// derivedHeads: the table heads a derived family (short name) feeds
+// directly.
+var derivedHeads = map[string][]string{
+	"originals":          {"ORIG/s"},
+	"attempts":           {"ATT/s"},
+	"retries":            {"RETRY/s"},
+	"rescued":            {"RESCUED/s"},
+	"budget_denied":      {"BUDGET-DENIED/s"},
+	"admission_rejected": {"ADMISSION-REJ/s"},
+	"results":            {"EFF%"},
+	"request_timeouts":   {"TIMEOUT/s"},
+	"active_calls":       {"ACTIVE/LIMIT"},
+	"concurrency_limit":  {"ACTIVE/LIMIT"},
+}
+
+// derivedHead reports whether the report column head shows a family d
+// derives.
+func derivedHead(d map[string]string, head string) bool {
+	for f := range d {
+		for _, h := range derivedHeads[f] {
+			if h == head {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeDerivedNote prints the footnote of the derived mark (mark as the
+// format writes it): each derived family and its expression, once, after
+// a blank line; nothing when nothing is derived, so reports without
+// custom mappings are unchanged.
+func writeDerivedNote(w io.Writer, rep analysis.Report, mark string, esc func(string) string) {
+	seen := map[string]bool{}
+	var lines []string
+	for _, d := range rep.Dependencies {
+		for f, expr := range d.Derived {
+			l := f + " = " + expr
+			if !seen[l] {
+				seen[l] = true
+				lines = append(lines, l)
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	sort.Strings(lines)
+	fmt.Fprintln(w)
+	for _, l := range lines {
+		fmt.Fprintf(w, "%s derived by a custom mapping, not read: %s\n", mark, esc(l))
+	}
+}
+
+// dialectsNote says in a report's target line which dialects read the
+// target (targets[].dialects, as JSON has it), or that none does.
+func dialectsNote(t model.TargetStatus) string {
+	ds := t.Dialects
+	if ds == nil {
+		ds = analysis.TargetDialects(t)
+	}
+	switch {
+	case len(ds) > 0:
+		return "; read by " + cutLong(celltext.Sanitize(strings.Join(ds, "+")))
+	case t.Up:
+		return "; no dialect reads it"
+	}
+	return ""
+}
