@@ -393,14 +393,7 @@ func (t *tokens) endPending(prev *tokens, pending bool) bool {
 // The numbers of a line with prev's series at the same row are read
 // alone, its structure taken from prev's row.
 func (t *tokens) tokenizeLineAt(body []byte, off int, prev *tokens, prevBody []byte) int {
-	end := bytes.IndexByte(body[off:], '\n')
-	next := len(body)
-	if end < 0 {
-		end = len(body)
-	} else {
-		end += off
-		next = end + 1
-	}
+	end, next := lineAt(body, off)
 	line := body[off:end]
 	r := row{start: int32(off), sstart: int32(len(t.structure)), blen: int32(next - off), num: int32(len(t.nums))}
 	if k := len(t.rows); prev != nil && k < len(prev.rows) {
@@ -789,6 +782,16 @@ func (t *tokens) lineIndex() map[string]int32 {
 		}
 	})
 	return t.lines
+}
+
+// lineAt returns where the line of b at off ends (at its newline, or at
+// len(b) without one) and where the next line starts.
+func lineAt(b []byte, off int) (end, next int) {
+	i := bytes.IndexByte(b[off:], '\n')
+	if i < 0 {
+		return len(b), len(b)
+	}
+	return off + i, off + i + 1
 }
 
 // forLines calls fn for every line of structure s that has a slot, with

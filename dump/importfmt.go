@@ -1076,14 +1076,7 @@ func importConcat(b []byte, name string, opts ImportOptions) ([]model.Snapshot, 
 	}
 	lineNo := 0
 	for off := 0; off < len(b); {
-		end := bytes.IndexByte(b[off:], '\n')
-		next := len(b)
-		if end < 0 {
-			end = len(b)
-		} else {
-			end += off
-			next = end + 1
-		}
+		end, next := lineAt(b, off)
 		lineNo++
 		line := string(bytes.TrimRight(b[off:end], "\r"))
 		if t, target, ok := parseStampLine(line); ok {
