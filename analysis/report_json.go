@@ -138,7 +138,7 @@ func (ew *escapeWriter) put(b []byte) {
 	if ew.err != nil {
 		return
 	}
-	if !asciiOnly(b) { // every character EscapeHiddenJSON escapes is beyond ASCII
+	if !asciiOnly(b) { // every character safetext.JSON escapes is beyond ASCII
 		b = safetext.JSON(b)
 	}
 	_, ew.err = ew.w.Write(b)

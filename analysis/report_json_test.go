@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -139,7 +140,7 @@ func TestAppendBinJSONEqualsMarshalIndent(t *testing.T) {
 }
 
 // TestWriteJSONEqualsEncoder: Report.WriteJSON writes what the indented
-// encoder writes for the whole report with EscapeHiddenJSON over it,
+// encoder writes for the whole report with safetext.JSON over it,
 // rows with direct and declined bins, an
 // empty and a nil timeline, and hidden characters in a dependency's name.
 func TestWriteJSONEqualsEncoder(t *testing.T) {
@@ -174,7 +175,7 @@ func TestWriteJSONEqualsEncoder(t *testing.T) {
 	if err := enc.Encode(rep); err != nil {
 		t.Fatal(err)
 	}
-	want := model.EscapeHiddenJSON(buf.Bytes())
+	want := safetext.JSON(buf.Bytes())
 	var got bytes.Buffer
 	if err := rep.WriteJSON(&got); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/mattn/go-runewidth"
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/internal/celltext"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -29,8 +30,8 @@ func rateCell(get func(s *model.Signals) model.Value) func(*analysis.DependencyR
 }
 
 var reportColumns = []reportColumn{
-	{"TARGET", func(d *analysis.DependencyReport) string { return cutLong(celltext.Sanitize(d.Target)) }},
-	{"DEPENDENCY", func(d *analysis.DependencyReport) string { return cutLong(celltext.Sanitize(d.Dependency)) }},
+	{"TARGET", func(d *analysis.DependencyReport) string { return cutLong(safetext.Terminal(d.Target)) }},
+	{"DEPENDENCY", func(d *analysis.DependencyReport) string { return cutLong(safetext.Terminal(d.Dependency)) }},
 	{"ORIG/s", rateCell(func(s *model.Signals) model.Value { return s.OriginalsPerS })},
 	{"ATT/s", rateCell(func(s *model.Signals) model.Value { return s.AttemptsPerS })},
 	{"AMP", func(d *analysis.DependencyReport) string { return string(celltext.AppendAmp(nil, d.Amplification)) }},
@@ -126,8 +127,8 @@ func svcSeconds(get func(s *model.ServiceSignals) model.Value) func(*model.Servi
 }
 
 var serviceColumns = []serviceColumn{
-	{"SERVICE", func(s *model.ServiceSignals) string { return cutLong(celltext.Sanitize(s.Target)) }},
-	{"SOURCE", func(s *model.ServiceSignals) string { return cutLong(celltext.Sanitize(s.Source)) }},
+	{"SERVICE", func(s *model.ServiceSignals) string { return cutLong(safetext.Terminal(s.Target)) }},
+	{"SOURCE", func(s *model.ServiceSignals) string { return cutLong(safetext.Terminal(s.Source)) }},
 	{"RECV/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.ReceivedPerS })},
 	{"IN-FLIGHT", func(s *model.ServiceSignals) string { return string(celltext.AppendGauge(nil, s.InFlight)) }},
 	{"SLOTS", func(s *model.ServiceSignals) string { return string(celltext.AppendGauge(nil, s.Slots)) }},
@@ -174,7 +175,7 @@ func writeServices(w io.Writer, rep analysis.Report, head string, markdown bool)
 		for i := range rep.Services {
 			cells := make([]string, len(serviceColumns))
 			for j, c := range serviceColumns {
-				cells[j] = md(c.cell(&rep.Services[i]))
+				cells[j] = safetext.Markdown(c.cell(&rep.Services[i]))
 			}
 			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 		}
@@ -265,9 +266,9 @@ func targetLine(t model.TargetStatus) string {
 	if !t.Up {
 		state = "DOWN"
 	}
-	line := fmt.Sprintf("%s %s %s (%d scrapes, %d failed, %d series%s)", cutLong(celltext.Sanitize(t.Name)), state, cutLong(celltext.Sanitize(t.URL)), t.Scrapes, t.Failures, t.Series, dialectsNote(t))
+	line := fmt.Sprintf("%s %s %s (%d scrapes, %d failed, %d series%s)", cutLong(safetext.Terminal(t.Name)), state, cutLong(safetext.Terminal(t.URL)), t.Scrapes, t.Failures, t.Series, dialectsNote(t))
 	if t.LastError != "" {
-		line += ": " + cutLong(celltext.Sanitize(t.LastError))
+		line += ": " + cutLong(safetext.Terminal(t.LastError))
 	}
 	if c := t.SeriesCap; c != nil {
 		if c.ByTarget > 0 {
@@ -328,7 +329,7 @@ func writeReportText(w io.Writer, rep analysis.Report, width int) error {
 		fmt.Fprintf(w, "(%d columns left out to fit %d columns: %s; --wide shows all, --format json has every signal)\n",
 			len(dropped), width, strings.Join(dropped, ", "))
 	}
-	writeDerivedNote(w, rep, celltext.DerivedMark, func(s string) string { return cutLong(celltext.Sanitize(s)) })
+	writeDerivedNote(w, rep, celltext.DerivedMark, func(s string) string { return cutLong(safetext.Terminal(s)) })
 	writeBudgets(w, rep, "", "")
 	if err := writeServices(w, rep, "", false); err != nil {
 		return err
@@ -340,9 +341,9 @@ func writeReportText(w io.Writer, rep analysis.Report, width int) error {
 // writeStory prints chains, findings and phases; head and item prefix the
 // section titles and list items (markdown uses "### " and "- ").
 func writeStory(w io.Writer, rep analysis.Report, head, item string) {
-	esc := func(s string) string { return cutLong(celltext.Sanitize(s)) }
+	esc := func(s string) string { return cutLong(safetext.Terminal(s)) }
 	if head != "" {
-		esc = func(s string) string { return md(cutLong(celltext.Sanitize(s))) }
+		esc = func(s string) string { return safetext.Markdown(cutLong(safetext.Terminal(s))) }
 	}
 	if len(rep.Chains) > 0 {
 		fmt.Fprintf(w, "\n%sChains\n\n", head)
@@ -416,7 +417,7 @@ func evidenceText(e analysis.Evidence) string {
 func writeReportMarkdown(w io.Writer, rep analysis.Report) error {
 	fmt.Fprintf(w, "## retrytop analyze\n\n%s\n\n### Targets\n\n", reportSpan(rep))
 	for _, t := range rep.Targets {
-		fmt.Fprintf(w, "- %s\n", md(targetLine(t)))
+		fmt.Fprintf(w, "- %s\n", safetext.Markdown(targetLine(t)))
 	}
 	fmt.Fprintf(w, "\n### Dependencies\n\n")
 	if len(rep.Dependencies) == 0 {
@@ -437,14 +438,14 @@ func writeReportMarkdown(w io.Writer, rep analysis.Report) error {
 		cells := make([]string, len(reportColumns))
 		for j, c := range reportColumns {
 			cells[j] = c.cell(&rep.Dependencies[i])
-			cells[j] = md(cells[j])
+			cells[j] = safetext.Markdown(cells[j])
 			if cells[j] != celltext.Absent && derivedHead(rep.Dependencies[i].Derived, c.head) {
 				cells[j] += `\` + celltext.DerivedMark
 			}
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
-	writeDerivedNote(w, rep, `\`+celltext.DerivedMark, func(s string) string { return md(cutLong(celltext.Sanitize(s))) })
+	writeDerivedNote(w, rep, `\`+celltext.DerivedMark, func(s string) string { return safetext.Markdown(cutLong(safetext.Terminal(s))) })
 	writeBudgets(w, rep, "### ", "- ")
 	writeServices(w, rep, "### ", true)
 	writeStory(w, rep, "### ", "- ")
@@ -456,9 +457,9 @@ func writeReportMarkdown(w io.Writer, rep analysis.Report) error {
 // (analysis.BudgetFor) after analyze's table; nothing when none was. An
 // exported balance is the table's and JSON's budget_balance already.
 func writeBudgets(w io.Writer, rep analysis.Report, head, item string) {
-	esc := func(s string) string { return cutLong(celltext.Sanitize(s)) }
+	esc := func(s string) string { return cutLong(safetext.Terminal(s)) }
 	if head != "" {
-		esc = func(s string) string { return md(cutLong(celltext.Sanitize(s))) }
+		esc = func(s string) string { return safetext.Markdown(cutLong(safetext.Terminal(s))) }
 	}
 	started := false
 	for i := range rep.Dependencies {
@@ -538,7 +539,7 @@ func dialectsNote(t model.TargetStatus) string {
 	}
 	switch {
 	case len(ds) > 0:
-		return "; read by " + cutLong(celltext.Sanitize(strings.Join(ds, "+")))
+		return "; read by " + cutLong(safetext.Terminal(strings.Join(ds, "+")))
 	case t.Up:
 		return "; no dialect reads it"
 	}

@@ -33,7 +33,7 @@ func TestWriteAnalysisFormats(t *testing.T) {
 		never  []string
 	}{
 		{"text", []string{"window 30s", "app up http://127.0.0.1:9/metrics", "50.0", "71.2", "1.42x", "20.1", "21/-", "950ms"}, []string{"\x1b"}},
-		{"markdown", []string{"## retrytop analyze", "| TARGET | DEPENDENCY |", `db\|x`, "| 1.42x |"}, []string{"\x1b"}},
+		{"markdown", []string{"## retrytop analyze", "| TARGET | DEPENDENCY |", `db\\x1b\[2J\|x`, "| 1.42x |"}, []string{"\x1b"}},
 		{"json", []string{`"amplification": 1.424`, `"budget_denied_per_s": null`, `"latency_p99_s"`}, nil},
 	}
 	for _, tt := range tests {
@@ -133,7 +133,7 @@ func TestWriteAnalysisServices(t *testing.T) {
 		}
 	}
 	// The bare service has no source: every field after its name is "-".
-	if bare[0] != "bare|svc" {
+	if bare[0] != `bare|svc\x1b[2J` { // the escape shown, never obeyed
 		t.Errorf("bare service name %q", bare[0])
 	}
 	for i, f := range bare[1:] {
@@ -164,7 +164,7 @@ func TestWriteAnalysisServices(t *testing.T) {
 			t.Errorf("markdown %s = %q, want %q", h, cells[i], want[h])
 		}
 	}
-	if !strings.Contains(md, `| bare\|svc |`) || strings.Contains(md, "\x1b") {
+	if !strings.Contains(md, `| bare\|svc\\x1b\[2J |`) || strings.Contains(md, "\x1b") {
 		t.Errorf("markdown does not escape the service name:\n%s", md)
 	}
 }
@@ -191,9 +191,9 @@ func TestReportBudgets(t *testing.T) {
 	line := " -> db|x: 4.20 of 10 tokens, retries stop at 5, drain 1.80/s, exhausted now (grpc model, reconstructed)"
 	for name, c := range map[string]struct{ out, want string }{
 		"text":     {text.String(), "\nRetry budget left, reconstructed"},
-		"text row": {text.String(), "\ngrpcapp" + line}, // Sanitize drops the escape
+		"text row": {text.String(), "\ngrpc\\x1b[2Japp" + line}, // the escape shown, never obeyed
 		"markdown": {md.String(), "### Retry budget left, reconstructed"},
-		"md row":   {md.String(), "- grpcapp -> db\\|x: 4.20 of 10 tokens"},
+		"md row":   {md.String(), "- grpc\\\\x1b\\[2Japp -> db\\|x: 4.20 of 10 tokens"},
 	} {
 		if !strings.Contains(c.out, c.want) {
 			t.Errorf("%s lacks %q:\n%s", name, c.want, c.out)

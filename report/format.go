@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -98,50 +97,3 @@ func jsonNum(v model.Value) string {
 func clock(t time.Time) string { return t.UTC().Format("15:04:05") }
 
 func unixTime(s float64) time.Time { return time.UnixMilli(int64(math.Round(s * 1000))).UTC() }
-
-// safeText makes a target's string harmless wherever it is shown: C0 and
-// C1 controls and the characters that reorder or hide text (bidi
-// overrides, zero-width marks) become visible \u escapes, so a label
-// cannot flip the words around it or hide part of itself. HTML
-// escaping is separate (esc).
-func safeText(s string) string {
-	if !strings.ContainsFunc(s, hiddenRune) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if hiddenRune(r) {
-			fmt.Fprintf(&b, `\u%04x`, r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func hiddenRune(r rune) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0xfffd || model.InvisibleFormat(r)
-}
-
-// esc is safeText, HTML-escaped: for every string from a target.
-func esc(s string) string { return xmlEscape(safeText(s)) }
-
-// attr escapes a JSON path for an attribute the reader never sees: the
-// value must stay exact (the DOM gets the same string back), yet the
-// file must not carry a raw bidi control, so hidden characters become
-// numeric character references.
-func attr(s string) string {
-	s = xmlEscape(s)
-	if !strings.ContainsFunc(s, hiddenRune) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if hiddenRune(r) {
-			fmt.Fprintf(&b, "&#x%x;", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -31,7 +32,7 @@ func pointerToken(s string) string {
 // it was printed from (data-json, data-v), so a reader or a test can check
 // it against `analyze --format json`.
 func (p *page) n(path string, v model.Value, f func(float64) string) string {
-	return fmt.Sprintf(`<span class="n" data-json="%s" data-v="%s">%s</span>`, attr(path), jsonNum(v), xmlEscape(fmtVal(v, f)))
+	return fmt.Sprintf(`<span class="n" data-json="%s" data-v="%s">%s</span>`, safetext.HTMLAttr(path), jsonNum(v), safetext.HTML(fmtVal(v, f)))
 }
 
 func (p *page) w(format string, args ...any) { fmt.Fprintf(&p.b, format, args...) }
@@ -59,8 +60,8 @@ func WriteHTML(w io.Writer, rep analysis.Report, meta Meta) error {
 	// the whole page, and a hostile label could not load anything either.
 	p.w("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n")
 	p.w("<meta name=\"color-scheme\" content=\"light dark\">\n")
-	p.w("<title>%s %s</title>\n<style>%s</style>\n</head>\n<body>\n", title, xmlEscape(span), pageCSS)
-	p.w("<header><h1>%s</h1><p class=\"sub\">%s · %s</p></header>\n<main>\n", title, esc(meta.Source), xmlEscape(span))
+	p.w("<title>%s %s</title>\n<style>%s</style>\n</head>\n<body>\n", title, safetext.HTML(span), pageCSS)
+	p.w("<header><h1>%s</h1><p class=\"sub\">%s · %s</p></header>\n<main>\n", title, safetext.HTML(meta.Source), safetext.HTML(span))
 	p.headline()
 	p.timelines()
 	p.chains()
@@ -98,14 +99,14 @@ func (p *page) headline() {
 			p.w("<p class=\"verdict bad\" id=\"verdict\">Incident: findings at warning or worse (below), while every row's phases stayed healthy.</p>\n")
 		} else {
 			p.w("<p class=\"verdict bad\" id=\"verdict\">Incident from %s to %s UTC, as seen by <bdi>%s</bdi> → <bdi>%s</bdi>.</p>\n",
-				clock(from), clock(to), esc(lead.Target), esc(lead.Dependency))
+				clock(from), clock(to), safetext.HTML(lead.Target), safetext.HTML(lead.Dependency))
 		}
 	}
 	p.w("<div class=\"kpis\">\n")
 	peakWho := ""
 	if h.peakRow >= 0 {
 		d := rep.Dependencies[h.peakRow]
-		peakWho = "<bdi>" + esc(d.Target) + "</bdi> → <bdi>" + esc(d.Dependency) + "</bdi>"
+		peakWho = "<bdi>" + safetext.HTML(d.Target) + "</bdi> → <bdi>" + safetext.HTML(d.Dependency) + "</bdi>"
 	}
 	p.kpi("Peak amplification", p.n(h.peakPath, h.peak, fmtAmp), peakWho)
 	// Derived from the lead row's phases (docs/report.md): data-lead
@@ -115,7 +116,7 @@ func (p *page) headline() {
 	recWho := "from the trigger's end to healthy"
 	if h.recoveryRow >= 0 {
 		d := rep.Dependencies[h.recoveryRow]
-		recWho = "<bdi>" + esc(d.Target) + "</bdi> → <bdi>" + esc(d.Dependency) + "</bdi>, from the trigger's end to healthy"
+		recWho = "<bdi>" + safetext.HTML(d.Target) + "</bdi> → <bdi>" + safetext.HTML(d.Dependency) + "</bdi>, from the trigger's end to healthy"
 	}
 	p.kpi("Recovery", p.n(h.recoveryPath, h.recovery, fmtSec), recWho)
 	meta := "no"
@@ -127,12 +128,12 @@ func (p *page) headline() {
 	p.w("</div>\n")
 	if h.lead >= 0 && len(rep.Dependencies[h.lead].Phases) > 0 {
 		d := rep.Dependencies[h.lead]
-		p.w("<h2>Phases of <bdi>%s</bdi> → <bdi>%s</bdi></h2>\n<div class=\"scroll\"><table class=\"phases\">\n", esc(d.Target), esc(d.Dependency))
+		p.w("<h2>Phases of <bdi>%s</bdi> → <bdi>%s</bdi></h2>\n<div class=\"scroll\"><table class=\"phases\">\n", safetext.HTML(d.Target), safetext.HTML(d.Dependency))
 		p.w("<tr><th>phase</th><th>from</th><th>to</th><th>peak amp</th><th>goodput</th><th>offered</th><th>effective success</th><th>recovery</th></tr>\n")
 		for j, ph := range d.Phases {
 			base := fmt.Sprintf("/dependencies/%d/phases/%d/", h.lead, j)
 			p.w("<tr class=\"ph-%s\"><td><i class=\"sw ph-%s\"></i>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-				ph.Kind, ph.Kind, xmlEscape(phaseName(ph)), clock(ph.Start), clock(ph.End),
+				ph.Kind, ph.Kind, safetext.HTML(phaseName(ph)), clock(ph.Start), clock(ph.End),
 				p.n(base+"peak_amplification", ph.PeakAmplification, fmtAmp), p.n(base+"goodput_per_s", ph.GoodputPerS, fmtRate),
 				p.n(base+"originals_per_s", ph.OriginalsPerS, fmtRate), p.n(base+"effective_success", ph.EffectiveSuccess, fmtPct),
 				p.n(base+"recovery_s", ph.RecoveryS, fmtSec))
@@ -232,7 +233,7 @@ func (p *page) rowFindings(i int) []band {
 			out = append(out, band{
 				from: float64(f.Start.UnixMilli()) / 1000, to: float64(f.End.UnixMilli()) / 1000,
 				class: "fd-" + f.Severity.String(), label: fmt.Sprintf("f%d", k),
-				title: safeText(fmt.Sprintf("%s (%s) %s–%s", f.Code, f.Severity, clock(f.Start), clock(f.End))),
+				title: safetext.TerminalN(fmt.Sprintf("%s (%s) %s–%s", f.Code, f.Severity, clock(f.Start), clock(f.End)), 0),
 			})
 		}
 	}
@@ -245,7 +246,7 @@ func (p *page) timelines() {
 		return
 	}
 	p.w("<section id=\"timelines\">\n<h2>Timelines</h2>\n<p class=\"legend\">Bins of %s on one time axis; shading: <i class=\"sw ph-degraded\"></i>degraded <i class=\"sw ph-overloaded\"></i>overloaded <i class=\"sw ph-recovering\"></i>recovering <i class=\"sw ph-no_data\"></i>no data; ticks along the top are findings (they link to them). A gap in a line is a value the source did not give, not zero.</p>\n",
-		xmlEscape(fmtSec(rep.BinSeconds)))
+		safetext.HTML(fmtSec(rep.BinSeconds)))
 	for _, i := range rowOrder(rep) {
 		d := rep.Dependencies[i]
 		var phases []band
@@ -258,9 +259,9 @@ func (p *page) timelines() {
 		}
 		marks := p.rowFindings(i)
 		base := fmt.Sprintf("/dependencies/%d/", i)
-		p.w("<article class=\"row\" id=\"row%d\">\n<h3><bdi>%s</bdi> → <bdi>%s</bdi></h3>\n", i, esc(d.Target), esc(d.Dependency))
+		p.w("<article class=\"row\" id=\"row%d\">\n<h3><bdi>%s</bdi> → <bdi>%s</bdi></h3>\n", i, safetext.HTML(d.Target), safetext.HTML(d.Dependency))
 		p.w("<p class=\"stats\">over the last %s: amplification %s, effective success %s, originals %s, attempts %s, max attempts %s</p>\n",
-			xmlEscape(fmtSec(rep.WindowSeconds)),
+			safetext.HTML(fmtSec(rep.WindowSeconds)),
 			p.n(base+"amplification", d.Amplification, fmtAmp), p.n(base+"effective_success", d.EffectiveSuccess, fmtPct),
 			p.n(base+"originals_per_s", d.OriginalsPerS, fmtRate), p.n(base+"attempts_per_s", d.AttemptsPerS, fmtRate),
 			p.n(base+"policy_max_attempts", d.MaxAttempts, fmtSig))
@@ -294,11 +295,11 @@ func (p *page) timelines() {
 				}
 				switch {
 				case present:
-					p.w("<li><i class=\"sw ln %s\"></i>%s</li>", s.class, xmlEscape(s.name))
+					p.w("<li><i class=\"sw ln %s\"></i>%s</li>", s.class, safetext.HTML(s.name))
 				case unlimited: // +Inf is a setting (no limit), not a missing value
-					p.w("<li class=\"absent\"><i class=\"sw ln %s\"></i>%s: unlimited</li>", s.class, xmlEscape(s.name))
+					p.w("<li class=\"absent\"><i class=\"sw ln %s\"></i>%s: unlimited</li>", s.class, safetext.HTML(s.name))
 				default:
-					p.w("<li class=\"absent\"><i class=\"sw ln %s\"></i>%s: -</li>", s.class, xmlEscape(s.name))
+					p.w("<li class=\"absent\"><i class=\"sw ln %s\"></i>%s: -</li>", s.class, safetext.HTML(s.name))
 				}
 			}
 			p.w("</ul></figure>\n")
@@ -323,7 +324,7 @@ func (p *page) chains() {
 	p.w("<section id=\"chains\">\n<h2>Chains</h2>\n")
 	for ci, c := range rep.Chains {
 		base := fmt.Sprintf("/chains/%d/", ci)
-		p.w("<article class=\"chain\"><h3><bdi>%s</bdi></h3>\n", esc(c.Name))
+		p.w("<article class=\"chain\"><h3><bdi>%s</bdi></h3>\n", safetext.HTML(c.Name))
 		names := []string{}
 		for _, h := range c.Hops {
 			names = append(names, h.Target)
@@ -332,22 +333,22 @@ func (p *page) chains() {
 			names = append(names, c.Hops[len(c.Hops)-1].Dependency)
 		}
 		width := len(names)*nodeW + (len(names)-1)*nodeGap + 8
-		p.w("<div class=\"scroll\"><svg class=\"chaindia\" viewBox=\"0 0 %d 96\" style=\"max-width:%dpx\" role=\"img\" aria-label=\"chain %s\">", width, width, esc(c.Name))
+		p.w("<div class=\"scroll\"><svg class=\"chaindia\" viewBox=\"0 0 %d 96\" style=\"max-width:%dpx\" role=\"img\" aria-label=\"chain %s\">", width, width, safetext.HTML(c.Name))
 		for k, name := range names {
 			x := 4 + k*(nodeW+nodeGap)
-			label := safeText(name)
+			label := safetext.TerminalN(name, 0)
 			if len([]rune(label)) > 16 {
 				label = string([]rune(label)[:15]) + "…"
 			}
-			p.w("<rect class=\"node\" x=\"%d\" y=\"40\" width=\"%d\" height=\"%d\" rx=\"6\"><title>%s</title></rect>", x, nodeW, nodeH, esc(name))
-			p.w("<text class=\"nodet\" x=\"%d\" y=\"63\" text-anchor=\"middle\">%s</text>", x+nodeW/2, xmlEscape(label))
+			p.w("<rect class=\"node\" x=\"%d\" y=\"40\" width=\"%d\" height=\"%d\" rx=\"6\"><title>%s</title></rect>", x, nodeW, nodeH, safetext.HTML(name))
+			p.w("<text class=\"nodet\" x=\"%d\" y=\"63\" text-anchor=\"middle\">%s</text>", x+nodeW/2, safetext.HTML(label))
 			if k < len(c.Hops) {
 				h := c.Hops[k]
 				hb := fmt.Sprintf("%shops/%d/", base, k)
 				ax := x + nodeW
 				p.w("<line class=\"arrow\" x1=\"%d\" y1=\"58\" x2=\"%d\" y2=\"58\"/><path class=\"head\" d=\"M%d 53 L%d 58 L%d 63 Z\"/>", ax+2, ax+nodeGap-4, ax+nodeGap-10, ax+nodeGap-2, ax+nodeGap-10)
-				p.w("<text class=\"amp\" x=\"%d\" y=\"30\" text-anchor=\"middle\" data-json=\"%samplification\" data-v=\"%s\">%s</text>", ax+nodeGap/2, attr(hb), jsonNum(h.Amplification), xmlEscape(fmtVal(h.Amplification, fmtAmp)))
-				p.w("<text class=\"tick\" x=\"%d\" y=\"88\" text-anchor=\"middle\" data-json=\"%smax_attempts\" data-v=\"%s\">max %s</text>", ax+nodeGap/2, attr(hb), jsonNum(h.MaxAttempts), xmlEscape(fmtVal(h.MaxAttempts, fmtSig)))
+				p.w("<text class=\"amp\" x=\"%d\" y=\"30\" text-anchor=\"middle\" data-json=\"%samplification\" data-v=\"%s\">%s</text>", ax+nodeGap/2, safetext.HTMLAttr(hb), jsonNum(h.Amplification), safetext.HTML(fmtVal(h.Amplification, fmtAmp)))
+				p.w("<text class=\"tick\" x=\"%d\" y=\"88\" text-anchor=\"middle\" data-json=\"%smax_attempts\" data-v=\"%s\">max %s</text>", ax+nodeGap/2, safetext.HTMLAttr(hb), jsonNum(h.MaxAttempts), safetext.HTML(fmtVal(h.MaxAttempts, fmtSig)))
 			}
 		}
 		p.w("</svg></div>\n")
@@ -356,7 +357,7 @@ func (p *page) chains() {
 			p.n(base+"worst_case_amplification", c.WorstCaseAmplification, fmtAmp))
 		for gi, g := range c.Gaps {
 			gb := fmt.Sprintf("%sgaps/%d/", base, gi)
-			p.w("<p class=\"gap\"><code>%s</code> <bdi>%s</bdi> → <bdi>%s</bdi>: sent %s, arrived %s (factor %s)</p>\n", esc(g.Code), esc(g.From.Target), esc(g.To),
+			p.w("<p class=\"gap\"><code>%s</code> <bdi>%s</bdi> → <bdi>%s</bdi>: sent %s, arrived %s (factor %s)</p>\n", safetext.HTML(g.Code), safetext.HTML(g.From.Target), safetext.HTML(g.To),
 				p.n(gb+"sent_per_s", model.Some(g.SentPerS), fmtRate), p.n(gb+"arrived_per_s", model.Some(g.ArrivedPerS), fmtRate), p.n(gb+"factor", g.Factor, fmtSig))
 		}
 		p.w("</article>\n")
@@ -372,25 +373,25 @@ func (p *page) findings() {
 		return
 	}
 	for i, f := range rep.Findings {
-		p.w("<article class=\"finding sev-%s\" id=\"f%d\">\n<h3><span class=\"sev\">%s</span> <code>%s</code> ", f.Severity, i, f.Severity, esc(f.Code))
+		p.w("<article class=\"finding sev-%s\" id=\"f%d\">\n<h3><span class=\"sev\">%s</span> <code>%s</code> ", f.Severity, i, f.Severity, safetext.HTML(f.Code))
 		if f.Chain != "" {
-			p.w("chain <bdi>%s</bdi>", esc(f.Chain))
+			p.w("chain <bdi>%s</bdi>", safetext.HTML(f.Chain))
 		} else {
-			p.w("<bdi>%s</bdi> → <bdi>%s</bdi>", esc(f.Target), esc(f.Dependency))
+			p.w("<bdi>%s</bdi> → <bdi>%s</bdi>", safetext.HTML(f.Target), safetext.HTML(f.Dependency))
 		}
-		p.w("</h3>\n<p class=\"msg\">%s</p>\n", esc(f.Message))
+		p.w("</h3>\n<p class=\"msg\">%s</p>\n", safetext.HTML(f.Message))
 		if !f.Start.IsZero() {
 			p.w("<p class=\"when\">data from %s to %s UTC</p>\n", clock(f.Start), clock(f.End))
 		}
 		if len(f.Evidence) > 0 {
 			p.w("<table class=\"ev\">")
 			for _, e := range f.Evidence {
-				p.w("<tr><th>%s</th><td>%s</td></tr>", esc(e.Name), p.n(fmt.Sprintf("/findings/%d/evidence/%s", i, pointerToken(e.Name)), model.Some(e.Value), fmtSig))
+				p.w("<tr><th>%s</th><td>%s</td></tr>", safetext.HTML(e.Name), p.n(fmt.Sprintf("/findings/%d/evidence/%s", i, pointerToken(e.Name)), model.Some(e.Value), fmtSig))
 			}
 			p.w("</table>\n")
 		}
 		if a := analysis.AdviceFor(f.Code).Long; a != "" {
-			p.w("<p class=\"advice\"><b>What to do.</b> %s <span class=\"ref\">(docs/findings.md, %s)</span></p>\n", xmlEscape(a), esc(f.Code))
+			p.w("<p class=\"advice\"><b>What to do.</b> %s <span class=\"ref\">(docs/findings.md, %s)</span></p>\n", safetext.HTML(a), safetext.HTML(f.Code))
 		}
 		p.w("</article>\n")
 	}
@@ -413,7 +414,7 @@ func (p *page) provider() {
 		pr := rep.Chains[ci].Provider
 		b := fmt.Sprintf("/chains/%d/provider/", ci)
 		p.w("<p class=\"stats\"><bdi>%s</bdi> (end of chain <bdi>%s</bdi>): callers sent %s, it received %s; the last hop gave up on %s, the provider still finished %s after cancel; queue %s (oldest %s, wait p99 %s), in flight %s of %s slots</p>\n",
-			esc(pr.Target), esc(rep.Chains[ci].Name), p.n(b+"sent_per_s", pr.SentPerS, fmtRate), p.n(b+"arrived_per_s", pr.ArrivedPerS, fmtRate),
+			safetext.HTML(pr.Target), safetext.HTML(rep.Chains[ci].Name), p.n(b+"sent_per_s", pr.SentPerS, fmtRate), p.n(b+"arrived_per_s", pr.ArrivedPerS, fmtRate),
 			p.n(b+"caller_timeouts_per_s", pr.CallerTimeoutsPerS, fmtRate), p.n(b+"work_after_cancel_per_s", pr.WorkAfterCancelPerS, fmtRate),
 			p.n(b+"queue_depth", pr.QueueDepth, fmtCount), p.n(b+"queue_oldest_age_s", pr.QueueOldestAge, fmtSec), p.n(b+"queue_wait_p99_s", pr.QueueWaitP99, fmtSec),
 			p.n(b+"in_flight", pr.InFlight, fmtCount), p.n(b+"slots", pr.Slots, fmtCount))
@@ -437,14 +438,14 @@ func (p *page) provider() {
 			{"after cancel", "work_after_cancel_per_s", func(s *model.ServiceSignals) model.Value { return s.WorkAfterCancelPerS }, fmtRate},
 			{"cancelled", "cancelled_per_s", func(s *model.ServiceSignals) model.Value { return s.CancelledPerS }, fmtRate},
 		}
-		p.w("<p class=\"legend\">Over the last %s; a queue limit of 0 is unbounded.</p>\n<div class=\"scroll\"><table class=\"svc\"><tr><th>service</th>", xmlEscape(fmtSec(rep.WindowSeconds)))
+		p.w("<p class=\"legend\">Over the last %s; a queue limit of 0 is unbounded.</p>\n<div class=\"scroll\"><table class=\"svc\"><tr><th>service</th>", safetext.HTML(fmtSec(rep.WindowSeconds)))
 		for _, c := range cols {
 			p.w("<th>%s</th>", c.head)
 		}
 		p.w("</tr>\n")
 		for i := range rep.Services {
 			s := &rep.Services[i]
-			p.w("<tr><td><bdi>%s</bdi></td>", esc(s.Target))
+			p.w("<tr><td><bdi>%s</bdi></td>", safetext.HTML(s.Target))
 			for _, c := range cols {
 				p.w("<td>%s</td>", p.n(fmt.Sprintf("/services/%d/%s", i, c.key), c.get(s), c.f))
 			}
@@ -458,10 +459,10 @@ func (p *page) provider() {
 func (p *page) footer(meta Meta) {
 	rep := p.rep
 	p.w("<footer>\n<dl>\n")
-	p.w("<dt>Source</dt><dd>%s</dd>\n", esc(meta.Source))
+	p.w("<dt>Source</dt><dd>%s</dd>\n", safetext.HTML(meta.Source))
 	if rep.EndUnix > 0 {
 		p.w("<dt>Data</dt><dd>%s to %s UTC; rows over the last %s, timelines in %s bins</dd>\n",
-			unixTime(rep.StartUnix).Format(time.RFC3339), unixTime(rep.EndUnix).Format(time.RFC3339), xmlEscape(fmtSec(rep.WindowSeconds)), xmlEscape(fmtSec(rep.BinSeconds)))
+			unixTime(rep.StartUnix).Format(time.RFC3339), unixTime(rep.EndUnix).Format(time.RFC3339), safetext.HTML(fmtSec(rep.WindowSeconds)), safetext.HTML(fmtSec(rep.BinSeconds)))
 	}
 	p.w("<dt>Targets</dt><dd>")
 	for i, t := range rep.Targets {
@@ -473,14 +474,14 @@ func (p *page) footer(meta Meta) {
 			state = "down"
 		}
 		if t.Dialect == "" { // a recording does not say which dialect read it
-			p.w("<bdi>%s</bdi> (%s)", esc(t.Name), state)
+			p.w("<bdi>%s</bdi> (%s)", safetext.HTML(t.Name), state)
 		} else {
-			p.w("<bdi>%s</bdi> (%s, dialect %s)", esc(t.Name), state, esc(t.Dialect))
+			p.w("<bdi>%s</bdi> (%s, dialect %s)", safetext.HTML(t.Name), state, safetext.HTML(t.Dialect))
 		}
 	}
-	p.w("</dd>\n<dt>Dialects</dt><dd>%s</dd>\n", esc(strings.Join(targetDialects(rep), ", ")))
-	p.w("<dt>retrytop</dt><dd>%s</dd>\n", esc(meta.Version))
-	p.w("<dt>Reproduce</dt><dd><code class=\"cmd\">%s</code></dd>\n", esc(meta.Command))
+	p.w("</dd>\n<dt>Dialects</dt><dd>%s</dd>\n", safetext.HTML(strings.Join(targetDialects(rep), ", ")))
+	p.w("<dt>retrytop</dt><dd>%s</dd>\n", safetext.HTML(meta.Version))
+	p.w("<dt>Reproduce</dt><dd><code class=\"cmd\">%s</code></dd>\n", safetext.HTML(meta.Command))
 	p.w("</dl>\n</footer>\n")
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -38,12 +39,6 @@ func sparkline(vals []model.Value) string {
 	return b.String()
 }
 
-// md makes a target's string safe in markdown: safeText, then no
-// character that opens markup, a table cell or a code span.
-func md(s string) string {
-	return strings.NewReplacer("\\", `\\`, "|", `\|`, "`", "'", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "#", `\#`).Replace(safeText(s))
-}
-
 // WriteMarkdown writes the report's story for a ticket or a chat: the
 // headline, per hop the timelines as Unicode sparklines (one character
 // per bin, scaled to the line's maximum, which is printed), the chains,
@@ -60,11 +55,11 @@ func WriteMarkdown(w io.Writer, rep analysis.Report, meta Meta) error {
 	mdProvider(&b, &rep)
 	whatIfMarkdown(&b, meta.WhatIf)
 	b.WriteString("---\n\n")
-	fmt.Fprintf(&b, "Source: %s · window %s, bins %s · dialects %s · retrytop %s\n\n", md(meta.Source), fmtSec(rep.WindowSeconds), fmtSec(rep.BinSeconds),
-		md(strings.Join(targetDialects(&rep), ", ")), md(meta.Version))
+	fmt.Fprintf(&b, "Source: %s · window %s, bins %s · dialects %s · retrytop %s\n\n", safetext.Markdown(meta.Source), fmtSec(rep.WindowSeconds), fmtSec(rep.BinSeconds),
+		safetext.Markdown(strings.Join(targetDialects(&rep), ", ")), safetext.Markdown(meta.Version))
 	// A fenced block shows the command as typed; a fence inside it cannot
 	// close it early because backticks were turned into quotes.
-	fmt.Fprintf(&b, "Reproduce:\n\n```sh\n%s\n```\n", strings.ReplaceAll(safeText(meta.Command), "`", "'"))
+	fmt.Fprintf(&b, "Reproduce:\n\n```sh\n%s\n```\n", strings.ReplaceAll(safetext.TerminalN(meta.Command, 0), "`", "'"))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -78,7 +73,7 @@ func mdHeadline(b *strings.Builder, rep *analysis.Report, h headline, meta Meta)
 	}
 	fmt.Fprintf(b, "## %s\n\n", title)
 	if rep.EndUnix > 0 {
-		fmt.Fprintf(b, "%s · %s–%s UTC %s\n\n", md(meta.Source), clock(unixTime(rep.StartUnix)), clock(unixTime(rep.EndUnix)), unixTime(rep.StartUnix).Format("2006-01-02"))
+		fmt.Fprintf(b, "%s · %s–%s UTC %s\n\n", safetext.Markdown(meta.Source), clock(unixTime(rep.StartUnix)), clock(unixTime(rep.EndUnix)), unixTime(rep.StartUnix).Format("2006-01-02"))
 	}
 	switch {
 	case len(rep.Dependencies) == 0:
@@ -88,7 +83,7 @@ func mdHeadline(b *strings.Builder, rep *analysis.Report, h headline, meta Meta)
 	default:
 		lead := rep.Dependencies[h.lead]
 		if leadUnhealthy(lead) {
-			fmt.Fprintf(b, "**Incident**, as seen by %s → %s.\n\n", md(lead.Target), md(lead.Dependency))
+			fmt.Fprintf(b, "**Incident**, as seen by %s → %s.\n\n", safetext.Markdown(lead.Target), safetext.Markdown(lead.Dependency))
 		} else {
 			b.WriteString("**Incident**: findings at warning or worse (below), while every row's phases stayed healthy.\n\n")
 		}
@@ -98,7 +93,7 @@ func mdHeadline(b *strings.Builder, rep *analysis.Report, h headline, meta Meta)
 	}
 	peakWho := ""
 	if h.peakRow >= 0 {
-		peakWho = fmt.Sprintf(" (%s → %s)", md(rep.Dependencies[h.peakRow].Target), md(rep.Dependencies[h.peakRow].Dependency))
+		peakWho = fmt.Sprintf(" (%s → %s)", safetext.Markdown(rep.Dependencies[h.peakRow].Target), safetext.Markdown(rep.Dependencies[h.peakRow].Dependency))
 	}
 	metastable := "no"
 	if h.metastable >= 0 {
@@ -108,7 +103,7 @@ func mdHeadline(b *strings.Builder, rep *analysis.Report, h headline, meta Meta)
 	fmt.Fprintf(b, "- goodput lost: **%s** operations that did not succeed in the unhealthy phases\n", fmtVal(h.lost, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }))
 	recWho := ""
 	if h.recoveryRow >= 0 {
-		recWho = fmt.Sprintf(" (%s → %s)", md(rep.Dependencies[h.recoveryRow].Target), md(rep.Dependencies[h.recoveryRow].Dependency))
+		recWho = fmt.Sprintf(" (%s → %s)", safetext.Markdown(rep.Dependencies[h.recoveryRow].Target), safetext.Markdown(rep.Dependencies[h.recoveryRow].Dependency))
 	}
 	fmt.Fprintf(b, "- recovery: **%s**%s from the trigger's end to healthy\n", fmtVal(h.recovery, fmtSec), recWho)
 	fmt.Fprintf(b, "- metastable: **%s**\n\n", metastable)
@@ -120,7 +115,7 @@ func mdPhases(b *strings.Builder, rep *analysis.Report, h headline) {
 		return
 	}
 	d := rep.Dependencies[h.lead]
-	fmt.Fprintf(b, "### Phases of %s → %s\n\n| phase | from | to | peak amp | goodput | offered | effective success | recovery |\n|---|---|---|---:|---:|---:|---:|---:|\n", md(d.Target), md(d.Dependency))
+	fmt.Fprintf(b, "### Phases of %s → %s\n\n| phase | from | to | peak amp | goodput | offered | effective success | recovery |\n|---|---|---|---:|---:|---:|---:|---:|\n", safetext.Markdown(d.Target), safetext.Markdown(d.Dependency))
 	for _, p := range d.Phases {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", phaseName(p), clock(p.Start), clock(p.End),
 			fmtVal(p.PeakAmplification, fmtAmp), fmtVal(p.GoodputPerS, fmtRate), fmtVal(p.OriginalsPerS, fmtRate),
@@ -137,7 +132,7 @@ func mdTimelines(b *strings.Builder, rep *analysis.Report) {
 	}
 	for _, i := range rowOrder(rep) {
 		d := rep.Dependencies[i]
-		fmt.Fprintf(b, "**%s → %s**: amplification %s, effective success %s over the last %s\n\n```\n", md(d.Target), md(d.Dependency),
+		fmt.Fprintf(b, "**%s → %s**: amplification %s, effective success %s over the last %s\n\n```\n", safetext.Markdown(d.Target), safetext.Markdown(d.Dependency),
 			fmtVal(d.Amplification, fmtAmp), fmtVal(d.EffectiveSuccess, fmtPct), fmtSec(rep.WindowSeconds))
 		fmt.Fprintf(b, "%-22s %s  (· healthy d degraded O overloaded r recovering)\n", "phase", phaseStrip(d))
 		for _, pn := range panels {
@@ -187,14 +182,14 @@ func mdChains(b *strings.Builder, rep *analysis.Report) {
 		var line strings.Builder
 		for i, hop := range c.Hops {
 			if i == 0 {
-				line.WriteString(md(hop.Target))
+				line.WriteString(safetext.Markdown(hop.Target))
 			}
-			fmt.Fprintf(&line, " —%s (max %s)→ %s", fmtVal(hop.Amplification, fmtAmp), fmtVal(hop.MaxAttempts, fmtSig), md(hop.Dependency))
+			fmt.Fprintf(&line, " —%s (max %s)→ %s", fmtVal(hop.Amplification, fmtAmp), fmtVal(hop.MaxAttempts, fmtSig), safetext.Markdown(hop.Dependency))
 		}
 		fmt.Fprintf(b, "- %s: end-to-end **%s**, product %s, worst case **%s**\n", line.String(),
 			fmtVal(c.EndToEndAmplification, fmtAmp), fmtVal(c.ProductAmplification, fmtAmp), fmtVal(c.WorstCaseAmplification, fmtAmp))
 		for _, g := range c.Gaps {
-			fmt.Fprintf(b, "  - %s %s → %s: sent %s, arrived %s\n", md(g.Code), md(g.From.Target), md(g.To), fmtRate(g.SentPerS), fmtRate(g.ArrivedPerS))
+			fmt.Fprintf(b, "  - %s %s → %s: sent %s, arrived %s\n", safetext.Markdown(g.Code), safetext.Markdown(g.From.Target), safetext.Markdown(g.To), fmtRate(g.SentPerS), fmtRate(g.ArrivedPerS))
 		}
 	}
 	b.WriteString("\n")
@@ -207,11 +202,11 @@ func mdFindings(b *strings.Builder, rep *analysis.Report) {
 		b.WriteString("None.\n\n")
 	}
 	for _, f := range rep.Findings {
-		who := md(f.Target) + " → " + md(f.Dependency)
+		who := safetext.Markdown(f.Target) + " → " + safetext.Markdown(f.Dependency)
 		if f.Chain != "" {
-			who = "chain " + md(f.Chain)
+			who = "chain " + safetext.Markdown(f.Chain)
 		}
-		fmt.Fprintf(b, "#### %s %s, %s\n\n%s", strings.ToUpper(f.Severity.String()), md(f.Code), who, md(f.Message))
+		fmt.Fprintf(b, "#### %s %s, %s\n\n%s", strings.ToUpper(f.Severity.String()), safetext.Markdown(f.Code), who, safetext.Markdown(f.Message))
 		if !f.Start.IsZero() {
 			fmt.Fprintf(b, " (%s–%s UTC)", clock(f.Start), clock(f.End))
 		}
@@ -219,7 +214,7 @@ func mdFindings(b *strings.Builder, rep *analysis.Report) {
 		if len(f.Evidence) > 0 {
 			parts := make([]string, len(f.Evidence))
 			for i, e := range f.Evidence {
-				parts[i] = md(e.Name) + " = " + fmtSig(e.Value)
+				parts[i] = safetext.Markdown(e.Name) + " = " + fmtSig(e.Value)
 			}
 			fmt.Fprintf(b, "Evidence: %s\n\n", strings.Join(parts, ", "))
 		}
@@ -239,14 +234,14 @@ func mdProvider(b *strings.Builder, rep *analysis.Report) {
 	for _, c := range rep.Chains {
 		if pr := c.Provider; pr != nil {
 			fmt.Fprintf(b, "- %s: callers sent %s, it received %s; the last hop gave up on %s, it still finished %s after cancel; queue %s (oldest %s), in flight %s of %s slots\n",
-				md(pr.Target), fmtVal(pr.SentPerS, fmtRate), fmtVal(pr.ArrivedPerS, fmtRate), fmtVal(pr.CallerTimeoutsPerS, fmtRate),
+				safetext.Markdown(pr.Target), fmtVal(pr.SentPerS, fmtRate), fmtVal(pr.ArrivedPerS, fmtRate), fmtVal(pr.CallerTimeoutsPerS, fmtRate),
 				fmtVal(pr.WorkAfterCancelPerS, fmtRate), fmtVal(pr.QueueDepth, fmtCount), fmtVal(pr.QueueOldestAge, fmtSec),
 				fmtVal(pr.InFlight, fmtCount), fmtVal(pr.Slots, fmtCount))
 		}
 	}
 	for _, s := range rep.Services {
 		fmt.Fprintf(b, "- service %s: received %s, queue %s (oldest %s, wait p99 %s), service p99 %s, work after cancel %s, cancelled %s\n",
-			md(s.Target), fmtVal(s.ReceivedPerS, fmtRate), fmtVal(s.QueueDepth, fmtCount), fmtVal(s.QueueOldestAge, fmtSec),
+			safetext.Markdown(s.Target), fmtVal(s.ReceivedPerS, fmtRate), fmtVal(s.QueueDepth, fmtCount), fmtVal(s.QueueOldestAge, fmtSec),
 			fmtVal(s.QueueWaitP99, fmtSec), fmtVal(s.ServiceTimeP99, fmtSec), fmtVal(s.WorkAfterCancelPerS, fmtRate), fmtVal(s.CancelledPerS, fmtRate))
 	}
 	b.WriteString("\n")

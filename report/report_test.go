@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/whatif"
 )
@@ -321,7 +322,7 @@ func TestFormats(t *testing.T) {
 		{fmtSec(0.00025), "250µs"}, {fmtSec(0.0175), "17.5ms"}, {fmtSec(5), "5s"}, {fmtSec(1.256), "1.26s"},
 		{fmtAmp(3), "3.00x"}, {fmtPct(0.345), "34.5%"}, {fmtCount(inf()), "unlimited"},
 		{fmtVal(model.Value{}, fmtRate), "-"}, {jsonNum(model.Value{}), "null"}, {jsonNum(some(inf())), "+Inf"},
-		{safeText("a\u202eb\x1bc"), `a\u202eb\u001bc`},
+		{safetext.TerminalN("a\u202eb\x1bc", 0), `a\u202eb\x1bc`},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)

@@ -13,8 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mattn/go-runewidth"
-
-	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/internal/safetext"
 )
 
 // rgb is a colour; ok is false for the terminal's default.
@@ -110,7 +109,7 @@ func parseScreen(view string) [][]cell {
 		}
 		r, size := utf8.DecodeRuneInString(view[i:])
 		i += size
-		if r == 0x9b || (r >= 0x80 && r < 0xa0) || model.InvisibleFormat(r) {
+		if r == 0x9b || (r >= 0x80 && r < 0xa0) || safetext.Invisible(r) {
 			continue // C1 controls (0x9b is a CSI on some terminals) and bidi/zero-width marks
 		}
 		w := runewidth.RuneWidth(r)
@@ -351,7 +350,7 @@ func ScreenSVG(view string) []byte {
 					b.WriteString(` text-decoration="underline"`)
 				}
 				b.WriteByte('>')
-				b.WriteString(xmlEscape(s))
+				b.WriteString(safetext.HTML(s))
 				b.WriteString("</text>\n")
 			}
 			x += span
@@ -360,11 +359,6 @@ func ScreenSVG(view string) []byte {
 	}
 	b.WriteString("</svg>\n")
 	return b.Bytes()
-}
-
-// xmlEscape escapes text for XML and HTML character data and attributes.
-func xmlEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#39;").Replace(s)
 }
 
 // num formats a coordinate compactly: two decimals at most (a hundredth

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/retrytop/retrytop/internal/safetext"
 )
 
 // point is one value of a series at a time (Unix seconds); path is where
@@ -103,27 +105,27 @@ func (c *chart) write(b *bytes.Buffer, timeLabel func(float64) string) {
 	}
 	x := func(t float64) float64 { return padLeft + (t-c.t0)/span*(chartW-padLeft-padRight) }
 	y := func(v float64) float64 { return chartH - padBottom - v/ymax*(chartH-padTop-padBottom) }
-	fmt.Fprintf(b, `<svg class="chart" id="%s" viewBox="0 0 %d %d" role="img" aria-label="%s">`, c.id, chartW, chartH, xmlEscape(c.title))
+	fmt.Fprintf(b, `<svg class="chart" id="%s" viewBox="0 0 %d %d" role="img" aria-label="%s">`, c.id, chartW, chartH, safetext.HTML(c.title))
 	for _, bd := range c.bands {
 		fmt.Fprintf(b, `<rect class="%s" x="%s" y="%d" width="%s" height="%d"><title>%s</title></rect>`,
-			bd.class, num(x(bd.from)), padTop, num(max(x(bd.to)-x(bd.from), 0.5)), chartH-padTop-padBottom, xmlEscape(bd.title))
+			bd.class, num(x(bd.from)), padTop, num(max(x(bd.to)-x(bd.from), 0.5)), chartH-padTop-padBottom, safetext.HTML(bd.title))
 	}
 	// Axes: the baseline, the top gridline at ymax, and time at both ends.
 	fmt.Fprintf(b, `<line class="ax" x1="%d" y1="%s" x2="%d" y2="%s"/>`, padLeft, num(y(0)), chartW-padRight, num(y(0)))
 	fmt.Fprintf(b, `<line class="grid" x1="%d" y1="%s" x2="%d" y2="%s"/>`, padLeft, num(y(ymax)), chartW-padRight, num(y(ymax)))
-	fmt.Fprintf(b, `<text class="tick" x="%d" y="%s" text-anchor="end">%s</text>`, padLeft-4, num(y(ymax)+4), xmlEscape(c.unit(ymax)))
+	fmt.Fprintf(b, `<text class="tick" x="%d" y="%s" text-anchor="end">%s</text>`, padLeft-4, num(y(ymax)+4), safetext.HTML(c.unit(ymax)))
 	fmt.Fprintf(b, `<text class="tick" x="%d" y="%s" text-anchor="end">0</text>`, padLeft-4, num(y(0)+4))
-	fmt.Fprintf(b, `<text class="tick" x="%d" y="%d">%s</text>`, padLeft, chartH-4, xmlEscape(timeLabel(c.t0)))
+	fmt.Fprintf(b, `<text class="tick" x="%d" y="%d">%s</text>`, padLeft, chartH-4, safetext.HTML(timeLabel(c.t0)))
 	// The middle of the axis too, so a moment can be read off any chart.
 	if c.t1 > c.t0 {
 		mid := c.t0 + (c.t1-c.t0)/2
 		fmt.Fprintf(b, `<line class="ax" x1="%s" y1="%s" x2="%s" y2="%s"/><text class="tick" x="%s" y="%d" text-anchor="middle">%s</text>`,
-			num(x(mid)), num(y(0)), num(x(mid)), num(y(0)+3), num(x(mid)), chartH-4, xmlEscape(timeLabel(mid)))
+			num(x(mid)), num(y(0)), num(x(mid)), num(y(0)+3), num(x(mid)), chartH-4, safetext.HTML(timeLabel(mid)))
 	}
-	fmt.Fprintf(b, `<text class="tick" x="%d" y="%d" text-anchor="end">%s</text>`, chartW-padRight, chartH-4, xmlEscape(timeLabel(c.t1)))
+	fmt.Fprintf(b, `<text class="tick" x="%d" y="%d" text-anchor="end">%s</text>`, chartW-padRight, chartH-4, safetext.HTML(timeLabel(c.t1)))
 	for _, m := range c.marks {
 		fmt.Fprintf(b, `<a href="#%s"><rect class="%s" x="%s" y="%d" width="%s" height="5"><title>%s</title></rect></a>`,
-			m.label, m.class, num(x(m.from)), padTop-8, num(max(x(m.to)-x(m.from), 2)), xmlEscape(m.title))
+			m.label, m.class, num(x(m.from)), padTop-8, num(max(x(m.to)-x(m.from), 2)), safetext.HTML(m.title))
 	}
 	for _, s := range c.series {
 		cls := "ln " + s.class
@@ -148,14 +150,14 @@ func (c *chart) write(b *bytes.Buffer, timeLabel func(float64) string) {
 			line = fmt.Appendf(line, "%s,%s", num(x(p.t)), num(y(p.v)))
 		}
 		flush()
-		fmt.Fprintf(b, `<g class="pts %s" data-series="%s">`, s.class, xmlEscape(s.name))
+		fmt.Fprintf(b, `<g class="pts %s" data-series="%s">`, s.class, safetext.HTML(s.name))
 		for _, p := range s.pts {
 			if !p.ok || math.IsInf(p.v, 0) || math.IsNaN(p.v) {
 				continue
 			}
 			fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="2" data-json="%s" data-v="%s"><title>%s %s: %s</title></circle>`,
-				num(x(p.t)), num(y(p.v)), attr(p.path), strconv.FormatFloat(p.v, 'g', -1, 64),
-				xmlEscape(s.name), xmlEscape(timeLabel(p.t)), xmlEscape(c.unit(p.v)))
+				num(x(p.t)), num(y(p.v)), safetext.HTMLAttr(p.path), strconv.FormatFloat(p.v, 'g', -1, 64),
+				safetext.HTML(s.name), safetext.HTML(timeLabel(p.t)), safetext.HTML(c.unit(p.v)))
 		}
 		b.WriteString(`</g>`)
 	}

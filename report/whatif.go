@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/whatif"
 )
@@ -62,7 +63,7 @@ func fateKeys(w *whatif.Report) []string {
 // wn is a what-if number: data-whatif names its path in
 // `retrytop whatif --format json` on the same recording.
 func wn(path string, v model.Value, f func(float64) string) string {
-	return fmt.Sprintf(`<span class="n" data-whatif="%s" data-v="%s">%s</span>`, attr(path), jsonNum(v), xmlEscape(fmtVal(v, f)))
+	return fmt.Sprintf(`<span class="n" data-whatif="%s" data-v="%s">%s</span>`, safetext.HTMLAttr(path), jsonNum(v), safetext.HTML(fmtVal(v, f)))
 }
 
 func fmtYesNo(b bool) string {
@@ -81,11 +82,11 @@ func (p *page) whatIf(w *whatif.Report) {
 	}
 	p.w("<section id=\"whatif\">\n<h2>What if: the same incident under other policies</h2>\n")
 	p.w("<p class=\"legend\">A model fitted from the recording (bins of %s, chain %s) replays the incident once per policy on the hop that calls the provider. The first row is the recording's own numbers, the second the recorded policy replayed by the model: how far to trust the rest. Numbers of <code>retrytop whatif</code>; docs/whatif.md has the model.</p>\n",
-		xmlEscape(fmtSec(w.BinS)), esc(strings.Join(w.Chain, " → ")))
+		safetext.HTML(fmtSec(w.BinS)), safetext.HTML(strings.Join(w.Chain, " → ")))
 	p.w("<div class=\"scroll\"><table class=\"whatif\"><tr><th>policy</th><th>model</th><th>success ratio</th><th>goodput</th><th>peak amp</th><th>mean amp</th><th>peak provider load</th><th>recovery</th><th>metastable</th></tr>\n")
 	for _, r := range whatifRuns(w) {
 		p.w("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-			esc(r.name), esc(r.model),
+			safetext.HTML(r.name), safetext.HTML(r.model),
 			wn(r.path+"success_ratio", val(r.s.SuccessRatio), fmtPct), wn(r.path+"goodput_per_s", val(r.s.GoodputPerS), fmtRate),
 			wn(r.path+"peak_amplification", val(r.s.PeakAmplification), fmtAmp), wn(r.path+"mean_amplification", val(r.s.MeanAmplification), fmtAmp),
 			wn(r.path+"peak_provider_load", val(r.s.PeakProviderLoad), fmtSig), wn(r.path+"recovery_s", val(r.s.RecoveryS), fmtSec),
@@ -96,11 +97,11 @@ func (p *page) whatIf(w *whatif.Report) {
 		p.w("<h3>Fate ledger</h3>\n<p class=\"legend\">The provider caller's operations in each replay by how they ended: success, or why the last failure was not retried.</p>\n")
 		p.w("<div class=\"scroll\"><table class=\"fates\"><tr><th>policy</th>")
 		for _, k := range keys {
-			p.w("<th>%s</th>", esc(k))
+			p.w("<th>%s</th>", safetext.HTML(k))
 		}
 		p.w("</tr>\n")
 		for i, pr := range w.Policies {
-			p.w("<tr><td>%s</td>", esc(pr.Policy))
+			p.w("<tr><td>%s</td>", safetext.HTML(pr.Policy))
 			for _, k := range keys {
 				n, ok := pr.Fates[k]
 				switch {
@@ -119,7 +120,7 @@ func (p *page) whatIf(w *whatif.Report) {
 	if len(w.Assumptions) > 0 {
 		p.w("<details><summary>Assumptions of the fit (%d)</summary><div class=\"scroll\"><table class=\"assume\">\n", len(w.Assumptions))
 		for _, a := range w.Assumptions {
-			p.w("<tr><td>%s</td><td>%s</td><td class=\"ref\">%s</td></tr>\n", esc(a.What), esc(a.Value), esc(a.Source))
+			p.w("<tr><td>%s</td><td>%s</td><td class=\"ref\">%s</td></tr>\n", safetext.HTML(a.What), safetext.HTML(a.Value), safetext.HTML(a.Source))
 		}
 		p.w("</table></div></details>\n")
 	}
@@ -134,7 +135,7 @@ func whatIfMarkdown(b *strings.Builder, w *whatif.Report) {
 	fmt.Fprintf(b, "### What if\n\nA model fitted from the recording (bins of %s) replays the incident per policy; the first row is the recording, the second the recorded policy replayed (how far to trust the rest).\n\n", fmtSec(w.BinS))
 	b.WriteString("| policy | success ratio | goodput | peak amp | mean amp | peak provider load | recovery | metastable |\n|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range whatifRuns(w) {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", md(r.name),
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", safetext.Markdown(r.name),
 			fmtVal(val(r.s.SuccessRatio), fmtPct), fmtVal(val(r.s.GoodputPerS), fmtRate), fmtVal(val(r.s.PeakAmplification), fmtAmp),
 			fmtVal(val(r.s.MeanAmplification), fmtAmp), fmtVal(val(r.s.PeakProviderLoad), fmtSig), fmtVal(val(r.s.RecoveryS), fmtSec), fmtYesNo(r.s.Metastable))
 	}
@@ -142,11 +143,11 @@ func whatIfMarkdown(b *strings.Builder, w *whatif.Report) {
 	if keys := fateKeys(w); len(keys) > 0 {
 		b.WriteString("Fate ledger (the provider caller's operations by how they ended):\n\n| policy |")
 		for _, k := range keys {
-			fmt.Fprintf(b, " %s |", md(k))
+			fmt.Fprintf(b, " %s |", safetext.Markdown(k))
 		}
 		b.WriteString("\n|---|" + strings.Repeat("---:|", len(keys)) + "\n")
 		for _, pr := range w.Policies {
-			fmt.Fprintf(b, "| %s |", md(pr.Policy))
+			fmt.Fprintf(b, "| %s |", safetext.Markdown(pr.Policy))
 			for _, k := range keys {
 				if pr.Fates == nil {
 					b.WriteString(" - |")

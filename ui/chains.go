@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -71,7 +72,7 @@ type hopBox [4]string
 // providerBox is the chain's last dependency: what its callers sent, what
 // it says arrived (when it reports it) and how old its queue is.
 func (v *chainsView) providerBox(last analysis.HopResult, p *analysis.ChainProvider) hopBox {
-	b := hopBox{Sanitize(last.Dependency), "in  " + string(appendRate(nil, last.AttemptsPerS)) + "/s"}
+	b := hopBox{safetext.Terminal(last.Dependency), "in  " + string(appendRate(nil, last.AttemptsPerS)) + "/s"}
 	if p == nil || !p.ArrivedPerS.OK {
 		return b
 	}
@@ -87,7 +88,7 @@ func (v *chainsView) boxes(c analysis.ChainResult) ([]hopBox, []model.Value) {
 	var boxes []hopBox
 	var arrows []model.Value
 	for i, h := range c.Hops {
-		b := hopBox{Sanitize(h.Target),
+		b := hopBox{safetext.Terminal(h.Target),
 			"in  " + string(appendRate(nil, h.OriginalsPerS)) + "/s",
 			"out " + string(appendRate(nil, h.AttemptsPerS)) + "/s",
 			"max attempts " + string(appendGauge(nil, h.MaxAttempts))}
@@ -113,7 +114,7 @@ func (v *chainsView) chain(dst []line, c analysis.ChainResult, width int) []line
 		}
 	}
 
-	l.text(Sanitize(c.Name), st.title)
+	l.text(safetext.Terminal(c.Name), st.title)
 	l.text("  end-to-end ", st.dim)
 	l.bytes(appendAmp(nil, c.EndToEndAmplification), ampSpan(st, c.EndToEndAmplification))
 	l.text("  product ", st.dim)
@@ -142,7 +143,7 @@ func (v *chainsView) chain(dst []line, c analysis.ChainResult, width int) []line
 		dst = v.vertical(dst, boxes, arrows, gapAt, width)
 	}
 	if p := c.Provider; p != nil && (p.WorkAfterCancelPerS.OK || p.QueueOldestAge.OK || p.InFlight.OK) {
-		l.text(Sanitize(p.Target), st.text)
+		l.text(safetext.Terminal(p.Target), st.text)
 		l.text(": ", st.dim)
 		var b []byte
 		if p.WorkAfterCancelPerS.OK {
@@ -172,7 +173,7 @@ func (v *chainsView) chain(dst []line, c analysis.ChainResult, width int) []line
 		l.pad(1)
 		l.text(gp.Code, st.warn)
 		l.pad(1)
-		msg := Sanitize(gp.From.Target) + " sent " + string(appendNum(nil, gp.SentPerS)) + "/s to " + Sanitize(gp.To) +
+		msg := safetext.Terminal(gp.From.Target) + " sent " + string(appendNum(nil, gp.SentPerS)) + "/s to " + safetext.Terminal(gp.To) +
 			", " + string(appendNum(nil, gp.ArrivedPerS)) + "/s arrived"
 		if gp.Factor.OK {
 			msg += " (x" + strconv.FormatFloat(gp.Factor.V, 'f', 2, 64) + ")"

@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -129,12 +130,12 @@ func (d *detailModel) render(dst []line, f *model.Frame, width int) []line {
 	// Title: which row, its dialect, its target's health.
 	l.text("DETAIL", st.title)
 	l.pad(2)
-	l.text(Sanitize(d.key.Target), st.bold)
+	l.text(safetext.Terminal(d.key.Target), st.bold)
 	l.plain(" " + g.to + " ")
-	l.text(Sanitize(d.key.Dependency), st.bold)
+	l.text(safetext.Terminal(d.key.Dependency), st.bold)
 	if row != nil && row.Dialect != "" {
 		l.plain("  dialect ")
-		l.text(Sanitize(row.Dialect), st.text)
+		l.text(safetext.Terminal(row.Dialect), st.text)
 	}
 	if d.group != "" {
 		l.plain("  replica of ")
@@ -193,7 +194,7 @@ func (p *painter) endTitle(dst []line, f *model.Frame, target string, width int)
 			t := &f.Targets[i]
 			if t.Name == target && !t.Up {
 				l.pad(2)
-				l.text(g.down+" target down: "+Sanitize(t.LastError), st.down)
+				l.text(g.down+" target down: "+safetext.Terminal(t.LastError), st.down)
 			}
 		}
 	}

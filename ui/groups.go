@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -282,21 +283,21 @@ func (d *groupDetailModel) render(dst []line, gs *groupSet, f *model.Frame, widt
 	l.text("GROUP", st.title)
 	l.pad(2)
 	if gi == nil || row == nil {
-		l.text(Sanitize(d.key.Target), st.bold)
+		l.text(safetext.Terminal(d.key.Target), st.bold)
 		l.plain(" " + g.to + " ")
-		l.text(Sanitize(d.key.Dependency), st.bold)
+		l.text(safetext.Terminal(d.key.Dependency), st.bold)
 		dst = append(dst, l.line())
 		l.text("this group is not in the current data (esc: back to the overview)", st.dim)
 		return append(dst, l.line())
 	}
 	l.text(groupName(gi, g), st.bold)
 	l.plain(" " + g.to + " ")
-	l.text(Sanitize(d.key.Dependency), st.bold)
+	l.text(safetext.Terminal(d.key.Dependency), st.bold)
 	l.plain("  layer ")
-	l.text(Sanitize(gi.layer), st.text)
+	l.text(safetext.Terminal(gi.layer), st.text)
 	if row.Dialect != "" {
 		l.plain("  dialect ")
-		l.text(Sanitize(row.Dialect), st.text)
+		l.text(safetext.Terminal(row.Dialect), st.text)
 	}
 	if gi.down > 0 {
 		l.pad(2)
@@ -313,7 +314,7 @@ func (d *groupDetailModel) render(dst []line, gs *groupSet, f *model.Frame, widt
 
 // groupName is a group row's name: "checkout ×40".
 func groupName(gi *groupInfo, g *glyphs) string {
-	return Sanitize(gi.layer) + " " + g.times + strconv.Itoa(len(gi.members))
+	return safetext.Terminal(gi.layer) + " " + g.times + strconv.Itoa(len(gi.members))
 }
 
 // replica columns: header and width.
@@ -347,7 +348,7 @@ func (d *groupDetailModel) replicasSection(dst []line, gs *groupSet, gi *groupIn
 	}
 	nameW := len("TARGET")
 	for _, idx := range gi.members {
-		nameW = max(nameW, textWidth(Sanitize(gs.rows[idx].Target)))
+		nameW = max(nameW, textWidth(safetext.Terminal(gs.rows[idx].Target)))
 	}
 	nameW = max(min(nameW, 40, width-markerW-cols), 8)
 
@@ -364,7 +365,7 @@ func (d *groupDetailModel) replicasSection(dst []line, gs *groupSet, gi *groupIn
 			d.selLine = len(dst)
 		}
 		ol := l
-		hl := p.rowStart(i == d.cursor, downT[r.Target], Sanitize(r.Target), nameW)
+		hl := p.rowStart(i == d.cursor, downT[r.Target], safetext.Terminal(r.Target), nameW)
 		cell := func(b []byte, w int, sp span) {
 			ol.pad(1)
 			ol.cellBytes(b, w, true, unlessHL(hl, sp))

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/retrytop/retrytop/internal/safetext"
 )
 
 // headerModel renders the status line: mode, window, target health, data
@@ -46,12 +47,12 @@ func (h *headerModel) view(dst []line, m *Model) []line {
 	}
 	for _, b := range c.opts.Badges {
 		l.pad(1)
-		l.text(Sanitize(b), st.badge)
+		l.text(safetext.Terminal(b), st.badge)
 	}
 	if c.opts.Status != nil {
 		if b := c.opts.Status(); b != "" {
 			l.pad(1)
-			l.text(Sanitize(b), st.badge)
+			l.text(safetext.Terminal(b), st.badge)
 		}
 	}
 	if m.closed {
@@ -60,7 +61,7 @@ func (h *headerModel) view(dst []line, m *Model) []line {
 	}
 	if m.saved != "" {
 		l.pad(2)
-		l.text(Sanitize(m.saved), st.accent)
+		l.text(safetext.Terminal(m.saved), st.accent)
 	}
 
 	// Window; an ellipsis while frames for a new window are being built.
@@ -74,7 +75,7 @@ func (h *headerModel) view(dst []line, m *Model) []line {
 	// left to the cursor (the down target and the clock need the room).
 	if k, ok := m.followed(); ok && width >= wideWidth {
 		l.plain("  following ")
-		l.text(Sanitize(k.Target)+" "+g.to+" "+Sanitize(k.Dependency), st.accent)
+		l.text(safetext.Terminal(k.Target)+" "+g.to+" "+safetext.Terminal(k.Dependency), st.accent)
 	}
 
 	// Right side: newest data age and the clock; a compact form when a
@@ -125,9 +126,9 @@ func (h *headerModel) view(dst []line, m *Model) []line {
 	if firstDown >= 0 {
 		t := &m.live.Targets[firstDown]
 		var b strings.Builder
-		b.WriteString(Sanitize(t.Name))
+		b.WriteString(safetext.Terminal(t.Name))
 		b.WriteString(" down: ")
-		if e := Sanitize(t.LastError); e != "" {
+		if e := safetext.Terminal(t.LastError); e != "" {
 			b.WriteString(e)
 		} else {
 			b.WriteString("no successful scrape")

@@ -12,34 +12,6 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-func TestSanitize(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"plain text", "plain text"},
-		{"red\x1b[31mtext\x1b[0m", "redtext"},
-		{"title\x1b]0;pwned\x07after", "titleafter"},
-		{"clear\x1b[2J\x1b[Hscreen", "clearscreen"},
-		{"csi\u009b31mc1", "csi31mc1"}, // the C1 introducer is dropped, the rest is inert text
-		{"bell\x07nul\x00del\x7f", "bellnuldel"},
-		{"tab\there\nnew\rline", "tab here new line"},
-		{"rtl\u202eevil\u2066iso\u2069", "rtleviliso"},
-		{"zero\u200bwidth\ufeff", "zerowidth"},
-		{"bad\xffutf8", "bad\ufffdutf8"},
-		{"überweisung → 支払い", "überweisung → 支払い"},
-	} {
-		if got := Sanitize(c.in); got != c.want {
-			t.Errorf("Sanitize(%q) = %q, want %q", c.in, got, c.want)
-		}
-		for _, r := range Sanitize(c.in) {
-			if r < 0x20 || (r >= 0x7f && r < 0xa0) {
-				t.Errorf("Sanitize(%q) kept control %U", c.in, r)
-			}
-		}
-	}
-	if n := testing.AllocsPerRun(100, func() { Sanitize("checkout-payments") }); n != 0 {
-		t.Errorf("clean ASCII allocates %v times", n)
-	}
-}
-
 func TestCharsetFromEnv(t *testing.T) {
 	for _, c := range []struct {
 		env  map[string]string

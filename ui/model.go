@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -309,7 +310,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case FindingsMsg:
 		m.findings = m.findings[:0]
 		for _, f := range msg {
-			m.findings = append(m.findings, Sanitize(f))
+			m.findings = append(m.findings, safetext.Terminal(f))
 		}
 		m.dirty = true
 		return m, nil
@@ -696,7 +697,7 @@ func (m *Model) openReplica() {
 		}
 	}
 	if name == "" {
-		name = Sanitize(m.grpDetail.key.Target)
+		name = safetext.Terminal(m.grpDetail.key.Target)
 	}
 	m.detail.open(k, name)
 	m.view = viewDetail

@@ -10,9 +10,12 @@ import (
 )
 
 // lineIndex is the screen line holding sub, -1 when none does.
+// lineIndex is the first line of scr holding sub's words in a row,
+// whatever the column widths between them.
 func lineIndex(scr, sub string) int {
+	want := strings.Join(strings.Fields(sub), " ")
 	for i, ln := range strings.Split(scr, "\n") {
-		if strings.Contains(ln, sub) {
+		if strings.Contains(strings.Join(strings.Fields(ln), " "), want) {
 			return i
 		}
 	}

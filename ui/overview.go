@@ -13,6 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -369,14 +370,14 @@ func (o *overviewModel) namesOf(s *model.Signals) rowNames {
 	}
 	n, ok := o.names[k]
 	if !ok || n.members != members {
-		n.target, n.dep, n.members = Sanitize(s.Target), Sanitize(s.Dependency), members
+		n.target, n.dep, n.members = safetext.Terminal(s.Target), safetext.Terminal(s.Dependency), members
 		if name, ok := o.shown[s.Target]; ok {
-			n.target = Sanitize(name)
+			n.target = safetext.Terminal(name)
 		}
 		if gi != nil {
 			n.target = groupName(gi, o.c.g)
 		}
-		n.hay = strings.ToLower(n.target + " " + n.dep + " " + Sanitize(s.Dialect))
+		n.hay = strings.ToLower(n.target + " " + n.dep + " " + safetext.Terminal(s.Dialect))
 		o.names[k] = n
 	}
 	return n
@@ -886,7 +887,7 @@ func (o *overviewModel) story(dst []line, width int) []line {
 			l.pad(1)
 			l.text(strings.ToUpper(fd.Severity.String()), sp)
 			l.pad(1)
-			l.text(Sanitize(fd.Code), st.bold)
+			l.text(safetext.Terminal(fd.Code), st.bold)
 			l.pad(1)
 			l.cell(findingWhere(fd, g)+": "+findingMessage(fd), width-l.w, false, st.text)
 			dst = append(dst, trimSpaceRight(l.line()))
@@ -906,9 +907,9 @@ func (o *overviewModel) story(dst []line, width int) []line {
 // "chain checkout".
 func findingWhere(fd *analysis.Finding, g *glyphs) string {
 	if fd.Chain != "" {
-		return "chain " + Sanitize(fd.Chain)
+		return "chain " + safetext.Terminal(fd.Chain)
 	}
-	return Sanitize(fd.Target) + " " + g.to + " " + Sanitize(fd.Dependency)
+	return safetext.Terminal(fd.Target) + " " + g.to + " " + safetext.Terminal(fd.Dependency)
 }
 
 // appendTimes writes an amplification for the chain line: 2.5×, 27×.
@@ -924,7 +925,7 @@ func appendTimes(b []byte, v model.Value, g *glyphs) []byte {
 // it starts with, which the line already says (sanitised).
 func findingMessage(fd *analysis.Finding) string {
 	msg := strings.TrimPrefix(fd.Message, fd.Target+" -> "+fd.Dependency+": ")
-	return Sanitize(msg)
+	return safetext.Terminal(msg)
 }
 
 // chainLine is one chain on one line: "browser 1.0× → app 1.0× → client
@@ -936,12 +937,12 @@ func (o *overviewModel) chainLine(c *analysis.ChainResult, width int) line {
 	l.pad(2)
 	for i := range c.Hops {
 		h := &c.Hops[i]
-		l.text(Sanitize(h.Target), st.bold)
+		l.text(safetext.Terminal(h.Target), st.bold)
 		l.pad(1)
 		l.bytes(appendTimes(b[:0], h.Amplification, g), ampSpan(st, h.Amplification))
 		l.text(" "+g.to+" ", st.dim)
 		if i == len(c.Hops)-1 {
-			l.text(Sanitize(h.Dependency), st.bold)
+			l.text(safetext.Terminal(h.Dependency), st.bold)
 		}
 	}
 	l.text("   end-to-end ", st.dim)

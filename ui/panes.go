@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -43,7 +44,7 @@ func (m *Model) findingsPane(s *scroller, width int) {
 		l.pad(1)
 		l.text(strings.ToUpper(fd.Severity.String()), sp)
 		l.pad(1)
-		l.text(Sanitize(fd.Code), st.bold)
+		l.text(safetext.Terminal(fd.Code), st.bold)
 		l.pad(2)
 		l.cell(findingWhere(fd, g), width-l.w, false, st.text)
 		out = append(out, trimSpaceRight(l.line()))
@@ -54,7 +55,7 @@ func (m *Model) findingsPane(s *scroller, width int) {
 				if j > 0 {
 					b.WriteString("  ")
 				}
-				b.WriteString(Sanitize(n.Name))
+				b.WriteString(safetext.Terminal(n.Name))
 				b.WriteByte('=')
 				b.Write(appendNum(nil, n.Value))
 			}
@@ -138,13 +139,13 @@ func (m *Model) infoPane(s *scroller, width int) {
 	if o.Mode == ModeReplay {
 		mode = "replay"
 	}
-	src := Sanitize(o.Source)
+	src := safetext.Terminal(o.Source)
 	if src == "" {
 		src = absentText
 	}
 	kv("source", mode+" "+g.dot+" "+src)
 	kv("window", windowLabel(m.c.window)+" (rates), "+windowLabel(o.Bin)+" bins")
-	ver := Sanitize(o.Version)
+	ver := safetext.Terminal(o.Version)
 	if ver == "" {
 		ver = absentText
 	}
@@ -157,7 +158,7 @@ func (m *Model) infoPane(s *scroller, width int) {
 	out = p.title(out, "TARGETS", strconv.Itoa(len(ts))+" "+g.dot+" another terminal can read them: retrytop analyze NAME=URL ...", width)
 	nameW := len("NAME")
 	for i := range ts {
-		nameW = max(nameW, textWidth(Sanitize(ts[i].Name)))
+		nameW = max(nameW, textWidth(safetext.Terminal(ts[i].Name)))
 	}
 	nameW = min(nameW, 24)
 	l.pad(markerW)
@@ -170,7 +171,7 @@ func (m *Model) infoPane(s *scroller, width int) {
 	for i := range ts {
 		t := &ts[i]
 		l.pad(markerW)
-		l.cell(Sanitize(t.Name), nameW, false, st.text)
+		l.cell(safetext.Terminal(t.Name), nameW, false, st.text)
 		l.pad(1)
 		state, ssp := "up", st.text
 		if !t.Up {
@@ -178,7 +179,7 @@ func (m *Model) infoPane(s *scroller, width int) {
 		}
 		l.cell(state, 6, false, ssp)
 		l.pad(1)
-		u := Sanitize(t.URL)
+		u := safetext.Terminal(t.URL)
 		if u == "" {
 			u = absentText
 		}
@@ -186,16 +187,16 @@ func (m *Model) infoPane(s *scroller, width int) {
 		out = append(out, trimSpaceRight(l.line()))
 		var b []string
 		if t.Dialect != "" {
-			b = append(b, "dialect "+Sanitize(t.Dialect))
+			b = append(b, "dialect "+safetext.Terminal(t.Dialect))
 		}
 		if t.Layer != "" {
-			b = append(b, "layer "+Sanitize(t.Layer))
+			b = append(b, "layer "+safetext.Terminal(t.Layer))
 		}
 		if t.Service != "" && t.Service != t.Name {
-			b = append(b, "service "+Sanitize(t.Service))
+			b = append(b, "service "+safetext.Terminal(t.Service))
 		}
 		if !t.Up && t.LastError != "" {
-			b = append(b, "error: "+Sanitize(t.LastError))
+			b = append(b, "error: "+safetext.Terminal(t.LastError))
 		}
 		if len(b) > 0 {
 			l.pad(markerW + nameW + 1 + 6 + 1)

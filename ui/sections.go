@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -498,7 +499,7 @@ func (p *painter) signalsSection(dst []line, row *model.Signals, width int) []li
 	// A breakdown's keys come from the target: show a bounded number.
 	for i := range row.AdmissionRejectedBy[:min(len(row.AdmissionRejectedBy), maxBreakdownLines)] {
 		br := &row.AdmissionRejectedBy[i]
-		k.rate("  "+Sanitize(br.Key), rateSpan(st, model.Some(br.PerS), st.outcome[outAdmission]), model.Some(br.PerS))
+		k.rate("  "+safetext.Terminal(br.Key), rateSpan(st, model.Some(br.PerS), st.outcome[outAdmission]), model.Some(br.PerS))
 	}
 	k.rate(g.outcome[outBudget]+" budget denied", rateSpan(st, row.BudgetDeniedPerS, st.outcome[outBudget]), row.BudgetDeniedPerS)
 	k.gauge("budget balance", st.text, row.BudgetBalance)
@@ -520,7 +521,7 @@ func (p *painter) signalsSection(dst []line, row *model.Signals, width int) []li
 	// Present only when this owner ran inside another's attempts.
 	for i := range row.NestedIn[:min(len(row.NestedIn), maxBreakdownLines)] {
 		br := &row.NestedIn[i]
-		k.rate("nested in "+Sanitize(br.Key), rateSpan(st, model.Some(br.PerS), st.warn), model.Some(br.PerS))
+		k.rate("nested in "+safetext.Terminal(br.Key), rateSpan(st, model.Some(br.PerS), st.warn), model.Some(br.PerS))
 	}
 
 	return p.kvLines(dst, k.items, split, width)

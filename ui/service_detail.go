@@ -3,6 +3,7 @@ package ui
 import (
 	"time"
 
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -42,10 +43,10 @@ func (d *serviceDetailModel) render(dst []line, f *model.Frame, dv *derived, wid
 	}
 	l.text("SERVICE", st.title)
 	l.pad(2)
-	l.text(Sanitize(d.target), st.bold)
+	l.text(safetext.Terminal(d.target), st.bold)
 	if s != nil && s.Source != "" {
 		l.plain("  source ")
-		l.text(Sanitize(s.Source), st.text)
+		l.text(safetext.Terminal(s.Source), st.text)
 	}
 	dst = p.endTitle(dst, f, d.target, width)
 	if s == nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/retrytop/retrytop/internal/celltext"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -75,8 +76,8 @@ func computeSvcLayout(width, natN int) svcLayout {
 func (o *overviewModel) svcNamesOf(s *model.ServiceSignals) rowNames {
 	n, ok := o.svcNames[s.Target]
 	if !ok {
-		n.target = Sanitize(s.Target)
-		n.hay = strings.ToLower(n.target + " " + Sanitize(s.Source))
+		n.target = safetext.Terminal(s.Target)
+		n.hay = strings.ToLower(n.target + " " + safetext.Terminal(s.Source))
 		o.svcNames[s.Target] = n
 	}
 	return n
@@ -276,7 +277,7 @@ func (p *painter) serviceSignalsSection(dst []line, s *model.ServiceSignals, tit
 		if s.Source == "" {
 			return append(d, absentText...)
 		}
-		return append(d, Sanitize(s.Source)...)
+		return append(d, safetext.Terminal(s.Source)...)
 	})
 	k.rate("received", st.bold, s.ReceivedPerS)
 	k.gauge("in flight", limitSpan(st, s.InFlight, s.Slots), s.InFlight)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -98,12 +99,12 @@ func seriesCapLines(targets []model.TargetStatus) []string {
 		c := t.SeriesCap
 		switch {
 		case c == nil: // the source does not say which cap
-			out = append(out, Sanitize(fmt.Sprintf("WARNING SERIES_CAP %s: %d of the %d series it exports refused by the store's series caps; its signals may be incomplete",
+			out = append(out, safetext.Terminal(fmt.Sprintf("WARNING SERIES_CAP %s: %d of the %d series it exports refused by the store's series caps; its signals may be incomplete",
 				t.Name, t.DroppedSeries, t.Series)))
 			own, ownRefused = append(own, t.Name), ownRefused+t.DroppedSeries
 			continue
 		case c.ByTarget > 0:
-			out = append(out, Sanitize(fmt.Sprintf("WARNING SERIES_CAP %s: %d of the %d series it exports refused by the per-target cap of %d (%d kept); its signals may be incomplete",
+			out = append(out, safetext.Terminal(fmt.Sprintf("WARNING SERIES_CAP %s: %d of the %d series it exports refused by the per-target cap of %d (%d kept); its signals may be incomplete",
 				t.Name, c.ByTarget, t.Series, c.PerTarget, c.Kept)))
 			own, ownRefused = append(own, t.Name), ownRefused+c.ByTarget
 		}
@@ -114,11 +115,11 @@ func seriesCapLines(targets []model.TargetStatus) []string {
 		}
 	}
 	if len(own) > 2 {
-		out = []string{Sanitize(fmt.Sprintf("WARNING SERIES_CAP %d targets over their series cap: %d series of %s refused; their signals may be incomplete (retrytop analyze: targets[].series_cap)",
+		out = []string{safetext.Terminal(fmt.Sprintf("WARNING SERIES_CAP %d targets over their series cap: %d series of %s refused; their signals may be incomplete (retrytop analyze: targets[].series_cap)",
 			len(own), ownRefused, someNames(own)))}
 	}
 	if len(byTotal) > 0 {
-		out = append(out, Sanitize(fmt.Sprintf("WARNING SERIES_CAP store: its total cap of %d series across targets is full (%d kept): %d series of %s refused; their signals may be incomplete (--memory-limit sizes it)",
+		out = append(out, safetext.Terminal(fmt.Sprintf("WARNING SERIES_CAP store: its total cap of %d series across targets is full (%d kept): %d series of %s refused; their signals may be incomplete (--memory-limit sizes it)",
 			total, storeKept, refused, someNames(byTotal))))
 	}
 	return out
@@ -153,7 +154,7 @@ func findingLines(f model.Frame, fs []analysis.Finding) []string {
 		if a := adviceFor(fd.Code); a != "" {
 			what = a + "; " + what
 		}
-		out = append(out, Sanitize(fmt.Sprintf("%s %s %s: %s", strings.ToUpper(fd.Severity.String()), fd.Code, where, what)))
+		out = append(out, safetext.Terminal(fmt.Sprintf("%s %s %s: %s", strings.ToUpper(fd.Severity.String()), fd.Code, where, what)))
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/internal/celltext"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -80,11 +81,11 @@ func (m *Model) whatIfPane(s *scroller, width int) {
 		out = append(out, l.line())
 	case m.whatIf.err != "":
 		l.text("no comparison: ", st.warn)
-		l.cell(Sanitize(m.whatIf.err), width-l.w, false, st.text)
+		l.cell(safetext.Terminal(m.whatIf.err), width-l.w, false, st.text)
 		out = append(out, l.line())
 	default:
 		for _, t := range m.whatIf.lines {
-			l.cell(Sanitize(t), width, false, st.text)
+			l.cell(safetext.Terminal(t), width, false, st.text)
 			out = append(out, trimSpaceRight(l.line()))
 		}
 	}
@@ -111,6 +112,6 @@ func (p *painter) detailBudget(dst []line, row *model.Signals, tl []model.Signal
 	st := &p.c.st
 	dst = append(dst, line{})
 	dst = p.title(dst, "BUDGET LEFT", "reconstructed "+p.c.g.dot+" docs/whatif.md", width)
-	p.l.cell(Sanitize(celltext.BudgetText(b)), width, false, st.text)
+	p.l.cell(safetext.Terminal(celltext.BudgetText(b)), width, false, st.text)
 	return append(dst, p.l.line())
 }

@@ -12,10 +12,9 @@ import (
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/analyze"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/report"
 	"github.com/retrytop/retrytop/scrape"
-
-	"github.com/retrytop/retrytop/ui"
 )
 
 type analyzeFlags struct {
@@ -161,7 +160,7 @@ func noData(cmd *cobra.Command, err error) error {
 		return err
 	}
 	for _, s := range nd.Statuses {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", ui.Sanitize(s.Name), ui.Sanitize(s.LastError))
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", safetext.Terminal(s.Name), safetext.Terminal(s.LastError))
 	}
 	return withCode(exitNoData, err)
 }

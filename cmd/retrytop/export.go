@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/dump"
-	"github.com/retrytop/retrytop/ui"
+	"github.com/retrytop/retrytop/internal/safetext"
 )
 
 type exportFlags struct {
@@ -82,7 +82,7 @@ OUT "-" writes to standard output.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "; %d scrape(s) skipped (failed or unreadable)", st.Skipped)
 			}
 			if f.out != "-" {
-				fmt.Fprintf(cmd.ErrOrStderr(), " to %s", ui.Sanitize(f.out))
+				fmt.Fprintf(cmd.ErrOrStderr(), " to %s", safetext.Terminal(f.out))
 			}
 			fmt.Fprintln(cmd.ErrOrStderr())
 			return nil

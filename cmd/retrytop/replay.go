@@ -18,6 +18,7 @@ import (
 	"github.com/retrytop/retrytop/dashboard"
 	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/expo"
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/policy"
 	"github.com/retrytop/retrytop/replay"
@@ -111,7 +112,7 @@ func openRecording(errw io.Writer, path, format string, filter func(string) bool
 		return nil, withCode(exitNoData, err)
 	}
 	for _, p := range rec.Problems() {
-		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(p.Error()))
+		fmt.Fprintf(errw, "retrytop: %s\n", safetext.Terminal(p.Error()))
 	}
 	printNotes(errw, rec)
 	if rec.Len() == 0 {
@@ -142,7 +143,7 @@ func openTranslated(errw io.Writer, path, format string, filter func(string) boo
 		return openRecording(errw, path, format, nil)
 	}
 	for _, p := range rec.Problems() {
-		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(p.Error()))
+		fmt.Fprintf(errw, "retrytop: %s\n", safetext.Terminal(p.Error()))
 	}
 	printNotes(errw, rec)
 	return rec, nil
@@ -152,7 +153,7 @@ func openTranslated(errw io.Writer, path, format string, filter func(string) boo
 // indexed (docs/dump-format.md, "Index frames").
 func printNotes(errw io.Writer, rec dump.Recording) {
 	for _, n := range dump.Notes(rec) {
-		fmt.Fprintf(errw, "retrytop: note: %s\n", ui.Sanitize(n))
+		fmt.Fprintf(errw, "retrytop: note: %s\n", safetext.Terminal(n))
 	}
 }
 
@@ -203,13 +204,13 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	err = dashboard.Run(ctx, src, opts, bg.Run)
 	// Said before the dashboard took the screen; said again now.
 	for _, p := range rec.Problems() {
-		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(p.Error()))
+		fmt.Fprintf(errw, "retrytop: %s\n", safetext.Terminal(p.Error()))
 	}
 	for _, n := range bg.Notes() {
-		fmt.Fprintf(errw, "retrytop: note: %s\n", ui.Sanitize(n))
+		fmt.Fprintf(errw, "retrytop: note: %s\n", safetext.Terminal(n))
 	}
 	if perr := player.Err(); perr != nil {
-		fmt.Fprintf(errw, "retrytop: %s\n", ui.Sanitize(perr.Error()))
+		fmt.Fprintf(errw, "retrytop: %s\n", safetext.Terminal(perr.Error()))
 	}
 	return err
 }
