@@ -89,7 +89,7 @@ func productPackages(t *testing.T) (map[string]*pkg, *token.FileSet) {
 
 // isTestOnly reports the packages only tests import.
 func isTestOnly(dir string) bool {
-	return dir == "internal/testpeer" || dir == "internal/expotest" || dir == "internal/archtest"
+	return dir == "internal/testpeer" || dir == "internal/expotest" || dir == "internal/archtest" || dir == "internal/testdump" || dir == "internal/reportcmp"
 }
 
 // docTable reads docs/architecture.md's package table: each row's package
@@ -223,4 +223,57 @@ func tableLines(fset *token.FileSet, body *ast.BlockStmt) int {
 		return true
 	})
 	return n
+}
+
+// docLayers reads the layer drawing after the package table: one layer a
+// line, top first, its packages separated by " · " after the tree's
+// marks; a name in parentheses is another module.
+func docLayers(t *testing.T) map[string]int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	start := strings.Index(s, "```\ncmd/retrytop")
+	if start < 0 {
+		t.Fatal("no layer drawing (a code block starting with cmd/retrytop) in docs/architecture.md")
+	}
+	block := s[start+4:]
+	block = block[:strings.Index(block, "```")]
+	layers := map[string]int{}
+	lines := strings.Split(strings.TrimSpace(block), "\n")
+	for i, line := range lines {
+		line = strings.TrimLeft(line, " └─")
+		if k := strings.Index(line, "   "); k >= 0 {
+			line = line[:k] // the comment column
+		}
+		for _, name := range strings.Split(line, " · ") {
+			name = strings.TrimSpace(name)
+			if name == "" || strings.HasPrefix(name, "(") {
+				continue
+			}
+			layers[name] = len(lines) - i // the bottom layer is 1
+		}
+	}
+	return layers
+}
+
+// TestArchitectureLayers: every product package is in the drawing, and
+// imports only packages of lower layers.
+func TestArchitectureLayers(t *testing.T) {
+	pkgs, _ := productPackages(t)
+	layers := docLayers(t)
+	for path, k := range pkgs {
+		l, ok := layers[path]
+		if !ok {
+			t.Errorf("package %s is not in the layer drawing", path)
+			continue
+		}
+		for _, im := range k.imports {
+			if li, ok := layers[im]; !ok || li >= l {
+				t.Errorf("%s (layer %d) imports %s (layer %d): arrows point down only", path, l, im, li)
+			}
+		}
+	}
 }
