@@ -61,8 +61,12 @@ type Stats struct {
 	Frames    int
 	Bytes     int64 // file size, header included
 	BodyBytes int64
-	Errors    int
-	Targets   []TargetStats // sorted by target
+	Errors    int // failed writes, index frames included
+	// Lost counts the scrapes that could not be written (their frames are
+	// missing from the dump), FirstLost and LastLost their times.
+	Lost                int
+	FirstLost, LastLost time.Time
+	Targets             []TargetStats // sorted by target
 }
 
 // Writer appends scrapes to a dump. It is safe for concurrent use: the
@@ -344,6 +348,7 @@ func (w *Writer) writeFrame(t *writerTarget, m *meta) error {
 		t.stats.Errors++
 		t.stats.LastError = err.Error()
 		w.stats.Errors++
+		w.lose(time.Unix(0, m.timeNs))
 		t.have = false // the next frame of this target is a key frame
 		return err
 	}
@@ -515,6 +520,7 @@ func (w *Writer) AppendError(target string, at time.Time, msg string) error {
 		t.stats.Errors++
 		t.stats.LastError = err.Error()
 		w.stats.Errors++
+		w.lose(at)
 		return err
 	}
 	n := int64(len(w.buf))
@@ -528,10 +534,14 @@ func (w *Writer) AppendError(target string, at time.Time, msg string) error {
 }
 
 // Hook returns a function for scrape.Options.OnScrape that records every
-// scrape: bodies with Append, failed scrapes with AppendError. A write
-// error is counted in Stats and passed to onErr (when not nil) at once;
+// scrape (AppendError for a failed one). Write errors are reported to onErr
+// once per burst, not once per frame: the first failed write as a
+// *WriteError, and the first successful write after a burst as a
+// *WriteError with Recovered set and the burst's count and times. The
 // recording goes on with the next scrape.
 func (w *Writer) Hook(onErr func(error)) func(target string, at time.Time, body []byte, contentType string, err error) {
+	var mu sync.Mutex
+	var burst *WriteError
 	return func(target string, at time.Time, body []byte, contentType string, err error) {
 		var werr error
 		if err != nil {
@@ -539,10 +549,53 @@ func (w *Writer) Hook(onErr func(error)) func(target string, at time.Time, body 
 		} else {
 			werr = w.Append(target, at, contentType, body)
 		}
-		if werr != nil && onErr != nil {
-			onErr(werr)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case werr != nil && burst == nil:
+			burst = &WriteError{Err: werr, Lost: 1, From: at, To: at}
+			if onErr != nil {
+				onErr(burst)
+			}
+		case werr != nil:
+			burst.Lost++
+			burst.To, burst.Err = at, werr
+		case burst != nil:
+			done := *burst
+			done.Recovered, burst = true, nil
+			if onErr != nil {
+				onErr(&done)
+			}
 		}
 	}
+}
+
+// WriteError is a burst of scrapes that could not be written: its first
+// failure, or (Recovered) its end, with how many were lost and when.
+type WriteError struct {
+	Err       error // the newest write error
+	Lost      int
+	From, To  time.Time
+	Recovered bool
+}
+
+func (e *WriteError) Error() string {
+	if e.Recovered {
+		return fmt.Sprintf("writing again; %d scrape(s) lost from %s to %s (%v)", e.Lost,
+			e.From.UTC().Format("15:04:05"), e.To.UTC().Format("15:04:05"), e.Err)
+	}
+	return fmt.Sprintf("%v; scrapes are lost until a write succeeds", e.Err)
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// lose counts a scrape that could not be written, under w.mu.
+func (w *Writer) lose(at time.Time) {
+	w.stats.Lost++
+	if w.stats.FirstLost.IsZero() {
+		w.stats.FirstLost = at
+	}
+	w.stats.LastLost = at
 }
 
 // Stats returns what was written so far.

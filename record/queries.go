@@ -60,7 +60,7 @@ func RunPrometheus(ctx context.Context, errw io.Writer, w *dump.Writer, src *pro
 	wg.Wait()
 	cerr := w.Close()
 	WriteSummary(errw, opts.Path, src.Statuses(), w.Stats())
-	return frames, cerr
+	return frames, Outcome(opts.Path, w.Stats(), cerr)
 }
 
 // Dashboard is a dashboard's --record: the dump its scrapes are written
@@ -77,8 +77,11 @@ func NewDashboard(w *dump.Writer) *Dashboard { return &Dashboard{w: w} }
 // Writer is the dump.
 func (d *Dashboard) Writer() *dump.Writer { return d.w }
 
-// Close closes the dump.
-func (d *Dashboard) Close() error { return d.w.Close() }
+// Close closes the dump; a *LossError when it lacks scrapes (Outcome).
+func (d *Dashboard) Close() error {
+	err := d.w.Close()
+	return Outcome("--record", d.w.Stats(), err)
+}
 
 // OnErr notes a write error for the badge.
 func (d *Dashboard) OnErr(err error) {

@@ -83,17 +83,66 @@ func Run(ctx context.Context, errw io.Writer, w *dump.Writer, src *sources.Sourc
 	}
 	<-done
 	cerr := w.Close()
-	WriteSummary(errw, opts.Path, scraper.Statuses(), w.Stats())
+	statuses := scraper.Statuses()
+	WriteSummary(errw, opts.Path, statuses, w.Stats())
 	if rel != nil {
 		fmt.Fprintln(errw, rel.Summary())
 	}
-	if cerr != nil {
-		return cerr
+	if err := Outcome(opts.Path, w.Stats(), cerr); err != nil {
+		return err
 	}
-	if st := w.Stats(); st.Frames == 0 && st.Errors > 0 {
-		return errors.New("nothing could be written")
+	if !anyAnswered(statuses) {
+		return ErrNothingRead
 	}
 	return nil
+}
+
+// ErrNothingRead: no target answered a single scrape, so the recording
+// holds only failures.
+var ErrNothingRead = errors.New("no target answered a scrape: the recording holds only failures")
+
+// anyAnswered reports whether any target answered a scrape.
+func anyAnswered(statuses []model.TargetStatus) bool {
+	for _, s := range statuses {
+		if !s.LastSuccess.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// LossError says a recording lacks what it should hold: scrapes that could
+// not be written (a full disk, a failing device), or the index its close
+// could not write (the dump still reads, by scanning).
+type LossError struct {
+	Path     string
+	Lost     int
+	From, To time.Time
+	Close    error // the close's error, when it failed
+}
+
+func (e *LossError) Error() string {
+	var parts []string
+	if e.Lost > 0 {
+		parts = append(parts, fmt.Sprintf("%d scrape(s) could not be written between %s and %s; the recording lacks them",
+			e.Lost, e.From.UTC().Format(time.RFC3339), e.To.UTC().Format(time.RFC3339)))
+	}
+	if e.Close != nil {
+		parts = append(parts, fmt.Sprintf("closing it failed (%s); what was written reads without its index", safetext.Terminal(e.Close.Error())))
+	}
+	return e.Path + ": " + strings.Join(parts, "; ")
+}
+
+func (e *LossError) Unwrap() error { return e.Close }
+
+// Outcome is a closed recording's loss (a *LossError), nil when it holds
+// every scrape: st is the writer's stats after Close, closeErr Close's
+// error.
+func Outcome(path string, st dump.Stats, closeErr error) error {
+	if st.Lost == 0 && closeErr == nil {
+		return nil
+	}
+	return &LossError{Path: path, Lost: st.Lost, From: st.FirstLost, To: st.LastLost, Close: closeErr}
 }
 
 // progress prints a progress line every opts.Progress until ctx is done.
@@ -161,6 +210,10 @@ func ProgressLine(now time.Time, statuses []model.TargetStatus, ws dump.Stats) s
 // WriteSummary prints what was recorded to path, per target.
 func WriteSummary(w io.Writer, path string, statuses []model.TargetStatus, ws dump.Stats) {
 	fmt.Fprintf(w, "%s: %d frame(s), %s (bodies %s)\n", path, ws.Frames, FormatSize(ws.Bytes), FormatSize(ws.BodyBytes))
+	if ws.Lost > 0 {
+		fmt.Fprintf(w, "  LOST %d scrape(s) that could not be written, from %s to %s\n", ws.Lost,
+			ws.FirstLost.UTC().Format(time.RFC3339), ws.LastLost.UTC().Format(time.RFC3339))
+	}
 	byName := map[string]dump.TargetStats{}
 	for _, t := range ws.Targets {
 		byName[t.Target] = t

@@ -54,3 +54,27 @@ func TestDashboardStatus(t *testing.T) {
 		t.Errorf("without a previous badge function: %q", got)
 	}
 }
+
+// TestOutcome: a closed recording that lost scrapes, or whose close
+// failed, is a *LossError naming how many and when; one that holds every
+// scrape is nil.
+func TestOutcome(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	if err := Outcome("rec.rtd", dump.Stats{Frames: 10}, nil); err != nil {
+		t.Errorf("nothing lost: %v", err)
+	}
+	err := Outcome("rec.rtd", dump.Stats{Frames: 10, Lost: 3, FirstLost: t0, LastLost: t0.Add(2 * time.Second)}, nil)
+	var le *LossError
+	if !errors.As(err, &le) || le.Lost != 3 || err.Error() != "rec.rtd: 3 scrape(s) could not be written between 2026-12-04T12:00:00Z and 2026-12-04T12:00:02Z; the recording lacks them" {
+		t.Errorf("lost 3: %v", err)
+	}
+	err = Outcome("rec.rtd", dump.Stats{Frames: 10}, errors.New("dump: sync: no space left on device"))
+	if !errors.As(err, &le) || le.Lost != 0 || !strings.Contains(err.Error(), "closing it failed (dump: sync: no space left on device); what was written reads without its index") {
+		t.Errorf("close failed: %v", err)
+	}
+	var sum strings.Builder
+	WriteSummary(&sum, "rec.rtd", nil, dump.Stats{Frames: 10, Lost: 3, FirstLost: t0, LastLost: t0.Add(2 * time.Second)})
+	if !strings.Contains(sum.String(), "LOST 3 scrape(s) that could not be written, from 2026-12-04T12:00:00Z to 2026-12-04T12:00:02Z") {
+		t.Errorf("summary:\n%s", sum.String())
+	}
+}

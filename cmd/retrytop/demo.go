@@ -151,7 +151,7 @@ func runCompare(ctx context.Context, w io.Writer, opts sim.Options) error {
 	return nil
 }
 
-func runDemoDashboard(ctx context.Context, f *demoFlags, sc sim.Scenario, opts sim.Options) error {
+func runDemoDashboard(ctx context.Context, f *demoFlags, sc sim.Scenario, opts sim.Options) (err error) {
 	uiOpts, err := f.options()
 	if err != nil {
 		return withCode(exitUsage, err)
@@ -177,7 +177,7 @@ func runDemoDashboard(ctx context.Context, f *demoFlags, sc sim.Scenario, opts s
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	defer closeRec()
+	defer func() { err = closeRecording(err, closeRec) }()
 	// The header tells the story: the phase and the time it still lasts,
 	// then that the scenario has ended, beside any recording badge.
 	rec := uiOpts.Status

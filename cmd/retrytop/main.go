@@ -19,6 +19,7 @@ const (
 	exitUsage   = 1 // bad flags or arguments
 	exitNoData  = 2 // no target could be read
 	exitFinding = 3 // --fail-on matched a finding
+	exitLost    = 4 // a recording lacks scrapes it could not write
 )
 
 // exitError carries an exit code up to main.

@@ -173,9 +173,7 @@ func watchPrometheus(ctx context.Context, pf *promFlags, srcFlags *sourceFlags, 
 	}
 	err = dashboard.Run(ctx, src, opts, feeds...)
 	if rec != nil {
-		if cerr := rec.Close(); err == nil {
-			err = cerr
-		}
+		return closeRecording(err, rec.Close)
 	}
 	return err
 }

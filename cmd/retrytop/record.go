@@ -117,7 +117,32 @@ func runRecord(ctx context.Context, errw io.Writer, f *recordFlags, src *sources
 	if err != nil {
 		return err
 	}
-	return record.Run(ctx, errw, w, src, f.options())
+	return recordExit(record.Run(ctx, errw, w, src, f.options()))
+}
+
+// recordExit gives a recording's error its exit code: 4 when scrapes
+// could not be written, 2 when no target ever answered.
+func recordExit(err error) error {
+	var lost *record.LossError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &lost):
+		return withCode(exitLost, err)
+	case errors.Is(err, record.ErrNothingRead):
+		return withCode(exitNoData, err)
+	}
+	return err
+}
+
+// closeRecording closes a dashboard's --record dump once the dashboard
+// ended with err, which wins; else the recording's own outcome.
+func closeRecording(err error, closeRec func() error) error {
+	cerr := closeRec()
+	if err != nil {
+		return err
+	}
+	return recordExit(cerr)
 }
 
 // options are the flags as record.Options.
@@ -139,7 +164,7 @@ func runRecordPrometheus(ctx context.Context, errw io.Writer, f *recordFlags, pf
 	}
 	frames, err := record.RunPrometheus(ctx, errw, w, src, pf.url, f.options())
 	if err != nil {
-		return err
+		return recordExit(err)
 	}
 	if frames == 0 {
 		return withCode(exitNoData, errors.New("nothing recorded: no query returned data"))

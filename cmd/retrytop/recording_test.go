@@ -1,8 +1,11 @@
 package main
 
 import (
+	"net"
+
 	"github.com/retrytop/retrytop/internal/testdump"
 	"github.com/retrytop/retrytop/internal/testpeer"
+	"github.com/retrytop/retrytop/record"
 
 	"bytes"
 	"encoding/json"
@@ -278,4 +281,35 @@ func readFrames(t *testing.T, path string) []dump.Frame {
 		out = append(out, f)
 	}
 	return out
+}
+
+// TestRecordNothingAnsweredExits2: a recording of a target that never
+// answers holds only failures; record says so and exits 2, as a script
+// needs to know, instead of 0 with "bodies 0 B".
+func TestRecordNothingAnsweredExits2(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	l.Close() // nothing listens there now: every scrape is refused
+	out := filepath.Join(t.TempDir(), "dead.rtd")
+	_, stderr, err := execute(t, "record", "http://"+dead+"/metrics", "-o", out, "--interval", "100ms", "--duration", "300ms", "-q")
+	if exitCode(err) != exitNoData || !strings.Contains(err.Error(), "no target answered a scrape") {
+		t.Fatalf("exit %d (%v), want %d saying no target answered\n%s", exitCode(err), err, exitNoData, stderr)
+	}
+}
+
+// TestRecordExitCodes: a recording's outcome maps to the documented exit
+// statuses: 4 when it lacks scrapes, 2 when nothing answered.
+func TestRecordExitCodes(t *testing.T) {
+	if got := exitCode(recordExit(&record.LossError{Path: "x", Lost: 1})); got != exitLost {
+		t.Errorf("lost: exit %d, want %d", got, exitLost)
+	}
+	if got := exitCode(recordExit(fmt.Errorf("wrapped: %w", record.ErrNothingRead))); got != exitNoData {
+		t.Errorf("nothing read: exit %d, want %d", got, exitNoData)
+	}
+	if recordExit(nil) != nil {
+		t.Error("nil is success")
+	}
 }

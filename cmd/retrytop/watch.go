@@ -133,7 +133,7 @@ TARGET is URL or name=URL. Press ? in the dashboard for the keys.`,
 	return cmd
 }
 
-func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []string) error {
+func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []string) (err error) {
 	opts, err := f.options()
 	if err != nil {
 		return withCode(exitUsage, err)
@@ -156,7 +156,7 @@ func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []s
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	defer closeRec()
+	defer func() { err = closeRecording(err, closeRec) }()
 	scraper := srcs.Scraper(model.NewStore(f.storeConfig()), copts)
 	opts.Status = sources.UnreadBadge(func() *dialect.Translator { return srcs.Translate }, scraper.Statuses, opts.Status)
 	return runDashboard(ctx, scraper, opts)
