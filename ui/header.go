@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -215,16 +214,9 @@ func (m *Model) helpLines(out []line) []line {
 	}
 	if m.player() != nil {
 		// A replay's own keys (they replace pause and g/G there).
-		r := &replayKeyMap
 		out = append(out, line{})
 		out = append(out, (&painter{c: m.c}).title(nil, "REPLAY", "the player's keys", m.c.width)...)
-		groups := [][]key.Binding{
-			{r.Play, r.StepBack, r.StepFwd, r.JumpBack, r.JumpFwd},
-			{r.Slower, r.Faster, r.Start, r.End},
-		}
-		if m.c.opts.WhatIf != nil {
-			groups = append(groups, []key.Binding{whatIfKey})
-		}
+		groups := m.c.keys.ReplayHelp(m.c.opts.WhatIf != nil)
 		for _, s := range strings.Split(m.help.FullHelpView(groups), "\n") {
 			out = append(out, line{s: s, w: ansi.StringWidth(s)})
 		}

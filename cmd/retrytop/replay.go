@@ -209,7 +209,9 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	// w: the recording under other retry policies (issue 18), as
 	// retrytop whatif prints it, on a recording of its own (the player
 	// reads this one).
-	opts.WhatIf = func(context.Context) (string, error) {
+	// The dashboard cancels ctx when the pane closes: the comparison
+	// stops at the next phase.
+	opts.WhatIf = func(ctx context.Context) (string, error) {
 		fork, err := rec.Fork()
 		if err != nil {
 			return "", err
@@ -218,9 +220,15 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 		if err != nil {
 			return "", err
 		}
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
 		_, translate := rs.translator()
 		rep, err := whatIfReport(fork, path, translate, time.Second, specs)
 		if err != nil {
+			return "", err
+		}
+		if err := ctx.Err(); err != nil {
 			return "", err
 		}
 		var b strings.Builder
