@@ -41,19 +41,8 @@ var headerWindow = regexp.MustCompile(`window (\S+)`)
 // several keys writes them to the terminal together, as key repeat and
 // fast typing over SSH do.
 func TestTmuxRepeatedKeysEachAct(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test skipped in -short mode")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("tmux end-to-end test runs on linux only")
-	}
-	testpeer.Require(t, "tmux", "tmux")
-	bin := buildRetrytop(t)
-	path := recordDemo(t)
-
-	status := filepath.Join(t.TempDir(), "status")
 	// A paused replay: nothing on screen moves but what the keys move.
-	s := newTmux(t, 200, 60, bin+" replay --paused --window 30s "+path+"; echo EXIT=$? > "+status)
+	s, status := tmuxReplay(t, 200, 60, "--paused --window 30s")
 	scr := s.waitFor("the paused replay with its rows", 30*time.Second, func(scr string) bool {
 		_, rows, ok := overviewCursor(scr)
 		return ok && rows >= 3 && strings.Contains(firstLine(scr), "window 30s")
@@ -89,4 +78,22 @@ func TestTmuxRepeatedKeysEachAct(t *testing.T) {
 
 	s.keys("q")
 	s.waitExit(status, 20*time.Second)
+}
+
+// tmuxReplay runs `retrytop replay FLAGS` of a few seconds of the demo
+// (recordDemo) in a private tmux of w×h, where the end-to-end tests run;
+// the exit status goes to the file status names.
+func tmuxReplay(t *testing.T, w, h int, flags string) (s *tmuxSession, status string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test skipped in -short mode")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("tmux end-to-end test runs on linux only")
+	}
+	testpeer.Require(t, "tmux", "tmux")
+	bin := buildRetrytop(t)
+	path := recordDemo(t)
+	status = filepath.Join(t.TempDir(), "status")
+	return newTmux(t, w, h, bin+" replay "+flags+" "+path+"; echo EXIT=$? > "+status), status
 }
