@@ -173,7 +173,8 @@ func (m *Model) footer() line {
 		s := m.overview.filter.View()
 		l.buf = append(l.buf, s...)
 		l.w += ansi.StringWidth(s)
-		l.plain("  enter apply · esc clear")
+		k := &m.c.keys
+		l.plain("  " + k.AcceptFilter.Help().Key + " apply · " + k.CancelFilter.Help().Key + " clear")
 		return l.line()
 	}
 	if m.player() != nil {

@@ -41,6 +41,13 @@ type KeyMap struct {
 	// Save writes the screen as it is to files (Options.SaveScreen).
 	Save key.Binding
 
+	// While the filter input is open every other key types into it:
+	// AcceptFilter closes it keeping the text, CancelFilter clears it,
+	// ForceQuit quits.
+	AcceptFilter key.Binding
+	CancelFilter key.Binding
+	ForceQuit    key.Binding
+
 	// A replay's player (Options.Player): in a replay, Play takes the
 	// place of Pause, and Start and End those of Top and Bottom.
 	Play        key.Binding
@@ -84,6 +91,10 @@ func DefaultKeyMap() KeyMap {
 		Info:     key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "info")),
 		Save:     key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "save the screen")),
 
+		AcceptFilter: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply the filter")),
+		CancelFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear the filter")),
+		ForceQuit:    key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit, even in the filter")),
+
 		Play:        key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "play/pause")),
 		StepBack:    key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "step back")),
 		StepForward: key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "step")),
@@ -101,6 +112,7 @@ func DefaultKeyMap() KeyMap {
 // keys: section), in help order.
 var KeyActions = []string{"quit", "help", "pause", "window-down", "window-up", "sort", "filter", "switch-view",
 	"up", "down", "page-up", "page-down", "top", "bottom", "open", "back", "group", "follow", "findings", "info", "save",
+	"accept-filter", "cancel-filter", "force-quit",
 	"play", "step-back", "step-forward", "jump-back", "jump-forward", "slower", "faster", "start", "end", "what-if"}
 
 // binding returns the binding an action name names.
@@ -109,7 +121,8 @@ func (k *KeyMap) binding(action string) *key.Binding {
 		"window-up": &k.WindowUp, "sort": &k.Sort, "filter": &k.Filter, "switch-view": &k.SwitchView, "up": &k.Up,
 		"down": &k.Down, "page-up": &k.PageUp, "page-down": &k.PageDown, "top": &k.Top, "bottom": &k.Bottom,
 		"open": &k.Open, "back": &k.Back, "group": &k.Group, "follow": &k.Follow, "findings": &k.Findings,
-		"info": &k.Info, "save": &k.Save, "play": &k.Play, "step-back": &k.StepBack, "step-forward": &k.StepForward,
+		"info": &k.Info, "save": &k.Save, "accept-filter": &k.AcceptFilter, "cancel-filter": &k.CancelFilter,
+		"force-quit": &k.ForceQuit, "play": &k.Play, "step-back": &k.StepBack, "step-forward": &k.StepForward,
 		"jump-back": &k.JumpBack, "jump-forward": &k.JumpForward, "slower": &k.Slower, "faster": &k.Faster,
 		"start": &k.Start, "end": &k.End, "what-if": &k.WhatIf}[action]
 }
@@ -117,6 +130,10 @@ func (k *KeyMap) binding(action string) *key.Binding {
 // replaces pairs the player's actions with the live actions whose keys
 // they take over in a replay: only such a pair may share a key.
 var replaces = map[string]string{"play": "pause", "start": "top", "end": "bottom"}
+
+// filterActions act only while the filter input is open, when no other
+// action does: they may share keys with those, not with each other.
+var filterActions = map[string]bool{"accept-filter": true, "cancel-filter": true, "force-quit": true}
 
 // Remap binds each named action to the keys given (bubbletea's key names:
 // "q", "ctrl+c", "pgdown", " " for space), keeping the action's help text
@@ -150,14 +167,15 @@ func (k *KeyMap) Remap(m map[string][]string) error {
 	return k.conflict()
 }
 
-// conflict is the first key bound to two actions, as an error: a replay
-// action may share a key only with the live action it replaces.
+// conflict is the first key bound to two actions that act at the same
+// time, as an error: a replay action may share a key only with the live
+// action it replaces, a filter action with any but the filter's.
 func (k *KeyMap) conflict() error {
 	owners := map[string][]string{}
 	for _, a := range KeyActions {
 		for _, key := range k.binding(a).Keys() {
 			for _, o := range owners[key] {
-				if replaces[a] != o && replaces[o] != a {
+				if replaces[a] != o && replaces[o] != a && filterActions[a] == filterActions[o] {
 					return fmt.Errorf("keys: %q is bound to both %s and %s", key, o, a)
 				}
 			}
@@ -176,8 +194,8 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.SwitchView, k.Sort, k.Filter, k.Group, k.Follow, k.Findings, k.Info},
-		{k.Pause, k.WindowDown, k.WindowUp, k.Save, k.Help, k.Quit},
+		{k.Open, k.Back, k.SwitchView, k.Sort, k.Filter, k.AcceptFilter, k.CancelFilter, k.Group, k.Follow, k.Findings, k.Info},
+		{k.Pause, k.WindowDown, k.WindowUp, k.Save, k.Help, k.Quit, k.ForceQuit},
 	}
 }
 

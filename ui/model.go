@@ -604,7 +604,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	k := &m.c.keys
 	// The filter input owns the keyboard while it is open, except ctrl+c.
 	if m.view == viewOverview && m.overview.filtering {
-		if msg.String() == "ctrl+c" {
+		if key.Matches(msg, k.ForceQuit) {
 			return m.quit()
 		}
 		return m.overview.update(msg)

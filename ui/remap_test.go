@@ -35,6 +35,9 @@ func TestRemap(t *testing.T) {
 		// A player's key shares keys only with the live key it replaces.
 		{map[string][]string{"start": {"G"}}, `keys: "G" is bound to both bottom and start`},
 		{map[string][]string{"play": {"g"}}, `keys: "g" is bound to both top and play`},
+		// The filter's keys share keys with the others (they act only
+		// while the filter is open), not with each other.
+		{map[string][]string{"cancel-filter": {"enter"}}, `keys: "enter" is bound to both accept-filter and cancel-filter`},
 	} {
 		k := DefaultKeyMap()
 		if err := k.Remap(c.m); err == nil || !strings.HasPrefix(err.Error(), c.want) {
@@ -56,5 +59,22 @@ func TestRemap(t *testing.T) {
 	d := DefaultKeyMap()
 	if err := d.Remap(nil); err != nil {
 		t.Errorf("defaults: %v", err)
+	}
+}
+
+// The filter input's keys come from the key map too: a remapped
+// accept-filter closes the filter, keeping its text.
+func TestRemappedFilterKeys(t *testing.T) {
+	k := DefaultKeyMap()
+	if err := k.Remap(map[string][]string{"accept-filter": {"tab"}}); err != nil {
+		t.Fatal(err)
+	}
+	m := goldenModel(t, Options{Keys: &k}, 120, 40)
+	keys(m, "/", "pay", "tab")
+	if m.overview.filtering || m.overview.filter.Value() != "pay" {
+		t.Errorf("tab as accept-filter: filtering %v, text %q", m.overview.filtering, m.overview.filter.Value())
+	}
+	if m.view != viewOverview {
+		t.Errorf("tab switched the view (%v) while the filter was open", m.view)
 	}
 }
