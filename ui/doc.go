@@ -8,7 +8,12 @@
 // analysis.Aggregate; a group's detail lists its replicas, each one enter
 // away. Data arrives as typed
 // messages produced by tea.Cmds: a Cmd waits on the Source's update
-// channel and builds the next frame outside Update, so Update never blocks.
+// channel and another builds the next frame outside Update, so Update
+// never blocks. Time comes from Options.Now and tea.Tick (the quiet-spell
+// clock, the burst settle and the least gap between frames), never from a
+// timer in the model; work that may be abandoned (the what-if pane's)
+// runs under a context that leaving it cancels. Every key is a KeyMap
+// binding, remappable, and the help and footers are generated from it.
 // Rendering is hand-written into reusable byte buffers with styles
 // precomputed from one Theme, and every panel caches its output until its
 // inputs change, so a full 200x60 frame costs well under a millisecond and

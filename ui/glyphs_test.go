@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/retrytop/retrytop/analysis"
 )
@@ -150,10 +149,7 @@ func uiRunes(t *testing.T, cs Charset) map[rune]string {
 		for _, b := range glyphStrings(reflect.ValueOf(km), nil) {
 			add("key map", b)
 		}
-		for _, b := range []key.Binding{replayKeyMap.Play, replayKeyMap.StepBack, replayKeyMap.StepFwd, replayKeyMap.JumpBack, replayKeyMap.JumpFwd} {
-			add("replay keys", b.Help().Key)
-		}
-		for _, b := range km.FullHelp() {
+		for _, b := range append(km.FullHelp(), km.ReplayHelp(true)...) {
 			for _, k := range b {
 				add("key map", k.Help().Key+k.Help().Desc)
 			}

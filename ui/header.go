@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/retrytop/retrytop/internal/safetext"
 )
@@ -175,7 +174,8 @@ func (m *Model) footer() line {
 		s := m.overview.filter.View()
 		l.buf = append(l.buf, s...)
 		l.w += ansi.StringWidth(s)
-		l.plain("  enter apply · esc clear")
+		k := &m.c.keys
+		l.plain("  " + k.AcceptFilter.Help().Key + " apply · " + k.CancelFilter.Help().Key + " clear")
 		return l.line()
 	}
 	if m.player() != nil {
@@ -216,16 +216,9 @@ func (m *Model) helpLines(out []line) []line {
 	}
 	if m.player() != nil {
 		// A replay's own keys (they replace pause and g/G there).
-		r := &replayKeyMap
 		out = append(out, line{})
 		out = append(out, (&painter{c: m.c}).title(nil, "REPLAY", "the player's keys", m.c.width)...)
-		groups := [][]key.Binding{
-			{r.Play, r.StepBack, r.StepFwd, r.JumpBack, r.JumpFwd},
-			{r.Slower, r.Faster, r.Start, r.End},
-		}
-		if m.c.opts.WhatIf != nil {
-			groups = append(groups, []key.Binding{whatIfKey})
-		}
+		groups := m.c.keys.ReplayHelp(m.c.opts.WhatIf != nil)
 		for _, s := range strings.Split(m.help.FullHelpView(groups), "\n") {
 			out = append(out, line{s: s, w: ansi.StringWidth(s)})
 		}

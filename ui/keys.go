@@ -40,6 +40,28 @@ type KeyMap struct {
 	Info key.Binding
 	// Save writes the screen as it is to files (Options.SaveScreen).
 	Save key.Binding
+
+	// While the filter input is open every other key types into it:
+	// AcceptFilter closes it keeping the text, CancelFilter clears it,
+	// ForceQuit quits.
+	AcceptFilter key.Binding
+	CancelFilter key.Binding
+	ForceQuit    key.Binding
+
+	// A replay's player (Options.Player): in a replay, Play takes the
+	// place of Pause, and Start and End those of Top and Bottom.
+	Play        key.Binding
+	StepBack    key.Binding
+	StepForward key.Binding
+	JumpBack    key.Binding // ReplayJump back
+	JumpForward key.Binding
+	Slower      key.Binding
+	Faster      key.Binding
+	Start       key.Binding
+	End         key.Binding
+	// WhatIf opens and closes the what-if pane (Options.WhatIf: a replay
+	// of a recording).
+	WhatIf key.Binding
 }
 
 // DefaultKeyMap returns the default bindings.
@@ -68,13 +90,30 @@ func DefaultKeyMap() KeyMap {
 		Findings: key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "findings")),
 		Info:     key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "info")),
 		Save:     key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "save the screen")),
+
+		AcceptFilter: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply the filter")),
+		CancelFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear the filter")),
+		ForceQuit:    key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit, even in the filter")),
+
+		Play:        key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "play/pause")),
+		StepBack:    key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "step back")),
+		StepForward: key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "step")),
+		JumpBack:    key.NewBinding(key.WithKeys("shift+left"), key.WithHelp("shift+←", "-1m")),
+		JumpForward: key.NewBinding(key.WithKeys("shift+right"), key.WithHelp("shift+→", "+1m")),
+		Slower:      key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "slower")),
+		Faster:      key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "faster")),
+		Start:       key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "start")),
+		End:         key.NewBinding(key.WithKeys("G"), key.WithHelp("G", "end")),
+		WhatIf:      key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "what if: other retry policies")),
 	}
 }
 
 // KeyActions names the bindings of a KeyMap for Remap (a config file's
 // keys: section), in help order.
 var KeyActions = []string{"quit", "help", "pause", "window-down", "window-up", "sort", "filter", "switch-view",
-	"up", "down", "page-up", "page-down", "top", "bottom", "open", "back", "group", "follow", "findings", "info", "save"}
+	"up", "down", "page-up", "page-down", "top", "bottom", "open", "back", "group", "follow", "findings", "info", "save",
+	"accept-filter", "cancel-filter", "force-quit",
+	"play", "step-back", "step-forward", "jump-back", "jump-forward", "slower", "faster", "start", "end", "what-if"}
 
 // binding returns the binding an action name names.
 func (k *KeyMap) binding(action string) *key.Binding {
@@ -82,8 +121,19 @@ func (k *KeyMap) binding(action string) *key.Binding {
 		"window-up": &k.WindowUp, "sort": &k.Sort, "filter": &k.Filter, "switch-view": &k.SwitchView, "up": &k.Up,
 		"down": &k.Down, "page-up": &k.PageUp, "page-down": &k.PageDown, "top": &k.Top, "bottom": &k.Bottom,
 		"open": &k.Open, "back": &k.Back, "group": &k.Group, "follow": &k.Follow, "findings": &k.Findings,
-		"info": &k.Info, "save": &k.Save}[action]
+		"info": &k.Info, "save": &k.Save, "accept-filter": &k.AcceptFilter, "cancel-filter": &k.CancelFilter,
+		"force-quit": &k.ForceQuit, "play": &k.Play, "step-back": &k.StepBack, "step-forward": &k.StepForward,
+		"jump-back": &k.JumpBack, "jump-forward": &k.JumpForward, "slower": &k.Slower, "faster": &k.Faster,
+		"start": &k.Start, "end": &k.End, "what-if": &k.WhatIf}[action]
 }
+
+// replaces pairs the player's actions with the live actions whose keys
+// they take over in a replay: only such a pair may share a key.
+var replaces = map[string]string{"play": "pause", "start": "top", "end": "bottom"}
+
+// filterActions act only while the filter input is open, when no other
+// action does: they may share keys with those, not with each other.
+var filterActions = map[string]bool{"accept-filter": true, "cancel-filter": true, "force-quit": true}
 
 // Remap binds each named action to the keys given (bubbletea's key names:
 // "q", "ctrl+c", "pgdown", " " for space), keeping the action's help text
@@ -114,15 +164,22 @@ func (k *KeyMap) Remap(m map[string][]string) error {
 		}
 		*b = key.NewBinding(key.WithKeys(keys...), key.WithHelp(label, b.Help().Desc))
 	}
-	owner := map[string]string{}
+	return k.conflict()
+}
+
+// conflict is the first key bound to two actions that act at the same
+// time, as an error: a replay action may share a key only with the live
+// action it replaces, a filter action with any but the filter's.
+func (k *KeyMap) conflict() error {
+	owners := map[string][]string{}
 	for _, a := range KeyActions {
 		for _, key := range k.binding(a).Keys() {
-			// The view-local pairs share keys by design only where the
-			// defaults do; a remap must not add more.
-			if o, dup := owner[key]; dup {
-				return fmt.Errorf("keys: %q is bound to both %s and %s", key, o, a)
+			for _, o := range owners[key] {
+				if replaces[a] != o && replaces[o] != a && filterActions[a] == filterActions[o] {
+					return fmt.Errorf("keys: %q is bound to both %s and %s", key, o, a)
+				}
 			}
-			owner[key] = a
+			owners[key] = append(owners[key], a)
 		}
 	}
 	return nil
@@ -137,8 +194,8 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.SwitchView, k.Sort, k.Filter, k.Group, k.Follow, k.Findings, k.Info},
-		{k.Pause, k.WindowDown, k.WindowUp, k.Save, k.Help, k.Quit},
+		{k.Open, k.Back, k.SwitchView, k.Sort, k.Filter, k.AcceptFilter, k.CancelFilter, k.Group, k.Follow, k.Findings, k.Info},
+		{k.Pause, k.WindowDown, k.WindowUp, k.Save, k.Help, k.Quit, k.ForceQuit},
 	}
 }
 
@@ -157,9 +214,7 @@ func (v viewKeys) ShortHelp() []key.Binding {
 	short := func(b key.Binding, desc string) key.Binding {
 		return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc))
 	}
-	window := key.NewBinding(key.WithKeys(append(k.WindowDown.Keys(), k.WindowUp.Keys()...)...),
-		key.WithHelp(k.WindowDown.Help().Key+k.WindowUp.Help().Key, "window"))
-	common := []key.Binding{short(k.Quit, "quit"), short(k.Help, "help"), short(k.Pause, "pause"), window}
+	common := []key.Binding{short(k.Quit, "quit"), short(k.Help, "help"), short(k.Pause, "pause"), pairOf(k.WindowDown, k.WindowUp, "window")}
 	switch v.view {
 	case viewDetail, viewService:
 		return append(common, short(k.Down, "scroll"), short(k.Back, "back"), short(k.SwitchView, "view"))
@@ -178,3 +233,51 @@ func (v viewKeys) ShortHelp() []key.Binding {
 }
 
 func (v viewKeys) FullHelp() [][]key.Binding { return v.k.FullHelp() }
+
+// ReplayHelp is the help screen's part for a replay: the player's keys,
+// and the what-if pane's when whatIf.
+func (k KeyMap) ReplayHelp(whatIf bool) [][]key.Binding {
+	groups := [][]key.Binding{
+		{k.Play, k.StepBack, k.StepForward, k.JumpBack, k.JumpForward},
+		{k.Slower, k.Faster, k.Start, k.End},
+	}
+	if whatIf {
+		groups = append(groups, []key.Binding{k.WhatIf})
+	}
+	return groups
+}
+
+// replayShortHelp is a replay's footer: the player's keys, each pair of
+// opposites in one entry.
+func (k KeyMap) replayShortHelp() []key.Binding {
+	return []key.Binding{k.Quit, k.Play,
+		pairOf(k.StepBack, k.StepForward, "step"),
+		pairOf(k.JumpBack, k.JumpForward, "±1m"),
+		pairOf(k.Slower, k.Faster, "speed"),
+		pairOf(k.Start, k.End, "start/end"),
+		k.Help, k.Open, k.SwitchView,
+	}
+}
+
+// pairOf is one footer entry for two opposite bindings: "←→", "[]",
+// "shift+←→" (a shared prefix said once), "g/G" (two letters would read
+// as one word).
+func pairOf(a, b key.Binding, desc string) key.Binding {
+	la, lb := a.Help().Key, b.Help().Key
+	n := 0
+	for n < len(la) && n < len(lb) && la[n] == lb[n] {
+		n++
+	}
+	if i := strings.LastIndexByte(la[:n], '+'); i >= 0 {
+		lb = lb[i+1:] // "shift+→" after "shift+←"
+	}
+	sep := ""
+	if la != "" && lb != "" && isAlnum(la[len(la)-1]) && isAlnum(lb[0]) {
+		sep = "/"
+	}
+	return key.NewBinding(key.WithKeys(append(a.Keys(), b.Keys()...)...), key.WithHelp(la+sep+lb, desc))
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

@@ -90,48 +90,36 @@ type clockMsg struct{}
 // each entry is one line, sanitised before display.
 type FindingsMsg []string
 
-// waitCmd waits for the source's next update (or the end of the program)
-// and builds a frame for the window at hand.
-//
-// Updates come one per scrape; a frame is built no earlier than
-// notBefore, nor sooner than settle after the first update, folding the
-// updates that arrive meanwhile into one frame (one analysis pass per
-// refresh instead of one per target). The scraper scrapes small sets of
-// targets in one burst per interval (collect's phaseGroup): settle lets
-// the burst land in one frame rather than its first scrape in one and the
-// rest a second later.
-func waitCmd(src Source, done <-chan struct{}, build buildFunc, req frameRequest, notBefore time.Time, settle time.Duration) tea.Cmd {
+// updateMsg: the source has new data (one update or several).
+type updateMsg struct{}
+
+// settledMsg: a burst of updates had its time to land (burstSettle after
+// the first).
+type settledMsg struct{}
+
+// frameGapMsg: MinFrameGap has passed since the last live frame.
+type frameGapMsg struct{}
+
+// waitCmd waits for the source's next update (or the end of the
+// program). Update builds the frame: no sooner than settle after the
+// update, folding the updates that arrive meanwhile into one frame (one
+// analysis pass per refresh instead of one per target), nor sooner than
+// MinFrameGap after the last live frame. The scraper scrapes small sets
+// of targets in one burst per interval (collect's phaseGroup): settle
+// lets the burst land in one frame rather than its first scrape in one
+// and the rest a second later.
+func waitCmd(src Source, done <-chan struct{}) tea.Cmd {
 	return func() tea.Msg {
 		select {
 		case _, ok := <-src.Updates():
 			if !ok {
 				return sourceClosedMsg{}
 			}
+			return updateMsg{}
 		case <-done:
 			return nil
 		}
-		if settle > 0 {
-			notBefore = later(notBefore, time.Now().Add(settle))
-		}
-		if wait := time.Until(notBefore); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-done:
-				t.Stop()
-				return nil
-			}
-		}
-		f, d := build(src, req)
-		return frameMsg{frame: f, derived: d, req: req, kind: frameLive}
 	}
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // burstSettle is how long a live frame waits after the first update for
@@ -144,19 +132,6 @@ func buildCmd(src Source, build buildFunc, req frameRequest, kind frameKind) tea
 	return func() tea.Msg {
 		f, d := build(src, req)
 		return frameMsg{frame: f, derived: d, req: req, kind: kind}
-	}
-}
-
-// quietCmd waits for the quiet-spell timer t (or the end of the
-// program). One waits at a time: Update starts the next after each tick.
-func quietCmd(t *time.Timer, done <-chan struct{}) tea.Cmd {
-	return func() tea.Msg {
-		select {
-		case <-t.C:
-			return clockMsg{}
-		case <-done:
-			return nil
-		}
 	}
 }
 

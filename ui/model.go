@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -57,9 +58,12 @@ type common struct {
 // (paused, view, window) and delegates rendering and view-specific keys to
 // its sub-models. Use it through a pointer (NewModel).
 type Model struct {
-	c     *common
-	src   Source
-	done  <-chan struct{}
+	c    *common
+	src  Source
+	done <-chan struct{}
+	// ctx is the program's (Run's): commands that can be cancelled run
+	// under a context derived from it.
+	ctx   context.Context
 	build buildFunc
 
 	view      viewID
@@ -87,13 +91,24 @@ type Model struct {
 	following bool
 
 	now time.Time
-	// quiet fires when no frame arrived for StaleAfter (then every
-	// second or five) to move the header clock; a frame pushes it back
-	// (Reset) instead of starting a timer of its own, so while data
-	// flows no clock timer ever fires. frameAt is when the last frame
-	// came (Options.Now).
-	quiet   *time.Timer
-	frameAt time.Time
+	// The header clock moves on frames and keys; when no frame came for
+	// StaleAfter, a tea.Tick moves it once a second (every five after a
+	// minute of silence). One tick is on its way at a time (quietArmed):
+	// a frame only notes when it came (frameAt, by Options.Now) and
+	// counts itself (frameSeq), and the tick that finds a frame younger
+	// than StaleAfter waits for the rest of the spell, so while data flows
+	// no tick moves the clock. quietSeq is frameSeq when the tick on its
+	// way was armed.
+	quietArmed bool
+	quietSeq   uint64
+	frameSeq   uint64
+	frameAt    time.Time
+
+	// Live frames wait for the data (waitCmd): pending, an update has
+	// come and waits for its frame; settled, its burst had time to land
+	// (settledMsg); gapClosed, MinFrameGap has not passed since the last
+	// live frame (frameGapMsg).
+	pending, settled, gapClosed bool
 
 	header    headerModel
 	overview  overviewModel
@@ -162,6 +177,7 @@ func NewModel(src Source, opts Options) *Model {
 		c:         c,
 		src:       src,
 		build:     buildFrame,
+		ctx:       context.Background(),
 		now:       opts.Now(),
 		dirty:     true,
 		grouping:  true,
@@ -208,7 +224,7 @@ func (m *Model) stripLines() []string {
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{
 		buildCmd(m.src, m.build, m.request(0), frameRebuild),
-		waitCmd(m.src, m.done, m.build, m.request(0), time.Time{}, m.settle()),
+		waitCmd(m.src, m.done),
 	}
 	if cmd := m.armQuiet(m.c.opts.StaleAfter); cmd != nil {
 		cmds = append(cmds, cmd)
@@ -216,19 +232,60 @@ func (m *Model) Init() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// armQuiet sets the quiet-spell clock to fire after d. It returns the
-// command that waits for it when none waits yet (the first time); later
-// calls only move the one timer.
+// armQuiet starts the quiet-spell tick, to fire after d, unless one is
+// on its way already.
 func (m *Model) armQuiet(d time.Duration) tea.Cmd {
-	if m.c.opts.StaleAfter <= 0 {
+	if m.c.opts.StaleAfter <= 0 || m.quietArmed {
 		return nil
 	}
-	if m.quiet != nil {
-		m.quiet.Reset(d)
+	m.quietArmed, m.quietSeq = true, m.frameSeq
+	return tea.Tick(d, func(time.Time) tea.Msg { return clockMsg{} })
+}
+
+// onClock moves the header clock when no frame came for StaleAfter.
+func (m *Model) onClock() tea.Cmd {
+	m.quietArmed = false
+	stale := m.c.opts.StaleAfter
+	now := m.c.opts.Now()
+	if quietFor := now.Sub(m.frameAt); !m.frameAt.IsZero() && quietFor < stale {
+		if m.frameSeq != m.quietSeq {
+			// A frame came while this tick was on its way: wait for
+			// the rest of the spell from it.
+			return m.armQuiet(stale - quietFor)
+		}
+		// The clock stood still (a paused replay's): the next frame
+		// arms the tick again.
 		return nil
 	}
-	m.quiet = time.NewTimer(d)
-	return quietCmd(m.quiet, m.done)
+	m.now = now
+	m.dirty = true
+	// Seconds matter in the first minute of silence; after that the age
+	// is shown in minutes and a tick every 5 s is enough.
+	every := time.Second
+	if m.live != nil && !m.live.Time.IsZero() && m.now.Sub(m.live.Time) > time.Minute {
+		every = 5 * time.Second
+	}
+	return m.armQuiet(every)
+}
+
+// onUpdate notes that the source has new data; its frame is built once
+// the burst settled and MinFrameGap passed (maybeBuild).
+func (m *Model) onUpdate() tea.Cmd {
+	m.pending = true
+	if settle := m.settle(); settle > 0 {
+		return tea.Tick(settle, func(time.Time) tea.Msg { return settledMsg{} })
+	}
+	m.settled = true
+	return m.maybeBuild()
+}
+
+// maybeBuild builds the live frame an update waits for, when it may.
+func (m *Model) maybeBuild() tea.Cmd {
+	if !m.pending || !m.settled || m.gapClosed {
+		return nil
+	}
+	m.pending, m.settled = false, false
+	return buildCmd(m.src, m.build, m.request(0), frameLive)
 }
 
 func (m *Model) request(endMs int64) frameRequest {
@@ -279,28 +336,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onFrame(msg)
 
 	case clockMsg:
-		now := m.c.opts.Now()
-		var wait tea.Cmd
-		if m.quiet != nil {
-			wait = quietCmd(m.quiet, m.done)
-		}
-		if quietFor := now.Sub(m.frameAt); !m.frameAt.IsZero() && quietFor < m.c.opts.StaleAfter {
-			// A frame came while this tick was on its way; it has
-			// pushed the timer back already.
-			return m, wait
-		}
-		m.now = now
-		m.dirty = true
-		// Seconds matter in the first minute of silence; after that the
-		// age is shown in minutes and a tick every 5 s is enough.
-		every := time.Second
-		if m.live != nil && !m.live.Time.IsZero() && m.now.Sub(m.live.Time) > time.Minute {
-			every = 5 * time.Second
-		}
-		if m.quiet != nil {
-			m.quiet.Reset(every)
-		}
-		return m, wait
+		return m, m.onClock()
+
+	case updateMsg:
+		return m, m.onUpdate()
+
+	case settledMsg:
+		m.settled = true
+		return m, m.maybeBuild()
+
+	case frameGapMsg:
+		m.gapClosed = false
+		return m, m.maybeBuild()
 
 	case sourceClosedMsg:
 		m.closed = true
@@ -316,10 +363,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 
 	case tea.KeyMsg:
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+			return m, m.eachRune(msg)
+		}
 		m.now = m.c.opts.Now()
 		m.dirty = true
 		m.saved = ""
-		return m, m.onKey(msg)
+		cmd := m.onKey(msg)
+		if m.view != viewWhatIf {
+			m.cancelWhatIf() // the pane was left
+		}
+		return m, cmd
 
 	case screenSavedMsg:
 		m.saved = msg.status()
@@ -336,16 +390,37 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil // motion: nothing to redraw
 		}
 		m.dirty = true
-		return m, m.onMouse(msg)
+		cmd := m.onMouse(msg)
+		if m.view != viewWhatIf {
+			m.cancelWhatIf() // the pane was left
+		}
+		return m, cmd
 	}
 	return m, nil
+}
+
+// eachRune handles the runes of msg as one key press each. bubbletea v1
+// reads the printable runes that arrive in one read as one key ("jj" for
+// j pressed twice quickly, by key repeat, over SSH or by tmux send-keys):
+// matched as a whole, that key would match no binding and be lost. A
+// paste stays whole (bracketed paste marks it).
+func (m *Model) eachRune(msg tea.KeyMsg) tea.Cmd {
+	cmds := make([]tea.Cmd, 0, len(msg.Runes))
+	for _, r := range msg.Runes {
+		_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt})
+		cmds = append(cmds, cmd)
+	}
+	return tea.Batch(cmds...)
 }
 
 func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	if msg.kind == frameLive {
-		// Re-arm the wait loop whatever happens to this frame.
-		cmds = append(cmds, waitCmd(m.src, m.done, m.build, m.request(0), time.Now().Add(m.c.opts.MinFrameGap), m.settle()))
+		// Re-arm the wait loop whatever happens to this frame; the next
+		// live frame comes no sooner than MinFrameGap after this one.
+		m.gapClosed = true
+		cmds = append(cmds, waitCmd(m.src, m.done),
+			tea.Tick(m.c.opts.MinFrameGap, func(time.Time) tea.Msg { return frameGapMsg{} }))
 	}
 	if msg.req.Window != m.c.window {
 		// Built for a window that is no longer in force.
@@ -364,6 +439,7 @@ func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 		}
 		m.now = m.c.opts.Now()
 		m.frameAt = m.now
+		m.frameSeq++
 		if cmd := m.armQuiet(m.c.opts.StaleAfter); cmd != nil {
 			cmds = append(cmds, cmd)
 		}
@@ -514,6 +590,12 @@ func (m *Model) saveScreen() tea.Cmd {
 	}
 }
 
+// quit cancels what is running and ends the program.
+func (m *Model) quit() tea.Cmd {
+	m.cancelWhatIf()
+	return tea.Quit
+}
+
 // isCursorKey: the key moves the cursor.
 func isCursorKey(k *KeyMap, msg tea.KeyMsg) bool {
 	return key.Matches(msg, k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom)
@@ -523,15 +605,15 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	k := &m.c.keys
 	// The filter input owns the keyboard while it is open, except ctrl+c.
 	if m.view == viewOverview && m.overview.filtering {
-		if msg.String() == "ctrl+c" {
-			return tea.Quit
+		if key.Matches(msg, k.ForceQuit) {
+			return m.quit()
 		}
 		return m.overview.update(msg)
 	}
 	if m.showHelp {
 		switch {
 		case key.Matches(msg, k.Quit):
-			return tea.Quit
+			return m.quit()
 		case key.Matches(msg, k.Help), key.Matches(msg, k.Back):
 			m.showHelp = false
 		default:
@@ -544,7 +626,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(msg, k.Quit):
-		return tea.Quit
+		return m.quit()
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
 		m.helpView.scroll = 0
@@ -557,7 +639,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		return m.stepWindow(+1)
 	case key.Matches(msg, k.Save):
 		return m.saveScreen()
-	case m.c.opts.WhatIf != nil && key.Matches(msg, whatIfKey):
+	case m.c.opts.WhatIf != nil && key.Matches(msg, k.WhatIf):
 		return m.toggleWhatIf()
 	case key.Matches(msg, k.Follow):
 		m.following = true

@@ -596,22 +596,48 @@ func TestSourceLoop(t *testing.T) {
 	defer close(done)
 	m.done = done
 
-	wait := waitCmd(src, m.done, m.build, m.request(0), time.Time{}, 0)
 	src.updates <- struct{}{}
-	msg := wait()
-	fm, ok := msg.(frameMsg)
-	if !ok || fm.kind != frameLive || fm.req.Window != time.Minute {
+	if msg := waitCmd(src, m.done)(); msg != (updateMsg{}) {
 		t.Fatalf("wait after an update: %#v", msg)
 	}
-	_, next := m.Update(fm)
+	// A live frame waits for the rest of the burst of scrapes (the
+	// test plays the tick: virtual time).
+	if cmd := send(m, updateMsg{}); cmd == nil || built != 0 {
+		t.Fatalf("an update built at once (%d builds) or set no tick", built)
+	}
+	cmd := send(m, settledMsg{})
+	if cmd == nil {
+		t.Fatal("no frame built once the burst settled")
+	}
+	fm, ok := cmd().(frameMsg)
+	if !ok || fm.kind != frameLive || fm.req.Window != time.Minute || built != 1 {
+		t.Fatalf("the settled update's frame: %#v, %d builds", fm, built)
+	}
+	if next := send(m, fm); next == nil {
+		t.Fatal("the wait loop was not re-armed")
+	}
 	if m.live == nil || m.shown != m.live {
 		t.Fatal("live frame not shown")
 	}
-	if next == nil {
-		t.Fatal("the wait loop was not re-armed")
+	// The next update, settled before MinFrameGap passed, waits for it.
+	send(m, updateMsg{})
+	if cmd := send(m, settledMsg{}); cmd != nil {
+		t.Fatal("a frame was built sooner than MinFrameGap after the last")
 	}
+	cmd = send(m, frameGapMsg{})
+	if cmd == nil {
+		t.Fatal("no frame once MinFrameGap passed")
+	}
+	if fm, ok := cmd().(frameMsg); !ok || fm.kind != frameLive || built != 2 {
+		t.Fatalf("the second frame: %#v, %d builds", fm, built)
+	}
+	// With no update waiting, the gap opening builds nothing.
+	if cmd := send(m, frameGapMsg{}); cmd != nil {
+		t.Error("a frame was built with no update waiting")
+	}
+
 	close(src.updates)
-	if msg := waitCmd(src, m.done, m.build, m.request(0), time.Time{}, 0)(); msg != (sourceClosedMsg{}) {
+	if msg := waitCmd(src, m.done)(); msg != (sourceClosedMsg{}) {
 		t.Fatalf("closed source: %#v", msg)
 	}
 	m.Update(sourceClosedMsg{})
@@ -624,7 +650,7 @@ func TestSourceLoop(t *testing.T) {
 	src2 := &testSource{updates: make(chan struct{})}
 	stop := make(chan struct{})
 	got := make(chan tea.Msg, 1)
-	go func() { got <- waitCmd(src2, stop, m.build, m.request(0), time.Time{}, 0)() }()
+	go func() { got <- waitCmd(src2, stop)() }()
 	close(stop)
 	select {
 	case msg := <-got:
@@ -636,26 +662,26 @@ func TestSourceLoop(t *testing.T) {
 	}
 }
 
+// The header clock moves on a tea.Tick only when no frame came for
+// StaleAfter; the test plays the ticks (virtual time).
 func TestClockTicksOnlyWhenQuiet(t *testing.T) {
 	now := fixedNow
 	m := NewModel(&testSource{}, Options{Now: func() time.Time { return now }, StaleAfter: 2 * time.Second, Renderer: lipgloss.NewRenderer(io.Discard)})
 	send(m, tea.WindowSizeMsg{Width: 120, Height: 40})
 	cmd := send(m, liveFrame(fixtureFrame(dataTime, time.Minute, 0)))
-	if cmd == nil || m.quiet == nil {
+	if cmd == nil || !m.quietArmed {
 		t.Fatal("no quiet-spell tick scheduled after a frame")
 	}
-	t.Cleanup(func() { m.quiet.Stop() })
-	// Later frames move the one timer; none starts a timer of its own
-	// (a timer per frame fired, for nothing, once a second while data
-	// flowed).
+	// Later frames start no tick of their own (a tick per frame fired,
+	// for nothing, once a second while data flowed).
 	if c := send(m, liveFrame(fixtureFrame(dataTime, time.Minute, 1))); c != nil {
 		t.Error("a second frame scheduled another tick")
 	}
-	// A tick that was on its way when a frame came does nothing but wait
-	// again.
+	// A tick that was on its way when a frame came moves nothing and
+	// waits for the rest of the spell.
 	now = fixedNow.Add(time.Second)
 	m.View()
-	if _, c := m.Update(clockMsg{}); c == nil || !m.now.Equal(fixedNow) || m.dirty {
+	if _, c := m.Update(clockMsg{}); c == nil || !m.quietArmed || !m.now.Equal(fixedNow) || m.dirty {
 		t.Error("a tick within StaleAfter of a frame acted, or stopped waiting")
 	}
 	// After StaleAfter without a frame it advances the clock and waits
@@ -672,6 +698,20 @@ func TestClockTicksOnlyWhenQuiet(t *testing.T) {
 	v2 := m.View()
 	if v1 != v2 || m.dirty {
 		t.Error("view not cached")
+	}
+
+	// A clock that stands still (a paused replay's position): once no
+	// frame came since the tick was armed, no tick follows; the next
+	// frame arms one.
+	send(m, liveFrame(fixtureFrame(dataTime, time.Minute, 2)))
+	if _, c := m.Update(clockMsg{}); c == nil {
+		t.Fatal("a frame came while the tick was on its way: want another tick")
+	}
+	if _, c := m.Update(clockMsg{}); c != nil || m.quietArmed {
+		t.Error("a standing clock kept ticking")
+	}
+	if c := send(m, liveFrame(fixtureFrame(dataTime, time.Minute, 3))); c == nil || !m.quietArmed {
+		t.Error("a frame after the ticks stopped armed none")
 	}
 }
 

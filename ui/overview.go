@@ -636,13 +636,13 @@ func (o *overviewModel) setFilter(s string) {
 func (o *overviewModel) update(msg tea.KeyMsg) tea.Cmd {
 	k := &o.c.keys
 	if o.filtering {
-		switch msg.Type {
-		case tea.KeyEnter:
+		switch {
+		case key.Matches(msg, k.AcceptFilter):
 			o.filtering = false
 			o.filter.Blur()
 			o.rev++
 			return nil
-		case tea.KeyEsc:
+		case key.Matches(msg, k.CancelFilter):
 			o.filtering = false
 			o.filter.Blur()
 			o.filter.Reset()

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -39,24 +38,6 @@ var ReplaySpeeds = []float64{0.25, 0.5, 1, 2, 4, 8, 16, 32, 64}
 // ReplayJump is how far shift+left and shift+right jump.
 const ReplayJump = time.Minute
 
-// replayKeys are the player's bindings (they replace pause, and g/G as
-// first/last, in a replay).
-type replayKeys struct {
-	Play, StepBack, StepFwd, JumpBack, JumpFwd, Slower, Faster, Start, End key.Binding
-}
-
-var replayKeyMap = replayKeys{
-	Play:     key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "play/pause")),
-	StepBack: key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "step back")),
-	StepFwd:  key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "step")),
-	JumpBack: key.NewBinding(key.WithKeys("shift+left"), key.WithHelp("shift+←", "-1m")),
-	JumpFwd:  key.NewBinding(key.WithKeys("shift+right"), key.WithHelp("shift+→", "+1m")),
-	Slower:   key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "slower")),
-	Faster:   key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "faster")),
-	Start:    key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "start")),
-	End:      key.NewBinding(key.WithKeys("G"), key.WithHelp("G", "end")),
-}
-
 func (m *Model) player() Player {
 	if m.c.opts.Mode != ModeReplay {
 		return nil
@@ -70,24 +51,17 @@ func (m *Model) replayKey(msg tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 	if p == nil {
 		return nil, false
 	}
-	k := &replayKeyMap
-	// Keys typed quickly arrive together ("++"): each counts.
-	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && strings.Trim(string(msg.Runes), "+=-_") == "" {
-		for _, r := range msg.Runes {
-			m.replayKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
-		}
-		return nil, true
-	}
+	k := &m.c.keys
 	switch {
 	case key.Matches(msg, k.Play):
 		p.Toggle()
 	case key.Matches(msg, k.StepBack):
 		p.Step(-1)
-	case key.Matches(msg, k.StepFwd):
+	case key.Matches(msg, k.StepForward):
 		p.Step(+1)
 	case key.Matches(msg, k.JumpBack):
 		p.Jump(-ReplayJump)
-	case key.Matches(msg, k.JumpFwd):
+	case key.Matches(msg, k.JumpForward):
 		p.Jump(ReplayJump)
 	case key.Matches(msg, k.Slower):
 		p.SetSpeed(nextSpeed(p.Speed(), -1))
@@ -280,14 +254,6 @@ func appendClock(b []byte, d time.Duration) []byte {
 
 // replayFooter is the key help line of a replay.
 func (m *Model) replayFooter() line {
-	k := &replayKeyMap
-	keys := []key.Binding{m.c.keys.Quit, k.Play,
-		key.NewBinding(key.WithKeys("left", "right"), key.WithHelp("←→", "step")),
-		key.NewBinding(key.WithKeys("shift+left", "shift+right"), key.WithHelp("shift+←→", "±1m")),
-		key.NewBinding(key.WithKeys("-", "+"), key.WithHelp("-+", "speed")),
-		key.NewBinding(key.WithKeys("g", "G"), key.WithHelp("g/G", "start/end")),
-		m.c.keys.Help, m.c.keys.Open, m.c.keys.SwitchView,
-	}
-	s := m.help.ShortHelpView(keys)
+	s := m.help.ShortHelpView(m.c.keys.replayShortHelp())
 	return line{s: s, w: ansi.StringWidth(s)}
 }

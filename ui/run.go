@@ -25,7 +25,7 @@ func Run(ctx context.Context, src Source, opts Options) error {
 	defer cancel() // ends the goroutines waiting on src.Updates() and SIGWINCH
 
 	m := NewModel(src, opts)
-	m.done = ctx.Done()
+	m.ctx, m.done = ctx, ctx.Done()
 	mouse := !m.c.opts.NoMouse
 
 	in := os.Stdin
@@ -45,7 +45,7 @@ func Run(ctx context.Context, src Source, opts Options) error {
 		}
 		t.restore = func() { _ = term.Restore(in.Fd(), st) }
 	}
-	t.scr = newTermScreen(out, time.Second/time.Duration(m.c.opts.FPS))
+	t.scr = newTermScreen(out, time.Second/time.Duration(m.c.opts.FPS), screenClock{now: time.Now, after: time.After})
 	_, _ = io.WriteString(out, screenEnter(mouse))
 	go t.scr.run()
 	defer t.leave()

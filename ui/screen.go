@@ -25,6 +25,7 @@ import (
 type termScreen struct {
 	out    io.Writer
 	minGap time.Duration
+	clock  screenClock
 
 	mu      sync.Mutex
 	next    string // the newest view not drawn yet
@@ -40,10 +41,18 @@ type termScreen struct {
 	buf  []byte
 }
 
-func newTermScreen(out io.Writer, minGap time.Duration) *termScreen {
+// screenClock is the time the screen folds views by: the time now, and a
+// channel that fires after a while (Run: the real ones).
+type screenClock struct {
+	now   func() time.Time
+	after func(time.Duration) <-chan time.Time
+}
+
+func newTermScreen(out io.Writer, minGap time.Duration, clock screenClock) *termScreen {
 	return &termScreen{
 		out:     out,
 		minGap:  minGap,
+		clock:   clock,
 		full:    true,
 		kick:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
@@ -102,14 +111,12 @@ func (s *termScreen) run() {
 		case <-s.done:
 			return
 		}
-		if wait := s.minGap - time.Since(lastDraw); wait > 0 && !lastDraw.IsZero() {
+		if wait := s.minGap - s.clock.now().Sub(lastDraw); wait > 0 && !lastDraw.IsZero() {
 			// Too soon after the last frame: let the views fold. The
 			// timer exists only while views keep coming.
-			t := time.NewTimer(wait)
 			select {
-			case <-t.C:
+			case <-s.clock.after(wait):
 			case <-s.done:
-				t.Stop()
 				return
 			}
 		}
@@ -124,7 +131,7 @@ func (s *termScreen) run() {
 		if b := s.frame(view, full, width); len(b) > 0 {
 			_, _ = s.out.Write(b)
 		}
-		lastDraw = time.Now()
+		lastDraw = s.clock.now()
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // lines a shorter view no longer has are erased; a line as wide as the
 // terminal is not followed by an erase (it would erase its last cell).
 func TestScreenFrameWritesOnlyChanges(t *testing.T) {
-	s := newTermScreen(nil, 0)
+	s := newTermScreen(nil, 0, stillClock())
 	cases := []struct {
 		name  string
 		view  string
@@ -34,6 +34,50 @@ func TestScreenFrameWritesOnlyChanges(t *testing.T) {
 		if got := string(s.frame(c.view, c.full, c.width)); got != c.want {
 			t.Errorf("%s: wrote %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// stillClock is a screen clock whose time stands still and whose waits
+// never end: with a minGap of 0 the screen never waits.
+func stillClock() screenClock {
+	return screenClock{
+		now:   func() time.Time { return fixedNow },
+		after: func(time.Duration) <-chan time.Time { return nil },
+	}
+}
+
+// TestScreenFoldsViewsWithinMinGap: a view posted sooner than minGap
+// after the last draw waits for the rest of the gap, and the views posted
+// meanwhile fold into the newest (virtual time: the test fires the wait).
+func TestScreenFoldsViewsWithinMinGap(t *testing.T) {
+	fire := make(chan time.Time)
+	waits := make(chan time.Duration, 4)
+	clock := screenClock{
+		now:   func() time.Time { return fixedNow },
+		after: func(d time.Duration) <-chan time.Time { waits <- d; return fire },
+	}
+	w := make(chanWriter, 16)
+	s := newTermScreen(w, time.Second, clock)
+	go s.run()
+	t.Cleanup(s.stop)
+	s.resize(80)
+	s.post("first")
+	if got := drawnWithin(t, w, "the first view"); !strings.Contains(got, "first") {
+		t.Fatalf("first draw: %q", got)
+	}
+	s.post("second")
+	select {
+	case d := <-waits:
+		if d != time.Second {
+			t.Errorf("waited %v, want the whole gap of 1s (the clock stood still)", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the screen did not wait for the gap")
+	}
+	s.post("third")
+	fire <- fixedNow
+	if got := drawnWithin(t, w, "the folded views"); !strings.Contains(got, "third") || strings.Contains(got, "second") {
+		t.Errorf("after the gap drew %q, want only the newest view", got)
 	}
 }
 
@@ -65,7 +109,7 @@ func drawnWithin(t *testing.T, w chanWriter, what string) string {
 // draws nothing.
 func TestDashboardRedrawsOnChange(t *testing.T) {
 	w := make(chanWriter, 16)
-	scr := newTermScreen(w, 0)
+	scr := newTermScreen(w, 0, stillClock())
 	go scr.run()
 	t.Cleanup(scr.stop)
 	p := &program{Model: newTestModel(t, Options{}, nil), scr: scr, force: true}
@@ -139,7 +183,7 @@ func (l *lockedBuffer) String() string {
 func TestPanicGivesTheTerminalBack(t *testing.T) {
 	out := &lockedBuffer{}
 	restored := 0
-	term := &terminal{scr: newTermScreen(out, 0), out: out, mouse: true, restore: func() { restored++ }}
+	term := &terminal{scr: newTermScreen(out, 0, stillClock()), out: out, mouse: true, restore: func() { restored++ }}
 	go term.scr.run()
 	p := &program{Model: newTestModel(t, Options{}, nil), scr: term.scr, term: term}
 	batch := p.guard(tea.Batch(func() tea.Msg { return nil }, func() tea.Msg { panic("boom") }))

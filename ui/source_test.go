@@ -115,7 +115,16 @@ func TestRealFrames(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no frame after an update")
 	}
-	if _, rearm := m.Update(msg); rearm == nil {
+	if msg != (updateMsg{}) {
+		t.Fatalf("the wait loop after an update: %#v", msg)
+	}
+	send(m, msg)
+	// The burst settles (the test plays the tick): the frame is built.
+	build := send(m, settledMsg{})
+	if build == nil {
+		t.Fatal("no frame built after the update")
+	}
+	if _, rearm := m.Update(build()); rearm == nil {
 		t.Error("wait loop not re-armed")
 	}
 	if !m.shown.Time.Equal(t0.Add(121 * time.Second)) {

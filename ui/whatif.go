@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/retrytop/retrytop/analysis"
@@ -18,25 +17,28 @@ import (
 // `retrytop whatif FILE` (issue 18), computed once, in a command, the
 // first time the pane opens.
 
-// whatIfKey opens and closes the pane; only where Options.WhatIf is set.
-var whatIfKey = key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "what if: other retry policies"))
-
-// whatIfMsg carries the comparison, or why there is none.
+// whatIfMsg carries the comparison, or why there is none; run says which
+// run it answers (a cancelled run's answer comes too late to show).
 type whatIfMsg struct {
 	text string
 	err  error
+	run  int
 }
 
-// whatIfState is the pane's content: not asked, computing, or done.
+// whatIfState is the pane's content: not asked, computing (cancel set),
+// or done.
 type whatIfState struct {
-	asked bool
-	done  bool
-	lines []string
-	err   string
+	asked  bool
+	done   bool
+	lines  []string
+	err    string
+	run    int
+	cancel context.CancelFunc
 }
 
-// toggleWhatIf opens (starting the comparison the first time) or closes
-// the pane.
+// toggleWhatIf opens (starting the comparison unless it is done) or
+// closes the pane. Leaving the pane before the comparison is done
+// cancels it (cancelWhatIf); opening it again starts it again.
 func (m *Model) toggleWhatIf() tea.Cmd {
 	if m.view == viewWhatIf {
 		m.switchView(viewOverview)
@@ -52,16 +54,35 @@ func (m *Model) toggleWhatIf() tea.Cmd {
 	if m.whatIf.asked {
 		return nil
 	}
+	ctx, cancel := context.WithCancel(m.ctx)
 	m.whatIf.asked = true
+	m.whatIf.run++
+	m.whatIf.cancel = cancel
+	n := m.whatIf.run
 	return func() tea.Msg {
-		// Seconds of work at most (an hour of incident per policy in
-		// seconds); nothing waits for it but the pane.
-		text, err := run(context.Background())
-		return whatIfMsg{text: text, err: err}
+		// Seconds of work (an hour of incident per policy in seconds);
+		// nothing waits for it but the pane.
+		defer cancel()
+		text, err := run(ctx)
+		return whatIfMsg{text: text, err: err, run: n}
 	}
 }
 
+// cancelWhatIf cancels a comparison under way, if any.
+func (m *Model) cancelWhatIf() {
+	if m.whatIf.cancel == nil {
+		return
+	}
+	m.whatIf.cancel()
+	m.whatIf.cancel = nil
+	m.whatIf.asked = false
+}
+
 func (m *Model) onWhatIf(msg whatIfMsg) {
+	if msg.run != m.whatIf.run || !m.whatIf.asked {
+		return // a cancelled run's
+	}
+	m.whatIf.cancel = nil
 	m.whatIf.done = true
 	if msg.err != nil {
 		m.whatIf.err = msg.err.Error()

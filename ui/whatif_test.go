@@ -86,3 +86,61 @@ func TestDetailBudgetLine(t *testing.T) {
 		t.Errorf("a native row without a balance shows a budget:\n%s", v)
 	}
 }
+
+// Leaving the what-if pane, or quitting, cancels a comparison under way:
+// its context ends, its late answer is not shown, and the pane opened
+// again starts it again.
+func TestWhatIfCancelledWhenThePaneCloses(t *testing.T) {
+	runs := make(chan context.Context, 4)
+	run := func(ctx context.Context) (string, error) {
+		runs <- ctx
+		<-ctx.Done() // blocks until cancelled
+		return "", ctx.Err()
+	}
+	cancelled := func(what string, ctx context.Context) {
+		t.Helper()
+		// A bound for a busy machine, not a wait: cancel closes Done.
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the comparison's context was not cancelled", what)
+		}
+	}
+	started := func(cmd tea.Cmd) (context.Context, chan tea.Msg) {
+		t.Helper()
+		if cmd == nil {
+			t.Fatal("w started no comparison")
+		}
+		answer := make(chan tea.Msg, 1)
+		go func() { answer <- cmd() }()
+		return <-runs, answer
+	}
+
+	for _, leave := range []string{"esc", "w", "f", "tab"} {
+		m := storyModel(t, Options{WhatIf: run}, 120, 40)
+		ctx, answer := started(send(m, keyMsg("w")))
+		if ctx.Err() != nil {
+			t.Fatalf("%s: cancelled before the pane closed", leave)
+		}
+		send(m, keyMsg(leave))
+		if m.view == viewWhatIf {
+			t.Fatalf("%s did not leave the pane", leave)
+		}
+		cancelled(leave, ctx)
+		send(m, <-answer) // the cancelled run's late answer
+		if m.whatIf.done {
+			t.Errorf("%s: the cancelled run's answer was shown", leave)
+		}
+		// Opened again, the pane computes again.
+		ctx, answer = started(send(m, keyMsg("w")))
+		if scr := ansi.Strip(m.View()); !strings.Contains(scr, "fitting the model") {
+			t.Errorf("%s: reopened pane does not say it computes:\n%s", leave, scr)
+		}
+		// Quitting cancels it too.
+		if cmd := send(m, keyMsg("q")); cmd == nil {
+			t.Fatal("q did not quit")
+		}
+		cancelled(leave+" then q", ctx)
+		<-answer
+	}
+}

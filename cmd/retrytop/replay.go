@@ -243,9 +243,10 @@ func newPlayer(rec dump.Recording, f *replayFlags, opts *ui.Options, from time.T
 
 // replayWhatIf is the replay's w pane: the recording under other retry
 // policies, as retrytop whatif prints it, on a recording of its own (the
-// player reads this one).
+// player reads this one). The dashboard cancels ctx when the pane
+// closes: the comparison stops at the next phase.
 func replayWhatIf(rec dump.Recording, path string, rs *sources.Recording) func(context.Context) (string, error) {
-	return func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
 		fork, err := rec.Fork()
 		if err != nil {
 			return "", err
@@ -254,9 +255,15 @@ func replayWhatIf(rec dump.Recording, path string, rs *sources.Recording) func(c
 		if err != nil {
 			return "", err
 		}
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
 		_, translate := rs.Translator()
 		rep, err := whatIfReport(fork, path, translate, time.Second, specs)
 		if err != nil {
+			return "", err
+		}
+		if err := ctx.Err(); err != nil {
 			return "", err
 		}
 		var b strings.Builder

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/retrytop/retrytop/internal/testpeer"
 	"github.com/retrytop/retrytop/sim"
 )
 
@@ -41,21 +38,9 @@ func recordDemo(t *testing.T) string {
 // TestTmuxReplayDemo replays a few seconds of the demo in tmux: step,
 // jump, change speed, quit.
 func TestTmuxReplayDemo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test skipped in -short mode")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("tmux end-to-end test runs on linux only")
-	}
-	testpeer.Require(t, "tmux", "tmux")
-	bin := buildRetrytop(t)
-
 	// 8 s of the demo, recorded in virtual time (every target up, a
 	// frame every 500 ms, however busy the machine).
-	path := recordDemo(t)
-
-	status := filepath.Join(t.TempDir(), "status")
-	s := newTmux(t, 140, 40, bin+" replay --paused "+path+"; echo EXIT=$? > "+status)
+	s, status := tmuxReplay(t, 140, 40, "--paused")
 	scr := s.waitFor("the replay dashboard with rows", 30*time.Second, func(scr string) bool {
 		_, _, ok := replayPosition(scr)
 		return ok && strings.Contains(scr, "REPLAY") && rowHasNumbers(scr, "client") && strings.Contains(scr, "1x")

@@ -296,21 +296,9 @@ func TestTmuxStormFillsTheScreenAndFollowsTheIncident(t *testing.T) {
 // PAUSED, raises no "target down" alarm at its first frame or at its
 // end, and ? lists the player's keys.
 func TestTmuxReplayPausedNoFalseAlarm(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test skipped in -short mode")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("tmux end-to-end test runs on linux only")
-	}
-	testpeer.Require(t, "tmux", "tmux")
-	bin := buildRetrytop(t)
-
 	// 8 s of the demo, recorded in virtual time (every target up, a
 	// frame every 500 ms, however busy the machine).
-	path := recordDemo(t)
-
-	status := filepath.Join(t.TempDir(), "status")
-	s := newTmux(t, 140, 40, bin+" replay --paused "+path+"; echo EXIT=$? > "+status)
+	s, status := tmuxReplay(t, 140, 40, "--paused")
 	scr := s.waitFor("the paused replay's first frame", 30*time.Second, func(scr string) bool {
 		_, _, ok := replayPosition(scr)
 		return ok && strings.Contains(scr, "OVERVIEW")
