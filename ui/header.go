@@ -12,15 +12,32 @@ import (
 // headerModel renders the status line: mode, window, target health, data
 // age and the wall clock. It is cheap and re-rendered on every change.
 type headerModel struct {
-	c *common
+	c            *common
+	right, short [64]byte // the right side's scratch (clock)
 }
 
 func (h *headerModel) view(dst []line, m *Model) []line {
-	c, st, g := h.c, &h.c.st, h.c.g
 	l := &m.lw
-	width := c.width
+	h.mode(l, m)
+	h.badges(l, m)
+	h.window(l, m)
+	r, rs := h.clock(m)
+	r = h.targets(l, m, r, rs)
+	if len(r) > 0 {
+		if h.c.width-l.w-len(r) < 2 {
+			r = rs
+		}
+		if pad := h.c.width - l.w - len(r); pad >= 2 {
+			l.pad(pad)
+			l.bytes(r, h.c.st.dim)
+		}
+	}
+	return append(dst, trimSpaceRight(l.line()))
+}
 
-	// Mode badge.
+// mode writes the mode badge: live, replay, or paused with how far behind.
+func (h *headerModel) mode(l *lineWriter, m *Model) {
+	c, st, g := h.c, &h.c.st, h.c.g
 	switch {
 	case m.paused:
 		b := append(l.num[:0], g.pause...)
@@ -44,6 +61,12 @@ func (h *headerModel) view(dst []line, m *Model) []line {
 	default:
 		l.text(g.live+" LIVE", st.live)
 	}
+}
+
+// badges writes the command's badges and status, the source's end and the
+// last save.
+func (h *headerModel) badges(l *lineWriter, m *Model) {
+	c, st := h.c, &h.c.st
 	for _, b := range c.opts.Badges {
 		l.pad(1)
 		l.text(safetext.Terminal(b), st.badge)
@@ -62,25 +85,29 @@ func (h *headerModel) view(dst []line, m *Model) []line {
 		l.pad(2)
 		l.text(safetext.Terminal(m.saved), st.accent)
 	}
+}
 
-	// Window; an ellipsis while frames for a new window are being built.
+// window writes the window (an ellipsis while frames for a new window are
+// being built) and the row the charts follow, when they do; on narrow
+// screens that is left to the cursor (the down target and the clock need
+// the room).
+func (h *headerModel) window(l *lineWriter, m *Model) {
+	c, st, g := h.c, &h.c.st, h.c.g
 	l.plain("  window ")
 	l.text(windowLabel(c.window), st.bold)
 	if m.shown != nil && m.shown.Window != c.window {
 		l.text("…", st.dim)
 	}
-
-	// The row the charts follow, when they do; on narrow screens it is
-	// left to the cursor (the down target and the clock need the room).
-	if k, ok := m.followed(); ok && width >= wideWidth {
+	if k, ok := m.followed(); ok && c.width >= wideWidth {
 		l.plain("  following ")
 		l.text(safetext.Terminal(k.Target)+" "+g.to+" "+safetext.Terminal(k.Dependency), st.accent)
 	}
+}
 
-	// Right side: newest data age and the clock; a compact form when a
-	// down target needs the room.
-	var right, short [64]byte
-	r, rs := right[:0], short[:0]
+// clock is the right side: the newest data's age and the clock, and a
+// compact form of it for when a down target needs the room.
+func (h *headerModel) clock(m *Model) (r, rs []byte) {
+	r, rs = h.right[:0], h.short[:0]
 	if m.live != nil && !m.live.Time.IsZero() {
 		age := max(m.now.Sub(m.live.Time), 0)
 		r = append(r, "newest scrape "...)
@@ -93,11 +120,15 @@ func (h *headerModel) view(dst []line, m *Model) []line {
 		r = append(r, "no data yet  "...)
 		rs = append(rs, "no data  "...)
 	}
-	now := m.now.In(c.opts.Location)
-	r = now.AppendFormat(r, "15:04:05")
-	rs = now.AppendFormat(rs, "15:04:05")
+	now := m.now.In(h.c.opts.Location)
+	return now.AppendFormat(r, "15:04:05"), now.AppendFormat(rs, "15:04:05")
+}
 
-	// Targets: up/total, the first down one named with its last error.
+// targets writes up/total and the first down target with its last error,
+// in the room the right side r (or its compact form rs, or nothing) leaves;
+// it returns the right side that still fits.
+func (h *headerModel) targets(l *lineWriter, m *Model, r, rs []byte) []byte {
+	st, g, width := &h.c.st, h.c.g, h.c.width
 	l.plain("  targets ")
 	up, total, firstDown, nDown := 0, 0, -1, 0
 	if m.live != nil {
@@ -122,46 +153,38 @@ func (h *headerModel) view(dst []line, m *Model) []line {
 	} else {
 		l.bytes(l.num, st.text)
 	}
-	if firstDown >= 0 {
-		t := &m.live.Targets[firstDown]
-		var b strings.Builder
-		b.WriteString(safetext.Terminal(t.Name))
-		b.WriteString(" down: ")
-		if e := safetext.Terminal(t.LastError); e != "" {
-			b.WriteString(e)
-		} else {
-			b.WriteString("no successful scrape")
-		}
-		if nDown > 1 {
-			b.WriteString(" (+")
-			b.WriteString(strconv.Itoa(nDown - 1))
-			b.WriteString(" more)")
-		}
-		l.plain(" ")
-		room := width - l.w - 2 - len(r) - 2
-		if room < 40 {
-			r = rs
-			room = width - l.w - 2 - len(r) - 2
-		}
-		if room < 12 {
-			// No room for the clock: the down target matters more.
-			r = r[:0]
-			room = width - l.w - 2
-		}
-		l.text(g.down, st.down)
-		l.pad(1)
-		l.cell(b.String(), max(room, 1), false, st.down)
+	if firstDown < 0 {
+		return r
 	}
-	if len(r) > 0 {
-		if width-l.w-len(r) < 2 {
-			r = rs
-		}
-		if pad := width - l.w - len(r); pad >= 2 {
-			l.pad(pad)
-			l.bytes(r, st.dim)
-		}
+	t := &m.live.Targets[firstDown]
+	var b strings.Builder
+	b.WriteString(safetext.Terminal(t.Name))
+	b.WriteString(" down: ")
+	if e := safetext.Terminal(t.LastError); e != "" {
+		b.WriteString(e)
+	} else {
+		b.WriteString("no successful scrape")
 	}
-	return append(dst, trimSpaceRight(l.line()))
+	if nDown > 1 {
+		b.WriteString(" (+")
+		b.WriteString(strconv.Itoa(nDown - 1))
+		b.WriteString(" more)")
+	}
+	l.plain(" ")
+	room := width - l.w - 2 - len(r) - 2
+	if room < 40 {
+		r = rs
+		room = width - l.w - 2 - len(r) - 2
+	}
+	if room < 12 {
+		// No room for the clock: the down target matters more.
+		r = r[:0]
+		room = width - l.w - 2
+	}
+	l.text(g.down, st.down)
+	l.pad(1)
+	l.cell(b.String(), max(room, 1), false, st.down)
+	return r
 }
 
 // footer is the key help line, or the filter input while it is open.

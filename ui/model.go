@@ -624,27 +624,38 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	if cmd, ok := m.replayKey(msg); ok {
 		return cmd
 	}
+	if cmd, ok := m.globalKey(msg); ok {
+		return cmd
+	}
+	return m.viewKey(msg)
+}
+
+// globalKey acts on the keys every view shares (quit, help, pause, the
+// window, save, what-if, follow, the panes, switching views); ok is false
+// for any other key.
+func (m *Model) globalKey(msg tea.KeyMsg) (tea.Cmd, bool) {
+	k := &m.c.keys
 	switch {
 	case key.Matches(msg, k.Quit):
-		return m.quit()
+		return m.quit(), true
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
 		m.helpView.scroll = 0
-		return nil
+		return nil, true
 	case key.Matches(msg, k.Pause):
-		return m.togglePause()
+		return m.togglePause(), true
 	case key.Matches(msg, k.WindowDown):
-		return m.stepWindow(-1)
+		return m.stepWindow(-1), true
 	case key.Matches(msg, k.WindowUp):
-		return m.stepWindow(+1)
+		return m.stepWindow(+1), true
 	case key.Matches(msg, k.Save):
-		return m.saveScreen()
+		return m.saveScreen(), true
 	case m.c.opts.WhatIf != nil && key.Matches(msg, k.WhatIf):
-		return m.toggleWhatIf()
+		return m.toggleWhatIf(), true
 	case key.Matches(msg, k.Follow):
 		m.following = true
 		m.followWorst()
-		return nil
+		return nil, true
 	case key.Matches(msg, k.Findings), key.Matches(msg, k.Info):
 		v := viewFindings
 		if key.Matches(msg, k.Info) {
@@ -652,16 +663,16 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		if m.view == v {
 			m.switchView(viewOverview) // the same key closes it
-			return nil
+			return nil, true
 		}
 		m.view = v
 		m.paneView.scroll = 0
-		return nil
+		return nil, true
 	case key.Matches(msg, k.SwitchView):
 		switch m.view {
 		case viewOverview:
 			if cmd, ok := m.openSelected(); ok {
-				return cmd
+				return cmd, true
 			}
 			m.switchView(viewChains) // no row to detail yet
 		case viewDetail, viewService, viewGroup:
@@ -669,8 +680,14 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		default:
 			m.switchView(viewOverview)
 		}
-		return nil
+		return nil, true
 	}
+	return nil, false
+}
+
+// viewKey acts on a key in the current view.
+func (m *Model) viewKey(msg tea.KeyMsg) tea.Cmd {
+	k := &m.c.keys
 	switch m.view {
 	case viewChains:
 		if key.Matches(msg, k.Back) {
