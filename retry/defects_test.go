@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-// Regression tests for the defects of issue 23, one test per defect.
+// Regression tests for the defects found in review, one test per defect.
 
 // provider503 is a provider that always answers with a documented
 // temporary failure, counting the attempts that reach it.
@@ -489,8 +489,8 @@ func TestDefaultClassifyOwnerResultsAreFinal(t *testing.T) {
 
 // retry_operation_attempts_total adds an operation's attempts when it
 // ends, so attempts per admitted original can be counted at one moment
-// (issue 14): 3 for an operation that tried three times, nothing for one
-// shed before any attempt.
+// (3 for an operation that tried three times, nothing for one
+// shed before any attempt).
 func TestOperationAttemptsCountedAtTheEnd(t *testing.T) {
 	h := newHarness(t, func(c *Config) {
 		c.Policy = Policy{MaxAttempts: 3, PerAttemptTimeout: 100 * ms}

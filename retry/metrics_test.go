@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-// contract is the family list of docs/metrics.md (issue 2), with types.
+// contract is the family list of docs/metrics.md, with types.
 var contract = map[string]string{
 	"retry_originals_total":          "COUNTER",
 	"retry_attempts_total":           "COUNTER",

@@ -126,7 +126,7 @@ func (v *chainsView) chain(dst []line, c analysis.ChainResult, width int) []line
 	}
 	head := l.line()
 	if head.w > width {
-		// Cut, and say so (issue 17: a chain header cut silently).
+		// Cut, and say so (a chain header cut silently).
 		head = line{s: ansi.Truncate(head.s, width, v.c.g.ellipsis), w: width}
 	}
 	dst = append(dst, head)

@@ -162,7 +162,7 @@ func uiRunes(t *testing.T, cs Charset) map[rune]string {
 }
 
 // Every glyph the UI can print, in every charset, is in each of the five
-// fonts' coverage tables (issue 22: ⧗ showed as a box in DejaVu Sans Mono).
+// fonts' coverage tables (⧗ showed as a box in DejaVu Sans Mono).
 func TestGlyphsInEveryFont(t *testing.T) {
 	fonts := make([]map[rune]bool, len(fontTables))
 	for i, name := range fontTables {
@@ -197,7 +197,7 @@ func TestASCIICharsetPrintsASCII(t *testing.T) {
 	}
 }
 
-// The tables hold what their sources say: ⧗, the glyph issue 22 found
+// The tables hold what their sources say: ⧗, a glyph once shown as a box
 // missing, is in none; the eighth blocks are in the three fonts read
 // from their files and not claimed for the two proprietary ones.
 func TestFontTablesAgreeWithTheirSources(t *testing.T) {

@@ -455,7 +455,7 @@ func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 
 // notYetRead drops the targets a replay has not reached yet (never
 // scraped, no error): at the first frames of a recording they are not
-// down, only not in it yet (issue 17: "targets 1/4 up ! app down" at the
+// down, only not in it yet ("targets 1/4 up ! app down" at the
 // first frame). The slice is copied: frames are shared, never modified.
 func notYetRead(ts []model.TargetStatus) []model.TargetStatus {
 	n := 0

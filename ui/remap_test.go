@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestRemap (issue 17): a config's keys: section rebinds actions, the help
+// TestRemap: a config's keys: section rebinds actions, the help
 // shows the new key, and mistakes are errors naming them.
 func TestRemap(t *testing.T) {
 	k := DefaultKeyMap()

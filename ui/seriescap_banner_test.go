@@ -11,7 +11,7 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// Issue 20: the series-cap banner said "(100000 kept)" when the store kept
+// The series-cap banner said "(100000 kept)" when the store kept
 // 20,000: it must say what the store really keeps, per target and across
 // targets, and which cap refused the rest.
 func TestSeriesCapBannerSaysWhatIsKept(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 
 // The what-if pane (w, in a replay of a recording) shows the recording
 // replayed by the model under other retry policies: the text of
-// `retrytop whatif FILE` (issue 18), computed once, in a command, the
+// `retrytop whatif FILE`, computed once, in a command, the
 // first time the pane opens.
 
 // whatIfMsg carries the comparison, or why there is none; run says which

@@ -52,7 +52,7 @@ func executeTo(t *testing.T, out *os.File, args ...string) (string, error) {
 	return errb.String(), err
 }
 
-// Issue 20: `export -o -` on a terminal wrote a target's raw escape bytes
+// `export -o -` on a terminal wrote a target's raw escape bytes
 // there, to be obeyed. It is refused on a terminal, with nothing written;
 // a file, a pipe or /dev/null (a character device, not a terminal) still
 // gets the label values byte for byte, as promtool needs them.

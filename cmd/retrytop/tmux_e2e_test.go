@@ -218,7 +218,7 @@ func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
 // at the end of its line.
 var timeAxis = regexp.MustCompile(`(?m)\d\d:\d\d:\d\d +\d\d:\d\d:\d\d`)
 
-// Issue 22's done-when: during the baseline storm at 200x60, with no key
+// During the baseline storm at 200x60, with no key
 // pressed, the dashboard follows the incident (the chart panel names
 // client → provider) and uses the screen (at most 3 blank lines between
 // the header and the key bar); at 80x24 the compact layout keeps what it
@@ -292,7 +292,7 @@ func TestTmuxStormFillsTheScreenAndFollowsTheIncident(t *testing.T) {
 	s.waitExit(status, 20*time.Second)
 }
 
-// Issue 17's replay items, as a person sees them: a paused replay says
+// The replay items, as a person sees them: a paused replay says
 // PAUSED, raises no "target down" alarm at its first frame or at its
 // end, and ? lists the player's keys.
 func TestTmuxReplayPausedNoFalseAlarm(t *testing.T) {
