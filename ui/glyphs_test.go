@@ -197,8 +197,8 @@ func TestASCIICharsetPrintsASCII(t *testing.T) {
 	}
 }
 
-// The tables hold what their sources say: ⧗, a glyph once shown as a box
-// missing, is in none; the eighth blocks are in the three fonts read
+// The tables hold what their sources say: ⧗, once drawn as a box, is in
+// none; the eighth blocks are in the three fonts read
 // from their files and not claimed for the two proprietary ones.
 func TestFontTablesAgreeWithTheirSources(t *testing.T) {
 	for _, name := range fontTables {
