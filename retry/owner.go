@@ -224,18 +224,7 @@ func (o *Owner) Do(ctx context.Context, p Priority, attempt func(ctx context.Con
 // (DoValue).
 func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Context) error, inline, mayHedge bool) (any, error) {
 	hedge := mayHedge && o.policy.HedgeDelay > 0
-	op := operation{o: o, p: p, pi: p.index(), start: o.clock.Now(), ctx: ctx}
-	o.in.originals[op.pi].Inc()
-	if outer := attemptFrom(ctx); outer != nil {
-		// Structural, whatever becomes of the errors: the outer attempt
-		// is not hedged beside this operation, nor retried if it fails.
-		outer.nested.Store(true)
-		op.outer = outer
-		o.in.nested.WithLabelValues(o.dep, outer.o.dep).Inc()
-	}
-	if o.budget != nil {
-		o.budget.RecordOriginal()
-	}
+	op := o.begin(ctx, p)
 	deadline := o.deadline(ctx, op.start)
 
 	// The first attempt's check before TryAcquire uses the start's reading:
@@ -243,66 +232,18 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 	// reading is a noticeable part of the no-failure path's cost.
 	checkAt := op.start
 	for {
-		if err := ctx.Err(); err != nil {
-			return nil, op.finishCtx(err)
-		}
 		if op.attempts > 0 {
 			checkAt = o.clock.Now()
 		}
-		if !o.timeLeft(deadline, checkAt) {
-			return nil, op.finish(ResultDeadlineExhausted, nil)
+		now, stop, err := op.admit(ctx, deadline, checkAt)
+		if stop {
+			return nil, err
 		}
-		if o.limiter != nil && !o.limiter.TryAcquire(p) {
-			o.in.admissionRejected[op.pi].Inc()
-			return nil, op.finish(ResultCapacityRejected, nil)
+		a := op.newAttempt(ctx, now, deadline, attempt)
+		if a, stop, err = op.run(ctx, a, deadline, attempt, hedge, inline); stop {
+			return nil, err
 		}
-		// Taking the slot may have raced a cancel or the deadline; an
-		// attempt must never start with an expired ctx.
-		now := o.clock.Now()
-		if err := ctx.Err(); err != nil || !o.timeLeft(deadline, now) {
-			if o.limiter != nil {
-				o.limiter.Release()
-			}
-			if err != nil {
-				return nil, op.finishCtx(err)
-			}
-			return nil, op.finish(ResultDeadlineExhausted, nil)
-		}
-		timeout := deadline.Sub(now) // a retry gets what is left, never a fresh budget
-		if t := o.policy.PerAttemptTimeout; t > 0 && t < timeout {
-			timeout = t
-		}
-		op.paid = false // the paid-for retry is being made now
-		op.attempts++
-		if op.attempts > 1 {
-			o.in.retries.Inc()
-			if o.onRetry != nil {
-				o.onRetry(RetryInfo{Dependency: o.dep, Priority: p, Attempt: op.attempts, Delay: op.delay, Err: op.last})
-			}
-		}
-
-		a := o.newAttempt(ctx, now, timeout, attempt)
-		a.n = op.attempts
-		switch {
-		case hedge && op.attempts < o.policy.MaxAttempts:
-			w, ret, done := op.hedgedRound(ctx, a, deadline, attempt)
-			if done {
-				return nil, ret
-			}
-			a = w
-		case inline:
-			op.runInline(a)
-		default:
-			go a.run()
-			if !a.wait(deadline) {
-				return nil, op.abandon(ctx, a)
-			}
-			if a.unwound() {
-				op.unwound(a)
-				a.rethrow()
-			}
-		}
-		err := a.err
+		err = a.err
 		if err == nil && (ctx.Err() != nil || a.end.After(deadline)) {
 			// The answer came after the caller gave up or after the
 			// deadline Do promised: work done for nobody, not a success.
@@ -320,46 +261,153 @@ func (o *Owner) do(ctx context.Context, p Priority, attempt func(ctx context.Con
 			op.endAt = a.end // the operation ends with its attempt: no second reading
 			return a.val, op.finish(ResultSuccess, nil)
 		}
-		op.last = err
-		if cerr := ctx.Err(); cerr != nil {
-			return nil, op.finishCtx(cerr)
-		}
-		if class == Permanent {
-			return nil, op.finish(ResultPermanentError, nil)
-		}
-		if op.attempts >= o.policy.MaxAttempts {
-			return nil, op.finish(ResultProviderError, nil)
-		}
-		if a.noRetry != "" {
-			// Safe to repeat comes before everything else a retry needs:
-			// no budget is spent and no backoff slept for it.
-			op.reason = a.noRetry
-			return nil, op.finish(ResultNotRetryable, nil)
-		}
-
-		wait := retryAfter(err)
-		if wait > o.policy.MaxRetryAfter {
-			op.reason = "provider asked to wait " + wait.String() + ", over Policy.MaxRetryAfter " + o.policy.MaxRetryAfter.String()
-			return nil, op.finish(ResultProviderError, nil)
-		}
-		delay := max(o.jitter(op.attempts), wait) // Retry-After is a floor
-		// Shortening a requested wait to squeeze in a retry would ignore
-		// the provider's overload signal: stop instead.
-		if !o.timeLeft(deadline, o.clock.Now().Add(delay)) {
-			return nil, op.finish(ResultDeadlineExhausted, nil)
-		}
-		if o.budget != nil {
-			if !o.budget.TryConsume() {
-				o.in.budgetDenied.Inc()
-				return nil, op.finish(ResultBudgetExhausted, nil)
-			}
-			op.paid = true
-		}
-		op.delay = delay
-		if err := op.sleep(ctx, delay); err != nil {
-			return nil, op.finishCtx(err)
+		if stop, err := op.retryOrStop(ctx, a, class, deadline); stop {
+			return nil, err
 		}
 	}
+}
+
+// begin starts an operation: counted as an original, marked nested when
+// it runs inside another owner's attempt, recorded with the budget.
+func (o *Owner) begin(ctx context.Context, p Priority) operation {
+	op := operation{o: o, p: p, pi: p.index(), start: o.clock.Now(), ctx: ctx}
+	o.in.originals[op.pi].Inc()
+	if outer := attemptFrom(ctx); outer != nil {
+		// Structural, whatever becomes of the errors: the outer attempt
+		// is not hedged beside this operation, nor retried if it fails.
+		outer.nested.Store(true)
+		op.outer = outer
+		o.in.nested.WithLabelValues(o.dep, outer.o.dep).Inc()
+	}
+	if o.budget != nil {
+		o.budget.RecordOriginal()
+	}
+	return op
+}
+
+// admit decides whether the next attempt may start: the caller is still
+// waiting, time is left at checkAt, and the limiter has a slot. It returns
+// the time the attempt starts, or, with stop, the operation's end.
+func (op *operation) admit(ctx context.Context, deadline, checkAt time.Time) (now time.Time, stop bool, err error) {
+	o := op.o
+	if err := ctx.Err(); err != nil {
+		return now, true, op.finishCtx(err)
+	}
+	if !o.timeLeft(deadline, checkAt) {
+		return now, true, op.finish(ResultDeadlineExhausted, nil)
+	}
+	if o.limiter != nil && !o.limiter.TryAcquire(op.p) {
+		o.in.admissionRejected[op.pi].Inc()
+		return now, true, op.finish(ResultCapacityRejected, nil)
+	}
+	// Taking the slot may have raced a cancel or the deadline; an
+	// attempt must never start with an expired ctx.
+	now = o.clock.Now()
+	if err := ctx.Err(); err != nil || !o.timeLeft(deadline, now) {
+		if o.limiter != nil {
+			o.limiter.Release()
+		}
+		if err != nil {
+			return now, true, op.finishCtx(err)
+		}
+		return now, true, op.finish(ResultDeadlineExhausted, nil)
+	}
+	return now, false, nil
+}
+
+// newAttempt makes the operation's next attempt, starting at now with what
+// is left of the deadline (a retry never gets a fresh budget), and counts
+// it as a retry when it is one.
+func (op *operation) newAttempt(ctx context.Context, now, deadline time.Time, attempt func(ctx context.Context) error) *attemptCtx {
+	o := op.o
+	timeout := deadline.Sub(now)
+	if t := o.policy.PerAttemptTimeout; t > 0 && t < timeout {
+		timeout = t
+	}
+	op.paid = false // the paid-for retry is being made now
+	op.attempts++
+	if op.attempts > 1 {
+		o.in.retries.Inc()
+		if o.onRetry != nil {
+			o.onRetry(RetryInfo{Dependency: o.dep, Priority: op.p, Attempt: op.attempts, Delay: op.delay, Err: op.last})
+		}
+	}
+	a := o.newAttempt(ctx, now, timeout, attempt)
+	a.n = op.attempts
+	return a
+}
+
+// run runs attempt a: with a hedge beside it, inline, or in a goroutine
+// waited for until the deadline. It returns the attempt whose result
+// counts, or, with stop, the operation's end.
+func (op *operation) run(ctx context.Context, a *attemptCtx, deadline time.Time, attempt func(ctx context.Context) error, hedge, inline bool) (*attemptCtx, bool, error) {
+	switch {
+	case hedge && op.attempts < op.o.policy.MaxAttempts:
+		w, ret, done := op.hedgedRound(ctx, a, deadline, attempt)
+		if done {
+			return nil, true, ret
+		}
+		return w, false, nil
+	case inline:
+		op.runInline(a)
+	default:
+		go a.run()
+		if !a.wait(deadline) {
+			return nil, true, op.abandon(ctx, a)
+		}
+		if a.unwound() {
+			op.unwound(a)
+			a.rethrow()
+		}
+	}
+	return a, false, nil
+}
+
+// retryOrStop decides after failed attempt a: stop (the caller left, the
+// error is permanent, attempts or time ran out, the request is not safe
+// to repeat, the provider asks for too long a wait, the budget is spent)
+// with the operation's end, or sleep the backoff and go on.
+func (op *operation) retryOrStop(ctx context.Context, a *attemptCtx, class Class, deadline time.Time) (bool, error) {
+	o, err := op.o, a.err
+	op.last = err
+	if cerr := ctx.Err(); cerr != nil {
+		return true, op.finishCtx(cerr)
+	}
+	if class == Permanent {
+		return true, op.finish(ResultPermanentError, nil)
+	}
+	if op.attempts >= o.policy.MaxAttempts {
+		return true, op.finish(ResultProviderError, nil)
+	}
+	if a.noRetry != "" {
+		// Safe to repeat comes before everything else a retry needs:
+		// no budget is spent and no backoff slept for it.
+		op.reason = a.noRetry
+		return true, op.finish(ResultNotRetryable, nil)
+	}
+	wait := retryAfter(err)
+	if wait > o.policy.MaxRetryAfter {
+		op.reason = "provider asked to wait " + wait.String() + ", over Policy.MaxRetryAfter " + o.policy.MaxRetryAfter.String()
+		return true, op.finish(ResultProviderError, nil)
+	}
+	delay := max(o.jitter(op.attempts), wait) // Retry-After is a floor
+	// Shortening a requested wait to squeeze in a retry would ignore
+	// the provider's overload signal: stop instead.
+	if !o.timeLeft(deadline, o.clock.Now().Add(delay)) {
+		return true, op.finish(ResultDeadlineExhausted, nil)
+	}
+	if o.budget != nil {
+		if !o.budget.TryConsume() {
+			o.in.budgetDenied.Inc()
+			return true, op.finish(ResultBudgetExhausted, nil)
+		}
+		op.paid = true
+	}
+	op.delay = delay
+	if err := op.sleep(ctx, delay); err != nil {
+		return true, op.finishCtx(err)
+	}
+	return false, nil
 }
 
 // classifyAttempt classifies a finished attempt's error: Classify's
