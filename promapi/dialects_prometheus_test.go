@@ -292,7 +292,7 @@ func (g *growing) openMetrics(b *strings.Builder, s int, job, instance string) {
 // The dialect scenario: samples every second for dialectSeconds seconds
 // from dialectStart, compared over [dialectFrom, dialectTo].
 const (
-	dialectStart           = 1767225600 // 2026-01-01T00:00:00Z, Unix seconds
+	dialectStart           = bfStart
 	dialectSeconds         = 30
 	dialectFrom, dialectTo = 10, 25
 	dialectTolerance       = 1e-9
@@ -313,9 +313,6 @@ const (
 // returns values and times exactly: they agree to the rounding of a
 // division (dialectTolerance, relative).
 func TestDialectQueriesAgainstPrometheus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("Prometheus integration test skipped in -short mode")
-	}
 	t.Run("core", func(t *testing.T) {
 		dialectEquivalence(t, acmeMapping, dialectCases, simFleets(t),
 			"prometheus-api:acme+istio+envoy+linkerd+haproxy+grpc+resilience4j+pools+native")

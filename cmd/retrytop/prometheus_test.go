@@ -191,9 +191,6 @@ func TestAnalyzePrometheusDialectFlag(t *testing.T) {
 // report gives exactly those rates, amplification 2.5 and 1, and the
 // findings that follow from them.
 func TestAnalyzePrometheusBackfilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("Prometheus integration test skipped in -short mode")
-	}
 	// A bound on a hang, not on a number: nothing below is timed.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
