@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -73,7 +75,7 @@ func TestFailedScrapesAreBridged(t *testing.T) {
 	end := newestUp(up)
 
 	src, err := New(Options{Client: ClientConfig{URL: base, Timeout: time.Minute}, Step: time.Second, Delay: -1,
-		Clock: func() time.Time { return time.UnixMilli(end) }, Backfill: 4 * time.Minute})
+		Clock: func() time.Time { return time.UnixMilli(end).Add(evalPhase) }, Backfill: 4 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +111,34 @@ func TestFailedScrapesAreBridged(t *testing.T) {
 	// Both are whole counts over the same stamps: only the rounding of a
 	// division differs.
 	if !got.OK || math.Abs(got.V-want) > 1e-9*want {
-		t.Errorf("originals over %d failed scrapes: %v/s, want %.6g/s (%.0f counted in %d ms)", failed, got, want, vLast-vFirst, last-first)
+		t.Errorf("originals over %d failed scrapes: %v/s, want %.6g/s (%.0f counted in %d ms)\n%s", failed, got, want, vLast-vFirst, last-first,
+			bridgeTrace(src.Store(), counter, up, end))
 	}
+}
+
+// bridgeTrace lists, by ms before end, what Prometheus stored (the
+// counter's samples, up) beside the Source's originals counter, for a
+// failure message.
+func bridgeTrace(st *model.Store, counter, up map[int64]float64, end int64) string {
+	stored := map[int64]float64{}
+	for _, s := range st.Select("flaky", model.MetricOriginals, nil) {
+		for _, p := range s.Points {
+			stored[p.T] += p.V
+		}
+	}
+	var stamps []int64
+	for ts := range up {
+		stamps = append(stamps, ts)
+	}
+	for ts := range stored {
+		if _, ok := up[ts]; !ok {
+			stamps = append(stamps, ts)
+		}
+	}
+	slices.Sort(stamps)
+	var b strings.Builder
+	for _, ts := range stamps {
+		fmt.Fprintf(&b, "%+6d ms: up %v counter %v source %v\n", ts-end, up[ts], counter[ts], stored[ts])
+	}
+	return b.String()
 }

@@ -57,7 +57,7 @@ func TestLivePrometheusSmoke(t *testing.T) {
 	end := time.UnixMilli(newestUp(rawSamples(t, ctx, cl, `up{job="live"}`)))
 
 	src, err := New(Options{Client: ClientConfig{URL: base, Timeout: time.Minute}, Step: time.Second, Delay: -1,
-		Clock: func() time.Time { return end }, Backfill: 2 * liveWindow})
+		Clock: func() time.Time { return end.Add(evalPhase) }, Backfill: 2 * liveWindow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,3 +79,13 @@ func newestUp(up map[int64]float64) int64 {
 	}
 	return end
 }
+
+// evalPhase is how far after a scrape's stamp the live tests' Source
+// evaluates (its clock: the newest scrape plus evalPhase, on a grid of
+// scrapeInterval): half an interval, the farthest an evaluation can stand
+// from the scrapes on both sides. On the scrapes' own phase, a scrape
+// stamped a few ms after an evaluation (jitter) and a failed one before
+// the next fall into one step, and the first one's increase is lost: the
+// evaluation after it finds the series stale (docs/prometheus.md, "Not
+// done yet").
+const evalPhase = scrapeInterval / 2
