@@ -78,7 +78,8 @@ func TestLivePrometheusSmoke(t *testing.T) {
 	if v := sig.OriginalsPerS; !v.OK || math.Abs(v.V-liveRate) > liveTolerance*liveRate {
 		t.Errorf("originals %v/s, want %v/s within %.1f%%", v, liveRate, 100*liveTolerance)
 	}
-	// Whole float counts in one answer: only rounding differs.
+	// Both counters come from one answer, attempts exactly twice
+	// originals: only rounding differs.
 	if v := sig.Amplification; !v.OK || math.Abs(v.V-2) > 1e-9 {
 		t.Errorf("amplification %v, want 2", v)
 	}
