@@ -80,7 +80,7 @@ func TestReportBinsAlignedAcrossReaders(t *testing.T) {
 		return BuildReport(st, []model.TargetStatus{{Name: "app", Up: true}}, ReportOptions{Bin: 2 * time.Second, Window: 10 * time.Second})
 	}
 	// First scrapes 0.3 s and 1.0 s after an edge: 0.7 s apart, the phase
-	// the failing run of TestAnalyzePrometheusSameFindings had.
+	// two readers of one target were once seen to have.
 	a, b := read(100_300), read(101_000)
 	ta, tb := a.Dependencies[0].Timeline, b.Dependencies[0].Timeline
 	if len(ta) < 20 || len(tb) < 20 {

@@ -2,136 +2,143 @@ package promapi
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
-	"github.com/retrytop/retrytop/scrape"
 )
 
-// flakyTarget counts exactly 40 originals and attempts a second since it
-// started (its counters are brought up to that count whenever it is
-// scraped) and answers 503 while failing is set: a service whose scrapes
-// fail for a while in an incident, its counters still rising.
-func flakyTarget(t *testing.T, failing *atomic.Bool) *httptest.Server {
+// perScrape is what flakyTarget's counters rise by at every request.
+const perScrape = 40
+
+// flakyTarget counts perScrape originals and successful attempts at
+// every request, and answers 503 to requests failFrom..failTo (counting
+// from 1): a service whose scrapes fail for a while in an incident, its
+// counters still rising. What it counted is in its values; nothing
+// depends on the clock.
+func flakyTarget(t *testing.T, failFrom, failTo int) *httptest.Server {
 	t.Helper()
-	reg := prometheus.NewRegistry()
-	orig := prometheus.NewCounterVec(prometheus.CounterOpts{Name: model.MetricOriginals}, []string{"dependency", "priority"})
-	att := prometheus.NewCounterVec(prometheus.CounterOpts{Name: model.MetricAttempts}, []string{"dependency", "outcome"})
-	reg.MustRegister(orig, att)
-	start := time.Now()
 	var mu sync.Mutex
-	counted := 0
-	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if failing.Load() {
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		i := n
+		mu.Unlock()
+		if i >= failFrom && i <= failTo {
 			http.Error(w, "overloaded", http.StatusServiceUnavailable)
 			return
 		}
-		mu.Lock()
-		if n := int(time.Since(start).Seconds() * 40); n > counted {
-			orig.WithLabelValues("db", "critical").Add(float64(n - counted))
-			att.WithLabelValues("db", "success").Add(float64(n - counted))
-			counted = n
-		}
-		mu.Unlock()
-		h.ServeHTTP(w, r)
+		v := perScrape * i
+		fmt.Fprintf(w, "# TYPE %[1]s counter\n%[1]s{dependency=\"db\",priority=\"critical\"} %[3]d\n"+
+			"# TYPE %[2]s counter\n%[2]s{dependency=\"db\",outcome=\"success\"} %[3]d\n", model.MetricOriginals, model.MetricAttempts, v)
 	}))
+	t.Cleanup(srv.Close)
+	return srv
 }
 
-// TestFailedScrapesAreBridged: a target whose scrapes fail for 3 s while
-// its counters rise. The direct scraper compares the first sample after
-// the gap with the last before it and keeps what was counted in between;
-// through Prometheus, which marks the target's series stale on a failed
-// scrape, "S offset step" right after the gap is absent, and the
-// increase over the gap was lost: measured 24/s against the direct
-// scraper's 40/s over a 10 s span holding the 3 s gap. CounterExpr now takes the last sample before the
-// previous evaluation over dialect.CounterBridge, so both read the same
-// rate (compareRate's bound: 3 % and what the target counted between the
-// two readers' samples at each end).
+// TestFailedScrapesAreBridged: a target whose scrapes 6-8 fail while its
+// counters rise. Prometheus marks the target's series stale at each
+// failed scrape, so "S offset step" right after the gap is absent; the
+// increase over the gap must still be counted (CounterExpr reaches back
+// over dialect.CounterBridge), as a scraper counts it: the Source's rate
+// over its span equals the counter's increase between the samples
+// Prometheus stored at the span's ends, over their time. Without the
+// bridge the gap's increase is lost (measured: 24/s against 40/s).
 func TestFailedScrapesAreBridged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Prometheus integration test skipped in -short mode")
 	}
-	// A bound on a hang, not on a number.
+	// A bound on a hang, not on a number: the test waits for Prometheus'
+	// own scrapes, however slow.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var failing atomic.Bool
-	srv := flakyTarget(t, &failing)
-	defer srv.Close()
+	const failFrom, failTo, after = 6, 8, 14
+	srv := flakyTarget(t, failFrom, failTo)
 	u, _ := url.Parse(srv.URL)
-	base := startPrometheus(t, ctx, []scrapeJob{{name: "flaky", host: u.Host, path: "/"}}, 2)
+	base, cl := startScraping(t, ctx, "flaky", u.Host, "/")
+	waitFor(t, ctx, cl, `max(`+model.MetricOriginals+`{job="flaky"})`, func(v float64) bool { return v >= perScrape*after })
 
-	tgt, err := scrape.ParseTarget("flaky=" + srv.URL)
+	// What Prometheus stored: the counter's samples and up's (0 at the
+	// failed scrapes), stamp -> value.
+	counter := rawSamples(t, ctx, cl, model.MetricOriginals+`{job="flaky"}`)
+	up := rawSamples(t, ctx, cl, `up{job="flaky"}`)
+	end := newestUp(up)
+
+	src, err := New(Options{Client: ClientConfig{URL: base, Timeout: time.Minute}, Step: time.Second, Delay: -1,
+		Clock: func() time.Time { return time.UnixMilli(end).Add(evalPhase) }, Backfill: 4 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tgt.Timeout = 30 * time.Second // only the values are compared
-	tr := dialect.Auto()
-	direct := scrape.NewScraper([]scrape.Target{tgt}, model.NewStore(model.StoreConfig{}), scrape.Options{Translate: tr.Translate, Filter: tr.Filter})
-	src, err := New(Options{Client: ClientConfig{URL: base}, Step: time.Second, Backfill: -1})
-	if err != nil {
-		t.Fatal(err)
+	if st := src.Refresh(ctx); !st[0].Up || st[0].LastError != "" {
+		t.Fatalf("server status %+v", st[0])
 	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	directLags := readTogether(runCtx, &wg, direct, src)
-	ruler, rulerLags := startRuler(runCtx, &wg, []scrape.Target{tgt}, scrape.Options{Translate: tr.Translate, Filter: tr.Filter})
-
-	time.Sleep(4 * time.Second)
-	t0 := time.Now()
-	time.Sleep(4 * time.Second)
-	failing.Store(true)
-	failFrom := time.Now()
-	time.Sleep(3 * time.Second)
-	failing.Store(false)
-	failTo := time.Now()
-	time.Sleep(4 * time.Second)
-	t1 := time.Now()
-	if err := waitEvaluated(ctx, src, t1); err != nil { // the Source evaluates past t1
-		t.Fatal(err)
+	times := src.Store().Times("flaky")
+	if len(times) < 2 {
+		t.Fatalf("the Source stored %d snapshots", len(times))
 	}
-	stopRun()
-	wg.Wait()
-
-	a, b := direct.Store(), src.Store()
-	promLags := prometheusLags(ctx, base, t1, t1.Sub(t0)+5*time.Second)
-	skew := max(directLags.longest(), promLags.longest())
-	// The span both readers hold must have the failed scrapes inside,
-	// with samples on both sides of them.
-	from, to := commonSpan(a, b, "flaky", t0, t1)
-	if !from.Before(failFrom) || !to.After(failTo) {
-		t.Fatalf("common span %v..%v does not hold the failed scrapes %v..%v", from, to, failFrom, failTo)
-	}
-	rate := func(st *model.Store) func(from, to int64) model.Value {
-		return func(from, to int64) model.Value {
-			return analysis.SignalsFor(st, "flaky", "db", from, to).OriginalsPerS
+	first, last := times[0], times[len(times)-1]
+	// The span holds the failed scrapes (up 0), and Prometheus stored
+	// the counts of the requests on both sides of them inside it and none
+	// of theirs.
+	failed := 0
+	for ts, v := range up {
+		if v == 0 && ts > first && ts < last {
+			failed++
 		}
 	}
-	// Both sides against the truth first: 40/s. A sample is stamped when
-	// its scrape starts and counted when the target answers, up to the
-	// longest scrape later, and a count is whole: at each end of the span
-	// 40/s x skew + 1 off.
-	span := to.Sub(from).Seconds()
-	for name, st := range map[string]*model.Store{"direct": a, "prometheus": b} {
-		v := rate(st)(from.UnixMilli(), to.UnixMilli())
-		if bound := 2 * (40*skew.Seconds() + 1) / span; !v.OK || math.Abs(v.V-40) > bound {
-			t.Errorf("%s: originals %v/s over %v..%v with 3 s of failed scrapes, want 40/s", name, v, from.Format("15:04:05.000"), to.Format("15:04:05.000"))
+	stored := map[float64]bool{}
+	for ts, v := range counter {
+		stored[v] = ts >= first && ts <= last
+	}
+	vFirst, ok1 := counter[first]
+	vLast, ok2 := counter[last]
+	if failed == 0 || !stored[perScrape*(failFrom-1)] || !stored[perScrape*(failTo+1)] || stored[perScrape*failFrom] || !ok1 || !ok2 {
+		t.Fatalf("span %d..%d: %d failed scrapes inside, or not the counts around them, or no samples at its ends (counter %v, up %v)",
+			first, last, failed, counter, up)
+	}
+	want := (vLast - vFirst) / (float64(last-first) / 1000)
+	got := analysis.SignalsFor(src.Store(), "flaky", "db", first, last).OriginalsPerS
+	// Both are whole counts over the same stamps: only the rounding of a
+	// division differs.
+	if !got.OK || math.Abs(got.V-want) > 1e-9*want {
+		t.Errorf("originals over %d failed scrapes: %v/s, want %.6g/s (%.0f counted in %d ms)\n%s", failed, got, want, vLast-vFirst, last-first,
+			bridgeTrace(src.Store(), counter, up, end))
+	}
+}
+
+// bridgeTrace lists, by ms before end, what Prometheus stored (the
+// counter's samples, up) beside the Source's originals counter, for a
+// failure message.
+func bridgeTrace(st *model.Store, counter, up map[int64]float64, end int64) string {
+	stored := map[int64]float64{}
+	for _, s := range st.Select("flaky", model.MetricOriginals, nil) {
+		for _, p := range s.Points {
+			stored[p.T] += p.V
 		}
 	}
-	rd := readers{a: a, b: b, ruler: ruler, aLags: directLags, bLags: promLags, rulerLags: rulerLags}
-	compareRate(t, "originals/s across failed scrapes", contractCounter("flaky", "db", model.MetricOriginals, func(s model.Signals) model.Value { return s.OriginalsPerS }), rd, "flaky", from, to)
+	var stamps []int64
+	for ts := range up {
+		stamps = append(stamps, ts)
+	}
+	for ts := range stored {
+		if _, ok := up[ts]; !ok {
+			stamps = append(stamps, ts)
+		}
+	}
+	slices.Sort(stamps)
+	var b strings.Builder
+	for _, ts := range stamps {
+		fmt.Fprintf(&b, "%+6d ms: up %v counter %v source %v\n", ts-end, up[ts], counter[ts], stored[ts])
+	}
+	return b.String()
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// storeSource is a Source over a real store, as collect.Scraper is.
+// storeSource is a Source over a real store, as scrape.Scraper is.
 type storeSource struct {
 	st       *model.Store
 	statuses []model.TargetStatus

@@ -11,11 +11,13 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // EnvRequire is the variable that turns a missing peer into a failure.
@@ -46,8 +48,64 @@ func Require(tb testing.TB, name, pkg string) string {
 // (and when ctx is done), its output logged if the test failed.
 func StartPrometheus(tb testing.TB, ctx context.Context, config string) (baseURL string, pid int) {
 	tb.Helper()
-	bin := Require(tb, "prometheus", "prometheus")
 	dir := tb.TempDir()
+	return startPrometheus(tb, ctx, dir, config, filepath.Join(dir, "data"))
+}
+
+// BackfilledPrometheus writes openMetrics (an OpenMetrics text ending in
+// "# EOF") into TSDB blocks with the real `promtool tsdb
+// create-blocks-from openmetrics`, starts the real Prometheus on them
+// with no scrape targets, and returns its base URL once its readiness
+// endpoint answers (polled until ctx is done). Skips (fails when
+// Required) without promtool or prometheus. Prometheus is killed when the
+// test ends.
+func BackfilledPrometheus(tb testing.TB, ctx context.Context, openMetrics string) string {
+	tb.Helper()
+	promtool := Require(tb, "promtool", "prometheus")
+	Require(tb, "prometheus", "prometheus")
+	dir := tb.TempDir()
+	in, data := filepath.Join(dir, "series.om"), filepath.Join(dir, "data")
+	if err := os.WriteFile(in, []byte(openMetrics), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if out, err := exec.CommandContext(ctx, promtool, "tsdb", "create-blocks-from", "openmetrics", in, data).CombinedOutput(); err != nil {
+		tb.Fatalf("promtool tsdb create-blocks-from openmetrics: %v\n%s", err, out)
+	}
+	base, _ := startPrometheus(tb, ctx, dir, "global:\n  scrape_interval: 1m\n", data)
+	WaitReady(tb, ctx, base)
+	return base
+}
+
+// WaitReady polls Prometheus' readiness endpoint at base until it answers
+// 200, failing the test when ctx ends first (the bound on the wait).
+func WaitReady(tb testing.TB, ctx context.Context, base string) {
+	tb.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/-/ready", nil)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			tb.Fatalf("prometheus at %s not ready: %v", base, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// startPrometheus starts Prometheus with config (written into dir) on
+// the TSDB at data; see StartPrometheus.
+func startPrometheus(tb testing.TB, ctx context.Context, dir, config, data string) (baseURL string, pid int) {
+	tb.Helper()
+	bin := Require(tb, "prometheus", "prometheus")
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
 		tb.Fatal(err)
@@ -58,7 +116,7 @@ func StartPrometheus(tb testing.TB, ctx context.Context, config string) (baseURL
 	}
 	addr := l.Addr().String()
 	l.Close()
-	prom := exec.CommandContext(ctx, bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+	prom := exec.CommandContext(ctx, bin, "--config.file="+cfgPath, "--storage.tsdb.path="+data,
 		"--web.listen-address="+addr, "--log.level=warn")
 	var log syncBuffer
 	prom.Stdout, prom.Stderr = &log, &log

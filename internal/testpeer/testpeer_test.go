@@ -2,7 +2,9 @@ package testpeer
 
 import (
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -52,5 +54,22 @@ func TestFreePortRunIsFree(t *testing.T) {
 			t.Fatalf("port %d of the run: %v", base+i, err)
 		}
 		l.Close()
+	}
+}
+
+// TestBackfilledPrometheusAnswers: two samples backfilled with promtool
+// are what the started Prometheus answers at their time.
+func TestBackfilledPrometheusAnswers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	base := BackfilledPrometheus(t, ctx, "c_total{job=\"x\"} 10 1767225600\nc_total{job=\"x\"} 25 1767225601\n# EOF\n")
+	resp, err := http.Get(base + "/api/v1/query?query=c_total&time=1767225601")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if want := `"value":[1767225601,"25"]`; !strings.Contains(string(body), want) {
+		t.Errorf("answer %s, want %s", body, want)
 	}
 }
