@@ -549,10 +549,10 @@ func gapSpan(bin time.Duration, tls map[model.Key][]model.Signals, keys []model.
 
 // aggregate is the rates a chain's gaps use over consecutive bins: each
 // rate's increase summed over the bins (rate x the time it is a mean
-// over: rateSeconds, the bin's sampled span) over their total time, so
-// the mean over exactly the span between the first bin's look-back scrape
-// and the last bin's last scrape (SampledFromMs, SampledToMs: the span
-// sampleSkew takes each side's rate to be over); absent unless every bin
+// over: rateSeconds, the part of the bin the scrapes cover) over their
+// total time, so the mean over exactly the span from the first bin's
+// covered start to the last bin's covered end (SampledFromMs, SampledToMs:
+// the span sampleSkew takes each side's rate to be over); absent unless every bin
 // has it, so that both sides of a gap cover the same time. Weighted by
 // the bins' widths instead, bins sampled over unequal spans (a scrape
 // interval that does not divide the bin) read a mean that was no count's

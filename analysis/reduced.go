@@ -64,20 +64,31 @@ type WholeBuilder struct {
 }
 
 type wholeTarget struct {
-	bins   []binInfo // per bin: the target's own window
-	series map[string]*wholeSeries
+	// first and last are the target's first and newest scrape seen;
+	// seen is false until it has one.
+	first, last int64
+	seen        bool
+	series      map[string]*wholeSeries
 }
 
-// binInfo is what a bin's window knows of the target's scrapes.
+// binInfo is the part of a bin a target's scrapes cover (coverage).
 type binInfo struct {
-	first, last int64
-	hasLast     bool
+	from, to int64
+}
+
+// cover is the part of the bin [start, end] the target's scrapes cover.
+func (wt *wholeTarget) cover(start, end int64) binInfo {
+	if wt == nil || !wt.seen {
+		return binInfo{}
+	}
+	from, to := coverage([]int64{wt.first, wt.last}, start, end)
+	return binInfo{from: from, to: to}
 }
 
 // window is the bin [start, end] over reduced points, with the rate
 // denominator binWindow gives it.
 func (bi binInfo) window(start, end int64) window {
-	w := window{start: start, end: end, back: true, first: bi.first, last: bi.last, hasLast: bi.hasLast}
+	w := window{start: start, end: end, back: true, from: bi.from, to: bi.to}
 	w.seconds = w.spanSeconds()
 	return w
 }
@@ -89,6 +100,10 @@ type wholeSeries struct {
 	// later bin's start when the store no longer holds it.
 	rem    model.Point
 	hasRem bool
+	// cur is how far a counter's increase has been distributed into the
+	// bins (distribute); started is false before the first call.
+	cur     int64
+	started bool
 }
 
 // NewWholeBuilder returns a builder over st (empty, with a history of at
@@ -180,12 +195,16 @@ func seriesKey(name string, ls model.Labels) string {
 	return string(ls.AppendKey(append([]byte(name), 0xff)))
 }
 
-// reduce reduces the bins edges[from:] of every target's series.
+// reduce reduces the bins edges[from:] of every target's series: a
+// gauge's value in each of them, and a counter's increase distributed
+// into every bin up to the last one's end (a sample pair that runs back
+// into bins reduced before adds its share there).
 func (b *WholeBuilder) reduce(edges []binEdge, from int) {
-	if from >= len(edges) {
+	if len(edges) == 0 {
 		return
 	}
-	since := edges[from].start
+	since := edges[min(from, len(edges)-1)].start
+	upTo := edges[len(edges)-1].end
 	for _, t := range b.st.Targets() {
 		times := b.st.TimesSince(t, since)
 		wt := b.targets[t]
@@ -193,14 +212,16 @@ func (b *WholeBuilder) reduce(edges []binEdge, from int) {
 			wt = &wholeTarget{series: map[string]*wholeSeries{}}
 			b.targets[t] = wt
 		}
-		for len(wt.bins) < len(edges) {
-			wt.bins = append(wt.bins, binInfo{})
+		if n := len(times); n > 0 {
+			if !wt.seen {
+				wt.first, wt.seen = times[0], true
+			}
+			wt.last = max(wt.last, times[n-1])
 		}
-		ws := make([]window, len(edges)-from)
+		ws := make([]window, max(len(edges)-from, 0))
 		for k := range ws {
 			e := edges[from+k]
 			ws[k] = binWindow(times, e.start, e.end)
-			wt.bins[from+k] = binInfo{first: ws[k].first, last: ws[k].last, hasLast: ws[k].hasLast}
 		}
 		for _, name := range wholeNames {
 			gauge := isGaugeName(name)
@@ -219,13 +240,13 @@ func (b *WholeBuilder) reduce(edges []binEdge, from int) {
 					b.scratch = append(append(b.scratch[:0], acc.rem), pts...)
 					pts = b.scratch
 				}
-				p := newPoints(times, pts)
-				for k := range ws {
-					if gauge {
+				if gauge {
+					p := newPoints(times, pts)
+					for k := range ws {
 						acc.vals[from+k], acc.ok[from+k] = ws[k].gauge(p)
-					} else {
-						acc.vals[from+k], acc.ok[from+k] = increase(ws[k].span(p))
 					}
+				} else {
+					acc.distribute(pts, edges, upTo)
 				}
 				if n := len(spts); n > 0 {
 					acc.rem, acc.hasRem = spts[n-1], true
@@ -314,28 +335,21 @@ func (b *WholeBuilder) server(t string) *server {
 	sv := serverFrom(nil, series)
 	if sv != nil {
 		sv.reducedBins = make(map[int64]binInfo, len(b.edges))
-		if wt := b.targets[t]; wt != nil {
-			for k, e := range b.edges {
-				if k < len(wt.bins) {
-					sv.reducedBins[e.start] = wt.bins[k]
-				}
-			}
+		wt := b.targets[t]
+		for _, e := range b.edges {
+			sv.reducedBins[e.start] = wt.cover(e.start, e.end)
 		}
 	}
 	return sv
 }
 
 // timeline evaluates a reduced row over the final bins, each with the
-// target's own window (first and last scrape) as binWindow makes it.
+// part the target's scrapes cover, as binWindow makes it.
 func (b *WholeBuilder) timeline(r *row) []model.Signals {
 	wt := b.targets[r.target]
 	out := make([]model.Signals, len(b.edges))
 	for k, e := range b.edges {
-		var info binInfo
-		if wt != nil && k < len(wt.bins) {
-			info = wt.bins[k]
-		}
-		out[k] = r.eval(info.window(e.start, e.end))
+		out[k] = r.eval(wt.cover(e.start, e.end).window(e.start, e.end))
 	}
 	return out
 }

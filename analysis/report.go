@@ -55,9 +55,9 @@ type DependencyReport struct {
 }
 
 // BinReport is one timeline bin: the same per-second signals over
-// [StartUnix, EndUnix]. Its rates are means over SampledSeconds, the time
-// between the target's scrapes its increases run between (see Timeline);
-// absent when the bin has no scrape after its look-back sample.
+// [StartUnix, EndUnix]. Its rates are means over SampledSeconds, the part
+// of the bin between the target's first and last scrapes (see Timeline);
+// absent when the scrapes do not reach it.
 type BinReport struct {
 	StartUnix      float64     `json:"start_unix"`
 	EndUnix        float64     `json:"end_unix"`

@@ -58,6 +58,9 @@ type window struct {
 	// Indexes in the target's scrape times of the first scrape at or after
 	// start, the first after start and the first after end.
 	iFrom, iAfter, iEnd int
+	// from and to are the part of a bin its increases are interpolated
+	// over (coverage), newest the target's newest scrape: bins only.
+	from, to, newest int64
 }
 
 func newWindow(times []int64, start, end int64, back bool) window {
@@ -90,30 +93,30 @@ func rangeWindow(times []int64, start, end int64) window {
 	return w
 }
 
-// binWindow is a timeline bin [start, end]: increases run from each series'
-// sample at or before start to its last sample at or before end, and rates
-// are divided by the time between the target's scrapes at those ends
-// (spanSeconds), so that rate x span over consecutive bins adds up to the
-// increase over all of them.
+// binWindow is a timeline bin [start, end]: a counter's increase is
+// interpolated between the samples around the bin's edges (interp.go), over
+// the part of the bin between the target's first and last scrapes, and its
+// rates are divided by that part's length, so that rate x covered time over
+// consecutive bins adds up to the increase over all of them.
 func binWindow(times []int64, start, end int64) window {
 	w := newWindow(times, start, end, true)
+	w.from, w.to = coverage(times, start, end)
+	if len(times) > 0 {
+		w.newest = times[len(times)-1]
+	}
 	w.seconds = w.spanSeconds()
 	return w
 }
 
-// spanSeconds is a bin's rate denominator: the time from the target's
-// scrape its increases start from to its newest scrape in the bin, so a
-// rate is the counter's mean over exactly the time its increase took (as
-// VictoriaMetrics' rate divides by its samples' span, not the window's).
-// After a bin without a scrape, the increase runs from the scrape before
-// that gap: divided by the bin's width it read up to twice the rate. 0,
-// so rates are absent, when the bin has no scrape after its look-back
-// sample.
+// spanSeconds is a bin's rate denominator: the time it covers, between
+// the target's first and last scrapes (a whole bin inside the recording, a
+// part of the first and the last). 0, so rates are absent, when it covers
+// none.
 func (w *window) spanSeconds() float64 {
-	if !w.hasLast {
+	if w.to <= w.from {
 		return 0
 	}
-	return float64(w.last-w.first) / 1000
+	return float64(w.to-w.from) / 1000
 }
 
 // span returns the samples of one series that the window's increase uses.
