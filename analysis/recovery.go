@@ -93,15 +93,35 @@ func stepInside(bins []RecoveryBin, l int, threshold float64, endMs int64) float
 	return float64(b.StartMs-endMs) + f*float64(b.EndMs-b.StartMs)
 }
 
-// recoveryBins is a row timeline's effective success as a goodput series:
-// absent where the bin had too little traffic (busy).
-func recoveryBins(tl []model.Signals, th Thresholds) []RecoveryBin {
-	out := make([]RecoveryBin, len(tl))
+// RecoveryFraction of the success ratio before the trigger counts as
+// recovered: the sim's ground truth and whatif use the same 95 %.
+const RecoveryFraction = 0.95
+
+// rowRecovery is Recovery of a row's timeline from the end of the
+// trigger's last bin (lastOn; firstOn its first): the ratio is goodput
+// over offered load per bin (successes over originals, where the row has
+// traffic: busy), the threshold RecoveryFraction of that ratio over the
+// bins before the trigger (th.GoodputLow when none has traffic).
+func rowRecovery(tl []model.Signals, firstOn, lastOn int, th Thresholds) model.Value {
+	bins := make([]RecoveryBin, len(tl))
+	var succ, orig float64
 	for i := range tl {
-		out[i] = RecoveryBin{StartMs: tl[i].StartMs, EndMs: tl[i].EndMs}
-		if busy(&tl[i], th) {
-			out[i].Ratio = tl[i].EffectiveSuccess
+		s := &tl[i]
+		bins[i] = RecoveryBin{StartMs: s.StartMs, EndMs: s.EndMs}
+		if !busy(s, th) {
+			continue
+		}
+		bins[i].Ratio = ratio(s.SuccessesPerS, s.OriginalsPerS)
+		if i < firstOn && bins[i].Ratio.OK {
+			w := rateSeconds(s)
+			succ += s.SuccessesPerS.V * w
+			orig += s.OriginalsPerS.V * w
 		}
 	}
-	return out
+	threshold := th.GoodputLow
+	if orig > 0 {
+		threshold = RecoveryFraction * succ / orig
+	}
+	rec, _ := Recovery(bins, tl[lastOn].EndMs, threshold)
+	return rec
 }

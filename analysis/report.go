@@ -15,12 +15,14 @@ import (
 // timeline of consecutive bins over everything retained. Its JSON shape is
 // the documented schema of docs/analyze-json.md.
 type Report struct {
-	WindowSeconds float64              `json:"window_seconds"`
-	StartUnix     float64              `json:"start_unix"`
-	EndUnix       float64              `json:"end_unix"`
-	BinSeconds    float64              `json:"bin_seconds"`
-	Targets       []model.TargetStatus `json:"targets"`
-	Dependencies  []DependencyReport   `json:"dependencies"`
+	WindowSeconds float64 `json:"window_seconds"`
+	StartUnix     float64 `json:"start_unix"`
+	EndUnix       float64 `json:"end_unix"`
+	BinSeconds    float64 `json:"bin_seconds"`
+	// Span is the time the rows cover and why (SpanWindow by default).
+	Span         Span                 `json:"span"`
+	Targets      []model.TargetStatus `json:"targets"`
+	Dependencies []DependencyReport   `json:"dependencies"`
 	// Chains are the declared amplification chains, or those inferred
 	// where a dependency names another target, over the window.
 	Chains []ChainResult `json:"chains"`
@@ -33,6 +35,9 @@ type Report struct {
 	// Findings are what happened over the whole recording (EvaluateHistory)
 	// and what holds over the window at its end (Evaluate), each once.
 	Findings []Finding `json:"findings"`
+	// Detection is when the rules would have shown the incident live
+	// (Detect over the timelines).
+	Detection Detection `json:"detection"`
 }
 
 // DependencyReport is one row of a Report.
@@ -81,6 +86,14 @@ type ReportOptions struct {
 	// (short family name -> expression): rows of targets that dialect
 	// reads are marked (DependencyReport.Derived).
 	Derived map[string]map[string]string
+	// Span, when set, is the time the rows (and the findings and services
+	// of the current window) cover instead of the Window ending at the
+	// end, e.g. IncidentSpan of a first report. The store must hold it.
+	Span *Span
+	// RecordingEnd is when the recording the store was loaded from ended
+	// (zero: live data): targets down at its end with every other are
+	// RECORDING_ENDED, not TARGET_DOWN.
+	RecordingEnd time.Time
 }
 
 // BuildReport computes a Report from the store. The rows cover
@@ -136,7 +149,7 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		start = wb.startMs
 	}
 	if end == 0 || start >= end {
-		rep.Findings = append(rep.Findings, EvaluateTargets(rep.Targets, nil, nil)...)
+		rep.Findings = append(rep.Findings, recordingEnded(EvaluateTargets(rep.Targets, nil, nil), rep.Targets, opts.RecordingEnd)...)
 		sortFindings(rep.Findings)
 		return rep, nil
 	}
@@ -145,7 +158,12 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 	}
 	rep.StartUnix, rep.EndUnix = float64(start)/1000, float64(end)/1000
 	grid := newReportGrid(opts.Bin.Milliseconds(), start).edges(end)
-	winStart := end - opts.Window.Milliseconds()
+	rep.Span = rowSpan(opts, end)
+	winStart, winEnd := rep.Span.StartMs(), rep.Span.EndMs()
+	rep.WindowSeconds = float64(winEnd-winStart) / 1000
+	if err := spanHeld(st, wb, opts.Span, winStart); err != nil {
+		return rep, err
+	}
 	history := model.Frame{Time: time.UnixMilli(end), Window: opts.Window, Bin: opts.Bin, Targets: targets, Timelines: map[model.Key][]model.Signals{}}
 	servers := make(map[string]*server)
 	for _, t := range st.Targets() {
@@ -154,7 +172,7 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		}
 		times := st.TimesSince(t, winStart)
 		if svc := selectService(st, t, times, winStart); svc != nil {
-			rep.Services = append(rep.Services, svc.eval(rangeWindow(times, winStart, end)))
+			rep.Services = append(rep.Services, svc.eval(rangeWindow(times, winStart, winEnd)))
 		}
 	}
 	dialects := make(map[string][]string, len(targets)) // the budget's model (BudgetFor)
@@ -204,7 +222,7 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		parallelFor(len(rows), 4, func() func(i int) {
 			return func(i int) {
 				r := rows[i]
-				dr := DependencyReport{Signals: r.eval(rangeWindow(r.times, winStart, end)), Timeline: []BinReport{}}
+				dr := DependencyReport{Signals: r.eval(rangeWindow(r.times, winStart, winEnd)), Timeline: []BinReport{}}
 				dr.Fates = Fates(dr.Signals)
 				dr.LatencyP99 = make(map[string]model.Value, len(model.LatencyClasses))
 				for _, c := range model.LatencyClasses {
@@ -253,7 +271,8 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		rep.Chains = cs
 	}
 	rep.Findings = mergeFindings(EvaluateHistory(byService, chains, th), Evaluate(byService, rep.Chains, th))
-	rep.Findings = append(rep.Findings, EvaluateTargets(rep.Targets, history.Rows, rep.Services)...)
+	rep.Detection = Detect(byService, chains, th)
+	rep.Findings = append(rep.Findings, recordingEnded(EvaluateTargets(rep.Targets, history.Rows, rep.Services), rep.Targets, opts.RecordingEnd)...)
 	sortFindings(rep.Findings)
 	for i := range rep.Findings {
 		rep.Findings[i].Advice = AdviceFor(rep.Findings[i].Code).Long

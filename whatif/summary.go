@@ -53,8 +53,8 @@ type Point struct {
 // Thresholds of the summary.
 const (
 	// RecoveryFraction of the pre-trigger success ratio counts as recovered
-	// (the sim's Recovery uses the same 95 %).
-	RecoveryFraction = 0.95
+	// (the sim's Recovery and analysis' phases use the same 95 %).
+	RecoveryFraction = analysis.RecoveryFraction
 	// MinBinOriginals keeps a bin with a handful of originals (the edges
 	// of a recording) out of the peak amplification.
 	MinBinOriginals = 5

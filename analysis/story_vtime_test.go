@@ -1,0 +1,209 @@
+package analysis
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/sim"
+)
+
+// demoRecording is a recording of a sim scenario made in virtual time (a
+// synctest bubble over the sim's in-process transport), every target at
+// 1 s as `retrytop record --interval 1s` does, with the sim's counters at
+// the moment of every scrape and its truth at the end.
+type demoRecording struct {
+	store    *model.Store
+	targets  []model.TargetStatus
+	truth    sim.Truth
+	counters []sim.Counters // at each scrape, start + i s
+	startMs  int64
+}
+
+func recordDemo(t *testing.T, name string) *demoRecording {
+	t.Helper()
+	sc, ok := sim.ScenarioByName(name)
+	if !ok {
+		t.Fatalf("no scenario %q", name)
+	}
+	path := filepath.Join(t.TempDir(), name+".rtd")
+	rec := &demoRecording{}
+	synctest.Test(t, func(t *testing.T) {
+		stack, err := sim.Start(context.Background(), sc, sim.Options{Seed: 1, InProcess: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stack.Close()
+		rec.startMs = stack.Started().UnixMilli()
+		w, err := dump.Create(path, false, dump.WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			synctest.Wait()
+			rec.counters = append(rec.counters, stack.Counters())
+			for _, tg := range stack.Targets() {
+				body, ctype, err := stack.Scrape(tg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Append(tg.Name, time.Now(), ctype, body); err != nil {
+					t.Fatal(err)
+				}
+			}
+			select {
+			case <-stack.Done():
+				rec.truth = stack.Truth()
+				return
+			default:
+			}
+			<-tick.C
+		}
+	})
+	r, err := dump.OpenRecording(path, dump.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rec.store = model.NewStore(model.StoreConfig{History: r.Len() + 1, MaxSeriesPerTarget: 20000})
+	rec.targets = dump.LoadStore(r, rec.store, nil)
+	return rec
+}
+
+// countersAt is the sim's counters at the scrape at ms.
+func (d *demoRecording) countersAt(t *testing.T, ms int64) sim.Counters {
+	t.Helper()
+	i := int((ms - d.startMs) / 1000)
+	if (ms-d.startMs)%1000 != 0 || i < 0 || i >= len(d.counters) {
+		t.Fatalf("no scrape at %d ms (start %d, %d scrapes)", ms, d.startMs, len(d.counters))
+	}
+	return d.counters[i]
+}
+
+// hopTruth is a hop's amplification (operation attempts over admitted
+// operations, both counted when they end, as the row's is) and effective
+// success (successes over completed operations) between two scrapes.
+func (d *demoRecording) hopTruth(t *testing.T, hop string, fromMs, toMs int64) (amp, eff float64) {
+	t.Helper()
+	a, b := d.countersAt(t, fromMs), d.countersAt(t, toMs)
+	for i := range b.Hops {
+		if b.Hops[i].Name != hop {
+			continue
+		}
+		x, y := a.Hops[i], b.Hops[i]
+		amp = float64(y.OperationAttempts-x.OperationAttempts) / float64(y.Admitted-x.Admitted)
+		eff = float64(y.Results["success"]-x.Results["success"]) / float64(y.Completed-x.Completed)
+		return amp, eff
+	}
+	t.Fatalf("no hop %q", hop)
+	return 0, 0
+}
+
+// On recordings of the demo's scenarios, the report tells the incident:
+// its default span is the incident the phases find, the client ->
+// provider row over that span is the sim's truth over the same span, the
+// recovery is the sim's, and the rules would have shown the storm within
+// a bin of its trigger.
+func TestStoryOnDemoRecordings(t *testing.T) {
+	// The row and the truth count the same operations between the same
+	// scrapes (each at a whole second of virtual time, on the bins'
+	// edges): only operations counted at a scrape's own instant differ.
+	const rowTolerance = 0.03
+	// The sim's recovery is in whole seconds of due time, the report's
+	// read inside a bin from when results ended.
+	const recoveryTolerance = 1.0 // seconds
+	for _, tc := range []struct {
+		name      string
+		recovered bool
+	}{
+		{"baseline", true},
+		{"chain", true},
+		{"ignore-cancel", false}, // the provider's backlog outlives the trigger: metastable
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := recordDemo(t, tc.name)
+			at := func(ms int64) time.Duration { return time.Duration(ms-d.startMs) * time.Millisecond }
+			whole := BuildReport(d.store, d.targets, ReportOptions{})
+			sp := IncidentSpan(&whole)
+			var slow sim.PhaseTruth
+			for _, p := range d.truth.Phases {
+				if p.Name == sim.PhaseSlow {
+					slow = p
+				}
+			}
+			binMs := int64(whole.BinSeconds * 1000)
+			t.Logf("span %s %v..%v, slow phase %v..%v", sp.Kind, at(sp.StartMs()), at(sp.EndMs()), slow.Start, slow.End)
+			// The incident holds the slow phase, and begins a bin before
+			// the storm's first bin at most.
+			if sp.Kind != SpanIncident || at(sp.StartMs()) > slow.Start || at(sp.EndMs()) < slow.End ||
+				at(sp.StartMs()) < slow.Start-time.Duration(binMs)*time.Millisecond {
+				t.Fatalf("span %s %v..%v, want an incident holding the slow phase %v..%v", sp.Kind, at(sp.StartMs()), at(sp.EndMs()), slow.Start, slow.End)
+			}
+
+			rep := BuildReport(d.store, d.targets, ReportOptions{Span: &sp})
+			if rep.Span != sp || rep.WindowSeconds != sp.EndUnix-sp.StartUnix {
+				t.Errorf("report span %+v (%v s), want %+v", rep.Span, rep.WindowSeconds, sp)
+			}
+			row := findRow(t, rep.Dependencies, sim.NameClient, sim.NameProvider)
+			amp, eff := d.hopTruth(t, sim.NameClient, sp.StartMs(), sp.EndMs())
+			t.Logf("client -> provider over the span: %v x %v, truth %.3f x %.3f (slow phase alone %.3f)", row.Amplification, row.EffectiveSuccess, amp, eff, slow.Hops[len(slow.Hops)-1].Amplification)
+			within(t, "amplification", row.Amplification, amp, rowTolerance)
+			within(t, "effective success", row.EffectiveSuccess, eff, rowTolerance)
+
+			rec := model.Absent
+			for _, p := range row.Phases {
+				if p.RecoveryS.OK {
+					rec = p.RecoveryS
+				}
+			}
+			t.Logf("recovery %v, truth %+v", rec, d.truth.Recovery)
+			switch {
+			case d.truth.Recovery.Recovered != tc.recovered:
+				t.Fatalf("the sim recovered %v, want %v", d.truth.Recovery.Recovered, tc.recovered)
+			case !tc.recovered && rec.OK:
+				t.Errorf("recovery %v s, the sim never recovered", rec.V)
+			case tc.recovered && (!rec.OK || math.Abs(rec.V-d.truth.Recovery.UserRecovery.Seconds()) > recoveryTolerance):
+				t.Errorf("recovery %v, the sim's %v", rec, d.truth.Recovery.UserRecovery)
+			}
+
+			// The trigger is on from the slow phase's first bin; the storm
+			// shows critical by the end of that bin.
+			det := rep.Detection
+			t.Logf("detection %+v", det)
+			trig := float64(d.startMs)/1000 + slow.Start.Seconds()
+			checkValue(t, "trigger start", det.TriggerStartUnix, trig)
+			checkValue(t, "first critical", det.FirstCriticalUnix, trig+whole.BinSeconds)
+			checkValue(t, "critical after the trigger", det.CriticalAfterTriggerS, whole.BinSeconds)
+			if !det.FirstWarningUnix.OK || det.FirstWarningUnix.V > det.FirstCriticalUnix.V {
+				t.Errorf("first warning %v after the first critical %v", det.FirstWarningUnix, det.FirstCriticalUnix)
+			}
+		})
+	}
+}
+
+func findRow(t *testing.T, deps []DependencyReport, target, dep string) *DependencyReport {
+	t.Helper()
+	for i := range deps {
+		if deps[i].Target == target && deps[i].Dependency == dep {
+			return &deps[i]
+		}
+	}
+	t.Fatalf("no row %s -> %s", target, dep)
+	return nil
+}
+
+// within checks got against want to a relative tolerance.
+func within(t *testing.T, name string, got model.Value, want, tol float64) {
+	t.Helper()
+	if !got.OK || math.Abs(got.V-want) > tol*math.Abs(want) {
+		t.Errorf("%s %v, want %.4f within %.0f %%", name, got, want, tol*100)
+	}
+}
