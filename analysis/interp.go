@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"sort"
 
 	"github.com/retrytop/retrytop/model"
 )
@@ -100,16 +101,7 @@ func (acc *wholeSeries) distribute(pts []model.Point, edges []binEdge, upTo int6
 		if hi <= lo {
 			continue
 		}
-		// The first bin ending after lo.
-		i, j := 0, len(edges)
-		for i < j {
-			m := int(uint(i+j) >> 1)
-			if edges[m].end > lo {
-				j = m
-			} else {
-				i = m + 1
-			}
-		}
+		i := sort.Search(len(edges), func(m int) bool { return edges[m].end > lo })
 		for ; i < len(edges) && edges[i].start < hi; i++ {
 			if v, in := segmentShare(prev, cur, max(edges[i].start, lo), min(edges[i].end, hi)); in {
 				acc.vals[i] += v

@@ -1,22 +1,20 @@
 package analysis
 
 import (
-	"context"
 	"math"
-	"path/filepath"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/internal/simrec"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/sim"
 )
 
-// demoRecording is a recording of a sim scenario made in virtual time (a
-// synctest bubble over the sim's in-process transport), every target at
-// 1 s as `retrytop record --interval 1s` does, with the sim's counters at
-// the moment of every scrape and its truth at the end.
+// demoRecording is a recording of a sim scenario made in virtual time,
+// every target at 1 s as `retrytop record --interval 1s` does, loaded
+// into a store, with the sim's counters at the moment of every scrape and
+// its truth at the end.
 type demoRecording struct {
 	store    *model.Store
 	targets  []model.TargetStatus
@@ -27,48 +25,9 @@ type demoRecording struct {
 
 func recordDemo(t *testing.T, name string) *demoRecording {
 	t.Helper()
-	sc, ok := sim.ScenarioByName(name)
-	if !ok {
-		t.Fatalf("no scenario %q", name)
-	}
-	path := filepath.Join(t.TempDir(), name+".rtd")
-	rec := &demoRecording{}
-	synctest.Test(t, func(t *testing.T) {
-		stack, err := sim.Start(context.Background(), sc, sim.Options{Seed: 1, InProcess: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer stack.Close()
-		rec.startMs = stack.Started().UnixMilli()
-		w, err := dump.Create(path, false, dump.WriterOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Close()
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			synctest.Wait()
-			rec.counters = append(rec.counters, stack.Counters())
-			for _, tg := range stack.Targets() {
-				body, ctype, err := stack.Scrape(tg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := w.Append(tg.Name, time.Now(), ctype, body); err != nil {
-					t.Fatal(err)
-				}
-			}
-			select {
-			case <-stack.Done():
-				rec.truth = stack.Truth()
-				return
-			default:
-			}
-			<-tick.C
-		}
-	})
-	r, err := dump.OpenRecording(path, dump.OpenOptions{})
+	run := simrec.Record(t, name, sim.Options{Seed: 1}, time.Second)
+	rec := &demoRecording{truth: run.Truth, counters: run.Counters, startMs: run.Start.UnixMilli()}
+	r, err := dump.OpenRecording(run.Path, dump.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
