@@ -99,7 +99,11 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 	prev := reusable(opts)
 	cache := opts.Cache
 	if cache != nil {
-		cache.lock(st)
+		if !cache.lock(st) {
+			// Another store (a replay's seek rebuilt it): the previous
+			// frame's bins are of another history.
+			prev = nil
+		}
 		defer cache.unlock()
 		cache.forgetExcept(names)
 	}

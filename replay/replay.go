@@ -103,6 +103,7 @@ type Player struct {
 	next       int       // entries [loadedFrom, next) are in the store
 	loaded     time.Time // the time the store is loaded up to (its playhead)
 	playhead   time.Time // the requested playhead
+	from       time.Time // the initial playhead (read-only after New)
 	playing    bool
 	speed      float64
 	anchorWall time.Time // when playing: playhead = anchorData + (now-anchorWall)*speed
@@ -187,6 +188,7 @@ func New(rec dump.Recording, opts Options) *Player {
 		// The first scrape round: at least one scrape of every target.
 		p.playhead = p.firstRound()
 	}
+	p.from = p.playhead
 	p.playing = opts.Play
 	p.anchorWall, p.anchorData = opts.Now(), p.playhead
 	return p
@@ -492,6 +494,15 @@ func (p *Player) Tick() time.Duration {
 			p.pending = time.Time{}
 			p.mu.Unlock()
 		}
+	case loaded.IsZero() && head.Equal(p.from):
+		// The first load, at the playhead the replay starts from: all of
+		// Lookback at once, so that the first screen shows the history
+		// stepping there would have (no preview).
+		if !p.restore(head) {
+			p.indexed = false
+			p.rebuild(head, p.opts.Lookback, 0)
+		}
+		changed = true
 	case loaded.IsZero() || !head.Equal(loaded):
 		p.seekTo(head)
 		changed = true
