@@ -1,11 +1,13 @@
 package replay_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/replay"
 )
@@ -67,5 +69,34 @@ func TestFromEqualsStepping(t *testing.T) {
 	sought.Settle()
 	if got := bySeek.frame(sought); got != want {
 		t.Errorf("after a seek, the frame differs from stepping's:\nseek %.3000s\nstep %.3000s", got, want)
+	}
+}
+
+// The timeline bar at more columns than scrapes: bins narrower than the
+// scrape interval each hold their share of the increase around them, so
+// a continuous incident draws a continuous run, as it does at fewer
+// columns, from the edge scrapes as from every scrape.
+func TestSpikesNarrowBins(t *testing.T) {
+	rec := openRec(t, 150)
+	const bins = 300 // 0.5 s each, scrapes every second
+	p := replay.New(rec, replay.Options{SpikeBins: bins})
+	if err := p.ComputeSpikes(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sp := p.Spikes()
+	_, start, end := p.Position()
+	width := end.Sub(start) / bins
+	// Attempts run at 4 per original from scrape 61 to scrape 120: every
+	// bin inside is critical.
+	for i, s := range sp {
+		from, to := start.Add(time.Duration(i)*width), start.Add(time.Duration(i+1)*width)
+		if from.After(t0.Add(61*time.Second)) && to.Before(t0.Add(120*time.Second)) && s != replay.SpikeCritical {
+			t.Errorf("bin %d (%v..%v) level %d inside the incident", i, from.Sub(t0), to.Sub(t0), s)
+		}
+	}
+	st := model.NewStore(model.StoreConfig{History: 1000})
+	dump.LoadStore(rec, st, nil)
+	if all := replay.SpikeLevels(st, start, end, width, bins, analysis.DefaultThresholds()); fmt.Sprint(all) != fmt.Sprint(sp) {
+		t.Errorf("spikes from the edges %v, from every scrape %v", sp, all)
 	}
 }
