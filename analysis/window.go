@@ -42,8 +42,9 @@ func newPoints(times []int64, pts []model.Point) points {
 // target's scrape times.
 type window struct {
 	start, end int64
-	// back selects lookback spans (timeline bins: from the sample at or
-	// before start) instead of the samples inside [start, end].
+	// back selects a timeline bin: increases interpolated at its edges
+	// over [from, to] (interp.go) instead of between the samples inside
+	// [start, end].
 	back bool
 	// seconds is the rate denominator; rates are absent when it is 0.
 	seconds float64
@@ -51,13 +52,12 @@ type window struct {
 	// read; hasLast is false when the target has no scrape there.
 	last    int64
 	hasLast bool
-	// first is the target's scrape the window's increases start from:
-	// the one at or before start for a lookback window, else the first
-	// inside; valid when hasLast.
+	// first is the target's first scrape inside, where a range window's
+	// increases start from; valid when hasLast.
 	first int64
 	// Indexes in the target's scrape times of the first scrape at or after
-	// start, the first after start and the first after end.
-	iFrom, iAfter, iEnd int
+	// start and the first after end.
+	iFrom, iEnd int
 	// from and to are the part of a bin its increases are interpolated
 	// over (coverage), newest the target's newest scrape: bins only.
 	from, to, newest int64
@@ -65,13 +65,10 @@ type window struct {
 
 func newWindow(times []int64, start, end int64, back bool) window {
 	w := window{start: start, end: end, back: back}
-	w.iFrom, w.iAfter, w.iEnd = timesAfter(times, start-1), timesAfter(times, start), timesAfter(times, end)
+	w.iFrom, w.iEnd = timesAfter(times, start-1), timesAfter(times, end)
 	if w.iFrom < w.iEnd {
 		w.last, w.hasLast = times[w.iEnd-1], true
 		w.first = times[w.iFrom]
-		if back && w.iAfter > 0 {
-			w.first = times[w.iAfter-1]
-		}
 	}
 	return w
 }
@@ -119,7 +116,9 @@ func (w *window) spanSeconds() float64 {
 	return float64(w.to-w.from) / 1000
 }
 
-// span returns the samples of one series that the window's increase uses.
+// span returns the samples of one series that a range window's increase
+// uses (a bin's are interpolated: window.increase), or a reduced series'
+// result for the bin.
 func (w *window) span(p points) []model.Point {
 	if p.base == reducedBase {
 		return p.reduced(w.start)
@@ -130,24 +129,13 @@ func (w *window) span(p points) []model.Point {
 	if p.base < 0 {
 		// Up to the newest scrape the window knows of, so that a sample
 		// appended after the scrape times were read is never used.
-		if w.back {
-			return lookback(p.pts, w.start, w.last)
-		}
 		return inside(p.pts, w.start, w.last)
 	}
 	// The number of samples at or before a time is the number of scrapes
 	// at or before it, less base, within [0, len].
 	n := len(p.pts)
 	clamp := func(k int) int { return min(max(k-p.base, 0), n) }
-	var i int
-	if w.back {
-		if i = clamp(w.iAfter); i > 0 {
-			i--
-		}
-	} else {
-		i = clamp(w.iFrom)
-	}
-	j := clamp(w.iEnd)
+	i, j := clamp(w.iFrom), clamp(w.iEnd)
 	if i >= j {
 		return nil
 	}
