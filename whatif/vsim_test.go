@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -8,30 +9,29 @@ import (
 	"github.com/retrytop/retrytop/sim"
 )
 
-// recordVirtual records a sim scenario in virtual time, every target's
-// /metrics every second as `retrytop record --interval 1s` would
-// (simrec.Record, docs/testing.md).
-func recordVirtual(t *testing.T, name string, opts sim.Options) string {
-	t.Helper()
-	return simrec.Record(t, name, opts, time.Second).Path
-}
-
 // The done-when again on the real sim in virtual time: baseline and
 // bounded with identical options and seed (what `demo --compare` runs),
-// each recorded at 1 s. Same tolerances and the same recovery rule as
-// TestDoneWhen.
+// each recorded at 1 s (simrec.Record). Same tolerances and the same
+// recovery rule as TestDoneWhen; and the recording's recovery is the
+// sim's own, to a second (its truth counts whole seconds of due time).
 func TestDoneWhenVirtualSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two 50 s sim runs in virtual time: 4 s, 40 s under -race on the shared 2-core machine")
 	}
+	const recoveryTolerance = 1.0 // seconds: the sim's bins
 	opts := sim.Options{Seed: 1}
-	base, err := Fit(load(t, recordVirtual(t, "baseline", opts)), time.Second)
-	if err != nil {
-		t.Fatal(err)
+	var fits []Fitted
+	for _, name := range []string{"baseline", "bounded"} {
+		run := simrec.Record(t, name, opts, time.Second)
+		fit, err := Fit(load(t, run.Path), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, truth := Summarize(fit.Recording).RecoveryS, run.Truth.Recovery
+		if !truth.Recovered || got == nil || math.Abs(*got-truth.UserRecovery.Seconds()) > recoveryTolerance {
+			t.Errorf("%s: recovery %s, the sim's %v (recovered %v)", name, secs(got), truth.UserRecovery, truth.Recovered)
+		}
+		fits = append(fits, fit)
 	}
-	bounded, err := Fit(load(t, recordVirtual(t, "bounded", opts)), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkPredictions(t, base, bounded)
+	checkPredictions(t, fits[0], fits[1])
 }
