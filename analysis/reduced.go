@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/retrytop/retrytop/model"
@@ -28,15 +29,19 @@ import (
 // scrape is at the smallest int64 milliseconds.
 const reducedMark = math.MinInt64
 
-// reduced returns the bin starting at start of reduced points: the pair
-// {start, 0}, {start, value}, or nil when the series had no value there.
-// increase of the pair is exactly the value (value - 0, no reset).
-func (p points) reduced(start int64) []model.Point {
+// reduced returns the reduced points of the bins starting in [start,
+// end): for each bin where the series had a value, the pair {bin start,
+// 0}, {bin start, value}. increase of them is the sum of the values (each
+// pair's 0 after a value is a reset, which counts the value before it in
+// full), so one bin's window reads its value and a span of bins their
+// sum; nil when none had one.
+func (p points) reduced(start, end int64) []model.Point {
 	i := searchAfter(p.pts, start-1)
-	if i+1 < len(p.pts) && p.pts[i].T == start {
-		return p.pts[i : i+2]
+	j := searchAfter(p.pts, end-1)
+	if j <= i+1 {
+		return nil
 	}
-	return nil
+	return p.pts[i:j]
 }
 
 // wholeBatch is how many bins WholeBuilder reduces at a time: each batch
@@ -76,6 +81,15 @@ type binInfo struct {
 	from, to int64
 }
 
+// target is target t's reduction (nil when it has none).
+func (b *WholeBuilder) target(t string) *wholeTarget { return b.targets[t] }
+
+// spanWindow is the window over target t's reduced points of the bins
+// in [start, end]: their values summed over the time the scrapes cover.
+func (b *WholeBuilder) spanWindow(t string, start, end int64) window {
+	return b.target(t).cover(start, end).window(start, end)
+}
+
 // cover is the part of the bin [start, end] the target's scrapes cover.
 func (wt *wholeTarget) cover(start, end int64) binInfo {
 	if wt == nil || !wt.seen {
@@ -85,8 +99,8 @@ func (wt *wholeTarget) cover(start, end int64) binInfo {
 	return binInfo{from: from, to: to}
 }
 
-// window is the bin [start, end] over reduced points, with the rate
-// denominator binWindow gives it.
+// window is the bin (or span of bins) [start, end] over reduced points,
+// with the rate denominator binWindow gives it.
 func (bi binInfo) window(start, end int64) window {
 	w := window{start: start, end: end, back: true, from: bi.from, to: bi.to}
 	w.seconds = w.spanSeconds()
@@ -174,21 +188,26 @@ func (b *WholeBuilder) Observe(at time.Time, stored bool) {
 	b.done = complete
 }
 
-// wholeNames are the flat series the report's bins read: the rows' and
-// the servers'.
+// wholeNames are the flat series the report's bins read, each once: the
+// rows', the servers' and the services' (a span's service signals).
 var wholeNames = func() []string {
-	ns := append([]string{}, selectNames...)
-	return append(ns, model.MetricServerReceived, model.MetricServerWorkAfterCancel, model.MetricServerRequests,
-		model.MetricServerServiceTime+"_bucket", model.MetricServerServiceTime+"_sum")
-}()
-
-func isGaugeName(name string) bool {
-	for _, g := range gaugeNames {
-		if g == name {
-			return true
+	var ns []string
+	for _, group := range [][]string{selectNames, serverNames, serviceNames} {
+		for _, n := range group {
+			if !slices.Contains(ns, n) {
+				ns = append(ns, n)
+			}
 		}
 	}
-	return false
+	return ns
+}()
+
+// serviceGaugeNames are the gauges among serviceNames.
+var serviceGaugeNames = []string{model.MetricServiceInFlight, model.MetricServiceSlots, model.MetricServiceQueueDepth,
+	model.MetricServiceQueueLimit, model.MetricServiceQueueOldestAge, model.MetricPromHTTPInFlight, model.MetricOTelServerActive}
+
+func isGaugeName(name string) bool {
+	return slices.Contains(gaugeNames[:], name) || slices.Contains(serviceGaugeNames, name)
 }
 
 func seriesKey(name string, ls model.Labels) string {
@@ -321,6 +340,20 @@ func (b *WholeBuilder) rows(t string) map[string]*row {
 	return sel.rows()
 }
 
+// service is selectService over the per-bin results (the same lists);
+// nil when t exports no service shape.
+func (b *WholeBuilder) service(t string) *service {
+	wt := b.target(t)
+	if wt == nil || !wt.seen {
+		return nil
+	}
+	// Reduced points stand for bins: the times only say there were
+	// scrapes (serviceFrom wants some).
+	return serviceFrom(t, []int64{wt.first, wt.last}, func(name string) []model.Series {
+		return b.reducedSeries(t, name, noDependency)
+	})
+}
+
 // server is selectServer over the per-bin results (the same lists).
 func (b *WholeBuilder) server(t string) *server {
 	if len(b.st.TimesSince(t, math.MaxInt64)) == 0 {
@@ -334,11 +367,7 @@ func (b *WholeBuilder) server(t string) *server {
 	// each bin's own window.
 	sv := serverFrom(nil, series)
 	if sv != nil {
-		sv.reducedBins = make(map[int64]binInfo, len(b.edges))
-		wt := b.targets[t]
-		for _, e := range b.edges {
-			sv.reducedBins[e.start] = wt.cover(e.start, e.end)
-		}
+		sv.reduced = b.target(t)
 	}
 	return sv
 }
@@ -357,4 +386,13 @@ func (b *WholeBuilder) timeline(r *row) []model.Signals {
 // Report is BuildReport of the whole recording the store was loaded with.
 func (b *WholeBuilder) Report(targets []model.TargetStatus) (Report, error) {
 	return buildReport(b.st, targets, b.opts, b)
+}
+
+// ReportSpan is Report with the rows, services and current findings over
+// span (ReportOptions.Span), such as IncidentSpan of Report's: read from
+// the reduced bins, after Report or instead of it.
+func (b *WholeBuilder) ReportSpan(targets []model.TargetStatus, span Span) (Report, error) {
+	opts := b.opts
+	opts.Span = &span
+	return buildReport(b.st, targets, opts, b)
 }

@@ -88,7 +88,9 @@ type ReportOptions struct {
 	Derived map[string]map[string]string
 	// Span, when set, is the time the rows (and the findings and services
 	// of the current window) cover instead of the Window ending at the
-	// end, e.g. IncidentSpan of a first report. The store must hold it.
+	// end, e.g. IncidentSpan of a first report; read as one bin
+	// (interpolated at its edges), from the reduced bins of a whole
+	// recording (WholeBuilder), whose store keeps only its end.
 	Span *Span
 	// RecordingEnd is when the recording the store was loaded from ended
 	// (zero: live data): targets down at its end with every other are
@@ -161,18 +163,14 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 	rep.Span = rowSpan(opts, end)
 	winStart, winEnd := rep.Span.StartMs(), rep.Span.EndMs()
 	rep.WindowSeconds = float64(winEnd-winStart) / 1000
-	if err := spanHeld(st, wb, opts.Span, winStart); err != nil {
-		return rep, err
-	}
 	history := model.Frame{Time: time.UnixMilli(end), Window: opts.Window, Bin: opts.Bin, Targets: targets, Timelines: map[model.Key][]model.Signals{}}
 	servers := make(map[string]*server)
 	for _, t := range st.Targets() {
 		if sv := selectServer(st, t, st.Times(t), start); sv != nil {
 			servers[t] = sv
 		}
-		times := st.TimesSince(t, winStart)
-		if svc := selectService(st, t, times, winStart); svc != nil {
-			rep.Services = append(rep.Services, svc.eval(rangeWindow(times, winStart, winEnd)))
+		if svc := spanService(st, t, wb, opts.Span != nil, winStart, winEnd); svc != nil {
+			rep.Services = append(rep.Services, *svc)
 		}
 	}
 	dialects := make(map[string][]string, len(targets)) // the budget's model (BudgetFor)
@@ -222,7 +220,7 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		parallelFor(len(rows), 4, func() func(i int) {
 			return func(i int) {
 				r := rows[i]
-				dr := DependencyReport{Signals: r.eval(rangeWindow(r.times, winStart, winEnd)), Timeline: []BinReport{}}
+				dr := DependencyReport{Signals: spanRow(r, reduced[r.dep], wb, opts.Span != nil, winStart, winEnd), Timeline: []BinReport{}}
 				dr.Fates = Fates(dr.Signals)
 				dr.LatencyP99 = make(map[string]model.Value, len(model.LatencyClasses))
 				for _, c := range model.LatencyClasses {

@@ -117,18 +117,41 @@ func recordingEnded(fs []Finding, targets []model.TargetStatus, endedAt time.Tim
 	return fs
 }
 
-// spanHeld checks that a whole recording's store (wb: only its last
-// scrapes kept, enough for the window) still holds a span asked for from
-// winStart on.
-func spanHeld(st *model.Store, wb *WholeBuilder, span *Span, winStart int64) error {
-	if wb == nil || span == nil {
+// spanRow evaluates a row over the rows' span (start, end): the samples
+// inside the window by default; a span asked for is read as one bin,
+// interpolated at its edges, from the reduced bins (rr) in a whole
+// recording whose store no longer holds it. With the span on the
+// timeline's edges, its counts are the sum of the bins'.
+func spanRow(r, rr *row, wb *WholeBuilder, span bool, start, end int64) model.Signals {
+	switch {
+	case !span:
+		return r.eval(rangeWindow(r.times, start, end))
+	case wb != nil && rr != nil:
+		return rr.eval(wb.spanWindow(r.target, start, end))
+	}
+	return r.eval(binWindow(r.times, start, end))
+}
+
+// spanService is target t's service signals over the rows' span, as
+// spanRow reads a row; nil when t exports no service shape.
+func spanService(st *model.Store, t string, wb *WholeBuilder, span bool, start, end int64) *model.ServiceSignals {
+	if span && wb != nil {
+		svc := wb.service(t)
+		if svc == nil {
+			return nil
+		}
+		s := svc.eval(wb.spanWindow(t, start, end))
+		return &s
+	}
+	times := st.TimesSince(t, start)
+	svc := selectService(st, t, times, start)
+	if svc == nil {
 		return nil
 	}
-	for _, t := range st.Targets() {
-		if ts := st.Times(t); len(ts) > 0 && ts[0] > winStart && ts[0] > wb.startMs {
-			return fmt.Errorf("analysis: the rows' span from %s is older than the recording's end the store keeps (from %s on): load the span to report on it",
-				time.UnixMilli(winStart).UTC().Format(time.RFC3339), time.UnixMilli(ts[0]).UTC().Format(time.RFC3339))
-		}
+	w := rangeWindow(times, start, end)
+	if span {
+		w = binWindow(times, start, end)
 	}
-	return nil
+	s := svc.eval(w)
+	return &s
 }

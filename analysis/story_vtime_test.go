@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -165,4 +166,97 @@ func within(t *testing.T, name string, got model.Value, want, tol float64) {
 	if !got.OK || math.Abs(got.V-want) > tol*math.Abs(want) {
 		t.Errorf("%s %v, want %.4f within %.0f %%", name, got, want, tol*100)
 	}
+}
+
+// analyze FILE's path: a whole recording reduced while it loads into a
+// store that keeps only its end (WholeBuilder), its report over the
+// incident span read from the reduced bins, gives the rows and services
+// the store of every scrape gives over the same span.
+func TestWholeSpanMatchesStore(t *testing.T) {
+	// The same increases, summed bin by bin or over the span at once:
+	// only rounding apart.
+	const tol = 1e-9
+	run := simrec.Record(t, "baseline", sim.Options{Seed: 1}, time.Second)
+	rec, err := dump.OpenRecording(run.Path, dump.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	byTarget := map[string][]int64{}
+	for i := 0; i < rec.Len(); i++ {
+		byTarget[rec.Target(i)] = append(byTarget[rec.Target(i)], rec.Time(i).UnixMilli())
+	}
+	var times [][]int64
+	for _, ts := range byTarget {
+		times = append(times, ts)
+	}
+	// 1 s bins and a 5 s window: the store keeps the last 36 s or so of
+	// the 51 s recording, not the incident's start.
+	opts := ReportOptions{Bin: time.Second, Window: 5 * time.Second}
+	hist := WholeHistory(times, opts)
+	if hist >= len(times[0]) {
+		t.Fatalf("the store keeps %d scrapes of %d: all of them", hist, len(times[0]))
+	}
+	st := model.NewStore(model.StoreConfig{History: hist, KeepSeries: true, MaxSeriesPerTarget: 20000})
+	wb := NewWholeBuilder(st, opts)
+	statuses := dump.LoadStoreRangeFunc(rec, 0, rec.Len(), st, nil, wb.Observe)
+	whole, err := wb.Report(statuses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := IncidentSpan(&whole)
+	if sp.Kind != SpanIncident {
+		t.Fatalf("span %+v", sp)
+	}
+	got, err := wb.ReportSpan(statuses, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	full := model.NewStore(model.StoreConfig{History: rec.Len() + 1, MaxSeriesPerTarget: 20000})
+	opts.Span = &sp
+	want := BuildReport(full, dump.LoadStore(rec, full, nil), opts)
+	if oldest := st.Times(sim.NameClient)[0]; oldest <= sp.StartMs() {
+		t.Fatalf("the bounded store holds the span's start (%d <= %d)", oldest, sp.StartMs())
+	}
+	if got.Span != want.Span || len(got.Dependencies) != len(want.Dependencies) || len(got.Services) != len(want.Services) || len(want.Services) == 0 {
+		t.Fatalf("span %+v, %d rows, %d services; want %+v, %d, %d", got.Span, len(got.Dependencies), len(got.Services),
+			want.Span, len(want.Dependencies), len(want.Services))
+	}
+	same := func(name string, a, b model.Value) {
+		t.Helper()
+		if a.OK != b.OK || math.Abs(a.V-b.V) > tol*math.Max(1, math.Abs(b.V)) {
+			t.Errorf("%s: reduced %v, store %v", name, a, b)
+		}
+	}
+	for i := range got.Dependencies {
+		g, w := &got.Dependencies[i].Signals, &want.Dependencies[i].Signals
+		k := g.Target + " -> " + g.Dependency
+		same(k+" originals", g.OriginalsPerS, w.OriginalsPerS)
+		same(k+" attempts", g.AttemptsPerS, w.AttemptsPerS)
+		same(k+" amplification", g.Amplification, w.Amplification)
+		same(k+" effective success", g.EffectiveSuccess, w.EffectiveSuccess)
+		same(k+" timeouts", g.TimeoutsPerS, w.TimeoutsPerS)
+		same(k+" success p50", g.Latency[model.ClassSuccess].P50, w.Latency[model.ClassSuccess].P50)
+		same(k+" provider received", g.DependencyReceivedPerS, w.DependencyReceivedPerS)
+		same(k+" active calls", g.ActiveCalls, w.ActiveCalls)
+	}
+	for i := range got.Services {
+		g, w := &got.Services[i], &want.Services[i]
+		same(g.Target+" received", g.ReceivedPerS, w.ReceivedPerS)
+		same(g.Target+" queue depth", g.QueueDepth, w.QueueDepth)
+		same(g.Target+" queue wait mean", g.QueueWaitMean, w.QueueWaitMean)
+		same(g.Target+" in flight", g.InFlight, w.InFlight)
+	}
+	if fmt.Sprint(codes(got.Findings)) != fmt.Sprint(codes(want.Findings)) {
+		t.Errorf("findings %v, store %v", codes(got.Findings), codes(want.Findings))
+	}
+}
+
+func codes(fs []Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Severity.String()+" "+f.Code+" "+f.Target+" "+f.Dependency)
+	}
+	return out
 }

@@ -121,7 +121,7 @@ func (w *window) spanSeconds() float64 {
 // result for the bin.
 func (w *window) span(p points) []model.Point {
 	if p.base == reducedBase {
-		return p.reduced(w.start)
+		return p.reduced(w.start, w.end)
 	}
 	if !w.hasLast {
 		return nil // no scrape in the window: no sample either
@@ -156,8 +156,8 @@ func (w *window) rate(inc float64, ok bool) model.Value {
 // series absent from that scrape is stale and has no value.
 func (w *window) gauge(p points) (float64, bool) {
 	if p.base == reducedBase {
-		if r := p.reduced(w.start); r != nil {
-			return r[1].V, true
+		if r := p.reduced(w.start, w.end); r != nil {
+			return r[len(r)-1].V, true // the newest bin's
 		}
 		return 0, false
 	}
