@@ -38,6 +38,8 @@ var advice = map[string]Advice{
 		"A retrying call runs inside another owner's attempt: keep one owner per operation and pass the inner failures up."},
 	CodeTargetDown: {"check the target's address and that it is up; its signals are unknown until it answers",
 		"The target could not be read: check its address and that it serves /metrics."},
+	CodeRecordingEnded: {"the recording outlived the run: nothing to fix; its last scrapes found everything stopped",
+		"Every target stopped answering before the recording ended: the run it recorded was over, not a target down."},
 	CodeNoRetrySignals: {"no dialect reads it: check the URL (.../metrics), force a dialect (URL@envoy), or `retrytop dialect draft URL`",
 		"The target exports none of the retry families retrytop reads: check the URL, force its dialect (URL@dialect), or let `retrytop dialect draft URL` draft a custom mapping from its exposition (docs/dialects.md)."},
 	CodeDeadlineDropped: {"send the caller's deadline downstream (grpc-timeout or a header) so work stops when it expires",

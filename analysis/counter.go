@@ -67,23 +67,6 @@ func inside(points []model.Point, startMs, endMs int64) []model.Point {
 	return points[i:j]
 }
 
-// lookback returns the samples from the last one at or before startMs (or,
-// when the series has none that old, the first one after it) through the
-// last one at or before endMs. Consecutive windows that share an edge share
-// that edge's sample, so their increases add up to the increase of the
-// whole range: nothing between two windows is lost or counted twice.
-func lookback(points []model.Point, startMs, endMs int64) []model.Point {
-	i := searchAfter(points, startMs)
-	if i > 0 {
-		i--
-	}
-	j := searchAfter(points, endMs)
-	if i >= j {
-		return nil
-	}
-	return points[i:j]
-}
-
 // searchAfter returns the index of the first point with T > t (len(points)
 // when there is none). Points are sorted by T.
 func searchAfter(points []model.Point, t int64) int {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -61,10 +62,10 @@ func TestIncreaseDoesNotExtrapolate(t *testing.T) {
 	}
 }
 
-// Lookback spans of consecutive windows share their edge samples, so their
-// increases add up to the increase of the whole range, whatever the jitter,
+// Interpolated increases of consecutive windows share their edges, so
+// they add up to the increase of the whole range, whatever the jitter,
 // gaps and resets.
-func TestLookbackSpansAddUp(t *testing.T) {
+func TestSpreadAddsUp(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 200 {
 		var pts []model.Point
@@ -85,34 +86,39 @@ func TestLookbackSpansAddUp(t *testing.T) {
 		end := start + 10*bin
 		var sum float64
 		for a := start; a < end; a += bin {
-			if inc, ok := increase(lookback(pts, a, a+bin)); ok {
+			if inc, ok := spread(pts, a, a+bin); ok {
 				sum += inc
 			}
 		}
-		want, _ := increase(lookback(pts, start, end))
+		want, _ := spread(pts, start, end)
 		if !near(sum, want) {
 			t.Fatalf("trial %d: bins add up to %v, whole range %v", trial, sum, want)
 		}
 	}
 }
 
-func TestLookback(t *testing.T) {
-	pts := pointsOf(t, every(0, 1000, 6), "0 1 2 _ 4 5") // T = 0,1,2,4,5 s
+func TestSpread(t *testing.T) {
+	pts := pointsOf(t, every(0, 1000, 7), "0 10 20 _ 40 5 15") // T = 0,1,2,4,5,6 s; a reset at 5 s
 	for _, tc := range []struct {
 		start, end int64
-		first, n   int // expected span: pts[first:first+n]
+		want       float64
 	}{
-		{start: 1000, end: 2000, first: 1, n: 2},   // sample at the edge
-		{start: 1500, end: 2500, first: 1, n: 2},   // sample before the edge
-		{start: 2500, end: 3500, first: 2, n: 1},   // nothing inside: one sample
-		{start: 3000, end: 4000, first: 2, n: 2},   // across the gap
-		{start: -5000, end: 500, first: 0, n: 1},   // nothing older: first inside
-		{start: -5000, end: -1000, first: 0, n: 0}, // before all data
+		{1000, 2000, 10},  // samples on both edges
+		{1500, 2500, 10},  // half of 10 from each pair
+		{2500, 3500, 10},  // inside the gap: 20 over its 2 s
+		{4000, 5000, 5},   // the reset: the value after it counts in full
+		{4500, 5500, 7.5}, // half of the reset's 5 and half of 10
+		{-5000, 500, 5},   // nothing before the first sample
+		{5500, 9000, 5},   // nothing after the last
+		{-5000, -1000, absent},
+		{7000, 9000, absent},
 	} {
-		got := lookback(pts, tc.start, tc.end)
-		if len(got) != tc.n || (tc.n > 0 && got[0] != pts[tc.first]) {
-			t.Errorf("lookback(%d, %d) = %v, want %v", tc.start, tc.end, got, pts[tc.first:tc.first+tc.n])
+		got, ok := spread(pts, tc.start, tc.end)
+		v := model.Absent
+		if ok {
+			v = model.Some(got)
 		}
+		checkValue(t, fmt.Sprintf("spread(%d, %d)", tc.start, tc.end), v, tc.want)
 	}
 }
 

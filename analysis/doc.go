@@ -95,16 +95,17 @@
 // # Timelines
 //
 // Timeline bins are consecutive, [start+i*bin, start+(i+1)*bin], the last
-// one cut at end. Bins share their edges: a counter's increase in a bin runs
-// from its last sample at or before the bin's start to its last sample at
-// or before the bin's end, and the rate is that increase divided by the
-// bin's width. Each sample-to-sample increase therefore lands in exactly one
-// bin, and the sum over bins of rate x width equals the increase over the
-// whole range, whatever the scrape jitter. (The rows' windows instead use
-// only the samples inside them; with a scrape on the range's start the two
-// agree exactly.) A bin with no scrape after its start edge has no rate,
-// and the increase across a target outage lands in the first bin after it.
-// Gauges are read at the newest scrape inside each bin.
+// one cut at end. A bin holds every increase inside it: a counter's value at
+// a bin edge is read on the line between its samples around the edge, and a
+// bin's rate is its increase over the part of it between the target's
+// first and last scrapes (its width inside the recording). Each
+// sample-to-sample increase is shared among the bins it spans, so the sum
+// over bins of rate x covered time equals the increase over the whole
+// range, the partial first and last bins included, whatever the scrape
+// jitter or interval; across a target outage the bins read the mean rate
+// over it. (The rows' windows instead use only the samples inside them;
+// with scrapes on the range's edges the two agree exactly.) Gauges are read
+// at the newest scrape inside each bin.
 //
 // # Server side, chains, findings and phases
 //
@@ -116,8 +117,11 @@
 // InferChains links rows into call paths, EvaluateChain computes per-hop
 // and end-to-end amplification and the gaps between hops, Evaluate and
 // EvaluateHistory run the finding rules, and Phases tells a row's timeline
-// as an incident story. docs/findings.md documents every rule, its
-// thresholds and the phase classification.
+// as an incident story. Recovery says when goodput came back after the
+// trigger, read inside a bin; IncidentSpan picks the span a recording's
+// report covers (the incident, or the whole recording); Detect says when
+// the rules would have shown the incident live. docs/findings.md documents
+// every rule, its thresholds and the phase classification.
 //
 // # Frames and cost
 //

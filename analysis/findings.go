@@ -382,20 +382,8 @@ func Evaluate(frame model.Frame, chains []ChainResult, th Thresholds) []Finding 
 // a side lacks data in one of them), where the error of one scrape interval
 // at either edge is small.
 func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding {
-	keys := sortedKeys(frame.Timelines)
-	bases := make(map[model.Key]baseline, len(keys))
-	n := 0
-	for _, k := range keys {
-		bases[k] = baselineOf(frame.Timelines[k])
-		n = max(n, len(frame.Timelines[k]))
-	}
-	if len(chains) == 0 {
-		rows := make([]model.Signals, 0, len(keys))
-		for _, k := range keys {
-			rows = append(rows, model.Signals{Target: k.Target, Dependency: k.Dependency})
-		}
-		chains = InferChains(rows)
-	}
+	h := newHistoryBins(frame, chains, th)
+	keys, n := h.keys, h.n
 	type acc struct {
 		best       Finding
 		bins       int
@@ -403,62 +391,23 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 	}
 	merged := make(map[string]*acc)
 	var order []string
-	span := gapSpan(frame.Bin, frame.Timelines, keys, th)
-	tls := make([][]model.Signals, len(keys))
-	for j, k := range keys {
-		tls[j] = frame.Timelines[k]
-	}
 	// Each bin's findings are made on up to GOMAXPROCS goroutines (the
 	// bins are independent: 720 rows x 360 bins on a long recording)
-	// and merged below in bin order, as one pass made them, a
-	// chunk of bins at a time: the findings waiting to be merged are a
-	// chunk's, not the recording's (every row firing in every bin of a
-	// day is 720 x 8,640 findings).
+	// and merged below in bin order, as one pass made them, a chunk of
+	// bins at a time: the findings waiting to be merged are a chunk's,
+	// not the recording's (every row firing in every bin of a day is 720
+	// x 8,640 findings).
 	chunk := max(historyChunk, 16*runtime.GOMAXPROCS(0))
 	perBin := make([][]Finding, min(n, chunk))
 	for from := 0; from < n; from += chunk {
 		m := min(chunk, n-from)
 		parallelFor(m, 16, func() func(i int) {
-			// One set of buffers per goroutine for all its bins: nothing of a
-			// bin's rows outlives it (findings and chain results copy what
-			// they keep), and growing them afresh in each bin was most of
-			// this function's time on a long recording.
-			rows := make([]model.Signals, 0, len(keys))
-			agg := make([]model.Signals, 0, len(keys))
-			edges := make(map[model.Key]edgeRates, len(keys))
-			layers := make([]ChainResult, 0, len(chains))
-			var gaps []ChainResult
-			return func(slot int) {
-				i := from + slot
-				rows, agg, layers, gaps = rows[:0], agg[:0], layers[:0], gaps[:0]
-				clear(edges)
-				for j, k := range keys {
-					tl := tls[j]
-					if i < len(tl) {
-						rows = append(rows, tl[i])
-					}
-					if i < len(tl) && i+1 >= span {
-						agg = append(agg, aggregate(tl[i+1-span:i+1]))
-						// The samples at the span's start edge are at or
-						// before its first bin: the bin before counts too.
-						edges[k] = peakRates(tl[max(i-span, 0) : i+1])
-					}
-				}
-				rowsIdx, aggIdx := indexRows(rows), indexRows(agg)
-				for _, c := range chains {
-					layers = append(layers, rowsIdx.evaluate(c, th.Gap, nil))
-					if len(agg) > 0 {
-						gaps = append(gaps, aggIdx.evaluate(c, th.Gap, edges))
-					}
-				}
-				fs := evaluateRows(rows, bases, th)
-				fs = append(fs, evaluateChains(layers, nil, rows, th)...)
-				perBin[slot] = append(fs, evaluateChains(nil, gaps, agg, th)...)
-			}
+			sc := h.scratch()
+			return func(slot int) { perBin[slot] = h.findings(from+slot, sc) }
 		})
 		for k := range m {
 			for _, f := range perBin[k] {
-				id := f.Code + "\x00" + f.Target + "\x00" + f.Dependency + "\x00" + f.Chain
+				id := findingID(f)
 				a := merged[id]
 				if a == nil {
 					a = &acc{best: f, start: f.Start}
@@ -492,6 +441,84 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 	}
 	sortFindings(out)
 	return out
+}
+
+// historyBins evaluates the rules of one bin of a frame's timelines as
+// if it were the current window (EvaluateHistory's step).
+type historyBins struct {
+	keys   []model.Key
+	tls    [][]model.Signals
+	bases  map[model.Key]baseline
+	chains []Chain
+	th     Thresholds
+	span   int // bins of the gap window
+	n      int // the longest timeline's bins
+}
+
+func newHistoryBins(frame model.Frame, chains []Chain, th Thresholds) *historyBins {
+	h := &historyBins{keys: sortedKeys(frame.Timelines), th: th}
+	h.bases = make(map[model.Key]baseline, len(h.keys))
+	h.tls = make([][]model.Signals, len(h.keys))
+	for j, k := range h.keys {
+		h.bases[k] = baselineOf(frame.Timelines[k])
+		h.tls[j] = frame.Timelines[k]
+		h.n = max(h.n, len(h.tls[j]))
+	}
+	if len(chains) == 0 {
+		rows := make([]model.Signals, 0, len(h.keys))
+		for _, k := range h.keys {
+			rows = append(rows, model.Signals{Target: k.Target, Dependency: k.Dependency})
+		}
+		chains = InferChains(rows)
+	}
+	h.chains = chains
+	h.span = gapSpan(frame.Bin, frame.Timelines, h.keys, th)
+	return h
+}
+
+// binScratch is one goroutine's buffers for historyBins.findings: nothing
+// of a bin's rows outlives it (findings and chain results copy what they
+// keep), and growing them afresh in each bin was most of
+// EvaluateHistory's time on a long recording.
+type binScratch struct {
+	rows, agg []model.Signals
+	edges     map[model.Key]edgeRates
+	layers    []ChainResult
+	gaps      []ChainResult
+}
+
+func (h *historyBins) scratch() *binScratch {
+	return &binScratch{rows: make([]model.Signals, 0, len(h.keys)), agg: make([]model.Signals, 0, len(h.keys)),
+		edges: make(map[model.Key]edgeRates, len(h.keys)), layers: make([]ChainResult, 0, len(h.chains))}
+}
+
+// findings are bin i's findings, the rows and chain rules over its rows
+// and the gap rules over the gap window ending with it.
+func (h *historyBins) findings(i int, sc *binScratch) []Finding {
+	sc.rows, sc.agg, sc.layers, sc.gaps = sc.rows[:0], sc.agg[:0], sc.layers[:0], sc.gaps[:0]
+	clear(sc.edges)
+	for j, k := range h.keys {
+		tl := h.tls[j]
+		if i < len(tl) {
+			sc.rows = append(sc.rows, tl[i])
+		}
+		if i < len(tl) && i+1 >= h.span {
+			sc.agg = append(sc.agg, aggregate(tl[i+1-h.span:i+1]))
+			// The samples at the span's start edge are at or
+			// before its first bin: the bin before counts too.
+			sc.edges[k] = peakRates(tl[max(i-h.span, 0) : i+1])
+		}
+	}
+	rowsIdx, aggIdx := indexRows(sc.rows), indexRows(sc.agg)
+	for _, c := range h.chains {
+		sc.layers = append(sc.layers, rowsIdx.evaluate(c, h.th.Gap, nil))
+		if len(sc.agg) > 0 {
+			sc.gaps = append(sc.gaps, aggIdx.evaluate(c, h.th.Gap, sc.edges))
+		}
+	}
+	fs := evaluateRows(sc.rows, h.bases, h.th)
+	fs = append(fs, evaluateChains(sc.layers, nil, sc.rows, h.th)...)
+	return append(fs, evaluateChains(nil, sc.gaps, sc.agg, h.th)...)
 }
 
 // historyChunk is how many bins EvaluateHistory makes findings for
@@ -549,10 +576,10 @@ func gapSpan(bin time.Duration, tls map[model.Key][]model.Signals, keys []model.
 
 // aggregate is the rates a chain's gaps use over consecutive bins: each
 // rate's increase summed over the bins (rate x the time it is a mean
-// over: rateSeconds, the bin's sampled span) over their total time, so
-// the mean over exactly the span between the first bin's look-back scrape
-// and the last bin's last scrape (SampledFromMs, SampledToMs: the span
-// sampleSkew takes each side's rate to be over); absent unless every bin
+// over: rateSeconds, the part of the bin the scrapes cover) over their
+// total time, so the mean over exactly the span from the first bin's
+// covered start to the last bin's covered end (SampledFromMs, SampledToMs:
+// the span sampleSkew takes each side's rate to be over); absent unless every bin
 // has it, so that both sides of a gap cover the same time. Weighted by
 // the bins' widths instead, bins sampled over unequal spans (a scrape
 // interval that does not divide the bin) read a mean that was no count's

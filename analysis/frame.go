@@ -74,14 +74,7 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 		Timelines: make(map[model.Key][]model.Signals),
 	}
 	names := st.Targets()
-	times := make([][]int64, len(names))
-	end := opts.EndMs
-	for i, t := range names {
-		times[i] = st.Times(t)
-		if n := len(times[i]); opts.EndMs == 0 && n > 0 && times[i][n-1] > end {
-			end = times[i][n-1]
-		}
-	}
+	times, newest, end := scrapeTimes(st, names, opts.EndMs)
 	if end == 0 {
 		return f
 	}
@@ -90,16 +83,14 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 	binMs := opts.Bin.Milliseconds()
 	tlStart := TimelineStart(end, opts.Bin, opts.Bins, opts.Align)
 	bins := binEdges(binMs, tlStart, end)
-	newest := make(map[string]int64, len(names))
-	for i, t := range names {
-		if n := len(times[i]); n > 0 {
-			newest[t] = times[i][n-1]
-		}
-	}
 	prev := reusable(opts)
 	cache := opts.Cache
 	if cache != nil {
-		cache.lock(st)
+		if !cache.lock(st) {
+			// Another store (a replay's seek rebuilt it): the previous
+			// frame's bins are of another history.
+			prev = nil
+		}
 		defer cache.unlock()
 		cache.forgetExcept(names)
 	}
@@ -182,6 +173,25 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 		}
 	}
 	return f
+}
+
+// scrapeTimes are the scrape times of each of names, each target's
+// newest, and the frame's end: endMs, or the newest scrape of all when
+// endMs is 0.
+func scrapeTimes(st *model.Store, names []string, endMs int64) (times [][]int64, newest map[string]int64, end int64) {
+	times = make([][]int64, len(names))
+	newest = make(map[string]int64, len(names))
+	end = endMs
+	for i, t := range names {
+		times[i] = st.Times(t)
+		if n := len(times[i]); n > 0 {
+			newest[t] = times[i][n-1]
+			if endMs == 0 && times[i][n-1] > end {
+				end = times[i][n-1]
+			}
+		}
+	}
+	return times, newest, end
 }
 
 // TimelineStart is where a timeline of bins bins ending at endMs starts.

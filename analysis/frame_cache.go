@@ -64,15 +64,17 @@ type targetCache struct {
 }
 
 // lock takes the cache for one frame over st; a cache used with another
-// store starts over.
-func (c *FrameCache) lock(st *model.Store) {
+// store starts over, and lock then returns false.
+func (c *FrameCache) lock(st *model.Store) bool {
 	c.mu.Lock()
 	if c.store != st {
 		c.store = st
 		clear(c.targets.m)
 		clear(c.servers.m)
 		clear(c.services.m)
+		return false
 	}
+	return true
 }
 
 func (c *FrameCache) unlock() { c.mu.Unlock() }

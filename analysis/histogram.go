@@ -118,7 +118,7 @@ func (ps parts) increase(w window) (model.HistogramWindow, bool) {
 	}
 	for i := range ps {
 		p := &ps[i]
-		inc, ok := increase(w.span(p.points))
+		inc, ok := w.increase(p.points)
 		if !ok {
 			continue
 		}

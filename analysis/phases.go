@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/retrytop/retrytop/model"
@@ -38,8 +39,9 @@ type Phase struct {
 	// above its baseline) was on in any bin of the phase.
 	Trigger bool `json:"trigger"`
 	// RecoveryS is set on the first healthy phase after the trigger ended:
-	// the seconds from the trigger's end to this phase's start (0 when the
-	// system was healthy at once).
+	// the seconds from the trigger's end until goodput came back for good
+	// to RecoveryFraction of its ratio to the offered load before the
+	// trigger (Recovery: read inside a bin; 0 when it was back at once).
 	RecoveryS model.Value `json:"recovery_s"`
 }
 
@@ -120,7 +122,9 @@ func binKind(s *model.Signals, b baseline, on bool, th Thresholds) PhaseKind {
 // received at least th.MinOriginalsPerS requests but finished none (no
 // service time: stuck or abandoned work, not a normal service time); rows
 // whose dependency exports no service time have no trigger, and no
-// RecoveryS.
+// RecoveryS. RecoveryS is Recovery of the row's goodput over its offered
+// load from the end of the trigger's last bin, with RecoveryFraction of
+// that ratio before the trigger as the threshold (rowRecovery).
 // Consecutive bins of one kind make a phase.
 func Phases(timeline []model.Signals, th Thresholds) []Phase {
 	if len(timeline) == 0 {
@@ -154,7 +158,7 @@ func Phases(timeline []model.Signals, th Thresholds) []Phase {
 		}
 		p := phaseOf(kinds[i], timeline[i:j], trig[i:j])
 		if lastOn >= 0 && i > lastOn && !recovered && p.Kind == PhaseHealthy {
-			p.RecoveryS = model.Some(float64(timeline[i].StartMs-timeline[lastOn].EndMs) / 1000)
+			p.RecoveryS = rowRecovery(timeline, slices.Index(trig, triggerOn), lastOn, th)
 			recovered = true
 		}
 		out = append(out, p)

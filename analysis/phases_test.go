@@ -65,8 +65,11 @@ func TestPhases(t *testing.T) {
 				// 2 slow bins, then 2 with the trigger gone: still overloaded.
 				{PhaseOverloaded, 40, 80, 4, 2.5, 17.5, 0.35, true, absent},
 				{PhaseRecovering, 80, 90, 1, 1.3, 44, 0.88, false, absent},
-				// The trigger ended at 60 s: 30 s to recover.
-				{PhaseHealthy, 90, 120, 3, 1, 50, 1, false, 30},
+				// The trigger ended at 60 s. Goodput is back above 90 %
+				// inside the recovering bin: read as a step from the 30 %
+				// before it to the 100 % after it that makes its 88 %,
+				// 12/70 of the bin in: 20 s + 10 s x 12/70 to recover.
+				{PhaseHealthy, 90, 120, 3, 1, 50, 1, false, 20 + 10*12.0/70},
 			},
 		},
 		{
@@ -204,7 +207,9 @@ func TestTriggerBusyWithoutCompletions(t *testing.T) {
 	checkPhases(t, Phases(tl, DefaultThresholds()), []phaseWant{
 		{PhaseHealthy, 0, 20, 2, 1, 50, 1, false, absent},
 		{PhaseOverloaded, 20, 60, 4, 3, 7.5, 0.15, true, absent},
-		{PhaseHealthy, 60, 90, 3, 1, 50, 1, false, 10},
+		// The trigger's last bin ends at 50 s; the bin after it reads 60 %:
+		// a step from 0 % to 100 % 4 s into it.
+		{PhaseHealthy, 60, 90, 3, 1, 50, 1, false, 4},
 	})
 	// Without the received rate, those bins are unknown: no trigger at all.
 	for i := range tl {

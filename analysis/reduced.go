@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/retrytop/retrytop/model"
@@ -28,15 +29,19 @@ import (
 // scrape is at the smallest int64 milliseconds.
 const reducedMark = math.MinInt64
 
-// reduced returns the bin starting at start of reduced points: the pair
-// {start, 0}, {start, value}, or nil when the series had no value there.
-// increase of the pair is exactly the value (value - 0, no reset).
-func (p points) reduced(start int64) []model.Point {
+// reduced returns the reduced points of the bins starting in [start,
+// end): for each bin where the series had a value, the pair {bin start,
+// 0}, {bin start, value}. increase of them is the sum of the values (each
+// pair's 0 after a value is a reset, which counts the value before it in
+// full), so one bin's window reads its value and a span of bins their
+// sum; nil when none had one.
+func (p points) reduced(start, end int64) []model.Point {
 	i := searchAfter(p.pts, start-1)
-	if i+1 < len(p.pts) && p.pts[i].T == start {
-		return p.pts[i : i+2]
+	j := searchAfter(p.pts, end-1)
+	if j <= i+1 {
+		return nil
 	}
-	return nil
+	return p.pts[i:j]
 }
 
 // wholeBatch is how many bins WholeBuilder reduces at a time: each batch
@@ -64,20 +69,40 @@ type WholeBuilder struct {
 }
 
 type wholeTarget struct {
-	bins   []binInfo // per bin: the target's own window
-	series map[string]*wholeSeries
-}
-
-// binInfo is what a bin's window knows of the target's scrapes.
-type binInfo struct {
+	// first and last are the target's first and newest scrape seen;
+	// seen is false until it has one.
 	first, last int64
-	hasLast     bool
+	seen        bool
+	series      map[string]*wholeSeries
 }
 
-// window is the bin [start, end] over reduced points, with the rate
-// denominator binWindow gives it.
+// binInfo is the part of a bin a target's scrapes cover (coverage).
+type binInfo struct {
+	from, to int64
+}
+
+// target is target t's reduction (nil when it has none).
+func (b *WholeBuilder) target(t string) *wholeTarget { return b.targets[t] }
+
+// spanWindow is the window over target t's reduced points of the bins
+// in [start, end]: their values summed over the time the scrapes cover.
+func (b *WholeBuilder) spanWindow(t string, start, end int64) window {
+	return b.target(t).cover(start, end).window(start, end)
+}
+
+// cover is the part of the bin [start, end] the target's scrapes cover.
+func (wt *wholeTarget) cover(start, end int64) binInfo {
+	if wt == nil || !wt.seen {
+		return binInfo{}
+	}
+	from, to := coverage([]int64{wt.first, wt.last}, start, end)
+	return binInfo{from: from, to: to}
+}
+
+// window is the bin (or span of bins) [start, end] over reduced points,
+// with the rate denominator binWindow gives it.
 func (bi binInfo) window(start, end int64) window {
-	w := window{start: start, end: end, back: true, first: bi.first, last: bi.last, hasLast: bi.hasLast}
+	w := window{start: start, end: end, back: true, from: bi.from, to: bi.to}
 	w.seconds = w.spanSeconds()
 	return w
 }
@@ -89,6 +114,10 @@ type wholeSeries struct {
 	// later bin's start when the store no longer holds it.
 	rem    model.Point
 	hasRem bool
+	// cur is how far a counter's increase has been distributed into the
+	// bins (distribute); started is false before the first call.
+	cur     int64
+	started bool
 }
 
 // NewWholeBuilder returns a builder over st (empty, with a history of at
@@ -159,33 +188,42 @@ func (b *WholeBuilder) Observe(at time.Time, stored bool) {
 	b.done = complete
 }
 
-// wholeNames are the flat series the report's bins read: the rows' and
-// the servers'.
+// wholeNames are the flat series the report's bins read, each once: the
+// rows', the servers' and the services' (a span's service signals).
 var wholeNames = func() []string {
-	ns := append([]string{}, selectNames...)
-	return append(ns, model.MetricServerReceived, model.MetricServerWorkAfterCancel, model.MetricServerRequests,
-		model.MetricServerServiceTime+"_bucket", model.MetricServerServiceTime+"_sum")
-}()
-
-func isGaugeName(name string) bool {
-	for _, g := range gaugeNames {
-		if g == name {
-			return true
+	var ns []string
+	for _, group := range [][]string{selectNames, serverNames, serviceNames} {
+		for _, n := range group {
+			if !slices.Contains(ns, n) {
+				ns = append(ns, n)
+			}
 		}
 	}
-	return false
+	return ns
+}()
+
+// serviceGaugeNames are the gauges among serviceNames.
+var serviceGaugeNames = []string{model.MetricServiceInFlight, model.MetricServiceSlots, model.MetricServiceQueueDepth,
+	model.MetricServiceQueueLimit, model.MetricServiceQueueOldestAge, model.MetricPromHTTPInFlight, model.MetricOTelServerActive}
+
+func isGaugeName(name string) bool {
+	return slices.Contains(gaugeNames[:], name) || slices.Contains(serviceGaugeNames, name)
 }
 
 func seriesKey(name string, ls model.Labels) string {
 	return string(ls.AppendKey(append([]byte(name), 0xff)))
 }
 
-// reduce reduces the bins edges[from:] of every target's series.
+// reduce reduces the bins edges[from:] of every target's series: a
+// gauge's value in each of them, and a counter's increase distributed
+// into every bin up to the last one's end (a sample pair that runs back
+// into bins reduced before adds its share there).
 func (b *WholeBuilder) reduce(edges []binEdge, from int) {
-	if from >= len(edges) {
+	if len(edges) == 0 {
 		return
 	}
-	since := edges[from].start
+	since := edges[min(from, len(edges)-1)].start
+	upTo := edges[len(edges)-1].end
 	for _, t := range b.st.Targets() {
 		times := b.st.TimesSince(t, since)
 		wt := b.targets[t]
@@ -193,14 +231,16 @@ func (b *WholeBuilder) reduce(edges []binEdge, from int) {
 			wt = &wholeTarget{series: map[string]*wholeSeries{}}
 			b.targets[t] = wt
 		}
-		for len(wt.bins) < len(edges) {
-			wt.bins = append(wt.bins, binInfo{})
+		if n := len(times); n > 0 {
+			if !wt.seen {
+				wt.first, wt.seen = times[0], true
+			}
+			wt.last = max(wt.last, times[n-1])
 		}
-		ws := make([]window, len(edges)-from)
+		ws := make([]window, max(len(edges)-from, 0))
 		for k := range ws {
 			e := edges[from+k]
 			ws[k] = binWindow(times, e.start, e.end)
-			wt.bins[from+k] = binInfo{first: ws[k].first, last: ws[k].last, hasLast: ws[k].hasLast}
 		}
 		for _, name := range wholeNames {
 			gauge := isGaugeName(name)
@@ -219,13 +259,13 @@ func (b *WholeBuilder) reduce(edges []binEdge, from int) {
 					b.scratch = append(append(b.scratch[:0], acc.rem), pts...)
 					pts = b.scratch
 				}
-				p := newPoints(times, pts)
-				for k := range ws {
-					if gauge {
+				if gauge {
+					p := newPoints(times, pts)
+					for k := range ws {
 						acc.vals[from+k], acc.ok[from+k] = ws[k].gauge(p)
-					} else {
-						acc.vals[from+k], acc.ok[from+k] = increase(ws[k].span(p))
 					}
+				} else {
+					acc.distribute(pts, edges, upTo)
 				}
 				if n := len(spts); n > 0 {
 					acc.rem, acc.hasRem = spts[n-1], true
@@ -300,6 +340,20 @@ func (b *WholeBuilder) rows(t string) map[string]*row {
 	return sel.rows()
 }
 
+// service is selectService over the per-bin results (the same lists);
+// nil when t exports no service shape.
+func (b *WholeBuilder) service(t string) *service {
+	wt := b.target(t)
+	if wt == nil || !wt.seen {
+		return nil
+	}
+	// Reduced points stand for bins: the times only say there were
+	// scrapes (serviceFrom wants some).
+	return serviceFrom(t, []int64{wt.first, wt.last}, func(name string) []model.Series {
+		return b.reducedSeries(t, name, noDependency)
+	})
+}
+
 // server is selectServer over the per-bin results (the same lists).
 func (b *WholeBuilder) server(t string) *server {
 	if len(b.st.TimesSince(t, math.MaxInt64)) == 0 {
@@ -313,29 +367,18 @@ func (b *WholeBuilder) server(t string) *server {
 	// each bin's own window.
 	sv := serverFrom(nil, series)
 	if sv != nil {
-		sv.reducedBins = make(map[int64]binInfo, len(b.edges))
-		if wt := b.targets[t]; wt != nil {
-			for k, e := range b.edges {
-				if k < len(wt.bins) {
-					sv.reducedBins[e.start] = wt.bins[k]
-				}
-			}
-		}
+		sv.reduced = b.target(t)
 	}
 	return sv
 }
 
 // timeline evaluates a reduced row over the final bins, each with the
-// target's own window (first and last scrape) as binWindow makes it.
+// part the target's scrapes cover, as binWindow makes it.
 func (b *WholeBuilder) timeline(r *row) []model.Signals {
 	wt := b.targets[r.target]
 	out := make([]model.Signals, len(b.edges))
 	for k, e := range b.edges {
-		var info binInfo
-		if wt != nil && k < len(wt.bins) {
-			info = wt.bins[k]
-		}
-		out[k] = r.eval(info.window(e.start, e.end))
+		out[k] = r.eval(wt.cover(e.start, e.end).window(e.start, e.end))
 	}
 	return out
 }
@@ -343,4 +386,13 @@ func (b *WholeBuilder) timeline(r *row) []model.Signals {
 // Report is BuildReport of the whole recording the store was loaded with.
 func (b *WholeBuilder) Report(targets []model.TargetStatus) (Report, error) {
 	return buildReport(b.st, targets, b.opts, b)
+}
+
+// ReportSpan is Report with the rows, services and current findings over
+// span (ReportOptions.Span), such as IncidentSpan of Report's: read from
+// the reduced bins, after Report or instead of it.
+func (b *WholeBuilder) ReportSpan(targets []model.TargetStatus, span Span) (Report, error) {
+	opts := b.opts
+	opts.Span = &span
+	return buildReport(b.st, targets, opts, b)
 }

@@ -15,12 +15,14 @@ import (
 // timeline of consecutive bins over everything retained. Its JSON shape is
 // the documented schema of docs/analyze-json.md.
 type Report struct {
-	WindowSeconds float64              `json:"window_seconds"`
-	StartUnix     float64              `json:"start_unix"`
-	EndUnix       float64              `json:"end_unix"`
-	BinSeconds    float64              `json:"bin_seconds"`
-	Targets       []model.TargetStatus `json:"targets"`
-	Dependencies  []DependencyReport   `json:"dependencies"`
+	WindowSeconds float64 `json:"window_seconds"`
+	StartUnix     float64 `json:"start_unix"`
+	EndUnix       float64 `json:"end_unix"`
+	BinSeconds    float64 `json:"bin_seconds"`
+	// Span is the time the rows cover and why (SpanWindow by default).
+	Span         Span                 `json:"span"`
+	Targets      []model.TargetStatus `json:"targets"`
+	Dependencies []DependencyReport   `json:"dependencies"`
 	// Chains are the declared amplification chains, or those inferred
 	// where a dependency names another target, over the window.
 	Chains []ChainResult `json:"chains"`
@@ -33,6 +35,9 @@ type Report struct {
 	// Findings are what happened over the whole recording (EvaluateHistory)
 	// and what holds over the window at its end (Evaluate), each once.
 	Findings []Finding `json:"findings"`
+	// Detection is when the rules would have shown the incident live
+	// (Detect over the timelines).
+	Detection Detection `json:"detection"`
 }
 
 // DependencyReport is one row of a Report.
@@ -55,9 +60,9 @@ type DependencyReport struct {
 }
 
 // BinReport is one timeline bin: the same per-second signals over
-// [StartUnix, EndUnix]. Its rates are means over SampledSeconds, the time
-// between the target's scrapes its increases run between (see Timeline);
-// absent when the bin has no scrape after its look-back sample.
+// [StartUnix, EndUnix]. Its rates are means over SampledSeconds, the part
+// of the bin between the target's first and last scrapes (see Timeline);
+// absent when the scrapes do not reach it.
 type BinReport struct {
 	StartUnix      float64     `json:"start_unix"`
 	EndUnix        float64     `json:"end_unix"`
@@ -81,6 +86,16 @@ type ReportOptions struct {
 	// (short family name -> expression): rows of targets that dialect
 	// reads are marked (DependencyReport.Derived).
 	Derived map[string]map[string]string
+	// Span, when set, is the time the rows (and the findings and services
+	// of the current window) cover instead of the Window ending at the
+	// end, e.g. IncidentSpan of a first report; read as one bin
+	// (interpolated at its edges), from the reduced bins of a whole
+	// recording (WholeBuilder), whose store keeps only its end.
+	Span *Span
+	// RecordingEnd is when the recording the store was loaded from ended
+	// (zero: live data): targets down at its end with every other are
+	// RECORDING_ENDED, not TARGET_DOWN.
+	RecordingEnd time.Time
 }
 
 // BuildReport computes a Report from the store. The rows cover
@@ -104,7 +119,7 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 	}
 	b.storeSpan()
 	if b.end == 0 || b.start >= b.end {
-		b.rep.Findings = append(b.rep.Findings, EvaluateTargets(b.rep.Targets, nil, nil)...)
+		b.rep.Findings = append(b.rep.Findings, recordingEnded(EvaluateTargets(b.rep.Targets, nil, nil), b.rep.Targets, opts.RecordingEnd)...)
 		sortFindings(b.rep.Findings)
 		return b.rep, nil
 	}
@@ -113,7 +128,9 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 	}
 	b.rep.StartUnix, b.rep.EndUnix = float64(b.start)/1000, float64(b.end)/1000
 	b.grid = newReportGrid(opts.Bin.Milliseconds(), b.start).edges(b.end)
-	b.winStart = b.end - opts.Window.Milliseconds()
+	b.rep.Span = rowSpan(opts, b.end)
+	b.winStart, b.winEnd = b.rep.Span.StartMs(), b.rep.Span.EndMs()
+	b.rep.WindowSeconds = float64(b.winEnd-b.winStart) / 1000
 	b.history = model.Frame{Time: time.UnixMilli(b.end), Window: opts.Window, Bin: opts.Bin, Targets: targets, Timelines: map[model.Key][]model.Signals{}}
 	b.selectServers()
 	var perTarget [][]DependencyReport // joined once at the end: grown row by row, they were copied over and over
@@ -138,11 +155,11 @@ type reportBuild struct {
 	targets []model.TargetStatus
 	th      Thresholds
 	rep     Report
-	// start and end are the timeline's span (ms), winStart the rows'
-	// window's start, grid the timeline's bins.
-	start, end, winStart int64
-	grid                 []binEdge
-	history              model.Frame
+	// start and end are the timeline's span (ms), winStart and winEnd
+	// the rows' (Report.Span), grid the timeline's bins.
+	start, end, winStart, winEnd int64
+	grid                         []binEdge
+	history                      model.Frame
 	// servers are each target's server-side metrics, reducedServers the
 	// WholeBuilder's, by target and its aliases.
 	servers, reducedServers map[string]*server
@@ -198,9 +215,8 @@ func (b *reportBuild) selectServers() {
 		if sv := selectServer(st, t, st.Times(t), b.start); sv != nil {
 			b.servers[t] = sv
 		}
-		times := st.TimesSince(t, b.winStart)
-		if svc := selectService(st, t, times, b.winStart); svc != nil {
-			b.rep.Services = append(b.rep.Services, svc.eval(rangeWindow(times, b.winStart, b.end)))
+		if svc := spanService(st, t, b.wb, b.opts.Span != nil, b.winStart, b.winEnd); svc != nil {
+			b.rep.Services = append(b.rep.Services, *svc)
 		}
 	}
 	b.dialects = make(map[string][]string, len(b.targets))
@@ -250,7 +266,7 @@ func (b *reportBuild) targetRows(t string) ([]DependencyReport, error) {
 	parallelFor(len(rows), 4, func() func(i int) {
 		return func(i int) {
 			r := rows[i]
-			dr := b.rowSignals(r)
+			dr := b.rowSignals(r, reduced[r.dep])
 			if rr := reduced[r.dep]; rr != nil {
 				bins[i] = b.wb.timeline(rr)
 			} else {
@@ -266,10 +282,10 @@ func (b *reportBuild) targetRows(t string) ([]DependencyReport, error) {
 	return deps, nil
 }
 
-// rowSignals is the report of row r over the window, without its
-// timeline.
-func (b *reportBuild) rowSignals(r *row) DependencyReport {
-	dr := DependencyReport{Signals: r.eval(rangeWindow(r.times, b.winStart, b.end)), Timeline: []BinReport{}}
+// rowSignals is the report of row r (rr its reduced row, if any) over the
+// report's span, without its timeline.
+func (b *reportBuild) rowSignals(r, rr *row) DependencyReport {
+	dr := DependencyReport{Signals: spanRow(r, rr, b.wb, b.opts.Span != nil, b.winStart, b.winEnd), Timeline: []BinReport{}}
 	dr.Fates = Fates(dr.Signals)
 	dr.LatencyP99 = make(map[string]model.Value, len(model.LatencyClasses))
 	for _, c := range model.LatencyClasses {
@@ -320,7 +336,8 @@ func (b *reportBuild) evaluateFindings() {
 		rep.Chains = cs
 	}
 	rep.Findings = mergeFindings(EvaluateHistory(byService, chains, b.th), Evaluate(byService, rep.Chains, b.th))
-	rep.Findings = append(rep.Findings, EvaluateTargets(rep.Targets, b.history.Rows, rep.Services)...)
+	rep.Detection = Detect(byService, chains, b.th)
+	rep.Findings = append(rep.Findings, recordingEnded(EvaluateTargets(rep.Targets, b.history.Rows, rep.Services), rep.Targets, opts.RecordingEnd)...)
 	sortFindings(rep.Findings)
 	for i := range rep.Findings {
 		rep.Findings[i].Advice = AdviceFor(rep.Findings[i].Code).Long

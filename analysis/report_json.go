@@ -22,8 +22,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		v    any
 	}{
 		{"window_seconds", r.WindowSeconds}, {"start_unix", r.StartUnix}, {"end_unix", r.EndUnix},
-		{"bin_seconds", r.BinSeconds}, {"targets", r.Targets}, {"dependencies", nil},
+		{"bin_seconds", r.BinSeconds}, {"span", r.Span}, {"targets", r.Targets}, {"dependencies", nil},
 		{"chains", r.Chains}, {"links", r.Links}, {"services", r.Services}, {"findings", r.Findings},
+		{"detection", r.Detection},
 	}
 	for i, f := range fields {
 		ew.put([]byte("  " + quote(f.name) + ": "))

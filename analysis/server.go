@@ -13,9 +13,9 @@ type server struct {
 	// deadline splits retry_server_requests_total: propagated, and the
 	// rest (missing, invalid).
 	propagated, missing []points
-	// reducedBins is each bin's window by its start, for a server over
+	// reduced is the server target's scrapes' extent, for a server over
 	// reduced points (WholeBuilder), which has no scrape times.
-	reducedBins map[int64]binInfo
+	reduced *wholeTarget
 }
 
 // noDependency accepts series without a dependency label.
@@ -80,8 +80,8 @@ func (sv *server) fill(s *model.Signals, w *window) {
 	}
 	var sw window
 	switch {
-	case w.back && sv.reducedBins != nil:
-		sw = sv.reducedBins[w.start].window(w.start, w.end)
+	case sv.reduced != nil:
+		sw = sv.reduced.cover(w.start, w.end).window(w.start, w.end)
 	case w.back:
 		sw = binWindow(sv.times, w.start, w.end)
 	default:

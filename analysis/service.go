@@ -239,7 +239,7 @@ func codeRates(series []codeSeries, w *window) (r responseRates) {
 			only4xx = only4xx || s.class == '4'
 			only5xx = only5xx || s.class == '5'
 		}
-		inc, ok := increase(w.span(s.pts))
+		inc, ok := w.increase(s.pts)
 		if !ok {
 			continue
 		}
@@ -283,7 +283,7 @@ func histMean(ps parts, w *window) model.Value {
 		if p.kind == partBucket {
 			continue
 		}
-		inc, ok := increase(w.span(p.points))
+		inc, ok := w.increase(p.points)
 		if !ok {
 			continue
 		}

@@ -62,7 +62,10 @@ func selectRow(st *model.Store, target, dep string, sinceMs int64) *row {
 // eval computes the row's signals over one window.
 func (r *row) eval(w window) model.Signals {
 	s := model.Signals{Target: r.target, Dependency: r.dep, StartMs: w.start, EndMs: w.end}
-	if w.hasLast {
+	switch {
+	case w.back && w.to > w.from:
+		s.SampledFromMs, s.SampledToMs = w.from, w.to
+	case !w.back && w.hasLast:
 		s.SampledFromMs, s.SampledToMs = w.first, w.last
 	}
 
@@ -126,7 +129,7 @@ func (r *row) sum(c int, w *window) (float64, bool) {
 	var total float64
 	seen := false
 	for i := range r.counters[c] {
-		if inc, ok := increase(w.span(r.counters[c][i].points)); ok {
+		if inc, ok := w.increase(r.counters[c][i].points); ok {
 			total += inc
 			seen = true
 		}
@@ -155,7 +158,7 @@ func (r *row) attempts(s *model.Signals, w *window) {
 	}
 	split := labelled && !unlabelled
 	for _, c := range r.counters[cAttempts] {
-		inc, ok := increase(w.span(c.points))
+		inc, ok := w.increase(c.points)
 		if !ok {
 			continue
 		}
@@ -235,7 +238,7 @@ func (r *row) nested(s *model.Signals, w *window) {
 	var total float64
 	seen := false
 	for _, c := range r.counters[cNested] {
-		inc, ok := increase(w.span(c.points))
+		inc, ok := w.increase(c.points)
 		if !ok {
 			continue
 		}
@@ -277,7 +280,7 @@ func groupIncrease(series []points, w *window) (float64, bool) {
 	var total float64
 	seen := false
 	for _, pts := range series {
-		if inc, ok := increase(w.span(pts)); ok {
+		if inc, ok := w.increase(pts); ok {
 			total += inc
 			seen = true
 		}

@@ -9,19 +9,18 @@ import (
 // Timeline computes the signals of one row over consecutive bins
 // [startMs+i*bin, startMs+(i+1)*bin], oldest first; a last bin that would
 // pass endMs is cut at endMs, and a remainder shorter than half a bin is
-// merged into the bin before it. Bins share their edges: a counter's increase
-// in a bin runs from its last sample at or before the bin's start to its
-// last sample at or before the bin's end, and rates are divided by the time
-// between the target's scrapes at those two ends (the bin's SampledFromMs
-// and SampledToMs). So the sum over the bins of rate x sampled span is the
-// increase over the whole range, with nothing lost between bins and nothing
-// counted twice, and a bin after one without a scrape (a failed scrape, a
-// target down) reads the mean rate over the gap it closes rather than the
-// gap's increase divided by one bin. A bin without a scrape after its
-// look-back sample has absent rates. Gauges are read at the target's newest
-// scrape inside each bin.
-//
-// It returns nil when bin is shorter than a millisecond or endMs <= startMs.
+// merged into the bin before it. A bin holds every increase inside it: a
+// counter's value at a bin edge is read on the line between its samples
+// around the edge (resets counted as Increase counts them), and rates are
+// divided by the part of the bin between the target's first and last
+// scrapes (the bin's SampledFromMs and SampledToMs: its whole width inside
+// the recording, less in the first and last bins; nothing is extrapolated
+// beyond the samples). So rate x sampled span summed over the bins is the
+// increase over the whole range, with nothing lost between bins and
+// nothing counted twice, and the bins across a missed scrape or a target
+// down share the increase across the gap as its mean rate. A bin the
+// scrapes do not reach has absent rates. Gauges are read at the target's
+// newest scrape inside each bin.
 func Timeline(st *model.Store, key model.Key, bin time.Duration, startMs, endMs int64) []model.Signals {
 	binMs := bin.Milliseconds()
 	if binMs <= 0 || endMs <= startMs {
@@ -47,8 +46,8 @@ func (r *row) timelineOver(edges []binEdge) []model.Signals {
 	return out
 }
 
-// rateSeconds is the time a bin's rates are means over: its sampled span
-// when known (binWindow), else its width. rate x rateSeconds is the bin's
+// rateSeconds is the time a bin's rates are means over: the part of it
+// the scrapes cover when known (binWindow), else its width. rate x rateSeconds is the bin's
 // count of the row's own counters.
 func rateSeconds(s *model.Signals) float64 {
 	if v, ok := sampledSeconds(s).Get(); ok {
@@ -58,7 +57,7 @@ func rateSeconds(s *model.Signals) float64 {
 }
 
 // sampledSeconds is the span a bin's rates are means over, absent when
-// the bin has none (no scrape after its look-back sample).
+// the bin has none (the scrapes do not reach it).
 func sampledSeconds(s *model.Signals) model.Value {
 	if s.SampledFromMs != 0 && s.SampledToMs > s.SampledFromMs {
 		return model.Some(float64(s.SampledToMs-s.SampledFromMs) / 1000)

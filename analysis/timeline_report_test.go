@@ -46,9 +46,9 @@ func TestReportBinsSampledSeconds(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	// Bins of 2 s from t0: the one of [12, 14] has no scrape; [10, 12]
-	// runs from 10 to 11 and [14, 16] from 11 to 16.
-	wantSampled := []float64{2, 2, 2, 2, 2, 1, absent, 5, 2, 2}
+	// Bins of 2 s from t0: the gap's increase (11 to 16 s) is spread
+	// over the bins it spans, each covering its whole width.
+	wantSampled := []float64{2, 2, 2, 2, 2, 2, 2, 2, 2, 2}
 	bins := doc.Dependencies[0].Timeline
 	if len(bins) != len(wantSampled) {
 		t.Fatalf("%d bins, want %d", len(bins), len(wantSampled))

@@ -53,8 +53,11 @@ func TestTimelineBins(t *testing.T) {
 }
 
 // The timeline's defining property: rate x sampled span summed over the
-// bins is the increase over the whole range, whatever the jitter, series
-// gaps, missed scrapes, restarts and bin phase.
+// bins is the counter's interpolated increase over the range (its value at
+// each end read on the line between the samples around it, reset-corrected),
+// whatever the jitter, series gaps, missed scrapes, restarts and bin phase.
+// The truth is computed here another way: the reset-corrected cumulative
+// count, read at the range's ends.
 func TestTimelineAddsUp(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := range 30 {
@@ -100,20 +103,111 @@ func TestTimelineAddsUp(t *testing.T) {
 		// target's first scrape starts from a 0 the store puts before it.
 		var want float64
 		for _, s := range st.SelectSince("svc", model.MetricOriginals, nil, math.MinInt64) {
-			inc, _ := increase(lookback(s.Points, start, end))
-			want += inc
+			want += cumulativeAt(s.Points, end) - cumulativeAt(s.Points, start)
 		}
 		if !near(sum, want) {
-			t.Fatalf("trial %d: bins add up to %v, range increase %v", trial, sum, want)
+			t.Fatalf("trial %d: bins add up to %v, interpolated range increase %v", trial, sum, want)
 		}
 	}
 }
 
-// A bin's rate is the counter's mean over the time its samples span, so a
-// target that misses scrapes (down, or its scrapes failing under load) reads
-// its true rate on both sides of the gap and nothing inside it. Dividing by
-// the bin's width read the bin before the gap low (its last scrape early in
-// the bin) and the bin after it high (the gap's increase in one bin).
+// cumulativeAt is a counter's reset-corrected count since its first sample
+// at t, linear between samples, flat before the first and after the last.
+func cumulativeAt(pts []model.Point, t int64) float64 {
+	var c float64
+	for k := 1; k < len(pts); k++ {
+		d := pts[k].V - pts[k-1].V
+		if d < 0 {
+			d = pts[k].V
+		}
+		switch {
+		case pts[k].T <= t:
+			c += d
+		case pts[k-1].T < t:
+			return c + d*float64(t-pts[k-1].T)/float64(pts[k].T-pts[k-1].T)
+		}
+	}
+	return c
+}
+
+// Bins add up to their row: on recordings sampled every 1 to 30 s (each
+// target its own interval, with jitter), with series born mid-recording
+// and a restart, the counts of a whole recording's bins, the partial first
+// and last bins included, sum to the row's count over the same span. A
+// bin's count is its rate times the part of it the recording covers (its
+// width, clipped to the first and last scrape), as a reader of the bins
+// would count.
+func TestTimelineBinsAddUpToRow(t *testing.T) {
+	// The counts are the same sample increases split by linear weights:
+	// only rounding separates them.
+	const tolerance = 0.005
+	rng := rand.New(rand.NewPCG(34, 1))
+	for trial := range 40 {
+		interval := int64(1000 + rng.IntN(29001))
+		length := int64(300_000 + rng.IntN(600_000))
+		var times []int64
+		for at := t0 + int64(rng.IntN(5000)); at < t0+length; at += interval + int64(rng.IntN(int(interval/5)+1)) - interval/10 {
+			times = append(times, at)
+		}
+		if len(times) < 4 {
+			continue
+		}
+		restart := rng.IntN(len(times))
+		gen := func(bornAt int, rate float64) string {
+			var b strings.Builder
+			v := 0.0
+			for i := range times {
+				switch {
+				case i < bornAt:
+					b.WriteString(" _")
+					continue
+				case i == restart:
+					v = float64(rng.IntN(5))
+				default:
+					v += float64(rng.IntN(int(rate) + 1))
+				}
+				b.WriteString(" " + model.FormatFloat(v))
+			}
+			return b.String()
+		}
+		dep := []string{model.LabelDependency, "provider"}
+		st := load(t, nil, "client", times,
+			ts{model.MetricOriginals, append(dep, "priority", "a"), gen(0, 50)},
+			ts{model.MetricOriginals, append(dep, "priority", "b"), gen(rng.IntN(len(times)), 400)}, // born mid-recording
+			ts{model.MetricAttempts, append(dep, "outcome", "success"), gen(0, 90)},
+		)
+		bin := time.Duration(1000+rng.IntN(20000)) * time.Millisecond
+		// The span: the recording's, from an aligned edge before its first
+		// scrape to one after its last, so both end bins are partial.
+		binMs := bin.Milliseconds()
+		start := floorTo(times[0], binMs)
+		end := floorTo(times[len(times)-1], binMs) + binMs
+		key := model.Key{Target: "client", Dependency: "provider"}
+		var originals, attempts float64
+		for _, b := range Timeline(st, key, bin, start, end) {
+			secs := float64(max(min(b.EndMs, times[len(times)-1])-max(b.StartMs, times[0]), 0)) / 1000
+			if got := sampledSeconds(&b); secs > 0 && (!got.OK || got.V != secs) {
+				t.Fatalf("trial %d: bin at %d ms sampled %v s, covers %v s", trial, b.StartMs-start, got, secs)
+			}
+			originals += b.OriginalsPerS.Or(0) * secs
+			attempts += b.AttemptsPerS.Or(0) * secs
+		}
+		row := SignalsFor(st, "client", "provider", start, end)
+		secs := float64(row.SampledToMs-row.SampledFromMs) / 1000
+		for _, c := range []struct {
+			name      string
+			bins, row float64
+		}{{"originals", originals, row.OriginalsPerS.V * secs}, {"attempts", attempts, row.AttemptsPerS.V * secs}} {
+			if c.row <= 0 || math.Abs(c.bins-c.row) > tolerance*c.row {
+				t.Errorf("trial %d (every %d ms, %v bins): %s bins add up to %.1f, row %.1f", trial, interval, bin, c.name, c.bins, c.row)
+			}
+		}
+	}
+}
+
+// A target that misses scrapes (down, or its scrapes failing under load):
+// the increase across the gap is spread over it, so every bin the gap
+// spans reads the mean rate across it, and none is empty or doubled.
 func TestTimelineAcrossMissedScrapes(t *testing.T) {
 	dep := []string{model.LabelDependency, "db"}
 	for _, tc := range []struct {
@@ -122,24 +216,23 @@ func TestTimelineAcrossMissedScrapes(t *testing.T) {
 		want    []float64
 	}{
 		{
-			// Down from 12 s to 15 s: [10, 12] ends with the scrape at 11,
-			// [12, 14] has none, [14, 16] runs from 11 to 16.
+			// Down from 12 s to 15 s: 11 to 16 is spread over [10, 12],
+			// [12, 14] and [14, 16].
 			name:    "gap from mid-bin",
 			missing: []int{12, 13, 14, 15},
-			want:    []float64{10, 10, 10, 10, 10, 10, absent, 10, 10, 10},
+			want:    []float64{10, 10, 10, 10, 10, 10, 10, 10, 10, 10},
 		},
 		{
 			// Down from 11 s to 13 s: [10, 12]'s only scrape is its start
-			// edge, its look-back sample: no increase, so absent, not 0;
-			// [12, 14] runs from 10 to 14.
+			// edge; it holds its share of 10 to 14.
 			name:    "gap from a bin's edge",
 			missing: []int{11, 12, 13},
-			want:    []float64{10, 10, 10, 10, 10, absent, 10, 10, 10, 10},
+			want:    []float64{10, 10, 10, 10, 10, 10, 10, 10, 10, 10},
 		},
 		{
 			// Every other scrape, with bins as wide as a scrape interval:
-			// every other bin has no scrape and the ones between read the
-			// mean over 2 s, not twice it.
+			// every bin reads the mean over the 2 s around it, none is
+			// empty, none reads twice it.
 			name:    "bins narrower than the scrape interval",
 			missing: []int{1, 3, 5, 7, 9, 11, 13, 15, 17, 19},
 			want:    nil, // checked below with 1 s bins
@@ -162,12 +255,8 @@ func TestTimelineAcrossMissedScrapes(t *testing.T) {
 			bin, want := 2*time.Second, tc.want
 			if want == nil {
 				bin = time.Second
-				for i := range 20 {
-					if i%2 == 0 {
-						want = append(want, absent) // [i, i+1]: only its start edge
-					} else {
-						want = append(want, 10)
-					}
+				for range 20 {
+					want = append(want, 10)
 				}
 			}
 			bins := Timeline(st, model.Key{Target: "svc", Dependency: "db"}, bin, t0, t0+20000)

@@ -42,8 +42,9 @@ func newPoints(times []int64, pts []model.Point) points {
 // target's scrape times.
 type window struct {
 	start, end int64
-	// back selects lookback spans (timeline bins: from the sample at or
-	// before start) instead of the samples inside [start, end].
+	// back selects a timeline bin: increases interpolated at its edges
+	// over [from, to] (interp.go) instead of between the samples inside
+	// [start, end].
 	back bool
 	// seconds is the rate denominator; rates are absent when it is 0.
 	seconds float64
@@ -51,24 +52,23 @@ type window struct {
 	// read; hasLast is false when the target has no scrape there.
 	last    int64
 	hasLast bool
-	// first is the target's scrape the window's increases start from:
-	// the one at or before start for a lookback window, else the first
-	// inside; valid when hasLast.
+	// first is the target's first scrape inside, where a range window's
+	// increases start from; valid when hasLast.
 	first int64
 	// Indexes in the target's scrape times of the first scrape at or after
-	// start, the first after start and the first after end.
-	iFrom, iAfter, iEnd int
+	// start and the first after end.
+	iFrom, iEnd int
+	// from and to are the part of a bin its increases are interpolated
+	// over (coverage), newest the target's newest scrape: bins only.
+	from, to, newest int64
 }
 
 func newWindow(times []int64, start, end int64, back bool) window {
 	w := window{start: start, end: end, back: back}
-	w.iFrom, w.iAfter, w.iEnd = timesAfter(times, start-1), timesAfter(times, start), timesAfter(times, end)
+	w.iFrom, w.iEnd = timesAfter(times, start-1), timesAfter(times, end)
 	if w.iFrom < w.iEnd {
 		w.last, w.hasLast = times[w.iEnd-1], true
 		w.first = times[w.iFrom]
-		if back && w.iAfter > 0 {
-			w.first = times[w.iAfter-1]
-		}
 	}
 	return w
 }
@@ -90,36 +90,38 @@ func rangeWindow(times []int64, start, end int64) window {
 	return w
 }
 
-// binWindow is a timeline bin [start, end]: increases run from each series'
-// sample at or before start to its last sample at or before end, and rates
-// are divided by the time between the target's scrapes at those ends
-// (spanSeconds), so that rate x span over consecutive bins adds up to the
-// increase over all of them.
+// binWindow is a timeline bin [start, end]: a counter's increase is
+// interpolated between the samples around the bin's edges (interp.go), over
+// the part of the bin between the target's first and last scrapes, and its
+// rates are divided by that part's length, so that rate x covered time over
+// consecutive bins adds up to the increase over all of them.
 func binWindow(times []int64, start, end int64) window {
 	w := newWindow(times, start, end, true)
+	w.from, w.to = coverage(times, start, end)
+	if len(times) > 0 {
+		w.newest = times[len(times)-1]
+	}
 	w.seconds = w.spanSeconds()
 	return w
 }
 
-// spanSeconds is a bin's rate denominator: the time from the target's
-// scrape its increases start from to its newest scrape in the bin, so a
-// rate is the counter's mean over exactly the time its increase took (as
-// VictoriaMetrics' rate divides by its samples' span, not the window's).
-// After a bin without a scrape, the increase runs from the scrape before
-// that gap: divided by the bin's width it read up to twice the rate. 0,
-// so rates are absent, when the bin has no scrape after its look-back
-// sample.
+// spanSeconds is a bin's rate denominator: the time it covers, between
+// the target's first and last scrapes (a whole bin inside the recording, a
+// part of the first and the last). 0, so rates are absent, when it covers
+// none.
 func (w *window) spanSeconds() float64 {
-	if !w.hasLast {
+	if w.to <= w.from {
 		return 0
 	}
-	return float64(w.last-w.first) / 1000
+	return float64(w.to-w.from) / 1000
 }
 
-// span returns the samples of one series that the window's increase uses.
+// span returns the samples of one series that a range window's increase
+// uses (a bin's are interpolated: window.increase), or a reduced series'
+// result for the bin.
 func (w *window) span(p points) []model.Point {
 	if p.base == reducedBase {
-		return p.reduced(w.start)
+		return p.reduced(w.start, w.end)
 	}
 	if !w.hasLast {
 		return nil // no scrape in the window: no sample either
@@ -127,24 +129,13 @@ func (w *window) span(p points) []model.Point {
 	if p.base < 0 {
 		// Up to the newest scrape the window knows of, so that a sample
 		// appended after the scrape times were read is never used.
-		if w.back {
-			return lookback(p.pts, w.start, w.last)
-		}
 		return inside(p.pts, w.start, w.last)
 	}
 	// The number of samples at or before a time is the number of scrapes
 	// at or before it, less base, within [0, len].
 	n := len(p.pts)
 	clamp := func(k int) int { return min(max(k-p.base, 0), n) }
-	var i int
-	if w.back {
-		if i = clamp(w.iAfter); i > 0 {
-			i--
-		}
-	} else {
-		i = clamp(w.iFrom)
-	}
-	j := clamp(w.iEnd)
+	i, j := clamp(w.iFrom), clamp(w.iEnd)
 	if i >= j {
 		return nil
 	}
@@ -165,8 +156,8 @@ func (w *window) rate(inc float64, ok bool) model.Value {
 // series absent from that scrape is stale and has no value.
 func (w *window) gauge(p points) (float64, bool) {
 	if p.base == reducedBase {
-		if r := p.reduced(w.start); r != nil {
-			return r[1].V, true
+		if r := p.reduced(w.start, w.end); r != nil {
+			return r[len(r)-1].V, true // the newest bin's
 		}
 		return 0, false
 	}

@@ -103,6 +103,7 @@ type Player struct {
 	next       int       // entries [loadedFrom, next) are in the store
 	loaded     time.Time // the time the store is loaded up to (its playhead)
 	playhead   time.Time // the requested playhead
+	from       time.Time // the initial playhead (read-only after New)
 	playing    bool
 	speed      float64
 	anchorWall time.Time // when playing: playhead = anchorData + (now-anchorWall)*speed
@@ -187,6 +188,7 @@ func New(rec dump.Recording, opts Options) *Player {
 		// The first scrape round: at least one scrape of every target.
 		p.playhead = p.firstRound()
 	}
+	p.from = p.playhead
 	p.playing = opts.Play
 	p.anchorWall, p.anchorData = opts.Now(), p.playhead
 	return p
@@ -492,6 +494,15 @@ func (p *Player) Tick() time.Duration {
 			p.pending = time.Time{}
 			p.mu.Unlock()
 		}
+	case loaded.IsZero() && head.Equal(p.from):
+		// The first load, at the playhead the replay starts from: all of
+		// Lookback at once, so that the first screen shows the history
+		// stepping there would have (no preview).
+		if !p.restore(head) {
+			p.indexed = false
+			p.rebuild(head, p.opts.Lookback, 0)
+		}
+		changed = true
 	case loaded.IsZero() || !head.Equal(loaded):
 		p.seekTo(head)
 		changed = true
@@ -807,9 +818,10 @@ func (p *Player) ComputeSpikes(ctx context.Context) error {
 	if n == 0 {
 		return nil
 	}
-	// A bin's rates need only each target's last scrape at or before each
-	// bin edge (analysis.Timeline's rule), so only those are read: one
-	// scrape per target and bin, whatever the recording's length.
+	// A bin's rates need only each target's scrapes around each bin edge
+	// (analysis.Timeline reads a counter at an edge between them), so only
+	// those are read: two scrapes per target and bin at most, whatever the
+	// recording's length.
 	pick := edgeScrapes(rec, p.start, p.spikeBin, len(p.spikes))
 	st := model.NewStore(model.StoreConfig{History: len(p.spikes) + 2, MaxSeriesPerTarget: p.opts.Store.MaxSeriesPerTarget})
 	var tf Transform
@@ -838,28 +850,38 @@ func (p *Player) ComputeSpikes(ctx context.Context) error {
 }
 
 // edgeScrapes returns, in time order, the entries that are some target's
-// last at or before one of the edges start+k*bin, k = 0..n.
+// last at or before, or first after, one of the edges start+k*bin, k =
+// 0..n: the samples around every edge a bin's increase is read between.
 func edgeScrapes(rec dump.Recording, start time.Time, bin time.Duration, n int) []int {
 	last := map[string]int{}
+	after := map[string]bool{} // the target's next entry follows an edge
 	seen := map[int]bool{}
 	var out []int
-	mark := func() {
-		for _, i := range last {
-			if !seen[i] {
-				seen[i] = true
-				out = append(out, i)
-			}
+	add := func(i int) {
+		if !seen[i] {
+			seen[i] = true
+			out = append(out, i)
 		}
 	}
 	k := 0
 	for i := 0; i < rec.Len(); i++ {
 		for k <= n && rec.Time(i).After(start.Add(time.Duration(k)*bin)) {
-			mark()
+			for t, j := range last {
+				add(j)
+				after[t] = true
+			}
 			k++
 		}
-		last[rec.Target(i)] = i
+		t := rec.Target(i)
+		if after[t] {
+			add(i)
+			after[t] = false
+		}
+		last[t] = i
 	}
-	mark()
+	for _, j := range last {
+		add(j)
+	}
 	sort.Ints(out)
 	return out
 }

@@ -115,11 +115,13 @@ func TestSummarizeRecovery(t *testing.T) {
 		metastable bool
 	}{
 		{"at once", []float64{1, 1, 0, 0, 1, 1}, Span{2, 4}, 0, 0, false},
-		{"one bin late", []float64{1, 1, 0, 0, 0.5, 1, 1}, Span{2, 4}, 0, 1, false},
-		// The end inside bin 4: it is the trigger's (half slow), bin 5 the
-		// first after it, back at once. It read 0.7 s (5 - 4.3), the end's
-		// phase in its bin.
-		{"end inside a bin", []float64{1, 1, 0, 0, 0.5, 1, 1}, Span{2, 4}, 4300 * ms, 0, false},
+		// Bin 4 after the trigger reads 50 %: a step from bin 3's 0 to bin
+		// 5's 100 % half-way through it.
+		{"half a bin late", []float64{1, 1, 0, 0, 0.5, 1, 1}, Span{2, 4}, 0, 0.5, false},
+		// The end inside bin 4 at 4.3 s, the same step at 4.5 s: 0.2 s. It
+		// read 0.7 s (5 - 4.3) when counted to the next bin's start, the
+		// end's phase in its bin.
+		{"end inside a bin", []float64{1, 1, 0, 0, 0.5, 1, 1}, Span{2, 4}, 4300 * ms, 0.2, false},
 		// The same immediate recovery with the end early and late in bin 3
 		// (two recordings at other scrape offsets): both 0. They read 0
 		// (bin 3, mostly recovered, passed 95 %) and 0.1 s; with bin 3 at

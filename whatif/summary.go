@@ -4,6 +4,9 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/model"
 )
 
 // Summary is what the report prints for one run, or for the recording
@@ -25,11 +28,10 @@ type Summary struct {
 	// executing plus queued requests over its slots (1 = every slot busy,
 	// nothing queued).
 	PeakProviderLoad *float64 `json:"peak_provider_load"`
-	// RecoveryS is the time, in whole bins, from the first bin that starts
-	// after the trigger's end to the first bin from which every later
+	// RecoveryS is the seconds from the trigger's end until every later
 	// bin's success ratio reaches RecoveryFraction of the pre-trigger
-	// ratio (0: back in the first bin after the trigger); nil without a
-	// trigger or when it never recovered.
+	// ratio, read inside the bin where it came back (analysis.Recovery; 0:
+	// back at once); nil without a trigger or when it never recovered.
 	RecoveryS *float64 `json:"recovery_s"`
 	// Metastable: the trigger ended and success never came back by the end
 	// of the run.
@@ -51,8 +53,8 @@ type Point struct {
 // Thresholds of the summary.
 const (
 	// RecoveryFraction of the pre-trigger success ratio counts as recovered
-	// (the sim's Recovery uses the same 95 %).
-	RecoveryFraction = 0.95
+	// (the sim's Recovery and analysis' phases use the same 95 %).
+	RecoveryFraction = analysis.RecoveryFraction
 	// MinBinOriginals keeps a bin with a handful of originals (the edges
 	// of a recording) out of the peak amplification.
 	MinBinOriginals = 5
@@ -162,27 +164,17 @@ func Summarize(s Series) Summary {
 	return out
 }
 
-// recovery finds the first bin, from the first one that starts at or
-// after the trigger's end (at endS seconds), from which every later bin
-// with finished originals reaches RecoveryFraction of the pre-trigger
-// success ratio, and returns the whole bins between the two: 0 when
-// success was back in the first bin wholly after the trigger. The sim's
-// Recovery counts the same way (its bins start on the slow phase's end).
-//
-// Counting from the bin holding the end, or in seconds from the end to
-// the recovered bin's start, read the trigger's phase inside its bin, not
-// the recovery: two loopback recordings of the same run, their scrapes at
-// other offsets from the demo's schedule, put the end 0.2 s and 0.3 s
-// before a bin edge and read an immediate recovery as 0.2 s and 0.3 s;
-// with the end early in a bin, the bin holding it, partly slow, may pass
-// the threshold in the model and not in the recording: a whole bin apart.
+// recovery is analysis.Recovery of the per-bin success ratios from the
+// trigger's end (at endS seconds), with RecoveryFraction of the
+// pre-trigger ratio as the threshold: the seconds from the end until
+// success was back for good, read inside the bin where it came back (so
+// the end's phase in its bin does not show as recovery time: an end 0.2 s
+// before a bin edge and success back in the next bin read 0). Metastable
+// when the run ends still below.
 func recovery(ratios []float64, tr Span, endS, w float64) (*float64, bool) {
 	if tr.End <= tr.Start || tr.End > len(ratios) {
 		return nil, false
 	}
-	// The epsilon keeps an end on a bin edge (30 s read as 29.999...) in
-	// the bin it starts.
-	first := min(max(int(math.Ceil(endS/w-1e-9)), tr.Start+1), len(ratios)-1)
 	var sum float64
 	n := 0
 	for i := 0; i < tr.Start; i++ {
@@ -194,26 +186,22 @@ func recovery(ratios []float64, tr Span, endS, w float64) (*float64, bool) {
 	if n == 0 {
 		return nil, false
 	}
-	th := RecoveryFraction * sum / float64(n)
-	from := -1
-	seen := false
-	for i := len(ratios) - 1; i >= first; i-- {
-		if math.IsNaN(ratios[i]) {
-			continue
+	binMs := int64(math.Round(w * 1000))
+	bins := make([]analysis.RecoveryBin, len(ratios))
+	for i, r := range ratios {
+		bins[i] = analysis.RecoveryBin{StartMs: int64(i) * binMs, EndMs: int64(i+1) * binMs}
+		if !math.IsNaN(r) {
+			bins[i].Ratio = model.Some(r)
 		}
-		seen = true
-		if ratios[i] < th {
-			break
-		}
-		from = i
 	}
-	if !seen {
-		return nil, false
+	// Never before the trigger's last bin: an end given inside an
+	// earlier bin is that bin's.
+	endMs := max(int64(math.Round(endS*1000)), int64(tr.Start+1)*binMs)
+	rec, stuck := analysis.Recovery(bins, endMs, RecoveryFraction*sum/float64(n))
+	if v, ok := rec.Get(); ok {
+		return ptr(v), false
 	}
-	if from < 0 {
-		return nil, true
-	}
-	return ptr(float64(from-first) * w), false
+	return nil, stuck
 }
 
 func fmtF(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }

@@ -1,0 +1,157 @@
+package analysis
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/retrytop/retrytop/model"
+)
+
+// Kinds of Span.
+const (
+	// SpanIncident: the phases of an incident the timelines tell
+	// (IncidentSpan).
+	SpanIncident = "incident"
+	// SpanRecording: a whole recording that holds no incident.
+	SpanRecording = "recording"
+	// SpanWindow: the window ending at the newest scrape (a live view, or
+	// a span asked for).
+	SpanWindow = "window"
+)
+
+// Span is the time a report's rows cover, and why that time.
+type Span struct {
+	Kind      string  `json:"kind"`
+	StartUnix float64 `json:"start_unix"`
+	EndUnix   float64 `json:"end_unix"`
+}
+
+// StartMs and EndMs are the span's edges in Unix milliseconds.
+func (s Span) StartMs() int64 { return int64(s.StartUnix*1000 + 0.5) }
+func (s Span) EndMs() int64   { return int64(s.EndUnix*1000 + 0.5) }
+
+func spanOf(kind string, startMs, endMs int64) Span {
+	return Span{Kind: kind, StartUnix: float64(startMs) / 1000, EndUnix: float64(endMs) / 1000}
+}
+
+// IncidentSpan is the span a report of a recording should cover by
+// default: its incident, from the first to the last bin of the phases
+// its rows tell (degraded, overloaded, recovering) padded by one bin each
+// side and kept inside the recording, over every row whose phases show
+// an overload or the trigger; the whole recording (kind "recording")
+// when no row does. rep is a report of the whole recording (its
+// timelines and phases).
+func IncidentSpan(rep *Report) Span {
+	startMs, endMs := int64(rep.StartUnix*1000+0.5), int64(rep.EndUnix*1000+0.5)
+	binMs := int64(rep.BinSeconds*1000 + 0.5)
+	var from, to time.Time
+	for i := range rep.Dependencies {
+		ps := rep.Dependencies[i].Phases
+		storm := false
+		for _, p := range ps {
+			storm = storm || p.Kind == PhaseOverloaded || p.Trigger
+		}
+		if !storm {
+			continue
+		}
+		for _, p := range ps {
+			if p.Kind == PhaseHealthy || p.Kind == PhaseNoData {
+				continue
+			}
+			if from.IsZero() || p.Start.Before(from) {
+				from = p.Start
+			}
+			if to.IsZero() || p.End.After(to) {
+				to = p.End
+			}
+		}
+	}
+	if from.IsZero() {
+		return spanOf(SpanRecording, startMs, endMs)
+	}
+	return spanOf(SpanIncident, max(from.UnixMilli()-binMs, startMs), min(to.UnixMilli()+binMs, endMs))
+}
+
+// rowSpan is the span a report's rows cover: opts.Span when given, else
+// the window ending at end.
+func rowSpan(opts ReportOptions, end int64) Span {
+	if opts.Span != nil {
+		return *opts.Span
+	}
+	return spanOf(SpanWindow, end-opts.Window.Milliseconds(), end)
+}
+
+// CodeRecordingEnded is a target of a recording that was down when the
+// recording ended, along with every other target: the run it recorded
+// was over (docs/findings.md).
+const CodeRecordingEnded = "RECORDING_ENDED"
+
+// recordingEnded turns the TARGET_DOWN findings of a recording that ended
+// at endedAt into RECORDING_ENDED (info) when no target answered at its
+// end: every one had stopped, as when a recording outlives the run it
+// records. A target down while others still answered stays TARGET_DOWN;
+// one that never answered too. A zero endedAt (live data) changes nothing.
+func recordingEnded(fs []Finding, targets []model.TargetStatus, endedAt time.Time) []Finding {
+	if endedAt.IsZero() {
+		return fs
+	}
+	for _, t := range targets {
+		if t.Up {
+			return fs
+		}
+	}
+	last := make(map[string]time.Time, len(targets))
+	for _, t := range targets {
+		last[t.Name] = t.LastSuccess
+	}
+	for i := range fs {
+		f := &fs[i]
+		if f.Code != CodeTargetDown || last[f.Target].IsZero() {
+			continue
+		}
+		f.Code, f.Severity = CodeRecordingEnded, SeverityInfo
+		f.Message = fmt.Sprintf("%s stopped answering %s before the recording ended (%s), as every target did: the run it recorded was over",
+			f.Target, secs(endedAt.Sub(last[f.Target]).Seconds()), endedAt.UTC().Format(time.RFC3339))
+		f.Start, f.End = last[f.Target], endedAt
+	}
+	return fs
+}
+
+// spanRow evaluates a row over the rows' span (start, end): the samples
+// inside the window by default; a span asked for is read as one bin,
+// interpolated at its edges, from the reduced bins (rr) in a whole
+// recording whose store no longer holds it. With the span on the
+// timeline's edges, its counts are the sum of the bins'.
+func spanRow(r, rr *row, wb *WholeBuilder, span bool, start, end int64) model.Signals {
+	switch {
+	case !span:
+		return r.eval(rangeWindow(r.times, start, end))
+	case wb != nil && rr != nil:
+		return rr.eval(wb.spanWindow(r.target, start, end))
+	}
+	return r.eval(binWindow(r.times, start, end))
+}
+
+// spanService is target t's service signals over the rows' span, as
+// spanRow reads a row; nil when t exports no service shape.
+func spanService(st *model.Store, t string, wb *WholeBuilder, span bool, start, end int64) *model.ServiceSignals {
+	if span && wb != nil {
+		svc := wb.service(t)
+		if svc == nil {
+			return nil
+		}
+		s := svc.eval(wb.spanWindow(t, start, end))
+		return &s
+	}
+	times := st.TimesSince(t, start)
+	svc := selectService(st, t, times, start)
+	if svc == nil {
+		return nil
+	}
+	w := rangeWindow(times, start, end)
+	if span {
+		w = binWindow(times, start, end)
+	}
+	s := svc.eval(w)
+	return &s
+}
