@@ -312,6 +312,12 @@ type Signals struct {
 	EffectiveSuccess Value       `json:"effective_success"`
 	AttemptSuccess   Value       `json:"attempt_success"`
 	ActiveCalls      Value       `json:"active_calls"`
+	// ActiveCallsChangePerS is how much ActiveCalls grew over the window,
+	// per second (negative when it fell): attempts ended plus it are the
+	// attempts started, counted when they start like the callee's
+	// originals (the chain gap rules). Absent when a series of active
+	// calls lacks a sample at either edge.
+	ActiveCallsChangePerS Value `json:"-"`
 	ConcurrencyLimit Value       `json:"concurrency_limit"`
 	PoolWaitP50      Value       `json:"pool_wait_p50_s"`
 	PoolWaitP99      Value       `json:"pool_wait_p99_s"`
