@@ -44,6 +44,8 @@ var fixtureOwners = map[string][]string{
 	"service_otel_http.2.prom":           nil,
 	"clientgo.prom":                      {dialect.NameClientGo},
 	"traefik.prom":                       {dialect.NameTraefik},
+	"traefik_inflight.1.prom":            {dialect.NameTraefik},
+	"traefik_inflight.2.prom":            {dialect.NameTraefik},
 	"grpc_middleware_v2.prom":            {dialect.NameGRPCPrometheus},
 	"polly_v8.prom":                      {dialect.NamePolly},
 	"kong_3.x.prom":                      {dialect.NameKong},
