@@ -17,6 +17,7 @@ import (
 var fixtureOwners = map[string][]string{
 	"custom_acme.prom":                   nil, // a custom mapping's, no built-in dialect's
 	"envoy.prom":                         {dialect.NameEnvoy},
+	"envoy_track_remaining.prom":         {dialect.NameEnvoy},
 	"envoy_summary.prom":                 {dialect.NameEnvoy},
 	"envoy_tcp_proxy.prom":               {dialect.NameEnvoy},
 	"service_envoy_inbound.1.prom":       {dialect.NameEnvoy},
