@@ -375,6 +375,13 @@ func (t *Translator) Translate(forced string, snap *model.Snapshot) (*model.Snap
 	return res, st.names, nil
 }
 
+// lookup returns a target's state; nil for a target never translated.
+func (t *Translator) lookup(target string) *targetState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.targets[target]
+}
+
 // SetAside lists, for a target, the built-in dialects a custom mapping
 // replaced there because it reads the same families, each with the reason
 // ("traefik: mine reads the same families (traefik_service_requests_total)");
@@ -382,9 +389,7 @@ func (t *Translator) Translate(forced string, snap *model.Snapshot) (*model.Snap
 // (model.Snapshot.SetAside), which the scraper copies into the target's
 // status.
 func (t *Translator) SetAside(target string) []string {
-	t.mu.Lock()
-	st := t.targets[target]
-	t.mu.Unlock()
+	st := t.lookup(target)
 	if st == nil {
 		return nil
 	}
@@ -571,9 +576,7 @@ func (t *Translator) newDialect(name string) (Dialect, error) {
 // translated. A recording's replay runs the translator too: this is how
 // its targets' dialects are known after it (targets[].dialects).
 func (t *Translator) Detected(target string) []string {
-	t.mu.Lock()
-	st := t.targets[target]
-	t.mu.Unlock()
+	st := t.lookup(target)
 	if st == nil {
 		return nil
 	}
@@ -593,9 +596,7 @@ func (t *Translator) Detected(target string) []string {
 // what the user gave for the target; "" (a recording, which does not keep
 // it) names no URL.
 func (t *Translator) Unread(target, url string) error {
-	t.mu.Lock()
-	st := t.targets[target]
-	t.mu.Unlock()
+	st := t.lookup(target)
 	if st == nil {
 		return nil
 	}

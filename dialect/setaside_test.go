@@ -41,10 +41,7 @@ func TestCustomSetsAsideBuiltin(t *testing.T) {
 				sig.Family = model.MetricAttemptDuration
 			}
 			m := dialect.Mapping{Name: "mine", Dependency: "d", Signals: []dialect.Signal{sig}}
-			tr, err := dialect.NewTranslator(dialect.Config{Custom: []dialect.Mapping{m}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := translatorWith(t, m)
 			// Without the mapping the built-in reads the fixture.
 			if got := dialect.Auto().DetectNames(names(load(t, c.fixture))); !contains(got, c.builtin) {
 				t.Fatalf("built-in detection = %v, want %s among them", got, c.builtin)
@@ -91,10 +88,7 @@ func TestCustomOverTraefikReadsOnce(t *testing.T) {
 		{Family: model.MetricOriginals, Metric: "traefik_router_requests_total"},
 		{Family: model.MetricAttempts, Metric: "traefik_service_requests_total"},
 	}}
-	tr, err := dialect.NewTranslator(dialect.Config{Custom: []dialect.Mapping{m}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := translatorWith(t, m)
 	alone := translate(t, dialect.NameTraefik, "traefik.prom")
 	s, name, err := tr.Translate("", snapOf(load(t, "traefik.prom")))
 	if err != nil || name != "mine" {
@@ -122,14 +116,20 @@ func TestCustomKeepsDisjointBuiltin(t *testing.T) {
 	m := dialect.Mapping{Name: "mine", Dependency: "d", Signals: []dialect.Signal{
 		{Family: model.MetricOriginals, Metric: "traefik_entrypoint_requests_total"},
 	}}
-	tr, err := dialect.NewTranslator(dialect.Config{Custom: []dialect.Mapping{m}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := translatorWith(t, m)
 	s, name, err := tr.Translate("", snapOf(load(t, "traefik.prom")))
 	if err != nil || name != "mine+traefik" || s.SetAside != nil {
 		t.Fatalf("Translate: %q, %v, set aside %q", name, err, s.SetAside)
 	}
+}
+
+func translatorWith(t *testing.T, m dialect.Mapping) *dialect.Translator {
+	t.Helper()
+	tr, err := dialect.NewTranslator(dialect.Config{Custom: []dialect.Mapping{m}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }
 
 func names(fams []model.Family) []string {
@@ -156,10 +156,7 @@ func TestCustomSetsAsideBuiltinQueries(t *testing.T) {
 	m := dialect.Mapping{Name: "mine", DependencyLabel: "service", Signals: []dialect.Signal{
 		{Family: model.MetricAttempts, Metric: "traefik_service_requests_total"},
 	}}
-	tr, err := dialect.NewTranslator(dialect.Config{Custom: []dialect.Mapping{m}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := translatorWith(t, m)
 	qs, err := tr.Queries([]string{"mine", dialect.NameTraefik}, dialect.QueryOptions{By: []string{"job"}, Range: time.Minute})
 	if err != nil {
 		t.Fatal(err)

@@ -318,9 +318,9 @@ type Signals struct {
 	// originals (the chain gap rules). Absent when a series of active
 	// calls lacks a sample at either edge.
 	ActiveCallsChangePerS Value `json:"-"`
-	ConcurrencyLimit Value       `json:"concurrency_limit"`
-	PoolWaitP50      Value       `json:"pool_wait_p50_s"`
-	PoolWaitP99      Value       `json:"pool_wait_p99_s"`
+	ConcurrencyLimit      Value `json:"concurrency_limit"`
+	PoolWaitP50           Value `json:"pool_wait_p50_s"`
+	PoolWaitP99           Value `json:"pool_wait_p99_s"`
 	// PoolWaitMean is the window's mean wait (sum / count of the pool-wait
 	// histogram): the only figure of an emitter that exports a count and
 	// a sum without buckets (HikariCP's Micrometer timer, database/sql),
