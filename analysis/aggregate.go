@@ -275,7 +275,11 @@ type memberSums struct {
 	// attempts by nothing.
 	completedMissing, admittedMissing         bool
 	active, limit, balance, maxAtt, deadlineS acc
-	poolP50, poolP99, backP50, backP99        acc
+	// The change of active calls counts only if every replica with
+	// attempts has it (attempts started are summed from both).
+	activeChange                       acc
+	activeChangeMissing                bool
+	poolP50, poolP99, backP50, backP99 acc
 }
 
 // add adds member s.
@@ -305,6 +309,8 @@ func (m *memberSums) add(s *model.Signals) {
 	m.deadline.add(s.DeadlineExhaustedPerS)
 	m.attOK.add(attemptSuccesses(s))
 	m.active.add(s.ActiveCalls)
+	m.activeChange.add(s.ActiveCallsChangePerS)
+	m.activeChangeMissing = m.activeChangeMissing || (s.AttemptsPerS.OK && !s.ActiveCallsChangePerS.OK)
 	m.limit.add(s.ConcurrencyLimit)
 	m.balance.add(s.BudgetBalance)
 	m.maxAtt.max(s.MaxAttempts)
@@ -350,6 +356,9 @@ func (m *memberSums) fill(out *model.Signals) {
 	out.DeadlineExhaustedPerS = m.deadline.value()
 	out.AttemptSuccess = ratio(m.attOK.value(), out.AttemptsPerS)
 	out.ActiveCalls = m.active.value()
+	if !m.activeChangeMissing {
+		out.ActiveCallsChangePerS = m.activeChange.value()
+	}
 	out.ConcurrencyLimit = m.limit.value()
 	out.BudgetBalance = m.balance.value()
 	out.MaxAttempts = m.maxAtt.value()

@@ -107,7 +107,8 @@ func BudgetFor(dialects []string, window model.Signals, bins []model.Signals) *B
 
 // GRPCBudget rebuilds gRPC's retryThrottling token count (GRPCTokens) at
 // the end of the window; the drain is A6's own accounting at the window's
-// rates: a failed attempt costs 1, a success adds ratio (no expiry).
+// rates: an attempt failed with a retryable status costs 1, a success adds
+// ratio (no expiry).
 //
 // A6 starts the count full when the channel is created, which a recording
 // seldom holds: the count before its first bin is unknown. It is rebuilt
@@ -125,12 +126,8 @@ func GRPCBudget(window model.Signals, bins []model.Signals, maxTokens, ratio flo
 		}
 	}
 	b.Balance = lastAtOrBefore(bins, b.Timeline, window.EndMs)
-	if att, ok := window.AttemptsPerS.Get(); ok {
-		if att == 0 {
-			b.DrainPerS = model.Some(0)
-		} else if succ, ok := window.AttemptSuccess.Get(); ok {
-			b.DrainPerS = model.Some(att*(1-succ) - ratio*att*succ)
-		}
+	if failed, ok, known := grpcCounted(&window); known {
+		b.DrainPerS = model.Some(failed - ratio*ok)
 	}
 	// Full and filling: the cap holds it where it is.
 	if d, ok := b.DrainPerS.Get(); ok && d < 0 && b.Balance.OK && b.Balance.V >= maxTokens {
@@ -146,8 +143,9 @@ func GRPCBudget(window model.Signals, bins []model.Signals, maxTokens, ratio flo
 // requests, minConcurrency), truncated to an integer as Envoy's uint64
 // does; the headroom is the allowance less the retries in progress.
 // Active is upstream_rq_active (retry_active_calls), pending
-// upstream_rq_pending_active (retry_pending_calls). Envoy exports no gauge
-// of retries in progress (remaining_retries only with track_remaining):
+// upstream_rq_pending_active (retry_pending_calls). Without
+// track_remaining Envoy exports no gauge of retries in progress (with it,
+// the envoy dialect reads remaining_retries as the exported balance):
 // they are the retries' share of the attempts in flight (Little's law,
 // retries assumed as long as first tries; a retry waiting out its backoff
 // holds the budget too and is not counted, so the headroom reads high).

@@ -32,16 +32,24 @@ func checkBudget(t *testing.T, b Budget, w wantBudget) {
 	}
 }
 
-// TestGRPCBudget: gRFC A6 with max_tokens 10, token_ratio 0.1: a failed
-// attempt takes 1 token, a success adds 0.1, retries stop at or below 5.
-// The drain is failures/s - 0.1 x successes/s over the window.
+// TestGRPCBudget: gRFC A6 with max_tokens 10, token_ratio 0.1: an attempt
+// failed with a retryable status (a temporary error) takes 1 token, a
+// success adds 0.1, retries stop at or below 5. The drain is retryable
+// failures/s - 0.1 x successes/s over the window. bin and win make every
+// failure retryable unless a case says otherwise (binT).
 func TestGRPCBudget(t *testing.T) {
-	bin := func(i int, att, succ float64) model.Signals {
-		return model.Signals{StartMs: int64(i) * 1000, EndMs: int64(i+1) * 1000, AttemptsPerS: model.Some(att), AttemptSuccess: model.Some(succ)}
+	binT := func(i int, att, succ, temp float64) model.Signals {
+		return model.Signals{StartMs: int64(i) * 1000, EndMs: int64(i+1) * 1000, AttemptsPerS: model.Some(att),
+			AttemptSuccess: model.Some(succ), TemporaryErrorsPerS: model.Some(temp)}
 	}
+	bin := func(i int, att, succ float64) model.Signals { return binT(i, att, succ, att*(1-succ)) }
 	full := bin(0, 200, 1)
 	win := func(endS int, att, succ model.Value) model.Signals {
-		return model.Signals{StartMs: 0, EndMs: int64(endS) * 1000, AttemptsPerS: att, AttemptSuccess: succ}
+		s := model.Signals{StartMs: 0, EndMs: int64(endS) * 1000, AttemptsPerS: att, AttemptSuccess: succ}
+		if att.OK && succ.OK {
+			s.TemporaryErrorsPerS = model.Some(att.V * (1 - succ.V))
+		}
+		return s
 	}
 	for _, tc := range []struct {
 		name   string
@@ -71,6 +79,21 @@ func TestGRPCBudget(t *testing.T) {
 			wantBudget{6, 10, 5, 0, absent, []float64{10, 6}}},
 		// Attempts unknown: the count and the drain are unknown, not 10 and 0.
 		{"unknown", []model.Signals{full, {StartMs: 1000, EndMs: 2000}}, win(2, model.Absent, model.Absent),
+			wantBudget{absent, 10, 5, absent, absent, []float64{10, absent}}},
+		// 10 attempts: 2 successes, 3 UNAVAILABLE, 5 permanent errors,
+		// cancels or timeouts, which A6 does not count: 10 - 3 + 0.2 =
+		// 7.2; drain 3 - 0.1 x 2 = 2.8/s; (7.2 - 5) / 2.8. Counting every
+		// failure read 10 - 8 + 0.2 = 2.2, retries stopped.
+		{"only retryable failures", []model.Signals{full, binT(1, 10, 0.2, 3)},
+			func() model.Signals {
+				w := win(2, model.Some(10), model.Some(0.2))
+				w.TemporaryErrorsPerS = model.Some(3)
+				return w
+			}(),
+			wantBudget{7.2, 10, 5, 2.8, 2.2 / 2.8, []float64{10, 7.2}}},
+		// The split by outcome unknown: so is what A6 counts.
+		{"split unknown", []model.Signals{full, {StartMs: 1000, EndMs: 2000, AttemptsPerS: model.Some(4), AttemptSuccess: model.Some(0.5)}},
+			model.Signals{StartMs: 0, EndMs: 2000, AttemptsPerS: model.Some(4), AttemptSuccess: model.Some(0.5)},
 			wantBudget{absent, 10, 5, absent, absent, []float64{10, absent}}},
 		// The start unknown: from full bin 0 leaves 6, from empty 0, so it
 		// is unknown; bin 1's 100 failures empty it from either: 0.
@@ -164,8 +187,9 @@ func TestFinagleBudget(t *testing.T) {
 // TestBudgetFor: an exported balance is read as is; otherwise the
 // dialect's model rebuilds one; no model, no budget.
 func TestBudgetFor(t *testing.T) {
-	bins := []model.Signals{{StartMs: 0, EndMs: 1000, AttemptsPerS: model.Some(100), AttemptSuccess: model.Some(0), BudgetBalance: model.Some(42)}}
-	win := model.Signals{StartMs: 0, EndMs: 1000, AttemptsPerS: model.Some(4), AttemptSuccess: model.Some(0)}
+	bins := []model.Signals{{StartMs: 0, EndMs: 1000, AttemptsPerS: model.Some(100), AttemptSuccess: model.Some(0),
+		TemporaryErrorsPerS: model.Some(100), BudgetBalance: model.Some(42)}}
+	win := model.Signals{StartMs: 0, EndMs: 1000, AttemptsPerS: model.Some(4), AttemptSuccess: model.Some(0), TemporaryErrorsPerS: model.Some(4)}
 	if b := BudgetFor([]string{"native"}, win, bins); b != nil {
 		t.Errorf("native without a balance: %+v, want nil", b)
 	}

@@ -172,13 +172,28 @@ type Gap struct {
 	// From is the sending hop, To the receiving target.
 	From Hop    `json:"from"`
 	To   string `json:"to"`
+	// Basis says when both sides were counted (GapStarted or GapEnded).
 	// SentPerS is the attempts/s every visible caller of To sent it (the
 	// sum over all rows whose dependency is To, so a second visible caller
-	// is not mistaken for a hidden layer). ArrivedPerS is To's originals/s
-	// on its next hop, or for a last hop whose dependency is a target with
-	// server-side metrics, the requests/s it received.
+	// is not mistaken for a hidden layer): on the started basis, attempts
+	// started (ended plus the change of the callers' active calls,
+	// ActiveChangePerS), else attempts ended. ArrivedPerS is what To
+	// received: its originals/s (started) on its next hop, or its
+	// operations ended (ended basis), or for a last hop whose dependency
+	// is a target with server-side metrics, the requests/s it received.
+	Basis       string  `json:"basis"`
 	SentPerS    float64 `json:"sent_per_s"`
 	ArrivedPerS float64 `json:"arrived_per_s"`
+	// ActiveChangePerS is the change of the callers' active calls, per
+	// second, that SentPerS includes on the started basis (absent on the
+	// ended one).
+	ActiveChangePerS model.Value `json:"active_change_per_s"`
+	// InFlightPerS is, on the ended basis, how much To's operations in
+	// flight grew or shrank (|originals - ended|/s): calls its callers
+	// stopped waiting for that it still runs, or a backlog it finished
+	// after they gave up, are on one side only. It is part of the
+	// tolerance. Absent on the started basis.
+	InFlightPerS model.Value `json:"in_flight_per_s"`
 	// GapPerS is ArrivedPerS - SentPerS: positive for hidden retries.
 	GapPerS float64 `json:"gap_per_s"`
 	// Relative is GapPerS / SentPerS and Factor ArrivedPerS / SentPerS
@@ -186,7 +201,7 @@ type Gap struct {
 	Relative model.Value `json:"relative"`
 	Factor   model.Value `json:"factor"`
 	// TolerancePerS is the difference that was allowed: GapTolerance's
-	// share plus SkewPerS.
+	// share plus SkewPerS plus InFlightPerS.
 	TolerancePerS float64 `json:"tolerance_per_s"`
 	// SkewPerS is what the sides' different sampling moments can explain:
 	// the highest rate near the window's edges times how far apart the
@@ -260,6 +275,12 @@ type rowIndex struct {
 	sentTo  map[string]float64
 	sentOK  map[string]bool
 	callers map[string][]*model.Signals
+	// startedTo is the attempts every caller started (ended plus the
+	// change of its active calls), and activeTo that change; valid for a
+	// dependency unless startedBad (a caller lacks the change).
+	startedTo  map[string]float64
+	activeTo   map[string]float64
+	startedBad map[string]bool
 }
 
 func indexRows(rows []model.Signals) *rowIndex {
@@ -268,6 +289,10 @@ func indexRows(rows []model.Signals) *rowIndex {
 		sentTo:  make(map[string]float64),
 		sentOK:  make(map[string]bool),
 		callers: make(map[string][]*model.Signals),
+
+		startedTo:  make(map[string]float64),
+		activeTo:   make(map[string]float64),
+		startedBad: make(map[string]bool),
 	}
 	for i := range rows {
 		k := rows[i].Key()
@@ -279,6 +304,12 @@ func indexRows(rows []model.Signals) *rowIndex {
 			x.sentTo[k.Dependency] += v
 			x.sentOK[k.Dependency] = true
 			x.callers[k.Dependency] = append(x.callers[k.Dependency], &rows[i])
+			if d, ok := rows[i].ActiveCallsChangePerS.Get(); ok && finite(d) {
+				x.startedTo[k.Dependency] += v + d
+				x.activeTo[k.Dependency] += d
+			} else {
+				x.startedBad[k.Dependency] = true
+			}
 		}
 	}
 	return x
@@ -342,17 +373,21 @@ func (x *rowIndex) evaluate(c Chain, tol GapTolerance, edges map[model.Key]edgeR
 
 	// check compares what reached `to` (counted in row at, nil when the
 	// arrivals are the sender's own view of its dependency) with what its
-	// callers sent.
-	check := func(from Hop, to string, at *model.Signals, arrived model.Value) {
-		sent, ok := sentTo[to]
-		if !ok || !sentOK[to] || !arrived.OK {
+	// callers sent, both counted at one moment: attempts started against
+	// arrivals counted when they start (started), or when the callers lack
+	// active calls, attempts ended against operations ended with To's
+	// change of operations in flight allowed for (ended, see x.sides).
+	check := func(from Hop, to string, at *model.Signals, started, ended model.Value) {
+		g, ok := x.sides(to, started, ended, at)
+		if !ok {
 			return
 		}
+		g.From, g.To = from, to
 		skew := model.Absent
 		if at != nil {
 			skew = sampleSkew(callers[to], at, edgeOf)
 		}
-		if g, bad := gapOf(from, to, sent, arrived.V, tol, skew); bad {
+		if g, bad := gapOf(g, tol, skew); bad {
 			res.Gaps = append(res.Gaps, g)
 		}
 	}
@@ -360,16 +395,50 @@ func (x *rowIndex) evaluate(c Chain, tol GapTolerance, edges map[model.Key]edgeR
 		prev := res.Hops[i-1]
 		if prev.Found && prev.AttemptsPerS.OK && res.Hops[i].Found {
 			at := byKey[model.Key{Target: c.Hops[i].Target, Dependency: c.Hops[i].Dependency}]
-			check(c.Hops[i-1], c.Hops[i].Target, at, arrivedAt(at))
+			check(c.Hops[i-1], c.Hops[i].Target, at, at.OriginalsPerS, arrivedAt(at))
 		}
 	}
 	if n := len(c.Hops); n > 0 {
 		last := c.Hops[n-1]
 		if s := byKey[model.Key{Target: last.Target, Dependency: last.Dependency}]; s != nil && s.AttemptsPerS.OK {
-			check(last, last.Dependency, nil, s.DependencyReceivedPerS)
+			// The dependency's own count is of requests received: when
+			// they start.
+			check(last, last.Dependency, nil, s.DependencyReceivedPerS, s.DependencyReceivedPerS)
 		}
 	}
 	return res
+}
+
+// Bases of a gap's comparison (Gap.Basis).
+const (
+	GapStarted = "started"
+	GapEnded   = "ended"
+)
+
+// sides picks what a gap compares for dependency to: its callers'
+// attempts started (ended plus their active calls' change) against
+// started, what To counted when each arrival started, when every caller
+// exports active calls; else their attempts ended against ended, with the
+// change of To's operations in flight (row at: originals less those
+// ended, either way) as an allowance, since an attempt its caller stopped
+// waiting for ends at the caller while To still runs it. ok is false when
+// a side is absent.
+func (x *rowIndex) sides(to string, started, ended model.Value, at *model.Signals) (Gap, bool) {
+	if !x.sentOK[to] {
+		return Gap{}, false
+	}
+	if !x.startedBad[to] && started.OK {
+		return Gap{Basis: GapStarted, SentPerS: x.startedTo[to], ArrivedPerS: started.V,
+			ActiveChangePerS: model.Some(x.activeTo[to])}, true
+	}
+	if !ended.OK {
+		return Gap{}, false
+	}
+	g := Gap{Basis: GapEnded, SentPerS: x.sentTo[to], ArrivedPerS: ended.V}
+	if at != nil && at.CompletedPerS.OK && at.OriginalsPerS.OK && ended == at.CompletedPerS {
+		g.InFlightPerS = model.Some(math.Abs(at.OriginalsPerS.V - at.CompletedPerS.V))
+	}
+	return g, true
 }
 
 // sampleSkew is the part of a gap that the moments the two sides were
@@ -419,13 +488,12 @@ func arrivedAt(s *model.Signals) model.Value {
 	return s.OriginalsPerS
 }
 
-// gapOf compares what arrived at to with what its callers sent; bad when
-// the difference exceeds the tolerance.
-func gapOf(from Hop, to string, sent, arrived float64, tol GapTolerance, skew model.Value) (Gap, bool) {
-	g := Gap{
-		From: from, To: to, SentPerS: sent, ArrivedPerS: arrived, GapPerS: arrived - sent,
-		TolerancePerS: tol.allowed(sent, skew), SkewPerS: skew,
-	}
+// gapOf compares what arrived (g.ArrivedPerS) with what the callers sent
+// (g.SentPerS); bad when the difference exceeds the tolerance.
+func gapOf(g Gap, tol GapTolerance, skew model.Value) (Gap, bool) {
+	sent, arrived := g.SentPerS, g.ArrivedPerS
+	g.GapPerS, g.SkewPerS = arrived-sent, skew
+	g.TolerancePerS = g.allowed(tol)
 	if sent > 0 {
 		g.Relative = model.Some(g.GapPerS / sent)
 		g.Factor = model.Some(arrived / sent)
@@ -439,6 +507,16 @@ func gapOf(from Hop, to string, sent, arrived float64, tol GapTolerance, skew mo
 		return g, false
 	}
 	return g, true
+}
+
+// allowed is the difference tol allows g: its share of what was sent, the
+// sample skew and the change of the callee's operations in flight.
+func (g Gap) allowed(tol GapTolerance) float64 {
+	a := tol.allowed(g.SentPerS, g.SkewPerS)
+	if v, ok := g.InFlightPerS.Get(); ok && finite(v) {
+		a += v
+	}
+	return a
 }
 
 // mul multiplies two values; absent when either is.

@@ -66,12 +66,19 @@ func Fates(s model.Signals) FateLedger {
 }
 
 // GRPCTokens reconstructs gRPC's retry-throttling token count (gRFC A6:
-// starts at maxTokens, a failed attempt takes 1, a success adds ratio,
-// capped at maxTokens) at the end of each bin of a timeline, from the
-// attempts and their success ratio, for an emitter that does not export
-// it. Within a bin the order of successes and failures is unknown: the
-// count is clamped once per bin, so a bin that both drains and refills it
-// reads high. Absent from the first bin whose attempts are unknown on.
+// starts at maxTokens, an attempt that failed with a status in
+// retryableStatusCodes takes 1, a success adds ratio, capped at maxTokens)
+// at the end of each bin of a timeline, for an emitter that does not
+// export it. The failures counted are the temporary errors (UNAVAILABLE,
+// RESOURCE_EXHAUSTED, ABORTED as the gRPC dialects classify them, A6's
+// retryable codes): permanent errors, cancels and timeouts
+// (DEADLINE_EXCEEDED, retryable in A6's example policy only when listed)
+// take nothing; successes are the successful attempts. Transparent
+// retries are attempts the counts cannot tell apart: a failed one reads
+// as a failure A6 does not count. Within a bin the order of successes and
+// failures is unknown: the count is clamped once per bin, so a bin that
+// both drains and refills it reads high. Absent from the first bin whose
+// attempts, or their split by outcome, are unknown on.
 func GRPCTokens(timeline []model.Signals, maxTokens, ratio float64) []model.Value {
 	return grpcTokensFrom(timeline, maxTokens, maxTokens, ratio)
 }
@@ -81,18 +88,33 @@ func grpcTokensFrom(timeline []model.Signals, start, maxTokens, ratio float64) [
 	out := make([]model.Value, len(timeline))
 	tokens := start
 	for i, s := range timeline {
-		att, ok1 := s.AttemptsPerS.Get()
-		succ, ok2 := s.AttemptSuccess.Get()
-		if !ok1 || (!ok2 && att > 0) {
+		failed, ok, known := grpcCounted(&s)
+		if !known {
 			return out
 		}
-		n := att * rateSeconds(&s)
-		ok := 0.0
-		if att > 0 {
-			ok = n * succ
-		}
-		tokens = min(max(tokens-(n-ok)+float64(ok*ratio), 0), maxTokens)
+		secs := rateSeconds(&s)
+		tokens = min(max(tokens-failed*secs+ok*secs*ratio, 0), maxTokens)
 		out[i] = model.Some(tokens)
 	}
 	return out
+}
+
+// grpcCounted is what A6's throttling counts of a row, per second: the
+// attempts that failed with a retryable status (temporary errors) and the
+// successful ones; known is false when the attempts or their split by
+// outcome are unknown.
+func grpcCounted(s *model.Signals) (failed, ok float64, known bool) {
+	att, has := s.AttemptsPerS.Get()
+	if !has {
+		return 0, 0, false
+	}
+	if att == 0 {
+		return 0, 0, true
+	}
+	succ, has1 := s.AttemptSuccess.Get()
+	temp, has2 := s.TemporaryErrorsPerS.Get()
+	if !has1 || !has2 {
+		return 0, 0, false
+	}
+	return temp, att * succ, true
 }

@@ -36,28 +36,32 @@ func TestFates(t *testing.T) {
 	}
 }
 
-// Hand-computed from A6: 10 tokens; 1 s bins of 4 attempts.
+// Hand-computed from A6: 10 tokens; 1 s bins of 4 attempts. Only failures
+// with a retryable status (temporary errors) take a token.
 func TestGRPCTokens(t *testing.T) {
-	bin := func(att, succ float64) model.Signals {
-		return model.Signals{StartMs: 0, EndMs: 1000, AttemptsPerS: model.Some(att), AttemptSuccess: model.Some(succ)}
+	binT := func(att, succ, temp float64) model.Signals {
+		return model.Signals{StartMs: 0, EndMs: 1000, AttemptsPerS: model.Some(att), AttemptSuccess: model.Some(succ),
+			TemporaryErrorsPerS: model.Some(temp)}
 	}
+	bin := func(att, succ float64) model.Signals { return binT(att, succ, att*(1-succ)) }
 	tl := []model.Signals{
-		bin(4, 0),     // 10 - 4 = 6
-		bin(4, 0.5),   // 6 - 2 + 0.2 = 4.2
-		bin(4, 1),     // 4.2 + 0.4 = 4.6
-		bin(100, 0),   // 0 (clamped)
-		bin(200, 1),   // 0 + 20 -> 10 (capped)
-		{EndMs: 1000}, // unknown attempts: absent from here on
+		bin(4, 0),        // 10 - 4 = 6
+		bin(4, 0.5),      // 6 - 2 + 0.2 = 4.2
+		bin(4, 1),        // 4.2 + 0.4 = 4.6
+		binT(4, 0.25, 1), // 1 UNAVAILABLE, 2 permanent or timed out: 4.6 - 1 + 0.1 = 3.7
+		bin(100, 0),      // 0 (clamped)
+		bin(200, 1),      // 0 + 20 -> 10 (capped)
+		{EndMs: 1000},    // unknown attempts: absent from here on
 		bin(4, 1),
 	}
-	want := []float64{6, 4.2, 4.6, 0, 10}
+	want := []float64{6, 4.2, 4.6, 3.7, 0, 10}
 	got := GRPCTokens(tl, 10, 0.1)
 	for i, w := range want {
 		if !got[i].OK || math.Abs(got[i].V-w) > 1e-9 {
 			t.Errorf("bin %d: %+v, want %v", i, got[i], w)
 		}
 	}
-	if got[5].OK || got[6].OK {
-		t.Errorf("after an unknown bin: %+v %+v, want absent", got[5], got[6])
+	if got[6].OK || got[7].OK {
+		t.Errorf("after an unknown bin: %+v %+v, want absent", got[6], got[7])
 	}
 }

@@ -608,6 +608,7 @@ func aggregate(bins []model.Signals) model.Signals {
 	}
 	s.OriginalsPerS = sum(func(s *model.Signals) model.Value { return s.OriginalsPerS })
 	s.AttemptsPerS = sum(func(s *model.Signals) model.Value { return s.AttemptsPerS })
+	s.ActiveCallsChangePerS = sum(func(s *model.Signals) model.Value { return s.ActiveCallsChangePerS })
 	s.RetriesPerS = sum(func(s *model.Signals) model.Value { return s.RetriesPerS })
 	s.DependencyReceivedPerS = sum(func(s *model.Signals) model.Value { return s.DependencyReceivedPerS })
 	s.CompletedPerS = sum(func(s *model.Signals) model.Value { return s.CompletedPerS })
@@ -1195,7 +1196,7 @@ func gapFindings(c ChainResult, th Thresholds) []Finding {
 	for _, g := range c.Gaps {
 		// th.Gap again (the chains may have been evaluated with another
 		// tolerance), plus what the sampling moments explain.
-		tol := th.Gap.allowed(g.SentPerS, g.SkewPerS)
+		tol := g.allowed(th.Gap)
 		if math.Abs(g.GapPerS) <= tol {
 			continue
 		}
@@ -1225,6 +1226,10 @@ func gapFindings(c ChainResult, th Thresholds) []Finding {
 		f.Evidence.addValue("factor", g.Factor)
 		f.Evidence.add("tolerance_per_s", tol)
 		f.Evidence.addValue("sample_skew_per_s", g.SkewPerS)
+		if v, ok := g.InFlightPerS.Get(); ok && v > 0 {
+			f.Evidence.add("in_flight_per_s", v) // the allowance it made
+		}
+		f.Evidence.addValue("active_change_per_s", g.ActiveChangePerS)
 		out = append(out, f)
 	}
 	return out

@@ -30,6 +30,8 @@ var setters = map[string]func(s *model.Signals, v float64){
 	"capacity_rejected": func(s *model.Signals, v float64) { setResult(s, model.ResultCapacityRejected, v) },
 	"budget_exhausted":  func(s *model.Signals, v float64) { setResult(s, model.ResultBudgetExhausted, v) },
 	"active":            func(s *model.Signals, v float64) { s.ActiveCalls = model.Some(v) },
+	"active_change":     func(s *model.Signals, v float64) { s.ActiveCallsChangePerS = model.Some(v) },
+	"completed":         func(s *model.Signals, v float64) { s.CompletedPerS = model.Some(v) },
 	"limit":             func(s *model.Signals, v float64) { s.ConcurrencyLimit = model.Some(v) },
 	"pool_p99":          func(s *model.Signals, v float64) { s.PoolWaitP99 = model.Some(v) },
 	"max_attempts":      func(s *model.Signals, v float64) { s.MaxAttempts = model.Some(v) },
@@ -327,6 +329,51 @@ func TestGapFindings(t *testing.T) {
 		{
 			name: "loss within tolerance", code: CodeHopLoss,
 			rows: []model.Signals{sig(t, "browser>app", "originals=50 attempts=50"), sig(t, "app>client", "originals=47.5 attempts=47.5")},
+		},
+		// A storm: app's work in flight grows. browser started 130
+		// attempts/s (100 ended, its active calls grew by 30/s) and app
+		// started 130 operations/s, of which 80 ended. Attempts ended
+		// against operations ended read 20/s lost (tolerance 15.5).
+		{
+			name: "storm counted when calls start", code: CodeHopLoss,
+			rows: []model.Signals{sig(t, "browser>app", "originals=100 attempts=100 active_change=30"),
+				sig(t, "app>client", "originals=130 attempts=130 completed=80")},
+		},
+		// Without active calls: 130 ended against 80 ended, the 50/s
+		// app's work in flight grew by is allowed for (tolerance 20 + 50).
+		{
+			name: "storm counted when calls end", code: CodeHopLoss,
+			rows: []model.Signals{sig(t, "browser>app", "originals=130 attempts=130"),
+				sig(t, "app>client", "originals=130 attempts=130 completed=80")},
+		},
+		// The same with 30/s more lost than in flight: 130 sent, 50 ended,
+		// 80 started (in flight +30): 80 short, 20 + 30 allowed.
+		{
+			name: "loss beyond the work in flight", code: CodeHopLoss, sev: SeverityWarning, hop: "browser>app",
+			rows: []model.Signals{sig(t, "browser>app", "originals=130 attempts=130"),
+				sig(t, "app>client", "originals=80 attempts=80 completed=50")},
+			ev: want{"gap_per_s": -80, "sent_per_s": 130, "arrived_per_s": 50, "tolerance_per_s": 50, "in_flight_per_s": 30},
+		},
+		{
+			name: "loss counted when calls start", code: CodeHopLoss, sev: SeverityWarning, hop: "browser>app",
+			rows: []model.Signals{sig(t, "browser>app", "originals=100 attempts=100 active_change=30"),
+				sig(t, "app>client", "originals=100 attempts=100 completed=100")},
+			ev: want{"gap_per_s": -30, "sent_per_s": 130, "arrived_per_s": 100, "tolerance_per_s": 20,
+				"active_change_per_s": 30, "in_flight_per_s": math.NaN()},
+		},
+		{
+			name: "loss counted when calls end", code: CodeHopLoss, sev: SeverityWarning, hop: "browser>app",
+			rows: []model.Signals{sig(t, "browser>app", "originals=130 attempts=130"),
+				sig(t, "app>client", "originals=80 attempts=80 completed=80")},
+			ev: want{"gap_per_s": -50, "sent_per_s": 130, "arrived_per_s": 80, "tolerance_per_s": 20,
+				"in_flight_per_s": math.NaN(), "active_change_per_s": math.NaN()},
+		},
+		// The provider counts requests when they arrive: against the 60
+		// attempts/s client started (50 ended, 10 more in flight), not the
+		// 50 that ended (a gap of 10 over a tolerance of 8).
+		{
+			name: "received against attempts started", code: CodeHiddenRetries,
+			rows: []model.Signals{sig(t, "client>provider", "originals=50 attempts=50 active_change=10 received=60")},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) { runRuleCase(t, tc) })

@@ -85,6 +85,7 @@ func (r *row) eval(w window) model.Signals {
 	deriveRatios(&s)
 
 	s.ActiveCalls = r.gauge(gActive, &w, sumOf)
+	s.ActiveCallsChangePerS = r.gaugeChange(gActive, &w)
 	s.ConcurrencyLimit = r.gauge(gLimit, &w, sumOf)
 	s.BudgetBalance = r.gauge(gBalance, &w, sumOf)
 	s.MaxAttempts = r.gauge(gMaxAttempts, &w, maxOf)
@@ -305,6 +306,30 @@ func (r *row) gauge(g int, w *window, combine func(a, b float64) float64) model.
 		out = model.Some(v)
 	}
 	return out
+}
+
+// gaugeChange is how much a gauge family's sum changed between the
+// window's first and newest scrapes, per second; absent when a series
+// lacks a sample at either edge (or the history is reduced).
+func (r *row) gaugeChange(g int, w *window) model.Value {
+	if len(r.gauges[g]) == 0 || !w.hasLast || w.seconds <= 0 {
+		return model.Absent
+	}
+	var d float64
+	for _, p := range r.gauges[g] {
+		if p.base == reducedBase {
+			return model.Absent
+		}
+		pts := w.span(p)
+		if len(pts) < 2 || pts[0].T != w.first || pts[len(pts)-1].T != w.last {
+			return model.Absent
+		}
+		d += pts[len(pts)-1].V - pts[0].V
+	}
+	if !finite(d) {
+		return model.Absent
+	}
+	return model.Some(d / w.seconds)
 }
 
 // histogram is the window increase of a single-group histogram family.

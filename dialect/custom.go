@@ -241,6 +241,17 @@ func (m *custom) Families() []string {
 	return append(out, m.Mapping.Detect...)
 }
 
+// maps reports whether a raw family of that name feeds one of the
+// mapping's signals (as a family or a flat part of one).
+func (m *custom) maps(name string) bool {
+	for _, s := range m.Signals {
+		if name == s.Metric || name == s.Metric+"_bucket" || name == s.Metric+"_count" || name == s.Metric+"_sum" {
+			return true
+		}
+	}
+	return false
+}
+
 // Detect implements Dialect: a Detect family, or any signal's metric.
 func (m *custom) Detect(fams []model.Family) bool {
 	r := index(fams)

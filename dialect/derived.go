@@ -269,6 +269,41 @@ func (m *custom) derive(o *out) {
 // reports' derived marks: without retry_ and _total ("retries").
 func ShortName(family string) string { return shortName(family) }
 
+// deriver is a built-in dialect that derives some contract families from
+// others (family -> how), as a custom mapping's derived: section does.
+type deriver interface{ Derived() map[string]string }
+
+// DerivedByDialect lists, per dialect name (built-in, then cfg's custom
+// mappings), the families it derives rather than reads, by short name
+// (ShortName), with how: what a report marks as derived
+// (analysis.ReportOptions.Derived, ui.Options.Derived). Nil when none
+// derives anything.
+func DerivedByDialect(cfg Config) map[string]map[string]string {
+	var out map[string]map[string]string
+	add := func(dialect string, fams map[string]string) {
+		for f, expr := range fams {
+			if out == nil {
+				out = map[string]map[string]string{}
+			}
+			if out[dialect] == nil {
+				out[dialect] = map[string]string{}
+			}
+			out[dialect][shortName(f)] = expr
+		}
+	}
+	regMu.RLock()
+	for _, e := range registry {
+		if d, ok := e.proto.(deriver); ok {
+			add(e.name, d.Derived())
+		}
+	}
+	regMu.RUnlock()
+	for _, m := range cfg.Custom {
+		add(m.Name, m.DerivedFamilies())
+	}
+	return out
+}
+
 // DerivedFamilies lists the families a mapping derives (for a report to
 // mark them), with their expressions.
 func (m Mapping) DerivedFamilies() map[string]string {

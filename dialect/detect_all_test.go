@@ -17,6 +17,7 @@ import (
 var fixtureOwners = map[string][]string{
 	"custom_acme.prom":                   nil, // a custom mapping's, no built-in dialect's
 	"envoy.prom":                         {dialect.NameEnvoy},
+	"envoy_track_remaining.prom":         {dialect.NameEnvoy},
 	"envoy_summary.prom":                 {dialect.NameEnvoy},
 	"envoy_tcp_proxy.prom":               {dialect.NameEnvoy},
 	"service_envoy_inbound.1.prom":       {dialect.NameEnvoy},
@@ -44,6 +45,8 @@ var fixtureOwners = map[string][]string{
 	"service_otel_http.2.prom":           nil,
 	"clientgo.prom":                      {dialect.NameClientGo},
 	"traefik.prom":                       {dialect.NameTraefik},
+	"traefik_inflight.1.prom":            {dialect.NameTraefik},
+	"traefik_inflight.2.prom":            {dialect.NameTraefik},
 	"grpc_middleware_v2.prom":            {dialect.NameGRPCPrometheus},
 	"polly_v8.prom":                      {dialect.NamePolly},
 	"kong_3.x.prom":                      {dialect.NameKong},

@@ -189,6 +189,9 @@ type targetState struct {
 	forced   string
 	dialects []Dialect // detected so far (or the forced one), in detection order
 	names    string
+	// setAside says which built-in dialects a custom mapping reading the
+	// same families replaced on the target, and why (see detect).
+	setAside []string
 	// prev lists the raw families of the target's previous snapshot
 	// (sorted), to tell whether a dialect detected now reads families
 	// that existed before; scraped is false before the first.
@@ -324,12 +327,12 @@ func (t *Translator) Translate(forced string, snap *model.Snapshot) (*model.Snap
 			if err != nil {
 				return nil, "", err
 			}
-			st.forced, st.dialects, st.names = forced, []Dialect{d}, forced
+			st.forced, st.dialects, st.names, st.setAside = forced, []Dialect{d}, forced, nil
 			added = st.dialects
 		}
 	} else {
 		if st.forced != "" {
-			st.forced, st.dialects, st.names = "", nil, ""
+			st.forced, st.dialects, st.names, st.setAside = "", nil, "", nil
 		}
 		added = t.detect(st, snap.Families)
 	}
@@ -363,7 +366,36 @@ func (t *Translator) Translate(forced string, snap *model.Snapshot) (*model.Snap
 		}
 		res = o.snapshot(snap)
 	}
-	return finish(snap, res, baseline), st.names, nil
+	res = finish(snap, res, baseline)
+	if len(st.setAside) > 0 {
+		c := *res
+		c.SetAside = st.setAside
+		res = &c
+	}
+	return res, st.names, nil
+}
+
+// lookup returns a target's state; nil for a target never translated.
+func (t *Translator) lookup(target string) *targetState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.targets[target]
+}
+
+// SetAside lists, for a target, the built-in dialects a custom mapping
+// replaced there because it reads the same families, each with the reason
+// ("traefik: mine reads the same families (traefik_service_requests_total)");
+// nil when none was. Translate's snapshots carry the same list
+// (model.Snapshot.SetAside), which the scraper copies into the target's
+// status.
+func (t *Translator) SetAside(target string) []string {
+	st := t.lookup(target)
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return slices.Clone(st.setAside)
 }
 
 // finish carries the process start time over from the raw snapshot in to
@@ -439,7 +471,10 @@ func readsAny(families, sorted []string) bool {
 // detect adds the dialects newly recognised in fams, keeping detection
 // order. A dialect that reads another's families supersedes it (istio reads
 // Envoy's cluster stats itself): the superseded one is dropped and never
-// detected again on that target.
+// detected again on that target. Likewise a custom mapping supersedes every
+// built-in dialect that reads one of the families it maps on the target
+// (the user's mapping wins; both would read each request): the built-in is
+// dropped and st.setAside says why.
 func (t *Translator) detect(st *targetState, fams []model.Family) (added []Dialect) {
 	skip := make(map[string]bool, len(st.dialects)+2)
 	for _, d := range st.dialects {
@@ -465,6 +500,7 @@ func (t *Translator) detect(st *targetState, fams []model.Family) (added []Diale
 			}
 		}
 	}
+	st.dialects, added = setAside(st, fams, added)
 	rank := make(map[string]int, len(t.entries))
 	for i, e := range t.entries {
 		rank[e.name] = i
@@ -476,6 +512,54 @@ func (t *Translator) detect(st *targetState, fams []model.Family) (added []Diale
 	}
 	st.names = strings.Join(names, "+")
 	return added
+}
+
+// setAside drops from st.dialects (and added) every built-in dialect that
+// reads a family of fams a custom mapping of st.dialects maps, recording
+// why in st.setAside.
+func setAside(st *targetState, fams []model.Family, added []Dialect) ([]Dialect, []Dialect) {
+	var customs []*custom
+	for _, d := range st.dialects {
+		if c, ok := d.(*custom); ok {
+			customs = append(customs, c)
+		}
+	}
+	if len(customs) == 0 {
+		return st.dialects, added
+	}
+	present := make([]string, len(fams))
+	for i := range fams {
+		present[i] = fams[i].Name
+	}
+	sort.Strings(present)
+	present = slices.Compact(present)
+	drop := map[string]bool{}
+	for _, d := range st.dialects {
+		if _, ok := d.(*custom); ok {
+			continue
+		}
+		for _, c := range customs {
+			var shared []string
+			for _, n := range present {
+				if c.maps(n) && readsAny(d.Families(), []string{n}) {
+					shared = append(shared, n)
+				}
+			}
+			if len(shared) > 0 {
+				drop[d.Name()] = true
+				why := d.Name() + ": " + c.Name() + " reads the same families (" + draftList(shared, 3) + ")"
+				if !slices.Contains(st.setAside, why) {
+					st.setAside = append(st.setAside, why)
+				}
+				break
+			}
+		}
+	}
+	if len(drop) == 0 {
+		return st.dialects, added
+	}
+	gone := func(x Dialect) bool { return drop[x.Name()] }
+	return slices.DeleteFunc(st.dialects, gone), slices.DeleteFunc(added, gone)
 }
 
 func (t *Translator) newDialect(name string) (Dialect, error) {
@@ -492,9 +576,7 @@ func (t *Translator) newDialect(name string) (Dialect, error) {
 // translated. A recording's replay runs the translator too: this is how
 // its targets' dialects are known after it (targets[].dialects).
 func (t *Translator) Detected(target string) []string {
-	t.mu.Lock()
-	st := t.targets[target]
-	t.mu.Unlock()
+	st := t.lookup(target)
 	if st == nil {
 		return nil
 	}
@@ -514,9 +596,7 @@ func (t *Translator) Detected(target string) []string {
 // what the user gave for the target; "" (a recording, which does not keep
 // it) names no URL.
 func (t *Translator) Unread(target, url string) error {
-	t.mu.Lock()
-	st := t.targets[target]
-	t.mu.Unlock()
+	st := t.lookup(target)
 	if st == nil {
 		return nil
 	}

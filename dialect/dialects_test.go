@@ -64,6 +64,23 @@ func TestEnvoy(t *testing.T) {
 	absent(t, s, model.MetricOriginals, dep, "ingress_http")
 }
 
+// TestEnvoyTrackRemaining: with track_remaining, the retries the
+// default-priority breaker still allows are the budget balance (the high
+// priority's are not read); without it the balance stays absent
+// (TestEnvoy).
+func TestEnvoyTrackRemaining(t *testing.T) {
+	s := translate(t, dialect.NameEnvoy, "envoy_track_remaining.prom")
+	contractOnly(t, s)
+	want(t, s, 2, model.MetricBudgetBalance, dep, "payments")
+	want(t, s, 3, model.MetricBudgetBalance, dep, "inventory")
+	want(t, s, 12, model.MetricBudgetDenied, dep, "payments") // the same breaker's overflow
+	// Through analysis: an exported balance, not a reconstructed one.
+	sig := windowSignals(t, load(t, "envoy_track_remaining.prom"), "payments")
+	if b := sig.BudgetBalance; !b.OK || b.V != 2 {
+		t.Errorf("budget balance = %+v, want 2", b)
+	}
+}
+
 func TestEnvoySummaryHistograms(t *testing.T) {
 	s := translate(t, dialect.NameEnvoy, "envoy_summary.prom")
 	h := histogramOf(t, s, model.MetricRequestDuration, dep, "payments")

@@ -140,13 +140,15 @@ func TestTraefik(t *testing.T) {
 	want(t, s, 950, model.MetricResults, append(w, res, model.ResultSuccess)...)
 	want(t, s, 8+5, model.MetricResults, append(w, res, model.ResultProviderError)...)
 	want(t, s, 10, model.MetricResults, append(w, res, model.ResultCapacityRejected)...)
+	// The router's 429s the service never answered: rateLimit's 10.
+	want(t, s, 10, model.MetricAdmissionRejected, w...)
 	want(t, s, 2, model.MetricResults, append(w, res, model.ResultCancelled)...)
 	want(t, s, 975, model.MetricResults, w...)
 	if h := histogramOf(t, s, model.MetricRequestDuration, w...); h.Count != 975 {
 		t.Errorf("router latency count %v, want 975", h.Count)
 	}
 	absent(t, s, model.MetricRetries)
-	for _, f := range []string{model.MetricBudgetDenied, model.MetricAdmissionRejected, model.MetricRescued, model.MetricActiveCalls} {
+	for _, f := range []string{model.MetricBudgetDenied, model.MetricRescued, model.MetricActiveCalls} {
 		absent(t, s, f)
 	}
 

@@ -23,6 +23,10 @@ const (
 	enActive          = "envoy_cluster_upstream_rq_active"
 	enPendingActive   = "envoy_cluster_upstream_rq_pending_active"
 	enTime            = "envoy_cluster_upstream_rq_time"
+	// Exported only with the circuit breakers' track_remaining: the
+	// retries the max_retries breaker (or the retry budget replacing it)
+	// allows now, at default priority.
+	enRemainingRetries = "envoy_cluster_circuit_breakers_default_remaining_retries"
 
 	// Server side: the HTTP connection managers' downstream stats
 	// (http.<stat_prefix>.downstream_rq_*), what this Envoy received.
@@ -42,7 +46,7 @@ const (
 )
 
 var envoyFamilies = []string{enCompleted, enTotal, enPerTryTimeout, enTimeout, enRetry, enRetrySuccess,
-	enRetryOverflow, enRetryLimit, enPendingOverflow, enActive, enPendingActive, enTime}
+	enRetryOverflow, enRetryLimit, enPendingOverflow, enActive, enPendingActive, enTime, enRemainingRetries}
 
 var envoyDownstreamFamilies = []string{enDownTotal, enDownActive, enDownXX, enDownTime}
 
@@ -280,6 +284,8 @@ func translateEnvoy(r raw, o *out, g *guard, parts envoyParts) {
 	}
 	each(enActive, func(ls model.Labels, v float64) { o.gauge(model.MetricActiveCalls, ls, v) })
 	each(enPendingActive, func(ls model.Labels, v float64) { o.gauge(model.MetricPendingCalls, ls, v) })
+	// The retries the breaker whose overflow is budget denied allows now.
+	each(enRemainingRetries, func(ls model.Labels, v float64) { o.gauge(model.MetricBudgetBalance, ls, v) })
 	// Latency: per logical request (earlier attempts and backoff included),
 	// only for requests completed with an upstream response, not split by
 	// result; milliseconds.

@@ -245,8 +245,17 @@ func buildQueries(ds []Dialect, opts QueryOptions) ([]Query, error) {
 		dialect string
 	}
 	byName := map[string][]part{}
+	q := newQctx(opts)
 	for _, d := range ds {
+		aside := customAside(d, ds)
 		for _, e := range d.(Querier).Exprs(opts) {
+			if aside != "" {
+				ms := "__name__=~" + quote(aside)
+				if opts.Matchers != "" {
+					ms += ", " + opts.Matchers
+				}
+				e.PromQL = q.unlessHas(e.PromQL, "{"+ms+"}")
+			}
 			if f, _ := flatFamily(e.Name); f == nil {
 				return nil, fmt.Errorf("dialect %s: %q is not a flat series of a family read through Prometheus", d.Name(), e.Name)
 			}
@@ -302,6 +311,32 @@ func buildQueries(ds []Dialect, opts QueryOptions) ([]Query, error) {
 		}
 	}
 	return out, nil
+}
+
+// customAside returns, for a built-in dialect d queried beside custom
+// mappings that map families d reads, a regular expression of those
+// families' flat names ("" when there is none): d's series are kept only
+// for targets without them, as Translate sets d aside where a mapping reads
+// the same families.
+func customAside(d Dialect, ds []Dialect) string {
+	if _, ok := d.(*custom); ok {
+		return ""
+	}
+	var res []string
+	for _, o := range ds {
+		c, ok := o.(*custom)
+		if !ok {
+			continue
+		}
+		for _, s := range c.Signals {
+			for _, n := range []string{s.Metric, s.Metric + "_bucket", s.Metric + "_count", s.Metric + "_sum"} {
+				if readsAny(d.Families(), []string{n}) && !slices.Contains(res, regexp.QuoteMeta(n)) {
+					res = append(res, regexp.QuoteMeta(n))
+				}
+			}
+		}
+	}
+	return strings.Join(res, "|")
 }
 
 func familyOf(flat string) *queryFamily {
@@ -424,17 +459,23 @@ func (t *Translator) DetectNames(names []string) []string {
 			}
 		}
 	}
-	var found []string
+	var found []Dialect
 	var sup []string
 	for _, e := range t.entries {
 		if e.proto.Detect(fams) {
-			found = append(found, e.name)
+			found = append(found, e.proto)
 			if s, ok := e.proto.(interface{ Supersedes() []string }); ok {
 				sup = append(sup, s.Supersedes()...)
 			}
 		}
 	}
-	return slices.DeleteFunc(found, func(n string) bool { return slices.Contains(sup, n) })
+	st := &targetState{dialects: slices.DeleteFunc(found, func(d Dialect) bool { return slices.Contains(sup, d.Name()) })}
+	ds, _ := setAside(st, fams, nil)
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.Name()
+	}
+	return out
 }
 
 // qctx builds one dialect's PromQL for some QueryOptions.

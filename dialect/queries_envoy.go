@@ -67,6 +67,7 @@ func (q qctx) envoyExprs(parts envoyParts) []Expr {
 	out = append(out,
 		Expr{Name: model.MetricActiveCalls, PromQL: q.envoyDep(func(m string) string { return q.envoyHTTP(q.sel(enActive, m), m) })},
 		Expr{Name: model.MetricPendingCalls, PromQL: q.envoyDep(func(m string) string { return q.envoyHTTP(q.sel(enPendingActive, m), m) })},
+		Expr{Name: model.MetricBudgetBalance, PromQL: q.envoyDep(func(m string) string { return q.envoyHTTP(q.sel(enRemainingRetries, m), m) })},
 	)
 	// Milliseconds; a summary (histogram_emit_mode=summary) keeps its mean.
 	return append(out, q.histExprs(model.MetricRequestDuration, enTime, true, 0.001, nil, q.envoyDep)...)

@@ -26,7 +26,7 @@ var acme = Mapping{
 
 // queryFixtures are the fixtures of every dialect with PromQL.
 var queryFixtures = []string{
-	"envoy.prom", "envoy_summary.prom", "service_envoy_inbound.1.prom", "istio_sidecar.prom",
+	"envoy.prom", "envoy_summary.prom", "envoy_track_remaining.prom", "service_envoy_inbound.1.prom", "istio_sidecar.prom",
 	"linkerd_policy.prom", "linkerd_legacy.prom", "haproxy_2.6.12.prom", "service_haproxy_2.6.12.1.prom",
 	"grpc_go_otel.prom", "resilience4j_spring.prom", "resilience4j_old.prom",
 	"pools_hikari_native.prom", "pools_gosql.prom", "custom_acme.prom", "service_sim_provider.1.prom",

@@ -24,16 +24,19 @@ func (*traefik) Exprs(opts QueryOptions) []Expr {
 	by := groupList(append(append([]string{}, q.By...), "instance", trServiceLabel))
 	r429 := "sum by (" + by + ") (" + q.inc(trRouterReqs, trServiceLabel+`!=""`, `code="429"`) + ")"
 	s429 := "(sum by (" + by + ") (" + q.inc(trServiceReqs, trServiceLabel+`!=""`, `code="429"`) + ") or " + r429 + " * 0)"
+	rejected := "clamp_min(" + r429 + " - " + s429 + ", 0)"
 	results := or(
 		setLabel(dep(inc(trRouterReqs))(`code=~"[1-4].*", code!~"429|499"`), model.LabelResult, model.ResultSuccess),
 		setLabel(dep(inc(trRouterReqs))(`code="499"`), model.LabelResult, model.ResultCancelled),
 		setLabel(dep(inc(trRouterReqs))(`code=~"5.*"`), model.LabelResult, model.ResultProviderError),
 		setLabel(setDep("(("+s429+" <= "+r429+") or "+r429+")", trServiceLabel), model.LabelResult, model.ResultProviderError),
-		setLabel(setDep("clamp_min("+r429+" - "+s429+", 0)", trServiceLabel), model.LabelResult, model.ResultCapacityRejected),
+		setLabel(setDep(rejected, trServiceLabel), model.LabelResult, model.ResultCapacityRejected),
 	)
 	out := []Expr{
 		{Name: model.MetricOriginals, PromQL: dep(inc(trRouterReqs))("")},
 		{Name: model.MetricResults, Labels: []string{model.LabelResult}, PromQL: results},
+		// The same refusals, derived, as admission rejections.
+		{Name: model.MetricAdmissionRejected, PromQL: setDep(rejected, trServiceLabel)},
 		{Name: model.MetricAttempts, Labels: []string{model.LabelOutcome}, PromQL: byOutcome(inc(trServiceReqs))},
 		// The never-incremented retries counter is read only where it
 		// moved.

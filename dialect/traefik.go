@@ -23,6 +23,15 @@ const (
 
 type traefik struct{ g guard }
 
+// trDerived is what the traefik dialect derives rather than reads, for
+// reports to mark (DerivedByDialect).
+var trDerived = map[string]string{
+	model.MetricAdmissionRejected: "router 429s - service 429s (rateLimit or inFlightReq refusals)",
+}
+
+// Derived implements deriver.
+func (*traefik) Derived() map[string]string { return trDerived }
+
 func (*traefik) Name() string { return NameTraefik }
 
 func (*traefik) Families() []string {
@@ -90,8 +99,9 @@ func (t *traefik) Translate(snap *model.Snapshot) *model.Snapshot {
 	// Originals and results: router requests by final status. A 429 the
 	// service did not answer came from rateLimit or inFlightReq in front
 	// of it (Traefik's retry middleware never retries on a status, so
-	// each upstream 429 is a final one): capacity_rejected; the service's
-	// own 429s and the 5xx are provider errors; 499 the client's cancel.
+	// each upstream 429 is a final one): capacity_rejected, and an
+	// admission rejection (derived, trDerived); the service's own 429s
+	// and the 5xx are provider errors; 499 the client's cancel.
 	type svc struct {
 		ls     model.Labels
 		r429   float64
@@ -130,8 +140,13 @@ func (t *traefik) Translate(snap *model.Snapshot) *model.Snapshot {
 		}
 		own := min(svc429[dep], sv.r429)
 		o.counter(model.MetricResults, sv.ls.With(model.LabelResult, model.ResultProviderError), own)
-		o.derived(model.MetricResults, sv.ls.With(model.LabelResult, model.ResultCapacityRejected), &t.g,
-			model.MetricResults+"/capacity_rejected", sv.ls, sv.r429, svc429[dep])
+		// Every upstream 429 is a router 429 at the same moment, so the
+		// router's 429 series is never younger than the service's: when
+		// the difference is first derived on a target already read, both
+		// sides began after the previous scrape and it counts from 0.
+		rejected := t.g.diff(model.MetricResults+"/capacity_rejected", sv.ls, sv.r429, svc429[dep])
+		o.counter(model.MetricResults, sv.ls.With(model.LabelResult, model.ResultCapacityRejected), rejected)
+		o.counter(model.MetricAdmissionRejected, sv.ls, rejected)
 	}
 	each(trRouterDuration, func(f *model.Family, s *model.Sample, ls model.Labels) {
 		if f.Type == model.Histogram {

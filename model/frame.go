@@ -15,6 +15,11 @@ type TargetStatus struct {
 	// Dialects is Dialect as a list (analysis.TargetDialects fills it in
 	// reports): every dialect that reads the target, [] when none does.
 	Dialects []string `json:"dialects"`
+	// DialectsSetAside lists the dialects that detected the target but do
+	// not read it, each with the reason: a custom mapping that reads the
+	// same families replaces a built-in dialect (dialect.Translator's
+	// SetAside). Omitted when none was.
+	DialectsSetAside []string `json:"dialects_set_aside,omitempty"`
 	// Service is the service the target belongs to and NameSource how
 	// that is known ("user", "target_info", "job", "address"); filled by
 	// analysis.ServiceFrame, empty before.

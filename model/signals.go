@@ -312,9 +312,15 @@ type Signals struct {
 	EffectiveSuccess Value       `json:"effective_success"`
 	AttemptSuccess   Value       `json:"attempt_success"`
 	ActiveCalls      Value       `json:"active_calls"`
-	ConcurrencyLimit Value       `json:"concurrency_limit"`
-	PoolWaitP50      Value       `json:"pool_wait_p50_s"`
-	PoolWaitP99      Value       `json:"pool_wait_p99_s"`
+	// ActiveCallsChangePerS is how much ActiveCalls grew over the window,
+	// per second (negative when it fell): attempts ended plus it are the
+	// attempts started, counted when they start like the callee's
+	// originals (the chain gap rules). Absent when a series of active
+	// calls lacks a sample at either edge.
+	ActiveCallsChangePerS Value `json:"-"`
+	ConcurrencyLimit      Value `json:"concurrency_limit"`
+	PoolWaitP50           Value `json:"pool_wait_p50_s"`
+	PoolWaitP99           Value `json:"pool_wait_p99_s"`
 	// PoolWaitMean is the window's mean wait (sum / count of the pool-wait
 	// histogram): the only figure of an emitter that exports a count and
 	// a sum without buckets (HikariCP's Micrometer timer, database/sql),

@@ -89,6 +89,11 @@ type Snapshot struct {
 	// read as increases from 0: a dialect began reading families the target
 	// already exposed, so its first values hold history of unknown length.
 	Baseline bool
+	// SetAside lists the dialects the translator set aside on the target,
+	// each with the reason ("traefik: mine reads the same families
+	// (...)"): a custom mapping replaces a built-in dialect that reads the
+	// same families. Nil when none was.
+	SetAside []string
 }
 
 // MetricProcessStart is the process' start time, the restart signal every

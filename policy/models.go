@@ -274,24 +274,32 @@ func (f *Finagle) End(time.Duration, *Op, Outcome) {}
 
 // GRPC is gRPC's retry throttling (gRFC A6, "retryThrottling" in the
 // service config): a token count starts at MaxTokens; every attempt that
-// fails takes 1 token, every success adds TokenRatio (capped at
-// MaxTokens); while the count is at or below MaxTokens/2 no retry is made.
+// fails with a status in retryableStatusCodes takes 1 token, every success
+// adds TokenRatio (capped at MaxTokens); while the count is at or below
+// MaxTokens/2 no retry is made. Other failures (a status not retryable, a
+// cancel) neither retry nor count, and transparent retries (which never
+// reached the server's application) are not modelled. A temporary error
+// (UNAVAILABLE) is retryable; a timeout (DEADLINE_EXCEEDED) only with
+// retryTimeouts: on by default, as the hop whose attempts and backoff the
+// model keeps retried its timeouts; off is A6's example policy
+// (UNAVAILABLE only).
 // Published example values: maxTokens 10, tokenRatio 0.1; maxAttempts is
 // capped at 5. Tokens are kept in thousandths, as A6 specifies three
 // decimal places. Attempts and backoff are the hop's (A6 has no default
 // backoff: initialBackoff, maxBackoff and backoffMultiplier are required).
 type GRPC struct {
-	attempts   int
-	backoff    Backoff
-	maxTokens  int64 // thousandths
-	tokenRatio int64 // thousandths
-	tokens     int64
-	rnd        Rand
+	attempts      int
+	backoff       Backoff
+	maxTokens     int64 // thousandths
+	tokenRatio    int64 // thousandths
+	tokens        int64
+	retryTimeouts bool
+	rnd           Rand
 }
 
 // NewGRPC returns A6's example throttling over the hop's base.
 func NewGRPC(b Base, rnd Rand) *GRPC {
-	g := &GRPC{attempts: min(max(b.MaxAttempts, 1), 5), backoff: b.Backoff, maxTokens: 10000, tokenRatio: 100, rnd: rnd}
+	g := &GRPC{attempts: min(max(b.MaxAttempts, 1), 5), backoff: b.Backoff, maxTokens: 10000, tokenRatio: 100, retryTimeouts: true, rnd: rnd}
 	g.tokens = g.maxTokens
 	return g
 }
@@ -311,22 +319,32 @@ func (g *GRPC) Start(time.Duration, *Op) Reason { return Allowed }
 // Acquire implements Policy.
 func (g *GRPC) Acquire(time.Duration, *Op) Reason { return Allowed }
 
-// Release counts the attempt's answer into the token count. A cancelled
-// attempt got no answer and counts nothing.
+// Release counts the attempt's answer into the token count: a failure
+// only when its status is retryable. A cancelled attempt got no answer and
+// counts nothing.
 func (g *GRPC) Release(_ time.Duration, _ *Op, o Outcome) {
-	switch o {
-	case Success:
+	switch {
+	case o == Success:
 		g.tokens = min(g.tokens+g.tokenRatio, g.maxTokens)
-	case Failure, Timeout:
+	case g.retryable(o):
 		g.tokens = max(g.tokens-1000, 0)
 	}
+}
+
+// retryable reports whether an outcome's status is in retryableStatusCodes.
+func (g *GRPC) retryable(o Outcome) bool {
+	return o == Failure || o == Timeout && g.retryTimeouts
 }
 
 // Backoff implements Policy.
 func (g *GRPC) Backoff(op *Op) time.Duration { return g.backoff.Delay(op.Attempts, g.rnd) }
 
-// Retry is refused while the token count is at or below half of MaxTokens.
-func (g *GRPC) Retry(time.Duration, *Op, Outcome) Reason {
+// Retry is refused for a status that is not retryable, and while the
+// token count is at or below half of MaxTokens.
+func (g *GRPC) Retry(_ time.Duration, _ *Op, o Outcome) Reason {
+	if !g.retryable(o) {
+		return ReasonNonRetry
+	}
 	if g.tokens <= g.maxTokens/2 {
 		return ReasonBudget
 	}

@@ -202,12 +202,16 @@ func TestFinagleSequence(t *testing.T) {
 	}
 }
 
-// gRPC A6: 10 tokens, a failure costs 1, a success adds 0.1, no retry at or
-// below 5.
+// gRPC A6: 10 tokens, a failure with a retryable status costs 1, a success
+// adds 0.1, no retry at or below 5. A permanent error (a status not
+// retryable) neither retries nor counts; timeouts are retryable, as the
+// hop retried them.
 func TestGRPCSequence(t *testing.T) {
 	g := NewGRPC(Base{MaxAttempts: 7}, maxRand)
 	run(t, g, cat(
 		repeat(4, step{0, "release:failure", 0, Allowed}), // 6
+		[]step{{0, "retry:failure", 9, Allowed}},
+		[]step{{0, "release:permanent", 0, Allowed}}, // not retryable: 6
 		[]step{{0, "retry:failure", 9, Allowed}},
 		[]step{{0, "release:timeout", 0, Allowed}}, // 5
 		[]step{{0, "retry:failure", 9, ReasonBudget}},
@@ -226,6 +230,21 @@ func TestGRPCSequence(t *testing.T) {
 	if g.MaxAttempts() != 5 {
 		t.Fatalf("attempts %d, want the cap 5", g.MaxAttempts())
 	}
+
+	// A6's example policy, UNAVAILABLE only: a timeout neither retries
+	// nor counts.
+	p, err := New(Spec{Name: "grpc", Params: []Param{{Key: "retry_timeouts", Value: "none"}}}, Base{MaxAttempts: 3}, maxRand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, p, cat(
+		repeat(4, step{0, "release:failure", 0, Allowed}), // 6
+		repeat(3, step{0, "release:timeout", 0, Allowed}), // still 6
+		[]step{{0, "retry:timeout", 9, ReasonNonRetry}},
+		[]step{{0, "retry:failure", 9, Allowed}},
+		[]step{{0, "release:failure", 0, Allowed}}, // 5
+		[]step{{0, "retry:failure", 9, ReasonBudget}},
+	))
 }
 
 // SRE: P = max(0, (requests - 2 accepts) / (requests + 1)) over 2 minutes;

@@ -176,6 +176,7 @@ func New(spec Spec, base Base, rnd Rand) (Policy, error) {
 		g.maxTokens = int64(pp.float("max_tokens", 10, 0.001, 1000) * 1000)
 		g.tokenRatio = int64(pp.float("token_ratio", 0.1, 0.001, 1000) * 1000)
 		g.tokens = g.maxTokens
+		g.retryTimeouts = pp.onOff("retry_timeouts", true)
 		p = g
 	case "sre":
 		s := NewSRE(base, rnd)

@@ -92,7 +92,8 @@ type Options struct {
 	// stored: a dialect turning an emitter's families into the metric
 	// contract (dialect's Translator.Translate). dialect is the
 	// target's Target.Dialect ("" to detect); it returns the snapshot to
-	// store and the dialect name(s) shown in the target's status. An error
+	// store and the dialect name(s) shown in the target's status (the
+	// snapshot's SetAside becomes the status' DialectsSetAside). An error
 	// (an unknown dialect) fails the scrape with that message. It is called
 	// for one target at a time, in scrape order, and may be called for
 	// different targets concurrently.
@@ -742,6 +743,10 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 		ts.LastSuccess = at
 		if snap != nil { // nil: checked, not parsed (Options.ParseEvery)
 			ts.Dialect = safetext.Terminal(dialect)
+			ts.DialectsSetAside = nil
+			for _, why := range snap.SetAside {
+				ts.DialectsSetAside = append(ts.DialectsSetAside, safetext.Terminal(why))
+			}
 			ts.Series = snap.SeriesCount()
 			ts.DroppedSeries = res.Dropped
 			ts.SeriesCap = nil

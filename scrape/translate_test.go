@@ -56,6 +56,7 @@ func TestTranslateHook(t *testing.T) {
 		}}}
 		if d == "" {
 			d = "detected\x1b[31m" // sanitised in the status
+			out.SetAside = []string{"traefik: mine reads \x1b[31mthe same families"}
 		}
 		return out, d, nil
 	}
@@ -70,10 +71,11 @@ func TestTranslateHook(t *testing.T) {
 		t.Errorf("auto dialect before any scrape = %q, want empty", st.Dialect)
 	}
 	sts := s.ScrapeOnce(context.Background())
-	if st := statusOf(t, sts, "auto"); !st.Up || st.Dialect != `detected\x1b[31m` || st.Series != 1 {
+	if st := statusOf(t, sts, "auto"); !st.Up || st.Dialect != `detected\x1b[31m` || st.Series != 1 ||
+		len(st.DialectsSetAside) != 1 || st.DialectsSetAside[0] != `traefik: mine reads \x1b[31mthe same families` {
 		t.Errorf("auto: %+v", st)
 	}
-	if st := statusOf(t, sts, "forced"); !st.Up || st.Dialect != "acme" {
+	if st := statusOf(t, sts, "forced"); !st.Up || st.Dialect != "acme" || st.DialectsSetAside != nil {
 		t.Errorf("forced: %+v", st)
 	}
 	if st := statusOf(t, sts, "broken"); st.Up || !strings.Contains(st.LastError, `target "broken": dialect: unknown dialect "broken"`) {
