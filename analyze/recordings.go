@@ -81,6 +81,9 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 			d = rs.Forced[statuses[i].Name] // live shows a forced one before any scrape succeeds
 		}
 		statuses[i].Dialect = safetext.Terminal(d)
+		for _, why := range tr.SetAside(statuses[i].Name) {
+			statuses[i].DialectsSetAside = append(statuses[i].DialectsSetAside, safetext.Terminal(why))
+		}
 	}
 	if !scrape.AnyScraped(statuses) {
 		return analysis.Report{}, &NoDataError{nil, errors.New("no scrape in the recording could be read")}

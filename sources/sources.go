@@ -213,23 +213,11 @@ func (f *Spec) Derived() map[string]map[string]string {
 	return DerivedByDialect(cfg)
 }
 
-// DerivedByDialect is, per custom dialect of cfg, what its mapping
+// DerivedByDialect is, per dialect (built-in, and custom of cfg), what it
 // derives from other families (short name -> expression): analyze's rows
 // and the dashboard mark those values as derived.
 func DerivedByDialect(cfg dialect.Config) map[string]map[string]string {
-	var out map[string]map[string]string
-	for _, m := range cfg.Custom {
-		for f, expr := range m.DerivedFamilies() {
-			if out == nil {
-				out = map[string]map[string]string{}
-			}
-			if out[m.Name] == nil {
-				out[m.Name] = map[string]string{}
-			}
-			out[m.Name][dialect.ShortName(f)] = expr
-		}
-	}
-	return out
+	return dialect.DerivedByDialect(cfg)
 }
 
 // Recording is what of a Spec applies to recordings: how each target's

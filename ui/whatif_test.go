@@ -61,10 +61,10 @@ func TestWhatIfPane(t *testing.T) {
 func TestDetailBudgetLine(t *testing.T) {
 	bin := func(i int64) model.Signals {
 		return model.Signals{Target: "gw", Dependency: "api", StartMs: i * 10000, EndMs: (i + 1) * 10000,
-			AttemptsPerS: model.Some(0.4), AttemptSuccess: model.Some(0.5), OriginalsPerS: model.Some(0.4)}
+			AttemptsPerS: model.Some(0.4), AttemptSuccess: model.Some(0.5), TemporaryErrorsPerS: model.Some(0.2), OriginalsPerS: model.Some(0.4)}
 	}
 	fill := bin(-1)
-	fill.AttemptsPerS, fill.AttemptSuccess = model.Some(20), model.Some(1)
+	fill.AttemptsPerS, fill.AttemptSuccess, fill.TemporaryErrorsPerS = model.Some(20), model.Some(1), model.Some(0)
 	win := bin(0)
 	win.EndMs = 20000
 	f := model.Frame{Time: dataTime, Window: time.Minute, Bin: 10 * time.Second,
