@@ -15,6 +15,10 @@ type TargetStatus struct {
 	// Dialects is Dialect as a list (analysis.TargetDialects fills it in
 	// reports): every dialect that reads the target, [] when none does.
 	Dialects []string `json:"dialects"`
+	// Backend names the server a Prometheus API source reads and its
+	// version ("victoriametrics 1.79.5", "prometheus 2.53.0"), in that
+	// server's own status; "" for scraped targets and before it is known.
+	Backend string `json:"backend,omitempty"`
 	// Service is the service the target belongs to and NameSource how
 	// that is known ("user", "target_info", "job", "address"); filled by
 	// analysis.ServiceFrame, empty before.

@@ -1,6 +1,7 @@
 // Package testpeer finds the real programs (tmux, haproxy, prometheus,
-// promtool, chromium) that integration tests talk to, starts Prometheus
-// for them and runs Chromium headless.
+// promtool, victoria-metrics, chromium) that integration tests talk to,
+// starts Prometheus and VictoriaMetrics for them and runs Chromium
+// headless.
 //
 // A missing program skips the test with a message saying what to install,
 // so `go test ./...` passes on a fresh machine; with RETRYTOP_REQUIRE_PEERS=1
@@ -47,8 +48,33 @@ func Require(tb testing.TB, name, pkg string) string {
 func StartPrometheus(tb testing.TB, ctx context.Context, config string) (baseURL string, pid int) {
 	tb.Helper()
 	bin := Require(tb, "prometheus", "prometheus")
+	return startServer(tb, ctx, bin, "prometheus.yml", config, func(cfg, data, addr string) []string {
+		return []string{"--config.file=" + cfg, "--storage.tsdb.path=" + data, "--web.listen-address=" + addr, "--log.level=warn"}
+	})
+}
+
+// StartVictoriaMetrics starts a real VictoriaMetrics single node (Debian's
+// victoria-metrics package; see Require) on a free port of 127.0.0.1
+// scraping what the given Prometheus-style scrape configuration names
+// (its -promscrape.config), with a fresh -storageDataPath, and returns
+// its base URL and process id at once, as StartPrometheus does. extra
+// are more of its flags.
+func StartVictoriaMetrics(tb testing.TB, ctx context.Context, config string, extra ...string) (baseURL string, pid int) {
+	tb.Helper()
+	bin := Require(tb, "victoria-metrics", "victoria-metrics")
+	return startServer(tb, ctx, bin, "scrape.yml", config, func(cfg, data, addr string) []string {
+		return append([]string{"-promscrape.config=" + cfg, "-storageDataPath=" + data, "-httpListenAddr=" + addr, "-loggerLevel=ERROR"}, extra...)
+	})
+}
+
+// startServer writes config into a fresh directory as cfgName, starts bin
+// with the flags args gives for the config's path, a data directory and
+// a free loopback address, and kills it when the test ends, logging its
+// output if the test failed.
+func startServer(tb testing.TB, ctx context.Context, bin, cfgName, config string, args func(cfg, data, addr string) []string) (baseURL string, pid int) {
+	tb.Helper()
 	dir := tb.TempDir()
-	cfgPath := filepath.Join(dir, "prometheus.yml")
+	cfgPath := filepath.Join(dir, cfgName)
 	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
 		tb.Fatal(err)
 	}
@@ -58,21 +84,21 @@ func StartPrometheus(tb testing.TB, ctx context.Context, config string) (baseURL
 	}
 	addr := l.Addr().String()
 	l.Close()
-	prom := exec.CommandContext(ctx, bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
+	cmd := exec.CommandContext(ctx, bin, args(cfgPath, filepath.Join(dir, "data"), addr)...)
 	var log syncBuffer
-	prom.Stdout, prom.Stderr = &log, &log
-	if err := prom.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
+	name := filepath.Base(bin)
 	tb.Cleanup(func() {
-		_ = prom.Process.Kill()
-		_ = prom.Wait()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 		if tb.Failed() {
-			tb.Logf("prometheus output:\n%s", log.String())
+			tb.Logf("%s output:\n%s", name, log.String())
 		}
 	})
-	return "http://" + addr, prom.Process.Pid
+	return "http://" + addr, cmd.Process.Pid
 }
 
 // syncBuffer is a buffer the child's output goroutines may write while
