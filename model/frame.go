@@ -20,6 +20,10 @@ type TargetStatus struct {
 	// same families replaces a built-in dialect (dialect.Translator's
 	// SetAside). Omitted when none was.
 	DialectsSetAside []string `json:"dialects_set_aside,omitempty"`
+	// Backend names the server a Prometheus API source reads and its
+	// version ("victoriametrics 1.79.5", "prometheus 2.53.0"), in that
+	// server's own status; "" for scraped targets and before it is known.
+	Backend string `json:"backend,omitempty"`
 	// Service is the service the target belongs to and NameSource how
 	// that is known ("user", "target_info", "job", "address"); filled by
 	// analysis.ServiceFrame, empty before.

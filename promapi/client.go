@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/common/config"
@@ -55,6 +56,8 @@ type Client struct {
 	secrets []string
 	http    *http.Client
 	timeout time.Duration
+	// vm: the server is VictoriaMetrics (DetectBackend).
+	vm atomic.Bool
 }
 
 // NewClient checks cfg and builds the HTTP client.
@@ -121,17 +124,39 @@ func (e *APIError) Error() string {
 }
 
 // Query evaluates promql at t (/api/v1/query).
+//
+// On VictoriaMetrics the query carries nocache=1: without it a time
+// within its -search.latencyOffset (30s) of now is evaluated that much
+// earlier, the results stamped with the time asked for.
 func (c *Client) Query(ctx context.Context, promql string, t time.Time) (Result, error) {
 	v := url.Values{"query": {promql}, "time": {formatTime(t)}, "timeout": {dialect.PromDuration(c.timeout)}}
+	if c.vm.Load() {
+		v.Set("nocache", "1")
+	}
 	return c.do(ctx, "/api/v1/query", v)
 }
 
 // QueryRange evaluates promql from start to end every step
 // (/api/v1/query_range).
+//
+// On VictoriaMetrics the query carries nocache=1 (without it start and
+// end are moved to multiples of the step, off the grid asked for), and
+// a range ending near now is extended past the server's now and cut back
+// to end (vmRange): VictoriaMetrics would rewrite its newest points.
 func (c *Client) QueryRange(ctx context.Context, promql string, start, end time.Time, step time.Duration) (Result, error) {
-	v := url.Values{"query": {promql}, "start": {formatTime(start)}, "end": {formatTime(end)},
+	sendEnd, cut := end, false
+	v := url.Values{"query": {promql}, "start": {formatTime(start)},
 		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)}, "timeout": {dialect.PromDuration(c.timeout)}}
-	return c.do(ctx, "/api/v1/query_range", v)
+	if c.vm.Load() {
+		v.Set("nocache", "1")
+		sendEnd, cut = vmRange(end, step, time.Now())
+	}
+	v.Set("end", formatTime(sendEnd))
+	res, err := c.do(ctx, "/api/v1/query_range", v)
+	if err == nil && cut {
+		dropAfter(&res, end.UnixMilli())
+	}
+	return res, err
 }
 
 func formatTime(t time.Time) string {

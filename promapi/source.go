@@ -110,9 +110,12 @@ type Source struct {
 	integ      map[string]*integral
 	lastOK     map[string]int64 // query PromQL -> its newest successful evaluation (ms)
 	backfilled bool
-	detected   []string  // auto: the dialects found so far
-	detectedAt time.Time // auto: the last detection (zero: none yet)
-	noPromQL   string    // auto: the detected dialects without PromQL, as an error
+	// backendRead says the server's build info has been read
+	// (detectBackend).
+	backendRead bool
+	detected    []string  // auto: the dialects found so far
+	detectedAt  time.Time // auto: the last detection (zero: none yet)
+	noPromQL    string    // auto: the detected dialects without PromQL, as an error
 	// capped is each target's newest store append that the store's series
 	// caps refused series of (none: not there), for its status: refused
 	// series are said, never lost silently.
@@ -392,14 +395,22 @@ func (s *Source) refresh(ctx context.Context, e evaluation, start time.Time) {
 		s.refreshing = time.Time{}
 		s.mu.Unlock()
 	}()
-	detectErr := s.detectIfDue(ctx, e.at)
+	silent := s.detectBackend(ctx)
+	detectErr := ""
+	if silent == nil {
+		detectErr = s.detectIfDue(ctx, e.at)
+	}
 	s.mu.Lock()
 	e.queries = s.queries
 	s.mu.Unlock()
 	if !s.backfilled && s.opts.Backfill > 0 {
 		e.from = e.at.Add(-s.opts.Backfill / s.opts.Step * s.opts.Step)
 	}
-	s.runQueries(ctx, &e)
+	if silent != nil {
+		e.giveUp(fmt.Errorf("given up: the server did not answer this refresh (%w)", silent))
+	} else {
+		s.runQueries(ctx, &e)
+	}
 	if ctx.Err() != nil {
 		return
 	}
@@ -473,6 +484,48 @@ func (s *Source) detectIfDue(ctx context.Context, at time.Time) string {
 		}
 	}
 	return s.noPromQL
+}
+
+// detectBackend reads the server's build info once (Client.DetectBackend)
+// and names the backend in the server's status; until the server answers
+// it is asked again at every refresh. It returns the error of a request
+// the server did not answer: a silent server is given up at once, as
+// runQueries gives it up, at the cost of one timeout per refresh.
+func (s *Source) detectBackend(ctx context.Context) error {
+	if s.backendRead {
+		return nil
+	}
+	b, err := s.client.DetectBackend(ctx)
+	if err != nil {
+		if errors.Is(err, errNoAnswer) {
+			return err
+		}
+		return nil
+	}
+	s.backendRead = true
+	s.mu.Lock()
+	s.server.Backend = b.String()
+	s.answered = s.opts.Clock()
+	s.mu.Unlock()
+	s.opts.Logger.Info("prometheus backend", "url", s.client.URL(), "backend", b.String())
+	return nil
+}
+
+// Backend is the server's backend as its build info names it
+// ("victoriametrics 1.79.5"; "" before the server answered).
+func (s *Source) Backend() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.server.Backend
+}
+
+// giveUp fails every query of e and its clock query with err.
+func (e *evaluation) giveUp(err error) {
+	e.results = make([]queryResult, len(e.queries))
+	for i := range e.results {
+		e.results[i].err = err
+	}
+	e.clock.err = err
 }
 
 // runQueries runs e's queries and the clock query concurrently, at most

@@ -91,6 +91,10 @@ const fakeQueriesPerRefresh = 62
 const noTimeout = time.Hour
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.Contains(r.URL.Path, "/api/v1/status/") {
+		http.NotFound(w, r) // no build info: a backend of unknown name
+		return
+	}
 	q := r.FormValue("query")
 	slow := strings.Contains(q, "((retry_retries_total{")
 	f.mu.Lock()

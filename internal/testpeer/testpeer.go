@@ -1,6 +1,7 @@
 // Package testpeer finds the real programs (tmux, haproxy, prometheus,
-// promtool, chromium) that integration tests talk to, starts Prometheus
-// for them and runs Chromium headless.
+// promtool, victoria-metrics, chromium) that integration tests talk to,
+// starts Prometheus and VictoriaMetrics for them and runs Chromium
+// headless.
 //
 // A missing program skips the test with a message saying what to install,
 // so `go test ./...` passes on a fresh machine; with RETRYTOP_REQUIRE_PEERS=1
@@ -48,8 +49,14 @@ func Require(tb testing.TB, name, pkg string) string {
 // (and when ctx is done), its output logged if the test failed.
 func StartPrometheus(tb testing.TB, ctx context.Context, config string) (baseURL string, pid int) {
 	tb.Helper()
-	dir := tb.TempDir()
-	return startPrometheus(tb, ctx, dir, config, filepath.Join(dir, "data"))
+	bin := Require(tb, "prometheus", "prometheus")
+	return startServer(tb, ctx, bin, tb.TempDir(), "prometheus.yml", config, prometheusArgs)
+}
+
+// prometheusArgs are Prometheus' flags for a config, a data directory and
+// an address.
+func prometheusArgs(cfg, data, addr string) []string {
+	return []string{"--config.file=" + cfg, "--storage.tsdb.path=" + data, "--web.listen-address=" + addr, "--log.level=warn"}
 }
 
 // BackfilledPrometheus writes openMetrics (an OpenMetrics text ending in
@@ -71,7 +78,8 @@ func BackfilledPrometheus(tb testing.TB, ctx context.Context, openMetrics string
 	if out, err := exec.CommandContext(ctx, promtool, "tsdb", "create-blocks-from", "openmetrics", in, data).CombinedOutput(); err != nil {
 		tb.Fatalf("promtool tsdb create-blocks-from openmetrics: %v\n%s", err, out)
 	}
-	base, _ := startPrometheus(tb, ctx, dir, "global:\n  scrape_interval: 1m\n", data)
+	bin := Require(tb, "prometheus", "prometheus")
+	base, _ := startServer(tb, ctx, bin, dir, "prometheus.yml", "global:\n  scrape_interval: 1m\n", prometheusArgs)
 	WaitReady(tb, ctx, base)
 	return base
 }
@@ -101,12 +109,27 @@ func WaitReady(tb testing.TB, ctx context.Context, base string) {
 	}
 }
 
-// startPrometheus starts Prometheus with config (written into dir) on
-// the TSDB at data; see StartPrometheus.
-func startPrometheus(tb testing.TB, ctx context.Context, dir, config, data string) (baseURL string, pid int) {
+// StartVictoriaMetrics starts a real VictoriaMetrics single node (Debian's
+// victoria-metrics package; see Require) on a free port of 127.0.0.1
+// scraping what the given Prometheus-style scrape configuration names
+// (its -promscrape.config), with a fresh -storageDataPath, and returns
+// its base URL and process id at once, as StartPrometheus does. extra
+// are more of its flags.
+func StartVictoriaMetrics(tb testing.TB, ctx context.Context, config string, extra ...string) (baseURL string, pid int) {
 	tb.Helper()
-	bin := Require(tb, "prometheus", "prometheus")
-	cfgPath := filepath.Join(dir, "prometheus.yml")
+	bin := Require(tb, "victoria-metrics", "victoria-metrics")
+	return startServer(tb, ctx, bin, tb.TempDir(), "scrape.yml", config, func(cfg, data, addr string) []string {
+		return append([]string{"-promscrape.config=" + cfg, "-storageDataPath=" + data, "-httpListenAddr=" + addr, "-loggerLevel=ERROR"}, extra...)
+	})
+}
+
+// startServer writes config into dir as cfgName, starts bin with the
+// flags args gives for the config's path, dir/data and a free loopback
+// address, and kills it when the test ends, logging its output if the
+// test failed.
+func startServer(tb testing.TB, ctx context.Context, bin, dir, cfgName, config string, args func(cfg, data, addr string) []string) (baseURL string, pid int) {
+	tb.Helper()
+	cfgPath := filepath.Join(dir, cfgName)
 	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
 		tb.Fatal(err)
 	}
@@ -116,21 +139,21 @@ func startPrometheus(tb testing.TB, ctx context.Context, dir, config, data strin
 	}
 	addr := l.Addr().String()
 	l.Close()
-	prom := exec.CommandContext(ctx, bin, "--config.file="+cfgPath, "--storage.tsdb.path="+data,
-		"--web.listen-address="+addr, "--log.level=warn")
+	cmd := exec.CommandContext(ctx, bin, args(cfgPath, filepath.Join(dir, "data"), addr)...)
 	var log syncBuffer
-	prom.Stdout, prom.Stderr = &log, &log
-	if err := prom.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
+	name := filepath.Base(bin)
 	tb.Cleanup(func() {
-		_ = prom.Process.Kill()
-		_ = prom.Wait()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 		if tb.Failed() {
-			tb.Logf("prometheus output:\n%s", log.String())
+			tb.Logf("%s output:\n%s", name, log.String())
 		}
 	})
-	return "http://" + addr, prom.Process.Pid
+	return "http://" + addr, cmd.Process.Pid
 }
 
 // syncBuffer is a buffer the child's output goroutines may write while
