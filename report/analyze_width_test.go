@@ -17,12 +17,20 @@ func TestReportTextFitsItsWidth(t *testing.T) {
 		if err := WriteAnalysis(&b, rep, "text", width); err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range strings.Split(b.String(), "\n") {
+		lines := strings.Split(b.String(), "\n")
+		for i, l := range lines {
 			if strings.Contains(l, "DEPENDENCY") {
 				head = l
 			}
-			if strings.HasPrefix(l, "(") && strings.Contains(l, "columns left out") {
+			if strings.HasPrefix(l, "(") && strings.Contains(l, "columns left out") && note == "" {
+				// the note is wrapped to the width: its lines up to ")"
 				note = l
+				for j := i + 1; j < len(lines) && !strings.HasSuffix(note, ")"); j++ {
+					if w := len(lines[j]); width > 0 && w > width {
+						t.Errorf("width %d: the note's line is %d wide: %q", width, w, lines[j])
+					}
+					note += " " + strings.TrimSpace(lines[j])
+				}
 			}
 		}
 		return head, note
