@@ -295,8 +295,9 @@ func writeWrapped(w io.Writer, text string, width int) error {
 }
 
 // wrapLine breaks s at spaces into lines no wider than width: each line
-// after the first starts with s's own indent and two more spaces; a word
-// wider than a whole line is cut where the line ends.
+// after the first starts with s's own indent and two more spaces; the
+// spaces inside a line are kept (an aligned phase line stays aligned); a
+// word wider than a whole line is cut where the line ends.
 func wrapLine(s string, width int) string {
 	if width <= 0 || runewidth.StringWidth(s) <= width {
 		return s
@@ -310,16 +311,20 @@ func wrapLine(s string, width int) string {
 	b.WriteString(s[:indent])
 	col := indent
 	start := true // nothing but the indent on this line yet
-	for _, word := range strings.Fields(s) {
+	sp := ""      // the spaces before the next word, written when it stays on the line
+	for rest := s[indent:]; rest != ""; {
+		word := rest
+		if i := strings.IndexByte(rest, ' '); i >= 0 {
+			word = rest[:i]
+		}
+		rest = rest[len(word):]
 		ww := runewidth.StringWidth(word)
-		if !start && col+1+ww > width {
+		if !start && col+len(sp)+ww > width { // break before the word
 			b.WriteString("\n" + cont)
-			col, start = len(cont), true
+			col, sp = len(cont), ""
 		}
-		if !start {
-			b.WriteByte(' ')
-			col++
-		}
+		b.WriteString(sp)
+		col += len(sp)
 		for col+ww > width { // longer than a line: cut it
 			head := runewidth.Truncate(word, width-col, "")
 			if head == "" {
@@ -333,6 +338,8 @@ func wrapLine(s string, width int) string {
 		b.WriteString(word)
 		col += ww
 		start = false
+		gap := len(rest) - len(strings.TrimLeft(rest, " "))
+		sp, rest = rest[:gap], rest[gap:]
 	}
 	return b.String()
 }

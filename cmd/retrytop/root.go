@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/retrytop/retrytop/config"
 )
 
 func newRootCmd() *cobra.Command {
@@ -81,7 +83,7 @@ func flagError(cmd *cobra.Command, err error) error {
 			return
 		}
 		seen[f.Name] = true
-		switch d := editDistance(typed, f.Name); {
+		switch d := config.EditDistance(typed, f.Name); {
 		case strings.HasPrefix(f.Name, typed):
 			prefixed = append(prefixed, "--"+f.Name)
 		case d < best:
@@ -99,27 +101,6 @@ func flagError(cmd *cobra.Command, err error) error {
 		msg += "; did you mean " + strings.Join(near, " or ") + "?"
 	}
 	return withCode(exitUsage, errors.New(msg))
-}
-
-// editDistance is the Levenshtein distance between a and b, by bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1] != b[j-1] {
-				sub++
-			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // isBareWord reports whether arg is a plain word: no scheme, no name=,
