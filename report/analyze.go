@@ -257,9 +257,10 @@ func writeServices(w io.Writer, rep analysis.Report, head string, markdown bool,
 // markdown (for a postmortem) or JSON (the schema of
 // docs/analyze-json.md, analysis.Report.WriteJSON). Every label value and
 // error text is sanitised; absent signals print as "-". The text table is
-// fitted to width columns (0: every column, as --wide): columns no row
-// has a value in go first, then the least telling ones
-// (fitReportColumns), and a line under the table names what was left out.
+// fitted to width columns (0: every column, as --wide): its tables keep
+// their columns in the dashboard's order (celltext.Column), columns no row
+// has a value in going first, a line under each names what was left out,
+// and every longer line is wrapped (wrapLine), so none is wider.
 func WriteAnalysis(w io.Writer, rep analysis.Report, format string, width int) error {
 	switch format {
 	case "json":
