@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -386,6 +387,12 @@ func reportSpan(rep analysis.Report) string {
 		end.Format(time.RFC3339), (time.Duration((rep.EndUnix-rep.StartUnix)*1e3) * time.Millisecond).String())
 }
 
+// TargetError is a target's error as a line that names the target
+// prints it: without the "target NAME: " the scraper puts first.
+func TargetError(name, msg string) string {
+	return strings.TrimPrefix(msg, "target "+strconv.Quote(name)+": ")
+}
+
 func targetLine(t model.TargetStatus) string {
 	state := "up"
 	if !t.Up {
@@ -393,7 +400,7 @@ func targetLine(t model.TargetStatus) string {
 	}
 	line := fmt.Sprintf("%s %s %s (%d scrapes, %d failed, %d series%s)", cutLong(safetext.Terminal(t.Name)), state, cutLong(safetext.Terminal(t.URL)), t.Scrapes, t.Failures, t.Series, dialectsNote(t))
 	if t.LastError != "" {
-		line += ": " + cutLong(safetext.Terminal(t.LastError))
+		line += ": " + cutLong(safetext.Terminal(TargetError(t.Name, t.LastError)))
 	}
 	if c := t.SeriesCap; c != nil {
 		if c.ByTarget > 0 {

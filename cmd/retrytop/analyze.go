@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/x/term"
@@ -163,15 +161,9 @@ func noData(cmd *cobra.Command, err error) error {
 		return err
 	}
 	for _, s := range nd.Statuses {
-		fmt.Fprintf(cmd.ErrOrStderr(), "retrytop: %s: %s\n", safetext.Terminal(s.Name), safetext.Terminal(targetError(s.Name, s.LastError)))
+		fmt.Fprintf(cmd.ErrOrStderr(), "retrytop: %s: %s\n", safetext.Terminal(s.Name), safetext.Terminal(report.TargetError(s.Name, s.LastError)))
 	}
 	return withCode(exitNoData, err)
-}
-
-// targetError is a target's error without the target's name the scraper
-// puts first: the line that prints it names the target already.
-func targetError(name, msg string) string {
-	return strings.TrimPrefix(msg, "target "+strconv.Quote(name)+": ")
 }
 
 // isTerminal reports whether f is a terminal, where a progress line that
