@@ -70,7 +70,11 @@ func Live(ctx context.Context, src *sources.Sources, opts LiveOptions) (analysis
 	}
 	statuses := scraper.ScrapeWindow(ctx, opts.Window, opts.Interval, progress)
 	if len(unreadable) > 0 {
-		return analysis.Report{}, &NoDataError{unreadable, fmt.Errorf("%d of %d target(s) could not be read on the first scrape (--keep-going analyses the others)", len(unreadable), len(statuses))}
+		err := fmt.Errorf("%d of %d target(s) could not be read on the first scrape", len(unreadable), len(statuses))
+		if len(statuses) > 1 {
+			err = fmt.Errorf("%w (--keep-going analyses the others)", err)
+		}
+		return analysis.Report{}, &NoDataError{unreadable, err}
 	}
 	if !scrape.AnyScraped(statuses) {
 		return analysis.Report{}, &NoDataError{statuses, errors.New("no target could be scraped")}

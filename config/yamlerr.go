@@ -102,7 +102,7 @@ func goKind(t string) string {
 func didYouMean(k string, keys []string) string {
 	best, bestD := "", 3
 	for _, c := range keys {
-		if d := editDistance(strings.ToLower(k), c); d < bestD || d == bestD && c < best {
+		if d := EditDistance(strings.ToLower(k), c); d < bestD || d == bestD && c < best {
 			best, bestD = c, d
 		}
 	}
@@ -135,8 +135,9 @@ func yamlKeys(t reflect.Type, seen map[reflect.Type]bool) []string {
 	return out
 }
 
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance of a and b, by bytes: the
+// measure of every "did you mean" (config keys, command-line flags).
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

@@ -20,7 +20,7 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// Format names, as --format takes them.
+// Format names, as --input-format takes them.
 const (
 	FormatDump        = "dump"            // retrytop's own dump
 	FormatOpenMetrics = "openmetrics"     // OpenMetrics text with timestamps
@@ -98,7 +98,7 @@ func DetectFormat(head []byte) (string, error) {
 		if bytes.Contains(line, []byte(`"metric"`)) {
 			return FormatVMJSON, nil
 		}
-		return "", errors.New("JSON, but neither a Prometheus query_range result nor a VictoriaMetrics export; use --format")
+		return "", errors.New("JSON, but neither a Prometheus query_range result nor a VictoriaMetrics export; use --input-format")
 	}
 	first := true
 	for _, l := range bytes.Split(head, []byte("\n")) {
@@ -121,7 +121,7 @@ func DetectFormat(head []byte) (string, error) {
 			}
 		}
 	}
-	return "", errors.New("cannot tell the format (not a dump, JSON, OpenMetrics with timestamps, or snapshots with timestamp lines); use --format")
+	return "", errors.New("cannot tell the format (not a dump, JSON, OpenMetrics with timestamps, or snapshots with timestamp lines); use --input-format")
 }
 
 // Import reads a file in one of the foreign formats (not FormatDump) into

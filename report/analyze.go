@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -18,10 +19,12 @@ import (
 // AnalysisFormats are the formats WriteAnalysis writes.
 var AnalysisFormats = []string{"text", "json", "markdown"}
 
-// reportColumn is one column of the analyze table (reportRanks orders
-// them by what they tell of an incident, for a table too wide).
+// reportColumn is one column of the analyze table; col is its place in
+// the column priority the dashboard shares (celltext.Column), -1 for the
+// names, which every table keeps.
 type reportColumn struct {
 	head string
+	col  celltext.Column
 	cell func(d *analysis.DependencyReport) string
 }
 
@@ -30,91 +33,136 @@ func rateCell(get func(s *model.Signals) model.Value) func(*analysis.DependencyR
 }
 
 var reportColumns = []reportColumn{
-	{"TARGET", func(d *analysis.DependencyReport) string { return cutLong(safetext.Terminal(d.Target)) }},
-	{"DEPENDENCY", func(d *analysis.DependencyReport) string { return cutLong(safetext.Terminal(d.Dependency)) }},
-	{"ORIG/s", rateCell(func(s *model.Signals) model.Value { return s.OriginalsPerS })},
-	{"ATT/s", rateCell(func(s *model.Signals) model.Value { return s.AttemptsPerS })},
-	{"AMP", func(d *analysis.DependencyReport) string { return string(celltext.AppendAmp(nil, d.Amplification)) }},
-	{"EFF%", func(d *analysis.DependencyReport) string { return string(celltext.AppendPct(nil, d.EffectiveSuccess)) }},
-	{"ATT%", func(d *analysis.DependencyReport) string { return string(celltext.AppendPct(nil, d.AttemptSuccess)) }},
-	{"RETRY/s", rateCell(func(s *model.Signals) model.Value { return s.RetriesPerS })},
-	{"RESCUED/s", rateCell(func(s *model.Signals) model.Value { return s.RescuedPerS })},
-	{"BUDGET-DENIED/s", rateCell(func(s *model.Signals) model.Value { return s.BudgetDeniedPerS })},
-	{"ADMISSION-REJ/s", rateCell(func(s *model.Signals) model.Value { return s.AdmissionRejectedPerS })},
-	{"PROVIDER-ERR/s", rateCell(func(s *model.Signals) model.Value { return s.ProviderErrorsPerS })},
-	{"TIMEOUT/s", rateCell(func(s *model.Signals) model.Value { return s.TimeoutsPerS })},
-	{"ACTIVE/LIMIT", func(d *analysis.DependencyReport) string {
+	{"TARGET", -1, func(d *analysis.DependencyReport) string { return cutLong(safetext.Terminal(d.Target)) }},
+	{"DEPENDENCY", -1, func(d *analysis.DependencyReport) string { return cutLong(safetext.Terminal(d.Dependency)) }},
+	{"ORIG/s", celltext.ColOrig, rateCell(func(s *model.Signals) model.Value { return s.OriginalsPerS })},
+	{"ATT/s", celltext.ColAtt, rateCell(func(s *model.Signals) model.Value { return s.AttemptsPerS })},
+	{"AMP", celltext.ColAmp, func(d *analysis.DependencyReport) string { return string(celltext.AppendAmp(nil, d.Amplification)) }},
+	{"EFF%", celltext.ColEff, func(d *analysis.DependencyReport) string { return string(celltext.AppendPct(nil, d.EffectiveSuccess)) }},
+	{"ATT%", celltext.ColAttOK, func(d *analysis.DependencyReport) string { return string(celltext.AppendPct(nil, d.AttemptSuccess)) }},
+	{"RETRY/s", celltext.ColRetry, rateCell(func(s *model.Signals) model.Value { return s.RetriesPerS })},
+	{"RESCUED/s", celltext.ColRescued, rateCell(func(s *model.Signals) model.Value { return s.RescuedPerS })},
+	{"BUDGET-DENIED/s", celltext.ColBudget, rateCell(func(s *model.Signals) model.Value { return s.BudgetDeniedPerS })},
+	{"ADMISSION-REJ/s", celltext.ColAdmission, rateCell(func(s *model.Signals) model.Value { return s.AdmissionRejectedPerS })},
+	{"PROVIDER-ERR/s", celltext.ColErrors, rateCell(func(s *model.Signals) model.Value { return s.ProviderErrorsPerS })},
+	{"TIMEOUT/s", celltext.ColTimeouts, rateCell(func(s *model.Signals) model.Value { return s.TimeoutsPerS })},
+	{"ACTIVE/LIMIT", celltext.ColActive, func(d *analysis.DependencyReport) string {
 		return string(celltext.AppendGauge(nil, d.ActiveCalls)) + "/" + string(celltext.AppendGauge(nil, d.ConcurrencyLimit))
 	}},
-	{"POOL-WAIT-p99", func(d *analysis.DependencyReport) string {
+	{"POOL-WAIT-p99", celltext.ColPool, func(d *analysis.DependencyReport) string {
 		return string(celltext.AppendSeconds(nil, d.PoolWaitP99, "us"))
 	}},
-	{"OK-p99", func(d *analysis.DependencyReport) string {
+	{"OK-p99", celltext.ColOK99, func(d *analysis.DependencyReport) string {
 		return string(celltext.AppendSeconds(nil, d.LatencyP99[model.ClassSuccess], "us"))
 	}},
-	{"FAST-FAIL-p99", func(d *analysis.DependencyReport) string {
+	{"FAST-FAIL-p99", celltext.ColFF99, func(d *analysis.DependencyReport) string {
 		return string(celltext.AppendSeconds(nil, d.LatencyP99[model.ClassFastFailure], "us"))
 	}},
 }
 
-// reportRanks: the incident's story first (who, how much, how it ends),
-// protection and latency after.
-var reportRanks = map[string]int{"TARGET": 0, "DEPENDENCY": 1, "AMP": 2, "ORIG/s": 3, "ATT/s": 4, "EFF%": 5, "ATT%": 6,
-	"PROVIDER-ERR/s": 7, "TIMEOUT/s": 8, "RETRY/s": 9, "BUDGET-DENIED/s": 10, "ADMISSION-REJ/s": 11, "RESCUED/s": 12,
-	"ACTIVE/LIMIT": 13, "OK-p99": 14, "FAST-FAIL-p99": 15, "POOL-WAIT-p99": 16}
+// cellGap is the space after every cell of a text table.
+const cellGap = 2
 
-// fitReportColumns chooses the columns of a table width columns wide (0: all):
-// it drops, lowest rank first, the columns no row has a value in ("-" or
-// 0 everywhere), then the others, never the first three (who and the
-// amplification). It returns the columns kept, in order, and the heads of
-// those dropped.
-func fitReportColumns(cols []reportColumn, cells [][]string, width int) (keep []int, dropped []string) {
-	const gap = 2
-	w := make([]int, len(cols))
-	empty := make([]bool, len(cols))
-	total := 0
-	for j, c := range cols {
-		w[j] = len(c.head)
-		empty[j] = true
+// fitTable chooses the columns of a text table width columns wide (0:
+// all) by celltext.FitRanked: the columns ranked below 0 always, then by
+// rank, with the columns no row has a value in after every other. It
+// returns the columns kept, in order, and the heads of those left out in
+// rank order.
+func fitTable(heads []string, rank []int, empty []bool, cells [][]string, width int) (keep []int, dropped []string) {
+	cost := make([]int, len(heads))
+	used := 0
+	for j, h := range heads {
+		w := runewidth.StringWidth(h)
 		for _, row := range cells {
-			w[j] = max(w[j], runewidth.StringWidth(row[j]))
-			if v := strings.TrimSpace(row[j]); v != "-" && v != "0" && v != "-/-" && v != "0.0" {
-				empty[j] = false
+			w = max(w, runewidth.StringWidth(row[j]))
+		}
+		cost[j] = w + cellGap
+		if rank[j] < 0 {
+			used += cost[j]
+		}
+	}
+	show := make([]bool, len(heads))
+	if width > 0 {
+		var fit []int
+		var fr, fc []int
+		var fe []bool
+		for j := range heads {
+			if rank[j] >= 0 {
+				fit = append(fit, j)
+				fr, fc, fe = append(fr, rank[j]), append(fc, cost[j]), append(fe, empty[j])
 			}
 		}
-		total += w[j] + gap
-	}
-	gone := make([]bool, len(cols))
-	for width > 0 && total > width {
-		pick := -1
-		for pass := 0; pass < 2 && pick < 0; pass++ {
-			for j, c := range cols {
-				if gone[j] || reportRanks[c.head] < 3 || pass == 0 && !empty[j] {
-					continue
-				}
-				if pick < 0 || reportRanks[c.head] > reportRanks[cols[pick].head] {
-					pick = j
-				}
+		_, shown := celltext.FitRanked(fr, fc, fe, used, width)
+		var left []int
+		for i, j := range fit {
+			show[j] = shown[i]
+			if !shown[i] {
+				left = append(left, j)
 			}
 		}
-		if pick < 0 {
-			break
+		sort.SliceStable(left, func(a, b int) bool { return rank[left[a]] < rank[left[b]] })
+		for _, j := range left {
+			dropped = append(dropped, heads[j])
 		}
-		gone[pick] = true
-		total -= w[pick] + gap
-		dropped = append(dropped, cols[pick].head)
 	}
-	for j := range cols {
-		if !gone[j] {
+	for j := range heads {
+		if width <= 0 || rank[j] < 0 || show[j] {
 			keep = append(keep, j)
 		}
 	}
 	return keep, dropped
 }
 
-// serviceColumn is one column of the services table.
+// fitReportColumns chooses the dependency table's columns for width.
+func fitReportColumns(rep analysis.Report, cells [][]string, width int) (keep []int, dropped []string) {
+	empty := celltext.EmptyColumns(len(rep.Dependencies), func(i int) *model.Signals { return &rep.Dependencies[i].Signals })
+	heads := make([]string, len(reportColumns))
+	rank := make([]int, len(reportColumns))
+	isEmpty := make([]bool, len(reportColumns))
+	for j, c := range reportColumns {
+		heads[j], rank[j] = c.head, int(c.col)
+		if c.col >= 0 {
+			isEmpty[j] = empty[c.col]
+		}
+	}
+	return fitTable(heads, rank, isEmpty, cells, width)
+}
+
+// writeTable prints an aligned text table of the columns keep, and a
+// note of the columns dropped wrapped to width.
+func writeTable(w io.Writer, heads []string, cells [][]string, keep []int, dropped []string, width int) error {
+	tw := tabwriter.NewWriter(w, 0, 0, cellGap, ' ', tabwriter.AlignRight)
+	row := func(r []string) {
+		for i, j := range keep {
+			if i > 0 {
+				tw.Write([]byte("\t"))
+			}
+			tw.Write([]byte(r[j]))
+		}
+		tw.Write([]byte("\t\n"))
+	}
+	row(heads)
+	for _, r := range cells {
+		row(r)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(dropped) > 0 {
+		note := fmt.Sprintf("(%d columns left out to fit %d columns: %s; --wide shows all, --format json has every signal)",
+			len(dropped), width, strings.Join(dropped, ", "))
+		_, err := io.WriteString(w, wrapLine(note, width)+"\n")
+		return err
+	}
+	return nil
+}
+
+// serviceColumn is one column of the services table; rank orders them
+// for a narrow table as the dashboard's SERVICES section does (lower
+// kept first, -1 always).
 type serviceColumn struct {
 	head string
+	rank int
 	cell func(s *model.ServiceSignals) string
 }
 
@@ -127,97 +175,175 @@ func svcSeconds(get func(s *model.ServiceSignals) model.Value) func(*model.Servi
 }
 
 var serviceColumns = []serviceColumn{
-	{"SERVICE", func(s *model.ServiceSignals) string { return cutLong(safetext.Terminal(s.Target)) }},
-	{"SOURCE", func(s *model.ServiceSignals) string { return cutLong(safetext.Terminal(s.Source)) }},
-	{"RECV/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.ReceivedPerS })},
-	{"IN-FLIGHT", func(s *model.ServiceSignals) string { return string(celltext.AppendGauge(nil, s.InFlight)) }},
-	{"SLOTS", func(s *model.ServiceSignals) string { return string(celltext.AppendGauge(nil, s.Slots)) }},
-	{"QUEUE", func(s *model.ServiceSignals) string { return string(celltext.AppendGauge(nil, s.QueueDepth)) }},
-	{"QUEUE-LIMIT", func(s *model.ServiceSignals) string {
+	{"SERVICE", -1, func(s *model.ServiceSignals) string { return cutLong(safetext.Terminal(s.Target)) }},
+	{"SOURCE", -1, func(s *model.ServiceSignals) string { return cutLong(safetext.Terminal(s.Source)) }},
+	{"RECV/s", 0, svcRate(func(s *model.ServiceSignals) model.Value { return s.ReceivedPerS })},
+	{"IN-FLIGHT", 1, func(s *model.ServiceSignals) string { return string(celltext.AppendGauge(nil, s.InFlight)) }},
+	{"SLOTS", 2, func(s *model.ServiceSignals) string { return string(celltext.AppendGauge(nil, s.Slots)) }},
+	{"QUEUE", 3, func(s *model.ServiceSignals) string { return string(celltext.AppendGauge(nil, s.QueueDepth)) }},
+	{"QUEUE-LIMIT", 4, func(s *model.ServiceSignals) string {
 		if s.QueueLimit.OK && s.QueueLimit.V == 0 {
 			return "unbounded" // 0 is a real setting, not a missing value
 		}
 		return string(celltext.AppendGauge(nil, s.QueueLimit))
 	}},
-	{"QUEUE-OLDEST", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueOldestAge })},
-	{"QUEUE-WAIT-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueWaitP99 })},
-	{"QUEUE-WAIT-MEAN", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueWaitMean })},
-	{"SVC-p50", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP50 })},
-	{"SVC-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP99 })},
-	{"OK-SVC-p50", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.SuccessServiceTimeP50 })},
-	{"OK-SVC-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.SuccessServiceTimeP99 })},
-	{"ERR-SVC-p50", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ErrorServiceTimeP50 })},
-	{"ERR-SVC-p99", svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ErrorServiceTimeP99 })},
-	{"2xx/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses2xxPerS })},
-	{"429/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses429PerS })},
-	{"503/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses503PerS })},
-	{"503-RETRY-AFTER/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses503RetryAfterPerS })},
-	{"5xx/s", svcRate(celltext.Other5xx)},
-	{"AFTER-CANCEL/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.WorkAfterCancelPerS })},
-	{"CANCELLED/s", svcRate(func(s *model.ServiceSignals) model.Value { return s.CancelledPerS })},
+	{"QUEUE-OLDEST", 10, svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueOldestAge })},
+	{"QUEUE-WAIT-p99", 14, svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueWaitP99 })},
+	{"QUEUE-WAIT-MEAN", 16, svcSeconds(func(s *model.ServiceSignals) model.Value { return s.QueueWaitMean })},
+	{"SVC-p50", 15, svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP50 })},
+	{"SVC-p99", 8, svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP99 })},
+	{"OK-SVC-p50", 19, svcSeconds(func(s *model.ServiceSignals) model.Value { return s.SuccessServiceTimeP50 })},
+	{"OK-SVC-p99", 17, svcSeconds(func(s *model.ServiceSignals) model.Value { return s.SuccessServiceTimeP99 })},
+	{"ERR-SVC-p50", 20, svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ErrorServiceTimeP50 })},
+	{"ERR-SVC-p99", 18, svcSeconds(func(s *model.ServiceSignals) model.Value { return s.ErrorServiceTimeP99 })},
+	{"2xx/s", 7, svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses2xxPerS })},
+	{"429/s", 12, svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses429PerS })},
+	{"503/s", 5, svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses503PerS })},
+	{"503-RETRY-AFTER/s", 6, svcRate(func(s *model.ServiceSignals) model.Value { return s.Responses503RetryAfterPerS })},
+	{"5xx/s", 13, svcRate(celltext.Other5xx)},
+	{"AFTER-CANCEL/s", 9, svcRate(func(s *model.ServiceSignals) model.Value { return s.WorkAfterCancelPerS })},
+	{"CANCELLED/s", 11, svcRate(func(s *model.ServiceSignals) model.Value { return s.CancelledPerS })},
 }
 
-// writeServices prints the services table: aligned text, or a markdown
-// table under head when markdown is set.
-func writeServices(w io.Writer, rep analysis.Report, head string, markdown bool) error {
+// emptyCell: a cell that tells nothing (absent or zero).
+func emptyCell(v string) bool {
+	v = strings.TrimSuffix(strings.TrimSpace(v), celltext.DerivedMark)
+	return v == celltext.Absent || v == "0" || v == "-/-"
+}
+
+// writeServices prints the services table: aligned text fitted to width
+// as the dependencies are (0: every column), or a markdown table under
+// head when markdown is set.
+func writeServices(w io.Writer, rep analysis.Report, head string, markdown bool, width int) error {
 	if len(rep.Services) == 0 {
 		return nil
 	}
 	fmt.Fprintf(w, "\n%sServices\n\n", head)
+	heads := make([]string, len(serviceColumns))
+	rank := make([]int, len(serviceColumns))
+	empty := make([]bool, len(serviceColumns))
+	cells := make([][]string, len(rep.Services))
+	for i := range rep.Services {
+		cells[i] = make([]string, len(serviceColumns))
+		for j, c := range serviceColumns {
+			cells[i][j] = c.cell(&rep.Services[i])
+		}
+	}
+	for j, c := range serviceColumns {
+		heads[j], rank[j], empty[j] = c.head, c.rank, true
+		for i := range cells {
+			empty[j] = empty[j] && emptyCell(cells[i][j])
+		}
+	}
 	if markdown {
-		heads := make([]string, len(serviceColumns))
 		rule := make([]string, len(serviceColumns))
-		for i, c := range serviceColumns {
-			heads[i], rule[i] = c.head, "---:"
+		for i := range rule {
+			rule[i] = "---:"
 		}
 		rule[0], rule[1] = "---", "---"
 		fmt.Fprintf(w, "| %s |\n|%s|\n", strings.Join(heads, " | "), strings.Join(rule, "|"))
-		for i := range rep.Services {
-			cells := make([]string, len(serviceColumns))
-			for j, c := range serviceColumns {
-				cells[j] = safetext.Markdown(c.cell(&rep.Services[i]))
+		for _, row := range cells {
+			for j := range row {
+				row[j] = safetext.Markdown(row[j])
 			}
-			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	for i, c := range serviceColumns {
-		if i > 0 {
-			tw.Write([]byte("\t"))
-		}
-		tw.Write([]byte(c.head))
-	}
-	tw.Write([]byte("\t\n"))
-	for i := range rep.Services {
-		for j, c := range serviceColumns {
-			if j > 0 {
-				tw.Write([]byte("\t"))
-			}
-			tw.Write([]byte(c.cell(&rep.Services[i])))
-		}
-		tw.Write([]byte("\t\n"))
-	}
-	return tw.Flush()
+	keep, dropped := fitTable(heads, rank, empty, cells, width)
+	return writeTable(w, heads, cells, keep, dropped, width)
 }
 
 // WriteAnalysis prints an analyze report as text (aligned columns),
 // markdown (for a postmortem) or JSON (the schema of
 // docs/analyze-json.md, analysis.Report.WriteJSON). Every label value and
 // error text is sanitised; absent signals print as "-". The text table is
-// fitted to width columns (0: every column, as --wide): columns no row
-// has a value in go first, then the least telling ones
-// (fitReportColumns), and a line under the table names what was left out.
+// fitted to width columns (0: every column, as --wide): its tables keep
+// their columns in the dashboard's order (celltext.Column), columns no row
+// has a value in going first, a line under each names what was left out,
+// and every longer line is wrapped (wrapLine), so none is wider.
 func WriteAnalysis(w io.Writer, rep analysis.Report, format string, width int) error {
 	switch format {
 	case "json":
 		return rep.WriteJSON(w)
 	case "text":
-		return writeReportText(w, rep, width)
+		if width <= 0 {
+			return writeReportText(w, rep, 0)
+		}
+		var b strings.Builder
+		if err := writeReportText(&b, rep, width); err != nil {
+			return err
+		}
+		return writeWrapped(w, b.String(), width)
 	case "markdown", "md":
 		return writeReportMarkdown(w, rep)
 	}
 	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(AnalysisFormats, ", "))
+}
+
+// writeWrapped writes text with every line wider than width broken at
+// spaces (wrapLine).
+func writeWrapped(w io.Writer, text string, width int) error {
+	var b strings.Builder
+	for l := range strings.Lines(text) {
+		nl := strings.HasSuffix(l, "\n")
+		b.WriteString(wrapLine(strings.TrimSuffix(l, "\n"), width))
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// wrapLine breaks s at spaces into lines no wider than width: each line
+// after the first starts with s's own indent and two more spaces; the
+// spaces inside a line are kept (an aligned phase line stays aligned); a
+// word wider than a whole line is cut where the line ends.
+func wrapLine(s string, width int) string {
+	if width <= 0 || runewidth.StringWidth(s) <= width {
+		return s
+	}
+	indent := len(s) - len(strings.TrimLeft(s, " "))
+	if indent+2 >= width/2 {
+		indent = 0
+	}
+	cont := strings.Repeat(" ", indent+2)
+	var b strings.Builder
+	b.WriteString(s[:indent])
+	col := indent
+	start := true // nothing but the indent on this line yet
+	sp := ""      // the spaces before the next word, written when it stays on the line
+	for rest := s[indent:]; rest != ""; {
+		word := rest
+		if i := strings.IndexByte(rest, ' '); i >= 0 {
+			word = rest[:i]
+		}
+		rest = rest[len(word):]
+		ww := runewidth.StringWidth(word)
+		if !start && col+len(sp)+ww > width { // break before the word
+			b.WriteString("\n" + cont)
+			col, sp = len(cont), ""
+		}
+		b.WriteString(sp)
+		col += len(sp)
+		for col+ww > width { // longer than a line: cut it
+			head := runewidth.Truncate(word, width-col, "")
+			if head == "" {
+				break
+			}
+			b.WriteString(head + "\n" + cont)
+			word = word[len(head):]
+			ww = runewidth.StringWidth(word)
+			col = len(cont)
+		}
+		b.WriteString(word)
+		col += ww
+		start = false
+		gap := len(rest) - len(strings.TrimLeft(rest, " "))
+		sp, rest = rest[:gap], rest[gap:]
+	}
+	return b.String()
 }
 
 // maxWordCols is the longest run of non-space characters the text and
@@ -261,6 +387,12 @@ func reportSpan(rep analysis.Report) string {
 		end.Format(time.RFC3339), (time.Duration((rep.EndUnix-rep.StartUnix)*1e3) * time.Millisecond).String())
 }
 
+// TargetError is a target's error as a line that names the target
+// prints it: without the "target NAME: " the scraper puts first.
+func TargetError(name, msg string) string {
+	return strings.TrimPrefix(msg, "target "+strconv.Quote(name)+": ")
+}
+
 func targetLine(t model.TargetStatus) string {
 	state := "up"
 	if !t.Up {
@@ -268,7 +400,7 @@ func targetLine(t model.TargetStatus) string {
 	}
 	line := fmt.Sprintf("%s %s %s (%d scrapes, %d failed, %d series%s)", cutLong(safetext.Terminal(t.Name)), state, cutLong(safetext.Terminal(t.URL)), t.Scrapes, t.Failures, t.Series, dialectsNote(t))
 	if t.LastError != "" {
-		line += ": " + cutLong(safetext.Terminal(t.LastError))
+		line += ": " + cutLong(safetext.Terminal(TargetError(t.Name, t.LastError)))
 	}
 	if c := t.SeriesCap; c != nil {
 		if c.ByTarget > 0 {
@@ -304,34 +436,17 @@ func writeReportText(w io.Writer, rep analysis.Report, width int) error {
 			}
 		}
 	}
-	keep, dropped := fitReportColumns(reportColumns, cells, width)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	for i, j := range keep {
-		if i > 0 {
-			tw.Write([]byte("\t"))
-		}
-		tw.Write([]byte(reportColumns[j].head))
+	keep, dropped := fitReportColumns(rep, cells, width)
+	heads := make([]string, len(reportColumns))
+	for j, c := range reportColumns {
+		heads[j] = c.head
 	}
-	tw.Write([]byte("\t\n"))
-	for _, row := range cells {
-		for i, j := range keep {
-			if i > 0 {
-				tw.Write([]byte("\t"))
-			}
-			tw.Write([]byte(row[j]))
-		}
-		tw.Write([]byte("\t\n"))
-	}
-	if err := tw.Flush(); err != nil {
+	if err := writeTable(w, heads, cells, keep, dropped, width); err != nil {
 		return err
-	}
-	if len(dropped) > 0 {
-		fmt.Fprintf(w, "(%d columns left out to fit %d columns: %s; --wide shows all, --format json has every signal)\n",
-			len(dropped), width, strings.Join(dropped, ", "))
 	}
 	writeDerivedNote(w, rep, celltext.DerivedMark, func(s string) string { return cutLong(safetext.Terminal(s)) })
 	writeBudgets(w, rep, "", "")
-	if err := writeServices(w, rep, "", false); err != nil {
+	if err := writeServices(w, rep, "", false, width); err != nil {
 		return err
 	}
 	writeStory(w, rep, "", "")
@@ -447,7 +562,7 @@ func writeReportMarkdown(w io.Writer, rep analysis.Report) error {
 	}
 	writeDerivedNote(w, rep, `\`+celltext.DerivedMark, func(s string) string { return safetext.Markdown(cutLong(safetext.Terminal(s))) })
 	writeBudgets(w, rep, "### ", "- ")
-	writeServices(w, rep, "### ", true)
+	writeServices(w, rep, "### ", true, 0)
 	writeStory(w, rep, "### ", "- ")
 	_, err := fmt.Fprintln(w)
 	return err

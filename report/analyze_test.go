@@ -223,3 +223,20 @@ func TestTargetLineSeriesCap(t *testing.T) {
 		}
 	}
 }
+
+// TestDownTargetNamedOnce: a target's line names it once, though the
+// scraper's error starts with its name too.
+func TestDownTargetNamedOnce(t *testing.T) {
+	rep := analysis.Report{Targets: []model.TargetStatus{{
+		Name: "app", URL: "http://127.0.0.1:1/metrics", Scrapes: 2, Failures: 2,
+		LastError: `target "app": GET http://127.0.0.1:1/metrics: connection refused`,
+	}}}
+	var b strings.Builder
+	if err := WriteAnalysis(&b, rep, "text", 0); err != nil {
+		t.Fatal(err)
+	}
+	want := "  app DOWN http://127.0.0.1:1/metrics (2 scrapes, 2 failed, 0 series): GET http://127.0.0.1:1/metrics: connection refused\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("the target's line is not %q:\n%s", want, b.String())
+	}
+}

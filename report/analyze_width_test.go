@@ -17,12 +17,20 @@ func TestReportTextFitsItsWidth(t *testing.T) {
 		if err := WriteAnalysis(&b, rep, "text", width); err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range strings.Split(b.String(), "\n") {
+		lines := strings.Split(b.String(), "\n")
+		for i, l := range lines {
 			if strings.Contains(l, "DEPENDENCY") {
 				head = l
 			}
-			if strings.HasPrefix(l, "(") && strings.Contains(l, "columns left out") {
+			if strings.HasPrefix(l, "(") && strings.Contains(l, "columns left out") && note == "" {
+				// the note is wrapped to the width: its lines up to ")"
 				note = l
+				for j := i + 1; j < len(lines) && !strings.HasSuffix(note, ")"); j++ {
+					if w := len(lines[j]); width > 0 && w > width {
+						t.Errorf("width %d: the note's line is %d wide: %q", width, w, lines[j])
+					}
+					note += " " + strings.TrimSpace(lines[j])
+				}
 			}
 		}
 		return head, note
@@ -51,6 +59,32 @@ func TestReportTextFitsItsWidth(t *testing.T) {
 	for _, c := range strings.Fields(h80) {
 		if !strings.Contains(h120, c) {
 			t.Errorf("%s kept at 80 columns but not at 120", c)
+		}
+	}
+}
+
+// TestWrapLine: a line wider than the width breaks at spaces into lines
+// no wider, each after the first indented by the line's indent and two
+// more, with no trailing space, the spacing inside a line kept and every
+// word whole but one longer than a line, which is cut.
+func TestWrapLine(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"short line", 20, "short line"},
+		{"  aa  bb cc dd", 10, "  aa  bb\n    cc dd"},
+		{"  aa bb cc", 8, "  aa bb\n  cc"}, // an indent too deep for the width is not repeated
+		{"one two three four", 9, "one two\n  three\n  four"},
+		{"x abcdefghijkl", 6, "x\n  abcd\n  efgh\n  ijkl"},
+		{"日本語 日本語", 8, "日本語\n  日本語"},
+		{"日本語 日本語", 7, "日本語\n  日本\n  語"},
+		{"no width", 0, "no width"},
+	} {
+		got := wrapLine(c.in, c.width)
+		if got != c.want {
+			t.Errorf("wrapLine(%q, %d) = %q, want %q", c.in, c.width, got, c.want)
 		}
 	}
 }

@@ -152,15 +152,16 @@ func analyzeLive(cmd *cobra.Command, f *analyzeFlags, args []string) error {
 	return failOn(rep.Findings, f.failOn)
 }
 
-// noData prints the targets an analyze.NoDataError names, with their
-// errors, and gives it exit code 2.
+// noData prints the targets an analyze.NoDataError names, each on a
+// line of its own after "retrytop:" as every error, with its error, and
+// gives it exit code 2.
 func noData(cmd *cobra.Command, err error) error {
 	var nd *analyze.NoDataError
 	if !errors.As(err, &nd) {
 		return err
 	}
 	for _, s := range nd.Statuses {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s\n", safetext.Terminal(s.Name), safetext.Terminal(s.LastError))
+		fmt.Fprintf(cmd.ErrOrStderr(), "retrytop: %s: %s\n", safetext.Terminal(s.Name), safetext.Terminal(report.TargetError(s.Name, s.LastError)))
 	}
 	return withCode(exitNoData, err)
 }

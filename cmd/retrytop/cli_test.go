@@ -2,14 +2,21 @@ package main
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// A CLI that fits people's habits: a mistyped verb is a usage
-// error that suggests the verb, an address without a scheme suggests the
-// URL, and --version works.
+// A CLI that fits people's habits: a mistyped verb or flag is a usage
+// error that suggests the verb or flag, an address without a scheme
+// suggests the URL, a file of no known format suggests --input-format, and
+// --version works.
 func TestCLIHabits(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "index.html")
+	if err := os.WriteFile(page, []byte("<!doctype html>\n<html><body>metrics</body></html>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args     []string
 		wantCode int
@@ -19,6 +26,13 @@ func TestCLIHabits(t *testing.T) {
 		{[]string{"recrod", "x"}, exitUsage, "did you mean record?"},
 		{[]string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{[]string{"analyze", "127.0.0.1:9102", "--window", "1s"}, exitUsage, "did you mean http://127.0.0.1:9102/metrics?"},
+		{[]string{"analyze", "x.rtd", "--windw", "1m"}, exitUsage, "unknown flag: --windw; did you mean --window?"},
+		{[]string{"analyze", "x.rtd", "--fail", "warning"}, exitUsage, "unknown flag: --fail; did you mean --fail-on?"},
+		{[]string{"analyze", "x.rtd", "--form", "json"}, exitUsage, "unknown flag: --form; did you mean --format?"},
+		{[]string{"record", "x", "--outptu", "x.rtd"}, exitUsage, "unknown flag: --outptu; did you mean --output?"},
+		{[]string{"--intervl", "1s", "x"}, exitUsage, "unknown flag: --intervl; did you mean --interval?"},
+		{[]string{"replay", page}, exitNoData, "; use --input-format"},
+		{[]string{"analyze", page}, exitNoData, "; use --input-format"},
 	}
 	for _, tt := range tests {
 		_, _, err := execute(t, tt.args...)

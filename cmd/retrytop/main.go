@@ -7,6 +7,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -41,13 +42,18 @@ func withCode(code int, err error) error {
 func main() {
 	cmd := newRootCmd()
 	if err := cmd.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "retrytop:", errorText(err))
-		var ee *exitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.code)
-		}
-		os.Exit(exitUsage)
+		os.Exit(printError(os.Stderr, err))
 	}
+}
+
+// printError prints err after "retrytop:" and returns its exit code.
+func printError(w io.Writer, err error) int {
+	fmt.Fprintln(w, "retrytop:", errorText(err))
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return exitUsage
 }
 
 // errorText is err's text made safe for the terminal, line by line: an

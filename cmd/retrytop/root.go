@@ -1,11 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/retrytop/retrytop/config"
 )
 
 func newRootCmd() *cobra.Command {
@@ -57,7 +61,46 @@ into successes and fast failures.`,
 	root.Version = v + " (commit " + rev + ")"
 	root.SetVersionTemplate("retrytop {{.Version}}\n")
 	root.SuggestionsMinimumDistance = 2
+	root.SetFlagErrorFunc(flagError) // the verbs inherit it
 	return root
+}
+
+// flagError is a usage error; an unknown flag gets a "did you mean" as
+// a mistyped verb does: the verb's flags starting with it, or else those
+// nearest to it, within two edits.
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	typed, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok {
+		return withCode(exitUsage, err)
+	}
+	typed = strings.ToLower(typed)
+	var near, prefixed []string
+	best := cmd.Root().SuggestionsMinimumDistance + 1
+	seen := map[string]bool{}
+	visit := func(f *pflag.Flag) {
+		if f.Hidden || f.Deprecated != "" || seen[f.Name] {
+			return
+		}
+		seen[f.Name] = true
+		switch d := config.EditDistance(typed, f.Name); {
+		case strings.HasPrefix(f.Name, typed):
+			prefixed = append(prefixed, "--"+f.Name)
+		case d < best:
+			best, near = d, []string{"--" + f.Name}
+		case d == best:
+			near = append(near, "--"+f.Name)
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	if len(prefixed) > 0 {
+		near = prefixed
+	}
+	if len(near) > 0 {
+		msg += "; did you mean " + strings.Join(near, " or ") + "?"
+	}
+	return withCode(exitUsage, errors.New(msg))
 }
 
 // isBareWord reports whether arg is a plain word: no scheme, no name=,
