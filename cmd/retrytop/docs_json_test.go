@@ -18,8 +18,10 @@ import (
 var docValueWords = map[string]bool{
 	// identity and links
 	"user": true, "target_info": true, "job": true, "address": true, "config": true, "name": true, "dns": true, "ambiguous": true,
-	// amplification_basis
-	"operations": true, "admitted": true, "completed": true, "started": true,
+	// amplification_basis, a gap's basis
+	"operations": true, "admitted": true, "completed": true, "started": true, "ended": true,
+	// span kinds
+	"incident": true, "recording": true, "window": true,
 	// result classes (results_per_s keys, latency classes)
 	"success": true, "fast_failure": true, "failure": true, "deadline_exhausted": true, "provider_error": true,
 	"capacity_rejected": true, "budget_exhausted": true, "permanent_error": true, "cancelled": true, "not_retryable": true,
