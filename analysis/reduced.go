@@ -52,15 +52,16 @@ const wholeBatch = 30
 // with a bounded history (see WholeHistory): call Observe after every
 // entry is applied, in entry order, then Report.
 type WholeBuilder struct {
-	st      *model.Store
-	opts    ReportOptions
-	binMs   int64
-	started bool
-	startMs int64 // the first stored scrape: the timeline's start
-	newest  int64 // the newest stored scrape
-	done    int   // bins reduced
-	targets map[string]*wholeTarget
-	edges   []binEdge // the final bins, set by finish
+	finishedMs int64 // the end finish reduced the bins up to (0: not yet)
+	st         *model.Store
+	opts       ReportOptions
+	binMs      int64
+	started    bool
+	startMs    int64 // the first stored scrape: the timeline's start
+	newest     int64 // the newest stored scrape
+	done       int   // bins reduced
+	targets    map[string]*wholeTarget
+	edges      []binEdge // the final bins, set by finish
 	// scratch holds a series' points with the sample before them while
 	// reduce reads them (a fresh copy a series and batch was half of
 	// what reducing allocated).
@@ -282,6 +283,10 @@ func (b *WholeBuilder) finish(startMs, endMs int64) bool {
 	if !b.started || startMs != b.startMs {
 		return false
 	}
+	if b.finishedMs != 0 {
+		return endMs == b.finishedMs // a second report (ReportSpan after Report) reads the same bins
+	}
+	b.finishedMs = endMs
 	grid := newReportGrid(b.binMs, startMs)
 	b.edges = grid.edges(endMs)
 	if len(b.edges) < b.done {

@@ -22,6 +22,10 @@ type RecordingOptions struct {
 	// Spans are, per recording, the entries to read [lo, hi) (--from,
 	// --to; dump.Range).
 	Spans [][2]int
+	// Incident: the rows cover the incident the recording tells
+	// (analysis.IncidentSpan; the whole recording when it tells none)
+	// instead of the Window ending at its last scrape.
+	Incident bool
 
 	// sequential loads entry by entry into one store of every scrape:
 	// the reference the tests compare the streaming path with.
@@ -46,7 +50,8 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 			hist = max(hist, n+1)
 		}
 	}
-	ropts := analysis.ReportOptions{Window: opts.Window, Bin: opts.Bin, ChainSpecs: rs.Chains, Links: rs.Links, Derived: sources.DerivedByDialect(rs.Dialects)}
+	ropts := analysis.ReportOptions{Window: opts.Window, Bin: opts.Bin, ChainSpecs: rs.Chains, Links: rs.Links, Derived: sources.DerivedByDialect(rs.Dialects),
+		RecordingEnd: recordingEnd(recs, spans)}
 	var statuses []model.TargetStatus
 	var st *model.Store
 	var whole *analysis.WholeBuilder
@@ -88,17 +93,44 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 	if !scrape.AnyScraped(statuses) {
 		return analysis.Report{}, &NoDataError{nil, errors.New("no scrape in the recording could be read")}
 	}
-	var rep analysis.Report
-	if whole != nil {
-		var err error
-		if rep, err = whole.Report(statuses); err != nil {
-			return rep, err
-		}
-	} else {
-		rep = analysis.BuildReport(st, statuses, ropts)
+	rep, err := buildRecordingReport(st, whole, statuses, ropts, opts.Incident)
+	if err != nil {
+		return rep, err
 	}
 	ExplainUnread(&rep, tr, nil) // a recording keeps no URL
 	return rep, nil
+}
+
+// buildRecordingReport builds the recording's report over its last window, or, with
+// incident, over the span a first report's phases tell (IncidentSpan).
+func buildRecordingReport(st *model.Store, whole *analysis.WholeBuilder, statuses []model.TargetStatus, ropts analysis.ReportOptions, incident bool) (analysis.Report, error) {
+	if whole == nil {
+		rep := analysis.BuildReport(st, statuses, ropts)
+		if !incident || rep.EndUnix == 0 {
+			return rep, nil
+		}
+		span := analysis.IncidentSpan(&rep)
+		ropts.Span = &span
+		return analysis.BuildReport(st, statuses, ropts), nil
+	}
+	rep, err := whole.Report(statuses)
+	if err != nil || !incident || rep.EndUnix == 0 {
+		return rep, err
+	}
+	return whole.ReportSpan(statuses, analysis.IncidentSpan(&rep))
+}
+
+// recordingEnd is when the recordings' last read entry was taken.
+func recordingEnd(recs []dump.Recording, spans [][2]int) time.Time {
+	var end time.Time
+	for k, rec := range recs {
+		if hi := spans[k][1]; hi > spans[k][0] {
+			if t := rec.Time(hi - 1); t.After(end) {
+				end = t
+			}
+		}
+	}
+	return end
 }
 
 // entryTimes lists each target's entry times within span, oldest first.

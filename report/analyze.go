@@ -382,9 +382,17 @@ func reportSpan(rep analysis.Report) string {
 	if rep.EndUnix == 0 {
 		return "no data"
 	}
-	end := time.Unix(0, int64(rep.EndUnix*1e9)).UTC()
-	return fmt.Sprintf("window %s ending %s (recorded %s)", celltext.WindowLabel(time.Duration(rep.WindowSeconds*float64(time.Second))),
-		end.Format(time.RFC3339), (time.Duration((rep.EndUnix-rep.StartUnix)*1e3) * time.Millisecond).String())
+	recorded := (time.Duration((rep.EndUnix-rep.StartUnix)*1e3) * time.Millisecond).String()
+	at := func(s float64) string { return time.Unix(0, int64(s*1e9)).UTC().Format(time.RFC3339) }
+	span := time.Duration(rep.WindowSeconds * float64(time.Second))
+	switch rep.Span.Kind {
+	case analysis.SpanIncident:
+		return fmt.Sprintf("the incident: %s from %s to %s (recorded %s; --window 30s for the end)", celltext.WindowLabel(span),
+			at(rep.Span.StartUnix), at(rep.Span.EndUnix), recorded)
+	case analysis.SpanRecording:
+		return fmt.Sprintf("the whole recording, no incident: %s from %s to %s", celltext.WindowLabel(span), at(rep.Span.StartUnix), at(rep.Span.EndUnix))
+	}
+	return fmt.Sprintf("window %s ending %s (recorded %s)", celltext.WindowLabel(span), at(rep.EndUnix), recorded)
 }
 
 // TargetError is a target's error as a line that names the target

@@ -89,7 +89,8 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	rep, err := analyze.Recordings(recs, rs, tr, translate, analyze.RecordingOptions{Window: f.window, Bin: f.bin, Spans: spans})
+	rep, err := analyze.Recordings(recs, rs, tr, translate, analyze.RecordingOptions{Window: f.window, Bin: f.bin, Spans: spans,
+		Incident: !cmd.Flags().Changed("window")}) // the incident, unless a window is asked for
 	if err != nil {
 		return noData(cmd, err)
 	}
