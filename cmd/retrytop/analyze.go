@@ -51,8 +51,11 @@ target), findings over the whole run and the incident phases per row.
 
 A FILE argument instead of targets (a dump from retrytop record or watch
 --record, or an imported file: see retrytop replay --help) is analysed
-over the whole recording: the window ends at its last scrape and the
-timeline covers all of it.
+over the incident it holds: the rows cover the phases from the trigger to
+the recovery, padded by a bin (the whole recording when it holds no
+incident; --window W: the last W instead; --from/--to narrow what is
+read), and the timeline covers all of it. The header and the JSON's span
+say which.
 
 TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 2 no target could be scraped, 3 a finding at or above --fail-on.`,
