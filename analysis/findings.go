@@ -368,19 +368,20 @@ func Evaluate(frame model.Frame, chains []ChainResult, th Thresholds) []Finding 
 // frame's timelines as if each were the current window (chains declared,
 // or inferred from the timelines' rows when none are), then METASTABLE over
 // the timelines. A finding seen in several bins is reported once, from the
-// bin where it was most severe (then largest first evidence number), with
+// bin where it was most severe (then largest first evidence number, the
+// earliest of bins whose numbers differ only by rounding), with
 // Start and End spanning the bins it held in and the evidence "bins";
 // findings that held in fewer than th.HistoryMinBins bins are dropped.
 // It answers "what happened" over a dump or a whole session, where Evaluate
 // answers "what is wrong now".
 //
-// Gaps compare counts of different targets, and a bin's rate is its
-// increase between the scrapes at or before its edges divided by its width:
-// with scrapes 1 s apart, a 5 s bin of one target may cover 4 s and its
-// neighbour's 6 s. So the gap rules see, at each bin, the rates over the
-// last th.GapWindow of bins (skipped until that many bins exist, and where
-// a side lacks data in one of them), where the error of one scrape interval
-// at either edge is small.
+// Gaps compare counts of different targets, each read at the bins' edges
+// on the line between its own scrapes: a change of rate inside a scrape
+// interval is spread over the interval, so two targets' bins may disagree
+// by part of a scrape interval's count at either edge. So the gap rules
+// see, at each bin, the rates over the last th.GapWindow of bins (skipped
+// until that many bins exist, and where a side lacks data in one of them),
+// where that error is small.
 func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding {
 	h := newHistoryBins(frame, chains, th)
 	keys, n := h.keys, h.n
@@ -414,7 +415,7 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 					merged[id] = a
 					order = append(order, id)
 				} else if f.Severity > a.best.Severity ||
-					(f.Severity == a.best.Severity && firstEvidence(f) > firstEvidence(a.best)) {
+					(f.Severity == a.best.Severity && beyondRounding(firstEvidence(f), firstEvidence(a.best))) {
 					a.best = f
 				}
 				a.bins++
@@ -637,6 +638,20 @@ func peakRates(bins []model.Signals) edgeRates {
 		}
 	}
 	return e
+}
+
+// evidenceRounding is how far apart, relatively, two bins' evidence may
+// be and still be the same number: a bin's rate is its interpolated
+// increase over the time it covers, so bins of the same steady rate differ
+// in their last digits when their edges cut scrape intervals differently
+// (a partial bin of 4.249 s against a whole one of 5 s).
+const evidenceRounding = 1e-9
+
+// beyondRounding reports whether a exceeds b by more than rounding, so that
+// the bin a finding quotes (and with it the rest of its evidence) does not
+// turn on the last digit of its first number.
+func beyondRounding(a, b float64) bool {
+	return a-b > evidenceRounding*max(math.Abs(a), math.Abs(b))
 }
 
 func firstEvidence(f Finding) float64 {

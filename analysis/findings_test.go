@@ -732,6 +732,38 @@ func TestEvaluateHistory(t *testing.T) {
 	}
 }
 
+// A finding held over several bins quotes the bin where its first number
+// is largest; bins whose numbers differ only in their last digits (the
+// same steady rate over bins whose edges cut scrape intervals differently)
+// are the same, and the earliest is quoted, so the rest of the evidence
+// never turns on a rounding: shedding 1000/s throughout quotes the share of
+// the first bin, 1000/1700, not that of a last partial bin a digit higher.
+func TestEvaluateHistoryQuotesTheEarliestOfEqualBins(t *testing.T) {
+	for _, tc := range []struct {
+		admission string
+		share     float64
+	}{
+		{"1000x4 1000.0000000000001", 1000.0 / 1700},
+		{"999.9999999999999 1000x4", 1000.0 / 1700},
+		{"1000x4 1000.001", 1000.001 / 97500}, // larger beyond rounding: quoted
+	} {
+		edge := tline(t, "edge>client", map[string]string{
+			"originals": "1700 1700 73550 97500x2",
+			"attempts":  "1700 1700 73550 97500x2",
+			"admission": tc.admission,
+		})
+		frame := model.Frame{Rows: []model.Signals{edge[5]}, Timelines: map[model.Key][]model.Signals{edge[0].Key(): edge}}
+		got := findCode(EvaluateHistory(frame, nil, DefaultThresholds()), CodeAdmissionShedding)
+		if len(got) != 1 {
+			t.Fatalf("%s: shedding = %+v", tc.admission, got)
+		}
+		checkEvidence(t, got[0], want{"share_of_originals": tc.share, "bins": 6})
+		if !got[0].Start.Equal(msTime(t0)) {
+			t.Errorf("%s: shedding from %v, want the first bin's start", tc.admission, got[0].Start)
+		}
+	}
+}
+
 // Per bin, two targets' rates disagree by a scrape interval's worth (a 5 s
 // bin covering 4 or 6 s of one target); over GapWindow they agree, and
 // only a real gap shows.
