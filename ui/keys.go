@@ -206,6 +206,8 @@ type viewKeys struct {
 	view viewID
 	// groups: the overview has replicas to fold or unfold.
 	groups bool
+	// paused: the pause key resumes.
+	paused bool
 }
 
 func (v viewKeys) ShortHelp() []key.Binding {
@@ -214,7 +216,11 @@ func (v viewKeys) ShortHelp() []key.Binding {
 	short := func(b key.Binding, desc string) key.Binding {
 		return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc))
 	}
-	common := []key.Binding{short(k.Quit, "quit"), short(k.Help, "help"), short(k.Pause, "pause"), pairOf(k.WindowDown, k.WindowUp, "window")}
+	pause := "pause"
+	if v.paused {
+		pause = "resume"
+	}
+	common := []key.Binding{short(k.Quit, "quit"), short(k.Help, "help"), short(k.Pause, pause), pairOf(k.WindowDown, k.WindowUp, "window")}
 	switch v.view {
 	case viewDetail, viewService:
 		return append(common, short(k.Down, "scroll"), short(k.Back, "back"), short(k.SwitchView, "view"))

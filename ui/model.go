@@ -127,6 +127,9 @@ type Model struct {
 	// saved says where the last ctrl+s wrote the screen (or why it could
 	// not), until the next key.
 	saved string
+	// hint says why the last key did nothing here ("a: no replicas to
+	// fold"), in the footer until the next key.
+	hint string
 	// helpView scrolls the help when it is taller than the screen;
 	// paneView the findings and info panes.
 	helpView scroller
@@ -144,7 +147,7 @@ type Model struct {
 	viewCache  string
 	lines      []line
 	footerLine line
-	footerKey  [3]int
+	footerKey  [4]int
 }
 
 // asciiFold maps the one-column non-ASCII characters that text outside
@@ -368,7 +371,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.now = m.c.opts.Now()
 		m.dirty = true
-		m.saved = ""
+		m.saved, m.hint = "", ""
 		cmd := m.onKey(msg)
 		if m.view != viewWhatIf {
 			m.cancelWhatIf() // the pane was left
@@ -654,6 +657,9 @@ func (m *Model) globalKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 		return m.toggleWhatIf(), true
 	case key.Matches(msg, k.Follow):
 		m.following = true
+		if !m.shownDerived.hasWorst {
+			m.hint = k.Follow.Help().Key + ": no row stands out to follow yet"
+		}
 		m.followWorst()
 		return nil, true
 	case key.Matches(msg, k.Findings), key.Matches(msg, k.Info):
@@ -733,13 +739,26 @@ func (m *Model) viewKey(msg tea.KeyMsg) tea.Cmd {
 	default:
 		switch {
 		case key.Matches(msg, k.Open):
-			cmd, _ := m.openSelected()
+			cmd, ok := m.openSelected()
+			if !ok {
+				m.hint = k.Open.Help().Key + ": no row to open yet"
+			}
 			return cmd
 		case key.Matches(msg, k.Group):
+			if !m.overview.groupable {
+				m.hint = k.Group.Help().Key + ": no replicas to fold (no layer has two targets)"
+				return nil
+			}
 			m.toggleGrouping()
 			return nil
 		case isCursorKey(k, msg):
 			m.following = false // the user chose a row: pin it
+			if m.overview.total() == 0 {
+				m.hint = "no rows to move through yet"
+			}
+		case !m.overview.knows(msg):
+			m.hint = msg.String() + ": not a key here (" + k.Help.Help().Key + " lists them)"
+			return nil
 		}
 		return m.overview.update(msg)
 	}
@@ -827,6 +846,11 @@ func (m *Model) togglePause() tea.Cmd {
 func (m *Model) stepWindow(d int) tea.Cmd {
 	i := min(max(m.windowIdx+d, 0), len(m.c.opts.Windows)-1)
 	if i == m.windowIdx {
+		k, which := m.c.keys.WindowUp, "longest"
+		if d < 0 {
+			k, which = m.c.keys.WindowDown, "shortest"
+		}
+		m.hint = k.Help().Key + ": " + windowLabel(m.c.window) + " is the " + which + " window already"
 		return nil
 	}
 	m.windowIdx = i

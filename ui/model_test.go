@@ -410,7 +410,7 @@ func TestHelpFromKeyMap(t *testing.T) {
 		t.Error("remapped pause key did not pause")
 	}
 	keys(m, "?")
-	if v := ansi.Strip(m.View()); !regexp.MustCompile(`p +freeze`).MatchString(v) || !strings.Contains(lastLine(v), "p pause") {
+	if v := ansi.Strip(m.View()); !regexp.MustCompile(`p +freeze`).MatchString(v) || !strings.Contains(lastLine(v), "p resume") {
 		t.Errorf("help does not show the remapped key:\n%s", v)
 	}
 	for _, b := range km.FullHelp() {

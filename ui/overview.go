@@ -689,6 +689,12 @@ func (o *overviewModel) update(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
+// knows reports whether msg is one of the overview's own keys.
+func (o *overviewModel) knows(msg tea.KeyMsg) bool {
+	k := &o.c.keys
+	return key.Matches(msg, k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Sort, k.Filter, k.Back)
+}
+
 // tallHeight is the screen height from which the overview also tells the
 // story: the chains as one line each and the findings with their advice.
 // Below it the compact layout stays (findings in the strip).
@@ -909,6 +915,9 @@ func findingWhere(fd *analysis.Finding, g *glyphs) string {
 	if fd.Chain != "" {
 		return "chain " + safetext.Terminal(fd.Chain)
 	}
+	if fd.Dependency == "" {
+		return safetext.Terminal(fd.Target) // about the target itself
+	}
 	return safetext.Terminal(fd.Target) + " " + g.to + " " + safetext.Terminal(fd.Dependency)
 }
 
@@ -1030,16 +1039,7 @@ func (o *overviewModel) table(dst []line, width, height int) []line {
 	dst = append(dst, trimSpaceRight(l.line()))
 
 	if n == 0 {
-		msg := "waiting for the first scrape…"
-		switch {
-		case o.frame != nil && len(o.frame.Rows) > 0:
-			msg = "no row matches the filter (esc clears it)"
-		case o.frame != nil && !o.frame.Time.IsZero():
-			msg = "no retry metrics found on any target yet"
-		}
-		l.pad(markerW)
-		l.text(msg, st.dim)
-		return append(dst, l.line())
+		return o.noRows(dst, height-2)
 	}
 
 	rows := o.frame.Rows
@@ -1047,6 +1047,76 @@ func (o *overviewModel) table(dst []line, width, height int) []line {
 	for i := o.offset; i < end; i++ {
 		o.hits = append(o.hits, rowHit{y: len(dst), pos: i})
 		dst = append(dst, o.row(&rows[o.order[i]], i == o.cursor))
+	}
+	return dst
+}
+
+// noRows says why the table has no row, in at most room lines: the
+// filter hides them, the targets are still connecting (each with its
+// URL), every target is down (each with its error), or the targets
+// answer without retry metrics.
+func (o *overviewModel) noRows(dst []line, room int) []line {
+	st, g := &o.c.st, o.c.g
+	l := &o.pane.l
+	var ts []model.TargetStatus
+	if o.frame != nil {
+		ts = o.frame.Targets
+	}
+	waiting, down := 0, 0
+	for i := range ts {
+		switch {
+		case ts[i].Up:
+		case !tried(&ts[i]) && o.c.opts.Mode == ModeLive:
+			waiting++
+		default:
+			down++
+		}
+	}
+	msg, list := "waiting for the first scrape…", false
+	switch {
+	case o.frame != nil && len(o.frame.Rows) > 0:
+		msg = "no row matches the filter (esc clears it)"
+	case len(ts) > 0 && waiting == len(ts):
+		msg, list = "connecting to "+strconv.Itoa(len(ts))+" targets, the first scrapes are under way:", true
+	case len(ts) > 0 && down == len(ts):
+		msg, list = "every target is down, no data:", true
+	case waiting > 0:
+		msg, list = strconv.Itoa(waiting)+" of "+strconv.Itoa(len(ts))+" targets still connecting, no retry metrics yet:", true
+	case o.frame != nil && !o.frame.Time.IsZero():
+		msg = "no retry metrics found on any target yet"
+	}
+	l.pad(markerW)
+	l.text(msg, st.dim)
+	dst = append(dst, l.line())
+	if !list {
+		return dst
+	}
+	nameW := 4
+	for i := range ts {
+		nameW = max(nameW, textWidth(safetext.Terminal(ts[i].Name)))
+	}
+	nameW = min(nameW, 24)
+	width := o.c.width
+	for i := range ts[:min(len(ts), max(room-1, 0))] {
+		t := &ts[i]
+		state, sp, what := "up", st.text, safetext.Terminal(t.URL)
+		switch {
+		case t.Up:
+		case !tried(t) && o.c.opts.Mode == ModeLive:
+			state, sp = "...", st.dim
+		default:
+			state, sp = g.down+" down", st.down
+			if e := safetext.Terminal(t.LastError); e != "" {
+				what += "  " + e
+			}
+		}
+		l.pad(markerW + 2)
+		l.cell(safetext.Terminal(t.Name), nameW, false, st.bold)
+		l.pad(1)
+		l.cell(state, 6, false, sp)
+		l.pad(1)
+		l.cell(what, max(width-l.w, 1), false, st.text)
+		dst = append(dst, trimSpaceRight(l.line()))
 	}
 	return dst
 }
