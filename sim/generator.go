@@ -79,7 +79,7 @@ type generator struct {
 	limit int64 // originals to send; <0: until ctx is done
 	// hold: keep sending after limit (the per-second bins stop there).
 	hold bool
-	send  sendFunc
+	send sendFunc
 
 	sent, dropped  atomic.Int64
 	inFlight, peak atomic.Int64
