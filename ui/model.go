@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +53,8 @@ type common struct {
 	g             *glyphs
 	keys          KeyMap
 	window        time.Duration
+	// chartRange is the charts' time range (0: all the data held).
+	chartRange time.Duration
 }
 
 // Model is the root bubbletea model: it owns the frames and the mode
@@ -69,6 +72,7 @@ type Model struct {
 	view      viewID
 	showHelp  bool
 	windowIdx int
+	rangeIdx  int
 
 	live         *model.Frame // the newest frame built
 	shown        *model.Frame // the frame on screen (== live unless paused)
@@ -170,11 +174,12 @@ func NewModel(src Source, opts Options) *Model {
 		theme = *opts.Theme
 	}
 	c := &common{
-		opts:   opts,
-		st:     newStyles(theme, opts.Renderer, opts.NoColor),
-		g:      glyphsFor(opts.Charset),
-		keys:   keys,
-		window: opts.Window,
+		opts:       opts,
+		st:         newStyles(theme, opts.Renderer, opts.NoColor),
+		g:          glyphsFor(opts.Charset),
+		keys:       keys,
+		window:     opts.Window,
+		chartRange: opts.Range,
 	}
 	m := &Model{
 		c:         c,
@@ -195,6 +200,7 @@ func NewModel(src Source, opts Options) *Model {
 			m.windowIdx = i
 		}
 	}
+	m.rangeIdx = slices.Index(opts.Ranges, opts.Range)
 	m.header = headerModel{c: c}
 	m.overview = newOverview(c)
 	m.detail = detailModel{scroller: scroller{c: c, pane: painter{c: c}}}
@@ -292,7 +298,7 @@ func (m *Model) maybeBuild() tea.Cmd {
 }
 
 func (m *Model) request(endMs int64) frameRequest {
-	req := frameRequest{Window: m.c.window, Bin: m.c.opts.Bin, EndMs: endMs, Bins: m.c.opts.Bins, Chains: m.c.opts.Chains, Links: m.c.opts.Links, Service: m.wantService()}
+	req := frameRequest{Window: m.c.window, Bin: m.c.opts.Bin, EndMs: endMs, Range: m.c.chartRange, Bins: m.c.opts.Bins, Chains: m.c.opts.Chains, Links: m.c.opts.Links, Service: m.wantService()}
 	if endMs == 0 {
 		req.Prev = m.live
 		req.Cache = m.cache
@@ -651,6 +657,10 @@ func (m *Model) globalKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 		return m.stepWindow(-1), true
 	case key.Matches(msg, k.WindowUp):
 		return m.stepWindow(+1), true
+	case key.Matches(msg, k.ZoomIn):
+		return m.stepRange(-1), true
+	case key.Matches(msg, k.ZoomOut):
+		return m.stepRange(+1), true
 	case key.Matches(msg, k.Save):
 		return m.saveScreen(), true
 	case m.c.opts.WhatIf != nil && key.Matches(msg, k.WhatIf):
@@ -855,6 +865,24 @@ func (m *Model) stepWindow(d int) tea.Cmd {
 	}
 	m.windowIdx = i
 	m.c.window = m.c.opts.Windows[i]
+	return m.rebuild()
+}
+
+// stepRange moves the charts to the previous or next time range and asks
+// for frames with bins for it.
+func (m *Model) stepRange(d int) tea.Cmd {
+	rs := m.c.opts.Ranges
+	i := min(max(m.rangeIdx+d, 0), len(rs)-1)
+	if i == m.rangeIdx {
+		k, which := m.c.keys.ZoomOut, "widest"
+		if d < 0 {
+			k, which = m.c.keys.ZoomIn, "narrowest"
+		}
+		m.hint = k.Help().Key + ": range " + rangeLabel(m.c.chartRange) + " is the " + which + " already"
+		return nil
+	}
+	m.rangeIdx = i
+	m.c.chartRange = rs[i]
 	return m.rebuild()
 }
 

@@ -283,7 +283,7 @@ func TestWindowChange(t *testing.T) {
 	if m.Window() != 5*time.Minute {
 		t.Fatalf("] from 1m: %v", m.Window())
 	}
-	if len(reqs) != 1 || reqs[0].Window != 5*time.Minute || reqs[0].EndMs != 0 || reqs[0].Bin != 10*time.Second || reqs[0].Bins != 30 {
+	if len(reqs) != 1 || reqs[0].Window != 5*time.Minute || reqs[0].EndMs != 0 || reqs[0].Bin != 0 || reqs[0].Range != 5*time.Minute || reqs[0].Bins != 30 {
 		t.Fatalf("requests: %+v", reqs)
 	}
 	if m.shown.Window != 5*time.Minute {

@@ -31,6 +31,9 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 	if st == nil {
 		return model.Frame{Window: req.Window, Bin: req.Bin, Targets: src.Statuses()}, derived{}
 	}
+	if req.Bin <= 0 {
+		req.Bin, req.Bins, _ = chartBins(st, req.EndMs, req.Range, req.Bins)
+	}
 	f := analysis.BuildFrame(st, src.Statuses(), analysis.FrameOptions{
 		Window: req.Window,
 		Bin:    req.Bin,
