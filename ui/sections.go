@@ -339,7 +339,9 @@ func (p *painter) outcomeSection(dst []line, row *model.Signals, tl []model.Sign
 
 // columnRows is a labelled series drawn as columns rows lines tall, to
 // its own peak: the label and the window's value (in l.num) sit on the
-// bottom line, which also carries the zeros; absent bins are gaps.
+// top line, the columns grow up from the bottom line, which also carries
+// the zeros, so a series' bars sit on and under its own label, never
+// under the label of the series above; absent bins are gaps.
 func (p *painter) columnRows(dst []line, glyph string, sp span, name string, vals []model.Value, rows, cols int, vsp span) []line {
 	l, st, g := &p.l, &p.c.st, p.c.g
 	value := append(p.kv.buf[:0], l.num...) // l.num is reused below
@@ -352,7 +354,8 @@ func (p *painter) columnRows(dst []line, glyph string, sp span, name string, val
 	}
 	p.sc[0] = ss
 	for r := rows - 1; r >= 0; r-- {
-		if r == 0 {
+		top := r == rows-1
+		if top {
 			p.gutter(glyph, sp, name)
 		} else {
 			l.pad(gutterW)
@@ -376,7 +379,7 @@ func (p *painter) columnRows(dst []line, glyph string, sp span, name string, val
 				l.glyph(glyph, gsp)
 			}
 		}
-		if r == 0 {
+		if top {
 			l.padTo(gutterW + len(vals)*cols)
 			p.valueCell(value, vsp)
 			dst = append(dst, l.line())

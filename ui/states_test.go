@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
@@ -127,5 +128,49 @@ func TestKeysThatDoNothingSaySo(t *testing.T) {
 	keys(e, "enter")
 	if got := lastLine(ansi.Strip(e.View())); !strings.Contains(got, "enter: no row to open yet") {
 		t.Errorf("enter with no row: footer %q", got)
+	}
+}
+
+// Each outcome's bars sit on its label's line and under it, down to the
+// next label: in plain text no outcome's bars come before its label (the
+// timeouts under the provider errors' label).
+func TestOutcomeBarsUnderTheirLabel(t *testing.T) {
+	for _, cs := range []Charset{CharsetBlock, CharsetASCII} {
+		m := goldenModel(t, Options{Charset: cs, NoColor: true}, 200, 60)
+		lines := strings.Split(screen(t, m), "\n")
+		title := -1
+		for i, ln := range lines {
+			if strings.Contains(ln, "OUTCOMES") {
+				title = i
+				break
+			}
+		}
+		if title < 0 {
+			t.Fatal("no OUTCOMES section")
+		}
+		col := utf8.RuneCountInString(lines[title][:strings.Index(lines[title], "OUTCOMES")])
+		var at []int
+		for o := outcome(0); o < numOutcomes; o++ {
+			for i := title + 1; i < len(lines); i++ {
+				if r := []rune(lines[i]); len(r) > col && strings.Contains(string(r[col:]), outcomeNames[o]) {
+					at = append(at, i)
+					break
+				}
+			}
+		}
+		if len(at) != int(numOutcomes) || at[0] != title+1 {
+			t.Fatalf("charset %d: labels at %v, want the first right under the title (line %d)", cs, at, title+1)
+		}
+		rows := at[1] - at[0]
+		for i := 1; i < len(at); i++ {
+			if at[i]-at[i-1] != rows {
+				t.Errorf("charset %d: labels at %v, want every %d lines", cs, at, rows)
+			}
+		}
+		// The timeouts' block starts at its label: the line before it is
+		// the provider errors' bottom row, blank in the gutter.
+		if r := []rune(lines[at[numOutcomes-1]-1]); strings.TrimSpace(string(r[col:col+gutterW])) != "" {
+			t.Errorf("charset %d: line above the timeout label has a label: %q", cs, string(r))
+		}
 	}
 }
