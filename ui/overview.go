@@ -17,33 +17,6 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// sortKey is what the overview is ordered by; s cycles through them.
-type sortKey int
-
-const (
-	sortAmplification sortKey = iota
-	sortProviderErrors
-	sortOriginals
-	sortP99
-	numSorts
-)
-
-var sortNames = [numSorts]string{"amplification", "provider errors", "originals/s", "success p99"}
-
-func (k sortKey) String() string { return sortNames[k] }
-
-func (k sortKey) value(s *model.Signals) model.Value {
-	switch k {
-	case sortProviderErrors:
-		return s.ProviderErrorsPerS
-	case sortOriginals:
-		return s.OriginalsPerS
-	case sortP99:
-		return s.Latency[model.ClassSuccess].P99
-	}
-	return s.Amplification
-}
-
 // colID is a numeric column of the overview table, in display order.
 type colID int
 
@@ -100,6 +73,10 @@ var colSpecs = [numCols]colSpec{
 	colOK99:      {"OK p99", -1, 6, 9},
 	colFF99:      {"FF p99", -1, 6, 11},
 }
+
+// worstLow are the columns whose worst rows have the lowest values (the
+// success ratios): sorting by them puts the lowest first.
+var worstLow = [numCols]bool{colEff: true, colAttOK: true}
 
 // colValue is the value behind a numeric column.
 func colValue(id colID, s *model.Signals) model.Value {
@@ -233,7 +210,9 @@ type overviewModel struct {
 	frame *model.Frame
 	order []int // indices into frame.Rows, in display order
 
-	sortBy    sortKey
+	// sortBy is the column the rows are sorted by, worst first (s and S
+	// step it through the columns on screen).
+	sortBy    colID
 	filter    textinput.Model
 	filtering bool
 	terms     []string
@@ -303,6 +282,7 @@ func newOverview(c *common) overviewModel {
 	}
 	return overviewModel{
 		c:        c,
+		sortBy:   colAmp,
 		filter:   ti,
 		names:    make(map[model.Key]rowNames),
 		svcNames: make(map[string]rowNames),
@@ -552,7 +532,7 @@ func (o *overviewModel) matches(s *model.Signals) bool {
 // compare orders rows by the sort key, largest first, absent values last,
 // then by target and dependency so equal rows never swap between frames.
 func (o *overviewModel) compare(a, b *model.Signals) int {
-	va, vb := o.sortBy.value(a), o.sortBy.value(b)
+	va, vb := colValue(o.sortBy, a), colValue(o.sortBy, b)
 	okA, okB := va.OK && !math.IsNaN(va.V), vb.OK && !math.IsNaN(vb.V)
 	switch {
 	case okA && !okB:
@@ -560,7 +540,7 @@ func (o *overviewModel) compare(a, b *model.Signals) int {
 	case !okA && okB:
 		return 1
 	case okA && okB && va.V != vb.V:
-		if va.V > vb.V {
+		if (va.V > vb.V) != worstLow[o.sortBy] {
 			return -1
 		}
 		return 1
@@ -673,8 +653,9 @@ func (o *overviewModel) update(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Bottom):
 		o.moveTo(o.total() - 1)
 	case key.Matches(msg, k.Sort):
-		o.sortBy = (o.sortBy + 1) % numSorts
-		o.refresh()
+		o.stepSort(+1)
+	case key.Matches(msg, k.SortBack):
+		o.stepSort(-1)
 	case key.Matches(msg, k.Filter):
 		o.filtering = true
 		o.filter.CursorEnd()
@@ -692,7 +673,21 @@ func (o *overviewModel) update(msg tea.KeyMsg) tea.Cmd {
 // knows reports whether msg is one of the overview's own keys.
 func (o *overviewModel) knows(msg tea.KeyMsg) bool {
 	k := &o.c.keys
-	return key.Matches(msg, k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Sort, k.Filter, k.Back)
+	return key.Matches(msg, k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Sort, k.SortBack, k.Filter, k.Back)
+}
+
+// stepSort sorts by the next (d > 0) or previous column on screen, in
+// display order, wrapping around.
+func (o *overviewModel) stepSort(d int) {
+	id := o.sortBy
+	for range numCols {
+		id = (id + colID(d) + numCols) % numCols
+		if o.lay.width == 0 || o.lay.show[id] {
+			break
+		}
+	}
+	o.sortBy = id
+	o.refresh()
 }
 
 // tallHeight is the screen height from which the overview also tells the
@@ -1014,9 +1009,13 @@ func (o *overviewModel) table(dst []line, width, height int) []line {
 		b = append(b, " by target"...)
 	}
 	b = append(b, " · sort "...)
-	b = append(b, o.sortBy.String()...)
+	b = append(b, colSpecs[o.sortBy].head...)
 	b = append(b, ' ')
-	b = append(b, g.arrowDown...)
+	if worstLow[o.sortBy] {
+		b = append(b, g.arrowUp...)
+	} else {
+		b = append(b, g.arrowDown...)
+	}
 	if v := o.filter.Value(); v != "" && !o.filtering {
 		b = append(b, " · filter \""...)
 		b = append(b, v...)

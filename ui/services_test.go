@@ -85,7 +85,7 @@ func TestServiceSelectionStableAcrossRefresh(t *testing.T) {
 		t.Fatalf("after a refresh: %q", got)
 	}
 	keys(m, "s")
-	if got := cursorAt(m); got != "svc:inventory" || m.overview.sortBy != sortProviderErrors {
+	if got := cursorAt(m); got != "svc:inventory" || m.overview.sortBy != colEff {
 		t.Fatalf("after a sort: %q (sort %v)", got, m.overview.sortBy)
 	}
 	if got := svcNamesShown(m); got[0] != "bank-api" || got[1] != "inventory" {
