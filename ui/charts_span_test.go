@@ -35,16 +35,23 @@ func stormSnapshot(t0 time.Time, i int) *model.Snapshot {
 	}}
 }
 
+var stormT0 = time.Date(2025, 3, 4, 3, 0, 0, 0, time.UTC)
+
+// stormStore holds the storm's first secs seconds, a scrape a second.
+func stormStore(secs int) *model.Store {
+	st := model.NewStore(model.StoreConfig{})
+	for i := 0; i <= secs; i++ {
+		st.Append(stormSnapshot(stormT0, i))
+	}
+	return st
+}
+
 // stormModel is a dashboard over a real store holding secs seconds of the
 // storm, with the frame its own request builds.
 func stormModel(t *testing.T, secs, w, h int) *Model {
 	t.Helper()
-	st := model.NewStore(model.StoreConfig{})
-	t0 := time.Date(2025, 3, 4, 3, 0, 0, 0, time.UTC)
-	for i := 0; i <= secs; i++ {
-		st.Append(stormSnapshot(t0, i))
-	}
-	last := t0.Add(time.Duration(secs) * time.Second)
+	st := stormStore(secs)
+	last := stormT0.Add(time.Duration(secs) * time.Second)
 	src := &storeSource{st: st, statuses: []model.TargetStatus{{Name: "client", Up: true, Scrapes: secs + 1, LastScrape: last, LastSuccess: last}}}
 	m := NewModel(src, Options{Now: func() time.Time { return last }, Location: time.UTC, StaleAfter: -1, Renderer: lipgloss.NewRenderer(io.Discard)})
 	send(m, tea.WindowSizeMsg{Width: w, Height: h})
@@ -61,13 +68,7 @@ func stormModel(t *testing.T, secs, w, h int) *Model {
 func chartFill(t *testing.T, scr string, width int) (area, data, storm int) {
 	t.Helper()
 	lines := strings.Split(scr, "\n")
-	top := -1
-	for i, ln := range lines {
-		if strings.HasPrefix(ln, "ORIGINALS vs ATTEMPTS") {
-			top = i
-			break
-		}
-	}
+	top := firstIndex(lines, func(ln string) bool { return strings.HasPrefix(ln, "ORIGINALS vs ATTEMPTS") })
 	if top < 0 {
 		t.Fatalf("no ORIGINALS vs ATTEMPTS chart:\n%s", scr)
 	}
@@ -108,6 +109,16 @@ func chartFill(t *testing.T, scr string, width int) (area, data, storm int) {
 		}
 	}
 	return area, data, storm
+}
+
+// firstIndex is the index of the first line that holds, -1 when none.
+func firstIndex(lines []string, holds func(string) bool) int {
+	for i, ln := range lines {
+		if holds(ln) {
+			return i
+		}
+	}
+	return -1
 }
 
 // The charts span the data held: 60 s into the demo the data fills the
@@ -175,11 +186,7 @@ func TestZoomRange(t *testing.T) {
 // chartBins: about Bins bins of a nice width over the span held, never
 // narrower than two scrape intervals, the range capping the span.
 func TestChartBins(t *testing.T) {
-	st := model.NewStore(model.StoreConfig{})
-	t0 := time.Date(2025, 3, 4, 3, 0, 0, 0, time.UTC)
-	for i := 0; i <= 800; i++ {
-		st.Append(stormSnapshot(t0, i))
-	}
+	st := stormStore(800)
 	tests := []struct {
 		rng  time.Duration
 		bin  time.Duration
@@ -198,10 +205,7 @@ func TestChartBins(t *testing.T) {
 		}
 	}
 	// Ten seconds held, scraped every second: 2 s bins, not 1 s.
-	small := model.NewStore(model.StoreConfig{})
-	for i := 0; i <= 10; i++ {
-		small.Append(stormSnapshot(t0, i))
-	}
+	small := stormStore(10)
 	if bin, bins, _ := chartBins(small, 0, 5*time.Minute, 30); bin != 2*time.Second || bins != 5 {
 		t.Errorf("10 s held: %v x %d, want 2s x 5", bin, bins)
 	}

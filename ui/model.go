@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -854,35 +855,39 @@ func (m *Model) togglePause() tea.Cmd {
 // stepWindow moves to the previous or next window and asks for frames
 // computed with it: the newest data, and the frozen moment when paused.
 func (m *Model) stepWindow(d int) tea.Cmd {
-	i := min(max(m.windowIdx+d, 0), len(m.c.opts.Windows)-1)
-	if i == m.windowIdx {
-		k, which := m.c.keys.WindowUp, "longest"
-		if d < 0 {
-			k, which = m.c.keys.WindowDown, "shortest"
-		}
-		m.hint = k.Help().Key + ": " + windowLabel(m.c.window) + " is the " + which + " window already"
+	k := &m.c.keys
+	if !m.stepIn(&m.windowIdx, len(m.c.opts.Windows), d, k.WindowDown, k.WindowUp, windowLabel(m.c.window)+" is the %s window already", "shortest", "longest") {
 		return nil
 	}
-	m.windowIdx = i
-	m.c.window = m.c.opts.Windows[i]
+	m.c.window = m.c.opts.Windows[m.windowIdx]
 	return m.rebuild()
+}
+
+// stepIn moves *idx by d within [0, n) and reports whether it moved; at
+// either end the footer's hint says so with the key pressed (down when
+// d < 0) and what (a format taking first or last).
+func (m *Model) stepIn(idx *int, n, d int, down, up key.Binding, what, first, last string) bool {
+	i := min(max(*idx+d, 0), n-1)
+	if i != *idx {
+		*idx = i
+		return true
+	}
+	k, which := up, last
+	if d < 0 {
+		k, which = down, first
+	}
+	m.hint = k.Help().Key + ": " + fmt.Sprintf(what, which)
+	return false
 }
 
 // stepRange moves the charts to the previous or next time range and asks
 // for frames with bins for it.
 func (m *Model) stepRange(d int) tea.Cmd {
-	rs := m.c.opts.Ranges
-	i := min(max(m.rangeIdx+d, 0), len(rs)-1)
-	if i == m.rangeIdx {
-		k, which := m.c.keys.ZoomOut, "widest"
-		if d < 0 {
-			k, which = m.c.keys.ZoomIn, "narrowest"
-		}
-		m.hint = k.Help().Key + ": range " + rangeLabel(m.c.chartRange) + " is the " + which + " already"
+	k := &m.c.keys
+	if !m.stepIn(&m.rangeIdx, len(m.c.opts.Ranges), d, k.ZoomIn, k.ZoomOut, "range "+rangeLabel(m.c.chartRange)+" is the %s already", "narrowest", "widest") {
 		return nil
 	}
-	m.rangeIdx = i
-	m.c.chartRange = rs[i]
+	m.c.chartRange = m.c.opts.Ranges[m.rangeIdx]
 	return m.rebuild()
 }
 

@@ -138,13 +138,7 @@ func TestOutcomeBarsUnderTheirLabel(t *testing.T) {
 	for _, cs := range []Charset{CharsetBlock, CharsetASCII} {
 		m := goldenModel(t, Options{Charset: cs, NoColor: true}, 200, 60)
 		lines := strings.Split(screen(t, m), "\n")
-		title := -1
-		for i, ln := range lines {
-			if strings.Contains(ln, "OUTCOMES") {
-				title = i
-				break
-			}
-		}
+		title := firstIndex(lines, func(ln string) bool { return strings.Contains(ln, "OUTCOMES") })
 		if title < 0 {
 			t.Fatal("no OUTCOMES section")
 		}
