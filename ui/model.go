@@ -705,10 +705,17 @@ func (m *Model) globalKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 // viewKey acts on a key in the current view.
 func (m *Model) viewKey(msg tea.KeyMsg) tea.Cmd {
 	k := &m.c.keys
+	if m.view != viewOverview && !key.Matches(msg, k.Back) && !isCursorKey(k, msg) &&
+		(m.view != viewGroup || !key.Matches(msg, k.Open)) {
+		m.idle(msg) // the other views move, scroll and go back only
+		return nil
+	}
 	switch m.view {
 	case viewChains:
 		if key.Matches(msg, k.Back) {
 			m.switchView(viewOverview)
+		} else {
+			m.idle(msg)
 		}
 		return nil
 	case viewFindings, viewInfo, viewWhatIf:
@@ -768,10 +775,25 @@ func (m *Model) viewKey(msg tea.KeyMsg) tea.Cmd {
 				m.hint = "no rows to move through yet"
 			}
 		case !m.overview.knows(msg):
-			m.hint = msg.String() + ": not a key here (" + k.Help.Help().Key + " lists them)"
+			m.idle(msg)
 			return nil
 		}
 		return m.overview.update(msg)
+	}
+}
+
+// idle says in the footer why msg does nothing in the current view.
+func (m *Model) idle(msg tea.KeyMsg) {
+	k := &m.c.keys
+	switch {
+	case key.Matches(msg, k.Sort, k.SortBack, k.Filter, k.Group):
+		m.hint = msg.String() + ": acts in the overview (" + k.Back.Help().Key + " goes back to it)"
+	case key.Matches(msg, k.Open):
+		m.hint = msg.String() + ": nothing to open here"
+	case key.Matches(msg, k.WhatIf):
+		m.hint = msg.String() + ": the what-if pane needs a replay of a recording"
+	default:
+		m.hint = msg.String() + ": not a key here (" + k.Help.Help().Key + " lists them)"
 	}
 }
 

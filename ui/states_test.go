@@ -122,6 +122,19 @@ func TestKeysThatDoNothingSaySo(t *testing.T) {
 	if got := lastLine(ansi.Strip(m.View())); !strings.Contains(got, "space resume") {
 		t.Errorf("paused footer %q, want space resume", got)
 	}
+	keys(m, "space", "w")
+	if got := lastLine(ansi.Strip(m.View())); !strings.Contains(got, "w: the what-if pane needs a replay of a recording") {
+		t.Errorf("w live: footer %q", got)
+	}
+	// In a detail the overview's keys say where they act.
+	keys(m, "enter", "s")
+	if got := lastLine(ansi.Strip(m.View())); m.view != viewDetail || !strings.Contains(got, "s: acts in the overview (esc goes back to it)") {
+		t.Errorf("s in the detail (view %v): footer %q", m.view, got)
+	}
+	keys(m, "j")
+	if got := lastLine(ansi.Strip(m.View())); !strings.Contains(got, "esc back") {
+		t.Errorf("j scrolls the detail and clears the hint: footer %q", got)
+	}
 	// No row yet: enter has nothing to open.
 	e := newTestModel(t, Options{}, nil)
 	send(e, tea.WindowSizeMsg{Width: 120, Height: 40}, liveFrame(model.Frame{Window: time.Minute, Targets: demoTargets()}))
