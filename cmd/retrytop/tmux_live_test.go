@@ -4,6 +4,7 @@ import (
 	"net"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -93,21 +94,40 @@ func TestTmuxDemoStormFillsTheChart(t *testing.T) {
 				}
 			}
 			s.keys("i")
-			// After the schedule: the load goes on (ORIG/s of the browser
-			// stays above zero) and the header says so.
+			// After the schedule the load goes on: over a 10 s window
+			// that starts after the end, the browser still sends its 50
+			// originals/s (without the load it would read 0).
 			scr = s.waitFor("the end of the schedule", 60*time.Second, func(scr string) bool {
 				return strings.Contains(firstLine(scr), "scenario ended")
 			})
+			ended := time.Now()
 			if h := firstLine(scr); sz.w >= 200 && !strings.Contains(h, "load goes on") {
 				t.Errorf("%dx%d: header %q, want the load to go on", sz.w, sz.h, h)
 			}
-			s.waitFor("the browser still sending originals 5 s after the end", 30*time.Second, func(scr string) bool {
-				return strings.Contains(firstLine(scr), "scenario ended") && rowHasNumbers(scr, "browser")
+			s.keys("[")
+			scr = s.waitFor("a 10 s window 12 s after the end", 60*time.Second, func(scr string) bool {
+				return strings.Contains(firstLine(scr), "window 10") && time.Since(ended) > 12*time.Second // "10s" cut at 80
 			})
+			if v, ok := origPerS(scr, "browser"); !ok || v < 40 {
+				t.Errorf("%dx%d: browser ORIG/s %v after the end, want the 50/s load going on:\n%s", sz.w, sz.h, v, scr)
+			}
 			s.keys("q")
 			s.waitExit(status, 20*time.Second)
 		})
 	}
+}
+
+// origPerS is the ORIG/s of target's row: the first number after its
+// name and dependency.
+func origPerS(screen, target string) (float64, bool) {
+	for _, ln := range strings.Split(screen, "\n") {
+		f := strings.Fields(strings.TrimLeft(ln, " ►!"))
+		if len(f) >= 3 && f[0] == target {
+			v, err := strconv.ParseFloat(f[2], 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
 }
 
 // rowWithURL: a line of the screen names hop and a loopback URL.
