@@ -237,7 +237,7 @@ func (p *painter) trafficSection(dst []line, row *model.Signals, tl []model.Sign
 
 // timeAxis labels the bins under a chart with wall-clock times you can
 // quote, at even steps of the clock (every 10s, 30s, 1m, ... as room
-// allows), each at the start of its bin: startMs is the first bin's
+// allows), each at its time's column: startMs is the first bin's
 // start (0: end less the bins), over spanW columns. Times are in the dashboard's location
 // (local, or UTC with --utc); a replay's end is the recording's time.
 // Without a time it says how long ago the first bin starts, and "now".
@@ -260,6 +260,9 @@ func (p *painter) timeAxis(dst []line, startMs int64, end time.Time, bin time.Du
 		layout, step := "15:04", axisStep(bin, bins, spanW, 5)
 		if step%time.Minute != 0 {
 			layout, step = "15:04:05", axisStep(bin, bins, spanW, 8)
+			if step%time.Minute == 0 {
+				layout = "15:04" // the wider labels' step is whole minutes
+			}
 		}
 		lw := len(layout)
 		loc := p.c.opts.Location

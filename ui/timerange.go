@@ -86,10 +86,10 @@ func chartBins(st *model.Store, endMs int64, rng time.Duration, want int) (bin t
 	return bin, bins, held
 }
 
-// axisStep is the time between two labels of a time axis: a nice
-// multiple of bin whose labels (lw wide, two apart) fit bins bins drawn
-// over spanW columns.
+// axisStep is the time between two labels of a time axis: the nice step
+// whose labels (lw wide, two apart) fit bins bins drawn over spanW
+// columns.
 func axisStep(bin time.Duration, bins, spanW, lw int) time.Duration {
-	need := max(((lw+2)*bins+spanW-1)/max(spanW, 1), 1) // bins between labels
-	return niceStep(bin*time.Duration(need), bin)
+	perCol := bin * time.Duration(bins) / time.Duration(max(spanW, 1))
+	return niceStep(perCol*time.Duration(lw+2), 0)
 }
