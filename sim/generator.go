@@ -77,7 +77,9 @@ type generator struct {
 	clock Clock
 	arr   Arrivals
 	limit int64 // originals to send; <0: until ctx is done
-	send  sendFunc
+	// hold: keep sending after limit (the per-second bins stop there).
+	hold bool
+	send sendFunc
 
 	sent, dropped  atomic.Int64
 	inFlight, peak atomic.Int64
@@ -166,13 +168,13 @@ func (g *generator) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		now := g.clock.Now()
 		due := g.arr.Due(now)
-		if g.limit >= 0 {
+		if g.limit >= 0 && !g.hold {
 			due = min(due, g.limit)
 		}
 		for ; k < due; k++ {
 			g.dispatch(ctx, k, now)
 		}
-		if g.limit >= 0 && k >= g.limit {
+		if g.limit >= 0 && !g.hold && k >= g.limit {
 			return
 		}
 		t := g.clock.NewTimer(g.arr.At(k).Sub(now))

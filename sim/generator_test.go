@@ -167,3 +167,23 @@ func TestGeneratorLateAndBins(t *testing.T) {
 		t.Fatalf("bins %+v", bins)
 	}
 }
+
+// With hold the generator keeps the rate after its limit, until ctx ends.
+func TestGeneratorHoldsPastLimit(t *testing.T) {
+	clk := newFakeClock(t0)
+	ctx, cancel := context.WithCancel(context.Background())
+	send := func(ctx context.Context, k int64) Outcome { return OutcomeSuccess }
+	arr := Arrivals{Start: t0, Rate: 10}
+	g := newGenerator(GeneratorConfig{Rate: 10}, clk, arr, 10, send, nil)
+	g.hold = true
+	done := make(chan struct{})
+	go func() { g.run(ctx); close(done) }()
+	waitTimer(t, clk)
+	clk.Advance(3 * time.Second) // 30 originals due past the limit of 10
+	waitTimer(t, clk)
+	cancel()
+	<-done
+	if tr := g.truth(); tr.Sent != 31 {
+		t.Fatalf("sent %d, want 31 (t=0..3s at 10/s, the limit of 10 held past)", tr.Sent)
+	}
+}

@@ -57,6 +57,10 @@ type Options struct {
 	// more when the last one ends (len(phases), ""), from the stack's
 	// goroutine, right after the phase's ground-truth snapshot.
 	OnPhase func(index int, name string)
+	// Hold keeps the last phase's traffic going after the schedule ends,
+	// until ctx is done or Close (a dashboard's demo, read at leisure);
+	// without it the generator stops at the schedule's end.
+	Hold bool
 	// OnStart, if set, is called with each stack Compare starts, before
 	// its traffic begins (to print targets, watch it headless).
 	OnStart func(*Stack)
@@ -293,6 +297,7 @@ func (s *Stack) startGenerator(h *hopLayout) {
 	arr := Arrivals{Start: s.start, Rate: s.sc.Generator.Rate}
 	limit := arr.Before(s.start.Add(s.sched.Total()))
 	s.gen = newGenerator(s.sc.Generator, s.clock, arr, limit, send, h.regs[0])
+	s.gen.hold = s.opts.Hold
 	s.gen.phaseBins = make([]bin, len(s.sched.Phases))
 	s.gen.phaseOf = func(due time.Duration) int {
 		i, _, _ := s.sched.At(due)

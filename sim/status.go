@@ -9,16 +9,21 @@ import (
 // force and how long it still lasts ("slow, 12s left, then recovered"), or
 // that the schedule has ended, on the stack's own clock.
 func (s *Stack) PhaseStatus() string {
-	return phaseStatus(s.sched, s.clock.Now().Sub(s.start))
+	return phaseStatus(s.sched, s.clock.Now().Sub(s.start), s.opts.Hold)
 }
 
-func phaseStatus(sched Schedule, elapsed time.Duration) string {
+// phaseStatus says, after the end, whether the last phase's load goes on
+// (hold) or has stopped.
+func phaseStatus(sched Schedule, elapsed time.Duration, hold bool) string {
 	i, left, ok := sched.At(elapsed)
 	if !ok {
 		if len(sched.Phases) == 0 {
 			return ""
 		}
-		return "scenario ended (" + sched.Phases[len(sched.Phases)-1].Name + " holds; q quits)"
+		if !hold {
+			return "scenario ended: load stopped (q quits)"
+		}
+		return "scenario ended: " + sched.Phases[len(sched.Phases)-1].Name + " load goes on (q quits)"
 	}
 	msg := fmt.Sprintf("%s, %s left", sched.Phases[i].Name, left.Round(time.Second))
 	if i+1 < len(sched.Phases) {

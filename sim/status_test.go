@@ -18,14 +18,17 @@ func TestPhaseStatus(t *testing.T) {
 		{0, "healthy, 10s left, then slow"},
 		{12400 * time.Millisecond, "slow, 18s left, then recovered"},
 		{45 * time.Second, "recovered, 5s left"},
-		{50 * time.Second, "scenario ended (recovered holds; q quits)"},
+		{50 * time.Second, "scenario ended: recovered load goes on (q quits)"},
 	}
 	for _, tt := range tests {
-		if got := phaseStatus(sched, tt.elapsed); got != tt.want {
+		if got := phaseStatus(sched, tt.elapsed, true); got != tt.want {
 			t.Errorf("at %v: %q, want %q", tt.elapsed, got, tt.want)
 		}
 	}
-	if got := phaseStatus(Schedule{}, time.Second); got != "" {
+	if got := phaseStatus(sched, time.Minute, false); got != "scenario ended: load stopped (q quits)" {
+		t.Errorf("without hold: %q", got)
+	}
+	if got := phaseStatus(Schedule{}, time.Second, true); got != "" {
 		t.Errorf("no schedule: %q", got)
 	}
 }

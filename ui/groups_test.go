@@ -182,9 +182,9 @@ func TestGroupingToggle(t *testing.T) {
 		t.Errorf("footer lacks the group key: %s", lastLine(v))
 	}
 	// Sort and filter act on group rows.
-	keys(m, "s", "s") // originals/s
-	if o := order(m); o[0] != "gateway/checkout" || o[len(o)-1] != "legacy/mainframe" {
-		t.Errorf("grouped by originals/s: %v", o)
+	keys(m, "S", "S") // ORIG/s, two columns before AMP
+	if o := order(m); m.overview.sortBy != colOrig || o[0] != "gateway/checkout" || o[len(o)-1] != "legacy/mainframe" {
+		t.Errorf("grouped by %s: %v", colSpecs[m.overview.sortBy].head, o)
 	}
 	keys(m, "/", "p", "a", "y", "enter")
 	if o := order(m); strings.Join(o, " ") != "payments/bank-api checkout/payments" {

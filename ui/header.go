@@ -126,17 +126,22 @@ func (h *headerModel) clock(m *Model) (r, rs []byte) {
 
 // targets writes up/total and the first down target with its last error,
 // in the room the right side r (or its compact form rs, or nothing) leaves;
-// it returns the right side that still fits.
+// it returns the right side that still fits. Until a target's first
+// scrape ends it is connecting, not down: before any has ended the
+// header says "connecting to N targets".
 func (h *headerModel) targets(l *lineWriter, m *Model, r, rs []byte) []byte {
 	st, g, width := &h.c.st, h.c.g, h.c.width
-	l.plain("  targets ")
-	up, total, firstDown, nDown := 0, 0, -1, 0
+	up, total, firstDown, nDown, waiting := 0, 0, -1, 0, 0
 	if m.live != nil {
 		for i := range m.live.Targets {
+			t := &m.live.Targets[i]
 			total++
-			if m.live.Targets[i].Up {
+			switch {
+			case t.Up:
 				up++
-			} else {
+			case !tried(t) && m.c.opts.Mode == ModeLive:
+				waiting++
+			default:
 				nDown++
 				if firstDown < 0 {
 					firstDown = i
@@ -144,6 +149,22 @@ func (h *headerModel) targets(l *lineWriter, m *Model, r, rs []byte) []byte {
 			}
 		}
 	}
+	if m.live == nil || (waiting > 0 && waiting == total) {
+		l.plain("  ")
+		l.num = append(l.num[:0], "connecting to "...)
+		l.num = strconv.AppendInt(l.num, int64(total), 10)
+		l.num = append(l.num, " target"...)
+		if total != 1 {
+			l.num = append(l.num, 's')
+		}
+		l.num = append(l.num, "…"...)
+		if m.live == nil {
+			l.num = append(l.num[:0], "connecting…"...)
+		}
+		l.bytes(l.num, st.dim)
+		return r
+	}
+	l.plain("  targets ")
 	l.num = strconv.AppendInt(l.num[:0], int64(up), 10)
 	l.num = append(l.num, '/')
 	l.num = strconv.AppendInt(l.num, int64(total), 10)
@@ -152,6 +173,12 @@ func (h *headerModel) targets(l *lineWriter, m *Model, r, rs []byte) []byte {
 		l.bytes(l.num, st.down)
 	} else {
 		l.bytes(l.num, st.text)
+	}
+	if waiting > 0 {
+		l.num = append(l.num[:0], ", "...)
+		l.num = strconv.AppendInt(l.num, int64(waiting), 10)
+		l.num = append(l.num, " connecting"...)
+		l.bytes(l.num, st.dim)
 	}
 	if firstDown < 0 {
 		return r
@@ -201,16 +228,24 @@ func (m *Model) footer() line {
 		l.plain("  " + k.AcceptFilter.Help().Key + " apply · " + k.CancelFilter.Help().Key + " clear")
 		return l.line()
 	}
+	if m.hint != "" {
+		// Why the last key did nothing, until the next key.
+		l.cell(safetext.Terminal(m.hint), w, false, m.c.st.accent)
+		return trimSpaceRight(l.line())
+	}
 	if m.player() != nil {
 		return m.replayFooter()
 	}
 	groups := m.view == viewOverview && m.overview.groupable
-	fk := [3]int{w, int(m.view), 0}
+	fk := [4]int{w, int(m.view), 0, 0}
 	if groups {
 		fk[2] = 1
 	}
+	if m.paused {
+		fk[3] = 1
+	}
 	if m.footerKey != fk || m.footerLine.s == "" {
-		var keys help.KeyMap = viewKeys{k: &m.c.keys, view: m.view, groups: groups}
+		var keys help.KeyMap = viewKeys{k: &m.c.keys, view: m.view, groups: groups, paused: m.paused}
 		bs := keys.ShortHelp()
 		s := m.help.ShortHelpView(bs)
 		// help adds an item that does not fit when its ellipsis would not

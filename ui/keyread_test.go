@@ -20,8 +20,8 @@ func TestKeysReadTogetherEachAct(t *testing.T) {
 		t.Errorf("jj selected %q, want the third row %q", got, rows[2])
 	}
 	keys(m, "ss")
-	if m.overview.sortBy != sortOriginals {
-		t.Errorf("ss: sort %v, want %v (two steps from amplification)", m.overview.sortBy, sortOriginals)
+	if m.overview.sortBy != colAttOK {
+		t.Errorf("ss: sort %s, want ATT%% (two columns after AMP)", colSpecs[m.overview.sortBy].head)
 	}
 	keys(m, "]]")
 	if m.Window() != 15*time.Minute {

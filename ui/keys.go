@@ -17,7 +17,13 @@ type KeyMap struct {
 	Pause      key.Binding
 	WindowDown key.Binding
 	WindowUp   key.Binding
+	// ZoomIn and ZoomOut step the charts' time range (Options.Ranges).
+	ZoomIn  key.Binding
+	ZoomOut key.Binding
+	// Sort sorts the overview by the next column on screen, SortBack by
+	// the previous one, worst first.
 	Sort       key.Binding
+	SortBack   key.Binding
 	Filter     key.Binding
 	SwitchView key.Binding
 	Up         key.Binding
@@ -72,7 +78,10 @@ func DefaultKeyMap() KeyMap {
 		Pause:      key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "pause/resume")),
 		WindowDown: key.NewBinding(key.WithKeys("["), key.WithHelp("[", "shorter window")),
 		WindowUp:   key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "longer window")),
-		Sort:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
+		ZoomIn:     key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "charts: shorter range")),
+		ZoomOut:    key.NewBinding(key.WithKeys("Z"), key.WithHelp("Z", "charts: longer range")),
+		Sort:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort by the next column")),
+		SortBack:   key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "sort by the previous column")),
 		Filter:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		SwitchView: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "switch view")),
 		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
@@ -110,7 +119,7 @@ func DefaultKeyMap() KeyMap {
 
 // KeyActions names the bindings of a KeyMap for Remap (a config file's
 // keys: section), in help order.
-var KeyActions = []string{"quit", "help", "pause", "window-down", "window-up", "sort", "filter", "switch-view",
+var KeyActions = []string{"quit", "help", "pause", "window-down", "window-up", "zoom-in", "zoom-out", "sort", "sort-back", "filter", "switch-view",
 	"up", "down", "page-up", "page-down", "top", "bottom", "open", "back", "group", "follow", "findings", "info", "save",
 	"accept-filter", "cancel-filter", "force-quit",
 	"play", "step-back", "step-forward", "jump-back", "jump-forward", "slower", "faster", "start", "end", "what-if"}
@@ -118,7 +127,7 @@ var KeyActions = []string{"quit", "help", "pause", "window-down", "window-up", "
 // binding returns the binding an action name names.
 func (k *KeyMap) binding(action string) *key.Binding {
 	return map[string]*key.Binding{"quit": &k.Quit, "help": &k.Help, "pause": &k.Pause, "window-down": &k.WindowDown,
-		"window-up": &k.WindowUp, "sort": &k.Sort, "filter": &k.Filter, "switch-view": &k.SwitchView, "up": &k.Up,
+		"window-up": &k.WindowUp, "zoom-in": &k.ZoomIn, "zoom-out": &k.ZoomOut, "sort": &k.Sort, "sort-back": &k.SortBack, "filter": &k.Filter, "switch-view": &k.SwitchView, "up": &k.Up,
 		"down": &k.Down, "page-up": &k.PageUp, "page-down": &k.PageDown, "top": &k.Top, "bottom": &k.Bottom,
 		"open": &k.Open, "back": &k.Back, "group": &k.Group, "follow": &k.Follow, "findings": &k.Findings,
 		"info": &k.Info, "save": &k.Save, "accept-filter": &k.AcceptFilter, "cancel-filter": &k.CancelFilter,
@@ -194,8 +203,8 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Back, k.SwitchView, k.Sort, k.Filter, k.AcceptFilter, k.CancelFilter, k.Group, k.Follow, k.Findings, k.Info},
-		{k.Pause, k.WindowDown, k.WindowUp, k.Save, k.Help, k.Quit, k.ForceQuit},
+		{k.Open, k.Back, k.SwitchView, k.Sort, k.SortBack, k.Filter, k.AcceptFilter, k.CancelFilter, k.Group, k.Follow, k.Findings, k.Info},
+		{k.Pause, k.WindowDown, k.WindowUp, k.ZoomIn, k.ZoomOut, k.Save, k.Help, k.Quit, k.ForceQuit},
 	}
 }
 
@@ -206,6 +215,8 @@ type viewKeys struct {
 	view viewID
 	// groups: the overview has replicas to fold or unfold.
 	groups bool
+	// paused: the pause key resumes.
+	paused bool
 }
 
 func (v viewKeys) ShortHelp() []key.Binding {
@@ -214,22 +225,27 @@ func (v viewKeys) ShortHelp() []key.Binding {
 	short := func(b key.Binding, desc string) key.Binding {
 		return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, desc))
 	}
-	common := []key.Binding{short(k.Quit, "quit"), short(k.Help, "help"), short(k.Pause, "pause"), pairOf(k.WindowDown, k.WindowUp, "window")}
+	pause := "pause"
+	if v.paused {
+		pause = "resume"
+	}
+	zoom := pairOf(k.ZoomIn, k.ZoomOut, "range")
+	common := []key.Binding{short(k.Quit, "quit"), short(k.Help, "help"), short(k.Pause, pause), pairOf(k.WindowDown, k.WindowUp, "window")}
 	switch v.view {
 	case viewDetail, viewService:
-		return append(common, short(k.Down, "scroll"), short(k.Back, "back"), short(k.SwitchView, "view"))
+		return append(common, zoom, short(k.Down, "scroll"), short(k.Back, "back"), short(k.SwitchView, "view"))
 	case viewGroup:
-		return append(common, short(k.Down, "replica"), short(k.Open, "open"), short(k.Back, "back"), short(k.PageDown, "scroll"), short(k.SwitchView, "view"))
+		return append(common, zoom, short(k.Down, "replica"), short(k.Open, "open"), short(k.Back, "back"), short(k.PageDown, "scroll"), short(k.SwitchView, "view"))
 	case viewChains:
 		return append(common, short(k.Back, "back"), short(k.SwitchView, "view"))
 	case viewFindings, viewInfo, viewWhatIf:
 		return append(common, short(k.Down, "scroll"), short(k.Back, "back"))
 	}
-	out := append(common, short(k.Sort, "sort"), short(k.Filter, "filter"), short(k.Open, "detail"), short(k.Findings, "findings"), short(k.Info, "info"))
+	out := append(common, pairOf(k.Sort, k.SortBack, "sort"), short(k.Filter, "filter"), short(k.Open, "detail"), short(k.Findings, "findings"), short(k.Info, "info"))
 	if v.groups {
 		out = append(out, short(k.Group, "group"))
 	}
-	return append(out, short(k.SwitchView, "view"))
+	return append(out, zoom, short(k.SwitchView, "view"))
 }
 
 func (v viewKeys) FullHelp() [][]key.Binding { return v.k.FullHelp() }

@@ -13,7 +13,10 @@ type frameRequest struct {
 	Window time.Duration
 	Bin    time.Duration
 	EndMs  int64 // 0: the newest data
-	Bins   int
+	// Range is the charts' time range (0: all the data held); with Bin 0
+	// the build picks the bins from it (chartBins).
+	Range time.Duration
+	Bins  int
 	// Chains are the declared chains (--chain, --config); none means
 	// inferred ones.
 	Chains []analysis.ChainSpec

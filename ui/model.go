@@ -2,7 +2,9 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +54,8 @@ type common struct {
 	g             *glyphs
 	keys          KeyMap
 	window        time.Duration
+	// chartRange is the charts' time range (0: all the data held).
+	chartRange time.Duration
 }
 
 // Model is the root bubbletea model: it owns the frames and the mode
@@ -69,6 +73,7 @@ type Model struct {
 	view      viewID
 	showHelp  bool
 	windowIdx int
+	rangeIdx  int
 
 	live         *model.Frame // the newest frame built
 	shown        *model.Frame // the frame on screen (== live unless paused)
@@ -127,6 +132,9 @@ type Model struct {
 	// saved says where the last ctrl+s wrote the screen (or why it could
 	// not), until the next key.
 	saved string
+	// hint says why the last key did nothing here ("a: no replicas to
+	// fold"), in the footer until the next key.
+	hint string
 	// helpView scrolls the help when it is taller than the screen;
 	// paneView the findings and info panes.
 	helpView scroller
@@ -144,7 +152,7 @@ type Model struct {
 	viewCache  string
 	lines      []line
 	footerLine line
-	footerKey  [3]int
+	footerKey  [4]int
 }
 
 // asciiFold maps the one-column non-ASCII characters that text outside
@@ -167,11 +175,12 @@ func NewModel(src Source, opts Options) *Model {
 		theme = *opts.Theme
 	}
 	c := &common{
-		opts:   opts,
-		st:     newStyles(theme, opts.Renderer, opts.NoColor),
-		g:      glyphsFor(opts.Charset),
-		keys:   keys,
-		window: opts.Window,
+		opts:       opts,
+		st:         newStyles(theme, opts.Renderer, opts.NoColor),
+		g:          glyphsFor(opts.Charset),
+		keys:       keys,
+		window:     opts.Window,
+		chartRange: opts.Range,
 	}
 	m := &Model{
 		c:         c,
@@ -192,6 +201,7 @@ func NewModel(src Source, opts Options) *Model {
 			m.windowIdx = i
 		}
 	}
+	m.rangeIdx = slices.Index(opts.Ranges, opts.Range)
 	m.header = headerModel{c: c}
 	m.overview = newOverview(c)
 	m.detail = detailModel{scroller: scroller{c: c, pane: painter{c: c}}}
@@ -289,7 +299,7 @@ func (m *Model) maybeBuild() tea.Cmd {
 }
 
 func (m *Model) request(endMs int64) frameRequest {
-	req := frameRequest{Window: m.c.window, Bin: m.c.opts.Bin, EndMs: endMs, Bins: m.c.opts.Bins, Chains: m.c.opts.Chains, Links: m.c.opts.Links, Service: m.wantService()}
+	req := frameRequest{Window: m.c.window, Bin: m.c.opts.Bin, EndMs: endMs, Range: m.c.chartRange, Bins: m.c.opts.Bins, Chains: m.c.opts.Chains, Links: m.c.opts.Links, Service: m.wantService()}
 	if endMs == 0 {
 		req.Prev = m.live
 		req.Cache = m.cache
@@ -368,7 +378,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.now = m.c.opts.Now()
 		m.dirty = true
-		m.saved = ""
+		m.saved, m.hint = "", ""
 		cmd := m.onKey(msg)
 		if m.view != viewWhatIf {
 			m.cancelWhatIf() // the pane was left
@@ -648,12 +658,19 @@ func (m *Model) globalKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 		return m.stepWindow(-1), true
 	case key.Matches(msg, k.WindowUp):
 		return m.stepWindow(+1), true
+	case key.Matches(msg, k.ZoomIn):
+		return m.stepRange(-1), true
+	case key.Matches(msg, k.ZoomOut):
+		return m.stepRange(+1), true
 	case key.Matches(msg, k.Save):
 		return m.saveScreen(), true
 	case m.c.opts.WhatIf != nil && key.Matches(msg, k.WhatIf):
 		return m.toggleWhatIf(), true
 	case key.Matches(msg, k.Follow):
 		m.following = true
+		if !m.shownDerived.hasWorst {
+			m.hint = k.Follow.Help().Key + ": no row stands out to follow yet"
+		}
 		m.followWorst()
 		return nil, true
 	case key.Matches(msg, k.Findings), key.Matches(msg, k.Info):
@@ -688,10 +705,17 @@ func (m *Model) globalKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 // viewKey acts on a key in the current view.
 func (m *Model) viewKey(msg tea.KeyMsg) tea.Cmd {
 	k := &m.c.keys
+	if m.view != viewOverview && !key.Matches(msg, k.Back) && !isCursorKey(k, msg) &&
+		(m.view != viewGroup || !key.Matches(msg, k.Open)) {
+		m.idle(msg) // the other views move, scroll and go back only
+		return nil
+	}
 	switch m.view {
 	case viewChains:
 		if key.Matches(msg, k.Back) {
 			m.switchView(viewOverview)
+		} else {
+			m.idle(msg)
 		}
 		return nil
 	case viewFindings, viewInfo, viewWhatIf:
@@ -733,15 +757,43 @@ func (m *Model) viewKey(msg tea.KeyMsg) tea.Cmd {
 	default:
 		switch {
 		case key.Matches(msg, k.Open):
-			cmd, _ := m.openSelected()
+			cmd, ok := m.openSelected()
+			if !ok {
+				m.hint = k.Open.Help().Key + ": no row to open yet"
+			}
 			return cmd
 		case key.Matches(msg, k.Group):
+			if !m.overview.groupable {
+				m.hint = k.Group.Help().Key + ": no replicas to fold (no layer has two targets)"
+				return nil
+			}
 			m.toggleGrouping()
 			return nil
 		case isCursorKey(k, msg):
 			m.following = false // the user chose a row: pin it
+			if m.overview.total() == 0 {
+				m.hint = "no rows to move through yet"
+			}
+		case !m.overview.knows(msg):
+			m.idle(msg)
+			return nil
 		}
 		return m.overview.update(msg)
+	}
+}
+
+// idle says in the footer why msg does nothing in the current view.
+func (m *Model) idle(msg tea.KeyMsg) {
+	k := &m.c.keys
+	switch {
+	case key.Matches(msg, k.Sort, k.SortBack, k.Filter, k.Group):
+		m.hint = msg.String() + ": acts in the overview (" + k.Back.Help().Key + " goes back to it)"
+	case key.Matches(msg, k.Open):
+		m.hint = msg.String() + ": nothing to open here"
+	case key.Matches(msg, k.WhatIf):
+		m.hint = msg.String() + ": the what-if pane needs a replay of a recording"
+	default:
+		m.hint = msg.String() + ": not a key here (" + k.Help.Help().Key + " lists them)"
 	}
 }
 
@@ -825,12 +877,39 @@ func (m *Model) togglePause() tea.Cmd {
 // stepWindow moves to the previous or next window and asks for frames
 // computed with it: the newest data, and the frozen moment when paused.
 func (m *Model) stepWindow(d int) tea.Cmd {
-	i := min(max(m.windowIdx+d, 0), len(m.c.opts.Windows)-1)
-	if i == m.windowIdx {
+	k := &m.c.keys
+	if !m.stepIn(&m.windowIdx, len(m.c.opts.Windows), d, k.WindowDown, k.WindowUp, windowLabel(m.c.window)+" is the %s window already", "shortest", "longest") {
 		return nil
 	}
-	m.windowIdx = i
-	m.c.window = m.c.opts.Windows[i]
+	m.c.window = m.c.opts.Windows[m.windowIdx]
+	return m.rebuild()
+}
+
+// stepIn moves *idx by d within [0, n) and reports whether it moved; at
+// either end the footer's hint says so with the key pressed (down when
+// d < 0) and what (a format taking first or last).
+func (m *Model) stepIn(idx *int, n, d int, down, up key.Binding, what, first, last string) bool {
+	i := min(max(*idx+d, 0), n-1)
+	if i != *idx {
+		*idx = i
+		return true
+	}
+	k, which := up, last
+	if d < 0 {
+		k, which = down, first
+	}
+	m.hint = k.Help().Key + ": " + fmt.Sprintf(what, which)
+	return false
+}
+
+// stepRange moves the charts to the previous or next time range and asks
+// for frames with bins for it.
+func (m *Model) stepRange(d int) tea.Cmd {
+	k := &m.c.keys
+	if !m.stepIn(&m.rangeIdx, len(m.c.opts.Ranges), d, k.ZoomIn, k.ZoomOut, "range "+rangeLabel(m.c.chartRange)+" is the %s already", "narrowest", "widest") {
+		return nil
+	}
+	m.c.chartRange = m.c.opts.Ranges[m.rangeIdx]
 	return m.rebuild()
 }
 

@@ -122,38 +122,69 @@ func body(s string) string {
 func TestSortCycles(t *testing.T) {
 	m := newTestModel(t, Options{}, nil)
 	send(m, tea.WindowSizeMsg{Width: 200, Height: 60}, liveFrame(fixtureFrame(dataTime, time.Minute, 0)))
-	want := []struct {
-		by    sortKey
-		first string
-		last  string
-	}{
-		{sortAmplification, "checkout/payments", "legacy/mainframe"},
-		{sortProviderErrors, "checkout/payments", "legacy/mainframe"},
-		{sortOriginals, "gateway/checkout", "evil\x1b[2J\x1b]0;pwned\x07/dep\u202eoverride\nline"},
-		{sortP99, "checkout/inventory", "legacy/mainframe"}, // equal p99: by name; absent last
+	m.View() // the layout decides the columns on screen
+	if m.overview.sortBy != colAmp {
+		t.Fatalf("first sort %v, want AMP", colSpecs[m.overview.sortBy].head)
 	}
-	for i, w := range want {
-		if i > 0 {
-			keys(m, "s")
+	// Every column on screen, in display order, then around again.
+	var seen []string
+	for range numCols {
+		keys(m, "s")
+		id := m.overview.sortBy
+		seen = append(seen, colSpecs[id].head)
+		if !m.overview.lay.show[id] {
+			t.Errorf("sort by %s, a column not on screen", colSpecs[id].head)
 		}
-		o := order(m)
-		if m.overview.sortBy != w.by || o[0] != w.first || o[len(o)-1] != w.last {
-			t.Errorf("sort %v (want %v): first %q last %q", m.overview.sortBy, w.by, o[0], o[len(o)-1])
+		checkSorted(t, m, id)
+		if id == colAmp {
+			break
 		}
 	}
-	if !strings.Contains(ansi.Strip(m.View()), "sort success p99") {
+	if want := "EFF% ATT% RETR/s RSC/s BDG/s ADM/s ERR/s TMO/s"; !strings.HasPrefix(strings.Join(seen, " "), want) {
+		t.Errorf("s steps %v, want %s first", seen, want)
+	}
+	if seen[len(seen)-1] != "AMP" {
+		t.Errorf("s did not come back to AMP: %v", seen)
+	}
+	keys(m, "S")
+	if h := colSpecs[m.overview.sortBy].head; h != "ATT/s" {
+		t.Errorf("S from AMP: %s, want ATT/s", h)
+	}
+	for m.overview.sortBy != colTimeouts {
+		keys(m, "s")
+	}
+	if !strings.Contains(ansi.Strip(m.View()), "sort TMO/s ↓") {
 		t.Error("title does not name the sort")
 	}
-	keys(m, "s")
-	if m.overview.sortBy != sortAmplification {
-		t.Errorf("sort did not cycle back: %v", m.overview.sortBy)
+	for m.overview.sortBy != colEff {
+		keys(m, "S")
+	}
+	if !strings.Contains(ansi.Strip(m.View()), "sort EFF% ↑") {
+		t.Error("title does not say the lowest success comes first")
+	}
+}
+
+// checkSorted: rows worst first by column id (largest first, lowest for
+// the success ratios), absent last, ties by name.
+func checkSorted(t *testing.T, m *Model, id colID) {
+	t.Helper()
+	rows := m.overview.frame.Rows
+	ord := m.overview.order
+	for i := 1; i < len(ord); i++ {
+		a, b := colValue(id, &rows[ord[i-1]]), colValue(id, &rows[ord[i]])
+		switch {
+		case !a.OK && b.OK:
+			t.Errorf("sort %s: absent before %v", colSpecs[id].head, b.V)
+		case a.OK && b.OK && worstLow[id] && a.V > b.V, a.OK && b.OK && !worstLow[id] && a.V < b.V:
+			t.Errorf("sort %s: %v before %v", colSpecs[id].head, a.V, b.V)
+		}
 	}
 }
 
 func TestAbsentLastInEverySort(t *testing.T) {
 	m := newTestModel(t, Options{}, nil)
 	send(m, tea.WindowSizeMsg{Width: 200, Height: 60}, liveFrame(fixtureFrame(dataTime, time.Minute, 0)))
-	m.overview.sortBy = sortP99
+	m.overview.sortBy = colOK99
 	m.overview.refresh()
 	o := order(m)
 	if o[len(o)-1] != "legacy/mainframe" {
@@ -283,7 +314,7 @@ func TestWindowChange(t *testing.T) {
 	if m.Window() != 5*time.Minute {
 		t.Fatalf("] from 1m: %v", m.Window())
 	}
-	if len(reqs) != 1 || reqs[0].Window != 5*time.Minute || reqs[0].EndMs != 0 || reqs[0].Bin != 10*time.Second || reqs[0].Bins != 30 {
+	if len(reqs) != 1 || reqs[0].Window != 5*time.Minute || reqs[0].EndMs != 0 || reqs[0].Bin != 0 || reqs[0].Range != 5*time.Minute || reqs[0].Bins != 30 {
 		t.Fatalf("requests: %+v", reqs)
 	}
 	if m.shown.Window != 5*time.Minute {
@@ -410,7 +441,7 @@ func TestHelpFromKeyMap(t *testing.T) {
 		t.Error("remapped pause key did not pause")
 	}
 	keys(m, "?")
-	if v := ansi.Strip(m.View()); !regexp.MustCompile(`p +freeze`).MatchString(v) || !strings.Contains(lastLine(v), "p pause") {
+	if v := ansi.Strip(m.View()); !regexp.MustCompile(`p +freeze`).MatchString(v) || !strings.Contains(lastLine(v), "p resume") {
 		t.Errorf("help does not show the remapped key:\n%s", v)
 	}
 	for _, b := range km.FullHelp() {

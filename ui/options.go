@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -102,8 +103,15 @@ type Options struct {
 	// Windows are the windows [ and ] cycle through (default
 	// DefaultWindows).
 	Windows []time.Duration
-	// Bin is the width of one timeline bin (default 10s) and Bins how many
-	// the detail view may show (default 30).
+	// Ranges are the time ranges the charts' z and Z step through
+	// (default DefaultRanges; 0 is all the data held) and Range the first
+	// (default 5m; negative: all). The charts span the data held, up to
+	// the range, so they fill as history grows.
+	Ranges []time.Duration
+	Range  time.Duration
+	// Bins is about how many timeline bins a chart shows (default 30):
+	// their width is the nice step (1s, 2s, 5s, 10s, ...) that fits the
+	// span shown into as many. Bin, when set, fixes the width instead.
 	Bin  time.Duration
 	Bins int
 
@@ -193,9 +201,26 @@ func (o Options) withDefaults() Options {
 		o.Windows = append(o.Windows, o.Window)
 	}
 	slices.Sort(o.Windows)
-	if o.Bin <= 0 {
-		o.Bin = 10 * time.Second
+	if len(o.Ranges) == 0 {
+		o.Ranges = DefaultRanges
 	}
+	o.Ranges = slices.Clone(o.Ranges)
+	switch {
+	case o.Range == 0:
+		o.Range = 5 * time.Minute
+	case o.Range < 0:
+		o.Range = 0
+	}
+	if !slices.Contains(o.Ranges, o.Range) {
+		o.Ranges = append(o.Ranges, o.Range)
+	}
+	// Shortest first, all (0) last.
+	slices.SortFunc(o.Ranges, func(a, b time.Duration) int {
+		if a <= 0 || b <= 0 {
+			return cmpAll(a) - cmpAll(b)
+		}
+		return cmp.Compare(a, b)
+	})
 	if o.Bins <= 0 {
 		o.Bins = 30
 	}
@@ -218,4 +243,12 @@ func (o Options) withDefaults() Options {
 		o.Renderer = lipgloss.DefaultRenderer()
 	}
 	return o
+}
+
+// cmpAll orders the range "all" (0) after every other.
+func cmpAll(r time.Duration) int {
+	if r <= 0 {
+		return 1
+	}
+	return 0
 }

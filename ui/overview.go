@@ -17,33 +17,6 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// sortKey is what the overview is ordered by; s cycles through them.
-type sortKey int
-
-const (
-	sortAmplification sortKey = iota
-	sortProviderErrors
-	sortOriginals
-	sortP99
-	numSorts
-)
-
-var sortNames = [numSorts]string{"amplification", "provider errors", "originals/s", "success p99"}
-
-func (k sortKey) String() string { return sortNames[k] }
-
-func (k sortKey) value(s *model.Signals) model.Value {
-	switch k {
-	case sortProviderErrors:
-		return s.ProviderErrorsPerS
-	case sortOriginals:
-		return s.OriginalsPerS
-	case sortP99:
-		return s.Latency[model.ClassSuccess].P99
-	}
-	return s.Amplification
-}
-
 // colID is a numeric column of the overview table, in display order.
 type colID int
 
@@ -100,6 +73,10 @@ var colSpecs = [numCols]colSpec{
 	colOK99:      {"OK p99", -1, 6, 9},
 	colFF99:      {"FF p99", -1, 6, 11},
 }
+
+// worstLow are the columns whose worst rows have the lowest values (the
+// success ratios): sorting by them puts the lowest first.
+var worstLow = [numCols]bool{colEff: true, colAttOK: true}
 
 // colValue is the value behind a numeric column.
 func colValue(id colID, s *model.Signals) model.Value {
@@ -233,7 +210,9 @@ type overviewModel struct {
 	frame *model.Frame
 	order []int // indices into frame.Rows, in display order
 
-	sortBy    sortKey
+	// sortBy is the column the rows are sorted by, worst first (s and S
+	// step it through the columns on screen).
+	sortBy    colID
 	filter    textinput.Model
 	filtering bool
 	terms     []string
@@ -303,6 +282,7 @@ func newOverview(c *common) overviewModel {
 	}
 	return overviewModel{
 		c:        c,
+		sortBy:   colAmp,
 		filter:   ti,
 		names:    make(map[model.Key]rowNames),
 		svcNames: make(map[string]rowNames),
@@ -552,7 +532,7 @@ func (o *overviewModel) matches(s *model.Signals) bool {
 // compare orders rows by the sort key, largest first, absent values last,
 // then by target and dependency so equal rows never swap between frames.
 func (o *overviewModel) compare(a, b *model.Signals) int {
-	va, vb := o.sortBy.value(a), o.sortBy.value(b)
+	va, vb := colValue(o.sortBy, a), colValue(o.sortBy, b)
 	okA, okB := va.OK && !math.IsNaN(va.V), vb.OK && !math.IsNaN(vb.V)
 	switch {
 	case okA && !okB:
@@ -560,7 +540,7 @@ func (o *overviewModel) compare(a, b *model.Signals) int {
 	case !okA && okB:
 		return 1
 	case okA && okB && va.V != vb.V:
-		if va.V > vb.V {
+		if (va.V > vb.V) != worstLow[o.sortBy] {
 			return -1
 		}
 		return 1
@@ -673,8 +653,9 @@ func (o *overviewModel) update(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Bottom):
 		o.moveTo(o.total() - 1)
 	case key.Matches(msg, k.Sort):
-		o.sortBy = (o.sortBy + 1) % numSorts
-		o.refresh()
+		o.stepSort(+1)
+	case key.Matches(msg, k.SortBack):
+		o.stepSort(-1)
 	case key.Matches(msg, k.Filter):
 		o.filtering = true
 		o.filter.CursorEnd()
@@ -687,6 +668,26 @@ func (o *overviewModel) update(msg tea.KeyMsg) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// knows reports whether msg is one of the overview's own keys.
+func (o *overviewModel) knows(msg tea.KeyMsg) bool {
+	k := &o.c.keys
+	return key.Matches(msg, k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Sort, k.SortBack, k.Filter, k.Back)
+}
+
+// stepSort sorts by the next (d > 0) or previous column on screen, in
+// display order, wrapping around.
+func (o *overviewModel) stepSort(d int) {
+	id := o.sortBy
+	for range numCols {
+		id = (id + colID(d) + numCols) % numCols
+		if o.lay.width == 0 || o.lay.show[id] {
+			break
+		}
+	}
+	o.sortBy = id
+	o.refresh()
 }
 
 // tallHeight is the screen height from which the overview also tells the
@@ -909,6 +910,9 @@ func findingWhere(fd *analysis.Finding, g *glyphs) string {
 	if fd.Chain != "" {
 		return "chain " + safetext.Terminal(fd.Chain)
 	}
+	if fd.Dependency == "" {
+		return safetext.Terminal(fd.Target) // about the target itself
+	}
 	return safetext.Terminal(fd.Target) + " " + g.to + " " + safetext.Terminal(fd.Dependency)
 }
 
@@ -1005,9 +1009,13 @@ func (o *overviewModel) table(dst []line, width, height int) []line {
 		b = append(b, " by target"...)
 	}
 	b = append(b, " · sort "...)
-	b = append(b, o.sortBy.String()...)
+	b = append(b, colSpecs[o.sortBy].head...)
 	b = append(b, ' ')
-	b = append(b, g.arrowDown...)
+	if worstLow[o.sortBy] {
+		b = append(b, g.arrowUp...)
+	} else {
+		b = append(b, g.arrowDown...)
+	}
 	if v := o.filter.Value(); v != "" && !o.filtering {
 		b = append(b, " · filter \""...)
 		b = append(b, v...)
@@ -1030,16 +1038,7 @@ func (o *overviewModel) table(dst []line, width, height int) []line {
 	dst = append(dst, trimSpaceRight(l.line()))
 
 	if n == 0 {
-		msg := "waiting for the first scrape…"
-		switch {
-		case o.frame != nil && len(o.frame.Rows) > 0:
-			msg = "no row matches the filter (esc clears it)"
-		case o.frame != nil && !o.frame.Time.IsZero():
-			msg = "no retry metrics found on any target yet"
-		}
-		l.pad(markerW)
-		l.text(msg, st.dim)
-		return append(dst, l.line())
+		return o.noRows(dst, height-2)
 	}
 
 	rows := o.frame.Rows
@@ -1047,6 +1046,76 @@ func (o *overviewModel) table(dst []line, width, height int) []line {
 	for i := o.offset; i < end; i++ {
 		o.hits = append(o.hits, rowHit{y: len(dst), pos: i})
 		dst = append(dst, o.row(&rows[o.order[i]], i == o.cursor))
+	}
+	return dst
+}
+
+// noRows says why the table has no row, in at most room lines: the
+// filter hides them, the targets are still connecting (each with its
+// URL), every target is down (each with its error), or the targets
+// answer without retry metrics.
+func (o *overviewModel) noRows(dst []line, room int) []line {
+	st, g := &o.c.st, o.c.g
+	l := &o.pane.l
+	var ts []model.TargetStatus
+	if o.frame != nil {
+		ts = o.frame.Targets
+	}
+	waiting, down := 0, 0
+	for i := range ts {
+		switch {
+		case ts[i].Up:
+		case !tried(&ts[i]) && o.c.opts.Mode == ModeLive:
+			waiting++
+		default:
+			down++
+		}
+	}
+	msg, list := "waiting for the first scrape…", false
+	switch {
+	case o.frame != nil && len(o.frame.Rows) > 0:
+		msg = "no row matches the filter (esc clears it)"
+	case len(ts) > 0 && waiting == len(ts):
+		msg, list = "connecting to "+strconv.Itoa(len(ts))+" targets, the first scrapes are under way:", true
+	case len(ts) > 0 && down == len(ts):
+		msg, list = "every target is down, no data:", true
+	case waiting > 0:
+		msg, list = strconv.Itoa(waiting)+" of "+strconv.Itoa(len(ts))+" targets still connecting, no retry metrics yet:", true
+	case o.frame != nil && !o.frame.Time.IsZero():
+		msg = "no retry metrics found on any target yet"
+	}
+	l.pad(markerW)
+	l.text(msg, st.dim)
+	dst = append(dst, l.line())
+	if !list {
+		return dst
+	}
+	nameW := 4
+	for i := range ts {
+		nameW = max(nameW, textWidth(safetext.Terminal(ts[i].Name)))
+	}
+	nameW = min(nameW, 24)
+	width := o.c.width
+	for i := range ts[:min(len(ts), max(room-1, 0))] {
+		t := &ts[i]
+		state, sp, what := "up", st.text, safetext.Terminal(t.URL)
+		switch {
+		case t.Up:
+		case !tried(t) && o.c.opts.Mode == ModeLive:
+			state, sp = "...", st.dim
+		default:
+			state, sp = g.down+" down", st.down
+			if e := safetext.Terminal(t.LastError); e != "" {
+				what += "  " + e
+			}
+		}
+		l.pad(markerW + 2)
+		l.cell(safetext.Terminal(t.Name), nameW, false, st.bold)
+		l.pad(1)
+		l.cell(state, 6, false, sp)
+		l.pad(1)
+		l.cell(what, max(width-l.w, 1), false, st.text)
+		dst = append(dst, trimSpaceRight(l.line()))
 	}
 	return dst
 }

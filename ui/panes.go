@@ -144,7 +144,11 @@ func (m *Model) infoPane(s *scroller, width int) {
 		src = absentText
 	}
 	kv("source", mode+" "+g.dot+" "+src)
-	kv("window", windowLabel(m.c.window)+" (rates), "+windowLabel(o.Bin)+" bins")
+	charts := "charts: range " + rangeLabel(m.c.chartRange)
+	if m.shown != nil && m.shown.Bin > 0 {
+		charts += ", " + windowLabel(m.shown.Bin) + " bins"
+	}
+	kv("window", windowLabel(m.c.window)+" (rates), "+charts)
 	ver := safetext.Terminal(o.Version)
 	if ver == "" {
 		ver = absentText

@@ -63,7 +63,7 @@ func TestInfoPane(t *testing.T) {
 	}
 	scr := screen(t, m)
 	golden(t, "info_120x40", scr)
-	for _, want := range []string{"live · scrape of 4 targets every 1s", "1m (rates), 10s bins", "v0.3.0",
+	for _, want := range []string{"live · scrape of 4 targets every 1s", "1m (rates), charts: range 5m, 10s bins", "v0.3.0",
 		"checkout", "http://10.0.0.1:9100/metrics", "dialect native", "legacy", "down", "error: dial tcp 10.1.2.3:9100"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("info pane lacks %q:\n%s", want, scr)

@@ -3,6 +3,7 @@ package ui
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRemap: a config's keys: section rebinds actions, the help
@@ -25,6 +26,9 @@ func TestRemap(t *testing.T) {
 		{map[string][]string{"fnd": {"z"}}, `keys: unknown action "fnd"`},
 		{map[string][]string{"info": {}}, "keys: info has no key"},
 		{map[string][]string{"info": {"s"}}, `keys: "s" is bound to both sort and info`},
+		// The charts' zoom and the sort's second key are checked too.
+		{map[string][]string{"zoom-in": {"s"}}, `keys: "s" is bound to both zoom-in and sort`},
+		{map[string][]string{"sort-back": {"Z"}}, `keys: "Z" is bound to both zoom-out and sort-back`},
 		// The player's keys and w are in the key map like the others: a
 		// remap onto one of them is refused.
 		{map[string][]string{"sort": {"w"}}, `keys: "w" is bound to both sort and what-if`},
@@ -54,6 +58,20 @@ func TestRemap(t *testing.T) {
 	}
 	if got := k.Play.Keys(); len(got) != 1 || got[0] != "p" || k.Play.Help().Desc != "play/pause" {
 		t.Errorf("play: keys %v, help %+v", got, k.Play.Help())
+	}
+	// A remapped zoom steps the charts' range; the help shows it.
+	k = DefaultKeyMap()
+	if err := k.Remap(map[string][]string{"zoom-in": {"-"}, "slower": {"<"}}); err != nil {
+		t.Fatal(err)
+	}
+	m := goldenModel(t, Options{Keys: &k}, 120, 40)
+	keys(m, "-")
+	if m.c.chartRange != time.Minute {
+		t.Errorf("remapped zoom-in: range %v, want 1m", m.c.chartRange)
+	}
+	keys(m, "?")
+	if v := screen(t, m); !strings.Contains(v, "-      charts: shorter range") {
+		t.Errorf("help does not show the remapped zoom key:\n%s", v)
 	}
 	// The defaults themselves bind no key twice.
 	d := DefaultKeyMap()

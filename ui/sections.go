@@ -55,12 +55,45 @@ func binLayout(n, area int) (first, cols int) {
 	return n - area, 1
 }
 
-// binNote says what the timeline spans: "10s bins, last 5m".
-func binNote(bin time.Duration, bins int) string {
+// fitTimeline fits the bins of tl into area columns, the newest first:
+// whole columns a bin when they fill nine tenths of the area, else each
+// bin is repeated over its share of the area (the result then has area
+// entries of one column each, some bins a column wider than others). nb
+// is how many bins it shows, cols the columns of each entry.
+func fitTimeline[T any](tl []T, area int) (out []T, nb, cols int) {
+	first, cols := binLayout(len(tl), area)
+	tl = tl[first:]
+	nb = len(tl)
+	if nb == 0 || nb*cols*10 >= area*9 {
+		return tl, nb, cols
+	}
+	out = make([]T, area)
+	for c := range out {
+		out[c] = tl[c*nb/area]
+	}
+	return out, nb, 1
+}
+
+// fitCols is the columns of each entry fitTimeline makes of n bins.
+func fitCols(n, area int) int {
+	if _, cols := binLayout(n, area); n*cols*10 >= area*9 {
+		return cols
+	}
+	return 1
+}
+
+// binNote says what the timeline spans in the charts' range (z, Z):
+// "range 5m: last 1m, 2s bins" while less is held, "range 5m, 10s bins"
+// once the bins span it.
+func (p *painter) binNote(bin time.Duration, bins int) string {
 	if bin <= 0 || bins <= 0 {
 		return ""
 	}
-	return windowLabel(bin) + " bins, last " + spanLabel(bin*time.Duration(bins))
+	rng, span := p.c.chartRange, bin*time.Duration(bins)
+	if rng > 0 && span >= rng {
+		return "range " + rangeLabel(rng) + ", " + windowLabel(bin) + " bins"
+	}
+	return "range " + rangeLabel(rng) + ": last " + spanLabel(span) + ", " + windowLabel(bin) + " bins"
 }
 
 // spanLabel names a time span: 5m, 30s, 3m50s.
@@ -103,7 +136,7 @@ func trafficFixed(nb, width int) int {
 	if nb == 0 {
 		return 3 // title, legend, "no timeline yet"
 	}
-	if _, cols := binLayout(nb, width-gutterW-valueW); cols < 4 {
+	if fitCols(nb, width-gutterW-valueW) < 4 {
 		return 5
 	}
 	return 4
@@ -114,13 +147,17 @@ func trafficFixed(nb, width int) int {
 // (the overview's preview follows a row the title must name).
 func (p *painter) trafficSection(dst []line, row *model.Signals, tl []model.Signals, f *model.Frame, name string, width, height int) []line {
 	l, st, g := &p.l, &p.c.st, p.c.g
-	first, cols := binLayout(len(tl), width-gutterW-valueW)
-	tl = tl[first:]
-	note := binNote(f.Bin, len(tl))
+	tl, nb, cols := fitTimeline(tl, width-gutterW-valueW)
+	const title = "ORIGINALS vs ATTEMPTS"
+	note := p.binNote(f.Bin, nb)
 	if name != "" {
 		note = name + " " + g.dot + " " + note
+		if textWidth(note) > width-len(title)-2 {
+			// Narrow: whose chart and its range; the bins are in the axis.
+			note = name + " " + g.dot + " range " + rangeLabel(p.c.chartRange)
+		}
 	}
-	dst = p.title(dst, "ORIGINALS vs ATTEMPTS", note, width)
+	dst = p.title(dst, title, note, width)
 
 	// Legend with the window's values: the glyphs name the series.
 	names := [3]string{" originals ", " attempts ", "/s  amplification "}
@@ -195,19 +232,18 @@ func (p *painter) trafficSection(dst []line, row *model.Signals, tl []model.Sign
 		dst = append(dst, trimSpaceRight(l.line()))
 	}
 
-	return p.timeAxis(dst, f.Time, f.Bin, len(tl), cols)
+	return p.timeAxis(dst, tl[0].StartMs, f.Time, f.Bin, nb, len(tl)*cols)
 }
 
 // timeAxis labels the bins under a chart with wall-clock times you can
-// quote: the first bin's start on the left, the newest data's time (end)
-// at the right edge, and the start of every few bins in between where a
-// label fits. Times are in the dashboard's location (local, or UTC with
-// --utc); a replay's end is the recording's time. Without a time it says
-// how long ago the first bin starts, and "now".
-func (p *painter) timeAxis(dst []line, end time.Time, bin time.Duration, bins, cols int) []line {
+// quote, at even steps of the clock (every 10s, 30s, 1m, ... as room
+// allows), each at its time's column: startMs is the first bin's
+// start (0: end less the bins), over spanW columns. Times are in the dashboard's location
+// (local, or UTC with --utc); a replay's end is the recording's time.
+// Without a time it says how long ago the first bin starts, and "now".
+func (p *painter) timeAxis(dst []line, startMs int64, end time.Time, bin time.Duration, bins, spanW int) []line {
 	l, st := &p.l, &p.c.st
 	l.pad(gutterW)
-	spanW := bins * cols
 	switch {
 	case bin <= 0 || spanW < 12:
 	case end.IsZero():
@@ -216,26 +252,36 @@ func (p *painter) timeAxis(dst []line, end time.Time, bin time.Duration, bins, c
 		l.padTo(gutterW + spanW - 3)
 		l.text("now", st.dim)
 	default:
-		layout := "15:04:05"
-		if bin%time.Minute == 0 {
-			layout = "15:04"
+		start := end.Add(-bin * time.Duration(bins))
+		if startMs != 0 {
+			start = time.UnixMilli(startMs)
+		}
+		// Minutes when the step is whole minutes, else seconds.
+		layout, step := "15:04", axisStep(bin, bins, spanW, 5)
+		if step%time.Minute != 0 {
+			layout, step = "15:04:05", axisStep(bin, bins, spanW, 8)
+			if step%time.Minute == 0 {
+				layout = "15:04" // the wider labels' step is whole minutes
+			}
 		}
 		lw := len(layout)
 		loc := p.c.opts.Location
-		start := end.Add(-bin * time.Duration(bins))
-		every := max((lw+2+cols-1)/cols, 1) // bins between labels
-		for i := 0; i < bins; i += every {
-			at := gutterW + i*cols
-			if at+lw+2 > gutterW+spanW-lw {
-				break // the end's label needs the room
+		t := start.Truncate(step)
+		if t.Before(start) {
+			t = t.Add(step)
+		}
+		for ; ; t = t.Add(step) {
+			at := gutterW + int(int64(t.Sub(start))*int64(spanW)/(int64(bin)*int64(bins)))
+			if at+lw > gutterW+spanW {
+				break
+			}
+			if at < l.w+1 && l.w > gutterW {
+				continue // no room after the label before
 			}
 			l.padTo(at)
-			l.num = start.Add(bin*time.Duration(i)).In(loc).AppendFormat(l.num[:0], layout)
+			l.num = t.In(loc).AppendFormat(l.num[:0], layout)
 			l.bytes(l.num, st.dim)
 		}
-		l.padTo(gutterW + spanW - lw)
-		l.num = end.In(loc).AppendFormat(l.num[:0], layout)
-		l.bytes(l.num, st.dim)
 	}
 	return append(dst, trimSpaceRight(l.line()))
 }
@@ -278,8 +324,7 @@ func ampSpan(st *styles, v model.Value) span {
 // outcome is rows lines tall (a sparkline at 1, columns above).
 func (p *painter) outcomeSection(dst []line, row *model.Signals, tl []model.Signals, f *model.Frame, width, rows int) []line {
 	l, st, g := &p.l, &p.c.st, p.c.g
-	first, cols := binLayout(len(tl), width-gutterW-valueW)
-	tl = tl[first:]
+	tl, _, cols := fitTimeline(tl, width-gutterW-valueW)
 	dst = p.title(dst, "OUTCOMES", "per bin, each row to its own peak", width)
 	for o := outcome(0); o < numOutcomes; o++ {
 		sp := st.outcome[o]
@@ -297,7 +342,9 @@ func (p *painter) outcomeSection(dst []line, row *model.Signals, tl []model.Sign
 
 // columnRows is a labelled series drawn as columns rows lines tall, to
 // its own peak: the label and the window's value (in l.num) sit on the
-// bottom line, which also carries the zeros; absent bins are gaps.
+// top line, the columns grow up from the bottom line, which also carries
+// the zeros, so a series' bars sit on and under its own label, never
+// under the label of the series above; absent bins are gaps.
 func (p *painter) columnRows(dst []line, glyph string, sp span, name string, vals []model.Value, rows, cols int, vsp span) []line {
 	l, st, g := &p.l, &p.c.st, p.c.g
 	value := append(p.kv.buf[:0], l.num...) // l.num is reused below
@@ -310,7 +357,8 @@ func (p *painter) columnRows(dst []line, glyph string, sp span, name string, val
 	}
 	p.sc[0] = ss
 	for r := rows - 1; r >= 0; r-- {
-		if r == 0 {
+		top := r == rows-1
+		if top {
 			p.gutter(glyph, sp, name)
 		} else {
 			l.pad(gutterW)
@@ -334,7 +382,7 @@ func (p *painter) columnRows(dst []line, glyph string, sp span, name string, val
 				l.glyph(glyph, gsp)
 			}
 		}
-		if r == 0 {
+		if top {
 			l.padTo(gutterW + len(vals)*cols)
 			p.valueCell(value, vsp)
 			dst = append(dst, l.line())
@@ -349,8 +397,7 @@ func (p *painter) columnRows(dst []line, glyph string, sp span, name string, val
 // history, and pool wait p50/p99 with theirs.
 func (p *painter) capacitySection(dst []line, row *model.Signals, tl []model.Signals, f *model.Frame, width int) []line {
 	l, st, g := &p.l, &p.c.st, p.c.g
-	first, cols := binLayout(len(tl), width-gutterW-valueW)
-	tl = tl[first:]
+	tl, _, cols := fitTimeline(tl, width-gutterW-valueW)
 	dst = p.title(dst, "CAPACITY", "", width)
 
 	dst = p.gaugeLine(dst, "active / limit", row.ActiveCalls, row.ConcurrencyLimit, width)

@@ -95,9 +95,8 @@ const svcChartH = 4
 // column charts per bin, the queue wait p99 as a sparkline.
 func (p *painter) queueSection(dst []line, s *model.ServiceSignals, tl []model.ServiceSignals, end time.Time, bin time.Duration, width int) []line {
 	l, st, g := &p.l, &p.c.st, p.c.g
-	first, cols := binLayout(len(tl), width-gutterW-valueW)
-	tl = tl[first:]
-	dst = p.title(dst, "QUEUE", binNote(bin, len(tl)), width)
+	tl, nb, cols := fitTimeline(tl, width-gutterW-valueW)
+	dst = p.title(dst, "QUEUE", p.binNote(bin, nb), width)
 
 	l.text(g.fill[g.sub], st.originals)
 	l.plain(" depth ")
@@ -123,7 +122,7 @@ func (p *painter) queueSection(dst []line, s *model.ServiceSignals, tl []model.S
 	p.a = seriesOf(p.a, tl, func(s *model.ServiceSignals) model.Value { return s.QueueWaitP99 })
 	l.num = appendSeconds(l.num[:0], s.QueueWaitP99, g.micro)
 	dst = p.sparkRow(dst, "", st.warn, "wait p99", p.a, maxValue(p.a), len(tl), cols, l.num, st.bold)
-	return p.timeAxis(dst, end, bin, len(tl), cols)
+	return p.timeAxis(dst, tl[0].StartMs, end, bin, nb, len(tl)*cols)
 }
 
 // columnChart is a labelled column chart of one series per bin; a series
@@ -176,8 +175,7 @@ func respValue(c respClass, s *model.ServiceSignals, raKnown bool) model.Value {
 func (p *painter) responseSection(dst []line, s *model.ServiceSignals, tl []model.ServiceSignals, width int) []line {
 	st, g := &p.c.st, p.c.g
 	l := &p.l
-	first, cols := binLayout(len(tl), width-gutterW-valueW)
-	tl = tl[first:]
+	tl, _, cols := fitTimeline(tl, width-gutterW-valueW)
 	dst = p.title(dst, "RESPONSES", "per bin, each to its own peak; RA: Retry-After", width)
 	raKnown := s.Responses503RetryAfterPerS.OK
 	for i := range tl {
@@ -201,8 +199,7 @@ func (p *painter) responseSection(dst []line, s *model.ServiceSignals, tl []mode
 // a gauge with its history.
 func (p *painter) svcCapacitySection(dst []line, s *model.ServiceSignals, tl []model.ServiceSignals, width int) []line {
 	st := &p.c.st
-	first, cols := binLayout(len(tl), width-gutterW-valueW)
-	tl = tl[first:]
+	tl, _, cols := fitTimeline(tl, width-gutterW-valueW)
 	dst = p.title(dst, "CAPACITY", "", width)
 	dst = p.gaugeLine(dst, "in flight/slots", s.InFlight, s.Slots, width)
 	p.a = seriesOf(p.a, tl, func(s *model.ServiceSignals) model.Value { return s.InFlight })
@@ -218,8 +215,7 @@ func (p *painter) svcCapacitySection(dst []line, s *model.ServiceSignals, tl []m
 func (p *painter) cancelSection(dst []line, s *model.ServiceSignals, tl []model.ServiceSignals, width int) []line {
 	st := &p.c.st
 	l := &p.l
-	first, cols := binLayout(len(tl), width-gutterW-valueW)
-	tl = tl[first:]
+	tl, _, cols := fitTimeline(tl, width-gutterW-valueW)
 	dst = p.title(dst, "CANCELLATION", "work done for gone callers vs work dropped", width)
 	p.a = seriesOf(p.a, tl, func(s *model.ServiceSignals) model.Value { return s.WorkAfterCancelPerS })
 	p.b = seriesOf(p.b, tl, func(s *model.ServiceSignals) model.Value { return s.CancelledPerS })
@@ -234,8 +230,7 @@ func (p *painter) cancelSection(dst []line, s *model.ServiceSignals, tl []model.
 // errors, and their history.
 func (p *painter) serviceTimeSection(dst []line, s *model.ServiceSignals, tl []model.ServiceSignals, width int) []line {
 	l, st, g := &p.l, &p.c.st, p.c.g
-	first, cols := binLayout(len(tl), width-gutterW-valueW)
-	tl = tl[first:]
+	tl, _, cols := fitTimeline(tl, width-gutterW-valueW)
 	dst = p.title(dst, "SERVICE TIME", "success vs error where the service labels it", width)
 	rows := [3]struct {
 		name     string

@@ -85,7 +85,7 @@ func TestServiceSelectionStableAcrossRefresh(t *testing.T) {
 		t.Fatalf("after a refresh: %q", got)
 	}
 	keys(m, "s")
-	if got := cursorAt(m); got != "svc:inventory" || m.overview.sortBy != sortProviderErrors {
+	if got := cursorAt(m); got != "svc:inventory" || m.overview.sortBy != colEff {
 		t.Fatalf("after a sort: %q (sort %v)", got, m.overview.sortBy)
 	}
 	if got := svcNamesShown(m); got[0] != "bank-api" || got[1] != "inventory" {
@@ -116,7 +116,7 @@ func TestServiceEnterOpensDetailEscGoesBack(t *testing.T) {
 		t.Error("the wait loop's next request does not ask for the bins")
 	}
 	v := ansi.Strip(m.View())
-	for _, s := range []string{"SERVICE  inventory  source sim", "QUEUE 10s bins, last 5m", "37/∞", "RESPONSES", "Ø 503 w/o RA", "18.4/s",
+	for _, s := range []string{"SERVICE  inventory  source sim", "QUEUE range 5m, 10s bins", "37/∞", "RESPONSES", "Ø 503 w/o RA", "18.4/s",
 		"← 503 w/ RA", "55.0/s", "CAPACITY", "58/64", "CANCELLATION", "44.0/s", "SERVICE TIME", "SIGNALS", "unbounded"} {
 		if !strings.Contains(v, s) {
 			t.Errorf("service detail lacks %q", s)

@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/retrytop/retrytop/analysis"
@@ -28,6 +30,9 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 	st := src.Store()
 	if st == nil {
 		return model.Frame{Window: req.Window, Bin: req.Bin, Targets: src.Statuses()}, derived{}
+	}
+	if req.Bin <= 0 {
+		req.Bin, req.Bins, _ = chartBins(st, req.EndMs, req.Range, req.Bins)
 	}
 	f := analysis.BuildFrame(st, src.Statuses(), analysis.FrameOptions{
 		Window: req.Window,
@@ -63,7 +68,7 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 	}
 	analysis.AttachProviders(chains, byService.Rows, analysis.ServicesByName(d.services, ids))
 	byService.Targets = f.Targets
-	d.found = analysis.Evaluate(byService, chains, th)
+	d.found = withTargetsDown(analysis.Evaluate(byService, chains, th), byService.Targets)
 	d.findings = findingLines(byService, d.found)
 	d.capLines = len(seriesCapLines(byService.Targets)) // findingLines puts these first
 	d.worst, d.hasWorst = worstRow(&f, d.found)
@@ -81,6 +86,34 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 		d.svcTimeline = analysis.ServiceTimeline(st, req.Service, f.Bin, analysis.TimelineStart(end, f.Bin, bins, true), end)
 	}
 	return f, d
+}
+
+// withTargetsDown adds a TARGET_DOWN finding for every target whose
+// scrapes failed (one not tried yet is connecting, not down) to found,
+// most severe first: with every target down the findings say why.
+func withTargetsDown(found []analysis.Finding, targets []model.TargetStatus) []analysis.Finding {
+	var down []model.TargetStatus
+	for _, t := range targets {
+		if !t.Up && tried(&t) {
+			down = append(down, t)
+		}
+	}
+	if len(down) == 0 {
+		return found
+	}
+	for _, fd := range analysis.EvaluateTargets(down, nil, nil) {
+		if fd.Code == analysis.CodeTargetDown {
+			found = append(found, fd)
+		}
+	}
+	slices.SortStableFunc(found, func(a, b analysis.Finding) int { return cmp.Compare(b.Severity, a.Severity) })
+	return found
+}
+
+// tried reports whether a target's first scrape has ended (it
+// succeeded or failed); before, it is connecting.
+func tried(t *model.TargetStatus) bool {
+	return t.Up || t.Scrapes > 0 || !t.LastScrape.IsZero() || t.LastError != ""
 }
 
 // seriesCapLines are the series-cap banner: per target what its own cap
@@ -146,8 +179,11 @@ func findingLines(f model.Frame, fs []analysis.Finding) []string {
 			break
 		}
 		where := fd.Target + "→" + fd.Dependency
-		if fd.Chain != "" {
+		switch {
+		case fd.Chain != "":
 			where = "chain " + fd.Chain
+		case fd.Dependency == "":
+			where = fd.Target // about the target itself (TARGET_DOWN)
 		}
 		// What to do first: the message is one f away, whole.
 		what := findingMessage(&fd)

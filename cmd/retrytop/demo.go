@@ -156,11 +156,17 @@ func runDemoDashboard(ctx context.Context, f *demoFlags, sc sim.Scenario, opts s
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
+	// The load goes on after the schedule ends, until the dashboard
+	// closes, so the recovery can be read at leisure.
+	opts.Hold = true
 	s, err := sim.Start(ctx, sc, opts)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	// Before the dashboard takes the screen, and again after it closes:
+	// the terminal's scrollback keeps where the targets are.
+	printDemoTargets(os.Stderr, s.Targets())
 	var targets []scrape.Target
 	for _, t := range s.Targets() {
 		tgt, err := scrape.ParseTarget(t.Name + "=" + t.URL)
@@ -192,19 +198,18 @@ func runDemoDashboard(ctx context.Context, f *demoFlags, sc sim.Scenario, opts s
 	}
 	src := &sources.Sources{Targets: targets, Translate: dialect.Auto()}
 	scraper := src.Scraper(model.NewStore(f.storeConfig()), copts)
-	// The stack stays up after its schedule ends, so the recovery can be
-	// read at leisure; it closes when the dashboard does.
+	// The stack closes when the dashboard does.
 	err = runDashboard(ctx, scraper, uiOpts)
 	printDemoTargets(os.Stderr, s.Targets())
 	return err
 }
 
-// printDemoTargets says, when the dashboard closes, where the demo's
-// targets were, so a second terminal can analyze or record them next time.
+// printDemoTargets says where the demo's targets are, so a second
+// terminal can analyze or record them while the demo runs.
 func printDemoTargets(w io.Writer, targets []sim.Target) {
 	// On a line of its own: the terminal's cursor may still sit on the
 	// dashboard's last line.
-	fmt.Fprintln(w, "\ndemo targets (while a demo runs, another terminal can read them with retrytop analyze):")
+	fmt.Fprintln(w, "\ndemo targets (while the demo runs, another terminal can read them with retrytop analyze; i lists them):")
 	for _, t := range targets {
 		fmt.Fprintf(w, "  %s=%s\n", t.Name, t.URL)
 	}

@@ -214,9 +214,9 @@ func serviceRowHasNumbers(screen, name string) bool {
 
 func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
 
-// timeAxis matches a chart's time axis: wall-clock labels, the last one
-// at the end of its line.
-var timeAxis = regexp.MustCompile(`(?m)\d\d:\d\d:\d\d +\d\d:\d\d:\d\d`)
+// timeAxis matches a chart's time axis: wall-clock labels at even steps,
+// to the second or to the minute.
+var timeAxis = regexp.MustCompile(`(?m)\d\d:\d\d(:\d\d)? +\d\d:\d\d(:\d\d)?`)
 
 // During the baseline storm at 200x60, with no key
 // pressed, the dashboard follows the incident (the chart panel names

@@ -66,14 +66,13 @@ func TestTmuxRepeatedKeysEachAct(t *testing.T) {
 		return m != nil && m[1] == "5m"
 	})
 
-	// s s: the sort two steps on (amplification → provider errors →
-	// originals/s).
-	if !strings.Contains(s.screen(), "sort amplification") {
-		t.Fatalf("the overview does not start sorted by amplification:\n%s", s.screen())
+	// s s: the sort two columns on (AMP → EFF% → ATT%).
+	if !strings.Contains(s.screen(), "sort AMP") {
+		t.Fatalf("the overview does not start sorted by AMP:\n%s", s.screen())
 	}
 	s.keys("s", "s")
-	s.waitFor("the sort two steps on", 10*time.Second, func(scr string) bool {
-		return strings.Contains(scr, "sort originals/s")
+	s.waitFor("the sort two columns on", 10*time.Second, func(scr string) bool {
+		return strings.Contains(scr, "sort ATT%")
 	})
 
 	s.keys("q")
