@@ -649,7 +649,7 @@ func writeDerivedNote(w io.Writer, rep analysis.Report, mark string, esc func(st
 	sort.Strings(lines)
 	fmt.Fprintln(w)
 	for _, l := range lines {
-		fmt.Fprintf(w, "%s derived by a custom mapping, not read: %s\n", mark, esc(l))
+		fmt.Fprintf(w, "%s derived, not read: %s\n", mark, esc(l))
 	}
 }
 

@@ -193,6 +193,12 @@ func (m *Model) infoPane(s *scroller, width int) {
 		if t.Dialect != "" {
 			b = append(b, "dialect "+safetext.Terminal(t.Dialect))
 		}
+		for _, why := range t.DialectsSetAside {
+			b = append(b, "set aside: "+safetext.Terminal(why))
+		}
+		if t.Backend != "" {
+			b = append(b, "backend "+safetext.Terminal(t.Backend))
+		}
 		if t.Layer != "" {
 			b = append(b, "layer "+safetext.Terminal(t.Layer))
 		}

@@ -119,3 +119,22 @@ func TestColumnPriorityKeepsTheIncident(t *testing.T) {
 		t.Error("a non-zero budget column is hidden at 80 columns")
 	}
 }
+
+// The info pane says which dialect a custom mapping set aside on a target
+// and which backend a Prometheus source reads.
+func TestInfoPaneSetAsideAndBackend(t *testing.T) {
+	m := storyModel(t, Options{}, 160, 40)
+	f := fixtureFrame(dataTime, m.c.window, 0)
+	f.Targets[0].Dialect = "mine"
+	f.Targets[0].DialectsSetAside = []string{`traefik: mine reads the same families ("traefik_router_requests_total")`}
+	f.Targets[1].Backend = "victoriametrics 1.79.5"
+	msg := liveFrame(f)
+	msg.derived = fixtureDerived(f)
+	send(m, msg, keyMsg("i"))
+	scr := screen(t, m)
+	for _, want := range []string{"dialect mine", `set aside: traefik: mine reads the same families`, "backend victoriametrics 1.79.5"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("info pane lacks %q:\n%s", want, scr)
+		}
+	}
+}

@@ -87,7 +87,7 @@ func TestDerivedSignalsMarked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		note := "* derived by a custom mapping, not read: retries = attempts - originals"
+		note := "* derived, not read: retries = attempts - originals"
 		if !derive {
 			if d.Derived != nil || strings.Contains(out, `"derived"`) || strings.Contains(text, "*") || strings.Contains(md, `\*`) {
 				t.Errorf("nothing derived, yet marked: %v\n%s\n%s", d.Derived, text, md)
