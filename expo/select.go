@@ -69,6 +69,25 @@ const maxSelectable = 1<<31 - 1
 
 // run selects from body, which must not exceed maxSelectable bytes.
 func (s *selection) run(body []byte, openMetrics bool, filter func(string) bool) {
+	s.classifyAll(body, openMetrics, filter)
+	// Pass 2: copy the lines of wanted groups.
+	for i, r := range s.recs {
+		if !s.kept(r) {
+			continue
+		}
+		s.out = append(s.out, body[r.start:r.end]...)
+		s.lines = append(s.lines, int32(i+1))
+	}
+}
+
+// kept reports whether the selection keeps line r.
+func (s *selection) kept(r lineRec) bool {
+	return r.group != dropLine && (r.group < 0 || s.wanted[r.group])
+}
+
+// classifyAll is run's pass 1: it classifies every line of body and marks
+// the groups some line wants.
+func (s *selection) classifyAll(body []byte, openMetrics bool, filter func(string) bool) {
 	s.filter = filter
 	s.out, s.lines, s.recs = s.out[:0], s.lines[:0], s.recs[:0]
 	// Pass 1: classify every line, and mark the groups some line wants.
@@ -83,14 +102,6 @@ func (s *selection) run(body []byte, openMetrics bool, filter func(string) bool)
 		}
 		s.recs = append(s.recs, lineRec{start: int32(off), end: int32(next), group: s.classify(body[off:end], openMetrics)})
 		off = next
-	}
-	// Pass 2: copy the lines of wanted groups.
-	for i, r := range s.recs {
-		if r.group == dropLine || (r.group >= 0 && !s.wanted[r.group]) {
-			continue
-		}
-		s.out = append(s.out, body[r.start:r.end]...)
-		s.lines = append(s.lines, int32(i+1))
 	}
 }
 
@@ -280,6 +291,12 @@ func SeriesLines(body []byte, contentType string, filter func(string) bool) int 
 	}
 	sel := getSelection()
 	defer putSelection(sel)
-	sel.run(body, kind == formatOpenMetrics, filter)
-	return len(sel.lines)
+	sel.classifyAll(body, kind == formatOpenMetrics, filter) // counted, not copied: a body's worth less memory
+	n := 0
+	for _, r := range sel.recs {
+		if sel.kept(r) {
+			n++
+		}
+	}
+	return n
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,25 +25,74 @@ func TestHugeTargetBoundedByMemoryLimit(t *testing.T) {
 		t.Skip("builds the binary and serves a 29 MB body: not in -short")
 	}
 	const series = 700000
+	// The target is a process of its own, built without -race: served from
+	// this (race-enabled) test process the body trickles in, and the
+	// measurement would be of the race detector's pace, not of retrytop.
+	srvDir := t.TempDir()
+	src := `package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+)
+
+func main() {
 	var b strings.Builder
 	b.WriteString("# TYPE retry_originals_total counter\n")
-	for i := range series {
+	for i := range ` + strconv.Itoa(series) + ` {
 		fmt.Fprintf(&b, "retry_originals_total{dependency=\"%x\"} 1\n", i)
 	}
-	body := b.String()
-	if len(body) >= 32<<20 {
-		t.Fatalf("the body is %d bytes: over the body limit, which would refuse it for another reason", len(body))
+	body := []byte(b.String())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	fmt.Println(l.Addr().String(), len(body))
+	os.Stdout.Sync()
+	_ = http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		_, _ = w.Write([]byte(body))
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
 	}))
-	defer srv.Close()
+}
+`
+	if err := os.WriteFile(filepath.Join(srvDir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(srvDir, "go.mod"), []byte("module hugetarget\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command("go", "build", "-o", "hugetarget", ".")
+	build.Dir = srvDir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the target: %v\n%s", err, out)
+	}
+	srv := exec.Command(filepath.Join(srvDir, "hugetarget"))
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	var addr string
+	var size int
+	if _, err := fmt.Fscan(stdout, &addr, &size); err != nil {
+		t.Fatalf("the target did not say where it listens: %v", err)
+	}
+	if size >= 32<<20 {
+		t.Fatalf("the body is %d bytes: over the body limit, which would refuse it for another reason", size)
+	}
 	bin := filepath.Join(t.TempDir(), "retrytop")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil { // no -race: its shadow memory would be measured
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "analyze", "huge="+srv.URL+"/metrics", "--window", "1s", "--memory-limit", "256MiB")
+	cmd := exec.Command(bin, "analyze", "huge=http://"+addr+"/metrics", "--window", "1s", "--memory-limit", "256MiB")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != exitNoData {
