@@ -16,10 +16,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/internal/simrec"
 	"github.com/retrytop/retrytop/internal/testpeer"
 	"github.com/retrytop/retrytop/sim"
 )
@@ -36,48 +36,10 @@ func recordScenario(t *testing.T, name string, opts sim.Options) string {
 }
 
 // recordScenarioEvery is recordScenario with a body recorded every `every`
-// of virtual time.
+// of virtual time (simrec.Record).
 func recordScenarioEvery(t *testing.T, name string, opts sim.Options, every time.Duration) string {
 	t.Helper()
-	sc, ok := sim.ScenarioByName(name)
-	if !ok {
-		t.Fatalf("no scenario %q", name)
-	}
-	path := filepath.Join(t.TempDir(), name+".rtd")
-	synctest.Test(t, func(t *testing.T) {
-		opts.InProcess = true
-		stack, err := sim.Start(context.Background(), sc, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer stack.Close()
-		w, err := dump.Create(path, false, dump.WriterOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Close()
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			synctest.Wait()
-			for _, tg := range stack.Targets() {
-				body, ctype, err := stack.Scrape(tg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := w.Append(tg.Name, time.Now(), ctype, body); err != nil {
-					t.Fatal(err)
-				}
-			}
-			select {
-			case <-stack.Done():
-				return
-			default:
-			}
-			<-tick.C
-		}
-	})
-	return path
+	return simrec.Record(t, name, opts, every).Path
 }
 
 // pointer resolves a JSON pointer (RFC 6901) in a decoded document.
