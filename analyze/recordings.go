@@ -50,7 +50,7 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 			hist = max(hist, n+1)
 		}
 	}
-	ropts := analysis.ReportOptions{Window: opts.Window, Bin: opts.Bin, ChainSpecs: rs.Chains, Links: rs.Links, Derived: sources.DerivedByDialect(rs.Dialects),
+	ropts := analysis.ReportOptions{Window: opts.Window, Bin: opts.Bin, ChainSpecs: rs.Chains, Links: rs.Links, Derived: dialect.DerivedByDialect(rs.Dialects),
 		RecordingEnd: recordingEnd(recs, spans)}
 	var statuses []model.TargetStatus
 	var st *model.Store

@@ -41,13 +41,13 @@ var envoyBounds = []string{"0.5", "1", "5", "10", "25", "50", "100", "250", "500
 	"2500", "5000", "10000", "30000", "60000", "300000", "600000", "1800000", "3600000", "+Inf"}
 
 // envoyPerCluster: four counters, two gauges and a histogram of 20
-// buckets, _sum and _count, as collect/gen_test.go's genEnvoy.
+// buckets, _sum and _count, as internal/expotest's GenEnvoy.
 var envoyPerCluster = 4 + 2 + len(envoyBounds) + 2
 
 func envoySeries(n int) int { return (n + envoyPerCluster - 1) / envoyPerCluster * envoyPerCluster }
 
 // Envoy generates an Envoy-shaped exposition of at least series flat
-// series (the shape of collect/gen_test.go's genEnvoy), at scrape step.
+// series (the shape of internal/expotest's GenEnvoy), at scrape step.
 func Envoy(series, step int) []byte {
 	clusters := (series + envoyPerCluster - 1) / envoyPerCluster
 	var b bytes.Buffer

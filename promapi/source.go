@@ -326,11 +326,10 @@ func (s *Source) unresponsive() (time.Duration, bool) {
 // markUnresponsive rewrites statuses (the server's first) for a server
 // silent for d: the server down, its targets' data stale.
 func markUnresponsive(sts []model.TargetStatus, d time.Duration) {
-	msg := fmt.Sprintf("no answer for %s (the server is not responding; its data is stale)", d)
-	sts[0].Up, sts[0].LastError = false, msg
+	silent := fmt.Sprintf("no answer for %s", d)
+	sts[0].Up, sts[0].LastError = false, silent+" (the server is not responding; its data is stale)"
 	for i := range sts[1:] {
-		t := &sts[i+1]
-		t.Up, t.LastError = false, "stale: prometheus "+msg[:strings.Index(msg, " (")]
+		sts[i+1].Up, sts[i+1].LastError = false, "stale: prometheus "+silent
 	}
 }
 

@@ -494,7 +494,7 @@ func (s *Scraper) Run(ctx context.Context) error {
 	s.mu.Lock()
 	if s.running {
 		s.mu.Unlock()
-		return errors.New("collect: Scraper.Run is already running")
+		return errors.New("scrape: Scraper.Run is already running")
 	}
 	s.running = true
 	s.mu.Unlock()

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -195,28 +194,21 @@ func (f *Spec) DialectConfig() (dialect.Config, error) {
 	if f.Config == "" {
 		return cfg, nil
 	}
-	b, err := os.ReadFile(f.Config)
+	c, err := config.LoadConfig(f.Config) // its dialects: decoded and checked with the file
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Custom, err = dialect.ParseMappings(f.Config, b)
-	return cfg, err
+	cfg.Custom = c.Dialects
+	return cfg, nil
 }
 
-// Derived is DerivedByDialect of the config file (already read and
+// Derived is dialect.DerivedByDialect of the config file (already read and
 // checked by Resolve: an error here leaves nothing marked).
 func (f *Spec) Derived() map[string]map[string]string {
 	cfg, err := f.DialectConfig()
 	if err != nil {
 		return nil
 	}
-	return DerivedByDialect(cfg)
-}
-
-// DerivedByDialect is, per dialect (built-in, and custom of cfg), what it
-// derives from other families (short name -> expression): analyze's rows
-// and the dashboard mark those values as derived.
-func DerivedByDialect(cfg dialect.Config) map[string]map[string]string {
 	return dialect.DerivedByDialect(cfg)
 }
 

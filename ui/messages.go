@@ -108,7 +108,7 @@ type frameGapMsg struct{}
 // update, folding the updates that arrive meanwhile into one frame (one
 // analysis pass per refresh instead of one per target), nor sooner than
 // MinFrameGap after the last live frame. The scraper scrapes small sets
-// of targets in one burst per interval (collect's phaseGroup): settle
+// of targets in one burst per interval (scrape's phaseGroup): settle
 // lets the burst land in one frame rather than its first scrape in one
 // and the rest a second later.
 func waitCmd(src Source, done <-chan struct{}) tea.Cmd {

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/retrytop/retrytop/dashboard"
+	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/internal/safetext"
@@ -192,7 +193,7 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 	player := newPlayer(rec, f, &opts, from, dialects.Transform)
 	opts.Source = "recording " + path
 	opts.Chains, opts.Links = rs.Chains, rs.Links
-	opts.Derived = sources.DerivedByDialect(rs.Dialects)
+	opts.Derived = dialect.DerivedByDialect(rs.Dialects)
 	opts.WhatIf = replayWhatIf(rec, path, rs)
 	// The seek index: seeks it reaches restore the store at once
 	// (docs/performance.md, "Replay seek"); its memory comes out of
