@@ -92,7 +92,10 @@ func main() {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil { // no -race: its shadow memory would be measured
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "analyze", "huge=http://"+addr+"/metrics", "--window", "1s", "--memory-limit", "256MiB")
+	// One read of the body is measured: at --interval 30s its scrape does
+	// not time out on a busy machine. Scrapes of it timing out one after
+	// another raise the peak further (docs/limits.md, "Not bounded yet").
+	cmd := exec.Command(bin, "analyze", "huge=http://"+addr+"/metrics", "--interval", "30s", "--window", "1s", "--memory-limit", "256MiB")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != exitNoData {
