@@ -11,6 +11,8 @@ package bench
 import (
 	"bytes"
 	"strconv"
+
+	"github.com/retrytop/retrytop/internal/expotest"
 )
 
 // Body is one generated exposition and the family filter its dialect
@@ -37,57 +39,16 @@ func Bodies() []Body {
 }
 
 // envoyBounds are Envoy's default histogram bucket bounds (milliseconds).
-var envoyBounds = []string{"0.5", "1", "5", "10", "25", "50", "100", "250", "500", "1000",
-	"2500", "5000", "10000", "30000", "60000", "300000", "600000", "1800000", "3600000", "+Inf"}
+func envoySeries(n int) int {
+	_, flat := expotest.EnvoyAt(n, 0)
+	return flat
+}
 
-// envoyPerCluster: four counters, two gauges and a histogram of 20
-// buckets, _sum and _count, as internal/expotest's GenEnvoy.
-var envoyPerCluster = 4 + 2 + len(envoyBounds) + 2
-
-func envoySeries(n int) int { return (n + envoyPerCluster - 1) / envoyPerCluster * envoyPerCluster }
-
-// Envoy generates an Envoy-shaped exposition of at least series flat
-// series (the shape of internal/expotest's GenEnvoy), at scrape step.
+// Envoy is internal/expotest's Envoy-shaped body of at least series flat
+// series at scrape step.
 func Envoy(series, step int) []byte {
-	clusters := (series + envoyPerCluster - 1) / envoyPerCluster
-	var b bytes.Buffer
-	b.Grow(clusters * 2600)
-	counter := func(name string, mult int) {
-		b.WriteString("# TYPE " + name + "_total counter\n")
-		for c := 0; c < clusters; c++ {
-			b.WriteString(name + `_total{envoy_cluster_name="svc_` + strconv.Itoa(c) + `"} `)
-			b.WriteString(strconv.Itoa(grow(c*mult+7, c*31+mult, step, (c%5)*mult/10+1)))
-			b.WriteByte('\n')
-		}
-	}
-	gauge := func(name string) {
-		b.WriteString("# TYPE " + name + " gauge\n")
-		for c := 0; c < clusters; c++ {
-			b.WriteString(name + `{envoy_cluster_name="svc_` + strconv.Itoa(c) + `"} `)
-			b.WriteString(strconv.Itoa((c + step/30) % 17))
-			b.WriteByte('\n')
-		}
-	}
-	counter("envoy_cluster_upstream_rq", 1000)
-	counter("envoy_cluster_upstream_rq_retry", 10)
-	counter("envoy_cluster_upstream_rq_retry_success", 7)
-	counter("envoy_cluster_upstream_cx", 3)
-	gauge("envoy_cluster_upstream_rq_active")
-	gauge("envoy_cluster_membership_healthy")
-	const h = "envoy_cluster_upstream_rq_time"
-	b.WriteString("# TYPE " + h + " histogram\n")
-	for c := 0; c < clusters; c++ {
-		lbl := `{envoy_cluster_name="svc_` + strconv.Itoa(c) + `"`
-		total := grow(c*1000+7, c, step, (c%5)*100+1)
-		for i, le := range envoyBounds {
-			b.WriteString(h + "_bucket" + lbl + `,le="` + le + `"} `)
-			b.WriteString(strconv.Itoa(total * (i + 1) / len(envoyBounds)))
-			b.WriteByte('\n')
-		}
-		b.WriteString(h + "_sum" + lbl + "} " + strconv.Itoa(total*42) + ".5\n")
-		b.WriteString(h + "_count" + lbl + "} " + strconv.Itoa(total) + "\n")
-	}
-	return b.Bytes()
+	body, _ := expotest.EnvoyAt(series, step)
+	return body
 }
 
 // goRuntime is the fixed part of a Go service's exposition (client_golang's
@@ -164,7 +125,7 @@ func GoService(series, step int) []byte {
 		for d := 0; d < deps; d++ {
 			for o, oc := range outcomes {
 				b.WriteString(fam + `{dependency="dep-` + strconv.Itoa(d) + `.svc.cluster.local:8080",outcome="` + oc + `",service="checkout"} `)
-				b.WriteString(strconv.Itoa(grow((d+1)*(3-o)*100, d*7+o, step, (d%7)*(3-o)+1)))
+				b.WriteString(strconv.Itoa(expotest.Grow((d+1)*(3-o)*100, d*7+o, step, (d%7)*(3-o)+1)))
 				b.WriteByte('\n')
 			}
 		}
@@ -173,7 +134,7 @@ func GoService(series, step int) []byte {
 		b.WriteString("# HELP " + h + " The contract's histogram (generated).\n# TYPE " + h + " histogram\n")
 		for d := 0; d < deps; d++ {
 			lbl := `{dependency="dep-` + strconv.Itoa(d) + `.svc.cluster.local:8080",service="checkout"`
-			total := grow((d+1)*300, d*13+len(h), step, (d%7)*6+1)
+			total := expotest.Grow((d+1)*300, d*13+len(h), step, (d%7)*6+1)
 			for i, le := range retryBounds {
 				b.WriteString(h + "_bucket" + lbl + `,le="` + le + `"} `)
 				b.WriteString(strconv.Itoa(total * (i + 1) / len(retryBounds)))
@@ -184,15 +145,4 @@ func GoService(series, step int) []byte {
 		}
 	}
 	return b.Bytes()
-}
-
-// grow is a counter at scrape step: base, plus rate per step on average
-// with a deterministic jitter below rate, so it never goes down and the
-// dump and zstd see increments that vary as real traffic does.
-func grow(base, series, step, rate int) int {
-	x := uint64(series)*0x9e3779b97f4a7c15 ^ uint64(step)*0xbf58476d1ce4e5b9
-	x ^= x >> 31
-	x *= 0x94d049bb133111eb
-	x ^= x >> 29
-	return base + step*rate + int(x%uint64(rate))
 }

@@ -25,7 +25,23 @@ var EnvoySeriesPerCluster = 4 + 2 + len(envoyBounds) + 2
 // openMetrics, in OpenMetrics 1.0. It returns the body and the exact
 // number of flat series.
 func GenEnvoy(series int, openMetrics bool) ([]byte, int) {
+	return envoy(series, -1, openMetrics)
+}
+
+// EnvoyAt is GenEnvoy's body at scrape step (0, 1, ...): its counters grow
+// by a per-series rate with a deterministic jitter, never going down, so a
+// recorder and a compressor see increments that vary as real traffic does.
+func EnvoyAt(series, step int) ([]byte, int) { return envoy(series, step, false) }
+
+// envoy writes the Envoy body; step < 0 keeps every value at its base.
+func envoy(series, step int, openMetrics bool) ([]byte, int) {
 	clusters := (series + EnvoySeriesPerCluster - 1) / EnvoySeriesPerCluster
+	value := func(base, seed, rate int) int {
+		if step < 0 {
+			return base
+		}
+		return Grow(base, seed, step, rate)
+	}
 	var b bytes.Buffer
 	b.Grow(clusters * 2600)
 	counter := func(name string, mult int) {
@@ -36,7 +52,7 @@ func GenEnvoy(series int, openMetrics bool) ([]byte, int) {
 		}
 		for c := 0; c < clusters; c++ {
 			b.WriteString(name + `_total{envoy_cluster_name="svc_` + strconv.Itoa(c) + `"} `)
-			b.WriteString(strconv.Itoa(c*mult + 7))
+			b.WriteString(strconv.Itoa(value(c*mult+7, c*31+mult, (c%5)*mult/10+1)))
 			b.WriteByte('\n')
 		}
 	}
@@ -44,7 +60,7 @@ func GenEnvoy(series int, openMetrics bool) ([]byte, int) {
 		b.WriteString("# TYPE " + name + " gauge\n")
 		for c := 0; c < clusters; c++ {
 			b.WriteString(name + `{envoy_cluster_name="svc_` + strconv.Itoa(c) + `"} `)
-			b.WriteString(strconv.Itoa(c % 17))
+			b.WriteString(strconv.Itoa((c + max(step, 0)/30) % 17))
 			b.WriteByte('\n')
 		}
 	}
@@ -58,7 +74,7 @@ func GenEnvoy(series int, openMetrics bool) ([]byte, int) {
 	b.WriteString("# TYPE " + h + " histogram\n")
 	for c := 0; c < clusters; c++ {
 		lbl := `{envoy_cluster_name="svc_` + strconv.Itoa(c) + `"`
-		total := c*1000 + 7
+		total := value(c*1000+7, c, (c%5)*100+1)
 		for i, le := range envoyBounds {
 			b.WriteString(h + "_bucket" + lbl + `,le="` + le + `"} `)
 			b.WriteString(strconv.Itoa(total * (i + 1) / len(envoyBounds)))
@@ -71,6 +87,16 @@ func GenEnvoy(series int, openMetrics bool) ([]byte, int) {
 		b.WriteString("# EOF\n")
 	}
 	return b.Bytes(), clusters * EnvoySeriesPerCluster
+}
+
+// Grow is a counter at scrape step: base, plus rate per step on average
+// with a deterministic jitter below rate, so it never goes down.
+func Grow(base, series, step, rate int) int {
+	x := uint64(series)*0x9e3779b97f4a7c15 ^ uint64(step)*0xbf58476d1ce4e5b9
+	x ^= x >> 31
+	x *= 0x94d049bb133111eb
+	x ^= x >> 29
+	return base + step*rate + int(x%uint64(rate))
 }
 
 // CTText is the Prometheus text format's content type.
