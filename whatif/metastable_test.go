@@ -9,10 +9,11 @@ import (
 	"github.com/retrytop/retrytop/sim"
 )
 
-// recordFit records a sim scenario in virtual time at 1 s and fits it.
-func recordFit(t *testing.T, name string, opts sim.Options) (Fitted, simrec.Run) {
+// recordFit records a sim scenario in virtual time at 1 s, the first
+// scrape phase after the start, and fits it.
+func recordFit(t *testing.T, name string, opts sim.Options, phase time.Duration) (Fitted, simrec.Run) {
 	t.Helper()
-	run := simrec.Record(t, name, opts, time.Second)
+	run := simrec.RecordPhase(t, name, opts, time.Second, phase)
 	fit, err := Fit(load(t, run.Path), time.Second)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -30,20 +31,26 @@ func TestMetastableRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two 70 s sim runs in virtual time")
 	}
+	opts := sim.Options{Seed: 1}
+	stuck, stuckRun := recordFit(t, "metastable", opts, 0)
+	bounded, boundedRun := recordFit(t, "metastable-bounded", opts, 0)
+	checkMetastable(t, stuck, bounded, stuckRun, boundedRun)
+}
+
+// checkMetastable holds the fits of the metastable scenario and its
+// bounded twin (same options) to the tolerances of TestMetastableRecovery.
+func checkMetastable(t *testing.T, stuck, bounded Fitted, stuckRun, boundedRun simrec.Run) {
+	t.Helper()
 	const (
 		successTolerance = 0.05
 		recoveryShare    = 0.20
 		recoveryFloorS   = 5.0
 		baselineSpec     = "attempts=3,budget=none,limiter=none,backoff=none,attempt_timeout=300ms"
 	)
-	opts := sim.Options{Seed: 1}
-	stuck, stuckRun := recordFit(t, "metastable", opts)
-	bounded, boundedRun := recordFit(t, "metastable-bounded", opts)
 	if stuckRun.Truth.Recovery.Recovered || !boundedRun.Truth.Recovery.Recovered {
 		t.Fatalf("sim truth: baseline recovered %v, bounded %v", stuckRun.Truth.Recovery.Recovered, boundedRun.Truth.Recovery.Recovered)
 	}
-	rec := Summarize(stuck.Recording)
-	if !rec.Metastable {
+	if rec := Summarize(stuck.Recording); !rec.Metastable {
 		t.Errorf("the stuck recording's own summary: recovery %s, not metastable", secs(rec.RecoveryS))
 	}
 	if got := runSpec(t, stuck, "recorded"); !got.Metastable {
@@ -53,9 +60,8 @@ func TestMetastableRecovery(t *testing.T) {
 		t.Errorf("baseline's policy on the bounded recording: recovery %s, want stuck", secs(got.RecoveryS))
 	}
 	got, want := runSpec(t, stuck, "bounded"), Summarize(bounded.Recording)
-	truth := boundedRun.Truth.Recovery.UserRecovery.Seconds()
-	t.Logf("bounded from the stuck recording: success %.3f (run %.3f), recovery %s (recording %s, sim %.0fs)",
-		val(got.SuccessRatio), val(want.SuccessRatio), secs(got.RecoveryS), secs(want.RecoveryS), truth)
+	t.Logf("bounded from the stuck recording: success %.3f (run %.3f), recovery %s (recording %s, sim %v)",
+		val(got.SuccessRatio), val(want.SuccessRatio), secs(got.RecoveryS), secs(want.RecoveryS), boundedRun.Truth.Recovery.UserRecovery)
 	if !(math.Abs(val(got.SuccessRatio)-val(want.SuccessRatio)) <= successTolerance) {
 		t.Errorf("bounded success %.3f, run %.3f: more than 5 points apart", val(got.SuccessRatio), val(want.SuccessRatio))
 	}
