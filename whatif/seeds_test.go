@@ -21,8 +21,9 @@ func recordings() int {
 
 // The fit does not depend on where the scrapes fall or on the seed: on
 // recordings of the same scenarios with different seeds and scrape
-// phases, every prediction within the tolerances of TestDoneWhen and
-// TestMetastableRecovery. -short and -race run 3 of each instead of 10.
+// phases, every prediction within the tolerances of TestDoneWhen
+// (checkPredictions) and
+// checkMetastable. -short and -race run 3 of each instead of 10.
 func TestFitAcrossSeedsAndPhases(t *testing.T) {
 	n := recordings()
 	if n < 10 {

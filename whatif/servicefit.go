@@ -59,9 +59,6 @@ type serviceFit struct {
 	Times   []time.Duration
 	Healthy float64 // seconds
 	Notes   []Assumption
-	// Undetermined is true when a slow stretch had no finished request:
-	// Times there is a lower bound.
-	Undetermined bool
 }
 
 // fitServiceTime fits the provider's service time over bins [edges[i],
@@ -153,8 +150,15 @@ func fitServiceTime(st *model.Store, prov string, edges []int64, slots int, atte
 		}
 		f.Times[i] = seconds(v)
 	}
-	// Each stretch of slow or stuck bins: its level from its slow
-	// finished requests, carried into its stuck bins.
+	f.stretches(bins, slots, w, attemptTimeout, split, add)
+	return f, nil
+}
+
+// stretches sets the service time of each stretch of slow and stuck
+// bins: its level from its slow finished requests, carried into its stuck
+// bins, or only a bound when none finished.
+func (f *serviceFit) stretches(bins []serviceBin, slots int, w float64, attemptTimeout time.Duration, split string, add func(what, value, source, conf string)) {
+	n := len(bins)
 	for i := 0; i < n; {
 		if bins[i].state != binSlow && bins[i].state != binStuck {
 			i++
@@ -177,17 +181,19 @@ func fitServiceTime(st *model.Store, prov string, edges []int64, slots int, atte
 		span := fmt.Sprintf("bins %d..%d", i, j-1)
 		switch {
 		case sn > 0 && stuck == 0:
-			add("slow service time, "+span, fmtSeconds(level), fmt.Sprintf("mean of %.0f finished requests above %s (bucket le=%q)", sn, fmtSeconds(slowFactor*f.Healthy), split), ConfidenceMeasured)
+			add("slow service time, "+span, fmtSeconds(level), fmt.Sprintf("mean of %.0f finished requests above %s%s", sn, fmtSeconds(slowFactor*f.Healthy), bucketNote(split)), ConfidenceMeasured)
 		case sn > 0:
-			level = max(level, bound)
+			held := "consistent"
+			if bound > level {
+				held, level = "the level raised to that bound", bound
+			}
 			add("slow service time, "+span, fmtSeconds(level),
-				fmt.Sprintf("mean of %.0f finished slow requests of the stretch, carried into its %d bins where requests got a slot but none finished (they were held at least %s each before their callers gave up: consistent)", sn, stuck, fmtSeconds(bound)),
+				fmt.Sprintf("mean of %.0f finished slow requests of the stretch, carried into its %d bins where requests got a slot but none finished (each held it at least %s before its caller gave up: %s)", sn, stuck, fmtSeconds(bound), held),
 				ConfidenceCarried)
 		default:
 			level = bound
-			f.Undetermined = true
 			add("slow service time, "+span, "at least "+fmtSeconds(level),
-				fmt.Sprintf("no request finished in the stretch: each held its slot until its caller gave up (slots x bin / grants, per-attempt timeout less the mean queue wait); the replay uses this lower bound, so its predictions for the stretch are optimistic"),
+				"no request finished in the stretch: each held its slot until its caller gave up (slots x bin / grants, per-attempt timeout less the mean queue wait); the replay uses this lower bound, so its predictions for the stretch are optimistic",
 				ConfidenceUndetermined)
 		}
 		for k := i; k < j; k++ {
@@ -199,7 +205,6 @@ func fitServiceTime(st *model.Store, prov string, edges []int64, slots int, atte
 		}
 		i = j
 	}
-	return f, nil
 }
 
 // minSlowRequests: a bin's own slow mean is used from this many slow
@@ -220,6 +225,14 @@ func holdBound(b serviceBin, slots int, w float64, attemptTimeout time.Duration)
 		bound = max(bound, attemptTimeout.Seconds()-b.waits/b.granted)
 	}
 	return bound
+}
+
+// bucketNote names the bucket the slow requests were split at.
+func bucketNote(split string) string {
+	if split == "" {
+		return " (no buckets: the bin means)"
+	}
+	return fmt.Sprintf(" (split at bucket le=%q)", split)
 }
 
 // splitBound is the le label of the smallest bucket bound at or above
