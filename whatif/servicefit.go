@@ -46,6 +46,7 @@ type serviceBin struct {
 	done, sum      float64 // service-time histogram: finished requests
 	low            float64 // of them, at or below the split bucket
 	granted, waits float64 // queue-wait histogram: requests given a slot
+	received       float64 // requests that reached the provider
 	state          binState
 	slow           float64 // mean service time of the slow finished ones, seconds
 }
@@ -84,6 +85,7 @@ func fitServiceTime(st *model.Store, prov string, edges []int64, slots int, atte
 		b := &bins[i]
 		b.done, b.sum = inc(hist+"_count", nil, i), inc(hist+"_sum", nil, i)
 		b.granted, b.waits = inc(model.MetricServiceQueueWait+"_count", nil, i), inc(model.MetricServiceQueueWait+"_sum", nil, i)
+		b.received = inc(model.MetricServerReceived, nil, i)
 		total += b.done
 	}
 	if total == 0 {
@@ -120,7 +122,9 @@ func fitServiceTime(st *model.Store, prov string, edges []int64, slots int, atte
 	for i := range bins {
 		b := &bins[i]
 		switch {
-		case b.done == 0 && b.granted > 0:
+		case b.done == 0 && (b.granted > 0 || b.received > 0):
+			// Work arrived (got a slot, where the queue-wait histogram
+			// says so) and none finished.
 			b.state = binStuck
 		case b.done == 0:
 			b.state = binIdle
