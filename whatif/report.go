@@ -263,9 +263,10 @@ func writeMarkdown(w io.Writer, rep Report) error {
 	return nil
 }
 
-// confidence is " (measured)" and the like, "" for a note without one.
+// confidence is " (measured)" and the like, "" for a note without one or
+// whose value says it already ("50ms (assumed: ...)").
 func confidence(a Assumption) string {
-	if a.Confidence == "" {
+	if a.Confidence == "" || strings.Contains(a.Value, "("+a.Confidence) {
 		return ""
 	}
 	return " (" + a.Confidence + ")"

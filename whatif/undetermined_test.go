@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -64,5 +65,24 @@ func TestFitSaysWhatItCannotDetermine(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "the recording cannot determine: "+und[0].What) {
 		t.Errorf("text does not say what the recording cannot determine:\n%s", b.String())
+	}
+	b.Reset()
+	if err := Write(&b, rep, "json"); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Undetermined []string         `json:"undetermined"`
+		Assumptions  []map[string]any `json:"assumptions"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Undetermined) != 1 || doc.Undetermined[0] != und[0].What {
+		t.Errorf("JSON undetermined %v, want [%q]", doc.Undetermined, und[0].What)
+	}
+	for _, a := range doc.Assumptions {
+		if a["what"] == und[0].What && a["confidence"] != ConfidenceUndetermined {
+			t.Errorf("JSON assumption %v: confidence %v", a["what"], a["confidence"])
+		}
 	}
 }
