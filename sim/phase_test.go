@@ -98,7 +98,7 @@ func TestApplyOptions(t *testing.T) {
 }
 
 func TestScenarios(t *testing.T) {
-	want := []string{"baseline", "bounded", "chain", "ignore-cancel", "healthy"}
+	want := []string{"baseline", "bounded", "chain", "ignore-cancel", "healthy", "metastable", "metastable-bounded"}
 	got := ScenarioNames()
 	if len(got) != len(want) {
 		t.Fatalf("scenarios %v, want %v", got, want)

@@ -142,7 +142,7 @@ func Scenarios() []Scenario {
 	}
 	chainBrowser := naive(3, time.Second)
 	chainBrowser.Retry.Deadline = 3 * time.Second
-	return []Scenario{
+	return append([]Scenario{
 		singleOwner("baseline",
 			"client retries up to 3 attempts with a 300 ms per-attempt timeout; no admission limit, no budget, no backoff",
 			BaselineClient(), prov, slowdown(SlowServiceTime)),
@@ -167,7 +167,7 @@ func Scenarios() []Scenario {
 		singleOwner("healthy",
 			"bounded policy with no slowdown: the control run, protection must not reject normal traffic",
 			BoundedClient(), prov, slowdown(HealthyServiceTime)),
-	}
+	}, metastableScenarios()...)
 }
 
 // ScenarioByName returns the built-in scenario with that name.

@@ -18,6 +18,10 @@ type Assumption struct {
 	What   string `json:"what"`
 	Value  string `json:"value"`
 	Source string `json:"source"`
+	// Confidence is how the value is known: exact, measured, carried,
+	// assumed or undetermined (the Confidence* constants); empty for a
+	// note that fits no parameter.
+	Confidence string `json:"confidence,omitempty"`
 }
 
 // Fitted is a model fitted from a recording and the recording's own
@@ -66,8 +70,8 @@ func Fit(st *model.Store, bin time.Duration) (Fitted, error) {
 	end := start + int64(n)*binMs
 	f.StartMs = start
 	w := bin.Seconds()
-	add := func(what, value, source string) {
-		f.Assumptions = append(f.Assumptions, Assumption{what, value, source})
+	add := func(what, value, source string, conf ...string) {
+		f.Assumptions = append(f.Assumptions, Assumption{what, value, source, first(conf)})
 	}
 	m := Model{Bin: bin, Seed: 1}
 	rec := Series{Bin: bin}
@@ -93,7 +97,7 @@ func Fit(st *model.Store, bin time.Duration) (Fitted, error) {
 		m.Arrivals = append(m.Arrivals, zeroNaN(o))
 	}
 	add("arrivals", fmt.Sprintf("%.1f/s mean, open loop, spread evenly in each %v bin", mean(m.Arrivals)/w, bin),
-		user+" "+model.MetricOriginals+"{dependency=\""+chain[1]+"\"}, read between scrapes by linear interpolation")
+		user+" "+model.MetricOriginals+"{dependency=\""+chain[1]+"\"}, read between scrapes by linear interpolation", ConfidenceMeasured)
 	rec.Attempts = perBin(st, chain[lastCaller], model.MetricAttempts, depIs(chain[lastCaller+1]), edges)
 
 	// Each hop's policy and timing.
@@ -121,11 +125,11 @@ func Fit(st *model.Store, bin time.Duration) (Fitted, error) {
 			m.TriggerEnd, rec.TriggerEnd = at, at
 		}
 		add(fmt.Sprintf("service time change near bin %d", b), fmt.Sprintf("at %.1fs, from %v to %v", at.Seconds(), m.Provider.Edges[len(m.Provider.Edges)-1].Before.Round(time.Millisecond), m.Provider.Edges[len(m.Provider.Edges)-1].After.Round(time.Millisecond)),
-			"the moment (in tenths of a bin, over the two bins around the change) whose replay under the recorded policy best matches the recording's finished and successful originals there")
+			"the moment (in tenths of a bin, over the two bins around the change) whose replay under the recorded policy best matches the recording's finished and successful originals there", ConfidenceMeasured)
 	}
 	if m.Trigger.End > m.Trigger.Start {
 		add("trigger", fmt.Sprintf("bins %d..%d (%.0fs..%.0fs): service time above 1.5x its lowest", m.Trigger.Start, m.Trigger.End-1,
-			float64(m.Trigger.Start)*w, float64(m.Trigger.End)*w), "the provider's service time per bin (above)")
+			float64(m.Trigger.Start)*w, float64(m.Trigger.End)*w), "the provider's service time per bin (above)", ConfidenceMeasured)
 	} else {
 		add("trigger", "none found: no recovery time", "the provider's service time per bin")
 	}
@@ -239,8 +243,8 @@ func depIs(dep string) func(model.Labels) bool {
 func fitHop(st *model.Store, chain []string, i int, row []model.Signals, start, end int64) (Hop, []Assumption) {
 	target, dep := chain[i], chain[i+1]
 	var notes []Assumption
-	add := func(what, value, source string) {
-		notes = append(notes, Assumption{target + " " + what, value, source})
+	add := func(what, value, source string, conf ...string) {
+		notes = append(notes, Assumption{target + " " + what, value, source, first(conf)})
 	}
 	h := Hop{Name: target, Dependency: dep}
 	maxOf := func(get func(model.Signals) model.Value) (float64, bool) {
@@ -255,23 +259,23 @@ func fitHop(st *model.Store, chain []string, i int, row []model.Signals, start, 
 	src := func(fam string) string { return fmt.Sprintf("%s %s{dependency=%q}", target, fam, dep) }
 	if a, ok := maxOf(func(s model.Signals) model.Value { return s.MaxAttempts }); ok && a >= 1 {
 		h.Base.MaxAttempts = int(a)
-		add("max attempts", fmt.Sprint(h.Base.MaxAttempts), src("retry_policy_max_attempts"))
+		add("max attempts", fmt.Sprint(h.Base.MaxAttempts), src("retry_policy_max_attempts"), ConfidenceExact)
 	} else {
 		h.Base.MaxAttempts = 1
-		add("max attempts", "1 (assumed: not exported)", src("retry_policy_max_attempts")+" absent")
+		add("max attempts", "1 (assumed: not exported)", src("retry_policy_max_attempts")+" absent", ConfidenceAssumed)
 	}
 	if d, ok := maxOf(func(s model.Signals) model.Value { return s.DeadlineSeconds }); ok && d > 0 {
 		h.Deadline = time.Duration(d * float64(time.Second))
-		add("deadline", h.Deadline.String(), src("retry_policy_deadline_seconds"))
+		add("deadline", h.Deadline.String(), src("retry_policy_deadline_seconds"), ConfidenceExact)
 	}
 	timeoutOnly := func(ls model.Labels) bool {
 		return ls.Get(model.LabelDependency) == dep && ls.Get(model.LabelOutcome) == "timeout"
 	}
 	if mt, n, ok := histMean(st, target, model.MetricAttemptDuration, timeoutOnly, start, end); ok {
 		h.PerAttemptTimeout = time.Duration(mt * float64(time.Second)).Round(time.Millisecond)
-		add("per-attempt timeout", h.PerAttemptTimeout.String(), fmt.Sprintf("mean of %.0f timed-out attempts, %s", n, src("retry_attempt_duration_seconds{outcome=\"timeout\"}")))
+		add("per-attempt timeout", h.PerAttemptTimeout.String(), fmt.Sprintf("mean of %.0f timed-out attempts, %s", n, src("retry_attempt_duration_seconds{outcome=\"timeout\"}")), ConfidenceMeasured)
 	} else if h.Deadline <= 0 {
-		add("per-attempt timeout", "none", "no attempt timed out")
+		add("per-attempt timeout", "none", "no attempt timed out", ConfidenceMeasured)
 	}
 	if i > 0 {
 		h.Propagate = len(st.Select(target, model.MetricServerRequests, nil)) > 0 || len(st.Select(target, model.MetricServerRequests+"_total", nil)) > 0
@@ -280,12 +284,12 @@ func fitHop(st *model.Store, chain []string, i int, row []model.Signals, start, 
 		if h.Propagate {
 			how = "honours its caller's remaining time (retry_server_requests_total)"
 		}
-		add("deadline propagation", how, target+" "+model.MetricServerRequests)
-		add("deadline reserve", DefaultReserve.String()+" (assumed: not exported; retry.DefaultPolicy's)", "none")
+		add("deadline propagation", how, target+" "+model.MetricServerRequests, ConfidenceMeasured)
+		add("deadline reserve", DefaultReserve.String()+" (assumed: not exported; retry.DefaultPolicy's)", "none", ConfidenceAssumed)
 	}
 	if h.Deadline <= 0 && h.PerAttemptTimeout > 0 {
 		h.Deadline = time.Duration(h.Base.MaxAttempts) * h.PerAttemptTimeout
-		add("deadline", h.Deadline.String()+" (derived: attempts x per-attempt timeout, as retry.Policy does)", "none")
+		add("deadline", h.Deadline.String()+" (derived: attempts x per-attempt timeout, as retry.Policy does)", "none", ConfidenceAssumed)
 	}
 	h.MinAttemptTime = DefaultMinAttemptTime
 	if h.PerAttemptTimeout > 0 {
@@ -293,13 +297,13 @@ func fitHop(st *model.Store, chain []string, i int, row []model.Signals, start, 
 	}
 	if l, ok := maxOf(func(s model.Signals) model.Value { return s.ConcurrencyLimit }); ok && l >= 1 {
 		h.Base.Limit = int(l)
-		add("admission limit", fmt.Sprint(h.Base.Limit), src("retry_concurrency_limit"))
+		add("admission limit", fmt.Sprint(h.Base.Limit), src("retry_concurrency_limit"), ConfidenceExact)
 	}
 	if b, ok := maxOf(func(s model.Signals) model.Value { return s.BudgetBalance }); ok {
 		cap := max(int64(math.Round(b))*10, 10)
 		h.Base.Budget = &policy.BudgetRules{Earn: 1, Cost: 10, Cap: cap}
 		add("retry budget", fmt.Sprintf("1 credit per original, 10 per retry (assumed: the seed's), cap %d credits (the highest balance seen, %.0f retries)", cap, b),
-			src("retry_budget_balance"))
+			src("retry_budget_balance"), ConfidenceAssumed)
 	}
 	if mb, n, ok := histMean(st, target, model.MetricBackoff, depIs(dep), start, end); ok && mb > 0 {
 		// A full-jitter delay's mean is half its ceiling; the ceiling
@@ -307,15 +311,15 @@ func fitHop(st *model.Store, chain []string, i int, row []model.Signals, start, 
 		base := time.Duration(2 * mb * float64(time.Second)).Round(time.Millisecond)
 		h.Base.Backoff = policy.Backoff{Kind: "full_jitter", Base: base, Cap: 8 * base}
 		add("backoff", h.Base.Backoff.String()+" (assumed full jitter, ceiling twice the mean delay, cap 8x)",
-			fmt.Sprintf("mean of %.0f delays, %s", n, src("retry_backoff_seconds")))
+			fmt.Sprintf("mean of %.0f delays, %s", n, src("retry_backoff_seconds")), ConfidenceMeasured)
 	}
 	return h, notes
 }
 
 func fitProvider(st *model.Store, m *Model, rec *Series, prov string, caller []model.Signals, bin time.Duration, start, end int64, n int) ([]Assumption, error) {
 	var notes []Assumption
-	add := func(what, value, source string) {
-		notes = append(notes, Assumption{prov + " " + what, value, source})
+	add := func(what, value, source string, conf ...string) {
+		notes = append(notes, Assumption{prov + " " + what, value, source, first(conf)})
 	}
 	w := bin.Seconds()
 	svc := analysis.ServiceTimeline(st, prov, bin, start, end)
@@ -326,7 +330,7 @@ func fitProvider(st *model.Store, m *Model, rec *Series, prov string, caller []m
 		}
 		m.Provider.Slots = int(slots)
 		rec.Slots = slots
-		add("slots", fmt.Sprint(m.Provider.Slots), prov+" "+model.MetricServiceSlots)
+		add("slots", fmt.Sprint(m.Provider.Slots), prov+" "+model.MetricServiceSlots, ConfidenceExact)
 		for _, s := range svc {
 			h := math.NaN()
 			if s.InFlight.OK && s.QueueDepth.OK {
@@ -338,21 +342,19 @@ func fitProvider(st *model.Store, m *Model, rec *Series, prov string, caller []m
 			}
 		}
 		if m.Provider.MaxQueue > 0 {
-			add("queue limit", fmt.Sprint(m.Provider.MaxQueue), prov+" "+model.MetricServiceQueueLimit)
+			add("queue limit", fmt.Sprint(m.Provider.MaxQueue), prov+" "+model.MetricServiceQueueLimit, ConfidenceExact)
 		}
-		st2 := make([]float64, n)
-		binMs := bin.Milliseconds()
-		for i := range n {
-			st2[i] = math.NaN()
-			if v, _, ok := histMean(st, prov, model.MetricServerServiceTime, nil, start+int64(i)*binMs, start+int64(i+1)*binMs); ok {
-				st2[i] = v
-			}
+		edges := make([]int64, n+1)
+		for i := range edges {
+			edges[i] = start + int64(i)*bin.Milliseconds()
 		}
-		m.Provider.ServiceTime = fill(st2)
-		if m.Provider.ServiceTime == nil {
-			return notes, fmt.Errorf("whatif: %q exports no service time (%s)", prov, model.MetricServerServiceTime)
+		sf, err := fitServiceTime(st, prov, edges, m.Provider.Slots, m.Hops[len(m.Hops)-1].PerAttemptTimeout)
+		if err != nil {
+			return notes, err
 		}
-		add("service time", summarizeDurations(m.Provider.ServiceTime), "mean per bin of "+prov+" "+model.MetricServerServiceTime+" (bins without a finished request carry the one before)")
+		m.Provider.ServiceTime = sf.Times
+		notes = append(notes, sf.Notes...)
+		add("service time", summarizeDurations(m.Provider.ServiceTime), "per bin: the mean of the requests that finished in it, or in a slow stretch the stretch's level (above)")
 		var recv, wac float64
 		for _, s := range svc {
 			recv += s.ReceivedPerS.Or(0) * w
@@ -362,7 +364,7 @@ func fitProvider(st *model.Store, m *Model, rec *Series, prov string, caller []m
 		}
 		m.Provider.IgnoreCancel = recv > 0 && wac > 0.05*recv
 		add("cancellation", map[bool]string{true: "ignored: work goes on after the caller gave up", false: "honoured: a cancelled request leaves the queue or frees its slot"}[m.Provider.IgnoreCancel],
-			fmt.Sprintf("%s %s: %.0f of %.0f received (ignored above 5 %%)", prov, model.MetricServerWorkAfterCancel, wac, recv))
+			fmt.Sprintf("%s %s: %.0f of %.0f received (ignored above 5 %%)", prov, model.MetricServerWorkAfterCancel, wac, recv), ConfidenceMeasured)
 		return notes, nil
 	}
 	// No provider side: the caller's successful attempts per bin and their
@@ -395,10 +397,10 @@ func fitProvider(st *model.Store, m *Model, rec *Series, prov string, caller []m
 	}
 	m.Provider.Slots = max(int(math.Round(slots)), 1)
 	add("slots", fmt.Sprintf("%d (Little's law: the most successful attempts per second x their latency in a bin, %.1f; the provider side is not recorded)", m.Provider.Slots, slots),
-		callerName+" "+model.MetricAttemptDuration+"{outcome=\"success\"}")
+		callerName+" "+model.MetricAttemptDuration+"{outcome=\"success\"}", ConfidenceMeasured)
 	m.Provider.ServiceTime = fill(lat)
 	add("service time", summarizeDurations(m.Provider.ServiceTime)+" (the mean successful attempt's latency per bin, any queue wait included)",
-		callerName+" "+model.MetricAttemptDuration+"{outcome=\"success\"}")
+		callerName+" "+model.MetricAttemptDuration+"{outcome=\"success\"}", ConfidenceMeasured)
 	return notes, nil
 }
 
@@ -550,4 +552,12 @@ func calibrateEdge(m *Model, rec Series, b int) time.Duration {
 	}
 	m.Provider.Edges = append(base, bestEdge)
 	return best
+}
+
+// first is the optional confidence of an add, "" without one.
+func first(conf []string) string {
+	if len(conf) == 0 {
+		return ""
+	}
+	return conf[0]
 }

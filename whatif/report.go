@@ -22,6 +22,10 @@ type Report struct {
 	BinS        float64      `json:"bin_s"`
 	Chain       []string     `json:"chain"`
 	Assumptions []Assumption `json:"assumptions"`
+	// Undetermined names the fitted parameters the recording cannot
+	// determine (their assumptions' confidence is "undetermined"): the
+	// predictions rest on a bound for them.
+	Undetermined []string `json:"undetermined"`
 	// Recording is the recording's own numbers, by the definitions the
 	// model's are computed with.
 	Recording Summary `json:"recording"`
@@ -47,7 +51,13 @@ const RecordedLabel = "recorded (as recorded, replayed by the model)"
 // Build runs every spec on the fitted model. The recorded policy always
 // runs, first: it says how far to trust the rest.
 func Build(file string, f Fitted, specs []policy.Spec) (Report, error) {
-	rep := Report{File: file, BinS: f.Model.Bin.Seconds(), Chain: f.Chain, Assumptions: f.Assumptions, Recording: Summarize(f.Recording)}
+	rep := Report{File: file, BinS: f.Model.Bin.Seconds(), Chain: f.Chain, Assumptions: f.Assumptions, Recording: Summarize(f.Recording),
+		Undetermined: []string{}}
+	for _, a := range f.Assumptions {
+		if a.Confidence == ConfidenceUndetermined {
+			rep.Undetermined = append(rep.Undetermined, a.What)
+		}
+	}
 	ordered := []policy.Spec{{Name: "recorded", Text: "recorded"}}
 	for _, s := range specs {
 		if s.Text != "recorded" {
@@ -216,9 +226,12 @@ func writeText(w io.Writer, rep Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\nthe fit (every assumption and the signal it came from):")
+	if len(rep.Undetermined) > 0 {
+		fmt.Fprintf(w, "\nthe recording cannot determine: %s; the predictions rest on a bound for it (below)\n", clean(strings.Join(rep.Undetermined, "; ")))
+	}
+	fmt.Fprintln(w, "\nthe fit (every assumption, how it is known and the signal it came from):")
 	for _, a := range rep.Assumptions {
-		fmt.Fprintf(w, "  %s: %s  [%s]\n", clean(a.What), clean(a.Value), clean(a.Source))
+		fmt.Fprintf(w, "  %s: %s%s  [%s]\n", clean(a.What), clean(a.Value), confidence(a), clean(a.Source))
 	}
 	return nil
 }
@@ -241,8 +254,20 @@ func writeMarkdown(w io.Writer, rep Report) error {
 		fmt.Fprintf(w, "- `%s`: %s\n", mdCell(p.Policy), fates(p.Fates))
 	}
 	fmt.Fprint(w, "\n### The fit\n\n")
+	if len(rep.Undetermined) > 0 {
+		fmt.Fprintf(w, "The recording cannot determine: %s; the predictions rest on a bound for it.\n\n", mdCell(strings.Join(rep.Undetermined, "; ")))
+	}
 	for _, a := range rep.Assumptions {
-		fmt.Fprintf(w, "- **%s**: %s (%s)\n", mdCell(a.What), mdCell(a.Value), mdCell(a.Source))
+		fmt.Fprintf(w, "- **%s**: %s%s (%s)\n", mdCell(a.What), mdCell(a.Value), mdCell(confidence(a)), mdCell(a.Source))
 	}
 	return nil
+}
+
+// confidence is " (measured)" and the like, "" for a note without one or
+// whose value says it already ("50ms (assumed: ...)").
+func confidence(a Assumption) string {
+	if a.Confidence == "" || strings.Contains(a.Value, "("+a.Confidence) {
+		return ""
+	}
+	return " (" + a.Confidence + ")"
 }

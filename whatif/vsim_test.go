@@ -33,5 +33,5 @@ func TestDoneWhenVirtualSim(t *testing.T) {
 		}
 		fits = append(fits, fit)
 	}
-	checkPredictions(t, fits[0], fits[1])
+	checkPredictions(t, fits[0], fits[1], 0.1)
 }

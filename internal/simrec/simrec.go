@@ -20,7 +20,7 @@ type Run struct {
 	// Path is the recording, in the test's temporary directory.
 	Path string
 	// Start is when the sim started; Counters are its counters at every
-	// scrape (Start + i x every), read at the moment of the scrape;
+	// scrape (Start + phase + i x every), read at the moment of the scrape;
 	// Truth is its ground truth once the schedule ended.
 	Start    time.Time
 	Counters []sim.Counters
@@ -31,11 +31,25 @@ type Run struct {
 // schedule in virtual time, scraping every target every interval.
 func Record(t *testing.T, name string, opts sim.Options, every time.Duration) Run {
 	t.Helper()
+	return RecordPhase(t, name, opts, every, 0)
+}
+
+// RecordPhase is Record with the first scrape phase after the sim's start
+// (0 <= phase < every): the scrapes then fall elsewhere in the phases'
+// seconds, as a real recorder's do.
+func RecordPhase(t *testing.T, name string, opts sim.Options, every, phase time.Duration) Run {
+	t.Helper()
 	sc, ok := sim.ScenarioByName(name)
 	if !ok {
 		t.Fatalf("no scenario %q", name)
 	}
-	run := Run{Path: filepath.Join(t.TempDir(), name+".rtd")}
+	return RecordScenario(t, sc, opts, every, phase)
+}
+
+// RecordScenario is RecordPhase for a scenario that is not built in.
+func RecordScenario(t *testing.T, sc sim.Scenario, opts sim.Options, every, phase time.Duration) Run {
+	t.Helper()
+	run := Run{Path: filepath.Join(t.TempDir(), sc.Name+".rtd")}
 	synctest.Test(t, func(t *testing.T) {
 		opts.InProcess = true
 		stack, err := sim.Start(context.Background(), sc, opts)
@@ -44,6 +58,9 @@ func Record(t *testing.T, name string, opts sim.Options, every time.Duration) Ru
 		}
 		defer stack.Close()
 		run.Start = stack.Started()
+		if phase > 0 {
+			time.Sleep(phase) // virtual: the bubble's clock
+		}
 		w, err := dump.Create(run.Path, false, dump.WriterOptions{})
 		if err != nil {
 			t.Fatal(err)
