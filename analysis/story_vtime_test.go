@@ -251,6 +251,18 @@ func TestWholeSpanMatchesStore(t *testing.T) {
 		same(g.Target+" queue wait mean", g.QueueWaitMean, w.QueueWaitMean)
 		same(g.Target+" in flight", g.InFlight, w.InFlight)
 	}
+	if len(got.ServicePeaks) != len(want.ServicePeaks) || len(want.ServicePeaks) == 0 {
+		t.Fatalf("peaks %+v, store %+v", got.ServicePeaks, want.ServicePeaks)
+	}
+	for i := range got.ServicePeaks {
+		g, w := &got.ServicePeaks[i], &want.ServicePeaks[i]
+		same(g.Target+" peak queue", g.QueueDepth, w.QueueDepth)
+		same(g.Target+" peak queue at", g.QueueDepthUnix, w.QueueDepthUnix)
+		same(g.Target+" peak queue age", g.QueueOldestAge, w.QueueOldestAge)
+		if !w.QueueDepth.OK || w.QueueDepth.V == 0 {
+			t.Errorf("%s: no storm in the peak queue %v", w.Target, w.QueueDepth)
+		}
+	}
 	if fmt.Sprint(codes(got.Findings)) != fmt.Sprint(codes(want.Findings)) {
 		t.Errorf("findings %v, store %v", codes(got.Findings), codes(want.Findings))
 	}
