@@ -534,25 +534,26 @@ func (p *page) provider() {
 	for i := range rep.Services {
 		p.w("<th><bdi>%s</bdi></th>", safetext.HTML(rep.Services[i].Target))
 	}
-	p.w("</tr>\n<tr class=\"peak\"><th>peak queue</th>")
-	for i := range rep.Services {
-		k, pk := servicePeak(rep, rep.Services[i].Target)
-		if pk == nil {
-			p.w("<td>%s</td>", absent)
-			continue
-		}
-		p.w("<td>%s</td>", p.n(fmt.Sprintf("/service_peaks/%d/queue_depth", k), pk.QueueDepth, fmtCount))
-	}
-	p.w("</tr>\n<tr class=\"peak\"><th>peak oldest queued</th>")
-	for i := range rep.Services {
-		k, pk := servicePeak(rep, rep.Services[i].Target)
-		if pk == nil {
-			p.w("<td>%s</td>", absent)
-			continue
-		}
-		p.w("<td>%s</td>", p.n(fmt.Sprintf("/service_peaks/%d/queue_oldest_age_s", k), pk.QueueOldestAge, fmtSec))
-	}
 	p.w("</tr>\n")
+	for _, pc := range []struct {
+		head, key string
+		get       func(pk *analysis.ServicePeak) model.Value
+		f         func(float64) string
+	}{
+		{"peak queue", "queue_depth", func(pk *analysis.ServicePeak) model.Value { return pk.QueueDepth }, fmtCount},
+		{"peak oldest queued", "queue_oldest_age_s", func(pk *analysis.ServicePeak) model.Value { return pk.QueueOldestAge }, fmtSec},
+	} {
+		p.w("<tr class=\"peak\"><th>%s</th>", pc.head)
+		for i := range rep.Services {
+			k, pk := servicePeak(rep, rep.Services[i].Target)
+			if pk == nil {
+				p.w("<td>%s</td>", absent)
+				continue
+			}
+			p.w("<td>%s</td>", p.n(fmt.Sprintf("/service_peaks/%d/%s", k, pc.key), pc.get(pk), pc.f))
+		}
+		p.w("</tr>\n")
+	}
 	for _, c := range cols {
 		p.w("<tr><th>%s</th>", c.head)
 		for i := range rep.Services {
