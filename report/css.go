@@ -30,7 +30,7 @@ h3{font-size:1em;margin:.6em 0 .3em}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums}
 th,td{padding:3px 8px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
-table.fit{width:100%}
+table.fit{width:100%}table.svc.fit{width:auto;max-width:100%}
 table.fit th,table.fit td,.ev th,.ev td{white-space:normal}
 table.fit td .n{white-space:nowrap}
 table.fates th,table.svc th{font-weight:normal;color:var(--mute)}
