@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -15,16 +16,20 @@ import (
 
 // widthProbe, added before </body> of a copy of the page (the page itself
 // runs no script: its Content-Security-Policy is dropped from the copy),
-// writes into the DOM whether the document scrolls sideways and which
-// elements reach past the viewport or scroll inside themselves.
+// writes into the DOM whether the document scrolls sideways, which
+// elements reach past the viewport (the outermost of each), which scroll
+// inside themselves and which let their text spill out (the innermost).
 const widthProbe = `<script>
 (function(){
   var w = window.innerWidth, out = [];
   document.querySelectorAll('body *').forEach(function(e){
     var r = e.getBoundingClientRect();
-    if (r.width > 0 && r.right > w + 0.5) out.push('past ' + e.tagName + '.' + e.className + '#' + e.id + ' right ' + Math.round(r.right));
+    var pr = e.parentElement.getBoundingClientRect();
+    if (r.width > 0 && r.right > w + 0.5 && pr.right <= w + 0.5) out.push('past ' + e.tagName + '.' + e.className + '#' + e.id + ' right ' + Math.round(r.right));
     var cs = getComputedStyle(e);
-    if ((cs.overflowX == 'auto' || cs.overflowX == 'scroll') && e.scrollWidth > e.clientWidth + 1) out.push('scrolls ' + e.tagName + '.' + e.className + ' ' + e.scrollWidth + '>' + e.clientWidth);
+    var spills = function(x){ return x.clientWidth > 0 && x.scrollWidth > x.clientWidth + 1; };
+    if ((cs.overflowX == 'auto' || cs.overflowX == 'scroll') && spills(e)) out.push('scrolls ' + e.tagName + '.' + e.className + ' ' + e.scrollWidth + '>' + e.clientWidth);
+    else if (spills(e) && !Array.prototype.some.call(e.children, spills)) out.push('spills ' + e.tagName + '.' + e.className + ' ' + e.scrollWidth + '>' + e.clientWidth + ': ' + e.textContent.slice(0, 60));
   });
   var p = document.createElement('pre');
   p.id = 'probe';
@@ -70,17 +75,29 @@ func TestReportFitsThePageInChromium(t *testing.T) {
 		t.Fatalf("the probe misses a wide table: document %d, overflowing:\n%s", scroll, over)
 	}
 	keep := os.Getenv("RETRYTOP_REPORT_SHOTS")
+	// Beside the demo's pages: the what-if tables, and names without a
+	// place to break.
+	long := "client-" + strings.Repeat("x", 150)
+	m := Meta{Source: "recording " + long + ".rtd", Command: "retrytop report " + long + ".rtd --whatif recorded,bounded,none", Version: "test", WhatIf: whatifFixture()}
+	m.WhatIf.Chain = []string{"browser", long, "provider"}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, fixture(long, "provider-"+strings.Repeat("y", 150)), m); err != nil {
+		t.Fatal(err)
+	}
+	pages := map[string]string{"whatif-long-names": b.String()}
 	for _, name := range []string{"baseline", "chain", "ignore-cancel"} {
-		d := reportDemo(t, name)
+		pages[name] = reportDemo(t, name).page
+	}
+	for _, name := range []string{"baseline", "chain", "ignore-cancel", "whatif-long-names"} {
 		for _, width := range []int{1280, 800} {
-			inner, scroll, over := probeWidth(t, ctx, d.page, width)
+			inner, scroll, over := probeWidth(t, ctx, pages[name], width)
 			t.Logf("%s at %d px: viewport %d, document %d", name, width, inner, scroll)
 			if inner != width || scroll > inner || over != "" {
 				t.Errorf("%s at %d px: viewport %d, document %d wide; overflowing:\n%s", name, width, inner, scroll, over)
 			}
 			if keep != "" {
 				file := filepath.Join(keep, "report-"+name+".html")
-				if err := os.WriteFile(file, []byte(d.page), 0o644); err != nil {
+				if err := os.WriteFile(file, []byte(pages[name]), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				testpeer.RunChromium(t, ctx, "--hide-scrollbars", "--force-device-scale-factor=1",

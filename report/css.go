@@ -32,6 +32,7 @@ th,td{padding:3px 8px;border-bottom:1px solid var(--line);text-align:right;white
 th:first-child,td:first-child{text-align:left}
 table.fit{width:100%}table.svc.fit{width:auto;max-width:100%}
 table.fit th,table.fit td,.ev th,.ev td{white-space:normal}
+main p,main li,.ev th{overflow-wrap:anywhere}
 table.fit td .n{white-space:nowrap}
 table.fates th,table.svc th{font-weight:normal;color:var(--mute)}
 table.fates tr:first-child th,table.svc tr:first-child th{font-weight:600;color:var(--fg)}
