@@ -32,6 +32,9 @@ type Report struct {
 	// Services are the service-side signals of every target exporting a
 	// service shape (model.ServiceFamilies) over the window, by target.
 	Services []model.ServiceSignals `json:"services"`
+	// ServicePeaks are each service's worst queue over the span
+	// (ServicePeak), by target.
+	ServicePeaks []ServicePeak `json:"service_peaks"`
 	// Findings are what happened over the whole recording (EvaluateHistory)
 	// and what holds over the window at its end (Evaluate), each once.
 	Findings []Finding `json:"findings"`
@@ -176,6 +179,7 @@ func newReport(opts ReportOptions, targets []model.TargetStatus) Report {
 		Chains:        []ChainResult{},
 		Links:         []Link{},
 		Services:      []model.ServiceSignals{},
+		ServicePeaks:  []ServicePeak{},
 		Findings:      []Finding{},
 	}
 	rep.Targets = append([]model.TargetStatus{}, targets...)
@@ -217,6 +221,9 @@ func (b *reportBuild) selectServers() {
 		}
 		if svc := spanService(st, t, b.wb, b.opts.Span != nil, b.winStart, b.winEnd); svc != nil {
 			b.rep.Services = append(b.rep.Services, *svc)
+			if pk := spanPeak(st, t, b.wb, b.grid, b.start, b.winStart, b.winEnd); pk != nil {
+				b.rep.ServicePeaks = append(b.rep.ServicePeaks, *pk)
+			}
 		}
 	}
 	b.dialects = make(map[string][]string, len(b.targets))
@@ -236,6 +243,7 @@ func (b *reportBuild) selectServers() {
 		aliasServers(ids, b.reducedServers)
 	}
 	sort.Slice(b.rep.Services, func(i, j int) bool { return b.rep.Services[i].Target < b.rep.Services[j].Target })
+	sort.Slice(b.rep.ServicePeaks, func(i, j int) bool { return b.rep.ServicePeaks[i].Target < b.rep.ServicePeaks[j].Target })
 }
 
 // targetRows evaluates target t's rows, in the order of their

@@ -23,7 +23,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	}{
 		{"window_seconds", r.WindowSeconds}, {"start_unix", r.StartUnix}, {"end_unix", r.EndUnix},
 		{"bin_seconds", r.BinSeconds}, {"span", r.Span}, {"targets", r.Targets}, {"dependencies", nil},
-		{"chains", r.Chains}, {"links", r.Links}, {"services", r.Services}, {"findings", r.Findings},
+		{"chains", r.Chains}, {"links", r.Links}, {"services", r.Services}, {"service_peaks", r.ServicePeaks}, {"findings", r.Findings},
 		{"detection", r.Detection},
 	}
 	for i, f := range fields {

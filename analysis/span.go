@@ -155,3 +155,52 @@ func spanService(st *model.Store, t string, wb *WholeBuilder, span bool, start, 
 	s := svc.eval(w)
 	return &s
 }
+
+// ServicePeak is a service's worst queue over a report's span: the
+// highest queue depth and age of the oldest queued request of the
+// timeline bins the span overlaps, each bin's gauge read at the target's
+// newest scrape in it as every timeline gauge is. Absent when no bin
+// has the gauge. A span's own gauges are read at its end, after a storm
+// has drained: these say how deep it got.
+type ServicePeak struct {
+	Target     string      `json:"target"`
+	QueueDepth model.Value `json:"queue_depth"`
+	// QueueDepthUnix is the start of the bin with the highest queue.
+	QueueDepthUnix model.Value `json:"queue_depth_unix"`
+	QueueOldestAge model.Value `json:"queue_oldest_age_s"`
+}
+
+// spanPeak is target t's ServicePeak over the bins of grid that overlap
+// [start, end]; nil when t exports no service shape.
+func spanPeak(st *model.Store, t string, wb *WholeBuilder, grid []binEdge, timelineStart, start, end int64) *ServicePeak {
+	var eval func(e binEdge) model.ServiceSignals
+	if wb != nil {
+		svc := wb.service(t)
+		if svc == nil {
+			return nil
+		}
+		wt := wb.target(t)
+		eval = func(e binEdge) model.ServiceSignals { return svc.eval(wt.cover(e.start, e.end).window(e.start, e.end)) }
+	} else {
+		times := st.TimesSince(t, timelineStart)
+		svc := selectService(st, t, times, timelineStart)
+		if svc == nil {
+			return nil
+		}
+		eval = func(e binEdge) model.ServiceSignals { return svc.eval(binWindow(times, e.start, e.end)) }
+	}
+	p := &ServicePeak{Target: t}
+	for _, e := range grid {
+		if e.end <= start || e.start >= end {
+			continue
+		}
+		s := eval(e)
+		if q, ok := s.QueueDepth.Get(); ok && (!p.QueueDepth.OK || q > p.QueueDepth.V) {
+			p.QueueDepth, p.QueueDepthUnix = s.QueueDepth, model.Some(float64(e.start)/1000)
+		}
+		if a, ok := s.QueueOldestAge.Get(); ok && (!p.QueueOldestAge.OK || a > p.QueueOldestAge.V) {
+			p.QueueOldestAge = s.QueueOldestAge
+		}
+	}
+	return p
+}

@@ -77,20 +77,20 @@ func TestStoryOnDemoRecordings(t *testing.T) {
 	// scrapes (each at a whole second of virtual time, on the bins'
 	// edges): only operations counted at a scrape's own instant differ.
 	const rowTolerance = 0.03
-	// The sim's recovery is in whole seconds of the time requests were
-	// sent (1 s); the report's is read from results counted when they
-	// ended, up to the user's deadline later (1 s; the chain's browser
-	// waits 3 s). So the two may differ by 1 s plus that deadline.
+	// Both date recovery alike: goodput (successes counted when they
+	// end) against offered load, from the trigger's end
+	// (docs/findings.md, "Recovery"). The sim's is the start of a whole
+	// second, the first of those that all reach the threshold: the moment
+	// it stands for lies within the second before.
+	const recoveryTolerance = 1.0
 	for _, tc := range []struct {
 		name      string
 		recovered bool
-		deadline  float64 // the scenario's longest user deadline, seconds
 	}{
-		{"baseline", true, sim.UserDeadline.Seconds()},
-		{"chain", true, 3},
-		{"ignore-cancel", false, sim.UserDeadline.Seconds()}, // the provider's backlog outlives the trigger: metastable
+		{"baseline", true},
+		{"chain", true},
+		{"ignore-cancel", false}, // the provider's backlog outlives the trigger: metastable
 	} {
-		recoveryTolerance := 1 + tc.deadline
 		t.Run(tc.name, func(t *testing.T) {
 			d := recordDemo(t, tc.name)
 			at := func(ms int64) time.Duration { return time.Duration(ms-d.startMs) * time.Millisecond }
@@ -250,6 +250,18 @@ func TestWholeSpanMatchesStore(t *testing.T) {
 		same(g.Target+" queue depth", g.QueueDepth, w.QueueDepth)
 		same(g.Target+" queue wait mean", g.QueueWaitMean, w.QueueWaitMean)
 		same(g.Target+" in flight", g.InFlight, w.InFlight)
+	}
+	if len(got.ServicePeaks) != len(want.ServicePeaks) || len(want.ServicePeaks) == 0 {
+		t.Fatalf("peaks %+v, store %+v", got.ServicePeaks, want.ServicePeaks)
+	}
+	for i := range got.ServicePeaks {
+		g, w := &got.ServicePeaks[i], &want.ServicePeaks[i]
+		same(g.Target+" peak queue", g.QueueDepth, w.QueueDepth)
+		same(g.Target+" peak queue at", g.QueueDepthUnix, w.QueueDepthUnix)
+		same(g.Target+" peak queue age", g.QueueOldestAge, w.QueueOldestAge)
+		if !w.QueueDepth.OK || w.QueueDepth.V == 0 {
+			t.Errorf("%s: no storm in the peak queue %v", w.Target, w.QueueDepth)
+		}
 	}
 	if fmt.Sprint(codes(got.Findings)) != fmt.Sprint(codes(want.Findings)) {
 		t.Errorf("findings %v, store %v", codes(got.Findings), codes(want.Findings))

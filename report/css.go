@@ -30,6 +30,16 @@ h3{font-size:1em;margin:.6em 0 .3em}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums}
 th,td{padding:3px 8px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
+table.fit{width:100%}table.svc.fit{width:auto;max-width:100%}
+table.fit th,table.fit td,.ev th,.ev td{white-space:normal}
+main p,main li,.ev th{overflow-wrap:anywhere}
+table.fit td .n{white-space:nowrap}
+table.fates th,table.svc th{font-weight:normal;color:var(--mute)}
+table.fates tr:first-child th,table.svc tr:first-child th{font-weight:600;color:var(--fg)}
+tr.total td{font-weight:600;border-top:2px solid var(--line)}
+tr.peak td{font-weight:600}
+.span{margin:.3em 0 0;color:var(--mute)}
+.detect{margin:.4em 0}
 .row{border:1px solid var(--line);border-radius:6px;padding:4px 12px 8px;margin:10px 0;background:var(--bg)}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:8px 16px}
 .panel{margin:0;break-inside:avoid}

@@ -97,3 +97,6 @@ func jsonNum(v model.Value) string {
 func clock(t time.Time) string { return t.UTC().Format("15:04:05") }
 
 func unixTime(s float64) time.Time { return time.UnixMilli(int64(math.Round(s * 1000))).UTC() }
+
+// fmtWhole prints a count of operations, rounded to a whole one.
+func fmtWhole(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }

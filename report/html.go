@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +31,9 @@ func pointerToken(s string) string {
 // it was printed from (data-json, data-v), so a reader or a test can check
 // it against `analyze --format json`.
 func (p *page) n(path string, v model.Value, f func(float64) string) string {
+	if path == "" { // nothing in the JSON to point at: unknown
+		return fmt.Sprintf(`<span class="n" data-v="%s">%s</span>`, jsonNum(v), safetext.HTML(fmtVal(v, f)))
+	}
 	return fmt.Sprintf(`<span class="n" data-json="%s" data-v="%s">%s</span>`, safetext.HTMLAttr(path), jsonNum(v), safetext.HTML(fmtVal(v, f)))
 }
 
@@ -61,9 +63,15 @@ func WriteHTML(w io.Writer, rep analysis.Report, meta Meta) error {
 	p.w("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n")
 	p.w("<meta name=\"color-scheme\" content=\"light dark\">\n")
 	p.w("<title>%s %s</title>\n<style>%s</style>\n</head>\n<body>\n", title, safetext.HTML(span), pageCSS)
-	p.w("<header><h1>%s</h1><p class=\"sub\">%s · %s</p></header>\n<main>\n", title, safetext.HTML(meta.Source), safetext.HTML(span))
+	p.w("<header><h1>%s</h1><p class=\"sub\">%s · %s</p>", title, safetext.HTML(meta.Source), safetext.HTML(span))
+	if rep.EndUnix > 0 {
+		p.w("<p class=\"span\" id=\"span\" data-json=\"/span\" data-kind=\"%s\">Every number below covers <b>%s</b>; the timelines show the whole data in %s bins.</p>",
+			safetext.HTMLAttr(rep.Span.Kind), safetext.HTML(spanWords(&rep)), safetext.HTML(fmtSec(rep.BinSeconds)))
+	}
+	p.w("</header>\n<main>\n")
 	p.headline()
 	p.timelines()
+	p.fates()
 	p.chains()
 	p.findings()
 	p.provider()
@@ -102,17 +110,23 @@ func (p *page) headline() {
 				clock(from), clock(to), safetext.HTML(lead.Target), safetext.HTML(lead.Dependency))
 		}
 	}
+	p.detection()
 	p.w("<div class=\"kpis\">\n")
 	peakWho := ""
 	if h.peakRow >= 0 {
 		d := rep.Dependencies[h.peakRow]
-		peakWho = "<bdi>" + safetext.HTML(d.Target) + "</bdi> → <bdi>" + safetext.HTML(d.Dependency) + "</bdi>"
+		peakWho = "<bdi>" + safetext.HTML(d.Target) + "</bdi> → <bdi>" + safetext.HTML(d.Dependency) + "</bdi>, highest bin of the span"
 	}
 	p.kpi("Peak amplification", p.n(h.peakPath, h.peak, fmtAmp), peakWho)
 	// Derived from the lead row's phases (docs/report.md): data-lead
 	// names the row so a reader can redo the sum.
-	lost := fmt.Sprintf(`<span class="n" data-derived="goodput_lost" data-lead="/dependencies/%d" data-v="%s">%s</span>`, h.lead, jsonNum(h.lost), fmtVal(h.lost, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }))
-	p.kpi("Goodput lost", lost, "operations that did not succeed in the unhealthy phases")
+	lost := fmt.Sprintf(`<span class="n" data-derived="goodput_lost" data-lead="/dependencies/%d" data-v="%s">%s</span>`, h.lead, jsonNum(h.lost), fmtVal(h.lost, fmtWhole))
+	lostWho := "operations that did not succeed in the unhealthy phases"
+	if h.lead >= 0 {
+		d := rep.Dependencies[h.lead]
+		lostWho = "<bdi>" + safetext.HTML(d.Target) + "</bdi> → <bdi>" + safetext.HTML(d.Dependency) + "</bdi>: " + lostWho
+	}
+	p.kpi("Goodput lost", lost, lostWho)
 	recWho := "from the trigger's end to healthy"
 	if h.recoveryRow >= 0 {
 		d := rep.Dependencies[h.recoveryRow]
@@ -126,21 +140,66 @@ func (p *page) headline() {
 	}
 	p.kpi("Metastable", meta, "overload outliving its trigger")
 	p.w("</div>\n")
-	if h.lead >= 0 && len(rep.Dependencies[h.lead].Phases) > 0 {
-		d := rep.Dependencies[h.lead]
-		p.w("<h2>Phases of <bdi>%s</bdi> → <bdi>%s</bdi></h2>\n<div class=\"scroll\"><table class=\"phases\">\n", safetext.HTML(d.Target), safetext.HTML(d.Dependency))
-		p.w("<tr><th>phase</th><th>from</th><th>to</th><th>peak amp</th><th>goodput</th><th>offered</th><th>effective success</th><th>recovery</th></tr>\n")
-		for j, ph := range d.Phases {
-			base := fmt.Sprintf("/dependencies/%d/phases/%d/", h.lead, j)
-			p.w("<tr class=\"ph-%s\"><td><i class=\"sw ph-%s\"></i>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-				ph.Kind, ph.Kind, safetext.HTML(phaseName(ph)), clock(ph.Start), clock(ph.End),
-				p.n(base+"peak_amplification", ph.PeakAmplification, fmtAmp), p.n(base+"goodput_per_s", ph.GoodputPerS, fmtRate),
-				p.n(base+"originals_per_s", ph.OriginalsPerS, fmtRate), p.n(base+"effective_success", ph.EffectiveSuccess, fmtPct),
-				p.n(base+"recovery_s", ph.RecoveryS, fmtSec))
-		}
-		p.w("</table></div>\n")
-	}
+	p.phaseTable()
 	p.w("</section>\n")
+}
+
+// detection is when the trigger began and when the rules would have
+// shown the first warning and critical finding live (Report.Detection).
+func (p *page) detection() {
+	d := p.rep.Detection
+	if !d.TriggerStartUnix.OK && !d.FirstWarningUnix.OK && !d.FirstCriticalUnix.OK {
+		return
+	}
+	at := func(path string, v model.Value) string {
+		return p.n(path, v, func(s float64) string { return clock(unixTime(s)) })
+	}
+	after := func(path string, v model.Value) string {
+		return p.n(path, v, func(s float64) string {
+			if s >= 0 {
+				return "+" + fmtSec(s)
+			}
+			return fmtSec(s)
+		})
+	}
+	code := func(c string) string {
+		if c == "" {
+			return ""
+		}
+		return ", <code>" + safetext.HTML(c) + "</code>"
+	}
+	p.w("<p class=\"detect\" id=\"detection\">Trigger began %s UTC · first warning shown live %s (%s after it%s) · first critical %s (%s%s)</p>\n",
+		at("/detection/trigger_start_unix", d.TriggerStartUnix),
+		at("/detection/first_warning_unix", d.FirstWarningUnix), after("/detection/warning_after_trigger_s", d.WarningAfterTriggerS), code(d.FirstWarningCode),
+		at("/detection/first_critical_unix", d.FirstCriticalUnix), after("/detection/critical_after_trigger_s", d.CriticalAfterTriggerS), code(d.FirstCriticalCode))
+}
+
+// phaseTable is the worst row's phases inside the span, then the row
+// over the whole span: the numbers of its card below.
+func (p *page) phaseTable() {
+	rep, i := p.rep, p.h.worst
+	if i < 0 || len(rep.Dependencies[i].Phases) == 0 {
+		return
+	}
+	d := rep.Dependencies[i]
+	p.w("<h2>Phases of <bdi>%s</bdi> → <bdi>%s</bdi>, the costliest hop</h2>\n<table class=\"phases fit\" id=\"phases\" data-row=\"/dependencies/%d\">\n", safetext.HTML(d.Target), safetext.HTML(d.Dependency), i)
+	p.w("<tr><th>phase</th><th>from</th><th>to</th><th>amp (peak)</th><th>goodput</th><th>offered</th><th>effective success</th><th>recovery</th></tr>\n")
+	for _, j := range spanPhases(rep, d) {
+		ph := d.Phases[j]
+		base := fmt.Sprintf("/dependencies/%d/phases/%d/", i, j)
+		p.w("<tr class=\"ph-%s\"><td><i class=\"sw ph-%s\"></i>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+			ph.Kind, ph.Kind, safetext.HTML(phaseName(ph)), clock(ph.Start), clock(ph.End),
+			p.n(base+"peak_amplification", ph.PeakAmplification, fmtAmp), p.n(base+"goodput_per_s", ph.GoodputPerS, fmtRate),
+			p.n(base+"originals_per_s", ph.OriginalsPerS, fmtRate), p.n(base+"effective_success", ph.EffectiveSuccess, fmtPct),
+			p.n(base+"recovery_s", ph.RecoveryS, fmtSec))
+	}
+	from, to := spanEdges(rep)
+	base := fmt.Sprintf("/dependencies/%d/", i)
+	p.w("<tr class=\"total\"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td></td></tr>\n",
+		safetext.HTML(spanKindName(rep)), clock(unixTime(from)), clock(unixTime(to)),
+		p.n(base+"amplification", d.Amplification, fmtAmp), p.n(base+"successes_per_s", d.SuccessesPerS, fmtRate),
+		p.n(base+"originals_per_s", d.OriginalsPerS, fmtRate), p.n(base+"effective_success", d.EffectiveSuccess, fmtPct))
+	p.w("</table>\n")
 }
 
 func (p *page) kpi(label, value, note string) {
@@ -260,11 +319,12 @@ func (p *page) timelines() {
 		marks := p.rowFindings(i)
 		base := fmt.Sprintf("/dependencies/%d/", i)
 		p.w("<article class=\"row\" id=\"row%d\">\n<h3><bdi>%s</bdi> → <bdi>%s</bdi></h3>\n", i, safetext.HTML(d.Target), safetext.HTML(d.Dependency))
-		p.w("<p class=\"stats\">over the last %s: amplification %s, effective success %s, originals %s, attempts %s, max attempts %s</p>\n",
-			safetext.HTML(fmtSec(rep.WindowSeconds)),
+		lost := rowLost(rep, d)
+		p.w("<p class=\"stats\">over %s: amplification %s, effective success %s, originals %s, successes %s, attempts %s, max attempts %s; <span class=\"n\" data-derived=\"row_lost\" data-v=\"%s\">%s</span> originals did not succeed</p>\n",
+			safetext.HTML(spanWords(rep)),
 			p.n(base+"amplification", d.Amplification, fmtAmp), p.n(base+"effective_success", d.EffectiveSuccess, fmtPct),
-			p.n(base+"originals_per_s", d.OriginalsPerS, fmtRate), p.n(base+"attempts_per_s", d.AttemptsPerS, fmtRate),
-			p.n(base+"policy_max_attempts", d.MaxAttempts, fmtSig))
+			p.n(base+"originals_per_s", d.OriginalsPerS, fmtRate), p.n(base+"successes_per_s", d.SuccessesPerS, fmtRate), p.n(base+"attempts_per_s", d.AttemptsPerS, fmtRate),
+			p.n(base+"policy_max_attempts", d.MaxAttempts, fmtSig), jsonNum(lost), fmtVal(lost, fmtWhole))
 		p.w("<div class=\"charts\">\n")
 		for _, pn := range panels {
 			c := chart{id: fmt.Sprintf("c%d-%s", i, pn.id), title: pn.title, unit: pn.unit, t0: rep.StartUnix, t1: rep.EndUnix, bands: phases, marks: marks}
@@ -398,6 +458,32 @@ func (p *page) findings() {
 	p.w("</section>\n")
 }
 
+// fates is how each row's originals ended over the span: one column per
+// row in the story's order, one line per fate; "-" where the source
+// cannot tell (absent is never 0).
+func (p *page) fates() {
+	rep := p.rep
+	if len(rep.Dependencies) == 0 {
+		return
+	}
+	order := rowOrder(rep)
+	p.w("<section id=\"fates\">\n<h2>Fates</h2>\n<p class=\"legend\">How each hop's originals ended over %s, per second: at the first try, after retries, with every attempt used, or not retried and why. A dash is a fate the source does not tell.</p>\n", safetext.HTML(spanWords(rep)))
+	p.w("<table class=\"fates fit\" id=\"fate-table\"><tr><th>fate</th>")
+	for _, i := range order {
+		d := rep.Dependencies[i]
+		p.w("<th><bdi>%s</bdi> → <bdi>%s</bdi></th>", safetext.HTML(d.Target), safetext.HTML(d.Dependency))
+	}
+	p.w("</tr>\n")
+	for _, f := range fates {
+		p.w("<tr><th>%s</th>", f.name)
+		for _, i := range order {
+			p.w("<td>%s</td>", p.n(fmt.Sprintf("/dependencies/%d/fates/%s", i, f.key), f.get(&rep.Dependencies[i].Fates), fmtRate))
+		}
+		p.w("</tr>\n")
+	}
+	p.w("</table>\n</section>\n")
+}
+
 func (p *page) provider() {
 	rep := p.rep
 	var provs []int
@@ -409,51 +495,86 @@ func (p *page) provider() {
 	if len(rep.Services) == 0 && len(provs) == 0 {
 		return
 	}
-	p.w("<section id=\"provider\">\n<h2>The provider's side</h2>\n")
+	p.w("<section id=\"provider\">\n<h2>The provider's side</h2>\n<p class=\"legend\">Over %s. The peak is the highest of the span's %s bins (each read at its last scrape); the rest are rates over the span and gauges at its end.</p>\n",
+		safetext.HTML(spanWords(rep)), safetext.HTML(fmtSec(rep.BinSeconds)))
 	for _, ci := range provs {
 		pr := rep.Chains[ci].Provider
 		b := fmt.Sprintf("/chains/%d/provider/", ci)
-		p.w("<p class=\"stats\"><bdi>%s</bdi> (end of chain <bdi>%s</bdi>): callers sent %s, it received %s; the last hop gave up on %s, the provider still finished %s after cancel; queue %s (oldest %s, wait p99 %s), in flight %s of %s slots</p>\n",
-			safetext.HTML(pr.Target), safetext.HTML(rep.Chains[ci].Name), p.n(b+"sent_per_s", pr.SentPerS, fmtRate), p.n(b+"arrived_per_s", pr.ArrivedPerS, fmtRate),
+		p.w("<p class=\"stats\"><bdi>%s</bdi> (end of chain <bdi>%s</bdi>):%s callers sent %s, it received %s; the last hop gave up on %s, the provider still finished %s after cancel; at the span's end queue %s (oldest %s, wait p99 %s), in flight %s of %s slots</p>\n",
+			safetext.HTML(pr.Target), safetext.HTML(rep.Chains[ci].Name), p.peakWords(pr.Target), p.n(b+"sent_per_s", pr.SentPerS, fmtRate), p.n(b+"arrived_per_s", pr.ArrivedPerS, fmtRate),
 			p.n(b+"caller_timeouts_per_s", pr.CallerTimeoutsPerS, fmtRate), p.n(b+"work_after_cancel_per_s", pr.WorkAfterCancelPerS, fmtRate),
 			p.n(b+"queue_depth", pr.QueueDepth, fmtCount), p.n(b+"queue_oldest_age_s", pr.QueueOldestAge, fmtSec), p.n(b+"queue_wait_p99_s", pr.QueueWaitP99, fmtSec),
 			p.n(b+"in_flight", pr.InFlight, fmtCount), p.n(b+"slots", pr.Slots, fmtCount))
 	}
-	if len(rep.Services) > 0 {
-		cols := []struct {
-			head, key string
-			get       func(s *model.ServiceSignals) model.Value
-			f         func(float64) string
-		}{
-			{"received", "received_per_s", func(s *model.ServiceSignals) model.Value { return s.ReceivedPerS }, fmtRate},
-			{"in flight", "in_flight", func(s *model.ServiceSignals) model.Value { return s.InFlight }, fmtCount},
-			{"slots", "slots", func(s *model.ServiceSignals) model.Value { return s.Slots }, fmtCount},
-			{"queue", "queue_depth", func(s *model.ServiceSignals) model.Value { return s.QueueDepth }, fmtCount},
-			{"queue limit", "queue_limit", func(s *model.ServiceSignals) model.Value { return s.QueueLimit }, fmtCount},
-			{"oldest queued", "queue_oldest_age_s", func(s *model.ServiceSignals) model.Value { return s.QueueOldestAge }, fmtSec},
-			{"queue wait p99", "queue_wait_p99_s", func(s *model.ServiceSignals) model.Value { return s.QueueWaitP99 }, fmtSec},
-			{"service p50", "service_time_p50_s", func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP50 }, fmtSec},
-			{"service p99", "service_time_p99_s", func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP99 }, fmtSec},
-			{"5xx", "responses_5xx_per_s", func(s *model.ServiceSignals) model.Value { return s.Responses5xxPerS }, fmtRate},
-			{"after cancel", "work_after_cancel_per_s", func(s *model.ServiceSignals) model.Value { return s.WorkAfterCancelPerS }, fmtRate},
-			{"cancelled", "cancelled_per_s", func(s *model.ServiceSignals) model.Value { return s.CancelledPerS }, fmtRate},
-		}
-		p.w("<p class=\"legend\">Over the last %s; a queue limit of 0 is unbounded.</p>\n<div class=\"scroll\"><table class=\"svc\"><tr><th>service</th>", safetext.HTML(fmtSec(rep.WindowSeconds)))
-		for _, c := range cols {
-			p.w("<th>%s</th>", c.head)
+	if len(rep.Services) == 0 {
+		p.w("</section>\n")
+		return
+	}
+	cols := []struct {
+		head, key string
+		get       func(s *model.ServiceSignals) model.Value
+		f         func(float64) string
+	}{
+		{"received", "received_per_s", func(s *model.ServiceSignals) model.Value { return s.ReceivedPerS }, fmtRate},
+		{"in flight", "in_flight", func(s *model.ServiceSignals) model.Value { return s.InFlight }, fmtCount},
+		{"slots", "slots", func(s *model.ServiceSignals) model.Value { return s.Slots }, fmtCount},
+		{"queue", "queue_depth", func(s *model.ServiceSignals) model.Value { return s.QueueDepth }, fmtCount},
+		{"queue limit", "queue_limit", func(s *model.ServiceSignals) model.Value { return s.QueueLimit }, fmtCount},
+		{"oldest queued", "queue_oldest_age_s", func(s *model.ServiceSignals) model.Value { return s.QueueOldestAge }, fmtSec},
+		{"queue wait p99", "queue_wait_p99_s", func(s *model.ServiceSignals) model.Value { return s.QueueWaitP99 }, fmtSec},
+		{"service p50", "service_time_p50_s", func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP50 }, fmtSec},
+		{"service p99", "service_time_p99_s", func(s *model.ServiceSignals) model.Value { return s.ServiceTimeP99 }, fmtSec},
+		{"5xx", "responses_5xx_per_s", func(s *model.ServiceSignals) model.Value { return s.Responses5xxPerS }, fmtRate},
+		{"after cancel", "work_after_cancel_per_s", func(s *model.ServiceSignals) model.Value { return s.WorkAfterCancelPerS }, fmtRate},
+		{"cancelled", "cancelled_per_s", func(s *model.ServiceSignals) model.Value { return s.CancelledPerS }, fmtRate},
+	}
+	// One column per service and one line per signal: a dozen signals
+	// side by side would not fit a page.
+	p.w("<p class=\"legend\">Each service over the span; a queue limit of 0 is unbounded.</p>\n<table class=\"svc fit\" id=\"services\"><tr><th>signal</th>")
+	for i := range rep.Services {
+		p.w("<th><bdi>%s</bdi></th>", safetext.HTML(rep.Services[i].Target))
+	}
+	p.w("</tr>\n")
+	for _, pc := range []struct {
+		head, key string
+		get       func(pk *analysis.ServicePeak) model.Value
+		f         func(float64) string
+	}{
+		{"peak queue", "queue_depth", func(pk *analysis.ServicePeak) model.Value { return pk.QueueDepth }, fmtCount},
+		{"peak oldest queued", "queue_oldest_age_s", func(pk *analysis.ServicePeak) model.Value { return pk.QueueOldestAge }, fmtSec},
+	} {
+		p.w("<tr class=\"peak\"><th>%s</th>", pc.head)
+		for i := range rep.Services {
+			k, pk := servicePeak(rep, rep.Services[i].Target)
+			if pk == nil {
+				p.w("<td>%s</td>", absent)
+				continue
+			}
+			p.w("<td>%s</td>", p.n(fmt.Sprintf("/service_peaks/%d/%s", k, pc.key), pc.get(pk), pc.f))
 		}
 		p.w("</tr>\n")
-		for i := range rep.Services {
-			s := &rep.Services[i]
-			p.w("<tr><td><bdi>%s</bdi></td>", safetext.HTML(s.Target))
-			for _, c := range cols {
-				p.w("<td>%s</td>", p.n(fmt.Sprintf("/services/%d/%s", i, c.key), c.get(s), c.f))
-			}
-			p.w("</tr>\n")
-		}
-		p.w("</table></div>\n")
 	}
-	p.w("</section>\n")
+	for _, c := range cols {
+		p.w("<tr><th>%s</th>", c.head)
+		for i := range rep.Services {
+			p.w("<td>%s</td>", p.n(fmt.Sprintf("/services/%d/%s", i, c.key), c.get(&rep.Services[i]), c.f))
+		}
+		p.w("</tr>\n")
+	}
+	p.w("</table>\n</section>\n")
+}
+
+// peakWords is target's storm peak for the provider's line: " peak queue
+// N (the bin from HH:MM:SS), oldest queued S;", "" when it has no
+// ServicePeak.
+func (p *page) peakWords(target string) string {
+	k, pk := servicePeak(p.rep, target)
+	if pk == nil {
+		return ""
+	}
+	b := fmt.Sprintf("/service_peaks/%d/", k)
+	return fmt.Sprintf(" <b class=\"peak\">peak queue %s (the %s bin from %s), oldest queued %s</b>;", p.n(b+"queue_depth", pk.QueueDepth, fmtCount),
+		safetext.HTML(fmtSec(p.rep.BinSeconds)), p.n(b+"queue_depth_unix", pk.QueueDepthUnix, func(s float64) string { return clock(unixTime(s)) }), p.n(b+"queue_oldest_age_s", pk.QueueOldestAge, fmtSec))
 }
 
 func (p *page) footer(meta Meta) {
@@ -461,8 +582,8 @@ func (p *page) footer(meta Meta) {
 	p.w("<footer>\n<dl>\n")
 	p.w("<dt>Source</dt><dd>%s</dd>\n", safetext.HTML(meta.Source))
 	if rep.EndUnix > 0 {
-		p.w("<dt>Data</dt><dd>%s to %s UTC; rows over the last %s, timelines in %s bins</dd>\n",
-			unixTime(rep.StartUnix).Format(time.RFC3339), unixTime(rep.EndUnix).Format(time.RFC3339), safetext.HTML(fmtSec(rep.WindowSeconds)), safetext.HTML(fmtSec(rep.BinSeconds)))
+		p.w("<dt>Data</dt><dd>%s to %s UTC; rows over %s, timelines in %s bins</dd>\n",
+			unixTime(rep.StartUnix).Format(time.RFC3339), unixTime(rep.EndUnix).Format(time.RFC3339), safetext.HTML(spanWords(rep)), safetext.HTML(fmtSec(rep.BinSeconds)))
 	}
 	p.w("<dt>Targets</dt><dd>")
 	for i, t := range rep.Targets {

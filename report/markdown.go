@@ -50,6 +50,7 @@ func WriteMarkdown(w io.Writer, rep analysis.Report, meta Meta) error {
 	mdHeadline(&b, &rep, h, meta)
 	mdPhases(&b, &rep, h)
 	mdTimelines(&b, &rep)
+	mdFates(&b, &rep)
 	mdChains(&b, &rep)
 	mdFindings(&b, &rep)
 	mdProvider(&b, &rep)
@@ -74,6 +75,7 @@ func mdHeadline(b *strings.Builder, rep *analysis.Report, h headline, meta Meta)
 	fmt.Fprintf(b, "## %s\n\n", title)
 	if rep.EndUnix > 0 {
 		fmt.Fprintf(b, "%s · %s–%s UTC %s\n\n", safetext.Markdown(meta.Source), clock(unixTime(rep.StartUnix)), clock(unixTime(rep.EndUnix)), unixTime(rep.StartUnix).Format("2006-01-02"))
+		fmt.Fprintf(b, "Every number below covers %s; the timelines show the whole data in %s bins.\n\n", spanWords(rep), fmtSec(rep.BinSeconds))
 	}
 	switch {
 	case len(rep.Dependencies) == 0:
@@ -99,6 +101,11 @@ func mdHeadline(b *strings.Builder, rep *analysis.Report, h headline, meta Meta)
 	if h.metastable >= 0 {
 		metastable = "yes (" + rep.Findings[h.metastable].Severity.String() + ")"
 	}
+	if d := rep.Detection; d.TriggerStartUnix.OK || d.FirstWarningUnix.OK || d.FirstCriticalUnix.OK {
+		at := func(v model.Value) string { return fmtVal(v, func(s float64) string { return clock(unixTime(s)) }) }
+		fmt.Fprintf(b, "Trigger began %s UTC · first warning shown live %s (%s after it) · first critical %s (%s)\n\n",
+			at(d.TriggerStartUnix), at(d.FirstWarningUnix), fmtVal(d.WarningAfterTriggerS, fmtSec), at(d.FirstCriticalUnix), fmtVal(d.CriticalAfterTriggerS, fmtSec))
+	}
 	fmt.Fprintf(b, "- peak amplification: **%s**%s\n", fmtVal(h.peak, fmtAmp), peakWho)
 	fmt.Fprintf(b, "- goodput lost: **%s** operations that did not succeed in the unhealthy phases\n", fmtVal(h.lost, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }))
 	recWho := ""
@@ -109,17 +116,43 @@ func mdHeadline(b *strings.Builder, rep *analysis.Report, h headline, meta Meta)
 	fmt.Fprintf(b, "- metastable: **%s**\n\n", metastable)
 }
 
-// mdPhases is the lead row's phases as a table.
+// mdPhases is the costliest row's phases inside the span as a table,
+// then that row over the whole span.
 func mdPhases(b *strings.Builder, rep *analysis.Report, h headline) {
-	if h.lead < 0 || len(rep.Dependencies[h.lead].Phases) == 0 {
+	if h.worst < 0 || len(rep.Dependencies[h.worst].Phases) == 0 {
 		return
 	}
-	d := rep.Dependencies[h.lead]
-	fmt.Fprintf(b, "### Phases of %s → %s\n\n| phase | from | to | peak amp | goodput | offered | effective success | recovery |\n|---|---|---|---:|---:|---:|---:|---:|\n", safetext.Markdown(d.Target), safetext.Markdown(d.Dependency))
-	for _, p := range d.Phases {
+	d := rep.Dependencies[h.worst]
+	fmt.Fprintf(b, "### Phases of %s → %s, the costliest hop\n\n| phase | from | to | amp (peak) | goodput | offered | effective success | recovery |\n|---|---|---|---:|---:|---:|---:|---:|\n", safetext.Markdown(d.Target), safetext.Markdown(d.Dependency))
+	for _, j := range spanPhases(rep, d) {
+		p := d.Phases[j]
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", phaseName(p), clock(p.Start), clock(p.End),
 			fmtVal(p.PeakAmplification, fmtAmp), fmtVal(p.GoodputPerS, fmtRate), fmtVal(p.OriginalsPerS, fmtRate),
 			fmtVal(p.EffectiveSuccess, fmtPct), fmtVal(p.RecoveryS, fmtSec))
+	}
+	from, to := spanEdges(rep)
+	fmt.Fprintf(b, "| **%s** | %s | %s | %s | %s | %s | %s | |\n\n", spanKindName(rep), clock(unixTime(from)), clock(unixTime(to)),
+		fmtVal(d.Amplification, fmtAmp), fmtVal(d.SuccessesPerS, fmtRate), fmtVal(d.OriginalsPerS, fmtRate), fmtVal(d.EffectiveSuccess, fmtPct))
+}
+
+// mdFates is how each row's originals ended over the span, one line per
+// fate and one column per row in the story's order ("-": unknown).
+func mdFates(b *strings.Builder, rep *analysis.Report) {
+	if len(rep.Dependencies) == 0 {
+		return
+	}
+	order := rowOrder(rep)
+	fmt.Fprintf(b, "### Fates\n\nHow each hop's originals ended over %s, per second.\n\n| fate |", spanWords(rep))
+	for _, i := range order {
+		fmt.Fprintf(b, " %s → %s |", safetext.Markdown(rep.Dependencies[i].Target), safetext.Markdown(rep.Dependencies[i].Dependency))
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(order)) + "\n")
+	for _, f := range fates {
+		fmt.Fprintf(b, "| %s |", f.name)
+		for _, i := range order {
+			fmt.Fprintf(b, " %s |", fmtVal(f.get(&rep.Dependencies[i].Fates), fmtRate))
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n")
 }
@@ -132,8 +165,8 @@ func mdTimelines(b *strings.Builder, rep *analysis.Report) {
 	}
 	for _, i := range rowOrder(rep) {
 		d := rep.Dependencies[i]
-		fmt.Fprintf(b, "**%s → %s**: amplification %s, effective success %s over the last %s\n\n```\n", safetext.Markdown(d.Target), safetext.Markdown(d.Dependency),
-			fmtVal(d.Amplification, fmtAmp), fmtVal(d.EffectiveSuccess, fmtPct), fmtSec(rep.WindowSeconds))
+		fmt.Fprintf(b, "**%s → %s**: amplification %s, effective success %s, %s originals did not succeed over %s\n\n```\n", safetext.Markdown(d.Target), safetext.Markdown(d.Dependency),
+			fmtVal(d.Amplification, fmtAmp), fmtVal(d.EffectiveSuccess, fmtPct), fmtVal(rowLost(rep, d), fmtWhole), spanWords(rep))
 		fmt.Fprintf(b, "%-22s %s  (· healthy d degraded O overloaded r recovering)\n", "phase", phaseStrip(d))
 		for _, pn := range panels {
 			for _, m := range pn.metrics {
@@ -230,18 +263,26 @@ func mdProvider(b *strings.Builder, rep *analysis.Report) {
 	if len(rep.Services) == 0 && !hasProvider(rep.Chains) {
 		return
 	}
-	b.WriteString("### The provider's side\n\n")
+	fmt.Fprintf(b, "### The provider's side\n\nOver %s; the peak is the highest of the span's bins.\n\n", spanWords(rep))
 	for _, c := range rep.Chains {
 		if pr := c.Provider; pr != nil {
-			fmt.Fprintf(b, "- %s: callers sent %s, it received %s; the last hop gave up on %s, it still finished %s after cancel; queue %s (oldest %s), in flight %s of %s slots\n",
-				safetext.Markdown(pr.Target), fmtVal(pr.SentPerS, fmtRate), fmtVal(pr.ArrivedPerS, fmtRate), fmtVal(pr.CallerTimeoutsPerS, fmtRate),
+			peak := ""
+			if _, pk := servicePeak(rep, pr.Target); pk != nil {
+				peak = fmt.Sprintf(" **peak queue %s, oldest queued %s**;", fmtVal(pk.QueueDepth, fmtCount), fmtVal(pk.QueueOldestAge, fmtSec))
+			}
+			fmt.Fprintf(b, "- %s:%s callers sent %s, it received %s; the last hop gave up on %s, it still finished %s after cancel; at the span's end queue %s (oldest %s), in flight %s of %s slots\n",
+				safetext.Markdown(pr.Target), peak, fmtVal(pr.SentPerS, fmtRate), fmtVal(pr.ArrivedPerS, fmtRate), fmtVal(pr.CallerTimeoutsPerS, fmtRate),
 				fmtVal(pr.WorkAfterCancelPerS, fmtRate), fmtVal(pr.QueueDepth, fmtCount), fmtVal(pr.QueueOldestAge, fmtSec),
 				fmtVal(pr.InFlight, fmtCount), fmtVal(pr.Slots, fmtCount))
 		}
 	}
 	for _, s := range rep.Services {
-		fmt.Fprintf(b, "- service %s: received %s, queue %s (oldest %s, wait p99 %s), service p99 %s, work after cancel %s, cancelled %s\n",
-			safetext.Markdown(s.Target), fmtVal(s.ReceivedPerS, fmtRate), fmtVal(s.QueueDepth, fmtCount), fmtVal(s.QueueOldestAge, fmtSec),
+		peak := ""
+		if _, pk := servicePeak(rep, s.Target); pk != nil {
+			peak = fmt.Sprintf("peak queue %s (oldest %s), ", fmtVal(pk.QueueDepth, fmtCount), fmtVal(pk.QueueOldestAge, fmtSec))
+		}
+		fmt.Fprintf(b, "- service %s: %sreceived %s, queue at the end %s (oldest %s, wait p99 %s), service p99 %s, work after cancel %s, cancelled %s\n",
+			safetext.Markdown(s.Target), peak, fmtVal(s.ReceivedPerS, fmtRate), fmtVal(s.QueueDepth, fmtCount), fmtVal(s.QueueOldestAge, fmtSec),
 			fmtVal(s.QueueWaitP99, fmtSec), fmtVal(s.ServiceTimeP99, fmtSec), fmtVal(s.WorkAfterCancelPerS, fmtRate), fmtVal(s.CancelledPerS, fmtRate))
 	}
 	b.WriteString("\n")

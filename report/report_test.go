@@ -389,11 +389,10 @@ func TestNonFiniteValues(t *testing.T) {
 
 func fp(v float64) *float64 { return &v }
 
-// TestWhatIfSection: the what-if table and fate ledger carry whatif's
-// numbers (data-whatif paths into its JSON), a fate the ledger lacks is 0,
-// a run without a ledger "-", and strings from the recording are escaped.
-func TestWhatIfSection(t *testing.T) {
-	w := &whatif.Report{File: "x.rtd", BinS: 1, Chain: []string{"browser", "<b>client</b>", "provider"},
+// whatifFixture is a what-if report of three policies, one without a
+// fate ledger, with hostile strings from the recording.
+func whatifFixture() *whatif.Report {
+	return &whatif.Report{File: "x.rtd", BinS: 1, Chain: []string{"browser", "<b>client</b>", "provider"},
 		Assumptions: []whatif.Assumption{{What: "slots", Value: "4", Source: `provider <script>"x"</script>` + "\u202e"}},
 		Recording:   whatif.Summary{SuccessRatio: fp(0.62), GoodputPerS: fp(31), PeakAmplification: fp(4.51)},
 		Policies: []whatif.PolicyResult{
@@ -401,6 +400,13 @@ func TestWhatIfSection(t *testing.T) {
 			{Policy: "bounded", Model: "bounded", Summary: whatif.Summary{SuccessRatio: fp(0.796), Metastable: true}, Fates: map[string]int64{"success": 1909, "limiter": 490}},
 			{Policy: "none", Model: "none"},
 		}}
+}
+
+// TestWhatIfSection: the what-if table and fate ledger carry whatif's
+// numbers (data-whatif paths into its JSON), a fate the ledger lacks is 0,
+// a run without a ledger "-", and strings from the recording are escaped.
+func TestWhatIfSection(t *testing.T) {
+	w := whatifFixture()
 	m := meta
 	m.WhatIf = w
 	var b bytes.Buffer

@@ -83,7 +83,7 @@ func (p *page) whatIf(w *whatif.Report) {
 	p.w("<section id=\"whatif\">\n<h2>What if: the same incident under other policies</h2>\n")
 	p.w("<p class=\"legend\">A model fitted from the recording (bins of %s, chain %s) replays the incident once per policy on the hop that calls the provider. The first row is the recording's own numbers, the second the recorded policy replayed by the model: how far to trust the rest. Numbers of <code>retrytop whatif</code>; docs/whatif.md has the model.</p>\n",
 		safetext.HTML(fmtSec(w.BinS)), safetext.HTML(strings.Join(w.Chain, " → ")))
-	p.w("<div class=\"scroll\"><table class=\"whatif\"><tr><th>policy</th><th>model</th><th>success ratio</th><th>goodput</th><th>peak amp</th><th>mean amp</th><th>peak provider load</th><th>recovery</th><th>metastable</th></tr>\n")
+	p.w("<table class=\"whatif fit\"><tr><th>policy</th><th>model</th><th>success ratio</th><th>goodput</th><th>peak amp</th><th>mean amp</th><th>peak provider load</th><th>recovery</th><th>metastable</th></tr>\n")
 	for _, r := range whatifRuns(w) {
 		p.w("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
 			safetext.HTML(r.name), safetext.HTML(r.model),
@@ -92,10 +92,10 @@ func (p *page) whatIf(w *whatif.Report) {
 			wn(r.path+"peak_provider_load", val(r.s.PeakProviderLoad), fmtSig), wn(r.path+"recovery_s", val(r.s.RecoveryS), fmtSec),
 			fmtYesNo(r.s.Metastable))
 	}
-	p.w("</table></div>\n")
+	p.w("</table>\n")
 	if keys := fateKeys(w); len(keys) > 0 {
 		p.w("<h3>Fate ledger</h3>\n<p class=\"legend\">The provider caller's operations in each replay by how they ended: success, or why the last failure was not retried.</p>\n")
-		p.w("<div class=\"scroll\"><table class=\"fates\"><tr><th>policy</th>")
+		p.w("<table class=\"fates fit\"><tr><th>policy</th>")
 		for _, k := range keys {
 			p.w("<th>%s</th>", safetext.HTML(k))
 		}
@@ -115,14 +115,14 @@ func (p *page) whatIf(w *whatif.Report) {
 			}
 			p.w("</tr>\n")
 		}
-		p.w("</table></div>\n")
+		p.w("</table>\n")
 	}
 	if len(w.Assumptions) > 0 {
-		p.w("<details><summary>Assumptions of the fit (%d)</summary><div class=\"scroll\"><table class=\"assume\">\n", len(w.Assumptions))
+		p.w("<details><summary>Assumptions of the fit (%d)</summary><table class=\"assume fit\">\n", len(w.Assumptions))
 		for _, a := range w.Assumptions {
 			p.w("<tr><td>%s</td><td>%s</td><td class=\"ref\">%s</td></tr>\n", safetext.HTML(a.What), safetext.HTML(a.Value), safetext.HTML(a.Source))
 		}
-		p.w("</table></div></details>\n")
+		p.w("</table></details>\n")
 	}
 	p.w("</section>\n")
 }

@@ -93,6 +93,7 @@ type generator struct {
 	// phase of due time (nil without phaseOf).
 	binMu     sync.Mutex
 	bins      []bin
+	goodput   []int64 // successes by the second they ended (recovery)
 	phaseOf   func(due time.Duration) int
 	phaseBins []bin
 
@@ -124,6 +125,7 @@ func newGenerator(cfg GeneratorConfig, clock Clock, arr Arrivals, limit int64, s
 	if limit >= 0 {
 		span := g.arr.At(max(limit-1, 0)).Sub(g.arr.Start)
 		g.bins = make([]bin, min(int(span/time.Second)+1, maxBins))
+		g.goodput = make([]int64, len(g.bins)+int(g.cfg.UserDeadline/time.Second)+2)
 	}
 	if reg != nil {
 		g.register(reg)
@@ -245,6 +247,9 @@ func (g *generator) dispatch(ctx context.Context, k int64, now time.Time) {
 			if b >= 0 {
 				g.bins[b].success++
 			}
+			if e := binIndex(int(g.clock.Now().Sub(g.arr.Start)/time.Second), len(g.goodput)); e >= 0 {
+				g.goodput[e]++
+			}
 			if pb >= 0 {
 				g.phaseBins[pb].success++
 			}
@@ -297,4 +302,11 @@ func (g *generator) binsCopy() (perSecond, perPhase []bin) {
 	g.binMu.Lock()
 	defer g.binMu.Unlock()
 	return append([]bin(nil), g.bins...), append([]bin(nil), g.phaseBins...)
+}
+
+// goodputCopy returns the successes by the second they ended.
+func (g *generator) goodputCopy() []int64 {
+	g.binMu.Lock()
+	defer g.binMu.Unlock()
+	return append([]int64(nil), g.goodput...)
 }

@@ -90,8 +90,11 @@ type Recovery struct {
 	// of the healthy phase's.
 	Threshold float64
 	// Recovered says whether user successes came back; UserRecovery is the
-	// time from SlowEnd to the first one-second bin (by original due time)
-	// from which every later bin reached Threshold.
+	// time from SlowEnd to the start of the first one-second bin from
+	// which every later bin's goodput reached Threshold of its offered
+	// load: successes within the user deadline counted in the second they
+	// ended (when the user saw them, and when a metric counts them) over
+	// originals due in it (docs/findings.md, "Recovery").
 	Recovered    bool
 	UserRecovery time.Duration
 	// Drained says whether the provider's queue came back to at most its
@@ -201,15 +204,24 @@ func rateWindow(a, b snapshot, hops []HopTruth) RateWindow {
 }
 
 // recovery computes Recovery from the generator's per-second bins; the run
-// is over, so every bin is final.
+// is over, so every bin is final. Each bin's successes are those that
+// ended in it.
 func (s *Stack) recovery(backlog bool, backlogAt time.Duration) Recovery {
 	bins, _ := s.gen.binsCopy()
+	ended := s.gen.goodputCopy()
+	for b := range bins {
+		bins[b].success = 0
+		if b < len(ended) {
+			bins[b].success = ended[b]
+		}
+	}
 	return recoveryFrom(s.sched, s.sc.Generator.Rate, bins, backlog, backlogAt)
 }
 
-// recoveryFrom is Recovery for a finished run: bins are originals and
-// successes per second of due time; backlog says whether the provider's
-// queue was seen above its slots after the slowdown (last at backlogAt).
+// recoveryFrom is Recovery for a finished run: bins are per second the
+// originals due in it and the successes that ended in it; backlog says
+// whether the provider's queue was seen above its slots after the
+// slowdown (last at backlogAt).
 func recoveryFrom(sched Schedule, rate float64, bins []bin, backlog bool, backlogAt time.Duration) Recovery {
 	slow := sched.Index(PhaseSlow)
 	if slow < 0 || len(bins) == 0 {

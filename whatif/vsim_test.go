@@ -13,7 +13,7 @@ import (
 // bounded with identical options and seed (what `demo --compare` runs),
 // each recorded at 1 s (simrec.Record). Same tolerances and the same
 // recovery rule as TestDoneWhen; and the recording's recovery is the
-// sim's own, to a second (its truth counts whole seconds of due time).
+// sim's own, to a second (its truth counts whole seconds).
 func TestDoneWhenVirtualSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two 50 s sim runs in virtual time: 4 s, 40 s under -race on the shared 2-core machine")
