@@ -393,7 +393,9 @@ func fp(v float64) *float64 { return &v }
 // fate ledger, with hostile strings from the recording.
 func whatifFixture() *whatif.Report {
 	return &whatif.Report{File: "x.rtd", BinS: 1, Chain: []string{"browser", "<b>client</b>", "provider"},
-		Assumptions: []whatif.Assumption{{What: "slots", Value: "4", Source: `provider <script>"x"</script>` + "\u202e"}},
+		Assumptions: []whatif.Assumption{{What: "slots", Value: "4", Source: `provider <script>"x"</script>` + "\u202e"},
+			{What: "slow service time", Value: "at least 60.6ms", Source: "no request finished", Confidence: whatif.ConfidenceUndetermined}},
+		Undetermined: []string{"slow service time"},
 		Recording:   whatif.Summary{SuccessRatio: fp(0.62), GoodputPerS: fp(31), PeakAmplification: fp(4.51)},
 		Policies: []whatif.PolicyResult{
 			{Policy: "recorded", Model: "recorded", Summary: whatif.Summary{SuccessRatio: fp(0.603), RecoveryS: fp(1)}, Fates: map[string]int64{"success": 1448, "max_attempts": 951}},
@@ -445,6 +447,10 @@ func TestWhatIfSection(t *testing.T) {
 		"chain browser → &lt;b&gt;client&lt;/b&gt; → provider",
 		`provider &lt;script&gt;&quot;x&quot;&lt;/script&gt;\u202e`,
 		`<td>bounded</td><td>bounded</td>`,
+		// the confidence of each assumption, "-" where the fit gave none
+		`<tr><td>slots</td><td>4</td><td>-</td>`,
+		`<tr><td>slow service time</td><td>at least 60.6ms</td><td>undetermined</td>`,
+		`<p class="advice">The recording cannot determine slow service time;`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %s", want)
@@ -454,7 +460,8 @@ func TestWhatIfSection(t *testing.T) {
 	if err := WriteMarkdown(&b, fixture("client", "provider"), m); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| recorded | 1448 | 0 | 951 |", "| none | - | - | - |", "| bounded | 79.6% | - | - | - | - | - | yes |"} {
+	for _, want := range []string{"| recorded | 1448 | 0 | 951 |", "| none | - | - | - |", "| bounded | 79.6% | - | - | - | - | - | yes |",
+		"The recording cannot determine slow service time; the predictions rest on a bound for it."} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("markdown lacks %s", want)
 		}

@@ -117,10 +117,18 @@ func (p *page) whatIf(w *whatif.Report) {
 		}
 		p.w("</table>\n")
 	}
+	if len(w.Undetermined) > 0 {
+		p.w("<p class=\"advice\">The recording cannot determine %s; the predictions rest on a bound for it (see the assumptions).</p>\n", safetext.HTML(strings.Join(w.Undetermined, "; ")))
+	}
 	if len(w.Assumptions) > 0 {
 		p.w("<details><summary>Assumptions of the fit (%d)</summary><table class=\"assume fit\">\n", len(w.Assumptions))
+		p.w("<tr><th>what</th><th>value</th><th>how known</th><th>from</th></tr>\n")
 		for _, a := range w.Assumptions {
-			p.w("<tr><td>%s</td><td>%s</td><td class=\"ref\">%s</td></tr>\n", safetext.HTML(a.What), safetext.HTML(a.Value), safetext.HTML(a.Source))
+			conf := a.Confidence
+			if conf == "" {
+				conf = absent
+			}
+			p.w("<tr><td>%s</td><td>%s</td><td>%s</td><td class=\"ref\">%s</td></tr>\n", safetext.HTML(a.What), safetext.HTML(a.Value), safetext.HTML(conf), safetext.HTML(a.Source))
 		}
 		p.w("</table></details>\n")
 	}
@@ -140,6 +148,9 @@ func whatIfMarkdown(b *strings.Builder, w *whatif.Report) {
 			fmtVal(val(r.s.MeanAmplification), fmtAmp), fmtVal(val(r.s.PeakProviderLoad), fmtSig), fmtVal(val(r.s.RecoveryS), fmtSec), fmtYesNo(r.s.Metastable))
 	}
 	b.WriteString("\n")
+	if len(w.Undetermined) > 0 {
+		fmt.Fprintf(b, "The recording cannot determine %s; the predictions rest on a bound for it.\n\n", safetext.Markdown(strings.Join(w.Undetermined, "; ")))
+	}
 	if keys := fateKeys(w); len(keys) > 0 {
 		b.WriteString("Fate ledger (the provider caller's operations by how they ended):\n\n| policy |")
 		for _, k := range keys {
