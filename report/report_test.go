@@ -396,7 +396,7 @@ func whatifFixture() *whatif.Report {
 		Assumptions: []whatif.Assumption{{What: "slots", Value: "4", Source: `provider <script>"x"</script>` + "\u202e"},
 			{What: "slow service time", Value: "at least 60.6ms", Source: "no request finished", Confidence: whatif.ConfidenceUndetermined}},
 		Undetermined: []string{"slow service time"},
-		Recording:   whatif.Summary{SuccessRatio: fp(0.62), GoodputPerS: fp(31), PeakAmplification: fp(4.51)},
+		Recording:    whatif.Summary{SuccessRatio: fp(0.62), GoodputPerS: fp(31), PeakAmplification: fp(4.51)},
 		Policies: []whatif.PolicyResult{
 			{Policy: "recorded", Model: "recorded", Summary: whatif.Summary{SuccessRatio: fp(0.603), RecoveryS: fp(1)}, Fates: map[string]int64{"success": 1448, "max_attempts": 951}},
 			{Policy: "bounded", Model: "bounded", Summary: whatif.Summary{SuccessRatio: fp(0.796), Metastable: true}, Fates: map[string]int64{"success": 1909, "limiter": 490}},
