@@ -22,6 +22,9 @@ const (
 	cNested
 	cHedges
 	cOperationAttempts
+	cLimitExceeded
+	cRequestTimeouts
+	cHedgesWon
 	numCounters
 )
 
@@ -40,6 +43,9 @@ var counterNames = [numCounters]string{
 	cNested:            model.MetricNestedOperations,
 	cHedges:            model.MetricHedges,
 	cOperationAttempts: model.MetricOperationAttempts,
+	cLimitExceeded:     model.MetricRetryLimitExceeded,
+	cRequestTimeouts:   model.MetricRequestTimeouts,
+	cHedgesWon:         model.MetricHedgesWon,
 }
 
 // Gauge families of the contract.
@@ -50,6 +56,8 @@ const (
 	gMaxAttempts
 	gDeadline
 	gPending
+	gBreaker
+	gSettingOff
 	numGauges
 )
 
@@ -60,6 +68,8 @@ var gaugeNames = [numGauges]string{
 	gMaxAttempts: model.MetricPolicyMaxAttempts,
 	gDeadline:    model.MetricPolicyDeadline,
 	gPending:     model.MetricPendingCalls,
+	gBreaker:     model.MetricBreakerState,
+	gSettingOff:  model.MetricSettingOff,
 }
 
 // Histogram families the signals use (retry_attempt_duration_seconds only
@@ -100,6 +110,13 @@ type row struct {
 	// hists holds per family one group per result_class (request duration)
 	// or a single group of all label sets (pool wait, backoff).
 	hists [numHists][]histGroup
+	// unsafe holds the originals and attempts series of non-idempotent
+	// requests (unsafeOriginals, unsafeAttempts), where the emitter labels
+	// the method.
+	unsafe [2][]points
+	// settings names the setting of each retry_setting_off series, in
+	// the order of gauges[gSettingOff].
+	settings []string
 	// server is the dependency's own server-side series, when the
 	// dependency is a target that exports them (nil otherwise).
 	server *server
@@ -202,12 +219,22 @@ func (sel *selection) rows() map[string]*row {
 					model.LabelsFromPairs(model.LabelReason, reason, model.LabelPriority, prio), &pts)
 			}
 			r.counters[c] = append(r.counters[c], cseries{key: key, points: pts})
+			if (c == cOriginals || c == cAttempts) && unsafeMethod(s.Labels) {
+				side := unsafeOriginals
+				if c == cAttempts {
+					side = unsafeAttempts
+				}
+				r.unsafe[side] = append(r.unsafe[side], pts)
+			}
 		}
 	}
 	for g, name := range gaugeNames {
 		for _, s := range sel.series[name] {
 			if r := get(s.Labels); r != nil {
 				r.gauges[g] = append(r.gauges[g], newPoints(sel.times, s.Points))
+				if g == gSettingOff {
+					r.settings = append(r.settings, s.Labels.Get(model.LabelSetting))
+				}
 			}
 		}
 	}

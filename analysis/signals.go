@@ -83,6 +83,7 @@ func (r *row) eval(w window) model.Signals {
 	s.OperationAttemptsPerS = w.rate(r.sum(cOperationAttempts, &w))
 	r.nested(&s, &w)
 	deriveRatios(&s)
+	r.breakersAndSettings(&s, &w)
 
 	s.ActiveCalls = r.gauge(gActive, &w, sumOf)
 	s.ActiveCallsChangePerS = r.gaugeChange(gActive, &w)

@@ -49,6 +49,42 @@ const (
 	LabelDeadline        = "deadline"
 )
 
+// Breaker, method and setting families beyond the contract's core
+// (docs/metrics.md, "Breakers, methods and settings"): what dialects
+// translate from emitters that tell it. Absent where no emitter does.
+const (
+	// MetricBreakerState is a circuit breaker's state now (gauge):
+	// BreakerClosed, BreakerHalfOpen or BreakerOpen.
+	MetricBreakerState = "retry_breaker_state"
+	// MetricSettingOff is 1 for a dependency whose emitter a dialect
+	// recognised but whose retry data a setting of the emitter switched
+	// off (gauge; label setting names the setting, LabelSetting).
+	MetricSettingOff = "retry_setting_off"
+	// MetricHedgesWon counts hedged attempts whose answer the operation
+	// returned (counter).
+	MetricHedgesWon = "retry_hedges_won_total"
+
+	BreakerClosed   = 0
+	BreakerHalfOpen = 1
+	BreakerOpen     = 2
+
+	LabelSetting = "setting"
+	// LabelMethod is the request method where an emitter labels it
+	// (Traefik's method, OpenTelemetry's http_request_method): kept on
+	// originals and attempts so that retries of non-idempotent requests
+	// can be told apart.
+	LabelMethod = "method"
+	// ReasonCircuitOpen is the admission-rejection reason of calls an
+	// open circuit breaker refused.
+	ReasonCircuitOpen = "circuit_open"
+
+	// Settings a dialect names in retry_setting_off.
+	SettingIstioProxyStats = "proxyStatsMatcher"
+	SettingTraefikServices = "addServicesLabels"
+	SettingTraefikRouters  = "addRoutersLabels"
+	SettingEnvoyUsedOnly   = "usedonly"
+)
+
 // Contract label names and values.
 const (
 	LabelDependency = "dependency"
@@ -304,6 +340,31 @@ type Signals struct {
 	// HedgesPerS is hedged attempts (a second attempt sent while the
 	// first still runs): part of AttemptsPerS and RetriesPerS.
 	HedgesPerS Value `json:"hedges_per_s"`
+	// HedgesWonPerS is hedged attempts whose answer the operation
+	// returned (retry_hedges_won_total): part of HedgesPerS. Absent unless
+	// the emitter tells.
+	HedgesWonPerS Value `json:"hedges_won_per_s"`
+	// RetryLimitExceededPerS is originals that wanted another retry but
+	// had used every allowed attempt (retry_limit_exceeded_total: Envoy,
+	// Linkerd, resilience4j); RequestTimeoutsPerS those that ended at
+	// their whole-request deadline (retry_request_timeouts_total).
+	RetryLimitExceededPerS Value `json:"retry_limit_exceeded_per_s"`
+	RequestTimeoutsPerS    Value `json:"request_timeouts_per_s"`
+	// BreakerRejectedPerS is calls an open circuit breaker refused
+	// (admission rejections with reason circuit_open); BreakerState the
+	// worst state of the row's breakers at the newest scrape
+	// (BreakerClosed, BreakerHalfOpen, BreakerOpen). Absent without a
+	// breaker the emitter reports.
+	BreakerRejectedPerS Value `json:"breaker_rejected_per_s"`
+	BreakerState        Value `json:"breaker_state"`
+	// UnsafeOriginalsPerS and UnsafeAttemptsPerS are the originals and
+	// attempts of non-idempotent requests (method POST or PATCH): absent
+	// unless the emitter labels its originals and attempts by method.
+	UnsafeOriginalsPerS Value `json:"unsafe_originals_per_s"`
+	UnsafeAttemptsPerS  Value `json:"unsafe_attempts_per_s"`
+	// SettingsOff names the emitter settings that switched off the data
+	// the row's dialect needs (retry_setting_off), sorted.
+	SettingsOff []string `json:"settings_off,omitempty"`
 	// NestedPerS is operations of this dependency's owner started inside
 	// attempts of another owner in the same process, split by that outer
 	// dependency in NestedIn. Absent when the emitter never nested.

@@ -1,0 +1,81 @@
+package dialect_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/model"
+)
+
+// Fates, breakers, hedges, methods and settings across emitters: what each
+// fixture's emitter tells, over a 10 s window in which every counter
+// doubles (rates are the fixture's values / 10), and null where it cannot.
+func TestFatesBreakersHedgesAcrossEmitters(t *testing.T) {
+	nan := nan()
+	for _, tc := range []struct {
+		name, fixture, dependency string
+		want                      map[string]float64
+		settings                  []string
+	}{
+		// Envoy: retry_limit_exceeded are originals out of attempts,
+		// retry_overflow retries the budget or retry breaker refused, the
+		// route timeout the deadline; no final results, so the successes
+		// split is unknown. The retry breaker is open.
+		{"envoy retry breaker open", "envoy_retry_breaker.prom", "payments", map[string]float64{
+			"failed_after_attempts": 0.8, "not_retried_budget": 1.2, "not_retried_deadline": 0.5,
+			"succeeded_after_retry": 15, "succeeded_first_try": nan, "not_retried_breaker": nan,
+			"breaker_state": model.BreakerOpen, "hedges": nan, "unsafe_attempts": nan}, nil},
+		{"envoy breakers closed", "envoy_retry_breaker.prom", "inventory", map[string]float64{
+			"failed_after_attempts": 0, "not_retried_budget": 0, "breaker_state": model.BreakerClosed}, nil},
+		// usedonly: the retry counters are hidden while 0: unknown, and
+		// the setting that hides them is named.
+		{"envoy usedonly", "envoy_usedonly.prom", "payments", map[string]float64{
+			"retries": nan, "failed_after_attempts": nan, "breaker_state": nan}, []string{model.SettingEnvoyUsedOnly}},
+		{"istio default stats", "istio_stats_off.prom", "reviews.default.svc.cluster.local", map[string]float64{
+			"retries": nan, "originals": 93}, []string{model.SettingIstioProxyStats}},
+		// Traefik with only entry-point metrics: nothing but the settings.
+		{"traefik entry points only", "traefik_entrypoints.prom", "web", map[string]float64{
+			"originals": nan, "attempts": nan}, []string{model.SettingTraefikServices, model.SettingTraefikRouters}},
+		// Traefik labels the method on routers (originals) and services
+		// (attempts): POSTs were re-sent.
+		{"traefik post retried", "traefik_post.prom", "orders@file", map[string]float64{
+			"unsafe_originals": 10, "unsafe_attempts": 13, "originals": 50, "attempts": 54}, nil},
+		// resilience4j: kinds give results and limit exceeded; the breaker
+		// refused calls (not_permitted) and is open, another half-open.
+		{"resilience4j breaker open", "resilience4j_breaker.prom", "inventory", map[string]float64{
+			"failed_after_attempts": 2.5, "not_retried_breaker": 4, "succeeded_after_retry": 9,
+			"succeeded_first_try": 87, "not_retried_non_retryable": 1.5, "breaker_state": model.BreakerOpen}, nil},
+		{"resilience4j half-open", "resilience4j_breaker.prom", "pricing", map[string]float64{
+			"not_retried_breaker": 0, "breaker_state": model.BreakerHalfOpen}, nil},
+		{"resilience4j closed", "resilience4j_breaker.prom", "catalog", map[string]float64{
+			"breaker_state": model.BreakerClosed}, nil},
+		// Polly's hedging: OnHedging per hedged action, each also an
+		// attempt numbered 1 and up (a retry): amplification counts it
+		// once.
+		{"polly hedging", "polly_hedging.prom", "search-hedging", map[string]float64{
+			"hedges": 3, "retries": 3, "attempts": 13, "originals": 10, "breaker_state": nan}, nil},
+		// gRPC A96: hedges per call apart from retries; the attempts
+		// started hold them once.
+		{"grpc hedges", "grpc_a96_hedges.prom", "dns:///search:50051", map[string]float64{
+			"hedges": 1.2, "attempts": 6.2, "originals": 5}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sig := windowSignals(t, load(t, tc.fixture), tc.dependency)
+			f := analysis.Fates(sig)
+			checkSignals(t, map[string]model.Value{
+				"failed_after_attempts": f.FailedAfterAttempts, "not_retried_budget": f.NotRetriedBudget,
+				"not_retried_deadline": f.NotRetriedDeadline, "not_retried_breaker": f.NotRetriedBreaker,
+				"not_retried_non_retryable": f.NotRetriedNonRetry,
+				"succeeded_after_retry":     f.SucceededAfterRetry, "succeeded_first_try": f.SucceededFirstTry,
+				"breaker_state": sig.BreakerState, "hedges": sig.HedgesPerS, "retries": sig.RetriesPerS,
+				"attempts": sig.AttemptsPerS, "originals": sig.OriginalsPerS,
+				"unsafe_originals": sig.UnsafeOriginalsPerS, "unsafe_attempts": sig.UnsafeAttemptsPerS,
+			}, tc.want)
+			got, want := sig.SettingsOff, slices.Sorted(slices.Values(tc.settings))
+			if !slices.Equal(got, want) {
+				t.Errorf("settings off = %q, want %q", got, want)
+			}
+		})
+	}
+}
