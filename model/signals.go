@@ -348,7 +348,7 @@ type Signals struct {
 	// had used every allowed attempt (retry_limit_exceeded_total: Envoy,
 	// Linkerd, resilience4j); RequestTimeoutsPerS those that ended at
 	// their whole-request deadline (retry_request_timeouts_total).
-	RetryLimitExceededPerS Value `json:"retry_limit_exceeded_per_s"`
+	RetryLimitExceededPerS Value `json:"limit_exceeded_per_s"`
 	RequestTimeoutsPerS    Value `json:"request_timeouts_per_s"`
 	// BreakerRejectedPerS is calls an open circuit breaker refused
 	// (admission rejections with reason circuit_open); BreakerState the
