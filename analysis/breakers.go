@@ -147,14 +147,18 @@ func breakerStuckOpen(k model.Key, tl []model.Signals, th Thresholds) (Finding, 
 			longest, found = held, true
 			best = Finding{Code: CodeBreakerStuckOpen, Severity: SeverityWarning, Target: k.Target, Dependency: k.Dependency,
 				Start: msTime(tl[i].StartMs), End: msTime(tl[j-1].EndMs)}
-			when := "before closing"
+			when := ", then closed"
 			if j == len(tl) {
-				best.Severity, when = SeverityCritical, "and still is"
+				best.Severity, when = SeverityCritical, " and still is"
 			}
-			best.Message = fmt.Sprintf("%s -> %s: the circuit breaker stayed open for %s while %s answered again %s (%s calls refused): shorten its open wait or let half-open probes close it",
-				k.Target, k.Dependency, secs(held), k.Dependency, when, perS(refused/max(width, 1e-9)))
+			counted := ""
+			if countsRefusals(tl[i:j]) && width > 0 {
+				counted = fmt.Sprintf(", refusing %s", perS(refused/width))
+			}
+			best.Message = fmt.Sprintf("%s -> %s: the circuit breaker stayed open for %s while %s answered again%s%s: shorten its open wait or let half-open probes close it",
+				k.Target, k.Dependency, secs(held), k.Dependency, counted, when)
 			best.Evidence.add("open_s", held)
-			if width > 0 {
+			if counted != "" {
 				best.Evidence.add("breaker_rejected_per_s", refused/width)
 			}
 			best.Evidence.addValue("breaker_state", tl[j-1].BreakerState)
@@ -230,4 +234,14 @@ func quotaNotRefilling(k model.Key, tl []model.Signals, th Thresholds) (Finding,
 	f.Evidence.add("quota_now", end.V)
 	f.Evidence.add("quiet_s", quiet)
 	return f, true
+}
+
+// countsRefusals reports whether every bin counts the breaker's refusals.
+func countsRefusals(tl []model.Signals) bool {
+	for i := range tl {
+		if !tl[i].BreakerRejectedPerS.OK {
+			return false
+		}
+	}
+	return len(tl) > 0
 }

@@ -49,7 +49,7 @@ var signalsValueFields = []struct {
 	{"late_successes_per_s", func(s *model.Signals) model.Value { return s.LateSuccessesPerS }},
 	{"hedges_per_s", func(s *model.Signals) model.Value { return s.HedgesPerS }},
 	{"hedges_won_per_s", func(s *model.Signals) model.Value { return s.HedgesWonPerS }},
-	{"retry_limit_exceeded_per_s", func(s *model.Signals) model.Value { return s.RetryLimitExceededPerS }},
+	{"limit_exceeded_per_s", func(s *model.Signals) model.Value { return s.RetryLimitExceededPerS }},
 	{"request_timeouts_per_s", func(s *model.Signals) model.Value { return s.RequestTimeoutsPerS }},
 	{"breaker_rejected_per_s", func(s *model.Signals) model.Value { return s.BreakerRejectedPerS }},
 	{"breaker_state", func(s *model.Signals) model.Value { return s.BreakerState }},
