@@ -41,6 +41,10 @@ func TestFatesBreakersHedgesAcrossEmitters(t *testing.T) {
 		// (attempts): POSTs were re-sent.
 		{"traefik post retried", "traefik_post.prom", "orders@file", map[string]float64{
 			"unsafe_originals": 10, "unsafe_attempts": 13, "originals": 50, "attempts": 54}, nil},
+		// OpenTelemetry's http.request.method on every try; originals
+		// are the tries with resend count 0.
+		{"otel http post resent", "otel_http_post.prom", "orders.internal", map[string]float64{
+			"unsafe_originals": 5, "unsafe_attempts": 6, "originals": 25}, nil},
 		// resilience4j: kinds give results and limit exceeded; the breaker
 		// refused calls (not_permitted) and is open, another half-open.
 		{"resilience4j breaker open", "resilience4j_breaker.prom", "inventory", map[string]float64{

@@ -22,6 +22,7 @@ var fixtureOwners = map[string][]string{
 	"istio_stats_off.prom":               {dialect.NameIstio},
 	"traefik_entrypoints.prom":           {dialect.NameTraefik},
 	"traefik_post.prom":                  {dialect.NameTraefik},
+	"otel_http_post.prom":                {dialect.NameOTelHTTP},
 	"resilience4j_breaker.prom":          {dialect.NameResilience4j},
 	"polly_hedging.prom":                 {dialect.NamePolly},
 	"grpc_a96_hedges.prom":               {dialect.NameGRPC},
