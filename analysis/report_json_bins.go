@@ -76,6 +76,8 @@ var signalsValueFields = []struct {
 	{"dependency_work_after_cancel_per_s", func(s *model.Signals) model.Value { return s.DependencyWorkAfterCancelPerS }},
 	{"dependency_deadline_propagated_per_s", func(s *model.Signals) model.Value { return s.DependencyDeadlinePropagatedPerS }},
 	{"dependency_deadline_missing_per_s", func(s *model.Signals) model.Value { return s.DependencyDeadlineMissingPerS }},
+	{"edge_received_per_s", func(s *model.Signals) model.Value { return s.EdgeReceivedPerS }},
+	{"edge_amplification", func(s *model.Signals) model.Value { return s.EdgeAmplification }},
 }
 
 // binJSONLayout is the JSON names of BinReport's encoded fields in order,

@@ -114,6 +114,9 @@ type row struct {
 	// requests (unsafeOriginals, unsafeAttempts), where the emitter labels
 	// the method.
 	unsafe [2][]points
+	// sources are the workloads the row's originals come from
+	// (workloadKey, edge.go).
+	sources []string
 	// settings names the setting of each retry_setting_off series, in
 	// the order of gauges[gSettingOff].
 	settings []string
@@ -219,6 +222,9 @@ func (sel *selection) rows() map[string]*row {
 					model.LabelsFromPairs(model.LabelReason, reason, model.LabelPriority, prio), &pts)
 			}
 			r.counters[c] = append(r.counters[c], cseries{key: key, points: pts})
+			if c == cOriginals {
+				r.addSource(s.Labels)
+			}
 			if (c == cOriginals || c == cAttempts) && unsafeMethod(s.Labels) {
 				side := unsafeOriginals
 				if c == cAttempts {

@@ -104,6 +104,7 @@ func (r *row) eval(w window) model.Signals {
 	}
 	r.latency(&s, &w)
 	r.server.fill(&s, &w)
+	r.edge(&s, &w)
 	provenActive(&s)
 	return s
 }

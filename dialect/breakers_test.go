@@ -3,8 +3,10 @@ package dialect_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -81,5 +83,32 @@ func TestFatesBreakersHedgesAcrossEmitters(t *testing.T) {
 				t.Errorf("settings off = %q, want %q", got, want)
 			}
 		})
+	}
+}
+
+// A mesh edge from both ends with Istio's default stats: the caller's
+// sidecar counts 930 originals to reviews, the callee's sidecar 1250
+// requests from the caller's workload (and 40 from another one): the
+// edge amplification is 1250 / 930, derived without any retry stat.
+func TestIstioEdgeAmplification(t *testing.T) {
+	const caller, callee = "productpage", "reviews.default.svc.cluster.local"
+	st := model.NewStore(model.StoreConfig{})
+	tr := dialect.Auto()
+	for i, k := range []float64{1, 2} {
+		for target, fixture := range map[string]string{caller: "istio_stats_off.prom", callee: "istio_edge_reviews.prom"} {
+			s, _, err := tr.Translate("", &model.Snapshot{Target: target, Time: t0.Add(time.Duration(i) * 10 * time.Second), Families: scaled(load(t, fixture), k)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Append(s)
+		}
+	}
+	sig := analysis.SignalsFor(st, caller, callee, t0.UnixMilli(), t0.Add(10*time.Second).UnixMilli())
+	checkSignals(t, map[string]model.Value{"originals": sig.OriginalsPerS, "edge_received": sig.EdgeReceivedPerS,
+		"edge_amplification": sig.EdgeAmplification, "dependency_received": sig.DependencyReceivedPerS, "attempts": sig.AttemptsPerS},
+		map[string]float64{"originals": 93, "edge_received": 125, "edge_amplification": 1250.0 / 930, "dependency_received": 129, "attempts": nan()})
+	// Without the callee's end, the edge is unknown.
+	if sig := analysis.SignalsFor(st, caller, "details", t0.UnixMilli(), t0.Add(10*time.Second).UnixMilli()); sig.EdgeAmplification.OK {
+		t.Errorf("edge amplification to a target not scraped = %v", sig.EdgeAmplification.V)
 	}
 }

@@ -20,6 +20,7 @@ var fixtureOwners = map[string][]string{
 	"envoy_retry_breaker.prom":           {dialect.NameEnvoy},
 	"envoy_usedonly.prom":                {dialect.NameEnvoy},
 	"istio_stats_off.prom":               {dialect.NameIstio},
+	"istio_edge_reviews.prom":            {dialect.NameIstio},
 	"traefik_entrypoints.prom":           {dialect.NameTraefik},
 	"traefik_post.prom":                  {dialect.NameTraefik},
 	"otel_http_post.prom":                {dialect.NameOTelHTTP},

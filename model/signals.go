@@ -412,6 +412,14 @@ type Signals struct {
 	// exports the family.
 	DependencyDeadlinePropagatedPerS Value `json:"dependency_deadline_propagated_per_s"`
 	DependencyDeadlineMissingPerS    Value `json:"dependency_deadline_missing_per_s"`
+	// EdgeReceivedPerS is what the dependency received from this row's
+	// workload (Istio's reporter="destination" series, by source
+	// workload), every attempt of the edge; EdgeAmplification that over
+	// the originals: the edge's amplification, derived from both ends
+	// without the caller's retry stats. Absent unless both ends name
+	// the workload.
+	EdgeReceivedPerS  Value `json:"edge_received_per_s"`
+	EdgeAmplification Value `json:"edge_amplification"`
 
 	// AdmissionRejectedBy splits admission rejections by reason and priority.
 	AdmissionRejectedBy []Breakdown `json:"admission_rejected_by,omitempty"`
