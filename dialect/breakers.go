@@ -84,24 +84,24 @@ func envoyRetryBreaker(r raw, o *out, g *guard) {
 	}
 }
 
-// envoyUsedOnly marks every cluster of an Envoy whose zero stats are
-// hidden (/stats/prometheus?usedonly, or a stats matcher keeping only
-// what moved): upstream_rq_total is there but neither the retry counter
-// nor the request breaker's gauge, which Envoy always exports (0 until
-// used). Its retries are then unknown until the first one, never 0.
+// envoyUsedOnly marks every HTTP cluster (a response completed) of an
+// Envoy whose zero stats are hidden (/stats/prometheus?usedonly, or a
+// stats matcher keeping only what moved): neither the retry counter nor
+// the request breaker's gauge is there, and Envoy exports both (at 0)
+// for every cluster from the start. Its retries are then unknown until
+// the first one, never 0.
 func envoyUsedOnly(r raw, o *out, g *guard, setting string) {
 	if r[enRetry] != nil || r[enRqOpen] != nil {
 		return
 	}
-	for _, name := range []string{enTotal, enCompleted} {
-		f := r[name]
-		if f == nil {
-			continue
-		}
-		for i := range f.Samples {
-			if ls, ok := g.clusters.get(f.Samples[i].Labels, envoyCluster); ok {
-				o.setGauge(model.MetricSettingOff, model.LabelsFromPairs(model.LabelDependency, ls.Get(model.LabelDependency), model.LabelSetting, setting), 1)
-			}
+	f := r[enCompleted]
+	if f == nil {
+		return
+	}
+	for i := range f.Samples {
+		s := &f.Samples[i]
+		if ls, ok := g.clusters.get(s.Labels, envoyCluster); ok && scalar(f, s) > 0 {
+			o.setGauge(model.MetricSettingOff, model.LabelsFromPairs(model.LabelDependency, ls.Get(model.LabelDependency), model.LabelSetting, setting), 1)
 		}
 	}
 }
@@ -168,4 +168,37 @@ func (o *out) setGauge(name string, ls model.Labels, v float64) {
 	if s, _ := o.slot(name, model.Gauge, ls); s != nil {
 		s.Value = v
 	}
+}
+
+// flagUnless is 1 for every series of raw (matchers m) on a target that
+// has none of others: a setting's mark, as the Translate side sets it.
+func (q qctx) flagUnless(raw, m string, others ...string) string {
+	sels := make([]string, len(others))
+	for i, o := range others {
+		sels[i] = q.sel(o)
+	}
+	return q.sel(raw, m) + " * 0 + 1 unless on (" + groupList(q.By) + ") (" + strings.Join(sels, " or ") + ")"
+}
+
+// istioStatsOffExpr marks, as istioStatsOff, the destinations of sidecars
+// without Envoy cluster stats.
+func (q qctx) istioStatsOffExpr(source func(mk func(string) string, extra string) string) Expr {
+	return Expr{Name: model.MetricSettingOff, Labels: []string{model.LabelSetting}, PromQL: setLabel(source(func(m string) string {
+		return q.flagUnless(istioRequests, m, enRetry, enTotal)
+	}, ""), model.LabelSetting, model.SettingIstioProxyStats)}
+}
+
+// traefikLabelsOffExprs mark, as traefikLabelsOff, the services of a
+// Traefik without router or service metrics, and its entry points when
+// it has neither.
+func (q qctx) traefikLabelsOffExprs() []Expr {
+	mark := func(raw, depLabel, setting string, others ...string) string {
+		return setLabel(setDep(q.flagUnless(raw, depLabel+`!=""`, others...), depLabel), model.LabelSetting, setting)
+	}
+	return []Expr{{Name: model.MetricSettingOff, Labels: []string{model.LabelSetting}, PromQL: or(
+		mark(trServiceReqs, trServiceLabel, model.SettingTraefikRouters, trRouterReqs),
+		mark(trRouterReqs, trServiceLabel, model.SettingTraefikServices, trServiceReqs),
+		mark(trEntryReqs, "entrypoint", model.SettingTraefikRouters, trRouterReqs, trServiceReqs),
+		mark(trEntryReqs, "entrypoint", model.SettingTraefikServices, trRouterReqs, trServiceReqs),
+	)}}
 }
