@@ -62,26 +62,14 @@ func r4jBreakerState(r raw, o *out, dep func(model.Labels, ...string) (model.Lab
 	}
 }
 
-// envoyRetryBreaker emits the retry circuit breaker's gauge as a breaker
+// envoyBreakerState is the retry circuit breaker's gauge as a breaker
 // state: open while it refuses retries. Envoy's breakers are limits, not
 // state machines: open means at its limit now, and it has no half-open.
-func envoyRetryBreaker(r raw, o *out, g *guard) {
-	f := r[enRetryOpen]
-	if f == nil {
-		return
+func envoyBreakerState(open float64) float64 {
+	if open > 0 {
+		return model.BreakerOpen
 	}
-	for i := range f.Samples {
-		s := &f.Samples[i]
-		ls, ok := g.clusters.get(s.Labels, envoyCluster)
-		if !ok {
-			continue
-		}
-		st := float64(model.BreakerClosed)
-		if s.Value > 0 {
-			st = model.BreakerOpen
-		}
-		o.gauge(model.MetricBreakerState, ls, st)
-	}
+	return model.BreakerClosed
 }
 
 // envoyUsedOnly marks every HTTP cluster (a response completed) of an

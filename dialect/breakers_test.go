@@ -60,11 +60,11 @@ func TestFatesBreakersHedgesAcrossEmitters(t *testing.T) {
 		// attempt numbered 1 and up (a retry): amplification counts it
 		// once.
 		{"polly hedging", "polly_hedging.prom", "search-hedging", map[string]float64{
-			"hedges": 3, "retries": 3, "attempts": 13, "originals": 10, "breaker_state": nan}, nil},
+			"hedges": 3, "retries": 3, "attempts": 13, "originals": 10, "attempts_per_original": 1.3, "breaker_state": nan}, nil},
 		// gRPC A96: hedges per call apart from retries; the attempts
 		// started hold them once.
 		{"grpc hedges", "grpc_a96_hedges.prom", "dns:///search:50051", map[string]float64{
-			"hedges": 1.2, "attempts": 6.2, "originals": 5}, nil},
+			"hedges": 1.2, "attempts": 6.2, "originals": 5, "attempts_per_original": 1.24}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sig := windowSignals(t, load(t, tc.fixture), tc.dependency)
@@ -75,7 +75,7 @@ func TestFatesBreakersHedgesAcrossEmitters(t *testing.T) {
 				"not_retried_non_retryable": f.NotRetriedNonRetry,
 				"succeeded_after_retry":     f.SucceededAfterRetry, "succeeded_first_try": f.SucceededFirstTry,
 				"breaker_state": sig.BreakerState, "hedges": sig.HedgesPerS, "retries": sig.RetriesPerS,
-				"attempts": sig.AttemptsPerS, "originals": sig.OriginalsPerS,
+				"attempts": sig.AttemptsPerS, "originals": sig.OriginalsPerS, "attempts_per_original": sig.AttemptsPerOriginal,
 				"unsafe_originals": sig.UnsafeOriginalsPerS, "unsafe_attempts": sig.UnsafeAttemptsPerS,
 			}, tc.want)
 			got, want := sig.SettingsOff, slices.Sorted(slices.Values(tc.settings))

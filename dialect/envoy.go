@@ -288,7 +288,7 @@ func translateEnvoy(r raw, o *out, g *guard, parts envoyParts) {
 	each(enPendingActive, func(ls model.Labels, v float64) { o.gauge(model.MetricPendingCalls, ls, v) })
 	// The retries the breaker whose overflow is budget denied allows now.
 	each(enRemainingRetries, func(ls model.Labels, v float64) { o.gauge(model.MetricBudgetBalance, ls, v) })
-	envoyRetryBreaker(r, o, g)
+	each(enRetryOpen, func(ls model.Labels, v float64) { o.gauge(model.MetricBreakerState, ls, envoyBreakerState(v)) })
 	// Latency: per logical request (earlier attempts and backoff included),
 	// only for requests completed with an upstream response, not split by
 	// result; milliseconds.
