@@ -42,6 +42,9 @@ func TestRouteOptionFindings(t *testing.T) {
 			fired := map[string]Finding{}
 			for _, f := range rep.Findings {
 				if f.Target == key.Target && f.Dependency == key.Dependency {
+					if _, twice := fired[f.Code]; twice {
+						t.Errorf("%s reported twice", f.Code)
+					}
 					fired[f.Code] = f
 				}
 			}
