@@ -24,7 +24,6 @@ const (
 	cOperationAttempts
 	cLimitExceeded
 	cRequestTimeouts
-	cHedgesWon
 	numCounters
 )
 
@@ -45,7 +44,6 @@ var counterNames = [numCounters]string{
 	cOperationAttempts: model.MetricOperationAttempts,
 	cLimitExceeded:     model.MetricRetryLimitExceeded,
 	cRequestTimeouts:   model.MetricRequestTimeouts,
-	cHedgesWon:         model.MetricHedgesWon,
 }
 
 // Gauge families of the contract.

@@ -35,7 +35,6 @@ func unsafeMethod(ls model.Labels) bool {
 func (r *row) breakersAndSettings(s *model.Signals, w *window) {
 	s.RetryLimitExceededPerS = w.rate(r.sum(cLimitExceeded, w))
 	s.RequestTimeoutsPerS = w.rate(r.sum(cRequestTimeouts, w))
-	s.HedgesWonPerS = w.rate(r.sum(cHedgesWon, w))
 	s.BreakerState = r.gauge(gBreaker, w, maxOf)
 	for _, b := range s.AdmissionRejectedBy {
 		if b.Labels.Get(model.LabelReason) == model.ReasonCircuitOpen {

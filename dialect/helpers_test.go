@@ -160,7 +160,7 @@ func contractOnly(t *testing.T, s *model.Snapshot) {
 		model.MetricConcurrencyLimit, model.MetricPoolWait, model.MetricRequestDuration, model.MetricAttemptDuration,
 		model.MetricBackoff, model.MetricBudgetBalance, model.MetricPolicyMaxAttempts, model.MetricPolicyDeadline,
 		model.MetricRetryLimitExceeded, model.MetricRequestTimeouts, model.MetricPendingCalls, model.MetricPoolWaitAverage,
-		model.MetricHedges, model.MetricHedgesWon, model.MetricBreakerState, model.MetricSettingOff} {
+		model.MetricHedges, model.MetricBreakerState, model.MetricSettingOff} {
 		allowed[n] = true
 	}
 	for _, f := range s.Families {

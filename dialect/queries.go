@@ -134,10 +134,9 @@ var queryFamilies = []queryFamily{
 	// An emitter's own moving average: a sum would be meaningless, the
 	// worst replica's is shown.
 	{model.MetricPoolWaitAverage, model.Gauge, nil, "max"},
-	// Breakers, hedges and settings: the worst breaker of a fleet, a
-	// setting off on any replica.
+	// Breakers and settings: the worst breaker of a fleet, a setting off
+	// on any replica.
 	{model.MetricBreakerState, model.Gauge, nil, "max"},
-	{model.MetricHedgesWon, model.Counter, nil, "sum"},
 	{model.MetricSettingOff, model.Gauge, []string{model.LabelSetting}, "max"},
 	// The services view (analysis.ServiceSignalsFor): the contract's
 	// service families, then the promhttp and OpenTelemetry shapes, each

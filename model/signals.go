@@ -60,9 +60,6 @@ const (
 	// recognised but whose retry data a setting of the emitter switched
 	// off (gauge; label setting names the setting, LabelSetting).
 	MetricSettingOff = "retry_setting_off"
-	// MetricHedgesWon counts hedged attempts whose answer the operation
-	// returned (counter).
-	MetricHedgesWon = "retry_hedges_won_total"
 
 	BreakerClosed   = 0
 	BreakerHalfOpen = 1
@@ -340,10 +337,6 @@ type Signals struct {
 	// HedgesPerS is hedged attempts (a second attempt sent while the
 	// first still runs): part of AttemptsPerS and RetriesPerS.
 	HedgesPerS Value `json:"hedges_per_s"`
-	// HedgesWonPerS is hedged attempts whose answer the operation
-	// returned (retry_hedges_won_total): part of HedgesPerS. Absent unless
-	// the emitter tells.
-	HedgesWonPerS Value `json:"hedges_won_per_s"`
 	// RetryLimitExceededPerS is originals that wanted another retry but
 	// had used every allowed attempt (retry_limit_exceeded_total: Envoy,
 	// Linkerd, resilience4j); RequestTimeoutsPerS those that ended at
