@@ -2,6 +2,7 @@ package dialect_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,5 +111,49 @@ func TestIstioEdgeAmplification(t *testing.T) {
 	// Without the callee's end, the edge is unknown.
 	if sig := analysis.SignalsFor(st, caller, "details", t0.UnixMilli(), t0.Add(10*time.Second).UnixMilli()); sig.EdgeAmplification.OK {
 		t.Errorf("edge amplification to a target not scraped = %v", sig.EdgeAmplification.V)
+	}
+}
+
+// A recognised emitter whose data a setting hides gets the finding that
+// names the setting, not "no retry signals": Traefik with only its entry
+// points, Istio with its default stats matcher.
+func TestSettingOffFindings(t *testing.T) {
+	for _, tc := range []struct {
+		fixture, dependency, setting string
+	}{
+		{"traefik_entrypoints.prom", "web", "addRoutersLabels=true"},
+		{"istio_stats_off.prom", "reviews.default.svc.cluster.local", "proxyStatsMatcher"},
+		{"envoy_usedonly.prom", "payments", "usedonly"},
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			st := model.NewStore(model.StoreConfig{})
+			tr := dialect.Auto()
+			var name string
+			for i, k := range []float64{1, 2} {
+				s, n, err := tr.Translate("", &model.Snapshot{Target: "t", Time: t0.Add(time.Duration(i) * 10 * time.Second), Families: scaled(load(t, tc.fixture), k)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				name = n
+				st.Append(s)
+			}
+			targets := []model.TargetStatus{{Name: "t", Up: true, Dialect: name, Series: 3, LastSuccess: t0.Add(10 * time.Second)}}
+			frame := analysis.BuildFrame(st, targets, analysis.FrameOptions{})
+			fs := append(analysis.Evaluate(frame, nil, analysis.DefaultThresholds()), analysis.EvaluateTargets(targets, frame.Rows, nil)...)
+			var got []string
+			found := false
+			for _, f := range fs {
+				got = append(got, f.Code)
+				if f.Code == analysis.CodeEmitterDataOff && f.Dependency == tc.dependency && strings.Contains(f.Message, tc.setting) {
+					found = true
+				}
+				if f.Code == analysis.CodeNoRetrySignals {
+					t.Errorf("NO_RETRY_SIGNALS: %s", f.Message)
+				}
+			}
+			if !found {
+				t.Errorf("no EMITTER_DATA_OFF on %s naming %s; findings %v", tc.dependency, tc.setting, got)
+			}
+		})
 	}
 }
