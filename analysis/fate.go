@@ -16,14 +16,19 @@ type FateLedger struct {
 	SucceededFirstTry   model.Value `json:"succeeded_first_try_per_s"`
 	SucceededAfterRetry model.Value `json:"succeeded_after_retry_per_s"`
 	// FailedAfterAttempts: the last allowed attempt failed (result
-	// provider_error).
+	// provider_error, or retry_limit_exceeded_total without results).
 	FailedAfterAttempts model.Value `json:"failed_after_attempts_per_s"`
 	// NotRetried* are originals whose failure was not retried, by reason:
 	// the retry budget (budget_exhausted), the admission limiter
 	// (capacity_rejected: the contract does not tell a first attempt shed
 	// from a retry refused), no time left (deadline_exhausted), a
-	// non-retryable error (permanent_error), an open circuit breaker (no
-	// contract result says so: Absent unless a dialect does).
+	// non-retryable error (permanent_error), an open circuit breaker
+	// (calls it refused: admission rejections with reason circuit_open,
+	// Absent unless a dialect says so). Without final results, a
+	// dialect's own counts stand in (either): retries refused by the budget
+	// (Envoy's and Linkerd's overflow), the attempt cap reached
+	// (retry_limit_exceeded_total), the request timeout
+	// (retry_request_timeouts_total).
 	NotRetriedBudget   model.Value `json:"not_retried_budget_per_s"`
 	NotRetriedLimiter  model.Value `json:"not_retried_limiter_per_s"`
 	NotRetriedDeadline model.Value `json:"not_retried_deadline_per_s"`
@@ -55,14 +60,27 @@ func Fates(s model.Signals) FateLedger {
 		f.SucceededFirstTry = model.Some(max(ok.V-rescued.V, 0))
 	}
 	f.SucceededAfterRetry = s.RescuedPerS
-	f.FailedAfterAttempts = res(model.ResultProviderError)
-	f.NotRetriedBudget = res(model.ResultBudgetExhausted)
+	f.FailedAfterAttempts = either(res(model.ResultProviderError), s.RetryLimitExceededPerS)
+	f.NotRetriedBudget = either(res(model.ResultBudgetExhausted), s.BudgetDeniedPerS)
 	f.NotRetriedLimiter = res(model.ResultCapacityRejected)
-	f.NotRetriedDeadline = res(model.ResultDeadlineExhausted)
+	f.NotRetriedDeadline = either(res(model.ResultDeadlineExhausted), s.RequestTimeoutsPerS)
 	f.NotRetriedNonRetry = res(model.ResultPermanentError)
 	f.NotRetriedUnsafe = res(model.ResultNotRetryable)
+	f.NotRetriedBreaker = s.BreakerRejectedPerS
 	f.Cancelled = res(model.ResultCancelled)
 	return f
+}
+
+// either is the final result when the emitter reports results, else the
+// emitter's own count of the same fate (a proxy that counts retries
+// refused or given up, but not how each original ended): Envoy's and
+// Linkerd's retry_limit_exceeded and overflow, Envoy's and Polly's
+// request timeouts. Absent when neither is known.
+func either(result, own model.Value) model.Value {
+	if result.OK {
+		return result
+	}
+	return own
 }
 
 // GRPCTokens reconstructs gRPC's retry-throttling token count (gRFC A6:

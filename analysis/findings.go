@@ -359,6 +359,7 @@ func Evaluate(frame model.Frame, chains []ChainResult, th Thresholds) []Finding 
 		if f, ok := metastable(k, frame.Timelines[k], th); ok {
 			out = append(out, f)
 		}
+		out = append(out, timelineFindings(k, frame.Timelines[k], th)...)
 	}
 	sortFindings(out)
 	return out
@@ -439,6 +440,7 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 		if f, ok := metastable(k, frame.Timelines[k], th); ok {
 			out = append(out, f)
 		}
+		out = append(out, timelineFindings(k, frame.Timelines[k], th)...)
 	}
 	sortFindings(out)
 	return out
@@ -790,6 +792,8 @@ var rowRules = []rowRule{
 	misleadingLatency,
 	nestedRetryOwners,
 	deadlineNotPropagated,
+	unsafeRetries,
+	emitterDataOff,
 }
 
 func hop(s *model.Signals) string { return s.Target + " -> " + s.Dependency }

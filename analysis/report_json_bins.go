@@ -48,6 +48,13 @@ var signalsValueFields = []struct {
 	{"abandoned_attempts_per_s", func(s *model.Signals) model.Value { return s.AbandonedAttemptsPerS }},
 	{"late_successes_per_s", func(s *model.Signals) model.Value { return s.LateSuccessesPerS }},
 	{"hedges_per_s", func(s *model.Signals) model.Value { return s.HedgesPerS }},
+	{"limit_exceeded_per_s", func(s *model.Signals) model.Value { return s.RetryLimitExceededPerS }},
+	{"request_timeouts_per_s", func(s *model.Signals) model.Value { return s.RequestTimeoutsPerS }},
+	{"breaker_rejected_per_s", func(s *model.Signals) model.Value { return s.BreakerRejectedPerS }},
+	{"breaker_state", func(s *model.Signals) model.Value { return s.BreakerState }},
+	{"unsafe_originals_per_s", func(s *model.Signals) model.Value { return s.UnsafeOriginalsPerS }},
+	{"unsafe_attempts_per_s", func(s *model.Signals) model.Value { return s.UnsafeAttemptsPerS }},
+	// settings_off (omitempty) here: a bin with any goes the slow way.
 	{"nested_operations_per_s", func(s *model.Signals) model.Value { return s.NestedPerS }},
 	// nested_in (omitempty) here: a bin with any goes the slow way.
 	{"effective_success", func(s *model.Signals) model.Value { return s.EffectiveSuccess }},
@@ -68,6 +75,8 @@ var signalsValueFields = []struct {
 	{"dependency_work_after_cancel_per_s", func(s *model.Signals) model.Value { return s.DependencyWorkAfterCancelPerS }},
 	{"dependency_deadline_propagated_per_s", func(s *model.Signals) model.Value { return s.DependencyDeadlinePropagatedPerS }},
 	{"dependency_deadline_missing_per_s", func(s *model.Signals) model.Value { return s.DependencyDeadlineMissingPerS }},
+	{"edge_received_per_s", func(s *model.Signals) model.Value { return s.EdgeReceivedPerS }},
+	{"edge_amplification", func(s *model.Signals) model.Value { return s.EdgeAmplification }},
 }
 
 // binJSONLayout is the JSON names of BinReport's encoded fields in order,
@@ -81,6 +90,8 @@ func binJSONLayout() []string {
 			names = append(names, "amplification_basis")
 		case "nested_operations_per_s":
 			names = append(names, "nested_in")
+		case "unsafe_attempts_per_s":
+			names = append(names, "settings_off")
 		}
 	}
 	return append(names, "admission_rejected_by", "results_per_s", "latency", "mixed_latency")
@@ -199,7 +210,7 @@ func appendQuantiles(dst []byte, prefix string, depth int, q model.Quantiles) []
 // it; false (and dst as it was) when b is not one it writes directly.
 func appendBinJSON(dst []byte, b *BinReport, prefix string) ([]byte, bool) {
 	s := &b.Signals
-	if !binFieldsMatch || len(s.NestedIn) > 0 || len(s.AdmissionRejectedBy) > 0 ||
+	if !binFieldsMatch || len(s.NestedIn) > 0 || len(s.SettingsOff) > 0 || len(s.AdmissionRejectedBy) > 0 ||
 		!plainJSONString(s.Target) || !plainJSONString(s.Dependency) || !plainJSONString(s.Dialect) || !plainJSONString(s.AmplificationBasis) {
 		return dst, false
 	}

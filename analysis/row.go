@@ -22,6 +22,8 @@ const (
 	cNested
 	cHedges
 	cOperationAttempts
+	cLimitExceeded
+	cRequestTimeouts
 	numCounters
 )
 
@@ -40,6 +42,8 @@ var counterNames = [numCounters]string{
 	cNested:            model.MetricNestedOperations,
 	cHedges:            model.MetricHedges,
 	cOperationAttempts: model.MetricOperationAttempts,
+	cLimitExceeded:     model.MetricRetryLimitExceeded,
+	cRequestTimeouts:   model.MetricRequestTimeouts,
 }
 
 // Gauge families of the contract.
@@ -50,6 +54,8 @@ const (
 	gMaxAttempts
 	gDeadline
 	gPending
+	gBreaker
+	gSettingOff
 	numGauges
 )
 
@@ -60,6 +66,8 @@ var gaugeNames = [numGauges]string{
 	gMaxAttempts: model.MetricPolicyMaxAttempts,
 	gDeadline:    model.MetricPolicyDeadline,
 	gPending:     model.MetricPendingCalls,
+	gBreaker:     model.MetricBreakerState,
+	gSettingOff:  model.MetricSettingOff,
 }
 
 // Histogram families the signals use (retry_attempt_duration_seconds only
@@ -100,6 +108,16 @@ type row struct {
 	// hists holds per family one group per result_class (request duration)
 	// or a single group of all label sets (pool wait, backoff).
 	hists [numHists][]histGroup
+	// unsafe holds the originals and attempts series of non-idempotent
+	// requests (unsafeOriginals, unsafeAttempts), where the emitter labels
+	// the method.
+	unsafe [2][]points
+	// sources are the workloads the row's originals come from
+	// (workloadKey, edge.go).
+	sources []string
+	// settings names the setting of each retry_setting_off series, in
+	// the order of gauges[gSettingOff].
+	settings []string
 	// server is the dependency's own server-side series, when the
 	// dependency is a target that exports them (nil otherwise).
 	server *server
@@ -202,12 +220,25 @@ func (sel *selection) rows() map[string]*row {
 					model.LabelsFromPairs(model.LabelReason, reason, model.LabelPriority, prio), &pts)
 			}
 			r.counters[c] = append(r.counters[c], cseries{key: key, points: pts})
+			if c == cOriginals {
+				r.addSource(s.Labels)
+			}
+			if (c == cOriginals || c == cAttempts) && unsafeMethod(s.Labels) {
+				side := unsafeOriginals
+				if c == cAttempts {
+					side = unsafeAttempts
+				}
+				r.unsafe[side] = append(r.unsafe[side], pts)
+			}
 		}
 	}
 	for g, name := range gaugeNames {
 		for _, s := range sel.series[name] {
 			if r := get(s.Labels); r != nil {
 				r.gauges[g] = append(r.gauges[g], newPoints(sel.times, s.Points))
+				if g == gSettingOff {
+					r.settings = append(r.settings, s.Labels.Get(model.LabelSetting))
+				}
 			}
 		}
 	}

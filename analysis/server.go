@@ -13,6 +13,9 @@ type server struct {
 	// deadline splits retry_server_requests_total: propagated, and the
 	// rest (missing, invalid).
 	propagated, missing []points
+	// bySource is the received series that name their caller's workload
+	// (Istio's reporter="destination" series), by workloadKey.
+	bySource []sourced
 	// reduced is the server target's scrapes' extent, for a server over
 	// reduced points (WholeBuilder), which has no scrape times.
 	reduced *wholeTarget
@@ -45,7 +48,11 @@ func selectServer(st *model.Store, target string, times []int64, sinceMs int64) 
 func serverFrom(times []int64, series map[string][]model.Series) *server {
 	sv := &server{times: times}
 	for _, s := range series[model.MetricServerReceived] {
-		sv.received = append(sv.received, newPoints(times, s.Points))
+		pts := newPoints(times, s.Points)
+		sv.received = append(sv.received, pts)
+		if k := workloadKey(s.Labels); k != "" {
+			sv.bySource = append(sv.bySource, sourced{key: k, pts: pts})
+		}
 	}
 	for _, s := range series[model.MetricServerWorkAfterCancel] {
 		sv.workAfterCancel = append(sv.workAfterCancel, newPoints(times, s.Points))
@@ -78,15 +85,7 @@ func (sv *server) fill(s *model.Signals, w *window) {
 	if sv == nil {
 		return
 	}
-	var sw window
-	switch {
-	case sv.reduced != nil:
-		sw = sv.reduced.cover(w.start, w.end).window(w.start, w.end)
-	case w.back:
-		sw = binWindow(sv.times, w.start, w.end)
-	default:
-		sw = rangeWindow(sv.times, w.start, w.end)
-	}
+	sw := sv.window(w)
 	if len(sv.received) > 0 {
 		s.DependencyReceivedPerS = sw.rate(groupIncrease(sv.received, &sw))
 	}
@@ -106,4 +105,15 @@ func (sv *server) fill(s *model.Signals, w *window) {
 			s.DependencyDeadlineMissingPerS = sw.rate(m, true)
 		}
 	}
+}
+
+// window is w resolved against the server's own scrape times.
+func (sv *server) window(w *window) window {
+	switch {
+	case sv.reduced != nil:
+		return sv.reduced.cover(w.start, w.end).window(w.start, w.end)
+	case w.back:
+		return binWindow(sv.times, w.start, w.end)
+	}
+	return rangeWindow(sv.times, w.start, w.end)
 }

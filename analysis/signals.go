@@ -83,6 +83,7 @@ func (r *row) eval(w window) model.Signals {
 	s.OperationAttemptsPerS = w.rate(r.sum(cOperationAttempts, &w))
 	r.nested(&s, &w)
 	deriveRatios(&s)
+	r.breakersAndSettings(&s, &w)
 
 	s.ActiveCalls = r.gauge(gActive, &w, sumOf)
 	s.ActiveCallsChangePerS = r.gaugeChange(gActive, &w)
@@ -103,6 +104,7 @@ func (r *row) eval(w window) model.Signals {
 	}
 	r.latency(&s, &w)
 	r.server.fill(&s, &w)
+	r.edge(&s, &w)
 	provenActive(&s)
 	return s
 }

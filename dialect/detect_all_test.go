@@ -17,6 +17,16 @@ import (
 var fixtureOwners = map[string][]string{
 	"custom_acme.prom":                   nil, // a custom mapping's, no built-in dialect's
 	"envoy.prom":                         {dialect.NameEnvoy},
+	"envoy_retry_breaker.prom":           {dialect.NameEnvoy},
+	"envoy_usedonly.prom":                {dialect.NameEnvoy},
+	"istio_stats_off.prom":               {dialect.NameIstio},
+	"istio_edge_reviews.prom":            {dialect.NameIstio},
+	"traefik_entrypoints.prom":           {dialect.NameTraefik},
+	"traefik_post.prom":                  {dialect.NameTraefik},
+	"otel_http_post.prom":                {dialect.NameOTelHTTP},
+	"resilience4j_breaker.prom":          {dialect.NameResilience4j},
+	"polly_hedging.prom":                 {dialect.NamePolly},
+	"grpc_a96_hedges.prom":               {dialect.NameGRPC},
 	"envoy_track_remaining.prom":         {dialect.NameEnvoy},
 	"envoy_summary.prom":                 {dialect.NameEnvoy},
 	"envoy_tcp_proxy.prom":               {dialect.NameEnvoy},

@@ -46,7 +46,8 @@ const (
 )
 
 var envoyFamilies = []string{enCompleted, enTotal, enPerTryTimeout, enTimeout, enRetry, enRetrySuccess,
-	enRetryOverflow, enRetryLimit, enPendingOverflow, enActive, enPendingActive, enTime, enRemainingRetries}
+	enRetryOverflow, enRetryLimit, enPendingOverflow, enActive, enPendingActive, enTime, enRemainingRetries,
+	enRetryOpen, enRqOpen}
 
 var envoyDownstreamFamilies = []string{enDownTotal, enDownActive, enDownXX, enDownTime}
 
@@ -71,6 +72,7 @@ func (e *envoy) Translate(snap *model.Snapshot) *model.Snapshot {
 	e.g.begin()
 	r := index(snap.Families)
 	translateEnvoy(r, o, &e.g, envoyAll)
+	envoyUsedOnly(r, o, &e.g, model.SettingEnvoyUsedOnly)
 	translateEnvoyDownstream(r, o)
 	envoyIdentity(r, o)
 	e.g.end()
@@ -286,6 +288,7 @@ func translateEnvoy(r raw, o *out, g *guard, parts envoyParts) {
 	each(enPendingActive, func(ls model.Labels, v float64) { o.gauge(model.MetricPendingCalls, ls, v) })
 	// The retries the breaker whose overflow is budget denied allows now.
 	each(enRemainingRetries, func(ls model.Labels, v float64) { o.gauge(model.MetricBudgetBalance, ls, v) })
+	each(enRetryOpen, func(ls model.Labels, v float64) { o.gauge(model.MetricBreakerState, ls, envoyBreakerState(v)) })
 	// Latency: per logical request (earlier attempts and backoff included),
 	// only for requests completed with an upstream response, not split by
 	// result; milliseconds.

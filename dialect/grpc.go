@@ -151,6 +151,13 @@ func (d *grpcOTel) Translate(snap *model.Snapshot) *model.Snapshot {
 				o.counter(model.MetricRetries, ls, s.Sum)
 			}
 		})
+		// A96 counts a hedging policy's extra attempts apart from the
+		// retries; the contract's retries include them.
+		each(grCallHedges, func(f *model.Family, s *model.Sample, ls model.Labels, _ string) {
+			if f.Type == model.Histogram || f.Type == model.Summary {
+				o.counter(model.MetricRetries, ls, s.Sum)
+			}
+		})
 	} else {
 		for _, k := range order {
 			if c := calls[k]; c.hasCalls && c.hasAttmpt {
@@ -158,5 +165,12 @@ func (d *grpcOTel) Translate(snap *model.Snapshot) *model.Snapshot {
 			}
 		}
 	}
+	// Hedges: the opt-in hedges histogram's sum (calls without hedges are
+	// not observed).
+	each(grCallHedges, func(f *model.Family, s *model.Sample, ls model.Labels, _ string) {
+		if f.Type == model.Histogram || f.Type == model.Summary {
+			o.counter(model.MetricHedges, ls, s.Sum)
+		}
+	})
 	return o.snapshot(snap)
 }

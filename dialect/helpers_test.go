@@ -159,7 +159,8 @@ func contractOnly(t *testing.T, s *model.Snapshot) {
 		model.MetricBudgetDenied, model.MetricAdmissionRejected, model.MetricResults, model.MetricActiveCalls,
 		model.MetricConcurrencyLimit, model.MetricPoolWait, model.MetricRequestDuration, model.MetricAttemptDuration,
 		model.MetricBackoff, model.MetricBudgetBalance, model.MetricPolicyMaxAttempts, model.MetricPolicyDeadline,
-		model.MetricRetryLimitExceeded, model.MetricRequestTimeouts, model.MetricPendingCalls, model.MetricPoolWaitAverage} {
+		model.MetricRetryLimitExceeded, model.MetricRequestTimeouts, model.MetricPendingCalls, model.MetricPoolWaitAverage,
+		model.MetricHedges, model.MetricBreakerState, model.MetricSettingOff} {
 		allowed[n] = true
 	}
 	for _, f := range s.Families {

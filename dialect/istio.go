@@ -138,6 +138,7 @@ func (d *istio) Translate(snap *model.Snapshot) *model.Snapshot {
 		istioIdentity(f, o)
 	}
 	translateEnvoy(r, o, &d.g, envoyParts{})
+	istioStatsOff(r, o)
 	return o.snapshot(snap)
 }
 

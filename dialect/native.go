@@ -15,6 +15,7 @@ var contractFamilies = []string{
 	model.MetricPoolWaitAverage,
 	model.MetricAbandonedAttempts, model.MetricLateSuccesses, model.MetricNestedOperations,
 	model.MetricHedges, model.MetricServerRequests, model.MetricOperationAttempts,
+	model.MetricBreakerState,
 }
 
 // native is the metric contract itself (docs/metrics.md): the snapshot is

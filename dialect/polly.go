@@ -121,6 +121,10 @@ func (polly) Translate(snap *model.Snapshot) *model.Snapshot {
 			}
 			onRetry[dep] = true
 			o.counter(model.MetricRetries, ls, scalar(events, s))
+		case "OnHedging":
+			// One per hedged action launched; its ExecutionAttempt is
+			// an attempt numbered 1 and up like a retry's.
+			o.counter(model.MetricHedges, ls, scalar(events, s))
 		case "OnTimeout":
 			o.counter(model.MetricRequestTimeouts, ls, scalar(events, s))
 		case "OnRateLimiterRejected":

@@ -134,6 +134,10 @@ var queryFamilies = []queryFamily{
 	// An emitter's own moving average: a sum would be meaningless, the
 	// worst replica's is shown.
 	{model.MetricPoolWaitAverage, model.Gauge, nil, "max"},
+	// Breakers and settings: the worst breaker of a fleet, a setting off
+	// on any replica.
+	{model.MetricBreakerState, model.Gauge, nil, "max"},
+	{model.MetricSettingOff, model.Gauge, []string{model.LabelSetting}, "max"},
 	// The services view (analysis.ServiceSignalsFor): the contract's
 	// service families, then the promhttp and OpenTelemetry shapes, each
 	// with the status or stage label analysis splits by. Like the server

@@ -9,6 +9,7 @@ import "github.com/retrytop/retrytop/model"
 func (*envoy) Exprs(opts QueryOptions) []Expr {
 	q := newQctx(opts)
 	out := append(q.envoyExprs(envoyAll), q.envoyDownstreamExprs()...)
+	out = append(out, q.envoyUsedOnlyExpr())
 	if q.queried(NameIstio) {
 		for i := range out {
 			out[i].PromQL = q.unlessHas(out[i].PromQL, q.sel(istioRequests))
@@ -68,9 +69,24 @@ func (q qctx) envoyExprs(parts envoyParts) []Expr {
 		Expr{Name: model.MetricActiveCalls, PromQL: q.envoyDep(func(m string) string { return q.envoyHTTP(q.sel(enActive, m), m) })},
 		Expr{Name: model.MetricPendingCalls, PromQL: q.envoyDep(func(m string) string { return q.envoyHTTP(q.sel(enPendingActive, m), m) })},
 		Expr{Name: model.MetricBudgetBalance, PromQL: q.envoyDep(func(m string) string { return q.envoyHTTP(q.sel(enRemainingRetries, m), m) })},
+		// The retry breaker at its limit is open (2), else closed.
+		Expr{Name: model.MetricBreakerState, PromQL: q.envoyDep(func(m string) string {
+			return q.envoyHTTP("2 * ("+q.sel(enRetryOpen, m)+" > bool 0)", m)
+		})},
 	)
 	// Milliseconds; a summary (histogram_emit_mode=summary) keeps its mean.
 	return append(out, q.histExprs(model.MetricRequestDuration, enTime, true, 0.001, nil, q.envoyDep)...)
+}
+
+// envoyUsedOnlyExpr marks, as envoyUsedOnly, the HTTP clusters of
+// targets that export neither upstream_rq_retry nor the request
+// breaker's gauge.
+func (q qctx) envoyUsedOnlyExpr() Expr {
+	by := groupList(q.By)
+	return Expr{Name: model.MetricSettingOff, Labels: []string{model.LabelSetting}, PromQL: q.envoyDep(func(m string) string {
+		return setLabel("("+q.sel(enCompleted, m)+" > 0) * 0 + 1 unless on ("+by+") ("+q.sel(enRetry)+" or "+q.sel(enRqOpen)+")",
+			model.LabelSetting, model.SettingEnvoyUsedOnly)
+	})}
 }
 
 // envoyHCM keeps the series of e (selected with matchers m) whose cluster

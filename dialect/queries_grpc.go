@@ -11,6 +11,7 @@ func (*grpcOTel) Exprs(opts QueryOptions) []Expr {
 		callCount    = grCallDuration + "_count"
 		attemptCount = grAttemptDuration + "_count"
 		retriesSum   = grCallRetries + "_sum"
+		hedgesSum    = grCallHedges + "_sum"
 	)
 	dep := func(mk func(string) string) func(string) string {
 		return func(extra string) string { return setDep(mk(join(grTargetLabel+`!=""`, extra)), grTargetLabel) }
@@ -38,6 +39,12 @@ func (*grpcOTel) Exprs(opts QueryOptions) []Expr {
 		{Name: model.MetricResults, Labels: []string{model.LabelResult}, PromQL: classify(dep(inc(callCount)), model.LabelResult, results)},
 		{Name: model.MetricAttempts, Labels: []string{model.LabelOutcome}, PromQL: or(classify(dep(inc(attemptCount)), model.LabelOutcome, outcomes), started)},
 		{Name: model.MetricRetries, PromQL: or(dep(inc(retriesSum))(""), q.unlessHas(diff, q.sel(retriesSum)))},
+		// A96's hedges: their own family, and retries where the retries
+		// histogram (which leaves them out) is read.
+		{Name: model.MetricRetries, PromQL: dep(func(m string) string {
+			return "(" + q.inc(hedgesSum, m) + ") and on (" + groupList(append(append([]string{}, q.By...), grTargetLabel)) + ") " + q.sel(retriesSum)
+		})("")},
+		{Name: model.MetricHedges, PromQL: dep(inc(hedgesSum))("")},
 	}
 	byClass := func(mk func(string) string) string { return classify(dep(mk), model.LabelResultClass, classes) }
 	out = append(out, q.histExprs(model.MetricRequestDuration, grCallDuration, false, 1, []string{model.LabelResultClass}, byClass)...)

@@ -45,7 +45,7 @@ func (*istio) Exprs(opts QueryOptions) []Expr {
 	dest := func(mk func(string) string) string {
 		return setLabel(mk(`reporter="destination"`), model.LabelDependency, "")
 	}
-	out = append(out, Expr{Name: model.MetricServerReceived, PromQL: dest(inc(istioRequests))})
+	out = append(out, Expr{Name: model.MetricServerReceived, PromQL: dest(inc(istioRequests))}, q.istioStatsOffExpr(source))
 	out = append(out, q.histExprs(model.MetricServerServiceTime, istioDuration, false, 0.001, nil, dest)...)
 	// The Envoy cluster stats of the sidecars, not of other Envoys (the
 	// envoy dialect reads those).

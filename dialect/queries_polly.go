@@ -33,6 +33,7 @@ func (polly) Exprs(opts QueryOptions) []Expr {
 		{Name: model.MetricAttempts, Labels: []string{model.LabelOutcome}, PromQL: byOutcome(inc(count))},
 		{Name: model.MetricRetries, PromQL: or(dep(event("OnRetry"))(""), setDep(numbered, plPipelineLbl))},
 		{Name: model.MetricRequestTimeouts, PromQL: dep(event("OnTimeout"))("")},
+		{Name: model.MetricHedges, PromQL: dep(event("OnHedging"))("")},
 		{Name: model.MetricAdmissionRejected, Labels: []string{model.LabelReason}, PromQL: setLabel(dep(event("OnRateLimiterRejected"))(""), model.LabelReason, "rate")},
 	}
 	out = append(out, q.histExprs(model.MetricAttemptDuration, plAttempt, false, 0.001, []string{model.LabelOutcome}, byOutcome)...)

@@ -1,6 +1,10 @@
 package dialect
 
-import "github.com/retrytop/retrytop/model"
+import (
+	"strconv"
+
+	"github.com/retrytop/retrytop/model"
+)
 
 // Exprs: resilience4j through Micrometer as Translate reads it, the
 // instance name being the dependency. A family Translate takes only when
@@ -40,5 +44,13 @@ func (*resilience4j) Exprs(opts QueryOptions) []Expr {
 			return q.sel(r4jBulkheadMax, m) + " - " + q.sel(r4jBulkheadAvailable, m)
 		})("")},
 		{Name: model.MetricPendingCalls, PromQL: level(r4jTPQueueDepth)},
+		// The state whose series reads 1, as r4jStates codes it.
+		{Name: model.MetricBreakerState, PromQL: dep(func(m string) string {
+			state := func(states string, code int) string {
+				return "(" + q.sel(r4jCBState, join(`state=~"`+states+`"`, m)) + " == 1) * " + strconv.Itoa(code)
+			}
+			return "sum without (state) (" + or(state("open|forced_open", model.BreakerOpen),
+				state("half_open", model.BreakerHalfOpen), state("closed|disabled|metrics_only", model.BreakerClosed)) + ")"
+		})("")},
 	}
 }

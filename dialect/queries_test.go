@@ -32,6 +32,8 @@ var queryFixtures = []string{
 	"pools_hikari_native.prom", "pools_gosql.prom", "custom_acme.prom", "service_sim_provider.1.prom",
 	"clientgo.prom", "traefik.prom", "grpc_middleware_v2.prom", "polly_v8.prom", "kong_3.x.prom", "apisix_3.x.prom", "linkerd1_1.7.prom",
 	"otel_http_client.prom",
+	"envoy_retry_breaker.prom", "envoy_usedonly.prom", "istio_stats_off.prom", "traefik_entrypoints.prom",
+	"traefik_post.prom", "resilience4j_breaker.prom", "polly_hedging.prom", "grpc_a96_hedges.prom",
 }
 
 func loadFixture(t *testing.T, name string) []model.Family {

@@ -46,5 +46,6 @@ func (*traefik) Exprs(opts QueryOptions) []Expr {
 	}
 	out = append(out, q.histExprs(model.MetricAttemptDuration, trServiceDur, false, 1, []string{model.LabelOutcome}, byOutcome)...)
 	wrap := func(mk func(string) string) string { return dep(mk)("") }
+	out = append(out, q.traefikLabelsOffExprs()...)
 	return append(out, q.histExprs(model.MetricRequestDuration, trRouterDuration, false, 1, nil, wrap)...)
 }

@@ -25,7 +25,7 @@ func (*resilience4j) Name() string { return NameResilience4j }
 
 func (*resilience4j) Families() []string {
 	return []string{r4jRetryCalls, r4jRetryCallsOld, r4jNotPermitted, r4jCBCallsOld,
-		r4jBulkheadAvailable, r4jBulkheadMax, r4jTPQueueDepth}
+		r4jBulkheadAvailable, r4jBulkheadMax, r4jTPQueueDepth, r4jCBState}
 }
 
 // Detect: a retry calls family (either form), the circuit breaker's
@@ -75,7 +75,7 @@ func (*resilience4j) Translate(snap *model.Snapshot) *model.Snapshot {
 	// Calls the circuit breaker refused while open.
 	reject := func(f *model.Family, s *model.Sample) {
 		if ls, ok := dep(s.Labels, "kind"); ok {
-			o.counter(model.MetricAdmissionRejected, ls.With(model.LabelReason, "circuit_open"), scalar(f, s))
+			o.counter(model.MetricAdmissionRejected, ls.With(model.LabelReason, model.ReasonCircuitOpen), scalar(f, s))
 		}
 	}
 	if f := r[r4jNotPermitted]; f != nil {
@@ -89,6 +89,7 @@ func (*resilience4j) Translate(snap *model.Snapshot) *model.Snapshot {
 			}
 		}
 	}
+	r4jBreakerState(r, o, dep)
 	// Semaphore bulkhead: active = max - available; limit = max.
 	avail := map[string]float64{}
 	var key []byte

@@ -114,7 +114,7 @@ func TestCustomOverTraefikReadsOnce(t *testing.T) {
 // built-in on the same target alone.
 func TestCustomKeepsDisjointBuiltin(t *testing.T) {
 	m := dialect.Mapping{Name: "mine", Dependency: "d", Signals: []dialect.Signal{
-		{Family: model.MetricOriginals, Metric: "traefik_entrypoint_requests_total"},
+		{Family: model.MetricActiveCalls, Metric: "traefik_service_server_up"},
 	}}
 	tr := translatorWith(t, m)
 	s, name, err := tr.Translate("", snapOf(load(t, "traefik.prom")))

@@ -35,11 +35,14 @@ func (*traefik) Derived() map[string]string { return trDerived }
 func (*traefik) Name() string { return NameTraefik }
 
 func (*traefik) Families() []string {
-	return []string{trRouterReqs, trRouterDuration, trServiceReqs, trServiceDur, trServiceRetries}
+	return []string{trRouterReqs, trRouterDuration, trServiceReqs, trServiceDur, trServiceRetries, trEntryReqs}
 }
 
-// Detect: a service or router request counter.
-func (*traefik) Detect(fams []model.Family) bool { return index(fams).has(trServiceReqs, trRouterReqs) }
+// Detect: a service, router or entry-point request counter (with only
+// the last, the dialect says which settings hide the rest).
+func (*traefik) Detect(fams []model.Family) bool {
+	return index(fams).has(trServiceReqs, trRouterReqs, trEntryReqs)
+}
 
 // trOutcome classifies one try's status; 499 is the client's cancel.
 func trOutcome(code string) string {
@@ -153,5 +156,6 @@ func (t *traefik) Translate(snap *model.Snapshot) *model.Snapshot {
 			o.histogram(model.MetricRequestDuration, ls, s, 1)
 		}
 	})
+	traefikLabelsOff(r, o)
 	return o.snapshot(snap)
 }

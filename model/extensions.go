@@ -3,7 +3,7 @@ package model
 // Families outside the metric contract (docs/metrics.md) that dialects
 // (dialect, docs/dialects.md) emit for signals some emitters provide
 // and the contract has no family for. They carry the dependency label like
-// the contract's families. analysis does not read them yet.
+// the contract's families.
 const (
 	// MetricRetryLimitExceeded counts originals that wanted another retry
 	// but had used every allowed attempt (counter). Our library says this

@@ -49,6 +49,39 @@ const (
 	LabelDeadline        = "deadline"
 )
 
+// Breaker, method and setting families beyond the contract's core
+// (docs/metrics.md, "Breakers, methods and settings"): what dialects
+// translate from emitters that tell it. Absent where no emitter does.
+const (
+	// MetricBreakerState is a circuit breaker's state now (gauge):
+	// BreakerClosed, BreakerHalfOpen or BreakerOpen.
+	MetricBreakerState = "retry_breaker_state"
+	// MetricSettingOff is 1 for a dependency whose emitter a dialect
+	// recognised but whose retry data a setting of the emitter switched
+	// off (gauge; label setting names the setting, LabelSetting).
+	MetricSettingOff = "retry_setting_off"
+
+	BreakerClosed   = 0
+	BreakerHalfOpen = 1
+	BreakerOpen     = 2
+
+	LabelSetting = "setting"
+	// LabelMethod is the request method where an emitter labels it
+	// (Traefik's method, OpenTelemetry's http_request_method): kept on
+	// originals and attempts so that retries of non-idempotent requests
+	// can be told apart.
+	LabelMethod = "method"
+	// ReasonCircuitOpen is the admission-rejection reason of calls an
+	// open circuit breaker refused.
+	ReasonCircuitOpen = "circuit_open"
+
+	// Settings a dialect names in retry_setting_off.
+	SettingIstioProxyStats = "proxyStatsMatcher"
+	SettingTraefikServices = "addServicesLabels"
+	SettingTraefikRouters  = "addRoutersLabels"
+	SettingEnvoyUsedOnly   = "usedonly"
+)
+
 // Contract label names and values.
 const (
 	LabelDependency = "dependency"
@@ -304,6 +337,27 @@ type Signals struct {
 	// HedgesPerS is hedged attempts (a second attempt sent while the
 	// first still runs): part of AttemptsPerS and RetriesPerS.
 	HedgesPerS Value `json:"hedges_per_s"`
+	// RetryLimitExceededPerS is originals that wanted another retry but
+	// had used every allowed attempt (retry_limit_exceeded_total: Envoy,
+	// Linkerd, resilience4j); RequestTimeoutsPerS those that ended at
+	// their whole-request deadline (retry_request_timeouts_total).
+	RetryLimitExceededPerS Value `json:"limit_exceeded_per_s"`
+	RequestTimeoutsPerS    Value `json:"request_timeouts_per_s"`
+	// BreakerRejectedPerS is calls an open circuit breaker refused
+	// (admission rejections with reason circuit_open); BreakerState the
+	// worst state of the row's breakers at the newest scrape
+	// (BreakerClosed, BreakerHalfOpen, BreakerOpen). Absent without a
+	// breaker the emitter reports.
+	BreakerRejectedPerS Value `json:"breaker_rejected_per_s"`
+	BreakerState        Value `json:"breaker_state"`
+	// UnsafeOriginalsPerS and UnsafeAttemptsPerS are the originals and
+	// attempts of non-idempotent requests (method POST or PATCH): absent
+	// unless the emitter labels its originals and attempts by method.
+	UnsafeOriginalsPerS Value `json:"unsafe_originals_per_s"`
+	UnsafeAttemptsPerS  Value `json:"unsafe_attempts_per_s"`
+	// SettingsOff names the emitter settings that switched off the data
+	// the row's dialect needs (retry_setting_off), sorted.
+	SettingsOff []string `json:"settings_off,omitempty"`
 	// NestedPerS is operations of this dependency's owner started inside
 	// attempts of another owner in the same process, split by that outer
 	// dependency in NestedIn. Absent when the emitter never nested.
@@ -351,6 +405,14 @@ type Signals struct {
 	// exports the family.
 	DependencyDeadlinePropagatedPerS Value `json:"dependency_deadline_propagated_per_s"`
 	DependencyDeadlineMissingPerS    Value `json:"dependency_deadline_missing_per_s"`
+	// EdgeReceivedPerS is what the dependency received from this row's
+	// workload (Istio's reporter="destination" series, by source
+	// workload), every attempt of the edge; EdgeAmplification that over
+	// the originals: the edge's amplification, derived from both ends
+	// without the caller's retry stats. Absent unless both ends name
+	// the workload.
+	EdgeReceivedPerS  Value `json:"edge_received_per_s"`
+	EdgeAmplification Value `json:"edge_amplification"`
 
 	// AdmissionRejectedBy splits admission rejections by reason and priority.
 	AdmissionRejectedBy []Breakdown `json:"admission_rejected_by,omitempty"`

@@ -567,6 +567,8 @@ func signalValues(s model.Signals) map[string]model.Value {
 		"pool wait p50": s.PoolWaitP50, "pool wait p99": s.PoolWaitP99, "backoff p50": s.BackoffP50, "backoff p99": s.BackoffP99,
 		"budget balance": s.BudgetBalance, "max attempts": s.MaxAttempts, "deadline": s.DeadlineSeconds,
 		"mixed latency p50": s.MixedLatency.P50, "mixed latency p99": s.MixedLatency.P99,
+		"breaker state": s.BreakerState, "hedges/s": s.HedgesPerS, "limit exceeded/s": s.RetryLimitExceededPerS,
+		"request timeouts/s": s.RequestTimeoutsPerS,
 	}
 	for class, q := range s.Latency {
 		out["latency p50["+class+"]"], out["latency p99["+class+"]"] = q.P50, q.P99

@@ -28,6 +28,11 @@ type HopPolicy struct {
 	// retry_server_requests_total) as its operation deadline, capped by
 	// Retry.Deadline. Without it the hop only sees the caller hang up.
 	PropagateDeadline bool
+	// Method is the request method (default GET); another one labels the
+	// owner's metrics with it and is retried anyway (route.go).
+	Method string
+	// Breaker is a circuit breaker in front of the retry owner; nil: none.
+	Breaker *BreakerConfig
 }
 
 // Layer is one retrying service between the browser and the provider.
@@ -77,6 +82,7 @@ type hop struct {
 	transport       http.RoundTripper // to the next hop: loopback or in-process
 	counts          hopCounts
 	server          http.Handler // what serves the hop's callers
+	breaker         *breaker     // nil without one
 }
 
 // newHop builds a hop that calls next through transport (nil: a loopback
@@ -96,7 +102,7 @@ func newHop(name, role, dep, next string, hidden bool, pol HopPolicy, reg promet
 		Policy:     pol.Retry,
 		Limiter:    lim,
 		Budget:     bud,
-		Metrics:    retry.NewMetrics(reg),
+		Metrics:    retry.NewMetrics(routeRegisterer(reg, pol)),
 		Rand:       rnd,
 	})
 	if err != nil {
@@ -111,7 +117,8 @@ func newHop(name, role, dep, next string, hidden bool, pol HopPolicy, reg promet
 	}
 	// Every hop sends its attempt's remaining time; only hops with
 	// PropagateDeadline honour what they receive.
-	h.client = retry.NewHTTPClient(owner, countingTransport{h}, retry.WithDeadlinePropagation())
+	h.client = retry.NewHTTPClient(owner, countingTransport{h}, pol.httpOptions()...)
+	h.breaker = newBreaker(pol.Breaker, dep, routeRegisterer(reg, pol))
 	h.server = http.HandlerFunc(h.serve)
 	if pol.PropagateDeadline {
 		// OmitExhausted: the sim's layers retry what the layer below
@@ -200,7 +207,7 @@ func (h *hop) call(ctx context.Context) callResult {
 	return res
 }
 
-func (h *hop) do(ctx context.Context) callResult {
+func (h *hop) doOwner(ctx context.Context) callResult {
 	n := new(atomic.Int64)
 	ctx = context.WithValue(ctx, opAttemptsKey{}, n)
 	defer func() {
@@ -209,7 +216,7 @@ func (h *hop) do(ctx context.Context) callResult {
 			h.counts.admitted.Add(1)
 		}
 	}()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.next, nil)
+	req, err := http.NewRequestWithContext(ctx, h.policy.method(), h.next, nil)
 	if err != nil {
 		h.counts.results[retry.ResultPermanentError].Add(1)
 		return callResult{err: err, result: retry.ResultPermanentError.String()}

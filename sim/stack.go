@@ -37,6 +37,10 @@ type Options struct {
 	// HiddenHop inserts HiddenProxy() between the last layer and the
 	// provider.
 	HiddenHop bool
+	// NonIdempotent makes the client send POST and retry it anyway;
+	// Breaker puts StickyBreaker() in front of the client's owner
+	// (route.go).
+	NonIdempotent, Breaker bool
 	// Seed makes error injection and backoff jitter repeatable; runs with
 	// the same Seed and Options see the same arrivals.
 	Seed uint64
@@ -375,6 +379,7 @@ func applyOptions(sc Scenario, opts Options) (Scenario, error) {
 		}
 	}
 	sc.Layers = append([]Layer(nil), sc.Layers...)
+	sc = withRouteOptions(sc, opts)
 	if opts.HiddenHop {
 		sc.Layers = append(sc.Layers, HiddenProxy())
 	}
