@@ -75,7 +75,8 @@ type CheckPoint struct {
 	P float64
 	// Steady are the attempts per original at each layer with budgets and
 	// throttles at equilibrium; Worst with budgets full at the start of an
-	// outage (only the attempt caps bound them).
+	// outage (only the attempt caps bound them). NaN is unknown: a
+	// steady state with no single equilibrium (SRE at p = 1 - 1/K).
 	Steady, Worst []float64
 	// SteadyLoad and WorstLoad are their products: the attempts that reach
 	// the provider per user original, the provider's load multiplier.
@@ -255,8 +256,15 @@ func (ch chain) eval(p float64, steady bool) ([]float64, []env) {
 func (ch chain) maxSteady() float64 {
 	m := 0.0
 	for i := 0; i <= ch.o.Steps; i++ {
-		a, _ := ch.eval(float64(i)/float64(ch.o.Steps), true)
-		m = max(m, product(a))
+		p := float64(i) / float64(ch.o.Steps)
+		a, _ := ch.eval(p, true)
+		l := product(a)
+		if math.IsNaN(l) {
+			// An equilibrium the check cannot place: its highest.
+			a, _ = ch.eval(p, false)
+			l = product(a)
+		}
+		m = max(m, l)
 	}
 	return m
 }

@@ -288,6 +288,12 @@ func (c sreCheck) sent(p, reject float64, e env) (requests, sent, g float64) {
 }
 
 func (c sreCheck) steady(p float64, e env) float64 {
+	if math.Abs(c.s.k*(1-p)-1) < 1e-9 {
+		// Requests and K x accepts grow alike at every throttle level:
+		// each level is an equilibrium and where it settles depends on
+		// the history. Unknown.
+		return math.NaN()
+	}
 	h := func(r float64) float64 { _, _, g := c.sent(p, r, e); return g - r }
 	lo, hi := 0.0, 1.0
 	if h(0) <= 0 {
@@ -328,7 +334,8 @@ func (c sreCheck) lasts(p float64, e env) (float64, bool) {
 }
 
 func (c sreCheck) describe() (string, string) {
-	return fmt.Sprintf("adaptive throttling: K %g over %v (throttles above p = %.0f %%)", c.s.k, c.s.window, 100*(1-1/c.s.k)), "full budget: a window of successes before the outage; lasts until the throttle starts"
+	return fmt.Sprintf("adaptive throttling: K %g over %v (throttles above p = %.0f %%)", c.s.k, c.s.window, 100*(1-1/c.s.k)),
+		fmt.Sprintf("at p = %.0f %% every throttle level is an equilibrium: steady state unknown; full budget: a window of successes before the outage, lasting until the throttle starts", 100*(1-1/c.s.k))
 }
 
 func (c sreCheck) knobs() []knob {
