@@ -335,7 +335,7 @@ func (c sreCheck) lasts(p float64, e env) (float64, bool) {
 
 func (c sreCheck) describe() (string, string) {
 	return fmt.Sprintf("adaptive throttling: K %g over %v (throttles above p = %.0f %%)", c.s.k, c.s.window, 100*(1-1/c.s.k)),
-		fmt.Sprintf("at p = %.0f %% every throttle level is an equilibrium: steady state unknown; full budget: a window of successes before the outage, lasting until the throttle starts", 100*(1-1/c.s.k))
+		fmt.Sprintf("when %.0f %% of its attempts fail every throttle level is an equilibrium: steady state unknown; full budget: a window of successes before the outage, lasting until the throttle starts", 100*(1-1/c.s.k))
 }
 
 func (c sreCheck) knobs() []knob {
