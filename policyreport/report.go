@@ -232,6 +232,13 @@ func amp(x float64) string {
 	return fmt.Sprintf("%.2f", x)
 }
 
+func load(x float64) string {
+	if s := amp(x); s != "-" {
+		return s + "x"
+	}
+	return "-"
+}
+
 func lasts(l *policy.Lasts) string {
 	if l == nil {
 		return "-"
@@ -260,9 +267,9 @@ func setting(s policy.Setting) string {
 	now := "now " + v(s.Current)
 	switch s.Bound {
 	case "at_most":
-		return fmt.Sprintf("%s <= %s (%s)", s.Key, v(s.Value), now)
+		return fmt.Sprintf("%s at most %s (%s)", s.Key, v(s.Value), now)
 	case "at_least":
-		return fmt.Sprintf("%s >= %s (%s)", s.Key, v(s.Value), now)
+		return fmt.Sprintf("%s at least %s (%s)", s.Key, v(s.Value), now)
 	case "any":
 		return fmt.Sprintf("%s: any value in [%s, %s] (%s)", s.Key, v(s.Lo), v(s.Hi), now)
 	}
@@ -277,11 +284,11 @@ func rows(c *policy.Check) [][]string {
 		for _, x := range pt.Steady {
 			r = append(r, amp(x))
 		}
-		r = append(r, amp(pt.SteadyLoad)+"x")
+		r = append(r, load(pt.SteadyLoad))
 		for _, x := range pt.Worst {
 			r = append(r, amp(x))
 		}
-		r = append(r, amp(pt.WorstLoad)+"x")
+		r = append(r, load(pt.WorstLoad))
 		for _, l := range pt.Lasts {
 			r = append(r, lasts(l))
 		}
@@ -352,7 +359,7 @@ func writeSettingsText(w io.Writer, c *policy.Check, quote func(string) string) 
 	for i, ss := range c.Settings {
 		var parts []string
 		for _, s := range ss {
-			parts = append(parts, setting(s))
+			parts = append(parts, quote(setting(s)))
 		}
 		if len(parts) == 0 {
 			parts = []string{"nothing to set"}
