@@ -396,18 +396,19 @@ func writeMarkdown(w io.Writer, c *policy.Check) error {
 // the worst case, '#' both.
 func plot(c *policy.Check) string {
 	const height = 8
-	top := 1.0
+	lo, top := 1.0, 1.0
 	for _, pt := range c.Points {
 		top = max(top, pt.WorstLoad)
 		if !math.IsNaN(pt.SteadyLoad) {
-			top = max(top, pt.SteadyLoad)
+			top, lo = max(top, pt.SteadyLoad), min(lo, pt.SteadyLoad)
 		}
 	}
+	span := max(top-lo, 1e-9)
 	row := func(x float64) int {
 		if math.IsNaN(x) {
 			return -1
 		}
-		return int(math.Round(x / top * (height - 1)))
+		return int(math.Round((x - lo) / span * (height - 1)))
 	}
 	grid := make([][]byte, height)
 	for i := range grid {
@@ -429,7 +430,7 @@ func plot(c *policy.Check) string {
 	for i := height - 1; i >= 0; i-- {
 		label := ""
 		if i == height-1 || i == 0 || i == (height-1)/2 {
-			label = fmt.Sprintf("%.1fx", top*float64(i)/(height-1))
+			label = fmt.Sprintf("%.2fx", lo+span*float64(i)/(height-1))
 		}
 		fmt.Fprintf(&b, "%7s |%s\n", label, strings.TrimRight(string(grid[i]), " "))
 	}

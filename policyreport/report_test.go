@@ -73,7 +73,8 @@ func TestText(t *testing.T) {
 		"policy check: sre\n",
 		"   50%         -",
 		"provider load (attempts per original): * steady, o worst, # both",
-		"   3.0x |        o\n",
+		"  3.00x |        o\n",
+		"  0.00x |      * *\n",
 		"k at most 1.33 (now 2)",
 		"to keep the steady state at or under 1.20x",
 	} {
