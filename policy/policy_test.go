@@ -326,6 +326,15 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParseParenthesesSuggestGrammar: a call-like spec is answered with
+// the grammar, naming the policy it was written for.
+func TestParseParenthesesSuggestGrammar(t *testing.T) {
+	_, err := Parse("grpc(maxAttempts=3)")
+	if err == nil || err.Error() != "--policy at column 5: parameters are written NAME:KEY=VALUE,KEY=VALUE (e.g. grpc:attempts=3), not in parentheses" {
+		t.Errorf("error %v", err)
+	}
+}
+
 func TestParseErrorsNamePosition(t *testing.T) {
 	for _, tc := range []struct {
 		in  string
@@ -339,6 +348,7 @@ func TestParseErrorsNamePosition(t *testing.T) {
 		{"envoy,attempts=x", 7},
 		{"finagle:ttl=2m", 9},
 		{"grpc:colour=red", 6},
+		{"envoy,grpc(maxAttempts=3)", 11},
 	} {
 		specs, err := Parse(tc.in)
 		if err == nil {

@@ -60,6 +60,10 @@ func Parse(list string) ([]Spec, error) {
 	if strings.TrimSpace(list) == "" {
 		return nil, &PosError{0, "empty policy list (want e.g. recorded,envoy,bounded)"}
 	}
+	if i := strings.IndexAny(list, "()"); i >= 0 {
+		name := strings.TrimSpace(list[strings.LastIndexAny(list[:i], ",")+1 : i])
+		return nil, &PosError{i, fmt.Sprintf("parameters are written NAME:KEY=VALUE,KEY=VALUE (e.g. %s:attempts=3), not in parentheses", first(name, "grpc"))}
+	}
 	for _, raw := range strings.Split(list, ",") {
 		at := pos
 		pos += len(raw) + 1
@@ -99,6 +103,14 @@ func Parse(list string) ([]Spec, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// first returns a, or b when a is empty.
+func first(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func join(a, b string) string {
