@@ -53,6 +53,13 @@ type Options struct {
 	Stdout io.Writer
 }
 
+// UsageError is an error in what the options name (a dialect, the
+// config), as against the recording's data.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
 // Run writes the rules, or with Test the test file, to opts.Out.
 func Run(opts Options) error {
 	var b []byte
@@ -79,13 +86,21 @@ func setup(opts Options) (*config.Config, *dialect.Translator, error) {
 	if opts.Config != "" {
 		c, err := config.LoadConfig(opts.Config)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, &UsageError{err}
 		}
 		cfg = c
 	}
 	tr, err := dialect.NewTranslator(dialect.Config{Custom: cfg.Dialects})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, &UsageError{err}
+	}
+	for _, n := range opts.Dialects {
+		if err := tr.Check(n); err != nil || n == "" {
+			return nil, nil, &UsageError{fmt.Errorf("unknown dialect %q (with PromQL: %s)", n, strings.Join(Names(tr), ", "))}
+		}
+		if !tr.HasQueries(n) {
+			return nil, nil, &UsageError{fmt.Errorf("dialect %s has no PromQL: its rules cannot be written (with PromQL: %s)", n, strings.Join(Names(tr), ", "))}
+		}
 	}
 	return cfg, tr, nil
 }
@@ -99,14 +114,6 @@ func Generate(opts Options) ([]byte, error) {
 	names := opts.Dialects
 	if len(names) == 0 {
 		names = []string{dialect.NameNative}
-	}
-	for _, n := range names {
-		if !tr.HasQueries(n) {
-			if err := tr.Check(n); err != nil {
-				return nil, err
-			}
-			return nil, fmt.Errorf("dialect %s has no PromQL: its rules cannot be written", n)
-		}
 	}
 	var chains []analysis.ChainSpec
 	for _, c := range cfg.Chains {
