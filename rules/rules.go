@@ -107,9 +107,19 @@ func setup(opts Options) (*config.Config, *dialect.Translator, error) {
 
 // Generate returns the rule file for opts' dialects and chains.
 func Generate(opts Options) ([]byte, error) {
-	cfg, tr, err := setup(opts)
+	f, _, _, err := build(opts)
 	if err != nil {
 		return nil, err
+	}
+	return Marshal(f)
+}
+
+// build is the rule file of opts, with the translator and the chains it
+// was built with.
+func build(opts Options) (File, *dialect.Translator, []analysis.ChainSpec, error) {
+	cfg, tr, err := setup(opts)
+	if err != nil {
+		return File{}, nil, nil, err
 	}
 	names := opts.Dialects
 	if len(names) == 0 {
@@ -120,10 +130,7 @@ func Generate(opts Options) ([]byte, error) {
 		chains = append(chains, analysis.ChainSpec{Name: c.Name, Targets: c.Hops})
 	}
 	f, err := Build(tr, names, chains)
-	if err != nil {
-		return nil, err
-	}
-	return Marshal(f)
+	return f, tr, chains, err
 }
 
 // File is a Prometheus rule file.

@@ -56,19 +56,7 @@ type ExpAlert struct {
 // TestFileFor turns the recording opts.Test into a promtool test of the
 // rules Generate writes for opts.
 func TestFileFor(opts Options) ([]byte, error) {
-	cfg, tr, err := setup(opts)
-	if err != nil {
-		return nil, err
-	}
-	names := opts.Dialects
-	if len(names) == 0 {
-		names = []string{dialect.NameNative}
-	}
-	var chains []analysis.ChainSpec
-	for _, c := range cfg.Chains {
-		chains = append(chains, analysis.ChainSpec{Name: c.Name, Targets: c.Hops})
-	}
-	f, err := Build(tr, names, chains)
+	f, tr, chains, err := build(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +122,7 @@ func Inputs(rec dump.Recording) (Series, error) {
 		if _, err := rec.Snapshot(i); err != nil {
 			up = 0
 		}
-		add(seriesText("up", []label{{"instance", t}, {TargetLabel, t}}), ms, up)
+		add("up"+model.LabelsFromPairs("instance", t, TargetLabel, t).String(), ms, up)
 		if p, ok := last[t]; ok && ms > p && (gaps[t] == 0 || ms-p < gaps[t]) {
 			gaps[t] = ms - p
 		}
@@ -155,14 +143,10 @@ func Inputs(rec dump.Recording) (Series, error) {
 		if strings.HasSuffix(name, "_created") {
 			continue
 		}
-		if !slices.ContainsFunc(ls, func(l label) bool { return l.name == TargetLabel }) {
-			for _, l := range ls {
-				if l.name == "instance" {
-					ls = append(ls, label{TargetLabel, l.value})
-				}
-			}
+		if !ls.Has(TargetLabel) && ls.Has("instance") {
+			ls = ls.With(TargetLabel, ls.Get("instance"))
 		}
-		add(seriesText(name, ls), ms, v)
+		add(name+ls.String(), ms, v)
 	}
 	// The grid is the shortest interval between two scrapes of a target.
 	var step int64
@@ -188,36 +172,15 @@ func Inputs(rec dump.Recording) (Series, error) {
 	return out, nil
 }
 
-type label struct{ name, value string }
-
-// seriesText writes a series as a PromQL selector, labels sorted.
-func seriesText(name string, ls []label) string {
-	ls = slices.Clone(ls)
-	sort.Slice(ls, func(i, j int) bool { return ls[i].name < ls[j].name })
-	var b strings.Builder
-	b.WriteString(name)
-	b.WriteByte('{')
-	for i, l := range ls {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(l.name)
-		b.WriteByte('=')
-		b.WriteString(strconv.Quote(l.value))
-	}
-	b.WriteByte('}')
-	return b.String()
-}
-
 // parseLine reads one sample line of the export: name{labels} value
 // seconds.
-func parseLine(s string) (string, []label, float64, int64, error) {
+func parseLine(s string) (string, model.Labels, float64, int64, error) {
 	i := strings.IndexAny(s, "{ ")
 	if i <= 0 {
 		return "", nil, 0, 0, fmt.Errorf("no metric name in %q", s)
 	}
 	name, rest := s[:i], s[i:]
-	var ls []label
+	var pairs []string
 	if rest[0] == '{' {
 		rest = rest[1:]
 		for !strings.HasPrefix(rest, "}") {
@@ -248,7 +211,7 @@ func parseLine(s string) (string, []label, float64, int64, error) {
 				}
 				v.WriteByte(c)
 			}
-			ls = append(ls, label{ln, v.String()})
+			pairs = append(pairs, ln, v.String())
 			rest = strings.TrimPrefix(rest, ",")
 		}
 		rest = rest[1:]
@@ -265,7 +228,7 @@ func parseLine(s string) (string, []label, float64, int64, error) {
 	if err != nil {
 		return "", nil, 0, 0, fmt.Errorf("timestamp in %q: %w", s, err)
 	}
-	return name, ls, v, int64(math.Round(sec * 1000)), nil
+	return name, model.LabelsFromPairs(pairs...), v, int64(math.Round(sec * 1000)), nil
 }
 
 // expanding writes values in promtool's notation: "_" for a slot
