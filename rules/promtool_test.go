@@ -21,6 +21,9 @@ import (
 // trigger.
 const healthyLead = 60 * time.Second
 
+// metastableRecovery is the recovery phase of the run that stays stuck.
+const metastableRecovery = 90 * time.Second
+
 // fireWithin is how soon after the storm's start the amplification alert
 // must fire.
 const fireWithin = 30 * time.Second
@@ -30,16 +33,30 @@ const fireWithin = 30 * time.Second
 // `rules` writes: the alerts fire where analysis' findings say, and not
 // where they say nothing. On the storms the amplification alert fires
 // within fireWithin of the slowdown; on healthy and bounded no warning or
-// critical alert is expected.
+// critical alert is expected; ignore-cancel with a long recovery stays
+// stuck after the slowdown, and Metastable fires where METASTABLE says.
 func TestPromtoolOnScenarios(t *testing.T) {
 	promtool := testpeer.Require(t, "promtool", "prometheus")
 	if testing.Short() {
 		t.Skip("records five scenarios")
 	}
-	storms := map[string]bool{"baseline": true, "chain": true, "ignore-cancel": true, "healthy": false, "bounded": false}
-	for _, name := range []string{"baseline", "chain", "ignore-cancel", "healthy", "bounded"} {
+	for _, c := range []struct {
+		name, scenario    string
+		recovered         time.Duration // 0: the scenario's
+		storm, metastable bool
+	}{
+		{"baseline", "baseline", 0, true, false},
+		{"chain", "chain", 0, true, false},
+		{"ignore-cancel", "ignore-cancel", 0, true, false},
+		{"healthy", "healthy", 0, false, false},
+		{"bounded", "bounded", 0, false, false},
+		// A recovery long enough for the backlog to outlive the slowdown
+		// by more than metastable_after (docs/findings.md).
+		{"ignore-cancel-stuck", "ignore-cancel", metastableRecovery, true, true},
+	} {
+		name := c.name
 		t.Run(name, func(t *testing.T) {
-			run := simrec.Record(t, name, sim.Options{Seed: 1, Healthy: healthyLead}, time.Second)
+			run := simrec.Record(t, c.scenario, sim.Options{Seed: 1, Healthy: healthyLead, Recovered: c.recovered}, time.Second)
 			dir := t.TempDir()
 			cfg := filepath.Join(dir, "retrytop.yaml")
 			if err := os.WriteFile(cfg, []byte(demoConfig), 0o644); err != nil {
@@ -65,14 +82,17 @@ func TestPromtoolOnScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 			first := time.Duration(-1)
-			var quiet int
+			var quiet, metastable int
 			for _, at := range tf.Tests[0].AlertTests {
 				d, err := time.ParseDuration(at.EvalTime)
 				if err != nil {
 					t.Fatal(err)
 				}
+				if at.AlertName == "Metastable" {
+					metastable += len(at.ExpAlerts)
+				}
 				for _, a := range at.ExpAlerts {
-					if !storms[name] && a.Labels["severity"] != "info" {
+					if !c.storm && a.Labels["severity"] != "info" {
 						t.Errorf("%s at %s: %s %v expected on a run without a storm", name, at.EvalTime, at.AlertName, a.Labels)
 					}
 				}
@@ -89,7 +109,10 @@ func TestPromtoolOnScenarios(t *testing.T) {
 			// test file's times count from the recording's first scrape.
 			storm := run.Start.Add(healthyLead).Sub(firstScrape(t, run.Path))
 			t.Logf("%s: first RetryAmplification expected at %v, storm at %v, %d quiet checks", name, first, storm, quiet)
-			if storms[name] {
+			if c.metastable != (metastable > 0) {
+				t.Errorf("%s: %d Metastable alerts expected, want some: %v", name, metastable, c.metastable)
+			}
+			if c.storm {
 				if first < 0 || first > storm+fireWithin {
 					t.Errorf("%s: RetryAmplification first expected at %v, want by %v (storm %v + %v)", name, first, storm+fireWithin, storm, fireWithin)
 				}

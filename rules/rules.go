@@ -277,15 +277,20 @@ func derivedRules(have map[string]bool) []Rule {
 		// The dependency's service time, joined onto its callers' rows
 		// by naming the dependency after the provider's target.
 		p50 := "retrytop:dependency_service_time_p50:" + dialect.PromDuration(Window)
-		add(p50, `label_replace(histogram_quantile(0.5, sum by (`+TargetLabel+`, le) (`+increase("server_service_time_bucket")+`)), "`+
-			model.LabelDependency+`", "$1", "`+TargetLabel+`", "(.*)")`)
-		add("retrytop:dependency_received:rate"+dialect.PromDuration(Window), `label_replace(sum by (`+TargetLabel+`) (`+increase("server_received")+`) / `+seconds(Window)+`, "`+
-			model.LabelDependency+`", "$1", "`+TargetLabel+`", "(.*)")`)
-		add("retrytop:dependency_finished:rate"+dialect.PromDuration(Window), `label_replace(sum by (`+TargetLabel+`) (`+increase("server_service_time_count")+`) / `+seconds(Window)+`, "`+
-			model.LabelDependency+`", "$1", "`+TargetLabel+`", "(.*)")`)
+		add(p50, asDependency(`histogram_quantile(0.5, sum by (`+TargetLabel+`, le) (`+increase("server_service_time_bucket")+`))`))
+		add("retrytop:dependency_received:rate"+dialect.PromDuration(Window),
+			asDependency(`sum by (`+TargetLabel+`) (`+increase("server_received")+`) / `+seconds(Window)))
+		add("retrytop:dependency_finished:rate"+dialect.PromDuration(Window),
+			asDependency(`sum by (`+TargetLabel+`) (`+increase("server_service_time_count")+`) / `+seconds(Window)))
 		add(triggerRecord, triggerExpr())
 	}
 	return out
+}
+
+// asDependency keys a provider's series by dependency alone, named after
+// its target, so that every caller's row of that dependency joins it.
+func asDependency(e string) string {
+	return `max by (` + model.LabelDependency + `) (label_replace(` + e + `, "` + model.LabelDependency + `", "$1", "` + TargetLabel + `", "(.*)"))`
 }
 
 // triggerRecord is 1 while the dependency's trigger (docs/findings.md,
@@ -334,6 +339,7 @@ var Alerts = map[string]string{
 func alertRules(have map[string]bool) []Rule {
 	th := analysis.DefaultThresholds()
 	on := " and on (" + by + ") "
+	onDep := " and on (" + model.LabelDependency + ") "
 	var as []alert
 	if have["attempts"] && have["originals"] {
 		amp := "(" + ratio("amplification") + " > %s" + on + rate("originals") + " >= " + num(th.MinOriginalsPerS) +
@@ -361,7 +367,7 @@ func alertRules(have map[string]bool) []Rule {
 	if have["server_service_time_bucket"] && have["results"] && have["attempts"] && have["originals"] {
 		w := dialect.PromDuration(triggerBaseline)
 		e := "(" + ratio("effective_success") + " < " + num(th.GoodputLow) + on + ratio("amplification") + " > " + num(th.Amplification) +
-			on + "max_over_time(" + triggerRecord + "[" + w + "]) == 1" + on + triggerRecord + " == 0)"
+			onDep + "max_over_time(" + triggerRecord + "[" + w + "]) == 1" + onDep + triggerRecord + " == 0)"
 		as = append(as, alert{"Metastable", analysis.CodeMetastable, analysis.SeverityCritical, e, th.MetastableAfter})
 	}
 	out := make([]Rule, len(as))
