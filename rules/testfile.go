@@ -95,7 +95,8 @@ type Series struct {
 // Inputs reads rec through its OpenMetrics export (dump.ExportOpenMetrics,
 // the target as instance and, where the series has none, as job too)
 // and adds each target's up (1 for a scrape that was read, 0 for one
-// that failed), each sample in the slot of the grid nearest its time.
+// that failed), each sample in the slot of the grid nearest its time
+// (the grid's step is the median interval between a target's scrapes).
 func Inputs(rec dump.Recording) (Series, error) {
 	var om bytes.Buffer
 	if _, err := dump.ExportOpenMetrics(&om, rec, dump.ExportOptions{TargetLabel: "instance"}); err != nil {
@@ -113,7 +114,7 @@ func Inputs(rec dump.Recording) (Series, error) {
 		}
 		series[key] = append(series[key], point{ms, v})
 	}
-	gaps := map[string]int64{}
+	var gaps []int64
 	last := map[string]int64{}
 	var var0, var1 int64 = math.MaxInt64, math.MinInt64
 	for i := 0; i < rec.Len(); i++ {
@@ -123,8 +124,8 @@ func Inputs(rec dump.Recording) (Series, error) {
 			up = 0
 		}
 		add("up"+model.LabelsFromPairs("instance", t, TargetLabel, t).String(), ms, up)
-		if p, ok := last[t]; ok && ms > p && (gaps[t] == 0 || ms-p < gaps[t]) {
-			gaps[t] = ms - p
+		if p, ok := last[t]; ok && ms > p {
+			gaps = append(gaps, ms-p)
 		}
 		last[t] = ms
 		var0, var1 = min(var0, ms), max(var1, ms)
@@ -153,15 +154,13 @@ func Inputs(rec dump.Recording) (Series, error) {
 		}
 		add(seriesText(name, ls), ms, v)
 	}
-	// The grid is the shortest interval between two scrapes of a target.
-	var step int64
-	for _, g := range gaps {
-		if step == 0 || g < step {
-			step = g
-		}
-	}
-	if step <= 0 {
-		step = 1000
+	// The grid is the median interval between two scrapes of a target:
+	// a late scrape lands in its nearest slot (two in one slot keep the
+	// later; counters lose nothing, they only count over a longer step).
+	step := int64(1000)
+	if len(gaps) > 0 {
+		slices.Sort(gaps)
+		step = gaps[len(gaps)/2]
 	}
 	out := Series{Start: time.UnixMilli(var0), End: time.UnixMilli(var1), Interval: time.Duration(step) * time.Millisecond}
 	slots := int((var1-var0+step/2)/step) + 1

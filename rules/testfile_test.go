@@ -1,7 +1,9 @@
 package rules
 
 import (
+	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/model"
 )
 
@@ -122,4 +125,59 @@ func mustTranslator(t *testing.T) *dialect.Translator {
 		t.Fatal(err)
 	}
 	return tr
+}
+
+// TestInputsOfARecording: a recording scraped every 2 s, one scrape 300
+// ms late and one failed, becomes input series on a 2 s grid: the late
+// sample in its nearest slot, the failed scrape a gap in the series and
+// 0 in up, job and instance set to the target.
+func TestInputsOfARecording(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.rtd")
+	w, err := dump.Create(path, false, dump.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Unix(1_700_000_000, 0)
+	body := func(n int) []byte {
+		return fmt.Appendf(nil, "# TYPE retry_originals_total counter\nretry_originals_total{dependency=\"db\"} %d\n", n)
+	}
+	for i, off := range []time.Duration{0, 2 * time.Second, 4300 * time.Millisecond, 6 * time.Second, 8 * time.Second} {
+		if i == 3 {
+			if err := w.AppendError("svc", start.Add(off), "connection refused"); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := w.Append("svc", start.Add(off), "text/plain; version=0.0.4", body(10*i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := dump.OpenRecording(path, dump.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	in, err := Inputs(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range in.Inputs {
+		got[s.Series] = s.Values
+	}
+	want := map[string]string{
+		`up{instance="svc",job="svc"}`:                                    "1+0x2 0 1",
+		`retry_originals_total{dependency="db",instance="svc",job="svc"}`: "0+10x2 _ 40",
+	}
+	if in.Interval != 2*time.Second || !in.Start.Equal(start) || len(got) != len(want) {
+		t.Fatalf("interval %v from %v, series %v", in.Interval, in.Start, got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %q, want %q", k, got[k], v)
+		}
+	}
 }
