@@ -394,7 +394,7 @@ func minTime(a, b time.Time) time.Time {
 
 // Expect builds the test of f's alerts on the input: at each finding's
 // evalAt, its alert and every other finding of its code that holds then;
-// every Window from the first check on where no finding of a code was
+// every bin (10 s) from the first check on where no finding of a code was
 // near (from a bin before its first bin to a window after its last), none
 // of that code's alerts.
 func Expect(f File, in Series, fs []analysis.Finding, ruleFile string) TestFile {
@@ -454,7 +454,7 @@ func Expect(f File, in Series, fs []analysis.Finding, ruleFile string) TestFile 
 				times[round(min(rel(evalAt(x, in.Start)), rel(in.End)))] = true
 			}
 		}
-		for t := Window + For(); t <= rel(in.End); t += Window {
+		for t := Window + For(); t <= rel(in.End); t += analysis.DefaultBin {
 			times[t] = true
 		}
 		var ts []time.Duration

@@ -101,12 +101,12 @@ func TestExpectTimes(t *testing.T) {
 		}
 		got[at.AlertName] = append(got[at.AlertName], mark)
 	}
-	// Quiet every 30 s from 40 s except from a bin before a finding to a
+	// Quiet every 10 s from 40 s except from a bin before a finding to a
 	// window after it; the finding from 100 + 10 + 10 s to its end.
 	want := map[string]string{
-		"RetryAmplification":   "40s 70s 2m+a/b 130s+a/b 160s+a/b 220s 250s 280s",
-		"MultipleRetryLayers":  "200s+a/demo 250s 280s",
-		"RetryBudgetExhausted": "40s 70s 100s 130s 160s 190s 220s 250s 280s",
+		"RetryAmplification":   "40s 50s 1m 70s 80s 2m+a/b 130s+a/b 140s+a/b 150s+a/b 160s+a/b 200s 210s 220s 230s 4m 250s 260s 270s 280s 290s 5m",
+		"MultipleRetryLayers":  "200s+a/demo 4m 250s 260s 270s 280s 290s 5m",
+		"RetryBudgetExhausted": "40s 50s 1m 70s 80s 90s 100s 110s 2m 130s 140s 150s 160s 170s 3m 190s 200s 210s 220s 230s 4m 250s 260s 270s 280s 290s 5m",
 	}
 	for name, w := range want {
 		if g := strings.Join(got[name], " "); g != w {
