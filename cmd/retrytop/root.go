@@ -56,7 +56,7 @@ into successes and fast failures.`,
 		}
 		return runWatch(cmd.Context(), &f, &src, args)
 	}
-	root.AddCommand(newVersionCmd(), newAnalyzeCmd(), newWatchCmd(), newDemoCmd(), newRecordCmd(), newReplayCmd(), newExportCmd(), newReportCmd(), newWhatifCmd(), newPolicyCmd(), newDialectCmd())
+	root.AddCommand(newVersionCmd(), newAnalyzeCmd(), newWatchCmd(), newDemoCmd(), newRecordCmd(), newReplayCmd(), newExportCmd(), newReportCmd(), newWhatifCmd(), newPolicyCmd(), newDialectCmd(), newRulesCmd())
 	v, rev, _ := buildInfo()
 	root.Version = v + " (commit " + rev + ")"
 	root.SetVersionTemplate("retrytop {{.Version}}\n")

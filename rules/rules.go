@@ -1,0 +1,457 @@
+// Package rules writes Prometheus recording and alerting rules from
+// retrytop's own definitions (docs/rules.md): the recording rules compute
+// each signal of the metric contract with the dialects' PromQL (the
+// queries promapi reads a server with), the alerting rules are the
+// findings of docs/findings.md that PromQL can express, with the
+// thresholds of analysis.DefaultThresholds. TestFile turns a recording
+// into a `promtool test rules` file whose expected alerts are the
+// findings analysis makes of the same recording.
+package rules
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v2"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/config"
+	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/model"
+)
+
+// Window is the span the recorded rates cover: the rate window of
+// analyze and the dashboard.
+const Window = analysis.DefaultWindow
+
+// TargetLabel is the label naming a target: the job, as promapi reads it
+// by default.
+const TargetLabel = "job"
+
+// RunbookBase is where each alert's runbook lives: docs/findings.md, at
+// the finding's section.
+const RunbookBase = "https://github.com/retrytop/retrytop/blob/main/docs/findings.md#"
+
+// Options are `retrytop rules`' settings.
+type Options struct {
+	// Dialects whose PromQL computes the signals (default native).
+	Dialects []string
+	// Config is a config file: its chains get a MULTIPLE_RETRY_LAYERS
+	// alert each, its custom dialects can be named in Dialects.
+	Config string
+	// Test is a recording to turn into a promtool test file instead.
+	Test string
+	// Rules is the rule file a test file names (default rules.yml).
+	Rules string
+	// Out is the file written ("" or "-": Out writer).
+	Out    string
+	Stdout io.Writer
+}
+
+// UsageError is an error in what the options name (a dialect, the
+// config), as against the recording's data.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Run writes the rules, or with Test the test file, to opts.Out.
+func Run(opts Options) error {
+	var b []byte
+	var err error
+	if opts.Test != "" {
+		b, err = TestFileFor(opts)
+	} else {
+		b, err = Generate(opts)
+	}
+	if err != nil {
+		return err
+	}
+	if opts.Out == "" || opts.Out == "-" {
+		_, err = opts.Stdout.Write(b)
+		return err
+	}
+	return os.WriteFile(opts.Out, b, 0o644)
+}
+
+// setup reads the config and builds the translator the dialects' names
+// are looked up in.
+func setup(opts Options) (*config.Config, *dialect.Translator, error) {
+	cfg := &config.Config{}
+	if opts.Config != "" {
+		c, err := config.LoadConfig(opts.Config)
+		if err != nil {
+			return nil, nil, &UsageError{err}
+		}
+		cfg = c
+	}
+	tr, err := dialect.NewTranslator(dialect.Config{Custom: cfg.Dialects})
+	if err != nil {
+		return nil, nil, &UsageError{err}
+	}
+	for _, n := range opts.Dialects {
+		if err := tr.Check(n); err != nil || n == "" {
+			return nil, nil, &UsageError{fmt.Errorf("unknown dialect %q (with PromQL: %s)", n, strings.Join(Names(tr), ", "))}
+		}
+		if !tr.HasQueries(n) {
+			return nil, nil, &UsageError{fmt.Errorf("dialect %s has no PromQL: its rules cannot be written (with PromQL: %s)", n, strings.Join(Names(tr), ", "))}
+		}
+	}
+	return cfg, tr, nil
+}
+
+// Generate returns the rule file for opts' dialects and chains.
+func Generate(opts Options) ([]byte, error) {
+	f, _, _, err := build(opts)
+	if err != nil {
+		return nil, err
+	}
+	return Marshal(f)
+}
+
+// build is the rule file of opts, with the translator and the chains it
+// was built with.
+func build(opts Options) (File, *dialect.Translator, []analysis.ChainSpec, error) {
+	cfg, tr, err := setup(opts)
+	if err != nil {
+		return File{}, nil, nil, err
+	}
+	names := opts.Dialects
+	if len(names) == 0 {
+		names = []string{dialect.NameNative}
+	}
+	var chains []analysis.ChainSpec
+	for _, c := range cfg.Chains {
+		chains = append(chains, analysis.ChainSpec{Name: c.Name, Targets: c.Hops})
+	}
+	f, err := Build(tr, names, chains)
+	return f, tr, chains, err
+}
+
+// File is a Prometheus rule file.
+type File struct {
+	Groups []Group `yaml:"groups"`
+}
+
+// Group is one rule group.
+type Group struct {
+	Name  string `yaml:"name"`
+	Rules []Rule `yaml:"rules"`
+}
+
+// Rule is a recording or an alerting rule.
+type Rule struct {
+	Record      string            `yaml:"record,omitempty"`
+	Alert       string            `yaml:"alert,omitempty"`
+	Expr        string            `yaml:"expr"`
+	For         string            `yaml:"for,omitempty"`
+	Labels      map[string]string `yaml:"labels,omitempty"`
+	Annotations map[string]string `yaml:"annotations,omitempty"`
+}
+
+// Marshal writes f as YAML with a header naming its source.
+func Marshal(f File) ([]byte, error) {
+	b, err := yaml.Marshal(f)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte("# Generated by `retrytop rules` (docs/rules.md); regenerate rather than edit.\n"), b...), nil
+}
+
+// Record names: retrytop:<signal>:<kind><window>.
+func rate(signal string) string { return "retrytop:" + signal + ":rate" + dialect.PromDuration(Window) }
+func ratio(signal string) string {
+	return "retrytop:" + signal + ":ratio" + dialect.PromDuration(Window)
+}
+func increase(signal string) string {
+	return "retrytop:" + signal + ":increase" + dialect.PromDuration(Window)
+}
+
+// Signals recorded, by contract family: the increase over Window of each
+// counter (its contract labels kept), the level of each gauge.
+var recorded = []struct{ family, signal string }{
+	{model.MetricOriginals, "originals"},
+	{model.MetricAttempts, "attempts"},
+	{model.MetricRetries, "retries"},
+	{model.MetricBudgetDenied, "budget_denied"},
+	{model.MetricAdmissionRejected, "admission_rejected"},
+	{model.MetricResults, "results"},
+	{model.MetricBudgetBalance, "budget_balance"},
+	{model.MetricPolicyMaxAttempts, "policy_max_attempts"},
+	{model.MetricServerReceived, "server_received"},
+	{model.MetricServerServiceTime + "_count", "server_service_time_count"},
+	{model.MetricServerServiceTime + "_bucket", "server_service_time_bucket"},
+}
+
+// Build returns the rule file for the named dialects of tr (combined as
+// promapi combines them) and the chains.
+func Build(tr *dialect.Translator, names []string, chains []analysis.ChainSpec) (File, error) {
+	qs, err := tr.Queries(names, dialect.QueryOptions{By: []string{TargetLabel}, Range: Window})
+	if err != nil {
+		return File{}, err
+	}
+	have := map[string]bool{}
+	rec := Group{Name: "retrytop-" + strings.Join(names, "+") + "-signals"}
+	for _, r := range recorded {
+		for _, q := range qs {
+			// A bucket series in other units than seconds cannot be read
+			// by histogram_quantile here (PromQL cannot scale le).
+			if q.Name != r.family || q.LeScale != 1 || have[r.signal] {
+				continue
+			}
+			have[r.signal] = true
+			name := increase(r.signal)
+			if q.Gauge {
+				name = "retrytop:" + r.signal
+			}
+			rec.Rules = append(rec.Rules, Rule{Record: name, Expr: q.PromQL})
+		}
+	}
+	rec.Rules = append(rec.Rules, derivedRules(have)...)
+	alerts := Group{Name: "retrytop-" + strings.Join(names, "+") + "-findings", Rules: alertRules(have)}
+	for _, c := range chains {
+		if len(c.Targets) < 2 {
+			continue
+		}
+		alerts.Rules = append(alerts.Rules, layersRule(c))
+	}
+	return File{Groups: []Group{rec, alerts}}, nil
+}
+
+// by is the row's identity: target and dependency.
+var by = TargetLabel + ", " + model.LabelDependency
+
+// sumRate is the per-second rate over Window of a recorded increase,
+// summed over the row, of the series sel selects.
+func sumRate(signal, matchers string) string {
+	sel := increase(signal)
+	if matchers != "" {
+		sel += "{" + matchers + "}"
+	}
+	return "sum by (" + by + ") (" + sel + ") / " + seconds(Window)
+}
+
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'g', -1, 64) }
+
+func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// derivedRules are the rows' signals: rates and ratios of the recorded
+// increases.
+func derivedRules(have map[string]bool) []Rule {
+	var out []Rule
+	add := func(name, expr string) { out = append(out, Rule{Record: name, Expr: expr}) }
+	for _, s := range []string{"originals", "attempts", "retries", "budget_denied", "admission_rejected"} {
+		if have[s] {
+			add(rate(s), sumRate(s, ""))
+		}
+	}
+	if have["attempts"] {
+		add(rate("timeouts"), sumRate("attempts", model.LabelOutcome+`="`+model.OutcomeTimeout+`"`))
+		add(rate("provider_errors"), sumRate("attempts", model.LabelOutcome+`=~"`+model.OutcomeTemporaryError+"|"+model.OutcomePermanentError+`"`))
+		// Attempts whose outcome is known: an emitter without outcomes
+		// has no failure share.
+		add(ratio("failure_share"), "sum by ("+by+") ("+increase("attempts")+`{`+model.LabelOutcome+`=~"`+
+			model.OutcomeTimeout+"|"+model.OutcomeTemporaryError+"|"+model.OutcomePermanentError+`"}) / sum by (`+by+") ("+
+			increase("attempts")+`{`+model.LabelOutcome+`!=""})`)
+	}
+	if have["attempts"] && have["originals"] {
+		// Attempts per admitted original: originals less admission
+		// rejections where the emitter counts them.
+		den := rate("originals")
+		if have["admission_rejected"] {
+			den = "(" + rate("originals") + " - " + rate("admission_rejected") + " or " + rate("originals") + ")"
+		}
+		add(ratio("amplification"), rate("attempts")+" / "+den)
+	}
+	if have["results"] {
+		add(rate("successes"), sumRate("results", model.LabelResult+`="`+model.ResultSuccess+`"`))
+		add(rate("completed"), sumRate("results", ""))
+		add(ratio("effective_success"), rate("successes")+" / "+rate("completed"))
+	}
+	if have["server_service_time_bucket"] && have["server_service_time_count"] && have["server_received"] {
+		// The dependency's service time, joined onto its callers' rows
+		// by naming the dependency after the provider's target.
+		p50 := "retrytop:dependency_service_time_p50:" + dialect.PromDuration(Window)
+		add(p50, asDependency(`histogram_quantile(0.5, sum by (`+TargetLabel+`, le) (`+increase("server_service_time_bucket")+`))`))
+		add("retrytop:dependency_received:rate"+dialect.PromDuration(Window),
+			asDependency(`sum by (`+TargetLabel+`) (`+increase("server_received")+`) / `+seconds(Window)))
+		add("retrytop:dependency_finished:rate"+dialect.PromDuration(Window),
+			asDependency(`sum by (`+TargetLabel+`) (`+increase("server_service_time_count")+`) / `+seconds(Window)))
+		add(triggerRecord, triggerExpr())
+	}
+	return out
+}
+
+// asDependency keys a provider's series by dependency alone, named after
+// its target, so that every caller's row of that dependency joins it.
+func asDependency(e string) string {
+	return `max by (` + model.LabelDependency + `) (label_replace(` + e + `, "` + model.LabelDependency + `", "$1", "` + TargetLabel + `", "(.*)"))`
+}
+
+// triggerRecord is 1 while the dependency's trigger (docs/findings.md,
+// METASTABLE) is on, 0 while it is off.
+var triggerRecord = "retrytop:dependency_trigger:" + dialect.PromDuration(Window)
+
+// triggerBaseline is how far back the trigger's baseline (the lowest
+// service time p50) reaches.
+const triggerBaseline = time.Hour
+
+func triggerExpr() string {
+	th := analysis.DefaultThresholds()
+	w := dialect.PromDuration(Window)
+	p50 := "retrytop:dependency_service_time_p50:" + w
+	base := "min_over_time(" + p50 + "[" + dialect.PromDuration(triggerBaseline) + "])"
+	slow := "(" + p50 + " >= " + num(th.TriggerRise) + " * " + base + " and " + p50 + " - " + base + " >= " + num(th.LatencyRiseMin.Seconds()) + ")"
+	stuck := "(retrytop:dependency_received:rate" + w + " >= " + num(th.MinOriginalsPerS) + " and retrytop:dependency_finished:rate" + w + " == 0)"
+	return "(" + slow + " or " + stuck + ") * 0 + 1 or retrytop:dependency_received:rate" + w + " * 0"
+}
+
+// alert is one finding's alerting rule.
+type alert struct {
+	name, code string
+	severity   analysis.Severity
+	expr       string
+	wait       time.Duration
+}
+
+// For is how long a row-rule finding's condition must hold: a history
+// finding holds in at least HistoryMinBins bins, the condition over the
+// window holds for the bins after the first.
+func For() time.Duration {
+	th := analysis.DefaultThresholds()
+	return time.Duration(th.HistoryMinBins-1) * analysis.DefaultBin
+}
+
+// Alerts maps finding codes to the alerts that express them.
+var Alerts = map[string]string{
+	analysis.CodeRetryAmplification:  "RetryAmplification",
+	analysis.CodeBudgetExhausted:     "RetryBudgetExhausted",
+	analysis.CodeAdmissionShedding:   "AdmissionRejections",
+	analysis.CodeMultipleRetryLayers: "MultipleRetryLayers",
+	analysis.CodeMetastable:          "Metastable",
+}
+
+func alertRules(have map[string]bool) []Rule {
+	th := analysis.DefaultThresholds()
+	on := " and on (" + by + ") "
+	onDep := " and on (" + model.LabelDependency + ") "
+	var as []alert
+	if have["attempts"] && have["originals"] {
+		amp := "(" + ratio("amplification") + " > %s" + on + rate("originals") + " >= " + num(th.MinOriginalsPerS) +
+			on + ratio("failure_share") + " >= " + num(th.FailureShare)
+		if have["retries"] {
+			amp += " unless on (" + by + ") " + rate("retries") + " < " + num(th.MinEventsPerS)
+		}
+		amp += ")"
+		as = append(as,
+			alert{"RetryAmplification", analysis.CodeRetryAmplification, analysis.SeverityWarning, fmt.Sprintf(amp, num(th.Amplification)), For()},
+			alert{"RetryAmplificationCritical", analysis.CodeRetryAmplification, analysis.SeverityCritical, fmt.Sprintf(amp, num(th.AmplificationCritical)), For()})
+	}
+	if have["budget_denied"] && have["originals"] {
+		e := "(" + rate("budget_denied") + " >= " + num(th.MinEventsPerS) +
+			on + rate("budget_denied") + " / " + rate("originals") + " >= " + num(th.BudgetDeniedShare)
+		if have["budget_balance"] {
+			e += " unless on (" + by + ") retrytop:budget_balance > " + num(th.BudgetBalanceLow)
+		}
+		as = append(as, alert{"RetryBudgetExhausted", analysis.CodeBudgetExhausted, analysis.SeverityWarning, e + ")", For()})
+	}
+	if have["admission_rejected"] {
+		as = append(as, alert{"AdmissionRejections", analysis.CodeAdmissionShedding, analysis.SeverityInfo,
+			rate("admission_rejected") + " >= " + num(th.MinEventsPerS), For()})
+	}
+	if have["server_service_time_bucket"] && have["results"] && have["attempts"] && have["originals"] {
+		w := dialect.PromDuration(triggerBaseline)
+		e := "(" + ratio("effective_success") + " < " + num(th.GoodputLow) + on + ratio("amplification") + " > " + num(th.Amplification) +
+			onDep + "max_over_time(" + triggerRecord + "[" + w + "]) == 1" + onDep + triggerRecord + " == 0)"
+		as = append(as, alert{"Metastable", analysis.CodeMetastable, analysis.SeverityCritical, e, th.MetastableAfter})
+	}
+	out := make([]Rule, len(as))
+	for i, a := range as {
+		out[i] = a.rule(nil)
+	}
+	return out
+}
+
+func (a alert) rule(labels map[string]string) Rule {
+	ls := map[string]string{"severity": a.severity.String(), "code": a.code}
+	for k, v := range labels {
+		ls[k] = v
+	}
+	return Rule{
+		Alert:  a.name,
+		Expr:   a.expr,
+		For:    dialect.PromDuration(a.wait),
+		Labels: ls,
+		Annotations: map[string]string{
+			"summary":     summaries[a.code],
+			"description": analysis.AdviceFor(a.code).Long,
+			"runbook_url": RunbookBase + anchor(a.code),
+		},
+	}
+}
+
+// anchor is the docs/findings.md heading of a code.
+func anchor(code string) string {
+	switch code {
+	case analysis.CodeRetryAmplification:
+		return "retry_amplification-warning-critical-at-2x"
+	case analysis.CodeBudgetExhausted:
+		return "budget_exhausted-warning-info-when-small"
+	case analysis.CodeAdmissionShedding:
+		return "admission_shedding-info"
+	case analysis.CodeMultipleRetryLayers:
+		return "multiple_retry_layers-warning-info-when-only-configured"
+	case analysis.CodeMetastable:
+		return "metastable-critical-when-stuck-warning-when-it-got-out-late"
+	}
+	return strings.ToLower(code)
+}
+
+// summaries say in one line what each alert means.
+var summaries = map[string]string{
+	analysis.CodeRetryAmplification:  "Retries multiply the load on a failing dependency",
+	analysis.CodeBudgetExhausted:     "The retry budget is empty: retries are denied",
+	analysis.CodeAdmissionShedding:   "Admission control rejects calls before they reach the dependency",
+	analysis.CodeMultipleRetryLayers: "More than one layer of a chain retries: their attempts multiply",
+	analysis.CodeMetastable:          "The trigger is gone but the failure stays: retries sustain the overload",
+}
+
+// layersRule is MULTIPLE_RETRY_LAYERS on a declared chain: two or more of
+// its hops retry (retries of at least min_events_per_s and
+// retrying_share of their originals). Hop i is its target calling the
+// next hop's target; the last hop, whose dependency the chain does not
+// name, is its target's calls to any dependency.
+func layersRule(c analysis.ChainSpec) Rule {
+	th := analysis.DefaultThresholds()
+	var hops []string
+	for i, t := range c.Targets {
+		m := TargetLabel + "=" + strconv.Quote(t)
+		if i+1 < len(c.Targets) {
+			m += ", " + model.LabelDependency + "=" + strconv.Quote(c.Targets[i+1])
+		}
+		r := "sum(" + rate("retries") + "{" + m + "})"
+		o := "sum(" + rate("originals") + "{" + m + "})"
+		// Each hop keeps a label of its own, so that or keeps them all.
+		hops = append(hops, `label_replace(`+r+" >= "+num(th.MinEventsPerS)+" and "+r+" / "+o+" >= "+num(th.RetryingShare)+
+			`, "hop", "`+strconv.Itoa(i+1)+`", "", "")`)
+	}
+	e := "count(" + strings.Join(hops, " or ") + ") >= 2"
+	a := alert{"MultipleRetryLayers", analysis.CodeMultipleRetryLayers, analysis.SeverityWarning, e, For()}
+	return a.rule(map[string]string{"chain": c.Name, TargetLabel: c.Targets[0]})
+}
+
+// Names lists the dialects with PromQL of tr, in its order.
+func Names(tr *dialect.Translator) []string {
+	var out []string
+	for _, n := range tr.Names() {
+		if tr.HasQueries(n) {
+			out = append(out, n)
+		}
+	}
+	return slices.Clip(out)
+}
