@@ -55,10 +55,16 @@ type ParseError struct {
 }
 
 func (e *ParseError) Error() string {
+	return fmt.Sprintf("target %q: %s", e.Target, e.Detail())
+}
+
+// Detail is the error without the target: its line, where known, and
+// what is wrong, for a line that names the target already (its status).
+func (e *ParseError) Detail() string {
 	if e.Line > 0 {
-		return fmt.Sprintf("target %q: line %d: %s", e.Target, e.Line, e.Msg)
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
 	}
-	return fmt.Sprintf("target %q: %s", e.Target, e.Msg)
+	return e.Msg
 }
 
 // ExpfmtParser parses with prometheus/common/expfmt: the Prometheus text

@@ -278,7 +278,7 @@ func (s *Scraper) SetTargets(targets []Target) {
 		st := &scrapeTarget{t: t, safeURL: SafeURL(t.URL), secrets: inlineSecrets(t), unparsed: -1}
 		st.cfgErr = s.prepare(st, phaseSlots(len(targets)))
 		if st.cfgErr == nil && seen[st.t.Name] {
-			st.cfgErr = fmt.Errorf("target %q: duplicate name; name each target with name=URL", st.t.Name)
+			st.cfgErr = errors.New("duplicate name; name each target with name=URL")
 			s.release(st)
 		}
 		seen[st.t.Name] = true
@@ -331,7 +331,7 @@ func (s *Scraper) drop(st *scrapeTarget) {
 // prepare normalises the target and finds or builds its HTTP client;
 // slots is phaseSlots of the set it is in. s.mu is held.
 func (s *Scraper) prepare(st *scrapeTarget, slots int) error {
-	t, err := st.t.normalize()
+	t, err := st.t.settle() // the status names the target
 	if err != nil {
 		if checkName(st.t.Name) != nil {
 			st.t.Name = ""
@@ -357,7 +357,7 @@ func (s *Scraper) prepare(st *scrapeTarget, slots int) error {
 	}
 	cfg := t.HTTP
 	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("target %q: HTTP settings: %w", t.Name, err)
+		return fmt.Errorf("HTTP settings: %w", err)
 	}
 	// Validate fills in derived fields, so compare validated settings.
 	for _, c := range s.clients {
@@ -369,7 +369,7 @@ func (s *Scraper) prepare(st *scrapeTarget, slots int) error {
 	}
 	client, err := config.NewClientFromConfig(cfg, t.Name, config.WithUserAgent(s.opts.UserAgent))
 	if err != nil {
-		return fmt.Errorf("target %q: HTTP settings: %w", t.Name, err)
+		return fmt.Errorf("HTTP settings: %w", err)
 	}
 	if s.opts.Transport != nil {
 		client.Transport = s.opts.Transport
@@ -708,7 +708,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 		var name string
 		snap, name, err = s.opts.Translate(st.t.Dialect, snap)
 		if err != nil {
-			err = fmt.Errorf("target %q: dialect: %w", st.t.Name, err)
+			err = fmt.Errorf("dialect: %w", err)
 		} else {
 			dialect = name
 		}
@@ -792,7 +792,7 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 	ctx, cancel := context.WithTimeout(ctx, st.t.ScrapeTimeout())
 	defer cancel()
 	if st.reqURL == nil {
-		return nil, fmt.Errorf("target %q: GET %s: %s", name, st.safeURL, "invalid request")
+		return nil, fmt.Errorf("GET %s: invalid request", st.safeURL)
 	}
 	// The request NewRequestWithContext would make, from the parts made
 	// once: no URL parse and no header built per scrape.
@@ -810,14 +810,14 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 		resp.Body.Close()
 	}()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("target %q: GET %s: server returned HTTP status %s", name, st.safeURL, safetext.Terminal(resp.Status))
+		return nil, fmt.Errorf("GET %s: server returned HTTP status %s", st.safeURL, safetext.Terminal(resp.Status))
 	}
 	body, err := b.readBody(resp, s.opts.BodyLimit, hold)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, st.requestError(ctx, err)
 		}
-		return nil, fmt.Errorf("target %q: GET %s: %w", name, st.safeURL, err)
+		return nil, fmt.Errorf("GET %s: %w", st.safeURL, err)
 	}
 	st.fetched = true
 	if s.opts.OnScrape != nil {
@@ -827,14 +827,14 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 		// Not parsed, but still not taken for metrics when it is plainly
 		// something else.
 		if err := expo.NotExposition(name, body, resp.Header.Get("Content-Type")); err != nil {
-			return nil, err
+			return nil, parseError(err)
 		}
 		st.unparsed++
 		return nil, nil
 	}
 	// What the parse will allocate is reserved before it runs.
 	if err := s.reserveParse(hold, body, resp.Header.Get("Content-Type")); err != nil {
-		return nil, fmt.Errorf("target %q: GET %s: %w", name, st.safeURL, err)
+		return nil, fmt.Errorf("GET %s: %w", st.safeURL, err)
 	}
 	fams, err := s.opts.Parser.Parse(name, body, resp.Header.Get("Content-Type"), s.opts.Filter)
 	if ctx.Err() != nil {
@@ -845,13 +845,19 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 		st.unparsed = 0
 	}
 	if err != nil {
-		var perr *expo.ParseError
-		if !errors.As(err, &perr) {
-			err = fmt.Errorf("target %q: parse: %w", name, err)
-		}
-		return nil, err
+		return nil, parseError(err)
 	}
 	return &model.Snapshot{Target: name, Time: at, Families: fams}, nil
+}
+
+// parseError words a body's parse error for the target's status, which
+// names the target: its line and what is wrong.
+func parseError(err error) error {
+	var perr *expo.ParseError
+	if errors.As(err, &perr) {
+		return errors.New(perr.Detail())
+	}
+	return fmt.Errorf("parse: %w", err)
 }
 
 // requestError explains a failed request without repeating its URL, which
@@ -859,16 +865,16 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 func (st *scrapeTarget) requestError(ctx context.Context, err error) error {
 	var shed *ShedError
 	if errors.As(context.Cause(ctx), &shed) {
-		return fmt.Errorf("target %q: GET %s: %w", st.t.Name, st.safeURL, shed)
+		return fmt.Errorf("GET %s: %w", st.safeURL, shed)
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("target %q: GET %s: timed out after %s", st.t.Name, st.safeURL, st.t.ScrapeTimeout())
+		return fmt.Errorf("GET %s: timed out after %s", st.safeURL, st.t.ScrapeTimeout())
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return fmt.Errorf("target %q: GET %s: %w", st.t.Name, st.safeURL, err)
+	return fmt.Errorf("GET %s: %w", st.safeURL, err)
 }
 
 var errCompressedTooLarge = errors.New("compressed body too large")
