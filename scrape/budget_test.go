@@ -7,14 +7,15 @@ import (
 )
 
 // TestMemoryBudgetShedsTheLargest: a reservation that does not fit sheds
-// the largest other scrape (its context cancelled with a *ShedError, its
-// bytes back at once), or fails when the one asking is itself the largest.
+// the largest other scrape (its context cancelled with a *ShedError) and
+// waits for it to end: its bytes stay counted until it releases them. A
+// reservation fails when the one asking is itself the largest.
 func TestMemoryBudgetShedsTheLargest(t *testing.T) {
 	const mib = 1 << 20
 	b := NewMemoryBudget(10 * mib)
 	start := func(name string) (*Hold, context.Context) {
 		ctx, cancel := context.WithCancelCause(context.Background())
-		return b.Start(name, cancel), ctx
+		return b.Start(ctx, name, cancel), ctx
 	}
 	big, bigCtx := start("big")
 	small, smallCtx := start("small")
@@ -43,22 +44,37 @@ func TestMemoryBudgetShedsTheLargest(t *testing.T) {
 			t.Fatalf("step %d: %d bytes in use, want %d", i, got, s.wantUsed)
 		}
 	}
-	// A third scrape needs 1 MiB: big (6) is the largest other, shed.
+	// A third scrape needs 1 MiB: big (6) is the largest other, shed; the
+	// third waits until big has ended, its 6 MiB counted until then.
 	third, _ := start("third")
-	if err := third.Grow(mib); err != nil {
-		t.Fatal(err)
-	}
+	granted := make(chan error, 1)
+	go func() { granted <- third.Grow(mib) }()
+	<-bigCtx.Done()
 	var shed *ShedError
 	if !errors.As(context.Cause(bigCtx), &shed) || shed.Target != "big" || shed.Size != 6*mib || smallCtx.Err() != nil {
 		t.Fatalf("big's cause %v, small's %v", context.Cause(bigCtx), smallCtx.Err())
 	}
-	if got := b.InUse(); got != 5*mib || b.Shed() != 1 || b.Peak() != 10*mib {
-		t.Errorf("in use %d, shed %d, peak %d", got, b.Shed(), b.Peak())
+	// big has not released: nothing can have been granted yet.
+	select {
+	case err := <-granted:
+		t.Fatalf("granted (%v) while the shed scrape still holds its memory", err)
+	default:
 	}
-	// The shed scrape can no longer grow; releases are idempotent.
+	if got := b.InUse(); got != 10*mib {
+		t.Errorf("in use %d while big is shed but running, want %d", got, 10*mib)
+	}
+	// The shed scrape can no longer grow; then it ends.
 	if err := big.Grow(1); !errors.As(err, &shed) {
 		t.Errorf("grow after shed: %v", err)
 	}
+	big.Release()
+	if err := <-granted; err != nil {
+		t.Fatal(err)
+	}
+	if got := b.InUse(); got != 5*mib || b.Shed() != 1 || b.Peak() != 10*mib {
+		t.Errorf("in use %d, shed %d, peak %d", got, b.Shed(), b.Peak())
+	}
+	// Releases are idempotent.
 	big.Release()
 	small.Release()
 	third.Release()
@@ -68,5 +84,36 @@ func TestMemoryBudgetShedsTheLargest(t *testing.T) {
 	}
 	if want := "shed: it held the most memory (6 MiB) when the scrapes' memory budget (10 MiB, --memory-limit) ran out"; shed.Error() != want {
 		t.Errorf("message %q", shed.Error())
+	}
+}
+
+// TestMemoryBudgetWaitEndsWithItsScrape: a scrape waiting for a shed one
+// to end gives up when its own context ends (its timeout), with that
+// context's cause, and reserves nothing.
+func TestMemoryBudgetWaitEndsWithItsScrape(t *testing.T) {
+	const mib = 1 << 20
+	b := NewMemoryBudget(4 * mib)
+	bigCtx, bigCancel := context.WithCancelCause(context.Background())
+	big := b.Start(bigCtx, "big", bigCancel)
+	if err := big.Grow(3 * mib); err != nil {
+		t.Fatal(err)
+	}
+	askCtx, askCancel := context.WithCancelCause(context.Background())
+	ask := b.Start(askCtx, "ask", askCancel)
+	granted := make(chan error, 1)
+	go func() { granted <- ask.Grow(2 * mib) }()
+	<-bigCtx.Done() // big is shed; it never ends here
+	timeout := errors.New("timed out")
+	askCancel(timeout)
+	if err := <-granted; err != timeout {
+		t.Errorf("grow ended with %v, want its context's cause", err)
+	}
+	ask.Release()
+	if got := b.InUse(); got != 3*mib {
+		t.Errorf("in use %d, want big's 3 MiB until it ends", got)
+	}
+	big.Release()
+	if got := b.InUse(); got != 0 {
+		t.Errorf("in use %d after every release", got)
 	}
 }

@@ -689,8 +689,11 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 	defer cancel()
 	st.cancel = cancel
 	s.mu.Unlock()
-	hold := s.opts.Memory.Start(st.t.Name, cancelCause)
-	defer hold.Release()
+	// The timeout's context bounds what the scrape waits for, memory too.
+	tctx, cancelTimeout := context.WithTimeout(ctx, st.t.ScrapeTimeout())
+	defer cancelTimeout()
+	hold := s.opts.Memory.Start(tctx, st.t.Name, cancelCause)
+	defer hold.Release() // deferred first, so run last: when nothing of the scrape is held
 	defer func() {
 		s.mu.Lock()
 		st.cancel = nil
@@ -702,7 +705,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 	at := s.opts.Clock()
 	start := time.Now()
 	st.fetched = false
-	snap, err := s.fetch(ctx, st, b, at, hold)
+	snap, err := s.fetch(tctx, st, b, at, hold)
 	dialect := st.t.Dialect
 	if err == nil && snap != nil && s.opts.Translate != nil {
 		var name string
@@ -789,8 +792,6 @@ func (st *scrapeTarget) errorText(err error) string {
 // the snapshot is nil when Options.ParseEvery let the body go unparsed.
 func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at time.Time, hold *Hold) (*model.Snapshot, error) {
 	name := st.t.Name
-	ctx, cancel := context.WithTimeout(ctx, st.t.ScrapeTimeout())
-	defer cancel()
 	if st.reqURL == nil {
 		return nil, fmt.Errorf("GET %s: invalid request", st.safeURL)
 	}
@@ -834,6 +835,9 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 	}
 	// What the parse will allocate is reserved before it runs.
 	if err := s.reserveParse(hold, body, resp.Header.Get("Content-Type")); err != nil {
+		if ctx.Err() != nil {
+			return nil, st.requestError(ctx, err) // shed or timed out waiting for memory
+		}
 		return nil, fmt.Errorf("GET %s: %w", st.safeURL, err)
 	}
 	fams, err := s.opts.Parser.Parse(name, body, resp.Header.Get("Content-Type"), s.opts.Filter)
