@@ -42,6 +42,10 @@ type TargetStatus struct {
 	// what the store holds, for the target and in total (nil when nothing
 	// was refused, or the source does not say).
 	SeriesCap *SeriesCap `json:"series_cap,omitempty"`
+	// MemoryCap says what the newest scrape refused to parse for want of
+	// memory (nil when it refused nothing); JSON writes it inside
+	// series_cap (status_json.go).
+	MemoryCap *MemoryCap `json:"-"`
 	Scrapes   int        `json:"scrapes"`
 	Failures  int        `json:"failures"`
 }

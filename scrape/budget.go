@@ -3,6 +3,8 @@ package scrape
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"runtime/metrics"
 	"sync"
 
 	"github.com/retrytop/retrytop/expo"
@@ -43,6 +45,63 @@ type MemoryBudget struct {
 	shed     int64
 	refused  int64
 	peak     int64
+	// heapLimit, when positive, is the process' limit a large reservation
+	// must fit under beside the live heap (CheckHeap); live reads the live
+	// heap, collect runs a collection.
+	heapLimit int64
+	live      func() int64
+	collect   func()
+}
+
+// heapCheckFloor: reservations of at least this many bytes are checked
+// against the live heap too (CheckHeap); smaller ones, a small target's,
+// never are.
+const heapCheckFloor = 1 << 20
+
+// CheckHeap makes every reservation of at least 1 MiB also fit under
+// limit (the process' --memory-limit) beside the live heap: what the Go
+// runtime found live at its newest collection, the store and everything
+// else the budget does not see included. When it does not fit, a
+// collection is run (the newest may be out of date) and, if it still
+// does not, the reservation fails with a *BudgetError saying so. Go's own
+// soft limit (GOMEMLIMIT) is the backstop behind this, not the bound.
+func (b *MemoryBudget) CheckHeap(limit int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.heapLimit, b.live, b.collect = limit, liveHeap, runtime.GC
+}
+
+// liveHeap is the heap the newest collection found live.
+func liveHeap() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
+}
+
+// checkHeap fails a reservation of n more bytes for h that the live heap
+// leaves no room for (CheckHeap). b.mu is not held: it may collect.
+func (b *MemoryBudget) checkHeap(h *Hold, n int64) error {
+	b.mu.Lock()
+	limit, live, collect := b.heapLimit, b.live, b.collect
+	b.mu.Unlock()
+	if limit <= 0 || n < heapCheckFloor {
+		return nil
+	}
+	if live()+n <= limit {
+		return nil
+	}
+	collect()
+	heap := live()
+	if heap+n <= limit {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refused++
+	return &BudgetError{Target: h.target, Want: h.n + n, Used: b.used - h.n, Limit: b.limit, Heap: heap, Process: limit}
 }
 
 // NewMemoryBudget returns a budget of limit bytes (at least 1 MiB).
@@ -93,6 +152,9 @@ func (b *MemoryBudget) Start(ctx context.Context, target string, cancel context.
 // and with its context's cause when that ends while it waits.
 func (h *Hold) Grow(n int64) error {
 	b := h.b
+	if err := b.checkHeap(h, n); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	for {
 		if _, ok := b.active[h]; !ok {
@@ -158,6 +220,9 @@ func (b *MemoryBudget) largerThan(h *Hold, n int64) *Hold {
 // nothing, and reports whether it did.
 func (h *Hold) TryGrow(n int64) bool {
 	b := h.b
+	if b.checkHeap(h, n) != nil {
+		return false
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, ok := b.active[h]; !ok || b.used+n > b.limit {
@@ -203,14 +268,22 @@ func (e *ShedError) Error() string {
 }
 
 // BudgetError is a scrape that would not fit in the budget even after
-// every smaller one was left alone: it is the largest.
+// every smaller one was left alone: it is the largest. Or, when Process
+// is set, one the live heap (Heap) leaves no room for under the process'
+// limit (MemoryBudget.CheckHeap).
 type BudgetError struct {
 	Target     string
 	Want, Used int64
 	Limit      int64
+	Heap       int64
+	Process    int64
 }
 
 func (e *BudgetError) Error() string {
+	if e.Process > 0 {
+		return fmt.Sprintf("needs %s, more than the live heap (%s) leaves under the process' memory limit of %s (--memory-limit)",
+			expo.FormatBytes(e.Want), expo.FormatBytes(e.Heap), expo.FormatBytes(e.Process))
+	}
 	return fmt.Sprintf("needs %s, more than the scrapes' memory budget of %s leaves (%s in use by smaller scrapes; --memory-limit)",
 		expo.FormatBytes(e.Want), expo.FormatBytes(e.Limit), expo.FormatBytes(e.Used))
 }

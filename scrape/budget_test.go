@@ -117,3 +117,34 @@ func TestMemoryBudgetWaitEndsWithItsScrape(t *testing.T) {
 		t.Errorf("in use %d after every release", got)
 	}
 }
+
+// TestMemoryBudgetChecksTheLiveHeap: with CheckHeap, a reservation of
+// 1 MiB or more that the live heap leaves no room for under the process'
+// limit is refused after one collection, though the budget has room; a
+// smaller one never is; one the collection makes room for is granted.
+func TestMemoryBudgetChecksTheLiveHeap(t *testing.T) {
+	const mib = 1 << 20
+	b := NewMemoryBudget(64 * mib)
+	b.CheckHeap(100 * mib)
+	heap, collections := int64(90*mib), 0
+	b.live = func() int64 { return heap }
+	b.collect = func() { collections++ }
+	ctx, cancel := context.WithCancelCause(context.Background())
+	h := b.Start(ctx, "big", cancel)
+	err := h.Grow(20 * mib)
+	var be *BudgetError
+	if !errors.As(err, &be) || collections != 1 || b.InUse() != 0 || b.Refused() != 1 {
+		t.Fatalf("grow of 20 MiB beside a 90 MiB heap: %v (collections %d, in use %d)", err, collections, b.InUse())
+	}
+	if want := "needs 20 MiB, more than the live heap (90 MiB) leaves under the process' memory limit of 100 MiB (--memory-limit)"; err.Error() != want {
+		t.Errorf("message %q\nwant %q", err.Error(), want)
+	}
+	if err := h.Grow(mib - 1); err != nil || collections != 1 {
+		t.Errorf("a step under 1 MiB: %v (collections %d)", err, collections)
+	}
+	b.collect = func() { collections++; heap = 50 * mib }
+	if err := h.Grow(20 * mib); err != nil || collections != 2 {
+		t.Errorf("after a collection found 50 MiB live: %v (collections %d)", err, collections)
+	}
+	h.Release()
+}

@@ -740,6 +740,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 		ts.Up = false
 		ts.Failures++
 		ts.LastError = st.errorText(err)
+		ts.MemoryCap = memoryCap(err)
 	} else {
 		ts.Up = true
 		ts.LastError = ""
@@ -752,7 +753,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 			}
 			ts.Series = snap.SeriesCount()
 			ts.DroppedSeries = res.Dropped
-			ts.SeriesCap = nil
+			ts.SeriesCap, ts.MemoryCap = nil, nil
 			if res.Dropped > 0 {
 				c := res.Cap // a new one each time: statuses already copied keep theirs
 				ts.SeriesCap = &c
@@ -1017,9 +1018,37 @@ func (s *Scraper) reserveParse(hold *Hold, body []byte, contentType string) erro
 	if hold.TryGrow(max(perByte, lines*expo.ParseBytesPerSeries)) {
 		return nil
 	}
-	series := int64(expo.SeriesLines(body, contentType, s.opts.Filter))
-	if err := hold.Grow(max(perByte, series*expo.ParseBytesPerSeries)); err != nil {
+	series := expo.SeriesLines(body, contentType, s.opts.Filter)
+	if err := hold.Grow(max(perByte, int64(series)*expo.ParseBytesPerSeries)); err != nil {
+		var be *BudgetError
+		if errors.As(err, &be) {
+			return &memoryRefusal{series: series, err: be}
+		}
 		return fmt.Errorf("parsing %d series: %w", series, err)
 	}
 	return nil
+}
+
+// memoryRefusal is a body whose parse did not fit in memory: its series
+// are counted in the target's status (model.MemoryCap).
+type memoryRefusal struct {
+	series int
+	err    *BudgetError
+}
+
+func (e *memoryRefusal) Error() string { return fmt.Sprintf("parsing %d series: %v", e.series, e.err) }
+func (e *memoryRefusal) Unwrap() error { return e.err }
+
+// memoryCap is what the status says of a scrape's err: the series its
+// parse was refused for want of memory, nil when it was not.
+func memoryCap(err error) *model.MemoryCap {
+	var r *memoryRefusal
+	if !errors.As(err, &r) {
+		return nil
+	}
+	limit := r.err.Limit
+	if r.err.Process > 0 {
+		limit = r.err.Process
+	}
+	return &model.MemoryCap{ByMemory: r.series, Needed: r.err.Want, Budget: limit}
 }
