@@ -604,11 +604,13 @@ func FinishSummary(s *model.Sample, quantiles []model.QuantileValue, count float
 }
 
 // FormatBytes writes a byte count for an error message: whole MiB or KiB
-// when it divides evenly, else bytes.
+// when it divides evenly, else MiB to one decimal from 1 MiB, else bytes.
 func FormatBytes(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	case n >= 1<<10 && n%(1<<10) == 0:
 		return fmt.Sprintf("%d KiB", n>>10)
 	}

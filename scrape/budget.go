@@ -85,10 +85,10 @@ func liveHeap() int64 {
 // leaves no room for (CheckHeap). b.mu is not held: it may collect.
 func (b *MemoryBudget) checkHeap(h *Hold, n int64) error {
 	b.mu.Lock()
-	limit, live, collect := b.heapLimit, b.live, b.collect
+	limit, live, collect, held := b.heapLimit, b.live, b.collect, h.n
 	b.mu.Unlock()
-	if limit <= 0 || n < heapCheckFloor {
-		return nil
+	if limit <= 0 || n < heapCheckFloor || held+n > b.limit {
+		return nil // small; or more than the whole budget, which refuses it in its own words
 	}
 	if live()+n <= limit {
 		return nil
