@@ -48,6 +48,10 @@ type TargetStatus struct {
 	MemoryCap *MemoryCap `json:"-"`
 	Scrapes   int        `json:"scrapes"`
 	Failures  int        `json:"failures"`
+	// Late counts the scrapes not started because the target's previous
+	// one was still running at its next tick (a slow body, a parse, a
+	// wait for memory): a target's scrapes never overlap.
+	Late int `json:"late_scrapes,omitempty"`
 }
 
 // Frame is everything a view shows at one moment: target health, the

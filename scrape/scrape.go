@@ -181,6 +181,7 @@ type scrapeTarget struct {
 
 	// Guarded by Scraper.mu.
 	status   model.TargetStatus
+	lateRun  bool               // its newest tick was skipped (Scraper.late)
 	removed  bool               // no longer in the set: never scraped again
 	released bool               // its client reference was given up
 	cancel   context.CancelFunc // of the scrape in flight, if any
@@ -603,6 +604,8 @@ func (s *Scraper) schedule(ctx context.Context, work chan<- *scrapeTarget) {
 				d := &h[0]
 				if d.st.busy.CompareAndSwap(false, true) {
 					ready = append(ready, d.st)
+				} else {
+					s.late(d.st)
 				}
 				iv := d.st.t.Interval
 				d.at = d.at.Add(iv)
@@ -618,6 +621,21 @@ func (s *Scraper) schedule(ctx context.Context, work chan<- *scrapeTarget) {
 				ready = nil // let the backing array go
 			}
 		}
+	}
+}
+
+// late counts a tick st skips: its previous scrape still runs, or still
+// waits for a worker. The first of a run of them is logged.
+func (s *Scraper) late(st *scrapeTarget) {
+	s.mu.Lock()
+	st.status.Late++
+	first := !st.lateRun
+	st.lateRun = true
+	status := st.status
+	s.mu.Unlock()
+	notify(s.updates)
+	if first {
+		s.opts.Logger.Warn("scrape skipped: the previous one still runs", "target", status.Name, "interval", st.t.Interval)
 	}
 }
 
@@ -732,6 +750,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 		res = s.store.Append(snap)
 	}
 	ts := &st.status
+	st.lateRun = false
 	wasUp, first := ts.Up, ts.Scrapes == 0
 	ts.Scrapes++
 	ts.LastScrape = at
