@@ -92,17 +92,20 @@ func (s *selection) classifyAll(body []byte, openMetrics bool, filter func(strin
 	s.out, s.lines, s.recs = s.out[:0], s.lines[:0], s.recs[:0]
 	// Pass 1: classify every line, and mark the groups some line wants.
 	for off := 0; off < len(body); {
-		end := bytes.IndexByte(body[off:], '\n')
-		next := len(body)
-		if end < 0 {
-			end = len(body)
-		} else {
-			end += off
-			next = end + 1
-		}
+		end, next := lineAt(body, off)
 		s.recs = append(s.recs, lineRec{start: int32(off), end: int32(next), group: s.classify(body[off:end], openMetrics)})
 		off = next
 	}
+}
+
+// lineAt is where the line of body starting at off ends (before its
+// newline) and where the next one starts.
+func lineAt(body []byte, off int) (end, next int) {
+	end = bytes.IndexByte(body[off:], '\n')
+	if end < 0 {
+		return len(body), len(body)
+	}
+	return off + end, off + end + 1
 }
 
 // classify returns the group of one line (without its newline).
@@ -313,14 +316,7 @@ func (s *selection) countKept(body []byte, openMetrics bool, filter func(string)
 	s.filter = filter
 	var byGroup []int
 	for off := 0; off < len(body); {
-		end := bytes.IndexByte(body[off:], '\n')
-		next := len(body)
-		if end < 0 {
-			end = len(body)
-		} else {
-			end += off
-			next = end + 1
-		}
+		end, next := lineAt(body, off)
 		switch g := s.classify(body[off:end], openMetrics); {
 		case g == keepLine:
 			n++

@@ -121,10 +121,16 @@ func buildPlainRetrytop(t *testing.T) string {
 // 300 MB resident at --memory-limit 256MiB.
 const maxRSSLimit = 300_000_000
 
-// peakRSS is the process' peak resident memory as wait4 reports it (what
-// /usr/bin/time -v calls "Maximum resident set size"), in bytes.
-func peakRSS(cmd *exec.Cmd) int64 {
-	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+// checkPeakRSS checks the ended process' peak resident memory as wait4
+// reports it (what /usr/bin/time -v calls "Maximum resident set size").
+func checkPeakRSS(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	if rss > maxRSSLimit {
+		t.Errorf("peak RSS %d MB, over 300 MB", rss/1e6)
+	} else {
+		t.Logf("peak RSS %d MB", rss/1e6)
+	}
 }
 
 // TestHugeTargetBoundedByMemoryLimit: a target serving 1,000,000 series
@@ -183,11 +189,7 @@ func TestHugeTargetBoundedByMemoryLimit(t *testing.T) {
 	if c := huge.SeriesCap; c == nil || c.ByMemory != series || c.Needed != needed || c.Budget != 128<<20 {
 		t.Errorf("series_cap %+v, want %d series, %d bytes needed, a budget of 128 MiB", c, series, needed)
 	}
-	if rss := peakRSS(cmd); rss > maxRSSLimit {
-		t.Errorf("peak RSS %d MB, over 300 MB", rss/1e6)
-	} else {
-		t.Logf("peak RSS %d MB", rss/1e6)
-	}
+	checkPeakRSS(t, cmd)
 }
 
 // TestHugeTargetTimingOutBoundedByMemoryLimit: the same target at the
@@ -212,11 +214,7 @@ func TestHugeTargetTimingOutBoundedByMemoryLimit(t *testing.T) {
 	if first, _, _ := strings.Cut(string(out), "retrytop: no target"); !strings.HasPrefix(first, timedOut) && !strings.HasPrefix(first, refused) {
 		t.Errorf("the target's line is neither %q nor %q…:\n%s", timedOut, refused, out)
 	}
-	if rss := peakRSS(cmd); rss > maxRSSLimit {
-		t.Errorf("peak RSS %d MB, over 300 MB", rss/1e6)
-	} else {
-		t.Logf("peak RSS %d MB", rss/1e6)
-	}
+	checkPeakRSS(t, cmd)
 }
 
 // TestSlowTargetFollowsTheIntervalFlag: a target that answers in 2 s is
