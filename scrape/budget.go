@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/metrics"
@@ -81,9 +82,13 @@ func liveHeap() int64 {
 	return int64(s[0].Value.Uint64())
 }
 
+// errNoHeapRoom: the live heap leaves no room as it was last measured.
+var errNoHeapRoom = errors.New("no room beside the live heap")
+
 // checkHeap fails a reservation of n more bytes for h that the live heap
-// leaves no room for (CheckHeap). b.mu is not held: it may collect.
-func (b *MemoryBudget) checkHeap(h *Hold, n int64) error {
+// leaves no room for (CheckHeap); without collect, it fails at once where
+// a collection would be tried. b.mu is not held: it may collect.
+func (b *MemoryBudget) checkHeap(h *Hold, n int64, mayCollect bool) error {
 	b.mu.Lock()
 	limit, live, collect, held := b.heapLimit, b.live, b.collect, h.n
 	b.mu.Unlock()
@@ -92,6 +97,9 @@ func (b *MemoryBudget) checkHeap(h *Hold, n int64) error {
 	}
 	if live()+n <= limit {
 		return nil
+	}
+	if !mayCollect {
+		return errNoHeapRoom
 	}
 	collect()
 	heap := live()
@@ -152,7 +160,7 @@ func (b *MemoryBudget) Start(ctx context.Context, target string, cancel context.
 // and with its context's cause when that ends while it waits.
 func (h *Hold) Grow(n int64) error {
 	b := h.b
-	if err := b.checkHeap(h, n); err != nil {
+	if err := b.checkHeap(h, n, true); err != nil {
 		return err
 	}
 	b.mu.Lock()
@@ -220,7 +228,7 @@ func (b *MemoryBudget) largerThan(h *Hold, n int64) *Hold {
 // nothing, and reports whether it did.
 func (h *Hold) TryGrow(n int64) bool {
 	b := h.b
-	if b.checkHeap(h, n) != nil {
+	if b.checkHeap(h, n, false) != nil { // Grow, which may collect, will tell
 		return false
 	}
 	b.mu.Lock()

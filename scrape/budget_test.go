@@ -148,3 +148,24 @@ func TestMemoryBudgetChecksTheLiveHeap(t *testing.T) {
 	}
 	h.Release()
 }
+
+// TestMemoryBudgetTryGrowNeverCollects: TryGrow declines a reservation
+// the live heap leaves no room for without running a collection; Grow
+// then runs the one.
+func TestMemoryBudgetTryGrowNeverCollects(t *testing.T) {
+	const mib = 1 << 20
+	b := NewMemoryBudget(64 * mib)
+	b.CheckHeap(100 * mib)
+	collections := 0
+	b.live = func() int64 { return 90 * mib }
+	b.collect = func() { collections++ }
+	ctx, cancel := context.WithCancelCause(context.Background())
+	h := b.Start(ctx, "t", cancel)
+	if h.TryGrow(20*mib) || collections != 0 || b.InUse() != 0 {
+		t.Errorf("TryGrow beside a full heap: collections %d, in use %d", collections, b.InUse())
+	}
+	if err := h.Grow(20 * mib); err == nil || collections != 1 {
+		t.Errorf("Grow: %v, collections %d", err, collections)
+	}
+	h.Release()
+}
