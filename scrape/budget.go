@@ -242,6 +242,22 @@ func (h *Hold) TryGrow(n int64) bool {
 	return true
 }
 
+// giveBack returns n of the bytes the scrape reserved (nil: no budget),
+// unless it was shed: a shed scrape's bytes stay until it ends.
+func (h *Hold) giveBack(n int64) {
+	if h == nil {
+		return
+	}
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.active[h]; ok {
+		n = min(n, h.n)
+		h.n -= n
+		b.used -= n
+	}
+}
+
 // Release returns everything the scrape reserved, shed or not: call it
 // when the scrape has ended and holds none of that memory any more.
 func (h *Hold) Release() {

@@ -1,8 +1,11 @@
 package scrape
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"testing"
 )
 
@@ -166,6 +169,27 @@ func TestMemoryBudgetTryGrowNeverCollects(t *testing.T) {
 	}
 	if err := h.Grow(20 * mib); err == nil || collections != 1 {
 		t.Errorf("Grow: %v, collections %d", err, collections)
+	}
+	h.Release()
+}
+
+// TestBodyGrowthReservesTheCopy: a body of unknown length grows its
+// buffer by doubling, and while the old buffer is copied into the new one
+// both are live: a 3 MiB body's last step, from 2 to 4 MiB, holds 6 MiB,
+// then 4.
+func TestBodyGrowthReservesTheCopy(t *testing.T) {
+	const mib = 1 << 20
+	b := NewMemoryBudget(64 * mib)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	h := b.Start(ctx, "t", cancel)
+	resp := &http.Response{ContentLength: -1, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(make([]byte, 3*mib)))}
+	var sb scrapeBuf
+	body, err := sb.readBody(resp, 32*mib, h)
+	if err != nil || len(body) != 3*mib {
+		t.Fatalf("read %d bytes: %v", len(body), err)
+	}
+	if b.Peak() != 6*mib || b.InUse() != 4*mib {
+		t.Errorf("peak %d, in use %d; want 6 MiB while copying, then the 4 MiB buffer", b.Peak(), b.InUse())
 	}
 	h.Release()
 }

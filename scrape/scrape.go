@@ -983,14 +983,18 @@ func (sb *scrapeBuf) readBody(resp *http.Response, limit int64, h *Hold) ([]byte
 			if grow <= 0 {
 				return nil, tooLarge("body")
 			}
+			// The old buffer is live until copied: reserved again for
+			// the copy, given back after.
+			old := int64(cap(buf))
 			if h != nil {
-				if err := h.Grow(grow); err != nil {
+				if err := h.Grow(grow + old); err != nil {
 					return nil, err
 				}
 			}
-			nb := make([]byte, len(buf), int64(cap(buf))+grow)
+			nb := make([]byte, len(buf), old+grow)
 			copy(nb, buf)
 			buf, sb.buf = nb, nb
+			h.giveBack(old)
 			want = int64(cap(buf))
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
