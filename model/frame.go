@@ -49,8 +49,9 @@ type TargetStatus struct {
 	Scrapes   int        `json:"scrapes"`
 	Failures  int        `json:"failures"`
 	// Late counts the scrapes not started because the target's previous
-	// one was still running at its next tick (a slow body, a parse, a
-	// wait for memory): a target's scrapes never overlap.
+	// one was still running (a slow body, a parse, a wait for memory) or
+	// still waiting for a worker at its next tick: a target's scrapes
+	// never overlap.
 	Late int `json:"late_scrapes,omitempty"`
 }
 
