@@ -55,10 +55,16 @@ type ParseError struct {
 }
 
 func (e *ParseError) Error() string {
+	return fmt.Sprintf("target %q: %s", e.Target, e.Detail())
+}
+
+// Detail is the error without the target: its line, where known, and
+// what is wrong, for a line that names the target already (its status).
+func (e *ParseError) Detail() string {
 	if e.Line > 0 {
-		return fmt.Sprintf("target %q: line %d: %s", e.Target, e.Line, e.Msg)
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
 	}
-	return fmt.Sprintf("target %q: %s", e.Target, e.Msg)
+	return e.Msg
 }
 
 // ExpfmtParser parses with prometheus/common/expfmt: the Prometheus text
@@ -598,11 +604,13 @@ func FinishSummary(s *model.Sample, quantiles []model.QuantileValue, count float
 }
 
 // FormatBytes writes a byte count for an error message: whole MiB or KiB
-// when it divides evenly, else bytes.
+// when it divides evenly, else MiB to one decimal from 1 MiB, else bytes.
 func FormatBytes(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	case n >= 1<<10 && n%(1<<10) == 0:
 		return fmt.Sprintf("%d KiB", n>>10)
 	}

@@ -92,17 +92,20 @@ func (s *selection) classifyAll(body []byte, openMetrics bool, filter func(strin
 	s.out, s.lines, s.recs = s.out[:0], s.lines[:0], s.recs[:0]
 	// Pass 1: classify every line, and mark the groups some line wants.
 	for off := 0; off < len(body); {
-		end := bytes.IndexByte(body[off:], '\n')
-		next := len(body)
-		if end < 0 {
-			end = len(body)
-		} else {
-			end += off
-			next = end + 1
-		}
+		end, next := lineAt(body, off)
 		s.recs = append(s.recs, lineRec{start: int32(off), end: int32(next), group: s.classify(body[off:end], openMetrics)})
 		off = next
 	}
+}
+
+// lineAt is where the line of body starting at off ends (before its
+// newline) and where the next one starts.
+func lineAt(body []byte, off int) (end, next int) {
+	end = bytes.IndexByte(body[off:], '\n')
+	if end < 0 {
+		return len(body), len(body)
+	}
+	return off + end, off + end + 1
 }
 
 // classify returns the group of one line (without its newline).
@@ -283,20 +286,55 @@ func SelectBody(dst, body []byte, contentType string, filter func(string) bool) 
 func SeriesLines(body []byte, contentType string, filter func(string) bool) int {
 	_, kind := formatOf(contentType)
 	if filter == nil || kind == formatProto || int64(len(body)) > maxSelectable {
-		n := bytes.Count(body, []byte{'\n'})
-		if len(body) > 0 && body[len(body)-1] != '\n' {
-			n++ // the last line, unterminated
-		}
-		return n
+		return lineCount(body)
 	}
 	sel := getSelection()
 	defer putSelection(sel)
-	sel.classifyAll(body, kind == formatOpenMetrics, filter) // counted, not copied: a body's worth less memory
-	n := 0
-	for _, r := range sel.recs {
-		if sel.kept(r) {
-			n++
-		}
+	if n, ok := sel.countKept(body, kind == formatOpenMetrics, filter); ok {
+		return n
+	}
+	return lineCount(body) // names by the thousand: every line counts, more than the filter keeps
+}
+
+func lineCount(body []byte) int {
+	n := bytes.Count(body, []byte{'\n'})
+	if len(body) > 0 && body[len(body)-1] != '\n' {
+		n++ // the last line, unterminated
 	}
 	return n
+}
+
+// maxCountedNames bounds the metric names countKept remembers (about
+// 8 MB): past it the count gives up rather than hold a table of names in
+// proportion to the body it budgets.
+const maxCountedNames = 1 << 16
+
+// countKept counts the lines run would keep of body without remembering
+// each line (run's 12 bytes a line): lines by group, then the groups
+// wanted. ok is false when body names more than maxCountedNames metrics.
+func (s *selection) countKept(body []byte, openMetrics bool, filter func(string) bool) (n int, ok bool) {
+	s.filter = filter
+	var byGroup []int
+	for off := 0; off < len(body); {
+		end, next := lineAt(body, off)
+		switch g := s.classify(body[off:end], openMetrics); {
+		case g == keepLine:
+			n++
+		case g >= 0:
+			for int(g) >= len(byGroup) {
+				byGroup = append(byGroup, 0)
+			}
+			byGroup[g]++
+		}
+		if len(s.names) > maxCountedNames {
+			return 0, false
+		}
+		off = next
+	}
+	for g, c := range byGroup {
+		if s.wanted[g] {
+			n += c
+		}
+	}
+	return n, true
 }

@@ -42,8 +42,17 @@ type TargetStatus struct {
 	// what the store holds, for the target and in total (nil when nothing
 	// was refused, or the source does not say).
 	SeriesCap *SeriesCap `json:"series_cap,omitempty"`
+	// MemoryCap says what the newest scrape refused to parse for want of
+	// memory (nil when it refused nothing); JSON writes it inside
+	// series_cap (status_json.go).
+	MemoryCap *MemoryCap `json:"-"`
 	Scrapes   int        `json:"scrapes"`
 	Failures  int        `json:"failures"`
+	// Late counts the scrapes not started because the target's previous
+	// one was still running (a slow body, a parse, a wait for memory) or
+	// still waiting for a worker at its next tick: a target's scrapes
+	// never overlap.
+	Late int `json:"late_scrapes,omitempty"`
 }
 
 // Frame is everything a view shows at one moment: target health, the

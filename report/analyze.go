@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -396,9 +395,10 @@ func reportSpan(rep analysis.Report) string {
 }
 
 // TargetError is a target's error as a line that names the target
-// prints it: without the "target NAME: " the scraper puts first.
+// prints it: the error as its status holds it, which never names the
+// target itself.
 func TargetError(name, msg string) string {
-	return strings.TrimPrefix(msg, "target "+strconv.Quote(name)+": ")
+	return msg
 }
 
 func targetLine(t model.TargetStatus) string {

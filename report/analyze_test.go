@@ -224,12 +224,12 @@ func TestTargetLineSeriesCap(t *testing.T) {
 	}
 }
 
-// TestDownTargetNamedOnce: a target's line names it once, though the
-// scraper's error starts with its name too.
+// TestDownTargetNamedOnce: a target's line names it once: its name, then
+// the scraper's error, which does not name it again.
 func TestDownTargetNamedOnce(t *testing.T) {
 	rep := analysis.Report{Targets: []model.TargetStatus{{
 		Name: "app", URL: "http://127.0.0.1:1/metrics", Scrapes: 2, Failures: 2,
-		LastError: `target "app": GET http://127.0.0.1:1/metrics: connection refused`,
+		LastError: "GET http://127.0.0.1:1/metrics: connection refused",
 	}}}
 	var b strings.Builder
 	if err := WriteAnalysis(&b, rep, "text", 0); err != nil {

@@ -61,6 +61,19 @@ func TestHugeTargetBudgetedBySeries(t *testing.T) {
 			if !strings.Contains(h.LastError, want) || !strings.Contains(h.LastError, "--memory-limit") || mem.Refused() != 1 {
 				t.Errorf("%s: error %q (refused %d), want one refusal saying %q", tc.name, h.LastError, mem.Refused(), want)
 			}
+			// Counted in the status (series_cap in JSON): the series, what
+			// the scrape needed (the body's buffer, doubled from 64 KiB
+			// past the body, and the parse of its series), the budget.
+			buf := int64(64 << 10)
+			for buf <= int64(len(huge)) {
+				buf *= 2
+			}
+			wantCap := model.MemoryCap{ByMemory: series + 3, Needed: buf + (series+3)*expo.ParseBytesPerSeries, Budget: budget}
+			if h.MemoryCap == nil || *h.MemoryCap != wantCap {
+				t.Errorf("%s: memory cap %+v, want %+v", tc.name, h.MemoryCap, wantCap)
+			}
+		} else if h.MemoryCap != nil {
+			t.Errorf("%s: memory cap %+v on a target that parsed", tc.name, h.MemoryCap)
 		}
 		if mem.InUse() != 0 {
 			t.Errorf("%s: %d bytes still reserved after the scrapes", tc.name, mem.InUse())

@@ -181,6 +181,7 @@ type scrapeTarget struct {
 
 	// Guarded by Scraper.mu.
 	status   model.TargetStatus
+	lateRun  bool               // its newest tick was skipped (Scraper.late)
 	removed  bool               // no longer in the set: never scraped again
 	released bool               // its client reference was given up
 	cancel   context.CancelFunc // of the scrape in flight, if any
@@ -278,7 +279,7 @@ func (s *Scraper) SetTargets(targets []Target) {
 		st := &scrapeTarget{t: t, safeURL: SafeURL(t.URL), secrets: inlineSecrets(t), unparsed: -1}
 		st.cfgErr = s.prepare(st, phaseSlots(len(targets)))
 		if st.cfgErr == nil && seen[st.t.Name] {
-			st.cfgErr = fmt.Errorf("target %q: duplicate name; name each target with name=URL", st.t.Name)
+			st.cfgErr = errors.New("duplicate name; name each target with name=URL")
 			s.release(st)
 		}
 		seen[st.t.Name] = true
@@ -331,7 +332,7 @@ func (s *Scraper) drop(st *scrapeTarget) {
 // prepare normalises the target and finds or builds its HTTP client;
 // slots is phaseSlots of the set it is in. s.mu is held.
 func (s *Scraper) prepare(st *scrapeTarget, slots int) error {
-	t, err := st.t.normalize()
+	t, err := st.t.settle() // the status names the target
 	if err != nil {
 		if checkName(st.t.Name) != nil {
 			st.t.Name = ""
@@ -357,7 +358,7 @@ func (s *Scraper) prepare(st *scrapeTarget, slots int) error {
 	}
 	cfg := t.HTTP
 	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("target %q: HTTP settings: %w", t.Name, err)
+		return fmt.Errorf("HTTP settings: %w", err)
 	}
 	// Validate fills in derived fields, so compare validated settings.
 	for _, c := range s.clients {
@@ -369,7 +370,7 @@ func (s *Scraper) prepare(st *scrapeTarget, slots int) error {
 	}
 	client, err := config.NewClientFromConfig(cfg, t.Name, config.WithUserAgent(s.opts.UserAgent))
 	if err != nil {
-		return fmt.Errorf("target %q: HTTP settings: %w", t.Name, err)
+		return fmt.Errorf("HTTP settings: %w", err)
 	}
 	if s.opts.Transport != nil {
 		client.Transport = s.opts.Transport
@@ -603,6 +604,8 @@ func (s *Scraper) schedule(ctx context.Context, work chan<- *scrapeTarget) {
 				d := &h[0]
 				if d.st.busy.CompareAndSwap(false, true) {
 					ready = append(ready, d.st)
+				} else {
+					s.late(d.st)
 				}
 				iv := d.st.t.Interval
 				d.at = d.at.Add(iv)
@@ -618,6 +621,21 @@ func (s *Scraper) schedule(ctx context.Context, work chan<- *scrapeTarget) {
 				ready = nil // let the backing array go
 			}
 		}
+	}
+}
+
+// late counts a tick st skips: its previous scrape still runs, or still
+// waits for a worker. The first of a run of them is logged.
+func (s *Scraper) late(st *scrapeTarget) {
+	s.mu.Lock()
+	st.status.Late++
+	first := !st.lateRun
+	st.lateRun = true
+	status := st.status
+	s.mu.Unlock()
+	notify(s.updates)
+	if first {
+		s.opts.Logger.Warn("scrape skipped: the previous one still runs", "target", status.Name, "interval", st.t.Interval)
 	}
 }
 
@@ -689,8 +707,11 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 	defer cancel()
 	st.cancel = cancel
 	s.mu.Unlock()
-	hold := s.opts.Memory.Start(st.t.Name, cancelCause)
-	defer hold.Release()
+	// The timeout's context bounds what the scrape waits for, memory too.
+	tctx, cancelTimeout := context.WithTimeout(ctx, st.t.ScrapeTimeout())
+	defer cancelTimeout()
+	hold := s.opts.Memory.Start(tctx, st.t.Name, cancelCause)
+	defer hold.Release() // deferred first, so run last: when nothing of the scrape is held
 	defer func() {
 		s.mu.Lock()
 		st.cancel = nil
@@ -702,13 +723,13 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 	at := s.opts.Clock()
 	start := time.Now()
 	st.fetched = false
-	snap, err := s.fetch(ctx, st, b, at, hold)
+	snap, err := s.fetch(tctx, st, b, at, hold)
 	dialect := st.t.Dialect
 	if err == nil && snap != nil && s.opts.Translate != nil {
 		var name string
 		snap, name, err = s.opts.Translate(st.t.Dialect, snap)
 		if err != nil {
-			err = fmt.Errorf("target %q: dialect: %w", st.t.Name, err)
+			err = fmt.Errorf("dialect: %w", err)
 		} else {
 			dialect = name
 		}
@@ -729,6 +750,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 		res = s.store.Append(snap)
 	}
 	ts := &st.status
+	st.lateRun = false
 	wasUp, first := ts.Up, ts.Scrapes == 0
 	ts.Scrapes++
 	ts.LastScrape = at
@@ -737,6 +759,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 		ts.Up = false
 		ts.Failures++
 		ts.LastError = st.errorText(err)
+		ts.MemoryCap = memoryCap(err)
 	} else {
 		ts.Up = true
 		ts.LastError = ""
@@ -749,7 +772,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 			}
 			ts.Series = snap.SeriesCount()
 			ts.DroppedSeries = res.Dropped
-			ts.SeriesCap = nil
+			ts.SeriesCap, ts.MemoryCap = nil, nil
 			if res.Dropped > 0 {
 				c := res.Cap // a new one each time: statuses already copied keep theirs
 				ts.SeriesCap = &c
@@ -789,10 +812,8 @@ func (st *scrapeTarget) errorText(err error) string {
 // the snapshot is nil when Options.ParseEvery let the body go unparsed.
 func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at time.Time, hold *Hold) (*model.Snapshot, error) {
 	name := st.t.Name
-	ctx, cancel := context.WithTimeout(ctx, st.t.ScrapeTimeout())
-	defer cancel()
 	if st.reqURL == nil {
-		return nil, fmt.Errorf("target %q: GET %s: %s", name, st.safeURL, "invalid request")
+		return nil, fmt.Errorf("GET %s: invalid request", st.safeURL)
 	}
 	// The request NewRequestWithContext would make, from the parts made
 	// once: no URL parse and no header built per scrape.
@@ -810,14 +831,14 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 		resp.Body.Close()
 	}()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("target %q: GET %s: server returned HTTP status %s", name, st.safeURL, safetext.Terminal(resp.Status))
+		return nil, fmt.Errorf("GET %s: server returned HTTP status %s", st.safeURL, safetext.Terminal(resp.Status))
 	}
 	body, err := b.readBody(resp, s.opts.BodyLimit, hold)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, st.requestError(ctx, err)
 		}
-		return nil, fmt.Errorf("target %q: GET %s: %w", name, st.safeURL, err)
+		return nil, fmt.Errorf("GET %s: %w", st.safeURL, err)
 	}
 	st.fetched = true
 	if s.opts.OnScrape != nil {
@@ -827,14 +848,17 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 		// Not parsed, but still not taken for metrics when it is plainly
 		// something else.
 		if err := expo.NotExposition(name, body, resp.Header.Get("Content-Type")); err != nil {
-			return nil, err
+			return nil, parseError(err)
 		}
 		st.unparsed++
 		return nil, nil
 	}
 	// What the parse will allocate is reserved before it runs.
 	if err := s.reserveParse(hold, body, resp.Header.Get("Content-Type")); err != nil {
-		return nil, fmt.Errorf("target %q: GET %s: %w", name, st.safeURL, err)
+		if ctx.Err() != nil {
+			return nil, st.requestError(ctx, err) // shed or timed out waiting for memory
+		}
+		return nil, fmt.Errorf("GET %s: %w", st.safeURL, err)
 	}
 	fams, err := s.opts.Parser.Parse(name, body, resp.Header.Get("Content-Type"), s.opts.Filter)
 	if ctx.Err() != nil {
@@ -845,13 +869,19 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 		st.unparsed = 0
 	}
 	if err != nil {
-		var perr *expo.ParseError
-		if !errors.As(err, &perr) {
-			err = fmt.Errorf("target %q: parse: %w", name, err)
-		}
-		return nil, err
+		return nil, parseError(err)
 	}
 	return &model.Snapshot{Target: name, Time: at, Families: fams}, nil
+}
+
+// parseError words a body's parse error for the target's status, which
+// names the target: its line and what is wrong.
+func parseError(err error) error {
+	var perr *expo.ParseError
+	if errors.As(err, &perr) {
+		return errors.New(perr.Detail())
+	}
+	return fmt.Errorf("parse: %w", err)
 }
 
 // requestError explains a failed request without repeating its URL, which
@@ -859,16 +889,16 @@ func (s *Scraper) fetch(ctx context.Context, st *scrapeTarget, b *scrapeBuf, at 
 func (st *scrapeTarget) requestError(ctx context.Context, err error) error {
 	var shed *ShedError
 	if errors.As(context.Cause(ctx), &shed) {
-		return fmt.Errorf("target %q: GET %s: %w", st.t.Name, st.safeURL, shed)
+		return fmt.Errorf("GET %s: %w", st.safeURL, shed)
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("target %q: GET %s: timed out after %s", st.t.Name, st.safeURL, st.t.ScrapeTimeout())
+		return fmt.Errorf("GET %s: timed out after %s", st.safeURL, st.t.ScrapeTimeout())
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return fmt.Errorf("target %q: GET %s: %w", st.t.Name, st.safeURL, err)
+	return fmt.Errorf("GET %s: %w", st.safeURL, err)
 }
 
 var errCompressedTooLarge = errors.New("compressed body too large")
@@ -953,14 +983,18 @@ func (sb *scrapeBuf) readBody(resp *http.Response, limit int64, h *Hold) ([]byte
 			if grow <= 0 {
 				return nil, tooLarge("body")
 			}
+			// The old buffer is live until copied: reserved again for
+			// the copy, given back after.
+			old := int64(cap(buf))
 			if h != nil {
-				if err := h.Grow(grow); err != nil {
+				if err := h.Grow(grow + old); err != nil {
 					return nil, err
 				}
 			}
-			nb := make([]byte, len(buf), int64(cap(buf))+grow)
+			nb := make([]byte, len(buf), old+grow)
 			copy(nb, buf)
 			buf, sb.buf = nb, nb
+			h.giveBack(old)
 			want = int64(cap(buf))
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
@@ -1007,9 +1041,37 @@ func (s *Scraper) reserveParse(hold *Hold, body []byte, contentType string) erro
 	if hold.TryGrow(max(perByte, lines*expo.ParseBytesPerSeries)) {
 		return nil
 	}
-	series := int64(expo.SeriesLines(body, contentType, s.opts.Filter))
-	if err := hold.Grow(max(perByte, series*expo.ParseBytesPerSeries)); err != nil {
+	series := expo.SeriesLines(body, contentType, s.opts.Filter)
+	if err := hold.Grow(max(perByte, int64(series)*expo.ParseBytesPerSeries)); err != nil {
+		var be *BudgetError
+		if errors.As(err, &be) {
+			return &memoryRefusal{series: series, err: be}
+		}
 		return fmt.Errorf("parsing %d series: %w", series, err)
 	}
 	return nil
+}
+
+// memoryRefusal is a body whose parse did not fit in memory: its series
+// are counted in the target's status (model.MemoryCap).
+type memoryRefusal struct {
+	series int
+	err    *BudgetError
+}
+
+func (e *memoryRefusal) Error() string { return fmt.Sprintf("parsing %d series: %v", e.series, e.err) }
+func (e *memoryRefusal) Unwrap() error { return e.err }
+
+// memoryCap is what the status says of a scrape's err: the series its
+// parse was refused for want of memory, nil when it was not.
+func memoryCap(err error) *model.MemoryCap {
+	var r *memoryRefusal
+	if !errors.As(err, &r) {
+		return nil
+	}
+	limit := r.err.Limit
+	if r.err.Process > 0 {
+		limit = r.err.Process
+	}
+	return &model.MemoryCap{ByMemory: r.series, Needed: r.err.Want, Budget: limit}
 }

@@ -196,28 +196,28 @@ func TestScrapeBodyLimit(t *testing.T) {
 		handler http.HandlerFunc
 		want    string
 	}{
-		{"declared", exposition(big), `target "declared": GET http://`},
+		{"declared", exposition(big), "body exceeds the body limit of 1 KiB"},
 		{"chunked", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", ctText)
 			for i := 0; i < 10; i++ {
 				_, _ = w.Write([]byte(big[:len(big)/10]))
 				w.(http.Flusher).Flush()
 			}
-		}, `target "chunked": GET http://`},
+		}, "body exceeds the body limit of 1 KiB"},
 		{"gzipbomb", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Encoding", "gzip")
 			zw := gzip.NewWriter(w)
 			_, _ = zw.Write(bytes.Repeat([]byte("# comment\n"), 100000)) // 1 MB that compresses to ~2 KB
 			_ = zw.Close()
-		}, `target "gzipbomb": GET http://`},
+		}, "body exceeds the body limit of 1 KiB"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := serve(t, tc.handler)
 			s := NewScraper([]Target{target(tc.name, srv.URL)}, nil, Options{BodyLimit: 1024})
 			st := s.ScrapeOnce(t.Context())[0]
-			if st.Up || !strings.HasPrefix(st.LastError, tc.want) || !strings.Contains(st.LastError, "exceeds the body limit of 1 KiB") {
-				t.Fatalf("status = %+v, want down naming target and the 1 KiB limit", st)
+			if want := "GET " + srv.URL + ": " + tc.want; st.Up || st.LastError != want {
+				t.Fatalf("status = %+v, want down with %q", st, want)
 			}
 		})
 	}
@@ -241,7 +241,7 @@ func TestDeadTargetDoesNotStopOthers(t *testing.T) {
 	if d.Up || d.Scrapes != 3 || d.Failures != 3 || !d.LastSuccess.IsZero() {
 		t.Errorf("dead status = %+v", d)
 	}
-	if !strings.HasPrefix(d.LastError, `target "dead": GET `+deadURL+": ") || !strings.Contains(d.LastError, "refused") {
+	if !strings.HasPrefix(d.LastError, "GET "+deadURL+": ") || !strings.Contains(d.LastError, "refused") {
 		t.Errorf("dead error = %q", d.LastError)
 	}
 	l := sts[1]
@@ -282,7 +282,7 @@ func TestSlowTargetDoesNotBlockOthers(t *testing.T) {
 		t.Errorf("fast status = %+v", st)
 	}
 	st := statusOf(t, sts, "slow")
-	if st.Up || !strings.Contains(st.LastError, `target "slow": GET `) || !strings.HasSuffix(st.LastError, "timed out after 100ms") {
+	if want := "GET " + slow.URL + ": timed out after 100ms"; st.Up || st.LastError != want {
 		t.Errorf("slow status = %+v", st)
 	}
 }
@@ -466,7 +466,7 @@ func TestTLSWithCAAndClientCertificate(t *testing.T) {
 	if sts[2].Up || !strings.Contains(sts[2].LastError, "certificate") {
 		t.Errorf("without CA: %+v", sts[2])
 	}
-	if st := sts[3]; st.Up || st.Scrapes != 0 || !strings.Contains(st.LastError, `target "missingca": HTTP settings: `) || !strings.Contains(st.LastError, "absent.crt") {
+	if st := sts[3]; st.Up || st.Scrapes != 0 || !strings.HasPrefix(st.LastError, "HTTP settings: ") || !strings.Contains(st.LastError, "absent.crt") {
 		t.Errorf("missing CA file: %+v", st)
 	}
 }
@@ -488,7 +488,7 @@ func TestErrorsAreSanitised(t *testing.T) {
 	if strings.ContainsAny(st.LastError, "\x1b\n\u202e") || !strings.Contains(st.LastError, `\x1b[31mred`) {
 		t.Errorf("error not sanitised: %q", st.LastError)
 	}
-	if len(st.LastError) > maxTextLen || !strings.HasPrefix(st.LastError, `target "evil": parse: bad`) {
+	if len(st.LastError) > maxTextLen || !strings.HasPrefix(st.LastError, "parse: bad") {
 		t.Errorf("error = %q (%d bytes)", st.LastError, len(st.LastError))
 	}
 }
@@ -514,14 +514,14 @@ func TestGarbageTarget(t *testing.T) {
 	}, nil, Options{})
 	sts := s.ScrapeOnce(t.Context())
 	wants := []string{
-		`target "garbage": line 2: `,
-		`target "html": line 1: `,
-		`target "status": GET ` + status.URL + `: server returned HTTP status 503 Service Unavailable`,
-		`target "encoding": GET ` + encoding.URL + `: unsupported Content-Encoding "br"`,
+		"line 2: invalid metric name",
+		`line 1: not a Prometheus exposition: it starts with '<', a web page (content type "text/html")`,
+		"GET " + status.URL + ": server returned HTTP status 503 Service Unavailable",
+		"GET " + encoding.URL + `: unsupported Content-Encoding "br"`,
 	}
 	for i, want := range wants {
-		if sts[i].Up || !strings.HasPrefix(sts[i].LastError, want) {
-			t.Errorf("%s: error %q, want prefix %q", sts[i].Name, sts[i].LastError, want)
+		if sts[i].Up || sts[i].LastError != want {
+			t.Errorf("%s: error %q, want %q", sts[i].Name, sts[i].LastError, want)
 		}
 		if strings.ContainsAny(sts[i].LastError, "\x00\x1b") {
 			t.Errorf("%s: raw control characters in %q", sts[i].Name, sts[i].LastError)
@@ -547,11 +547,11 @@ func TestNewScraperBadTargets(t *testing.T) {
 	}, nil, Options{})
 	sts := s.Statuses() // reported before any scrape
 	wants := []string{
-		`target "ftp": target URL "ftp://host/": scheme "ftp" not supported`,
+		`target URL "ftp://host/": scheme "ftp" not supported`,
 		`target URL "::not a url": `,
 		"",
-		`target "dup": duplicate name`,
-		`target "conflict": HTTP settings: at most one of bearer_token & bearer_token_file`,
+		"duplicate name; name each target with name=URL",
+		"HTTP settings: at most one of bearer_token & bearer_token_file",
 		"",
 	}
 	for i, want := range wants {

@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -120,13 +121,27 @@ func validDialectName(s string) bool {
 // HTTP is left as given.
 func (t Target) Normalize() (Target, error) { return t.normalize() }
 
-// normalize validates the target and fills in its defaults.
+// normalize validates the target and fills in its defaults; its errors
+// name the target (settle's do not).
 func (t Target) normalize() (Target, error) {
+	nt, err := t.settle()
+	var ne *nameError
+	if err != nil && t.Name != "" && !errors.As(err, &ne) {
+		err = fmt.Errorf("target %q: %w", truncate(t.Name, maxNameLen), err)
+	}
+	return nt, err
+}
+
+// nameError is what is wrong with a target's name: it names the name.
+type nameError struct{ msg string }
+
+func (e *nameError) Error() string { return e.msg }
+
+// settle validates the target and fills in its defaults. Its errors do
+// not name the target, for its status, which does (but for a bad name).
+func (t Target) settle() (Target, error) {
 	u, err := parseScrapeURL(t.URL)
 	if err != nil {
-		if t.Name != "" {
-			return t, fmt.Errorf("target %q: %w", truncate(t.Name, maxNameLen), err)
-		}
 		return t, err
 	}
 	if t.Name == "" {
@@ -136,7 +151,7 @@ func (t Target) normalize() (Target, error) {
 		return t, err
 	}
 	if t.Interval < 0 || t.Timeout < 0 {
-		return t, fmt.Errorf("target %q: negative interval or timeout", t.Name)
+		return t, errors.New("negative interval or timeout")
 	}
 	if t.Interval == 0 {
 		t.Interval = DefaultInterval
@@ -208,12 +223,12 @@ func hostPort(u *url.URL) string {
 func checkName(name string) error {
 	switch {
 	case strings.TrimSpace(name) == "":
-		return fmt.Errorf("target: empty name")
+		return &nameError{"target: empty name"}
 	case len(name) > maxNameLen:
-		return fmt.Errorf("target %q: name longer than %d bytes", truncate(name, maxNameLen), maxNameLen)
+		return &nameError{fmt.Sprintf("target %q: name longer than %d bytes", truncate(name, maxNameLen), maxNameLen)}
 	case safetext.Terminal(name) != name || strings.ContainsAny(name, "\"\\"):
 		// %q escapes what Sanitize would, so the raw name is safe here.
-		return fmt.Errorf("target %q: name contains control, quote or invalid characters", name)
+		return &nameError{fmt.Sprintf("target %q: name contains control, quote or invalid characters", name)}
 	}
 	return nil
 }

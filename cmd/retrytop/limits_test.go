@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,21 +16,17 @@ import (
 	"time"
 )
 
-// TestHugeTargetBoundedByMemoryLimit: a target serving 700,000 contract
-// series in 29 MB (under the 32 MiB body limit) is refused by analyze at
-// --memory-limit 256MiB with an error naming the series, and the process
-// stays under 300 MB of resident memory (the limit plus the body's own
-// bytes and the runtime), where parsing it all took over 500 MB.
-func TestHugeTargetBoundedByMemoryLimit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and serves a 29 MB body: not in -short")
-	}
-	const series = 700000
-	// The target is a process of its own, built without -race: served from
-	// this (race-enabled) test process the body trickles in, and the
-	// measurement would be of the race detector's pace, not of retrytop.
-	srvDir := t.TempDir()
-	src := `package main
+// hugeSeries is the huge target's size: 1,000,000 series of one family a
+// dialect reads (the OTel gRPC dialect's grpc_client_*), in lines of 27
+// bytes: a body of 26.9 MB, under the 32 MiB body limit.
+const hugeSeries = 1000000
+
+// hugeTargetSrc is the huge target, a process of its own built without
+// -race: served from this (race-enabled) test process the body trickles
+// in, and the measurement would be of the race detector's pace, not of
+// retrytop. With "slow", every other request waits 1.5 s before it is
+// answered, so the scrapes at the default 1 s interval time out one in two.
+const hugeTargetSrc = `package main
 
 import (
 	"fmt"
@@ -38,13 +35,17 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 )
 
 func main() {
+	n, _ := strconv.Atoi(os.Args[1])
+	slow := len(os.Args) > 2 && os.Args[2] == "slow"
 	var b strings.Builder
-	b.WriteString("# TYPE retry_originals_total counter\n")
-	for i := range ` + strconv.Itoa(series) + ` {
-		fmt.Fprintf(&b, "retry_originals_total{dependency=\"%x\"} 1\n", i)
+	b.WriteString("# TYPE grpc_client_x counter\n")
+	for i := range n {
+		fmt.Fprintf(&b, "grpc_client_x{i=\"%x\"} 1\n", i)
 	}
 	body := []byte(b.String())
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -53,25 +54,39 @@ func main() {
 	}
 	fmt.Println(l.Addr().String(), len(body))
 	os.Stdout.Sync()
-	_ = http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	var calls atomic.Int64
+	_ = http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if slow && calls.Add(1)%2 == 1 {
+			select {
+			case <-time.After(1500 * time.Millisecond): // the slow target itself
+			case <-r.Context().Done():
+				return
+			}
+		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		_, _ = w.Write(body)
 	}))
 }
 `
-	if err := os.WriteFile(filepath.Join(srvDir, "main.go"), []byte(src), 0o644); err != nil {
+
+// startHugeTarget builds and starts the huge target; it returns its
+// address and its body's size.
+func startHugeTarget(t *testing.T, mode string) (string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(hugeTargetSrc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(srvDir, "go.mod"), []byte("module hugetarget\n\ngo 1.22\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module hugetarget\n\ngo 1.22\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	build := exec.Command("go", "build", "-o", "hugetarget", ".")
-	build.Dir = srvDir
+	build.Dir = dir
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the target: %v\n%s", err, out)
 	}
-	srv := exec.Command(filepath.Join(srvDir, "hugetarget"))
+	srv := exec.Command(filepath.Join(dir, "hugetarget"), strconv.Itoa(hugeSeries), mode)
 	stdout, err := srv.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -88,27 +103,118 @@ func main() {
 	if size >= 32<<20 {
 		t.Fatalf("the body is %d bytes: over the body limit, which would refuse it for another reason", size)
 	}
+	return addr, size
+}
+
+// buildPlainRetrytop builds the binary without -race: its shadow memory would
+// be measured.
+func buildPlainRetrytop(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "retrytop")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil { // no -race: its shadow memory would be measured
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	// One read of the body is measured: at --interval 30s its scrape does
-	// not time out on a busy machine. Scrapes of it timing out one after
-	// another raise the peak further (docs/limits.md, "Not bounded yet").
-	cmd := exec.Command(bin, "analyze", "huge=http://"+addr+"/metrics", "--interval", "30s", "--window", "1s", "--memory-limit", "256MiB")
+	return bin
+}
+
+// maxRSSLimit is what the huge target tests hold retrytop to: under
+// 300 MB resident at --memory-limit 256MiB.
+const maxRSSLimit = 300_000_000
+
+// checkPeakRSS checks the ended process' peak resident memory as wait4
+// reports it (what /usr/bin/time -v calls "Maximum resident set size").
+func checkPeakRSS(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	if rss > maxRSSLimit {
+		t.Errorf("peak RSS %d MB, over 300 MB", rss/1e6)
+	} else {
+		t.Logf("peak RSS %d MB", rss/1e6)
+	}
+}
+
+// TestHugeTargetBoundedByMemoryLimit: a target serving 1,000,000 series
+// in 26.9 MB is refused by analyze at --memory-limit 256MiB, scraped at
+// --interval 30s (one read of its body), beside a small target that
+// stays up: its error names the series, series_cap in the JSON counts
+// them with what they needed and the scrapes' budget (half the limit),
+// and the process stays under 300 MB resident (parsing it all took 533).
+func TestHugeTargetBoundedByMemoryLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and serves a 27 MB body: not in -short")
+	}
+	addr, size := startHugeTarget(t, "fast")
+	small := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte("# TYPE retry_originals_total counter\nretry_originals_total{dependency=\"db\"} 1\n"))
+	}))
+	defer small.Close()
+	cmd := exec.Command(buildPlainRetrytop(t), "analyze", "huge=http://"+addr+"/metrics", "small="+small.URL+"/metrics",
+		"--interval", "30s", "--window", "1s", "--memory-limit", "256MiB", "--keep-going", "--format", "json")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("analyze: %v\n%s", err, stderr.String())
+	}
+	var rep struct {
+		Targets []struct {
+			Name      string `json:"name"`
+			Up        bool   `json:"up"`
+			LastError string `json:"last_error"`
+			SeriesCap *struct {
+				ByMemory int   `json:"by_memory_limit"`
+				Needed   int64 `json:"memory_needed_bytes"`
+				Budget   int64 `json:"memory_budget_bytes"`
+			} `json:"series_cap"`
+		} `json:"targets"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(rep.Targets) != 2 {
+		t.Fatalf("targets: %+v", rep.Targets)
+	}
+	huge, sm := rep.Targets[0], rep.Targets[1]
+	if !sm.Up || sm.SeriesCap != nil {
+		t.Errorf("the small target: %+v", sm)
+	}
+	// Its TYPE line counts: 1,000,001 lines of the family; the body is
+	// read into a buffer of its announced length and one byte more.
+	series, needed := hugeSeries+1, int64(size+1)+int64(hugeSeries+1)*512
+	want := fmt.Sprintf("GET http://%s/metrics: parsing %d series: needs %.1f MiB, more than the scrapes' memory budget of 128 MiB leaves", addr, series, float64(needed)/(1<<20))
+	if huge.Up || !strings.HasPrefix(huge.LastError, want) {
+		t.Errorf("the huge target's error %q, want it to start %q", huge.LastError, want)
+	}
+	if c := huge.SeriesCap; c == nil || c.ByMemory != series || c.Needed != needed || c.Budget != 128<<20 {
+		t.Errorf("series_cap %+v, want %d series, %d bytes needed, a budget of 128 MiB", c, series, needed)
+	}
+	checkPeakRSS(t, cmd)
+}
+
+// TestHugeTargetTimingOutBoundedByMemoryLimit: the same target at the
+// default 1 s interval, its scrapes timing out one in two (it answers
+// every other request after 1.5 s) and refused for memory the others,
+// for 10 s: a timed-out scrape never overlaps the next one of its target
+// and holds its memory until it has ended, so retrytop stays under
+// 300 MB resident all along. Each error line names the target once.
+func TestHugeTargetTimingOutBoundedByMemoryLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and scrapes a 27 MB body for 10 s: not in -short")
+	}
+	addr, _ := startHugeTarget(t, "slow")
+	cmd := exec.Command(buildPlainRetrytop(t), "analyze", "huge=http://"+addr+"/metrics", "--window", "10s", "--memory-limit", "256MiB")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != exitNoData {
 		t.Fatalf("exit: %v, want %d\n%s", err, exitNoData, out)
 	}
-	if want := fmt.Sprintf("parsing %d series: needs", series+1); !strings.Contains(string(out), want) {
-		t.Errorf("output lacks %q:\n%s", want, out)
+	timedOut := fmt.Sprintf("retrytop: huge: GET http://%s/metrics: timed out after 1s\n", addr)
+	refused := fmt.Sprintf("retrytop: huge: GET http://%s/metrics: parsing %d series: needs ", addr, hugeSeries+1)
+	if first, _, _ := strings.Cut(string(out), "retrytop: no target"); !strings.HasPrefix(first, timedOut) && !strings.HasPrefix(first, refused) {
+		t.Errorf("the target's line is neither %q nor %q…:\n%s", timedOut, refused, out)
 	}
-	maxRSS := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
-	if maxRSS > 300<<20 {
-		t.Errorf("peak RSS %d MiB, over 300 MiB", maxRSS>>20)
-	}
-	t.Logf("peak RSS %d MiB", maxRSS>>20)
+	checkPeakRSS(t, cmd)
 }
 
 // TestSlowTargetFollowsTheIntervalFlag: a target that answers in 2 s is

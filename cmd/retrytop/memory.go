@@ -51,7 +51,9 @@ func registerMemoryLimit(root *cobra.Command) {
 	}
 }
 
-// scrapeMemory is the scrapes' share of the command's --memory-limit.
+// scrapeMemory is the scrapes' share of the command's --memory-limit; a
+// large reservation must also fit under the whole limit beside the live
+// heap (scrape.MemoryBudget.CheckHeap).
 func scrapeMemory(cmd *cobra.Command) *scrape.MemoryBudget {
 	limit := int64(defaultMemoryLimit)
 	if cmd != nil {
@@ -61,7 +63,9 @@ func scrapeMemory(cmd *cobra.Command) *scrape.MemoryBudget {
 			}
 		}
 	}
-	return scrape.NewMemoryBudget(limit / 2)
+	b := scrape.NewMemoryBudget(limit / 2)
+	b.CheckHeap(limit)
+	return b
 }
 
 // parseSize reads 512MiB, 1GiB, 300MB, 64K or a number of bytes.
