@@ -37,7 +37,7 @@ func tilesWorld(rng *rand.Rand, i int) *Snapshot {
 // its exports must be equal too. Columns of forgotten series are reused,
 // so churn does not grow the tiles.
 func TestRingTilesMatchOwnRings(t *testing.T) {
-	for _, hist := range []int{1, 5, 16, 17, 40} {
+	for _, hist := range []int{1, 5, 16, 17, 40, 130, 260} {
 		cfg := StoreConfig{History: hist}
 		tiled, own := NewStore(cfg), NewStore(cfg)
 		own.noTiles = true

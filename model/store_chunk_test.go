@@ -1,0 +1,64 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestChunkCodecRoundTrips: a column's encoding decodes to the same
+// float32 bits (NaN as NaN) for integers, steady and jittered counters,
+// runs longer than a token holds, gaps, -0, integers too large for
+// integer arithmetic and fractions.
+func TestChunkCodecRoundTrips(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	nan := float32(math.NaN())
+	cases := map[string]func(i int) float32{
+		"steady":   func(i int) float32 { return float32(1000 + 7*i) },
+		"jitter":   func(i int) float32 { return float32(1000 + 7*i + rng.IntN(3)) },
+		"big jump": func(i int) float32 { return float32(i * i * 997) },
+		"gaps": func(i int) float32 {
+			if i%9 < 4 {
+				return nan
+			}
+			return float32(i)
+		},
+		"absent":    func(int) float32 { return nan },
+		"neg zero":  func(i int) float32 { return float32(math.Copysign(0, -1)) },
+		"huge":      func(i int) float32 { return float32(1<<25) + float32(2*i) },
+		"fractions": func(i int) float32 { return float32(i) / 3 },
+		"negative":  func(i int) float32 { return float32(-5 * i) },
+	}
+	for name, gen := range cases {
+		for _, n := range []int{1, 2, 63, 64, 65, 128} {
+			vals := make([]float32, n)
+			for i := range vals {
+				vals[i] = gen(i)
+			}
+			enc := encodeChunk(nil, vals)
+			got := make([]float32, n)
+			decodeChunk(enc, got)
+			for i := range vals {
+				if math.Float32bits(got[i]) != math.Float32bits(vals[i]) && !(vals[i] != vals[i] && got[i] != got[i]) {
+					t.Fatalf("%s, %d values: value %d is %v, want %v", name, n, i, got[i], vals[i])
+				}
+			}
+		}
+	}
+}
+
+// TestChunkCodecSize: a steady counter costs a raw value and one byte per
+// 64 values; one whose increase changes by less than 32 a byte a value.
+func TestChunkCodecSize(t *testing.T) {
+	steady, jitter := make([]float32, chunkSlots), make([]float32, chunkSlots)
+	for i := range steady {
+		steady[i] = float32(500 + 3*i)
+		jitter[i] = float32(500 + 3*i + i%2)
+	}
+	if n, want := len(encodeChunk(nil, steady)), 5+2+1; n != want { // raw, 1 dod, runs of 64 and 62
+		t.Errorf("steady counter: %d bytes, want %d", n, want)
+	}
+	if n, want := len(encodeChunk(nil, jitter)), 5+chunkSlots-1; n != want {
+		t.Errorf("alternating increase: %d bytes, want %d", n, want)
+	}
+}
