@@ -1073,6 +1073,7 @@ func (s *Store) SelectSince(target, name string, match func(Labels) bool, sinceM
 	out := make([]Series, 0, len(list))
 	from, n := th.rangeSince(sinceMs)
 	keys := make([]string, 0, len(list))
+	var vals []float64
 	for _, ss := range list {
 		if match != nil && !match(ss.labels) {
 			continue
@@ -1097,13 +1098,20 @@ func (s *Store) SelectSince(target, name string, match func(Labels) bool, sinceM
 				}
 			}
 		}
-		for i := from; i < from+int64(n); i++ {
-			slot := i % int64(len(th.times))
-			v := ss.ring.get(int(slot))
-			if math.IsNaN(v) {
-				continue
+		// The range's values read a run at a time (a sealed chunk's
+		// column decoded once), then the absent ones left out.
+		if cap(vals) < n {
+			vals = make([]float64, n)
+		}
+		ss.ring.read(vals[:n], int(from%int64(len(th.times))), len(th.times))
+		slot := from % int64(len(th.times))
+		for _, v := range vals[:n] {
+			if !math.IsNaN(v) {
+				pts = append(pts, Point{T: th.times[slot], V: v})
 			}
-			pts = append(pts, Point{T: th.times[slot], V: v})
+			if slot++; slot == int64(len(th.times)) {
+				slot = 0
+			}
 		}
 		out = append(out, Series{Target: target, Name: name, Labels: ss.labels, Type: MetricType(ss.typ), Points: pts, Stale: ss.lastSeen != th.next-1})
 		keys = append(keys, ss.key)
