@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,8 +17,7 @@ import (
 	"github.com/retrytop/retrytop/sources"
 )
 
-// watchRig is what `retrytop watch` runs on targets envoy2k-shaped
-// targets, without the terminal: the scraper sources.Spec builds (expo's
+// watchRig is what `retrytop watch` runs on Envoy-shaped targets, without the terminal: the scraper sources.Spec builds (expo's
 // parser, the dialects' filter and translation, model.Store at the
 // default config) and, after every scrape, the frame, services and
 // service signals the dashboard builds (ui's buildFrame, through the
@@ -94,8 +92,8 @@ func (w *watchRig) frame() {
 	w.prev = &f
 }
 
-// liveHeapOf is the live heap after a full collection, and writes its
-// profile to path when path is set.
+// heapProfile writes the heap profile after a full collection to path
+// (nothing when path is empty).
 func heapProfile(tb testing.TB, path string) {
 	if path == "" {
 		return
@@ -141,5 +139,4 @@ func TestWatchHeapProfile(t *testing.T) {
 	t.Logf("%d series; slope %.2f B per sample between %d and %d scrapes", w.series, slope, marks[1], marks[2])
 	heapProfile(t, out)
 	runtime.KeepAlive(w)
-	_ = strings.TrimSpace
 }

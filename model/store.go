@@ -74,8 +74,8 @@ const seriesIdentityBytes = 400
 // ring of float32 values (counts are exact as float32), an eighth more
 // for Go's size classes, and its identity. A series holding values that
 // are not exact as float32 (a histogram's _sum) costs twice the ring.
-// Measured: 4,249 B of live heap per counter series at 900 scrapes
-// (10,000 series), against 4,450 B taken here.
+// It is the unsealed bound: sealed chunks hold a steady counter series
+// at 900 scrapes in about 1,550 B of live heap (TestStoreHeapPerSeries).
 func SeriesBytes(history int) int64 {
 	ring := 4 * int64(max(history, 1))
 	return ring + ring/8 + seriesIdentityBytes
@@ -96,9 +96,9 @@ func DefaultMaxSeries(memLimit int64, history, perTarget int) int {
 
 // Store keeps bounded history for many targets: per target, a ring of scrape
 // times and, per series, a ring of values aligned with it. Memory per series
-// is History*4 bytes while its values are exact as float32 (History*8 from
-// the first that is not) plus its identity, fixed from the series' first
-// scrape.
+// is at most History*4 bytes while its values are exact as float32 (about a
+// byte a value of a steady counter once its chunks are sealed; History*8
+// from the first value that is not) plus its identity.
 // It is safe for concurrent use.
 type Store struct {
 	mu      sync.RWMutex
