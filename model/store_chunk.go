@@ -66,7 +66,15 @@ func (t *ringTiles) seal(c int) {
 		for u := range n {
 			col[u] = v[local(t.cols, k, u)]
 		}
-		out = encodeChunk(out, col[:n])
+		at := len(out)
+		if out = encodeChunk(out, col[:n]); len(out)-at > 1+4*n {
+			// Values the coding does not shrink (fractions, noise): kept
+			// as they are, behind a byte that says so.
+			out = append(out[:at], tokPlain)
+			for _, f := range col[:n] {
+				out = binary.LittleEndian.AppendUint32(out, math.Float32bits(f))
+			}
+		}
 		binary.LittleEndian.PutUint32(out[4*k:], uint32(len(out)))
 	}
 	if t.packed == nil {
@@ -94,7 +102,14 @@ func (t *ringTiles) decodeCol(c, col int, dst []float32) {
 	if col > 0 {
 		from = int(binary.LittleEndian.Uint32(p[4*(col-1):]))
 	}
-	decodeChunk(p[from:binary.LittleEndian.Uint32(p[4*col:])], dst)
+	src := p[from:binary.LittleEndian.Uint32(p[4*col:])]
+	if len(src) > 0 && src[0] == tokPlain {
+		for i := range dst {
+			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[1+4*i:]))
+		}
+		return
+	}
+	decodeChunk(src, dst)
 }
 
 // clearCol makes column col absent at every slot, sealed chunks included.
@@ -139,6 +154,7 @@ const (
 	tokDod    = 0x80 // 0x80-0xbf: an integer whose increase changed by -32..31 (zigzag)
 	tokRaw    = 0xc0 // then 4 bytes: the float32's bits
 	tokDodVar = 0xc1 // then the change as a zigzag uvarint
+	tokPlain  = 0xff // first of a column: its values' float32 bits follow
 )
 
 // asInt reports whether f is an integer that integer arithmetic keeps

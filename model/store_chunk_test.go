@@ -1,9 +1,12 @@
 package model
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
+	"time"
 )
 
 // TestChunkCodecRoundTrips: a column's encoding decodes to the same
@@ -60,5 +63,60 @@ func TestChunkCodecSize(t *testing.T) {
 	}
 	if n, want := len(encodeChunk(nil, jitter)), 5+chunkSlots-1; n != want {
 		t.Errorf("alternating increase: %d bytes, want %d", n, want)
+	}
+}
+
+// TestSealedChunksMatchOwnRings: a store whose chunks are sealed shows
+// what one giving every series its own float32 ring shows, scrape after
+// scrape, for columns the coding shrinks (counters, gaps) and columns it
+// keeps plain (noisy quarters, exact as float32 but no integers).
+func TestSealedChunksMatchOwnRings(t *testing.T) {
+	const hist = 300 // three chunks, the last short
+	tiled, own := NewStore(StoreConfig{History: hist}), NewStore(StoreConfig{History: hist})
+	own.noTiles = true
+	rng := rand.New(rand.NewPCG(7, 8))
+	at := time.Unix(1_700_000_000, 0)
+	c := make([]float64, 20)
+	for i := range 700 {
+		fams := []Family{{Name: "c_total", Type: Counter}, {Name: "g", Type: Gauge}}
+		for k := range c {
+			c[k] += float64(rng.IntN(4 * (k + 1)))
+			if (i+k)%37 < 3 {
+				continue // absent now and then
+			}
+			fams[0].Samples = append(fams[0].Samples, Sample{Labels: LabelsFromPairs("k", strconv.Itoa(k)), Value: c[k]})
+			fams[1].Samples = append(fams[1].Samples, Sample{Labels: LabelsFromPairs("k", strconv.Itoa(k)), Value: float64(rng.IntN(1<<20)) / 4})
+		}
+		snap := &Snapshot{Target: "t", Time: at.Add(time.Duration(i) * time.Second), Families: fams}
+		tiled.Append(snap)
+		own.Append(snap)
+		if i%7 == 0 || i > hist {
+			if got, want := storeText(tiled), storeText(own); got != want {
+				t.Fatalf("scrape %d:\nsealed\n%s\nown rings\n%s", i, got, want)
+			}
+		}
+	}
+	tiled.mu.RLock()
+	defer tiled.mu.RUnlock()
+	plain, packed := 0, 0
+	for _, x := range tiled.targets["t"].tiles {
+		for _, p := range x.packed {
+			if p == nil {
+				continue
+			}
+			packed++
+			for k := range x.cols {
+				from := 4 * x.cols
+				if k > 0 {
+					from = int(binary.LittleEndian.Uint32(p[4*(k-1):]))
+				}
+				if int(binary.LittleEndian.Uint32(p[4*k:])) > from && p[from] == tokPlain {
+					plain++
+				}
+			}
+		}
+	}
+	if packed == 0 || plain == 0 {
+		t.Errorf("%d sealed chunks, %d plain columns: the world does not test them", packed, plain)
 	}
 }
