@@ -152,8 +152,9 @@ const (
 	tokRun    = 0x00 // 0x00-0x3f: 1-64 integers whose increase is the previous one's
 	tokNaN    = 0x40 // 0x40-0x7f: 1-64 absent values
 	tokDod    = 0x80 // 0x80-0xbf: an integer whose increase changed by -32..31 (zigzag)
-	tokRaw    = 0xc0 // then 4 bytes: the float32's bits
-	tokDodVar = 0xc1 // then the change as a zigzag uvarint
+	tokDod2   = 0xc0 // 0xc0-0xdf and a byte: the change, -4096..4095 (zigzag, 13 bits)
+	tokRaw    = 0xe0 // then 4 bytes: the float32's bits
+	tokDodVar = 0xe1 // then the change as a zigzag uvarint
 	tokPlain  = 0xff // first of a column: its values' float32 bits follow
 )
 
@@ -204,6 +205,9 @@ func encodeChunk(dst []byte, vals []float32) []byte {
 			continue
 		case dod >= -32 && dod < 32:
 			dst = append(dst, tokDod|byte(zigzag(dod)))
+		case dod >= -4096 && dod < 4096:
+			z := zigzag(dod)
+			dst = append(dst, tokDod2|byte(z>>8), byte(z))
 		default:
 			dst = append(dst, tokDodVar)
 			dst = binary.AppendUvarint(dst, zigzag(dod))
@@ -234,8 +238,14 @@ func decodeChunk(src []byte, dst []float32) {
 				dst[i] = nan
 				i++
 			}
-		case b < tokRaw:
+		case b < tokDod2:
 			delta += unzigzag(uint64(b - tokDod))
+			prev += delta
+			dst[i] = float32(prev)
+			i++
+		case b < tokRaw:
+			delta += unzigzag(uint64(b-tokDod2)<<8 | uint64(src[p]))
+			p++
 			prev += delta
 			dst[i] = float32(prev)
 			i++

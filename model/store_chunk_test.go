@@ -20,6 +20,7 @@ func TestChunkCodecRoundTrips(t *testing.T) {
 		"steady":   func(i int) float32 { return float32(1000 + 7*i) },
 		"jitter":   func(i int) float32 { return float32(1000 + 7*i + rng.IntN(3)) },
 		"big jump": func(i int) float32 { return float32(i * i * 997) },
+		"mid jump": func(i int) float32 { return float32(1000*i + 3000*(i%3)) },
 		"gaps": func(i int) float32 {
 			if i%9 < 4 {
 				return nan
@@ -51,7 +52,8 @@ func TestChunkCodecRoundTrips(t *testing.T) {
 }
 
 // TestChunkCodecSize: a steady counter costs a raw value and one byte per
-// 64 values; one whose increase changes by less than 32 a byte a value.
+// 64 values; one whose increase changes by less than 32 a byte a value,
+// by less than 4,096 two.
 func TestChunkCodecSize(t *testing.T) {
 	steady, jitter := make([]float32, chunkSlots), make([]float32, chunkSlots)
 	for i := range steady {
@@ -63,6 +65,12 @@ func TestChunkCodecSize(t *testing.T) {
 	}
 	if n, want := len(encodeChunk(nil, jitter)), 5+chunkSlots-1; n != want {
 		t.Errorf("alternating increase: %d bytes, want %d", n, want)
+	}
+	for i := range jitter {
+		jitter[i] = float32(500 + 300*i + 2000*(i%2))
+	}
+	if n, want := len(encodeChunk(nil, jitter)), 5+2+2*(chunkSlots-2); n != want { // raw, +2000, then ±4000
+		t.Errorf("increase alternating by 4,000: %d bytes, want %d", n, want)
 	}
 }
 
