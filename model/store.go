@@ -222,6 +222,7 @@ type storedSeries struct {
 	sfx  uint8
 	typ  uint8 // a MetricType
 	ring ring  // values aligned with targetHistory.times; NaN = absent
+	_    [8]byte
 
 	// What is, the check of a series without a sample (counters, gauges),
 	// reads besides lies in the second line.
@@ -229,7 +230,7 @@ type storedSeries struct {
 	fam    string // see sfx
 	key    string // identity within the target; also the stable sort order
 	name   string
-	_      [48]byte
+	_      [56]byte
 }
 
 // sameKey reports whether r is ss by ss's sample: ss.sid proven to be r's
@@ -250,12 +251,13 @@ func (ss *storedSeries) sameKey(r *flatRef, proven *sampleID) bool {
 // scrape go to consecutive cache lines instead of one line (and one
 // page) per series. A ring built whole (Load) keeps its own slice, as
 // the one column of tiles of its own (ownRing), not in its target's
-// list: one float32 form, and 40 bytes, so that storedSeries' first line
-// holds what set and get read.
+// list: one float32 form, so that storedSeries' first line holds what set
+// and get read. A float64 ring is a wideRing, in chunks sealed like the
+// tiles' (store_chunk.go).
 type ring struct {
 	tile *ringTiles // nil once float64
 	col  int
-	f64  []float64
+	wide *wideRing
 }
 
 // tileSlots is how many consecutive scrapes of one series lie together in
@@ -362,7 +364,7 @@ func (r *ring) get(i int) float64 {
 		t.decodeCol(c, r.col, col[:n])
 		return float64(col[i%chunkSlots])
 	}
-	return r.f64[i]
+	return r.wide.get(i)
 }
 
 // setTile is set's common case, small enough to inline in Append's loop:
@@ -383,7 +385,7 @@ func (r *ring) setTile(i int, v float64) bool {
 }
 
 func (r *ring) set(i int, v float64) {
-	if r.f64 == nil {
+	if r.wide == nil {
 		t := r.tile
 		if f := float32(v); float64(f) == v || v != v { // exact, or NaN (absent)
 			c, k := t.at(r.col, i)
@@ -391,12 +393,15 @@ func (r *ring) set(i int, v float64) {
 			t.v[c][k] = f
 			return
 		}
-		f64 := make([]float64, t.slots)
-		r.read(f64, 0, t.slots)
+		w := &wideRing{v: make([][]float64, chunks(t.slots)), slots: t.slots}
+		for c := range w.v {
+			w.v[c] = make([]float64, chunkLen(c, t.slots))
+			r.read(w.v[c], c*chunkSlots, t.slots)
+		}
 		r.release()
-		r.f64 = f64
+		r.wide = w
 	}
-	r.f64[i] = v
+	r.wide.set(i, v)
 }
 
 // read writes the ring's values from slot on into dst, wrapping at hist
@@ -409,7 +414,7 @@ func (r *ring) read(dst []float64, slot, hist int) {
 		seg := dst[:min(len(dst), hist-slot)]
 		dst = dst[len(seg):]
 		if t := r.tile; t == nil {
-			copy(seg, r.f64[slot:])
+			r.wide.read(seg, slot)
 		} else {
 			for i := 0; i < len(seg); {
 				s := slot + i
@@ -593,6 +598,13 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	s.noteCaps(th, &res, tl.byTotal)
 	for _, t := range th.tiles {
 		t.sealBehind(slot)
+	}
+	if slot%chunkSlots == 1 { // the scrapes just left a chunk
+		for _, ss := range th.series {
+			if w := ss.ring.wide; w != nil {
+				w.sealBehind(slot)
+			}
+		}
 	}
 	return res
 }
