@@ -109,8 +109,10 @@ func heapProfile(tb testing.TB, path string) {
 	}
 }
 
-// TestWatchHeapProfile drives the watch rig and reports its live heap per
-// series and per sample at two lengths of history; with
+// TestWatchHeapProfile drives the watch rig (RETRYTOP_WATCH_TARGETS
+// targets, 10 by default, for RETRYTOP_WATCH_SCRAPES scrapes, 300) and
+// reports its live heap per series and per sample at three lengths of
+// history, and the store's part of it; with
 // RETRYTOP_WATCH_PROFILE=FILE it writes the heap profile at the end
 // (go tool pprof -sample_index=inuse_space -top FILE).
 //
@@ -121,11 +123,15 @@ func TestWatchHeapProfile(t *testing.T) {
 		t.Skip("RETRYTOP_WATCH_PROFILE=FILE runs it")
 	}
 	targets, _ := strconv.Atoi(os.Getenv("RETRYTOP_WATCH_TARGETS"))
-	targets = max(targets, 10)
+	if targets <= 0 {
+		targets = 10
+	}
 	base := liveHeap()
 	w := newWatchRig(t, targets, 2000)
 	var heaps []uint64
-	marks := []int{60, 180, 300}
+	last, _ := strconv.Atoi(os.Getenv("RETRYTOP_WATCH_SCRAPES"))
+	last = max(last, 300)
+	marks := []int{60, last * 3 / 5, last}
 	done := 0
 	for _, m := range marks {
 		for ; done < m; done++ {
@@ -136,7 +142,20 @@ func TestWatchHeapProfile(t *testing.T) {
 			float64(heaps[len(heaps)-1])/float64(w.series*m))
 	}
 	slope := float64(heaps[2]-heaps[1]) / float64(w.series*(marks[2]-marks[1]))
-	t.Logf("%d series; slope %.2f B per sample between %d and %d scrapes", w.series, slope, marks[1], marks[2])
+	held := w.store.Totals().Series
+	t.Logf("%d series scraped, %d stored; slope %.2f B per sample between %d and %d scrapes", w.series, held, slope, marks[1], marks[2])
 	heapProfile(t, out)
+	store := w.storeShare()
+	t.Logf("the store: %.0f B per stored series", float64(store)/float64(held))
 	runtime.KeepAlive(w)
+}
+
+// storeShare is the live heap the store's targets hold in the rig: what
+// forgetting them all frees (the frames keep their labels).
+func (w *watchRig) storeShare() uint64 {
+	before := liveHeap()
+	for _, t := range w.store.Targets() {
+		w.store.Forget(t)
+	}
+	return before - liveHeap()
 }
