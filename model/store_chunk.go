@@ -175,12 +175,7 @@ func encodeChunk(dst []byte, vals []float32) []byte {
 	run := -1 // index in dst of the open run token, -1 none
 	for _, f := range vals {
 		if f != f {
-			if run >= 0 && dst[run] >= tokNaN && dst[run] < tokNaN+0x3f {
-				dst[run]++
-			} else {
-				run = len(dst)
-				dst = append(dst, tokNaN)
-			}
+			dst, run = appendRun(dst, run, tokNaN)
 			have = false
 			continue
 		}
@@ -196,12 +191,7 @@ func encodeChunk(dst []byte, vals []float32) []byte {
 		prev, delta = x, d
 		switch {
 		case dod == 0:
-			if run >= 0 && dst[run] < tokRun+0x3f {
-				dst[run]++
-			} else {
-				run = len(dst)
-				dst = append(dst, tokRun)
-			}
+			dst, run = appendRun(dst, run, tokRun)
 			continue
 		case dod >= -32 && dod < 32:
 			dst = append(dst, tokDod|byte(zigzag(dod)))
@@ -265,6 +255,17 @@ func decodeChunk(src []byte, dst []float32) {
 			i++
 		}
 	}
+}
+
+// appendRun counts one more value in the run token of kind tok at
+// dst[run] while it holds fewer than 64, else appends a new one; it
+// returns dst and the run token's index.
+func appendRun(dst []byte, run int, tok byte) ([]byte, int) {
+	if run >= 0 && dst[run] >= tok && dst[run] < tok+0x3f {
+		dst[run]++
+		return dst, run
+	}
+	return append(dst, tok), len(dst)
 }
 
 func zigzag(x int64) uint64   { return uint64(x<<1) ^ uint64(x>>63) }

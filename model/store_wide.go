@@ -105,24 +105,14 @@ func encodeWide(dst []byte, vals []float64) []byte {
 	run := -1
 	for _, f := range vals {
 		if f != f {
-			if run >= 0 && dst[run] >= wideNaN && dst[run] < wideNaN+0x3f {
-				dst[run]++
-			} else {
-				run = len(dst)
-				dst = append(dst, wideNaN)
-			}
+			dst, run = appendRun(dst, run, wideNaN)
 			continue
 		}
 		b := math.Float64bits(f)
 		x := b ^ prev
 		prev = b
 		if x == 0 {
-			if run >= 0 && dst[run] < wideSame+0x3f {
-				dst[run]++
-			} else {
-				run = len(dst)
-				dst = append(dst, wideSame)
-			}
+			dst, run = appendRun(dst, run, wideSame)
 			continue
 		}
 		run = -1
