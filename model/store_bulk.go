@@ -378,14 +378,14 @@ func ringOf(vals []float64, first int64) ring {
 	for k, v := range vals[:n-at] {
 		f := float32(v)
 		if float64(f) != v && v == v { // not exact as float32 (NaN is)
-			return ring{f64: append(append(make([]float64, 0, n), vals[n-at:]...), vals[:n-at]...)}
+			return wideOf(vals, at)
 		}
 		head[k] = f
 	}
 	for k, v := range vals[n-at:] {
 		f := float32(v)
 		if float64(f) != v && v == v {
-			return ring{f64: append(append(make([]float64, 0, n), vals[n-at:]...), vals[:n-at]...)}
+			return wideOf(vals, at)
 		}
 		tail[k] = f
 	}

@@ -43,7 +43,7 @@ func TestRingNeverRounds(t *testing.T) {
 			}
 		}
 		st.mu.RLock()
-		wide := st.targets["t"].byName["g"][0].ring.f64 != nil
+		wide := st.targets["t"].byName["g"][0].ring.wide != nil
 		st.mu.RUnlock()
 		if wide != c.wide {
 			t.Errorf("%s: ring float64 %v, want %v", c.name, wide, c.wide)

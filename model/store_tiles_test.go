@@ -37,7 +37,7 @@ func tilesWorld(rng *rand.Rand, i int) *Snapshot {
 // its exports must be equal too. Columns of forgotten series are reused,
 // so churn does not grow the tiles.
 func TestRingTilesMatchOwnRings(t *testing.T) {
-	for _, hist := range []int{1, 5, 16, 17, 40} {
+	for _, hist := range []int{1, 5, 16, 17, 40, 130, 260} {
 		cfg := StoreConfig{History: hist}
 		tiled, own := NewStore(cfg), NewStore(cfg)
 		own.noTiles = true
@@ -59,7 +59,7 @@ func TestRingTilesMatchOwnRings(t *testing.T) {
 			cols += x.cols
 		}
 		for _, ss := range th.series {
-			if ss.ring.f64 != nil {
+			if ss.ring.wide != nil {
 				wide++
 			}
 		}
@@ -105,8 +105,8 @@ func BenchmarkStoreAppendTiles(b *testing.B) {
 
 // TestStoredSeriesLayout: a steady scrape of a histogram reads a series'
 // sample, type, suffix and extra value and writes its ring's column and
-// lastSeen, which must lie in the struct's first 64 bytes (f64's pointer
-// and length too: set and get test and index it); is reads labels and
+// lastSeen, which must lie in the struct's first 64 bytes (the float64
+// ring's pointer too: set and get test it); is reads labels and
 // family besides, which must lie in the second. The struct must fill
 // whole lines so that its size class starts every object on a line.
 func TestStoredSeriesLayout(t *testing.T) {
@@ -127,7 +127,7 @@ func TestStoredSeriesLayout(t *testing.T) {
 		{"sfx", unsafe.Offsetof(ss.sfx), unsafe.Sizeof(ss.sfx), 0},
 		{"ring.tile", ring + unsafe.Offsetof(ss.ring.tile), unsafe.Sizeof(ss.ring.tile), 0},
 		{"ring.col", ring + unsafe.Offsetof(ss.ring.col), unsafe.Sizeof(ss.ring.col), 0},
-		{"ring.f64 (pointer and length)", ring + unsafe.Offsetof(ss.ring.f64), 16, 0},
+		{"ring.wide", ring + unsafe.Offsetof(ss.ring.wide), unsafe.Sizeof(ss.ring.wide), 0},
 		{"labels", unsafe.Offsetof(ss.labels), unsafe.Sizeof(ss.labels), 1},
 		{"fam", unsafe.Offsetof(ss.fam), unsafe.Sizeof(ss.fam), 1},
 	} {
