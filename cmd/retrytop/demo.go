@@ -33,12 +33,19 @@ type demoFlags struct {
 	compare    bool
 	rate       float64
 	hiddenHop  bool
+	post       bool
+	breaker    bool
 	seed       uint64
 	every      time.Duration
 }
 
 func newDemoCmd() *cobra.Command {
 	var f demoFlags
+	return demoCmdWith(&f)
+}
+
+// demoCmdWith is the demo verb with its flags bound to f.
+func demoCmdWith(f *demoFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run a real overload incident on loopback and watch it",
@@ -56,18 +63,14 @@ bounded on identical traffic and prints the seed article's comparison.`,
 		Example: `  retrytop demo                               # the dashboard on the baseline scenario
   retrytop demo --scenario chain              # 3 x 3 x 3 = 27 attempts worst case
   retrytop demo --headless --duration 20s     # ground truth tables, no TUI
-  retrytop demo --compare                     # baseline vs bounded on identical traffic`,
+  retrytop demo --compare                     # baseline vs bounded on identical traffic
+  retrytop demo --post                        # the client retries a POST: UNSAFE_RETRIES
+  retrytop demo --breaker --duration 2m       # a breaker that stays open: BREAKER_STUCK_OPEN`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			opts := sim.Options{
-				ListenBase: f.listenBase,
-				Duration:   f.duration,
-				Rate:       f.rate,
-				HiddenHop:  f.hiddenHop,
-				Seed:       f.seed,
-			}
+			opts := f.simOptions()
 			out := cmd.OutOrStdout()
 			if f.compare {
 				return runCompare(ctx, out, opts)
@@ -82,7 +85,7 @@ bounded on identical traffic and prints the seed article's comparison.`,
 			if !cmd.Flags().Changed("duration") {
 				opts.Duration = demoDashboardDuration
 			}
-			return runDemoDashboard(ctx, &f, sc, opts)
+			return runDemoDashboard(ctx, f, sc, opts)
 		},
 	}
 	f.dashboardFlags.register(cmd)
@@ -93,10 +96,25 @@ bounded on identical traffic and prints the seed article's comparison.`,
 	cmd.Flags().BoolVar(&f.compare, "compare", false, "run baseline and bounded on identical traffic and print the comparison")
 	cmd.Flags().Float64Var(&f.rate, "rate", 0, "originals per second (default: the scenario's, 50)")
 	cmd.Flags().BoolVar(&f.hiddenHop, "hidden-hop", false, "insert a retrying proxy that exports no metrics before the provider")
+	cmd.Flags().BoolVar(&f.post, "post", false, "the client sends POST without an idempotency key and retries it anyway (labelled method=\"POST\")")
+	cmd.Flags().BoolVar(&f.breaker, "breaker", false, "put a circuit breaker in front of the client's retries that needs 45 good probes to close")
 	cmd.Flags().Uint64Var(&f.seed, "seed", 1, "seed for error injection and jitter")
 	cmd.Flags().DurationVar(&f.every, "print-every", 5*time.Second, "with --headless, how often to print the table")
 	_ = cmd.RegisterFlagCompletionFunc("scenario", cobra.FixedCompletions(sim.ScenarioNames(), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// simOptions are the sim's options the flags ask for.
+func (f *demoFlags) simOptions() sim.Options {
+	return sim.Options{
+		ListenBase:    f.listenBase,
+		Duration:      f.duration,
+		Rate:          f.rate,
+		HiddenHop:     f.hiddenHop,
+		NonIdempotent: f.post,
+		Breaker:       f.breaker,
+		Seed:          f.seed,
+	}
 }
 
 func printTargets(w io.Writer, s *sim.Stack) {

@@ -107,3 +107,24 @@ func TestDashboardFlagsUTCAndMouse(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoRouteFlags: --post and --breaker reach the sim's options, and
+// nothing else turns them on.
+func TestDemoRouteFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args          []string
+		post, breaker bool
+	}{
+		{nil, false, false},
+		{[]string{"--post"}, true, false},
+		{[]string{"--breaker", "--post", "--seed", "7"}, true, true},
+	} {
+		var f demoFlags
+		if err := demoCmdWith(&f).ParseFlags(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if o := f.simOptions(); o.NonIdempotent != tc.post || o.Breaker != tc.breaker {
+			t.Errorf("%v: NonIdempotent %v Breaker %v", tc.args, o.NonIdempotent, o.Breaker)
+		}
+	}
+}
