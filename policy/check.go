@@ -28,6 +28,9 @@ type CheckOptions struct {
 	// Base is the hop a model without a published attempt cap or backoff
 	// takes them from (3 attempts, no backoff, no limiter, no budget).
 	Base *Base
+	// Bases, when set, is that hop per layer, caller first (a recording's
+	// fitted hops); a layer past its end takes Base.
+	Bases []Base
 }
 
 func (o CheckOptions) withDefaults() CheckOptions {
@@ -146,8 +149,12 @@ func CheckChain(specs []Spec, o CheckOptions) (*Check, error) {
 	c := &Check{Options: o}
 	var ms []checker
 	var caps []int
-	for _, s := range specs {
-		p, err := New(s, *o.Base, func(int64) int64 { return 0 })
+	for i, s := range specs {
+		base := *o.Base
+		if i < len(o.Bases) {
+			base = o.Bases[i]
+		}
+		p, err := New(s, base, func(int64) int64 { return 0 })
 		if err != nil {
 			return nil, err
 		}

@@ -80,6 +80,8 @@ func TestReportFitsThePageInChromium(t *testing.T) {
 	long := "client-" + strings.Repeat("x", 150)
 	m := Meta{Source: "recording " + long + ".rtd", Command: "retrytop report " + long + ".rtd --whatif recorded,bounded,none", Version: "test", WhatIf: whatifFixture()}
 	m.WhatIf.Chain = []string{"browser", long, "provider"}
+	m.WhatIf.Curve = curveFixture()
+	m.WhatIf.Curve.Layers[0].Spec = "recorded " + long
 	var b bytes.Buffer
 	if err := WriteHTML(&b, fixture(long, "provider-"+strings.Repeat("y", 150)), m); err != nil {
 		t.Fatal(err)

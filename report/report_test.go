@@ -14,6 +14,7 @@ import (
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/policy"
 	"github.com/retrytop/retrytop/whatif"
 )
 
@@ -466,4 +467,61 @@ func TestWhatIfSection(t *testing.T) {
 			t.Errorf("markdown lacks %s", want)
 		}
 	}
+}
+
+// TestPolicyCurveSection: the recorded policy's check is drawn with every
+// point tied to whatif's JSON (steady, worst, the incident), an unknown
+// steady state (null) is left out of the line, not drawn as 0, and the
+// markdown lists every quarter of p and the incident.
+func TestPolicyCurveSection(t *testing.T) {
+	w := whatifFixture()
+	w.Curve = curveFixture()
+	m := meta
+	m.WhatIf = w
+	var b bytes.Buffer
+	if err := WriteHTML(&b, fixture("client", "provider"), m); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		`data-whatif="/policy_curve/points/4/worst_load" data-v="3"`,
+		`data-whatif="/policy_curve/incident/amplification" data-v="2.87"`,
+		`the incident: p <span class="n" data-whatif="/policy_curve/incident/p" data-v="0.99">99.0%</span>`,
+		"recorded client (3 attempts; attempt cap only)",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, `/policy_curve/points/2/steady_load`) {
+		t.Error("an unknown steady state is drawn")
+	}
+	b.Reset()
+	if err := WriteMarkdown(&b, fixture("client", "provider"), m); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| 50.0% | - | 1.75x |", "| 100.0% | 3.00x | 3.00x |", "| **the incident: 99.0%** | 2.87x measured | |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("markdown lacks %s", want)
+		}
+	}
+}
+
+// curveFixture is a 3-attempt policy's check at every quarter of p, its
+// steady state unknown at 50 %, and an incident at p 99 %.
+func curveFixture() *whatif.Curve {
+	c := &whatif.Curve{
+		Layers:   []policy.CheckLayer{{Spec: "recorded client", MaxAttempts: 3, Budget: "attempt cap only"}},
+		Incident: &whatif.IncidentPoint{P: 0.99, Amplification: 2.87},
+	}
+	for i := 0; i <= 4; i++ {
+		p := float64(i) / 4
+		load := 1 + p + p*p
+		pt := whatif.CurvePoint{P: p, SteadyLoad: fp(load), WorstLoad: fp(load)}
+		if i == 2 {
+			pt.SteadyLoad = nil
+		}
+		c.Points = append(c.Points, pt)
+	}
+	return c
 }

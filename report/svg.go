@@ -25,7 +25,9 @@ type series struct {
 	name   string
 	class  string
 	dashed bool
-	pts    []point
+	// mark draws its dots large: a single moment to find on a curve.
+	mark bool
+	pts  []point
 }
 
 // band shades [from, to] on the time axis: a phase (class ph-KIND) or a
@@ -46,6 +48,9 @@ type chart struct {
 	series []series
 	bands  []band // phases, shaded behind
 	marks  []band // findings, drawn as ticks along the top
+	// attr names the attribute carrying each dot's JSON path (data-json,
+	// the analysis report's; data-whatif for what-if's).
+	attr string
 }
 
 // Chart geometry in viewBox units; CSS scales the SVG to its box.
@@ -155,8 +160,16 @@ func (c *chart) write(b *bytes.Buffer, timeLabel func(float64) string) {
 			if !p.ok || math.IsInf(p.v, 0) || math.IsNaN(p.v) {
 				continue
 			}
-			fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="2" data-json="%s" data-v="%s"><title>%s %s: %s</title></circle>`,
-				num(x(p.t)), num(y(p.v)), safetext.HTMLAttr(p.path), strconv.FormatFloat(p.v, 'g', -1, 64),
+			attr := c.attr
+			if attr == "" {
+				attr = "data-json"
+			}
+			r := 2
+			if s.mark {
+				r = 5
+			}
+			fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="%d" %s="%s" data-v="%s"><title>%s %s: %s</title></circle>`,
+				num(x(p.t)), num(y(p.v)), r, attr, safetext.HTMLAttr(p.path), strconv.FormatFloat(p.v, 'g', -1, 64),
 				safetext.HTML(s.name), safetext.HTML(timeLabel(p.t)), safetext.HTML(c.unit(p.v)))
 		}
 		b.WriteString(`</g>`)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strconv"
@@ -117,6 +118,7 @@ func (p *page) whatIf(w *whatif.Report) {
 		}
 		p.w("</table>\n")
 	}
+	p.policyCurve(w.Curve)
 	if len(w.Undetermined) > 0 {
 		p.w("<p class=\"advice\">The recording cannot determine %s; the predictions rest on a bound for it (see the assumptions).</p>\n", safetext.HTML(strings.Join(w.Undetermined, "; ")))
 	}
@@ -151,6 +153,7 @@ func whatIfMarkdown(b *strings.Builder, w *whatif.Report) {
 	if len(w.Undetermined) > 0 {
 		fmt.Fprintf(b, "The recording cannot determine %s; the predictions rest on a bound for it.\n\n", safetext.Markdown(strings.Join(w.Undetermined, "; ")))
 	}
+	policyCurveMarkdown(b, w.Curve)
 	if keys := fateKeys(w); len(keys) > 0 {
 		b.WriteString("Fate ledger (the provider caller's operations by how they ended):\n\n| policy |")
 		for _, k := range keys {
@@ -170,4 +173,61 @@ func whatIfMarkdown(b *strings.Builder, w *whatif.Report) {
 		}
 		b.WriteString("\n")
 	}
+}
+
+// policyCurve draws the recorded policy's check (`retrytop policy check`
+// of each fitted hop): attempts at the provider per user original against
+// the provider's failure fraction, steady and worst, with the incident's
+// point, so a reader sees whether the storm was what the policy allows.
+func (p *page) policyCurve(c *whatif.Curve) {
+	if c == nil || len(c.Points) == 0 {
+		return
+	}
+	specs := make([]string, len(c.Layers))
+	for i, l := range c.Layers {
+		specs[i] = fmt.Sprintf("%s (%d attempts; %s)", l.Spec, l.MaxAttempts, l.Budget)
+	}
+	p.w("<h3>The recorded policy, checked</h3>\n<p class=\"legend\">What the recorded chain allows as the provider fails more (<code>retrytop policy check</code>, docs/whatif.md): attempts reaching the provider per user original, in steady state and in the worst case (budgets full), over the share p of the provider's attempts that fail. The dot is the incident's trigger. Layers: %s.</p>\n",
+		safetext.HTML(strings.Join(specs, " → ")))
+	ch := chart{id: "policy-curve", title: "attempts at the provider per user original over the provider's failure fraction", unit: func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) + "x" }, t0: 0, t1: 100, attr: "data-whatif"}
+	steady := series{name: "steady", class: "s1"}
+	worst := series{name: "worst case", class: "s2", dashed: true}
+	for i, pt := range c.Points {
+		path := fmt.Sprintf("/policy_curve/points/%d/", i)
+		steady.pts = append(steady.pts, point{t: pt.P * 100, v: val(pt.SteadyLoad).V, ok: pt.SteadyLoad != nil, path: path + "steady_load"})
+		worst.pts = append(worst.pts, point{t: pt.P * 100, v: val(pt.WorstLoad).V, ok: pt.WorstLoad != nil, path: path + "worst_load"})
+	}
+	ch.series = []series{steady, worst}
+	if inc := c.Incident; inc != nil {
+		ch.series = append(ch.series, series{name: "incident", class: "s4", mark: true, pts: []point{{t: inc.P * 100, v: inc.Amplification, ok: true, path: "/policy_curve/incident/amplification"}}})
+	}
+	var b bytes.Buffer
+	ch.write(&b, func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) + "%" })
+	p.w("<div class=\"charts\"><figure class=\"panel\"><figcaption>Attempts at the provider per user original, over p</figcaption>\n%s", b.String())
+	p.w("<ul class=\"keys\"><li><i class=\"sw ln s1\"></i>steady</li><li><i class=\"sw ln s2\"></i>worst case (dashed)</li>")
+	if inc := c.Incident; inc != nil {
+		p.w("<li><i class=\"sw ln s4\"></i>the incident: p %s, %s</li>", wn("/policy_curve/incident/p", model.Some(inc.P), fmtPct), wn("/policy_curve/incident/amplification", model.Some(inc.Amplification), fmtAmp))
+	} else {
+		p.w("<li class=\"absent\">the incident: %s (no trigger, or no attempt outcomes)</li>", absent)
+	}
+	p.w("</ul></figure></div>\n")
+}
+
+// policyCurveMarkdown is the recorded policy's check at every quarter of
+// p, and the incident's point.
+func policyCurveMarkdown(b *strings.Builder, c *whatif.Curve) {
+	if c == nil || len(c.Points) == 0 {
+		return
+	}
+	b.WriteString("The recorded policy, checked (`retrytop policy check`): attempts at the provider per user original.\n\n| provider failing | steady | worst case |\n|---:|---:|---:|\n")
+	for _, pt := range c.Points {
+		if q := pt.P * 4; q != float64(int(q)) {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", fmtPct(pt.P), fmtVal(val(pt.SteadyLoad), fmtAmp), fmtVal(val(pt.WorstLoad), fmtAmp))
+	}
+	if inc := c.Incident; inc != nil {
+		fmt.Fprintf(b, "| **the incident: %s** | %s measured | |\n", fmtPct(inc.P), fmtAmp(inc.Amplification))
+	}
+	b.WriteString("\n")
 }

@@ -99,6 +99,11 @@ func Fit(st *model.Store, bin time.Duration) (Fitted, error) {
 	add("arrivals", fmt.Sprintf("%.1f/s mean, open loop, spread evenly in each %v bin", mean(m.Arrivals)/w, bin),
 		user+" "+model.MetricOriginals+"{dependency=\""+chain[1]+"\"}, read between scrapes by linear interpolation", ConfidenceMeasured)
 	rec.Attempts = perBin(st, chain[lastCaller], model.MetricAttempts, depIs(chain[lastCaller+1]), edges)
+	provDep := depIs(chain[lastCaller+1])
+	rec.Failed = perBin(st, chain[lastCaller], model.MetricAttempts, func(ls model.Labels) bool {
+		return provDep(ls) && ls.Get(model.LabelOutcome) != model.OutcomeSuccess
+	}, edges)
+	rec.TimedOut = perBin(st, chain[lastCaller], model.MetricAttempts, labelIs(model.LabelOutcome, model.OutcomeTimeout, provDep), edges)
 
 	// Each hop's policy and timing.
 	for i := 0; i <= lastCaller; i++ {

@@ -31,6 +31,9 @@ type Report struct {
 	Recording Summary `json:"recording"`
 	// Policies has the recorded policy replayed by the model first.
 	Policies []PolicyResult `json:"policies"`
+	// Curve is the recorded policy checked over every failure fraction
+	// with the incident's point (null when a hop's model has no check).
+	Curve *Curve `json:"policy_curve"`
 }
 
 // PolicyResult is one policy's run.
@@ -52,7 +55,7 @@ const RecordedLabel = "recorded (as recorded, replayed by the model)"
 // runs, first: it says how far to trust the rest.
 func Build(file string, f Fitted, specs []policy.Spec) (Report, error) {
 	rep := Report{File: file, BinS: f.Model.Bin.Seconds(), Chain: f.Chain, Assumptions: f.Assumptions, Recording: Summarize(f.Recording),
-		Undetermined: []string{}}
+		Undetermined: []string{}, Curve: curveOf(f)}
 	for _, a := range f.Assumptions {
 		if a.Confidence == ConfidenceUndetermined {
 			rep.Undetermined = append(rep.Undetermined, a.What)

@@ -68,9 +68,12 @@ type Series struct {
 	Bin                       time.Duration
 	Offered, Ended, Succeeded []float64
 	Attempts                  []float64
-	Held                      []float64 // executing + queued at the bin's end
-	Slots                     float64
-	Trigger                   Span
+	// Failed and TimedOut are the provider caller's attempts that did not
+	// succeed, and those of them that timed out (recordings only).
+	Failed, TimedOut []float64
+	Held             []float64 // executing + queued at the bin's end
+	Slots            float64
+	Trigger          Span
 	// TriggerEnd is when the trigger ended (0: at bin Trigger.End's start).
 	TriggerEnd time.Duration
 }
