@@ -85,7 +85,7 @@ func TestGoldenBreakers(t *testing.T) {
 			golden(t, c.name, scr)
 			for _, want := range []string{
 				"BREAKER", "QUOTA",
-				"refused", "37.0/s",
+				"  refused       ", "37.0/s",
 				"quota left",
 				"POST/PATCH      originals 10.0/s  attempts 24.0/s  re-sent 14.0/s",
 				"mesh edge       received 289/s  amplification 2.41x derived",
