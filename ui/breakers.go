@@ -54,7 +54,8 @@ func rowBudget(row *model.Signals, tl []model.Signals, f *model.Frame) *analysis
 	return analysis.BudgetFor(dialects, *row, tl)
 }
 
-// breakerName names a breaker state: closed, half-open, open, "-".
+// breakerName names a breaker state in a value cell's eight columns:
+// closed, half (half-open), open, "-".
 func breakerName(v model.Value) string {
 	s, ok := v.Get()
 	switch {
@@ -63,7 +64,7 @@ func breakerName(v model.Value) string {
 	case s >= model.BreakerOpen:
 		return "open"
 	case s >= model.BreakerHalfOpen:
-		return "half-open"
+		return "half"
 	}
 	return "closed"
 }

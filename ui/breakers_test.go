@@ -176,7 +176,7 @@ func TestBreakerSectionOnlyWhenTold(t *testing.T) {
 
 func TestBreakerName(t *testing.T) {
 	for v, want := range map[model.Value]string{
-		model.Absent: "-", some(0): "closed", some(1): "half-open", some(2): "open",
+		model.Absent: "-", some(0): "closed", some(1): "half", some(2): "open",
 	} {
 		if got := breakerName(v); got != want {
 			t.Errorf("breakerName(%v) = %q, want %q", v, got, want)

@@ -69,7 +69,11 @@ func (s *scroller) show(dst []line, height int) []line {
 	dst = append(dst, all[s.scroll:s.scroll+height-1]...)
 	l := &s.pane.l
 	more := len(all) - s.scroll - (height - 1)
-	b := append(l.num[:0], s.c.g.arrowDown...)
+	arrow := s.c.g.arrowDown
+	if more <= 0 {
+		arrow = s.c.g.arrowUp // at the end: only up
+	}
+	b := append(l.num[:0], arrow...)
 	b = append(b, ' ')
 	if more > 0 {
 		b = strconv.AppendInt(b, int64(more), 10)
