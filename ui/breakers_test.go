@@ -183,3 +183,34 @@ func TestBreakerName(t *testing.T) {
 		}
 	}
 }
+
+// Without an exported balance, the quota row is the one the dialect's
+// model rebuilds (gRPC's tokens), named so.
+func TestBreakerQuotaRebuilt(t *testing.T) {
+	f := breakerFrame(dataTime, time.Minute)
+	r := &f.Rows[0]
+	r.BudgetBalance = model.Absent
+	for i := range f.Timelines[r.Key()] {
+		f.Timelines[r.Key()][i].BudgetBalance = model.Absent
+	}
+	for i := range f.Targets {
+		if f.Targets[i].Name == r.Target {
+			f.Targets[i].Dialect = "grpc"
+		}
+	}
+	m := newTestModel(t, Options{}, func(frameRequest) model.Frame { return f })
+	send(m, tea.WindowSizeMsg{Width: 120, Height: 40}, liveFrame(f), keyMsg("enter"))
+	m.View()
+	send(m, keyMsg("G"))
+	scr := screen(t, m)
+	if !strings.Contains(scr, "quota, rebuilt") || strings.Contains(scr, "quota left") {
+		t.Errorf("no rebuilt quota row in\n%s", scr)
+	}
+	// The fixture's bins lack the status codes gRPC's model counts: the
+	// balance is unknown, as BUDGET LEFT says, never 0.
+	for _, ln := range strings.Split(scr, "\n") {
+		if strings.HasPrefix(ln, "quota, rebuilt") && !strings.HasSuffix(ln, " -") {
+			t.Errorf("quota row %q, want it to end in -", ln)
+		}
+	}
+}
