@@ -420,6 +420,9 @@ func targetLine(t model.TargetStatus) string {
 	} else if t.DroppedSeries > 0 {
 		line += fmt.Sprintf(" [%d series refused by the store's series caps]", t.DroppedSeries)
 	}
+	if c := t.MemoryCap; c != nil {
+		line += " [" + celltext.MemoryCapText(c) + "]"
+	}
 	return line
 }
 

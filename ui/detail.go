@@ -61,16 +61,19 @@ func (s *scroller) stale(seq uint64, width int) bool {
 func (s *scroller) show(dst []line, height int) []line {
 	s.bodyH = height
 	all := s.cache
-	maxScroll := max(len(all)-height, 0)
+	maxScroll := max(len(all)-height+1, 0) // the last line shows above the note
 	s.scroll = min(s.scroll, maxScroll)
 	if len(all) <= height {
 		return append(dst, all...)
 	}
-	view := all[s.scroll : s.scroll+height]
-	dst = append(dst, view[:height-1]...)
+	dst = append(dst, all[s.scroll:s.scroll+height-1]...)
 	l := &s.pane.l
 	more := len(all) - s.scroll - (height - 1)
-	b := append(l.num[:0], s.c.g.arrowDown...)
+	arrow := s.c.g.arrowDown
+	if more <= 0 {
+		arrow = s.c.g.arrowUp // at the end: only up
+	}
+	b := append(l.num[:0], arrow...)
 	b = append(b, ' ')
 	if more > 0 {
 		b = strconv.AppendInt(b, int64(more), 10)
@@ -168,7 +171,7 @@ func (p *painter) detailBody(dst []line, row *model.Signals, tl []model.Signals,
 		dst = append(dst, line{})
 		dst = p.latencySection(dst, row, width, true)
 		dst = append(dst, line{})
-		return p.detailBudget(p.signalsSection(dst, row, width), row, tl, f, width)
+		return p.breakerSection(p.detailBudget(p.signalsSection(dst, row, width), row, tl, f, width), row, tl, f, width)
 	}
 	dst = p.trafficSection(dst, row, tl, f, "", width, 6)
 	if extra != nil {
@@ -182,7 +185,7 @@ func (p *painter) detailBody(dst []line, row *model.Signals, tl []model.Signals,
 	dst = append(dst, line{})
 	dst = p.latencySection(dst, row, width, false)
 	dst = append(dst, line{})
-	return p.detailBudget(p.signalsSection(dst, row, width), row, tl, f, width)
+	return p.breakerSection(p.detailBudget(p.signalsSection(dst, row, width), row, tl, f, width), row, tl, f, width)
 }
 
 // endTitle finishes a detail view's title line: the target's health when

@@ -205,9 +205,10 @@ func (m *Model) infoPane(s *scroller, width int) {
 		if t.Service != "" && t.Service != t.Name {
 			b = append(b, "service "+safetext.Terminal(t.Service))
 		}
-		if !t.Up && t.LastError != "" {
+		if !t.Up && t.LastError != "" && t.MemoryCap == nil {
 			b = append(b, "error: "+safetext.Terminal(t.LastError))
 		}
+		b = append(b, capNotes(t)...) // a memory refusal says it in its own terms
 		if len(b) > 0 {
 			l.pad(markerW + nameW + 1 + 6 + 1)
 			l.cell(strings.Join(b, "  "), width-l.w, false, st.dim)

@@ -118,9 +118,10 @@ func tried(t *model.TargetStatus) bool {
 
 // seriesCapLines are the series-cap banner: per target what its own cap
 // refused and what the store kept of it, then one line for the store's
-// total cap across targets naming the targets it refused series of.
+// total cap across targets naming the targets it refused series of, and
+// one for the bodies --memory-limit refused (memoryCapLines).
 // Series is what the scrape held, never what the store kept.
-// At most three lines: more than two targets over their own cap fold
+// At most four lines: more than two targets over their own cap fold
 // into one line, so the strip keeps room for the table.
 func seriesCapLines(targets []model.TargetStatus) []string {
 	var out, own, byTotal []string
@@ -155,7 +156,7 @@ func seriesCapLines(targets []model.TargetStatus) []string {
 		out = append(out, safetext.Terminal(fmt.Sprintf("WARNING SERIES_CAP store: its total cap of %d series across targets is full (%d kept): %d series of %s refused; their signals may be incomplete (--memory-limit sizes it)",
 			total, storeKept, refused, someNames(byTotal))))
 	}
-	return out
+	return append(out, memoryCapLines(targets)...)
 }
 
 // someNames lists the first three names and how many more there are.

@@ -6,7 +6,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/internal/celltext"
 	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
@@ -120,13 +119,7 @@ func (p *painter) detailBudget(dst []line, row *model.Signals, tl []model.Signal
 	if row.BudgetBalance.OK || f == nil {
 		return dst // exported: SIGNALS shows it
 	}
-	var dialects []string
-	for i := range f.Targets {
-		if f.Targets[i].Name == row.Target {
-			dialects = analysis.TargetDialects(f.Targets[i])
-		}
-	}
-	b := analysis.BudgetFor(dialects, *row, tl)
+	b := rowBudget(row, tl, f)
 	if b == nil {
 		return dst
 	}
