@@ -38,7 +38,9 @@ type Phase struct {
 	// Trigger is true when the trigger (the dependency's service time
 	// above its baseline) was on in any bin of the phase.
 	Trigger bool `json:"trigger"`
-	// RecoveryS is set on the first healthy phase after the trigger ended:
+	// RecoveryS is set on the first healthy phase after the trigger ended
+	// (on the first phase with data after it when none is healthy: goodput
+	// may be back while latency or amplification still read high):
 	// the seconds from the trigger's end until goodput came back for good
 	// to RecoveryFraction of its ratio to the offered load before the
 	// trigger (Recovery: read inside a bin; 0 when it was back at once).
@@ -150,6 +152,7 @@ func Phases(timeline []model.Signals, th Thresholds) []Phase {
 	}
 
 	var out []Phase
+	after := -1 // the first phase with data after the trigger
 	recovered := false
 	for i := 0; i < len(timeline); {
 		j := i
@@ -157,12 +160,21 @@ func Phases(timeline []model.Signals, th Thresholds) []Phase {
 			j++
 		}
 		p := phaseOf(kinds[i], timeline[i:j], trig[i:j])
+		if lastOn >= 0 && i > lastOn && p.Kind != PhaseNoData && after < 0 {
+			after = len(out)
+		}
 		if lastOn >= 0 && i > lastOn && !recovered && p.Kind == PhaseHealthy {
 			p.RecoveryS = rowRecovery(timeline, slices.Index(trig, triggerOn), lastOn, th)
 			recovered = true
 		}
 		out = append(out, p)
 		i = j
+	}
+	if !recovered && after >= 0 {
+		// Goodput may be back while latency or amplification keep every
+		// later bin degraded: the recovery is goodput's, so it goes on
+		// the first phase after the trigger.
+		out[after].RecoveryS = rowRecovery(timeline, slices.Index(trig, triggerOn), lastOn, th)
 	}
 	return out
 }

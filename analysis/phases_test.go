@@ -104,6 +104,21 @@ func TestPhases(t *testing.T) {
 		{PhaseHealthy, 20, 40, 2, 1, 50, 1, false, 0},
 	})
 
+	// Goodput back at once while amplification stays above its
+	// threshold: no bin after the trigger is healthy, and the recovery
+	// (goodput's) goes on the first phase after it.
+	tl = tline(t, "client>provider", map[string]string{
+		"originals":   "50x3",
+		"attempts":    "50 50 65 65",
+		"successes":   "50 44 50 50",
+		"service_p50": "0.015 0.11 0.015 0.015",
+	})
+	checkPhases(t, Phases(tl, th), []phaseWant{
+		{PhaseHealthy, 0, 10, 1, 1, 50, 1, false, absent},
+		{PhaseDegraded, 10, 20, 1, 1, 44, 0.88, true, absent},
+		{PhaseRecovering, 20, 40, 2, 1.3, 50, 1, false, 0},
+	})
+
 	// A healthy control run is one healthy phase; a bin with no
 	// amplification still counts its goodput.
 	tl = tline(t, "client>provider", map[string]string{"originals": "50x2", "attempts": "50 50 _", "successes": "50x2"})
