@@ -171,7 +171,7 @@ func (p *painter) detailBody(dst []line, row *model.Signals, tl []model.Signals,
 		dst = append(dst, line{})
 		dst = p.latencySection(dst, row, width, true)
 		dst = append(dst, line{})
-		return p.breakerSection(p.detailBudget(p.signalsSection(dst, row, width), row, tl, f, width), row, tl, f, width)
+		return p.breakerSection(p.detailBudget(p.fatesSection(p.signalsSection(dst, row, width), row, width), row, tl, f, width), row, tl, f, width)
 	}
 	dst = p.trafficSection(dst, row, tl, f, "", width, 6)
 	if extra != nil {
@@ -185,7 +185,7 @@ func (p *painter) detailBody(dst []line, row *model.Signals, tl []model.Signals,
 	dst = append(dst, line{})
 	dst = p.latencySection(dst, row, width, false)
 	dst = append(dst, line{})
-	return p.breakerSection(p.detailBudget(p.signalsSection(dst, row, width), row, tl, f, width), row, tl, f, width)
+	return p.breakerSection(p.detailBudget(p.fatesSection(p.signalsSection(dst, row, width), row, width), row, tl, f, width), row, tl, f, width)
 }
 
 // endTitle finishes a detail view's title line: the target's health when

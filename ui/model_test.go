@@ -140,7 +140,7 @@ func TestSortCycles(t *testing.T) {
 			break
 		}
 	}
-	if want := "EFF% ATT% RETR/s RSC/s BDG/s ADM/s ERR/s TMO/s"; !strings.HasPrefix(strings.Join(seen, " "), want) {
+	if want := "EFF% ATT% RETR/s HDG/s RSC/s BDG/s ADM/s ERR/s TMO/s"; !strings.HasPrefix(strings.Join(seen, " "), want) {
 		t.Errorf("s steps %v, want %s first", seen, want)
 	}
 	if seen[len(seen)-1] != "AMP" {
@@ -513,9 +513,9 @@ func TestAbsentShowsDash(t *testing.T) {
 	send(m, tea.WindowSizeMsg{Width: 200, Height: 60}, liveFrame(fixtureFrame(dataTime, time.Minute, 0)))
 	row := lineWith(ansi.Strip(m.View()), "mainframe")
 	fields := strings.Fields(row)
-	// !legacy mainframe ORIG ATT AMP then 12 more columns: all absent but
+	// !legacy mainframe ORIG ATT AMP then 13 more columns: all absent but
 	// provider errors, which the fixture sets to a real zero.
-	if len(fields) != 2+15 {
+	if len(fields) != 2+16 {
 		t.Fatalf("row fields %d: %q", len(fields), row)
 	}
 	for i, f := range fields[5:] {

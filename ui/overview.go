@@ -27,6 +27,7 @@ const (
 	colEff
 	colAttOK
 	colRetry
+	colHedge
 	colRescued
 	colBudget
 	colAdmission
@@ -63,6 +64,7 @@ var colSpecs = [numCols]colSpec{
 	colEff:       {"EFF%", -1, 6, 3},
 	colAttOK:     {"ATT%", -1, 6, 10},
 	colRetry:     {"RETR/s", -1, 6, 8},
+	colHedge:     {"HDG/s", -1, 6, 15},
 	colRescued:   {"RSC/s", int(outRescued), 6, 14},
 	colBudget:    {"BDG/s", int(outBudget), 6, 7},
 	colAdmission: {"ADM/s", int(outAdmission), 6, 6},
@@ -93,6 +95,8 @@ func colValue(id colID, s *model.Signals) model.Value {
 		return s.AttemptSuccess
 	case colRetry:
 		return s.RetriesPerS
+	case colHedge:
+		return s.HedgesPerS
 	case colRescued:
 		return s.RescuedPerS
 	case colBudget:
@@ -1230,6 +1234,8 @@ func (o *overviewModel) cellValue(id colID, s *model.Signals, b []byte) ([]byte,
 		return appendPct(b, s.AttemptSuccess), pctSpan(st, s.AttemptSuccess)
 	case colRetry:
 		return rate(s.RetriesPerS, st.text)
+	case colHedge:
+		return rate(s.HedgesPerS, st.text)
 	case colRescued:
 		return rate(s.RescuedPerS, st.outcome[outRescued])
 	case colBudget:
