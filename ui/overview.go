@@ -13,6 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/internal/celltext"
 	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
@@ -50,73 +51,43 @@ type colSpec struct {
 	prio  int
 }
 
-// The priorities put what carries an incident first: amplification and
-// the traffic it multiplies, what users get (effective success), what
-// fails (errors, timeouts), what protection turned away (admission,
-// budget), the retries, then latency and capacity. A column that is zero
-// or absent in every row goes after every other (priority +100, order
-// kept): at 80 columns a storm's non-zero timeouts and retries show
-// before protection that did nothing (docs/dashboard.md).
+// The priorities are the shared columns' (celltext.Column), which
+// analyze's text tables follow too: what carries an incident first
+// (amplification and the traffic it multiplies), what users get, the
+// retries and the timeouts and errors that start them, what protection
+// turned away, then latency and capacity. A column that is zero or
+// absent in every row goes after every other (celltext.FitRanked): at 80
+// columns a storm's non-zero timeouts and retries show before protection
+// that did nothing (docs/dashboard.md). The first column that does not
+// fit ends the table, so a wider terminal keeps every column a narrower
+// one does.
 var colSpecs = [numCols]colSpec{
-	colOrig:      {"ORIG/s", -1, 6, 1},
-	colAtt:       {"ATT/s", -1, 6, 2},
-	colAmp:       {"AMP", -1, 6, 0},
-	colEff:       {"EFF%", -1, 6, 3},
-	colAttOK:     {"ATT%", -1, 6, 10},
-	colRetry:     {"RETR/s", -1, 6, 8},
-	colHedge:     {"HDG/s", -1, 6, 15},
-	colRescued:   {"RSC/s", int(outRescued), 6, 14},
-	colBudget:    {"BDG/s", int(outBudget), 6, 7},
-	colAdmission: {"ADM/s", int(outAdmission), 6, 6},
-	colErrors:    {"ERR/s", int(outProvider), 6, 4},
-	colTimeouts:  {"TMO/s", int(outTimeout), 6, 5},
-	colActive:    {"ACT/LIM", -1, 9, 12},
-	colPool:      {"POOL99", -1, 6, 13},
-	colOK99:      {"OK p99", -1, 6, 9},
-	colFF99:      {"FF p99", -1, 6, 11},
+	colOrig:      {"ORIG/s", -1, 6, int(celltext.ColOrig)},
+	colAtt:       {"ATT/s", -1, 6, int(celltext.ColAtt)},
+	colAmp:       {"AMP", -1, 6, int(celltext.ColAmp)},
+	colEff:       {"EFF%", -1, 6, int(celltext.ColEff)},
+	colAttOK:     {"ATT%", -1, 6, int(celltext.ColAttOK)},
+	colRetry:     {"RETR/s", -1, 6, int(celltext.ColRetry)},
+	colHedge:     {"HDG/s", -1, 6, int(celltext.ColHedge)},
+	colRescued:   {"RSC/s", int(outRescued), 6, int(celltext.ColRescued)},
+	colBudget:    {"BDG/s", int(outBudget), 6, int(celltext.ColBudget)},
+	colAdmission: {"ADM/s", int(outAdmission), 6, int(celltext.ColAdmission)},
+	colErrors:    {"ERR/s", int(outProvider), 6, int(celltext.ColErrors)},
+	colTimeouts:  {"TMO/s", int(outTimeout), 6, int(celltext.ColTimeouts)},
+	colActive:    {"ACT/LIM", -1, 9, int(celltext.ColActive)},
+	colPool:      {"POOL99", -1, 6, int(celltext.ColPool)},
+	colOK99:      {"OK p99", -1, 6, int(celltext.ColOK99)},
+	colFF99:      {"FF p99", -1, 6, int(celltext.ColFF99)},
 }
 
 // worstLow are the columns whose worst rows have the lowest values (the
 // success ratios): sorting by them puts the lowest first.
 var worstLow = [numCols]bool{colEff: true, colAttOK: true}
 
-// colValue is the value behind a numeric column.
+// colValue is the value behind a numeric column: its shared column's
+// (celltext.ColumnValue), which analyze's text tables read too.
 func colValue(id colID, s *model.Signals) model.Value {
-	switch id {
-	case colOrig:
-		return s.OriginalsPerS
-	case colAtt:
-		return s.AttemptsPerS
-	case colAmp:
-		return s.Amplification
-	case colEff:
-		return s.EffectiveSuccess
-	case colAttOK:
-		return s.AttemptSuccess
-	case colRetry:
-		return s.RetriesPerS
-	case colHedge:
-		return s.HedgesPerS
-	case colRescued:
-		return s.RescuedPerS
-	case colBudget:
-		return s.BudgetDeniedPerS
-	case colAdmission:
-		return s.AdmissionRejectedPerS
-	case colErrors:
-		return s.ProviderErrorsPerS
-	case colTimeouts:
-		return s.TimeoutsPerS
-	case colActive:
-		return s.ActiveCalls
-	case colPool:
-		return s.PoolWaitP99
-	case colOK99:
-		return s.Latency[model.ClassSuccess].P99
-	case colFF99:
-		return s.Latency[model.ClassFastFailure].P99
-	}
-	return model.Absent
+	return celltext.ColumnValue(celltext.Column(colSpecs[id].prio), s)
 }
 
 // emptyCols marks the columns that are zero or absent in every row.
@@ -153,13 +124,17 @@ func computeLayout(width, natT, natD int, empty [numCols]bool) tableLayout {
 	natD = max(natD, len("DEPENDENCY"))
 	lay.targetW, lay.depW = min(natT, minNameW), min(natD, minNameW)
 	used := markerW + lay.targetW + 1 + lay.depW
-	specs := colSpecs
-	for id := range specs {
-		if empty[id] {
-			specs[id].prio += 100
+	var rank, cost [numCols]int
+	for id, sp := range colSpecs {
+		rank[id], cost[id] = sp.prio, 1+sp.width
+	}
+	used, show := celltext.FitRanked(rank[:], cost[:], empty[:], used, width)
+	for id := range show {
+		lay.show[id] = show[id]
+		if !show[id] {
+			lay.hidden++
 		}
 	}
-	used, lay.hidden = fitColumns(specs[:], lay.show[:], used, width)
 	// Spare columns widen the names, target first, up to 32 each.
 	spare := width - used
 	grow := min(spare, min(natT, 32)-lay.targetW)

@@ -28,6 +28,7 @@ const (
 	ColActive
 	ColPool
 	ColRescued
+	ColHedge
 	NumColumns
 )
 
@@ -48,6 +49,8 @@ func ColumnValue(c Column, s *model.Signals) model.Value {
 		return s.RetriesPerS
 	case ColRescued:
 		return s.RescuedPerS
+	case ColHedge:
+		return s.HedgesPerS
 	case ColBudget:
 		return s.BudgetDeniedPerS
 	case ColAdmission:
