@@ -79,6 +79,9 @@ func Run(ctx context.Context, errw io.Writer, w *dump.Writer, src *sources.Sourc
 	}()
 	if !opts.Quiet {
 		fmt.Fprintf(out, "recording %d target(s) every %s to %s (Ctrl-C stops)\n", len(src.Targets), opts.Interval, opts.Path)
+		if addr := src.OTLPAddr(); addr != "" {
+			fmt.Fprintf(out, "receiving OTLP pushes on http://%s/v1/metrics: each resource that pushes is a target\n", addr)
+		}
 		progress(ctx, out, scraper, w, &opts)
 	}
 	<-done

@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/retrytop/retrytop/config"
 	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/internal/safetext"
+	"github.com/retrytop/retrytop/otlp"
 	"github.com/retrytop/retrytop/scrape"
 
 	"github.com/retrytop/retrytop/dialect"
@@ -44,6 +47,9 @@ type Spec struct {
 	Memory *scrape.MemoryBudget
 	// Poll is how often discovery files are checked (0: discovery's default).
 	Poll time.Duration
+	// OTLP, when set, is the address an OTLP/HTTP receiver listens on
+	// (--otlp): every resource that pushes becomes a target.
+	OTLP string
 }
 
 // Sources is what a Spec resolves to.
@@ -59,6 +65,8 @@ type Sources struct {
 	// its problems, for the dashboard.
 	watcher *discovery.Watcher
 	badge   atomic.Pointer[string]
+	// pushes is the OTLP receiver (nil without --otlp).
+	pushes *pushes
 }
 
 // ErrNoTargets: nothing to scrape was given.
@@ -84,20 +92,43 @@ func (s *Sources) Follow(opts scrape.Options, log io.Writer) scrape.Options {
 	if opts.Memory == nil {
 		opts.Memory = s.Memory
 	}
-	if s.watcher == nil {
+	if s.watcher == nil && s.pushes == nil {
 		return opts
 	}
 	opts.Discover = func(ctx context.Context, set func([]scrape.Target)) {
-		s.watcher.Run(ctx, func(d discovery.Set) {
-			set(d.Targets)
-			s.setBadge(d)
-			if log != nil {
-				fmt.Fprintf(log, "\nretrytop: discovery: %d target(s)\n", len(d.Targets))
-				for _, e := range d.Errors {
-					fmt.Fprintf(log, "retrytop: discovery: %s\n", e)
-				}
-			}
-		})
+		var mu sync.Mutex
+		base := s.Targets // the discovery files' newest set, else the static targets
+		static := func() []scrape.Target {
+			mu.Lock()
+			defer mu.Unlock()
+			return base
+		}
+		var wg sync.WaitGroup
+		if s.watcher != nil {
+			wg.Go(func() {
+				s.watcher.Run(ctx, func(d discovery.Set) {
+					mu.Lock()
+					base = d.Targets
+					mu.Unlock()
+					all := slices.Clone(d.Targets)
+					if s.pushes != nil {
+						all = append(all, s.pushes.targets()...)
+					}
+					set(all)
+					s.setBadge(d)
+					if log != nil {
+						fmt.Fprintf(log, "\nretrytop: discovery: %d target(s)\n", len(d.Targets))
+						for _, e := range d.Errors {
+							fmt.Fprintf(log, "retrytop: discovery: %s\n", e)
+						}
+					}
+				})
+			})
+		}
+		if s.pushes != nil {
+			wg.Go(func() { s.pushes.run(ctx, static, set) })
+		}
+		wg.Wait()
 	}
 	return opts
 }
@@ -152,7 +183,7 @@ func joinBadges(b string, prev func() string) string {
 // Given reports whether a flag names targets, so that retrytop with only
 // flags and no TARGET is still watch.
 func (f *Spec) Given() bool {
-	return f.Config != "" || len(f.FileSD) > 0 || f.PromConfig != ""
+	return f.Config != "" || len(f.FileSD) > 0 || f.PromConfig != "" || f.OTLP != ""
 }
 
 // Resolve collects the targets of the arguments, the config file and the
@@ -163,8 +194,16 @@ func (f *Spec) Resolve(args []string, interval time.Duration) (*Sources, error) 
 		return nil, errors.New("--job needs --prometheus-config FILE")
 	}
 	src, err := f.resolveTargets(args, interval)
+	if errors.Is(err, ErrNoTargets) && f.OTLP != "" {
+		src, err = &Sources{}, nil // only what pushes
+	}
 	if err != nil {
 		return nil, err
+	}
+	if f.OTLP != "" {
+		if src.pushes, err = listenOTLP(f.OTLP, interval, otlp.Options{}); err != nil {
+			return nil, err
+		}
 	}
 	if err := f.resolveDiscovery(src, interval); err != nil {
 		return nil, err

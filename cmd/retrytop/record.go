@@ -86,8 +86,8 @@ TARGET is URL or name=URL.`,
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			if len(src.Targets) == 0 {
-				return withCode(exitUsage, errors.New("no target: give TARGET arguments, --config, --chain, --file-sd or --prometheus-config with --job"))
+			if len(src.Targets) == 0 && src.OTLPAddr() == "" {
+				return withCode(exitUsage, errors.New("no target: give TARGET arguments, --config, --chain, --file-sd, --prometheus-config with --job, or --otlp"))
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -100,6 +100,7 @@ TARGET is URL or name=URL.`,
 		},
 	}
 	f.sourceFlags.register(cmd)
+	f.sourceFlags.registerOTLP(cmd)
 	pf.register(cmd)
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "dump file to write")
 	cmd.Flags().DurationVar(&f.interval, "interval", scrape.DefaultInterval, "scrape interval")

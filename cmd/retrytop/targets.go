@@ -17,6 +17,7 @@ type sourceFlags struct {
 	fileSD     []string
 	promConfig string
 	jobs       []string
+	otlp       string
 	// cmd tells whether --interval was given (it then wins over
 	// prometheus.yml) and where warnings go.
 	cmd *cobra.Command
@@ -33,13 +34,19 @@ func (f *sourceFlags) register(cmd *cobra.Command) {
 	_ = cmd.MarkFlagFilename("prometheus-config", "yml", "yaml")
 }
 
+// registerOTLP adds --otlp: the verbs whose scraper runs on (watch,
+// record) take pushes.
+func (f *sourceFlags) registerOTLP(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.otlp, "otlp", "", "also receive OpenTelemetry metric pushes (OTLP/HTTP) on HOST:PORT, e.g. 127.0.0.1:4318; each pushing resource is a target (docs/otlp.md)")
+}
+
 // discoveryPoll is how often discovery files are checked (tests shorten it).
 var discoveryPoll = discovery.DefaultPoll
 
 // spec is the flags as sources.Spec.
 func (f *sourceFlags) spec() *sources.Spec {
 	s := &sources.Spec{Config: f.config, Chains: f.chains, FileSD: f.fileSD, PromConfig: f.promConfig, Jobs: f.jobs,
-		Memory: scrapeMemory(f.cmd), Poll: discoveryPoll}
+		Memory: scrapeMemory(f.cmd), Poll: discoveryPoll, OTLP: f.otlp}
 	if f.cmd != nil {
 		s.IntervalGiven = f.cmd.Flags().Changed("interval")
 		s.Warn = f.cmd.ErrOrStderr()

@@ -129,6 +129,7 @@ TARGET is URL or name=URL. Press ? in the dashboard for the keys.`,
 	}
 	f.register(cmd)
 	src.register(cmd)
+	src.registerOTLP(cmd)
 	pf.register(cmd)
 	return cmd
 }

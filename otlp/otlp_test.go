@@ -1,0 +1,248 @@
+package otlp
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// export is an OTLP/JSON export of one resource (checkout, instance a)
+// with a monotonic sum of attempts by outcome, a gauge and an explicit
+// histogram, in temporality temp (1 delta, 2 cumulative).
+func export(temp int, success, failed int, hist [3]int) string {
+	return fmt.Sprintf(`{"resourceMetrics":[{"resource":{"attributes":[
+	  {"key":"service.name","value":{"stringValue":"checkout"}},
+	  {"key":"service.instance.id","value":{"stringValue":"a"}}]},
+	 "scopeMetrics":[{"scope":{"name":"retry"},"metrics":[
+	  {"name":"retry.attempts","unit":"{attempt}","sum":{"aggregationTemporality":%d,"isMonotonic":true,"dataPoints":[
+	    {"attributes":[{"key":"dependency","value":{"stringValue":"payments"}},{"key":"outcome","value":{"stringValue":"success"}}],"startTimeUnixNano":"1000","timeUnixNano":"2000","asInt":"%d"},
+	    {"attributes":[{"key":"dependency","value":{"stringValue":"payments"}},{"key":"outcome","value":{"stringValue":"timeout"}}],"startTimeUnixNano":"1000","timeUnixNano":"2000","asInt":"%d"}]}},
+	  {"name":"retry.active_calls","sum":{"aggregationTemporality":2,"isMonotonic":false,"dataPoints":[
+	    {"attributes":[{"key":"dependency","value":{"stringValue":"payments"}}],"timeUnixNano":"2000","asInt":"7"}]}},
+	  {"name":"http.client.request.duration","unit":"s","histogram":{"aggregationTemporality":%d,"dataPoints":[
+	    {"startTimeUnixNano":"1000","timeUnixNano":"2000","count":"%d","sum":%d.5,"bucketCounts":["%d","%d","%d"],"explicitBounds":[0.1,1]}]}}
+	 ]}]}]}`, temp, success, failed, temp, hist[0]+hist[1]+hist[2], hist[0]+hist[1]+hist[2], hist[0], hist[1], hist[2])
+}
+
+func post(t *testing.T, url, ct, enc string, body []byte, hdr ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url+"/v1/metrics", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", ct)
+	if enc != "" {
+		req.Header.Set("Content-Encoding", enc)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+const wantExposition = `# TYPE target_info gauge
+target_info{service_instance_id="a",service_name="checkout"} 1
+# TYPE http_client_request_duration_seconds histogram
+http_client_request_duration_seconds_bucket{le="0.1"} 6
+http_client_request_duration_seconds_bucket{le="1"} 9
+http_client_request_duration_seconds_bucket{le="+Inf"} 10
+http_client_request_duration_seconds_sum 11
+http_client_request_duration_seconds_count 10
+# TYPE retry_active_calls gauge
+retry_active_calls{dependency="payments"} 7
+# TYPE retry_attempts_total counter
+retry_attempts_total{dependency="payments",outcome="success"} 130
+retry_attempts_total{dependency="payments",outcome="timeout"} 12
+`
+
+// Two exports in either temporality end in the same exposition: the
+// cumulative one's newest values, the deltas added up.
+func TestDeltaAndCumulativeAgree(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		first string
+		then  string
+	}{
+		{"cumulative", export(2, 100, 10, [3]int{5, 2, 1}), export(2, 130, 12, [3]int{6, 3, 1})},
+		{"delta", export(1, 100, 10, [3]int{5, 2, 1}), export(1, 30, 2, [3]int{1, 1, 0})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewReceiver(Options{})
+			srv := httptest.NewServer(r)
+			defer srv.Close()
+			for _, body := range []string{tc.first, tc.then} {
+				if code, msg := post(t, srv.URL, "application/json", "", []byte(body)); code != http.StatusOK || msg != "{}" {
+					t.Fatalf("export: %d %q", code, msg)
+				}
+			}
+			if got := r.State().Targets(); len(got) != 1 || got[0] != "checkout@a" {
+				t.Fatalf("targets %v", got)
+			}
+			got := get(t, srv.URL+MetricsPath("checkout@a"))
+			// Sums: 8.5 + 2.5 (delta) or the newest 10.5 (cumulative).
+			want := wantExposition
+			if tc.name == "cumulative" {
+				want = strings.Replace(want, "_sum 11\n", "_sum 10.5\n", 1)
+			}
+			if got != want {
+				t.Errorf("exposition\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+// A restarted process's cumulative counter starts again from its new
+// start time: the exposition goes down, which readers take as a reset.
+func TestCumulativeRestartIsAReset(t *testing.T) {
+	r := NewReceiver(Options{})
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	post(t, srv.URL, "application/json", "", []byte(export(2, 100, 10, [3]int{1, 0, 0})))
+	restarted := strings.ReplaceAll(export(2, 3, 0, [3]int{1, 0, 0}), `"startTimeUnixNano":"1000","timeUnixNano":"2000"`, `"startTimeUnixNano":"5000","timeUnixNano":"6000"`)
+	post(t, srv.URL, "application/json", "", []byte(restarted))
+	if got := get(t, srv.URL+MetricsPath("checkout@a")); !strings.Contains(got, `retry_attempts_total{dependency="payments",outcome="success"} 3`+"\n") {
+		t.Errorf("after the restart:\n%s", got)
+	}
+}
+
+func gz(b []byte) []byte {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	_, _ = w.Write(b)
+	_ = w.Close()
+	return buf.Bytes()
+}
+
+// Hostile senders are refused with their reason and counted, each under
+// its own status, while a good sender's numbers stay exact.
+func TestHostileSendersRefused(t *testing.T) {
+	r := NewReceiver(Options{MaxBodyBytes: 64 << 10, MaxDecodedBytes: 1 << 20, MaxPoints: 1000, Token: "s3cret"})
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	auth := []string{"Authorization", "Bearer s3cret"}
+	good := []byte(export(1, 100, 10, [3]int{5, 2, 1}))
+	if code, msg := post(t, srv.URL, "application/json", "", good, auth...); code != http.StatusOK {
+		t.Fatalf("good export: %d %s", code, msg)
+	}
+	manyPoints := `{"resourceMetrics":[{"resource":{},"scopeMetrics":[{"metrics":[{"name":"x","gauge":{"dataPoints":[` +
+		strings.Repeat(`{"asInt":"1"},`, 1000) + `{"asInt":"1"}]}}]}]}]}`
+	for _, tc := range []struct {
+		name, ct, enc string
+		body          []byte
+		hdr           []string
+		code          int
+		reason        string
+	}{
+		{"no token", "application/json", "", good, nil, http.StatusUnauthorized, "bearer token"},
+		{"wrong token", "application/json", "", good, []string{"Authorization", "Bearer nope"}, http.StatusUnauthorized, "bearer token"},
+		{"oversized", "application/json", "", bytes.Repeat([]byte(" "), 65<<10), auth, http.StatusRequestEntityTooLarge, "body over 65536 bytes"},
+		{"gzip bomb", "application/json", "gzip", gz(bytes.Repeat([]byte(" "), 8<<20)), auth, http.StatusRequestEntityTooLarge, "once decompressed"},
+		{"too many points", "application/json", "", []byte(manyPoints), auth, http.StatusRequestEntityTooLarge, "too many points"},
+		{"malformed JSON", "application/json", "", []byte(`{"resourceMetrics":[{`), auth, http.StatusBadRequest, "malformed export"},
+		{"malformed protobuf", "application/x-protobuf", "", []byte{0x0a, 0xff, 0xff}, auth, http.StatusBadRequest, "malformed export"},
+		{"not gzip", "application/x-protobuf", "gzip", []byte("plain"), auth, http.StatusBadRequest, "gzip"},
+		{"text", "text/plain", "", good, auth, http.StatusUnsupportedMediaType, "content type"},
+	} {
+		code, msg := post(t, srv.URL, tc.ct, tc.enc, tc.body, tc.hdr...)
+		if code != tc.code || !strings.Contains(msg, tc.reason) {
+			t.Errorf("%s: %d %q, want %d with %q", tc.name, code, msg, tc.code, tc.reason)
+		}
+	}
+	ref := r.Refused()
+	if len(ref) != 1 || ref[0].Sender != "127.0.0.1" || ref[0].Count != 9 {
+		t.Errorf("refused %+v, want 9 from 127.0.0.1", ref)
+	}
+	// The good sender's numbers, untouched by the others.
+	if got := get(t, srv.URL+MetricsPath("checkout@a")); !strings.Contains(got, `retry_attempts_total{dependency="payments",outcome="success"} 100`+"\n") {
+		t.Errorf("good sender's exposition:\n%s", got)
+	}
+}
+
+// The series limit refuses the whole export that would pass it: nothing
+// of it is kept.
+func TestSeriesLimitRefusesWhole(t *testing.T) {
+	st := NewState(Limits{SeriesPerResource: 4})
+	ex, err := DecodeJSON([]byte(export(2, 1, 1, [3]int{1, 1, 1})), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Apply(ex); err == nil || !strings.Contains(err.Error(), "over the limit of 4 series") {
+		t.Fatalf("apply: %v", err)
+	}
+	if len(st.Targets()) != 0 {
+		t.Errorf("targets %v after a refused export", st.Targets())
+	}
+}
+
+// Names as the OpenTelemetry Prometheus exporter gives them.
+func TestPromName(t *testing.T) {
+	for _, tc := range []struct {
+		m    Metric
+		want string
+	}{
+		{Metric{Name: "grpc.client.attempt.duration", Unit: "s", Kind: KindHistogram}, "grpc_client_attempt_duration_seconds"},
+		{Metric{Name: "grpc.client.call.retries", Unit: "{retry}", Kind: KindHistogram}, "grpc_client_call_retries"},
+		{Metric{Name: "http.client.request.duration", Unit: "s", Kind: KindExpHistogram}, "http_client_request_duration_seconds"},
+		{Metric{Name: "client.call.attempts", Unit: "{attempt}", Kind: KindSum, Monotonic: true}, "client_call_attempts_total"},
+		{Metric{Name: "resilience.polly.strategy.events", Unit: "{event}", Kind: KindSum, Monotonic: true}, "resilience_polly_strategy_events_total"},
+		{Metric{Name: "process.cpu.utilization", Unit: "1", Kind: KindGauge}, "process_cpu_utilization_ratio"},
+		{Metric{Name: "rpc.server.duration", Unit: "ms", Kind: KindHistogram}, "rpc_server_duration_milliseconds"},
+		{Metric{Name: "queue.size", Kind: KindSum}, "queue_size"},
+		{Metric{Name: "net.io", Unit: "By/s", Kind: KindGauge}, "net_io_bytes_per_second"},
+	} {
+		if got, _ := promName(&tc.m); got != tc.want {
+			t.Errorf("%s (%s): %s, want %s", tc.m.Name, tc.m.Unit, got, tc.want)
+		}
+	}
+}
+
+// An exponential histogram becomes explicit buckets at its scale's
+// boundaries: at scale 0 bucket i is (2^i, 2^(i+1)]; a finer scale is
+// coarsened to 3 by merging neighbours, counts kept.
+func TestExponentialToExplicit(t *testing.T) {
+	ex, err := DecodeJSON([]byte(`{"resourceMetrics":[{"scopeMetrics":[{"metrics":[
+	  {"name":"d","unit":"s","exponentialHistogram":{"aggregationTemporality":2,"dataPoints":[
+	    {"count":"7","sum":9,"scale":0,"zeroCount":"1","positive":{"offset":-2,"bucketCounts":["1","2","3"]}}]}},
+	  {"name":"f","unit":"s","exponentialHistogram":{"aggregationTemporality":2,"dataPoints":[
+	    {"count":"4","scale":5,"positive":{"offset":0,"bucketCounts":["1","1","1","1"]}}]}}]}]}]}`), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ex.Resources[0].Metrics[0].Points[0]
+	// (0, 0.25] holds the zero bucket; then (0.25, 0.5], (0.5, 1], (1, 2].
+	wantB, wantC := []float64{0.25, 0.5, 1, 2}, []uint64{1, 1, 2, 3, 0}
+	if fmt.Sprint(p.Bounds) != fmt.Sprint(wantB) || fmt.Sprint(p.Counts) != fmt.Sprint(wantC) {
+		t.Errorf("scale 0: bounds %v counts %v, want %v %v", p.Bounds, p.Counts, wantB, wantC)
+	}
+	// Scale 5 to 3: indexes 0..3 are 0 at scale 3 (four into one).
+	q := ex.Resources[0].Metrics[1].Points[0]
+	if len(q.Counts) != 3 || q.Counts[0] != 0 || q.Counts[1] != 4 || q.Bounds[0] != 1 || q.Bounds[1] != math.Exp2(1.0/8) {
+		t.Errorf("scale 5: bounds %v counts %v, want (1, 2^(1/8)] holding 4", q.Bounds, q.Counts)
+	}
+}

@@ -1,0 +1,223 @@
+package otlp
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Options configure a Receiver.
+type Options struct {
+	Limits
+	// MaxBodyBytes bounds a request's body as sent (default 4 MiB);
+	// MaxDecodedBytes after gzip (default 32 MiB, the scraper's body cap).
+	MaxBodyBytes, MaxDecodedBytes int64
+	// MaxPoints bounds the data points of one export (default 100,000).
+	MaxPoints int
+	// Token, when set, is the bearer token every export must carry.
+	Token string
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 4 << 20
+	}
+	if o.MaxDecodedBytes <= 0 {
+		o.MaxDecodedBytes = 32 << 20
+	}
+	if o.MaxPoints <= 0 {
+		o.MaxPoints = 100000
+	}
+	return o
+}
+
+// Receiver is the OTLP/HTTP endpoint: POST /v1/metrics takes exports,
+// GET /metrics/TARGET serves a resource's exposition for the scraper.
+type Receiver struct {
+	opts  Options
+	state *State
+
+	mu      sync.Mutex
+	refused map[string]int // per sender address
+	last    map[string]string
+	changed chan struct{} // closed when a resource appears, then replaced
+}
+
+// NewReceiver returns a receiver with an empty state.
+func NewReceiver(opts Options) *Receiver {
+	opts = opts.withDefaults()
+	return &Receiver{opts: opts, state: NewState(opts.Limits), refused: map[string]int{}, last: map[string]string{}, changed: make(chan struct{})}
+}
+
+// Changed is closed when a resource appears after the call: a reader
+// takes the targets again, then waits on a new Changed.
+func (r *Receiver) Changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
+}
+
+func (r *Receiver) announce() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// State is what the receiver holds.
+func (r *Receiver) State() *State { return r.state }
+
+// MetricsPath is where the scraper reads target's exposition. '@' is
+// escaped too: after a URL's path it would name a dialect
+// (scrape.ParseTarget).
+func MetricsPath(target string) string {
+	return "/metrics/" + strings.ReplaceAll(url.PathEscape(target), "@", "%40")
+}
+
+// Refused is, per sender address, the exports refused and the last
+// reason, sorted by address.
+func (r *Receiver) Refused() []Refusal {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Refusal, 0, len(r.refused))
+	for addr, n := range r.refused {
+		out = append(out, Refusal{Sender: addr, Count: n, Last: r.last[addr]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Sender < out[j].Sender })
+	return out
+}
+
+// Refusal counts one sender's refused exports.
+type Refusal struct {
+	Sender string
+	Count  int
+	Last   string
+}
+
+func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	switch {
+	case req.URL.Path == "/v1/metrics":
+		r.export(w, req)
+	case strings.HasPrefix(req.URL.Path, "/metrics/") && req.Method == http.MethodGet:
+		name, err := url.PathUnescape(strings.TrimPrefix(req.URL.EscapedPath(), "/metrics/"))
+		body, ok := r.state.Exposition(name)
+		if err != nil || !ok {
+			http.Error(w, "no export named this resource", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = w.Write(body)
+	default:
+		http.NotFound(w, req)
+	}
+}
+
+// export takes one POST /v1/metrics.
+func (r *Receiver) export(w http.ResponseWriter, req *http.Request) {
+	sender, _, err := net.SplitHostPort(req.RemoteAddr)
+	if err != nil {
+		sender = req.RemoteAddr
+	}
+	status, err := r.take(req)
+	if err != nil {
+		r.mu.Lock()
+		r.refused[sender]++
+		r.last[sender] = err.Error()
+		r.mu.Unlock()
+		http.Error(w, err.Error(), status)
+		return
+	}
+	if isJSON(req.Header.Get("Content-Type")) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, "{}")
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	w.WriteHeader(http.StatusOK) // an empty ExportMetricsServiceResponse
+}
+
+func isJSON(ct string) bool {
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt == "application/json"
+}
+
+// take reads, decodes and applies one export; the status says why not.
+func (r *Receiver) take(req *http.Request) (int, error) {
+	if req.Method != http.MethodPost {
+		return http.StatusMethodNotAllowed, fmt.Errorf("method %s: exports are POSTed", req.Method)
+	}
+	if r.opts.Token != "" {
+		got, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(r.opts.Token)) != 1 {
+			return http.StatusUnauthorized, errors.New("missing or wrong bearer token")
+		}
+	}
+	mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	if mt != "application/x-protobuf" && mt != "application/json" {
+		return http.StatusUnsupportedMediaType, fmt.Errorf("content type %q: want application/x-protobuf or application/json", mt)
+	}
+	body, status, err := r.read(req)
+	if err != nil {
+		return status, err
+	}
+	var ex *Export
+	if mt == "application/json" {
+		ex, err = DecodeJSON(body, r.opts.MaxPoints)
+	} else {
+		ex, err = DecodeProto(body, r.opts.MaxPoints)
+	}
+	if err != nil {
+		if errors.Is(err, errTooMany) {
+			return http.StatusRequestEntityTooLarge, err
+		}
+		return http.StatusBadRequest, fmt.Errorf("malformed export: %w", err)
+	}
+	added, err := r.state.Apply(ex)
+	if err != nil {
+		return http.StatusRequestEntityTooLarge, err
+	}
+	if added {
+		r.announce()
+	}
+	return http.StatusOK, nil
+}
+
+// read is the body, gunzipped, within both limits.
+func (r *Receiver) read(req *http.Request) ([]byte, int, error) {
+	raw, err := io.ReadAll(io.LimitReader(req.Body, r.opts.MaxBodyBytes+1))
+	if err != nil {
+		return nil, http.StatusBadRequest, fmt.Errorf("reading the body: %w", err)
+	}
+	if int64(len(raw)) > r.opts.MaxBodyBytes {
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("body over %d bytes", r.opts.MaxBodyBytes)
+	}
+	switch enc := req.Header.Get("Content-Encoding"); enc {
+	case "", "identity":
+		return raw, http.StatusOK, nil
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			return nil, http.StatusBadRequest, fmt.Errorf("gzip: %w", err)
+		}
+		body, err := io.ReadAll(io.LimitReader(zr, r.opts.MaxDecodedBytes+1))
+		if err != nil {
+			return nil, http.StatusBadRequest, fmt.Errorf("gzip: %w", err)
+		}
+		if int64(len(body)) > r.opts.MaxDecodedBytes {
+			return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("body over %d bytes once decompressed", r.opts.MaxDecodedBytes)
+		}
+		return body, http.StatusOK, nil
+	default:
+		return nil, http.StatusUnsupportedMediaType, fmt.Errorf("content encoding %q: want gzip or none", enc)
+	}
+}
