@@ -11,9 +11,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/retrytop/retrytop/internal/testpeer"
 )
 
 // hugeSeries is the huge target's size: 1,000,000 series of one family a
@@ -121,11 +122,33 @@ func buildPlainRetrytop(t *testing.T) string {
 // 300 MB resident at --memory-limit 256MiB.
 const maxRSSLimit = 300_000_000
 
-// checkPeakRSS checks the ended process' peak resident memory as wait4
-// reports it (what /usr/bin/time -v calls "Maximum resident set size").
-func checkPeakRSS(t *testing.T, cmd *exec.Cmd) {
+// peakRSSCommand runs bin with args under GNU time, which reports the
+// peak resident memory of retrytop alone. The test process' own rusage
+// of a child cannot: Go starts a child with vfork, and Linux counts the
+// parent's resident pages (hundreds of MB for a test binary under -race)
+// into the child's peak at its exec.
+func peakRSSCommand(t *testing.T, bin string, args ...string) (*exec.Cmd, func() int64) {
 	t.Helper()
-	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	timeBin := testpeer.Require(t, "time", "time")
+	file := filepath.Join(t.TempDir(), "maxrss")
+	cmd := exec.Command(timeBin, append([]string{"-f", "%M", "-o", file, bin}, args...)...)
+	return cmd, func() int64 {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatalf("GNU time's report: %v", err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n") // "Command exited with non-zero status N" first
+		kib, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
+		if err != nil {
+			t.Fatalf("GNU time's report %q: %v", b, err)
+		}
+		return kib << 10
+	}
+}
+
+// checkPeakRSS holds the peak resident memory GNU time reported to 300 MB.
+func checkPeakRSS(t *testing.T, rss int64) {
+	t.Helper()
 	if rss > maxRSSLimit {
 		t.Errorf("peak RSS %d MB, over 300 MB", rss/1e6)
 	} else {
@@ -149,7 +172,7 @@ func TestHugeTargetBoundedByMemoryLimit(t *testing.T) {
 		_, _ = w.Write([]byte("# TYPE retry_originals_total counter\nretry_originals_total{dependency=\"db\"} 1\n"))
 	}))
 	defer small.Close()
-	cmd := exec.Command(buildPlainRetrytop(t), "analyze", "huge=http://"+addr+"/metrics", "small="+small.URL+"/metrics",
+	cmd, peak := peakRSSCommand(t, buildPlainRetrytop(t), "analyze", "huge=http://"+addr+"/metrics", "small="+small.URL+"/metrics",
 		"--interval", "30s", "--window", "1s", "--memory-limit", "256MiB", "--keep-going", "--format", "json")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -189,7 +212,7 @@ func TestHugeTargetBoundedByMemoryLimit(t *testing.T) {
 	if c := huge.SeriesCap; c == nil || c.ByMemory != series || c.Needed != needed || c.Budget != 128<<20 {
 		t.Errorf("series_cap %+v, want %d series, %d bytes needed, a budget of 128 MiB", c, series, needed)
 	}
-	checkPeakRSS(t, cmd)
+	checkPeakRSS(t, peak())
 }
 
 // TestHugeTargetTimingOutBoundedByMemoryLimit: the same target at the
@@ -203,7 +226,7 @@ func TestHugeTargetTimingOutBoundedByMemoryLimit(t *testing.T) {
 		t.Skip("builds the binary and scrapes a 27 MB body for 10 s: not in -short")
 	}
 	addr, _ := startHugeTarget(t, "slow")
-	cmd := exec.Command(buildPlainRetrytop(t), "analyze", "huge=http://"+addr+"/metrics", "--window", "10s", "--memory-limit", "256MiB")
+	cmd, peak := peakRSSCommand(t, buildPlainRetrytop(t), "analyze", "huge=http://"+addr+"/metrics", "--window", "10s", "--memory-limit", "256MiB")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != exitNoData {
@@ -214,7 +237,7 @@ func TestHugeTargetTimingOutBoundedByMemoryLimit(t *testing.T) {
 	if first, _, _ := strings.Cut(string(out), "retrytop: no target"); !strings.HasPrefix(first, timedOut) && !strings.HasPrefix(first, refused) {
 		t.Errorf("the target's line is neither %q nor %q…:\n%s", timedOut, refused, out)
 	}
-	checkPeakRSS(t, cmd)
+	checkPeakRSS(t, peak())
 }
 
 // TestSlowTargetFollowsTheIntervalFlag: a target that answers in 2 s is
