@@ -1,0 +1,166 @@
+package otlptest
+
+import (
+	"context"
+	"math"
+	"net"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/resource"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/stats/opentelemetry"
+	"google.golang.org/grpc/status"
+
+	"github.com/retrytop/retrytop/analysis"
+	"github.com/retrytop/retrytop/dialect"
+	"github.com/retrytop/retrytop/model"
+	"github.com/retrytop/retrytop/otlp"
+	"github.com/retrytop/retrytop/scrape"
+)
+
+// flakyHealth fails every fourth Check with UNAVAILABLE (retryable).
+type flakyHealth struct {
+	healthpb.UnimplementedHealthServer
+	received, failed atomic.Int64
+}
+
+func (f *flakyHealth) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	if n := f.received.Add(1); n%4 == 0 {
+		f.failed.Add(1)
+		return nil, status.Error(codes.Unavailable, "injected failure")
+	}
+	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
+}
+
+const retryConfig = `{"methodConfig": [{
+  "name": [{"service": "grpc.health.v1.Health"}],
+  "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.001s", "maxBackoff": "0.005s",
+                  "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}`
+
+// A real gRPC client retrying against a real server, with grpc-go's
+// OpenTelemetry plugin: its metrics pushed over OTLP (delta, protobuf,
+// gzip) and read by the gRPC dialect give the originals and attempts the
+// same process's Prometheus exporter gives, and the server counted.
+func TestGRPCPushedEqualsScraped(t *testing.T) {
+	ctx := context.Background()
+	srv := &flakyHealth{}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	healthpb.RegisterHealthServer(gs, srv)
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
+
+	recv := otlp.NewReceiver(otlp.Options{})
+	recvSrv := httptest.NewServer(recv)
+	t.Cleanup(recvSrv.Close)
+	push, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(recvSrv.URL+"/v1/metrics"),
+		otlpmetrichttp.WithCompression(otlpmetrichttp.GzipCompression),
+		otlpmetrichttp.WithTemporalitySelector(func(sdkmetric.InstrumentKind) metricdata.Temporality { return metricdata.DeltaTemporality }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	pull, err := otelprom.New(otelprom.WithRegisterer(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(resource.NewSchemaless(attribute.String("service.name", "client"))),
+		sdkmetric.WithReader(pull), sdkmetric.WithReader(sdkmetric.NewPeriodicReader(push, sdkmetric.WithInterval(time.Hour))))
+	t.Cleanup(func() { _ = mp.Shutdown(ctx) })
+	conn, err := grpc.NewClient(lis.Addr().String(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultServiceConfig(retryConfig),
+		opentelemetry.DialOption(opentelemetry.Options{MetricsOptions: opentelemetry.MetricsOptions{MeterProvider: mp}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	metrics := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(metrics.Close)
+
+	var targets []scrape.Target
+	for _, spec := range []string{"scraped=" + metrics.URL + "/metrics", "pushed=" + recvSrv.URL + otlp.MetricsPath("client")} {
+		tg, err := scrape.ParseTarget(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg.Timeout = 5 * time.Second
+		targets = append(targets, tg)
+	}
+	tr := dialect.Auto()
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	scraper := scrape.NewScraper(targets, model.NewStore(model.StoreConfig{}),
+		scrape.Options{Clock: clock.Now, Translate: tr.Translate, Filter: tr.Filter})
+	scrapeBoth := func() {
+		t.Helper()
+		if err := mp.ForceFlush(ctx); err != nil {
+			t.Fatalf("push: %v", err)
+		}
+		for _, st := range scraper.ScrapeOnce(ctx) {
+			if !st.Up {
+				t.Fatalf("%s: %s", st.Name, st.LastError)
+			}
+		}
+	}
+	hc := healthpb.NewHealthClient(conn)
+	for srv.failed.Load() < 2 { // warm-up: every series exported before the first scrape
+		_, _ = hc.Check(ctx, &healthpb.HealthCheckRequest{})
+	}
+	start := clock.now
+	scrapeBoth()
+	base := srv.received.Load()
+	const calls = 300
+	for i := range calls {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, _ = hc.Check(cctx, &healthpb.HealthCheckRequest{})
+		cancel()
+		if i == calls/2 {
+			if err := mp.ForceFlush(ctx); err != nil { // a delta in between
+				t.Fatal(err)
+			}
+		}
+	}
+	clock.now = start.Add(10 * time.Second)
+	scrapeBoth()
+	received := float64(srv.received.Load() - base)
+	sig := map[string]model.Signals{}
+	for _, name := range []string{"scraped", "pushed"} {
+		deps := analysis.Dependencies(scraper.Store(), name)
+		if len(deps) != 1 {
+			t.Fatalf("%s: dependencies %q", name, deps)
+		}
+		sig[name] = analysis.SignalsFor(scraper.Store(), name, deps[0], start.UnixMilli(), clock.now.UnixMilli())
+	}
+	for _, name := range []string{"scraped", "pushed"} {
+		for what, c := range map[string]struct {
+			v    model.Value
+			want float64
+		}{
+			"originals": {sig[name].OriginalsPerS, calls},
+			"attempts":  {sig[name].AttemptsPerS, received},
+		} {
+			if !c.v.OK || math.Abs(c.v.V*10-c.want) > 1e-6*c.want {
+				t.Errorf("%s %s = %v over 10 s, want %.0f", name, what, c.v, c.want)
+			}
+		}
+	}
+	if received <= calls {
+		t.Fatalf("no retries: %.0f attempts for %d calls", received, calls)
+	}
+}
