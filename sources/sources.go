@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -49,7 +50,8 @@ type Spec struct {
 	Poll time.Duration
 	// OTLP, when set, is the address an OTLP/HTTP receiver listens on
 	// (--otlp): every resource that pushes becomes a target.
-	OTLP string
+	// OTLPTokenFile holds the bearer token pushes must carry.
+	OTLP, OTLPTokenFile string
 }
 
 // Sources is what a Spec resolves to.
@@ -200,8 +202,21 @@ func (f *Spec) Resolve(args []string, interval time.Duration) (*Sources, error) 
 	if err != nil {
 		return nil, err
 	}
+	if f.OTLPTokenFile != "" && f.OTLP == "" {
+		return nil, errors.New("--otlp-token-file needs --otlp HOST:PORT")
+	}
 	if f.OTLP != "" {
-		if src.pushes, err = listenOTLP(f.OTLP, interval, otlp.Options{}); err != nil {
+		var opts otlp.Options
+		if f.OTLPTokenFile != "" {
+			b, err := os.ReadFile(f.OTLPTokenFile)
+			if err != nil {
+				return nil, fmt.Errorf("--otlp-token-file: %w", err)
+			}
+			if opts.Token = strings.TrimSpace(string(b)); opts.Token == "" {
+				return nil, fmt.Errorf("--otlp-token-file %s: empty", f.OTLPTokenFile)
+			}
+		}
+		if src.pushes, err = listenOTLP(f.OTLP, interval, opts); err != nil {
 			return nil, err
 		}
 	}

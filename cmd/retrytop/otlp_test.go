@@ -3,6 +3,7 @@ package main
 import (
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -20,34 +21,83 @@ const pushBody = `{"resourceMetrics":[{"resource":{"attributes":[
  "dataPoints":[{"attributes":[{"key":"dependency","value":{"stringValue":"payments"}},{"key":"outcome","value":{"stringValue":"success"}}],
  "startTimeUnixNano":"1","timeUnixNano":"2","asInt":"40"}]}}]}]}]}`
 
-// record --otlp, with no other target: a service pushing over OTLP/HTTP
-// is recorded as a target of its own (its resource's name), its pushes
-// as the exposition the dialects read, so the recording replays.
-func TestRecordOTLPPushes(t *testing.T) {
+// pushUntil pushes body to addr every 50 ms until stop closes, with the
+// bearer token when given, and returns the last status answered.
+func pushUntil(addr, token, body string, stop <-chan struct{}) int {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	last := 0
+	for {
+		select {
+		case <-stop:
+			return last
+		case <-tick.C:
+			req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/metrics", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				last = resp.StatusCode
+				resp.Body.Close()
+			}
+		}
+	}
+}
+
+// freeAddr is a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// With --otlp-token-file, a push without the token is refused (401) and
+// its resource never becomes a target; one with it is recorded.
+func TestRecordOTLPToken(t *testing.T) {
+	addr := freeAddr(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/token", []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := strings.ReplaceAll(pushBody, `"checkout"`, `"intruder"`)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var good, bad int
+	wg.Go(func() { good = pushUntil(addr, "s3cret", pushBody, stop) })
+	wg.Go(func() { bad = pushUntil(addr, "", other, stop) })
+	_, stderr, err := execute(t, "record", "--otlp", addr, "--otlp-token-file", dir+"/token", "-o", dir+"/p.rtd", "--interval", "100ms", "--duration", "1500ms", "-q")
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("record: %v\n%s", err, stderr)
+	}
+	if good != http.StatusOK || bad != http.StatusUnauthorized {
+		t.Errorf("pushes answered %d with the token, %d without; want 200 and 401", good, bad)
+	}
+	rec, err := dump.OpenRecording(dir+"/p.rtd", dump.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if got := rec.Targets(); len(got) != 1 || got[0] != "checkout@a" {
+		t.Errorf("targets %v, want only the pusher with the token", got)
+	}
+}
+
+// record --otlp, with no other target: a service pushing over OTLP/HTTP
+// is recorded as a target of its own (its resource's name), its pushes
+// as the exposition the dialects read, so the recording replays.
+func TestRecordOTLPPushes(t *testing.T) {
+	addr := freeAddr(t)
 	path := t.TempDir() + "/pushed.rtd"
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() { // a pushing service: every 50 ms until the recording ends
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				resp, err := http.Post("http://"+addr+"/v1/metrics", "application/json", strings.NewReader(pushBody))
-				if err == nil {
-					resp.Body.Close()
-				}
-			}
-		}
-	})
+	wg.Go(func() { pushUntil(addr, "", pushBody, stop) })
 	_, stderr, err := execute(t, "record", "--otlp", addr, "-o", path, "--interval", "100ms", "--duration", "2s", "-q")
 	close(stop)
 	wg.Wait()

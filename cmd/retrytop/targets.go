@@ -18,6 +18,7 @@ type sourceFlags struct {
 	promConfig string
 	jobs       []string
 	otlp       string
+	otlpToken  string // a file holding the bearer token pushes must carry
 	// cmd tells whether --interval was given (it then wins over
 	// prometheus.yml) and where warnings go.
 	cmd *cobra.Command
@@ -38,6 +39,7 @@ func (f *sourceFlags) register(cmd *cobra.Command) {
 // record) take pushes.
 func (f *sourceFlags) registerOTLP(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.otlp, "otlp", "", "also receive OpenTelemetry metric pushes (OTLP/HTTP) on HOST:PORT, e.g. 127.0.0.1:4318; each pushing resource is a target (docs/otlp.md)")
+	cmd.Flags().StringVar(&f.otlpToken, "otlp-token-file", "", "with --otlp: a file holding the bearer token every push must carry (Authorization: Bearer TOKEN)")
 }
 
 // discoveryPoll is how often discovery files are checked (tests shorten it).
@@ -46,7 +48,7 @@ var discoveryPoll = discovery.DefaultPoll
 // spec is the flags as sources.Spec.
 func (f *sourceFlags) spec() *sources.Spec {
 	s := &sources.Spec{Config: f.config, Chains: f.chains, FileSD: f.fileSD, PromConfig: f.promConfig, Jobs: f.jobs,
-		Memory: scrapeMemory(f.cmd), Poll: discoveryPoll, OTLP: f.otlp}
+		Memory: scrapeMemory(f.cmd), Poll: discoveryPoll, OTLP: f.otlp, OTLPTokenFile: f.otlpToken}
 	if f.cmd != nil {
 		s.IntervalGiven = f.cmd.Flags().Changed("interval")
 		s.Warn = f.cmd.ErrOrStderr()
