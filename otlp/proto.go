@@ -287,22 +287,36 @@ func numberPoint(b []byte) (Point, error) {
 	return p, err
 }
 
+// histField reads the fields both histogram points number alike (start
+// and end times, count, sum) and their attributes, numbered attrNum; done
+// says it was one of them.
+func (p *Point) histField(f field, attrNum protowire.Number) (done bool, err error) {
+	switch {
+	case f.num == attrNum && f.typ == protowire.BytesType:
+		a, err := attr(f.raw)
+		p.Attrs = append(p.Attrs, a)
+		return true, err
+	case f.num == 2 && f.typ == protowire.Fixed64Type:
+		p.StartNs = f.v
+	case f.num == 3 && f.typ == protowire.Fixed64Type:
+		p.TimeNs = f.v
+	case f.num == 4 && f.typ == protowire.Fixed64Type:
+		p.Count = f.v
+	case f.num == 5 && f.typ == protowire.Fixed64Type:
+		p.Sum, p.HasSum = math.Float64frombits(f.v), true
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
 func histPoint(b []byte) (Point, error) {
 	var p Point
 	err := each(b, "histogram_data_point", func(f field) error {
-		switch {
-		case f.num == 9 && f.typ == protowire.BytesType:
-			a, err := attr(f.raw)
-			p.Attrs = append(p.Attrs, a)
+		if done, err := p.histField(f, 9); done {
 			return err
-		case f.num == 2 && f.typ == protowire.Fixed64Type:
-			p.StartNs = f.v
-		case f.num == 3 && f.typ == protowire.Fixed64Type:
-			p.TimeNs = f.v
-		case f.num == 4 && f.typ == protowire.Fixed64Type:
-			p.Count = f.v
-		case f.num == 5 && f.typ == protowire.Fixed64Type:
-			p.Sum, p.HasSum = math.Float64frombits(f.v), true
+		}
+		switch {
 		case f.num == 6 && f.typ == protowire.BytesType: // packed fixed64
 			for r := f.raw; len(r) > 0; {
 				v, n := protowire.ConsumeFixed64(r)
@@ -360,19 +374,10 @@ func expPoint(b []byte) (Point, error) {
 	var scale int32
 	var pos expBuckets
 	err := each(b, "exponential_histogram_data_point", func(f field) error {
-		switch {
-		case f.num == 1 && f.typ == protowire.BytesType:
-			a, err := attr(f.raw)
-			p.Attrs = append(p.Attrs, a)
+		if done, err := p.histField(f, 1); done {
 			return err
-		case f.num == 2 && f.typ == protowire.Fixed64Type:
-			p.StartNs = f.v
-		case f.num == 3 && f.typ == protowire.Fixed64Type:
-			p.TimeNs = f.v
-		case f.num == 4 && f.typ == protowire.Fixed64Type:
-			p.Count = f.v
-		case f.num == 5 && f.typ == protowire.Fixed64Type:
-			p.Sum, p.HasSum = math.Float64frombits(f.v), true
+		}
+		switch {
 		case f.num == 6 && f.typ == protowire.VarintType:
 			scale = int32(protowire.DecodeZigZag(f.v))
 		case f.num == 8 && f.typ == protowire.BytesType: // positive

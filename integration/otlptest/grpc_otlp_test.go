@@ -24,11 +24,8 @@ import (
 	"google.golang.org/grpc/stats/opentelemetry"
 	"google.golang.org/grpc/status"
 
-	"github.com/retrytop/retrytop/analysis"
-	"github.com/retrytop/retrytop/dialect"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/otlp"
-	"github.com/retrytop/retrytop/scrape"
 )
 
 // flakyHealth fails every fourth Check with UNAVAILABLE (retryable).
@@ -94,36 +91,13 @@ func TestGRPCPushedEqualsScraped(t *testing.T) {
 	metrics := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	t.Cleanup(metrics.Close)
 
-	var targets []scrape.Target
-	for _, spec := range []string{"scraped=" + metrics.URL + "/metrics", "pushed=" + recvSrv.URL + otlp.MetricsPath("client")} {
-		tg, err := scrape.ParseTarget(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tg.Timeout = 5 * time.Second
-		targets = append(targets, tg)
-	}
-	tr := dialect.Auto()
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	scraper := scrape.NewScraper(targets, model.NewStore(model.StoreConfig{}),
-		scrape.Options{Clock: clock.Now, Translate: tr.Translate, Filter: tr.Filter})
-	scrapeBoth := func() {
-		t.Helper()
-		if err := mp.ForceFlush(ctx); err != nil {
-			t.Fatalf("push: %v", err)
-		}
-		for _, st := range scraper.ScrapeOnce(ctx) {
-			if !st.Up {
-				t.Fatalf("%s: %s", st.Name, st.LastError)
-			}
-		}
-	}
+	r := newRig(t, mp, metrics.URL+"/metrics", recvSrv.URL+otlp.MetricsPath("client"))
 	hc := healthpb.NewHealthClient(conn)
 	for srv.failed.Load() < 2 { // warm-up: every series exported before the first scrape
 		_, _ = hc.Check(ctx, &healthpb.HealthCheckRequest{})
 	}
-	start := clock.now
-	scrapeBoth()
+	start := r.clock.now
+	r.scrapeBoth()
 	base := srv.received.Load()
 	const calls = 300
 	for i := range calls {
@@ -136,17 +110,10 @@ func TestGRPCPushedEqualsScraped(t *testing.T) {
 			}
 		}
 	}
-	clock.now = start.Add(10 * time.Second)
-	scrapeBoth()
+	r.clock.now = start.Add(10 * time.Second)
+	r.scrapeBoth()
 	received := float64(srv.received.Load() - base)
-	sig := map[string]model.Signals{}
-	for _, name := range []string{"scraped", "pushed"} {
-		deps := analysis.Dependencies(scraper.Store(), name)
-		if len(deps) != 1 {
-			t.Fatalf("%s: dependencies %q", name, deps)
-		}
-		sig[name] = analysis.SignalsFor(scraper.Store(), name, deps[0], start.UnixMilli(), clock.now.UnixMilli())
-	}
+	sig := r.signals(start)
 	for _, name := range []string{"scraped", "pushed"} {
 		for what, c := range map[string]struct {
 			v    model.Value

@@ -107,37 +107,14 @@ func TestPushedEqualsScraped(t *testing.T) {
 			metrics := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 			t.Cleanup(metrics.Close)
 
-			var targets []scrape.Target
-			for _, spec := range []string{"scraped=" + metrics.URL + "/metrics", "pushed=" + recvSrv.URL + otlp.MetricsPath("client@i1")} {
-				tg, err := scrape.ParseTarget(spec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				tg.Timeout = 5 * time.Second
-				targets = append(targets, tg)
-			}
-			tr := dialect.Auto()
-			clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-			scraper := scrape.NewScraper(targets, model.NewStore(model.StoreConfig{}),
-				scrape.Options{Clock: clock.Now, Translate: tr.Translate, Filter: tr.Filter})
-			scrapeBoth := func() {
-				t.Helper()
-				if err := mp.ForceFlush(ctx); err != nil {
-					t.Fatalf("push: %v", err)
-				}
-				for _, st := range scraper.ScrapeOnce(ctx) {
-					if !st.Up {
-						t.Fatalf("%s: %s", st.Name, st.LastError)
-					}
-				}
-			}
+			r := newRig(t, mp, metrics.URL+"/metrics", recvSrv.URL+otlp.MetricsPath("client@i1"))
 			// Warm-up until a retry happened: a series is exported once it
 			// has data, and a rate needs every series in the first scrape.
 			for srv.failed.Load() < 2 {
 				get(client, provider.URL)
 			}
-			start := clock.now
-			scrapeBoth()
+			start := r.clock.now
+			r.scrapeBoth()
 			base, baseFailed := srv.received.Load(), srv.failed.Load()
 			calls := 0
 			for round := range 3 { // deltas over several pushes add up
@@ -151,20 +128,13 @@ func TestPushedEqualsScraped(t *testing.T) {
 					}
 				}
 			}
-			clock.now = start.Add(10 * time.Second)
-			scrapeBoth()
+			r.clock.now = start.Add(10 * time.Second)
+			r.scrapeBoth()
 			if rf := recv.Refused(); len(rf) != 0 {
 				t.Fatalf("the receiver refused %+v", rf)
 			}
 			received, injected := float64(srv.received.Load()-base), float64(srv.failed.Load()-baseFailed)
-			sig := map[string]model.Signals{}
-			for _, name := range []string{"scraped", "pushed"} {
-				deps := analysis.Dependencies(scraper.Store(), name)
-				if len(deps) != 1 {
-					t.Fatalf("%s: dependencies %q", name, deps)
-				}
-				sig[name] = analysis.SignalsFor(scraper.Store(), name, deps[0], start.UnixMilli(), clock.now.UnixMilli())
-			}
+			sig := r.signals(start)
 			for _, c := range []struct {
 				what string
 				get  func(model.Signals) model.Value
@@ -187,4 +157,58 @@ func TestPushedEqualsScraped(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rig reads one process two ways: through its Prometheus exporter
+// (scraped) and through the receiver its pushes went to (pushed), with
+// the same dialects, on a fake clock.
+type rig struct {
+	t       *testing.T
+	mp      *sdkmetric.MeterProvider
+	scraper *scrape.Scraper
+	clock   *fakeClock
+}
+
+func newRig(t *testing.T, mp *sdkmetric.MeterProvider, scrapedURL, pushedURL string) *rig {
+	t.Helper()
+	var targets []scrape.Target
+	for _, spec := range []string{"scraped=" + scrapedURL, "pushed=" + pushedURL} {
+		tg, err := scrape.ParseTarget(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg.Timeout = 5 * time.Second
+		targets = append(targets, tg)
+	}
+	tr := dialect.Auto()
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	return &rig{t: t, mp: mp, clock: clock, scraper: scrape.NewScraper(targets, model.NewStore(model.StoreConfig{}),
+		scrape.Options{Clock: clock.Now, Translate: tr.Translate, Filter: tr.Filter})}
+}
+
+// scrapeBoth pushes what the process holds, then scrapes both ways.
+func (r *rig) scrapeBoth() {
+	r.t.Helper()
+	if err := r.mp.ForceFlush(context.Background()); err != nil {
+		r.t.Fatalf("push: %v", err)
+	}
+	for _, st := range r.scraper.ScrapeOnce(context.Background()) {
+		if !st.Up {
+			r.t.Fatalf("%s: %s", st.Name, st.LastError)
+		}
+	}
+}
+
+// signals are each way's row over [start, now].
+func (r *rig) signals(start time.Time) map[string]model.Signals {
+	r.t.Helper()
+	sig := map[string]model.Signals{}
+	for _, name := range []string{"scraped", "pushed"} {
+		deps := analysis.Dependencies(r.scraper.Store(), name)
+		if len(deps) != 1 {
+			r.t.Fatalf("%s: dependencies %q", name, deps)
+		}
+		sig[name] = analysis.SignalsFor(r.scraper.Store(), name, deps[0], start.UnixMilli(), r.clock.now.UnixMilli())
+	}
+	return sig
 }
