@@ -52,18 +52,15 @@ func post(t *testing.T, url, ct, enc string, body []byte, hdr ...string) (int, s
 	return resp.StatusCode, string(b)
 }
 
-func get(t *testing.T, url string) string {
+// read is a resource's exposition as the scraper gets it (Expositions).
+func read(t *testing.T, r *Receiver, target string) string {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
+	rec := httptest.NewRecorder()
+	r.Expositions().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, MetricsPath(target), nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", MetricsPath(target), rec.Code, rec.Body)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
-	}
-	return string(b)
+	return rec.Body.String()
 }
 
 const wantExposition = `# TYPE target_info gauge
@@ -104,7 +101,7 @@ func TestDeltaAndCumulativeAgree(t *testing.T) {
 			if got := r.State().Targets(); len(got) != 1 || got[0] != "checkout@a" {
 				t.Fatalf("targets %v", got)
 			}
-			got := get(t, srv.URL+MetricsPath("checkout@a"))
+			got := read(t, r, "checkout@a")
 			// Sums: 8.5 + 2.5 (delta) or the newest 10.5 (cumulative).
 			want := wantExposition
 			if tc.name == "cumulative" {
@@ -126,7 +123,7 @@ func TestCumulativeRestartIsAReset(t *testing.T) {
 	post(t, srv.URL, "application/json", "", []byte(export(2, 100, 10, [3]int{1, 0, 0})))
 	restarted := strings.ReplaceAll(export(2, 3, 0, [3]int{1, 0, 0}), `"startTimeUnixNano":"1000","timeUnixNano":"2000"`, `"startTimeUnixNano":"5000","timeUnixNano":"6000"`)
 	post(t, srv.URL, "application/json", "", []byte(restarted))
-	if got := get(t, srv.URL+MetricsPath("checkout@a")); !strings.Contains(got, `retry_attempts_total{dependency="payments",outcome="success"} 3`+"\n") {
+	if got := read(t, r, "checkout@a"); !strings.Contains(got, `retry_attempts_total{dependency="payments",outcome="success"} 3`+"\n") {
 		t.Errorf("after the restart:\n%s", got)
 	}
 }
@@ -179,8 +176,17 @@ func TestHostileSendersRefused(t *testing.T) {
 		t.Errorf("refused %+v, want 9 from 127.0.0.1", ref)
 	}
 	// The good sender's numbers, untouched by the others.
-	if got := get(t, srv.URL+MetricsPath("checkout@a")); !strings.Contains(got, `retry_attempts_total{dependency="payments",outcome="success"} 100`+"\n") {
+	if got := read(t, r, "checkout@a"); !strings.Contains(got, `retry_attempts_total{dependency="payments",outcome="success"} 100`+"\n") {
 		t.Errorf("good sender's exposition:\n%s", got)
+	}
+	// The push port serves no exposition: a sender cannot read another's.
+	resp, err := http.Get(srv.URL + MetricsPath("checkout@a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET of an exposition on the push port: %d, want 404", resp.StatusCode)
 	}
 }
 

@@ -41,8 +41,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Receiver is the OTLP/HTTP endpoint: POST /v1/metrics takes exports,
-// GET /metrics/TARGET serves a resource's exposition for the scraper.
+// Receiver is the OTLP/HTTP endpoint (POST /v1/metrics) and, apart, what
+// it holds as expositions for the scraper (Expositions).
 type Receiver struct {
 	opts  Options
 	state *State
@@ -104,11 +104,25 @@ type Refusal struct {
 	Last   string
 }
 
+// ServeHTTP takes exports: POST /v1/metrics, nothing else. What was
+// pushed is read through Expositions, on a listener of its own, so a
+// sender never reads another's metrics.
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	switch {
-	case req.URL.Path == "/v1/metrics":
-		r.export(w, req)
-	case strings.HasPrefix(req.URL.Path, "/metrics/") && req.Method == http.MethodGet:
+	if req.URL.Path != "/v1/metrics" {
+		http.NotFound(w, req)
+		return
+	}
+	r.export(w, req)
+}
+
+// Expositions serves GET /metrics/TARGET (MetricsPath): a resource's
+// exposition, for the scraper.
+func (r *Receiver) Expositions() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodGet || !strings.HasPrefix(req.URL.Path, "/metrics/") {
+			http.NotFound(w, req)
+			return
+		}
 		name, err := url.PathUnescape(strings.TrimPrefix(req.URL.EscapedPath(), "/metrics/"))
 		body, ok := r.state.Exposition(name)
 		if err != nil || !ok {
@@ -117,9 +131,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		_, _ = w.Write(body)
-	default:
-		http.NotFound(w, req)
-	}
+	})
 }
 
 // export takes one POST /v1/metrics.

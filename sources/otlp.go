@@ -2,48 +2,113 @@ package sources
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/retrytop/retrytop/otlp"
 	"github.com/retrytop/retrytop/scrape"
 )
 
-// pushes is an OTLP receiver listening for a command (--otlp): each
-// resource that pushes becomes a target the scraper reads from the
-// receiver, at the command's interval.
-type pushes struct {
-	ln       net.Listener
-	recv     *otlp.Receiver
-	interval time.Duration
+// OTLPSpec is the receiver a command asks for (--otlp and its flags).
+type OTLPSpec struct {
+	// Addr is HOST:PORT to receive pushes on.
+	Addr string
+	// TokenFile holds the bearer token every push must carry.
+	TokenFile string
+	// CertFile and KeyFile serve the pushes over TLS; ClientCAFile, with
+	// them, requires and verifies a client certificate (mTLS).
+	CertFile, KeyFile, ClientCAFile string
 }
 
-// listenOTLP opens the receiver's address. An address without a host
-// would listen on every interface: that must be asked for by naming one
-// (0.0.0.0:4318), so ":4318" is refused.
-func listenOTLP(addr string, interval time.Duration, opts otlp.Options) (*pushes, error) {
-	host, _, err := net.SplitHostPort(addr)
+// pushes is an OTLP receiver listening for a command: each resource that
+// pushes becomes a target the scraper reads, at the command's interval,
+// from a loopback listener of its own (the push port serves nothing
+// else than POST /v1/metrics).
+type pushes struct {
+	ln, local net.Listener
+	recv      *otlp.Receiver
+	interval  time.Duration
+}
+
+// listenOTLP opens the receiver's two listeners. An address without a
+// host would listen on every interface: that must be asked for by naming
+// one (0.0.0.0:4318), so ":4318" is refused.
+func listenOTLP(spec OTLPSpec, interval time.Duration) (*pushes, error) {
+	host, _, err := net.SplitHostPort(spec.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("--otlp %q: %w (want HOST:PORT, e.g. 127.0.0.1:4318)", addr, err)
+		return nil, fmt.Errorf("--otlp %q: %w (want HOST:PORT, e.g. 127.0.0.1:4318)", spec.Addr, err)
 	}
 	if host == "" {
-		return nil, fmt.Errorf("--otlp %q: name the address to listen on: 127.0.0.1:4318 for this machine, 0.0.0.0:4318 for every interface", addr)
+		return nil, fmt.Errorf("--otlp %q: name the address to listen on: 127.0.0.1:4318 for this machine, 0.0.0.0:4318 for every interface", spec.Addr)
 	}
-	ln, err := net.Listen("tcp", addr)
+	var opts otlp.Options
+	if spec.TokenFile != "" {
+		b, err := os.ReadFile(spec.TokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--otlp-token-file: %w", err)
+		}
+		if opts.Token = strings.TrimSpace(string(b)); opts.Token == "" {
+			return nil, fmt.Errorf("--otlp-token-file %s: empty", spec.TokenFile)
+		}
+	}
+	tlsCfg, err := serverTLS(spec)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", spec.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("--otlp: %w", err)
 	}
-	return &pushes{ln: ln, recv: otlp.NewReceiver(opts), interval: interval}, nil
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
+	}
+	local, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("--otlp: %w", err)
+	}
+	return &pushes{ln: ln, local: local, recv: otlp.NewReceiver(opts), interval: interval}, nil
 }
 
-// targets are the receiver's resources as scrape targets on its own
+// serverTLS is the push port's TLS: nil without a certificate.
+func serverTLS(spec OTLPSpec) (*tls.Config, error) {
+	switch {
+	case spec.CertFile == "" && spec.KeyFile == "" && spec.ClientCAFile == "":
+		return nil, nil
+	case spec.CertFile == "" || spec.KeyFile == "":
+		return nil, errors.New("--otlp-tls-cert-file and --otlp-tls-key-file go together")
+	}
+	cert, err := tls.LoadX509KeyPair(spec.CertFile, spec.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--otlp-tls-cert-file: %w", err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if spec.ClientCAFile != "" {
+		pem, err := os.ReadFile(spec.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--otlp-tls-client-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--otlp-tls-client-ca-file %s: no PEM certificate", spec.ClientCAFile)
+		}
+		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
+}
+
+// targets are the receiver's resources as scrape targets on its local
 // listener.
 func (p *pushes) targets() []scrape.Target {
-	base := "http://" + p.ln.Addr().String()
+	base := "http://" + p.local.Addr().String()
 	var out []scrape.Target
 	for _, name := range p.recv.State().Targets() {
 		t, err := scrape.ParseTarget(base + otlp.MetricsPath(name))
@@ -57,17 +122,20 @@ func (p *pushes) targets() []scrape.Target {
 	return out
 }
 
-// run serves the receiver until ctx ends, handing set the static targets
-// plus one per resource each time a new resource pushes.
+// run serves both listeners until ctx ends, handing set the static
+// targets plus one per resource each time a new resource pushes.
 func (p *pushes) run(ctx context.Context, static func() []scrape.Target, set func([]scrape.Target)) {
-	srv := &http.Server{Handler: p.recv, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(p.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return
-		}
-	}()
+	servers := []*http.Server{
+		{Handler: p.recv, ReadHeaderTimeout: 10 * time.Second},
+		{Handler: p.recv.Expositions(), ReadHeaderTimeout: 10 * time.Second},
+	}
+	done := make(chan struct{}, len(servers))
+	for i, ln := range []net.Listener{p.ln, p.local} {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			_ = servers[i].Serve(ln) // ends with ErrServerClosed
+		}()
+	}
 	var known []string
 	for {
 		changed := p.recv.Changed()
@@ -77,8 +145,12 @@ func (p *pushes) run(ctx context.Context, static func() []scrape.Target, set fun
 		}
 		select {
 		case <-ctx.Done():
-			_ = srv.Close()
-			<-done
+			for _, srv := range servers {
+				_ = srv.Close()
+			}
+			for range servers {
+				<-done
+			}
 			return
 		case <-changed:
 		}

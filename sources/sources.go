@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,7 +22,6 @@ import (
 	"github.com/retrytop/retrytop/config"
 	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/internal/safetext"
-	"github.com/retrytop/retrytop/otlp"
 	"github.com/retrytop/retrytop/scrape"
 
 	"github.com/retrytop/retrytop/dialect"
@@ -48,10 +46,9 @@ type Spec struct {
 	Memory *scrape.MemoryBudget
 	// Poll is how often discovery files are checked (0: discovery's default).
 	Poll time.Duration
-	// OTLP, when set, is the address an OTLP/HTTP receiver listens on
-	// (--otlp): every resource that pushes becomes a target.
-	// OTLPTokenFile holds the bearer token pushes must carry.
-	OTLP, OTLPTokenFile string
+	// OTLP, when its Addr is set, is an OTLP/HTTP receiver to listen
+	// with (--otlp): every resource that pushes becomes a target.
+	OTLP OTLPSpec
 }
 
 // Sources is what a Spec resolves to.
@@ -185,7 +182,7 @@ func joinBadges(b string, prev func() string) string {
 // Given reports whether a flag names targets, so that retrytop with only
 // flags and no TARGET is still watch.
 func (f *Spec) Given() bool {
-	return f.Config != "" || len(f.FileSD) > 0 || f.PromConfig != "" || f.OTLP != ""
+	return f.Config != "" || len(f.FileSD) > 0 || f.PromConfig != "" || f.OTLP.Addr != ""
 }
 
 // Resolve collects the targets of the arguments, the config file and the
@@ -195,33 +192,20 @@ func (f *Spec) Resolve(args []string, interval time.Duration) (*Sources, error) 
 	if f.PromConfig == "" && len(f.Jobs) > 0 {
 		return nil, errors.New("--job needs --prometheus-config FILE")
 	}
+	if f.OTLP.Addr == "" && f.OTLP != (OTLPSpec{}) {
+		return nil, errors.New("--otlp-token-file and --otlp-tls-* need --otlp HOST:PORT")
+	}
 	src, err := f.resolveTargets(args, interval)
-	if errors.Is(err, ErrNoTargets) && f.OTLP != "" {
+	if errors.Is(err, ErrNoTargets) && f.OTLP.Addr != "" {
 		src, err = &Sources{}, nil // only what pushes
 	}
 	if err != nil {
 		return nil, err
 	}
-	if f.OTLPTokenFile != "" && f.OTLP == "" {
-		return nil, errors.New("--otlp-token-file needs --otlp HOST:PORT")
-	}
-	if f.OTLP != "" {
-		var opts otlp.Options
-		if f.OTLPTokenFile != "" {
-			b, err := os.ReadFile(f.OTLPTokenFile)
-			if err != nil {
-				return nil, fmt.Errorf("--otlp-token-file: %w", err)
-			}
-			if opts.Token = strings.TrimSpace(string(b)); opts.Token == "" {
-				return nil, fmt.Errorf("--otlp-token-file %s: empty", f.OTLPTokenFile)
-			}
-		}
-		if src.pushes, err = listenOTLP(f.OTLP, interval, opts); err != nil {
+	if f.OTLP.Addr != "" {
+		if src.pushes, err = listenOTLP(f.OTLP, interval); err != nil {
 			return nil, err
 		}
-	}
-	if err := f.resolveDiscovery(src, interval); err != nil {
-		return nil, err
 	}
 	src.Memory = f.Memory
 	cfg, err := f.DialectConfig()

@@ -85,6 +85,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 		},
 	}
 	f.sourceFlags.register(cmd)
+	f.sourceFlags.registerOTLP(cmd)
 	pf.register(cmd)
 	pf.registerEnd(cmd)
 	cmd.Flags().Bool("wide", false, "text: every column, however wide (by default the table fits the terminal, or $COLUMNS)")

@@ -136,3 +136,23 @@ func TestOTLPAddressMustNameHost(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// analyze --otlp reads a service that only pushes: over the window its
+// resource is a target, its attempts a row.
+func TestAnalyzeOTLPPushes(t *testing.T) {
+	addr := freeAddr(t)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { pushUntil(addr, "", pushBody, stop) })
+	out, stderr, err := execute(t, "analyze", "--otlp", addr, "--window", "2s", "--interval", "200ms", "--format", "json")
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("analyze: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{`"name": "checkout@a"`, `"dependency": "payments"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %s in\n%.2000s", want, out)
+		}
+	}
+}

@@ -17,8 +17,7 @@ type sourceFlags struct {
 	fileSD     []string
 	promConfig string
 	jobs       []string
-	otlp       string
-	otlpToken  string // a file holding the bearer token pushes must carry
+	otlp       sources.OTLPSpec
 	// cmd tells whether --interval was given (it then wins over
 	// prometheus.yml) and where warnings go.
 	cmd *cobra.Command
@@ -35,11 +34,14 @@ func (f *sourceFlags) register(cmd *cobra.Command) {
 	_ = cmd.MarkFlagFilename("prometheus-config", "yml", "yaml")
 }
 
-// registerOTLP adds --otlp: the verbs whose scraper runs on (watch,
-// record) take pushes.
+// registerOTLP adds --otlp: the verbs that scrape live targets (watch,
+// record, analyze) take pushes.
 func (f *sourceFlags) registerOTLP(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.otlp, "otlp", "", "also receive OpenTelemetry metric pushes (OTLP/HTTP) on HOST:PORT, e.g. 127.0.0.1:4318; each pushing resource is a target (docs/otlp.md)")
-	cmd.Flags().StringVar(&f.otlpToken, "otlp-token-file", "", "with --otlp: a file holding the bearer token every push must carry (Authorization: Bearer TOKEN)")
+	cmd.Flags().StringVar(&f.otlp.Addr, "otlp", "", "also receive OpenTelemetry metric pushes (OTLP/HTTP) on HOST:PORT, e.g. 127.0.0.1:4318; each pushing resource is a target (docs/otlp.md)")
+	cmd.Flags().StringVar(&f.otlp.TokenFile, "otlp-token-file", "", "with --otlp: a file holding the bearer token every push must carry (Authorization: Bearer TOKEN)")
+	cmd.Flags().StringVar(&f.otlp.CertFile, "otlp-tls-cert-file", "", "with --otlp: receive pushes over TLS with this certificate (PEM; with --otlp-tls-key-file)")
+	cmd.Flags().StringVar(&f.otlp.KeyFile, "otlp-tls-key-file", "", "with --otlp-tls-cert-file: its private key (PEM)")
+	cmd.Flags().StringVar(&f.otlp.ClientCAFile, "otlp-tls-client-ca-file", "", "with --otlp-tls-cert-file: require a client certificate signed by these CAs (PEM): mutual TLS")
 }
 
 // discoveryPoll is how often discovery files are checked (tests shorten it).
@@ -48,7 +50,7 @@ var discoveryPoll = discovery.DefaultPoll
 // spec is the flags as sources.Spec.
 func (f *sourceFlags) spec() *sources.Spec {
 	s := &sources.Spec{Config: f.config, Chains: f.chains, FileSD: f.fileSD, PromConfig: f.promConfig, Jobs: f.jobs,
-		Memory: scrapeMemory(f.cmd), Poll: discoveryPoll, OTLP: f.otlp, OTLPTokenFile: f.otlpToken}
+		Memory: scrapeMemory(f.cmd), Poll: discoveryPoll, OTLP: f.otlp}
 	if f.cmd != nil {
 		s.IntervalGiven = f.cmd.Flags().Changed("interval")
 		s.Warn = f.cmd.ErrOrStderr()

@@ -66,6 +66,8 @@ func TestGRPCPushedEqualsScraped(t *testing.T) {
 	recv := otlp.NewReceiver(otlp.Options{})
 	recvSrv := httptest.NewServer(recv)
 	t.Cleanup(recvSrv.Close)
+	expoSrv := httptest.NewServer(recv.Expositions()) // what the scraper reads
+	t.Cleanup(expoSrv.Close)
 	push, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(recvSrv.URL+"/v1/metrics"),
 		otlpmetrichttp.WithCompression(otlpmetrichttp.GzipCompression),
 		otlpmetrichttp.WithTemporalitySelector(func(sdkmetric.InstrumentKind) metricdata.Temporality { return metricdata.DeltaTemporality }))
@@ -91,7 +93,7 @@ func TestGRPCPushedEqualsScraped(t *testing.T) {
 	metrics := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	t.Cleanup(metrics.Close)
 
-	r := newRig(t, mp, metrics.URL+"/metrics", recvSrv.URL+otlp.MetricsPath("client"))
+	r := newRig(t, mp, metrics.URL+"/metrics", expoSrv.URL+otlp.MetricsPath("client"))
 	hc := healthpb.NewHealthClient(conn)
 	for srv.failed.Load() < 2 { // warm-up: every series exported before the first scrape
 		_, _ = hc.Check(ctx, &healthpb.HealthCheckRequest{})

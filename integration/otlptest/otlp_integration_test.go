@@ -82,6 +82,8 @@ func TestPushedEqualsScraped(t *testing.T) {
 			recv := otlp.NewReceiver(otlp.Options{})
 			recvSrv := httptest.NewServer(recv)
 			t.Cleanup(recvSrv.Close)
+			expoSrv := httptest.NewServer(recv.Expositions()) // what the scraper reads
+			t.Cleanup(expoSrv.Close)
 
 			push, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(recvSrv.URL+"/v1/metrics"),
 				otlpmetrichttp.WithCompression(otlpmetrichttp.GzipCompression),
@@ -107,7 +109,7 @@ func TestPushedEqualsScraped(t *testing.T) {
 			metrics := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 			t.Cleanup(metrics.Close)
 
-			r := newRig(t, mp, metrics.URL+"/metrics", recvSrv.URL+otlp.MetricsPath("client@i1"))
+			r := newRig(t, mp, metrics.URL+"/metrics", expoSrv.URL+otlp.MetricsPath("client@i1"))
 			// Warm-up until a retry happened: a series is exported once it
 			// has data, and a rate needs every series in the first scrape.
 			for srv.failed.Load() < 2 {
