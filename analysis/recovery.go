@@ -1,6 +1,10 @@
 package analysis
 
-import "github.com/retrytop/retrytop/model"
+import (
+	"slices"
+
+	"github.com/retrytop/retrytop/model"
+)
 
 // RecoveryBin is one bin of a goodput series: its edges and its success
 // ratio (successful originals over those that ended), absent where it is
@@ -124,4 +128,48 @@ func rowRecovery(tl []model.Signals, firstOn, lastOn int, th Thresholds) model.V
 	}
 	rec, _ := Recovery(bins, tl[lastOn].EndMs, threshold)
 	return rec
+}
+
+// fineRecovery dates a row's recovery from its scrapes rather than its
+// bins, where the store holds them from the report's start (a streamed
+// recording longer than the store's window keeps its bin-dated
+// recovery): the phases of the row at one bin per scrape interval find the
+// trigger's end and goodput's return each to a scrape, so a trigger that
+// ends inside a report bin no longer counts from that bin's edge. The
+// value replaces the one the report's bins gave, on the same phase.
+func (b *reportBuild) fineRecovery(dr *DependencyReport, r *row) {
+	at := -1
+	for i := range dr.Phases {
+		if dr.Phases[i].RecoveryS.OK {
+			at = i
+			break
+		}
+	}
+	if at < 0 || len(b.grid) == 0 || len(r.times) < 3 {
+		return
+	}
+	step := medianStep(r.times)
+	if binMs := b.grid[len(b.grid)/2].end - b.grid[len(b.grid)/2].start; step <= 0 || 2*step > binMs {
+		return // the bins are about a scrape already
+	}
+	if r.times[0] > b.grid[0].start+step {
+		return // the store no longer holds the report's start
+	}
+	fine := r.timeline(step, b.grid[0].start, b.grid[len(b.grid)-1].end)
+	for _, p := range Phases(fine, b.th) {
+		if p.RecoveryS.OK {
+			dr.Phases[at].RecoveryS = p.RecoveryS
+			return
+		}
+	}
+}
+
+// medianStep is the median interval between consecutive times.
+func medianStep(times []int64) int64 {
+	d := make([]int64, 0, len(times)-1)
+	for i := 1; i < len(times); i++ {
+		d = append(d, times[i]-times[i-1])
+	}
+	slices.Sort(d)
+	return d[len(d)/2]
 }
