@@ -202,6 +202,9 @@ func (f *Spec) Resolve(args []string, interval time.Duration) (*Sources, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := f.resolveDiscovery(src, interval); err != nil {
+		return nil, err
+	}
 	if f.OTLP.Addr != "" {
 		if src.pushes, err = listenOTLP(f.OTLP, interval); err != nil {
 			return nil, err
