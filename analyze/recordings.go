@@ -42,13 +42,7 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 	spans := opts.Spans
 	hist := 2
 	for k, rec := range recs {
-		per := map[string]int{}
-		for i := spans[k][0]; i < spans[k][1]; i++ {
-			per[rec.Target(i)]++
-		}
-		for _, n := range per {
-			hist = max(hist, n+1)
-		}
+		hist = max(hist, dump.WholeHistory(rec, spans[k][0], spans[k][1]))
 	}
 	ropts := analysis.ReportOptions{Window: opts.Window, Bin: opts.Bin, ChainSpecs: rs.Chains, Links: rs.Links, Derived: dialect.DerivedByDialect(rs.Dialects),
 		RecordingEnd: recordingEnd(recs, spans)}

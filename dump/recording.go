@@ -253,6 +253,27 @@ func LoadStore(rec Recording, st *model.Store, transform func(*model.Snapshot) (
 	return LoadStoreRange(rec, 0, rec.Len(), st, transform)
 }
 
+// WholeHistory is the history a store needs to hold every scrape of
+// rec's entries [lo, hi): the most entries of one target, and one more
+// (at least 2).
+func WholeHistory(rec Recording, lo, hi int) int {
+	per := map[string]int{}
+	hist := 2
+	for i := lo; i < hi; i++ {
+		t := rec.Target(i)
+		per[t]++
+		hist = max(hist, per[t]+1)
+	}
+	return hist
+}
+
+// LoadWhole loads every entry of rec into a new store that keeps them all
+// (WholeHistory), through transform as LoadStore does.
+func LoadWhole(rec Recording, transform func(*model.Snapshot) (*model.Snapshot, error)) (*model.Store, []model.TargetStatus) {
+	st := model.NewStore(model.StoreConfig{History: WholeHistory(rec, 0, rec.Len())})
+	return st, LoadStore(rec, st, transform)
+}
+
 // Range returns the entries [lo, hi) of rec whose times are within
 // [from, to]; a zero from or to leaves that side open.
 func Range(rec Recording, from, to time.Time) (lo, hi int) {

@@ -348,16 +348,7 @@ func signed(d float64) string {
 // recording translated by tr into one store, its report over the whole
 // recording.
 func Findings(rec dump.Recording, tr *dialect.Translator, chains []analysis.ChainSpec) []analysis.Finding {
-	per := map[string]int{}
-	for i := 0; i < rec.Len(); i++ {
-		per[rec.Target(i)]++
-	}
-	hist := 2
-	for _, n := range per {
-		hist = max(hist, n+1)
-	}
-	st := model.NewStore(model.StoreConfig{History: hist})
-	statuses := dump.LoadStore(rec, st, func(s *model.Snapshot) (*model.Snapshot, error) {
+	st, statuses := dump.LoadWhole(rec, func(s *model.Snapshot) (*model.Snapshot, error) {
 		out, _, err := tr.Translate("", s)
 		return out, err
 	})

@@ -15,15 +15,6 @@ func load(t testing.TB, path string) *model.Store {
 		t.Fatal(err)
 	}
 	defer rec.Close()
-	per := map[string]int{}
-	for i := 0; i < rec.Len(); i++ {
-		per[rec.Target(i)]++
-	}
-	hist := 2
-	for _, n := range per {
-		hist = max(hist, n+1)
-	}
-	st := model.NewStore(model.StoreConfig{History: hist})
-	dump.LoadStore(rec, st, nil)
+	st, _ := dump.LoadWhole(rec, nil)
 	return st
 }

@@ -102,16 +102,8 @@ file), 2 the recording cannot be read or fitted.`,
 // whatIfReport loads a recording whole, fits the model to it and replays
 // it under each policy (whatif FILE, and the replay's w pane).
 func whatIfReport(rec dump.Recording, name string, translate func(*model.Snapshot) (*model.Snapshot, error), bin time.Duration, specs []policy.Spec) (whatif.Report, error) {
-	per := map[string]int{}
-	for i := 0; i < rec.Len(); i++ {
-		per[rec.Target(i)]++
-	}
-	hist := 2
-	for _, n := range per {
-		hist = max(hist, n+1)
-	}
-	st := model.NewStore(model.StoreConfig{History: hist})
-	if !scrape.AnyScraped(dump.LoadStore(rec, st, translate)) {
+	st, statuses := dump.LoadWhole(rec, translate)
+	if !scrape.AnyScraped(statuses) {
 		return whatif.Report{}, withCode(exitNoData, errors.New("no scrape in the recording could be read"))
 	}
 	fit, err := whatif.Fit(st, bin)
