@@ -2,7 +2,6 @@ package policyreport
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -107,14 +106,7 @@ func Parse(args []string) ([]policy.Spec, error) {
 func Write(w io.Writer, c *policy.Check, format string) error {
 	switch format {
 	case "json":
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(toJSON(c)); err != nil {
-			return err
-		}
-		_, err := w.Write(safetext.JSON(buf.Bytes()))
-		return err
+		return safetext.WriteJSON(w, toJSON(c))
 	case "markdown":
 		return writeMarkdown(w, c)
 	case "text", "":

@@ -1,8 +1,6 @@
 package whatif
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -84,16 +82,9 @@ var Formats = []string{"text", "markdown", "json"}
 func Write(w io.Writer, rep Report, format string) error {
 	switch format {
 	case "json":
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
 		// Target and file names come from the recording: no character
 		// that hides or reorders text reaches a terminal raw.
-		_, err := w.Write(safetext.JSON(buf.Bytes()))
-		return err
+		return safetext.WriteJSON(w, rep)
 	case "markdown":
 		return writeMarkdown(w, rep)
 	case "text", "":

@@ -30,7 +30,9 @@ package safetext
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -164,6 +166,19 @@ func JSON(b []byte) []byte {
 		b = b[n:]
 	}
 	return out
+}
+
+// WriteJSON writes v as indented JSON (two spaces, a newline at the end)
+// through JSON: what a verb's --format json prints.
+func WriteJSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(JSON(buf.Bytes()))
+	return err
 }
 
 func hiddenInJSON(r rune) bool { return Invisible(r) || (r >= 0x80 && r <= 0x9f) }

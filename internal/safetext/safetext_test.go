@@ -166,3 +166,15 @@ func BenchmarkTerminal(b *testing.B) {
 		})
 	}
 }
+
+// WriteJSON indents by two spaces, ends with a newline and escapes what
+// JSON escapes.
+func TestWriteJSON(t *testing.T) {
+	var b strings.Builder
+	if err := WriteJSON(&b, map[string]string{"name": "a\u202eb"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n  \"name\": \"a\\u202eb\"\n}\n"; b.String() != want {
+		t.Errorf("%q, want %q", b.String(), want)
+	}
+}
