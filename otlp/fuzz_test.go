@@ -8,13 +8,15 @@ import (
 func FuzzDecodeProto(f *testing.F) {
 	f.Add([]byte{0x0a, 0x00})
 	f.Add([]byte{0x0a, 0x05, 0x12, 0x03, 0x12, 0x01, 0x00})
+	f.Add(protoExport(3, 1, [3]uint64{1, 2, 3}, 0.5))
+	f.Add(seriesExport("s", 3))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ex, err := DecodeProto(b, 1000)
 		if err != nil {
 			return
 		}
 		st := NewState(Limits{SeriesPerResource: 1000})
-		if _, err := st.Apply(ex); err == nil {
+		if _, err := st.Apply(ex, "sender"); err == nil {
 			for _, name := range st.Targets() {
 				st.Exposition(name)
 			}
@@ -31,7 +33,7 @@ func FuzzDecodeJSON(f *testing.F) {
 			return
 		}
 		st := NewState(Limits{SeriesPerResource: 1000})
-		if _, err := st.Apply(ex); err == nil {
+		if _, err := st.Apply(ex, "sender"); err == nil {
 			for _, name := range st.Targets() {
 				st.Exposition(name)
 			}

@@ -115,7 +115,8 @@ func TestDeltaAndCumulativeAgree(t *testing.T) {
 }
 
 // A restarted process's cumulative counter starts again from its new
-// start time: the exposition goes down, which readers take as a reset.
+// start time: what the run before counted is carried, so the exposition
+// goes on from there and the increase across the restart is exact.
 func TestCumulativeRestartIsAReset(t *testing.T) {
 	r := NewReceiver(Options{})
 	srv := httptest.NewServer(r)
@@ -123,7 +124,9 @@ func TestCumulativeRestartIsAReset(t *testing.T) {
 	post(t, srv.URL, "application/json", "", []byte(export(2, 100, 10, [3]int{1, 0, 0})))
 	restarted := strings.ReplaceAll(export(2, 3, 0, [3]int{1, 0, 0}), `"startTimeUnixNano":"1000","timeUnixNano":"2000"`, `"startTimeUnixNano":"5000","timeUnixNano":"6000"`)
 	post(t, srv.URL, "application/json", "", []byte(restarted))
-	if got := read(t, r, "checkout@a"); !strings.Contains(got, `retry_attempts_total{dependency="payments",outcome="success"} 3`+"\n") {
+	if got := read(t, r, "checkout@a"); !strings.Contains(got, `retry_attempts_total{dependency="payments",outcome="success"} 103`+"\n") ||
+		!strings.Contains(got, `retry_attempts_total{dependency="payments",outcome="timeout"} 10`+"\n") ||
+		!strings.Contains(got, "http_client_request_duration_seconds_count 2\n") {
 		t.Errorf("after the restart:\n%s", got)
 	}
 }
@@ -198,7 +201,7 @@ func TestSeriesLimitRefusesWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Apply(ex); err == nil || !strings.Contains(err.Error(), "over the limit of 4 series") {
+	if _, err := st.Apply(ex, "sender"); err == nil || !strings.Contains(err.Error(), "over a limit of 4 series per resource") {
 		t.Fatalf("apply: %v", err)
 	}
 	if len(st.Targets()) != 0 {
@@ -228,27 +231,70 @@ func TestPromName(t *testing.T) {
 	}
 }
 
-// An exponential histogram becomes explicit buckets at its scale's
-// boundaries: at scale 0 bucket i is (2^i, 2^(i+1)]; a finer scale is
-// coarsened to 3 by merging neighbours, counts kept.
+// An exponential histogram becomes explicit buckets at scale 2 over a
+// fixed layout (2^-16 s to 2^8 s): a coarser scale's bucket lands in the
+// explicit bucket holding its upper bound, a finer scale's neighbours
+// merge, values outside go to the first bucket or +Inf, the zero bucket
+// to the first.
 func TestExponentialToExplicit(t *testing.T) {
-	ex, err := DecodeJSON([]byte(`{"resourceMetrics":[{"scopeMetrics":[{"metrics":[
-	  {"name":"d","unit":"s","exponentialHistogram":{"aggregationTemporality":2,"dataPoints":[
-	    {"count":"7","sum":9,"scale":0,"zeroCount":"1","positive":{"offset":-2,"bucketCounts":["1","2","3"]}}]}},
-	  {"name":"f","unit":"s","exponentialHistogram":{"aggregationTemporality":2,"dataPoints":[
-	    {"count":"4","scale":5,"positive":{"offset":0,"bucketCounts":["1","1","1","1"]}}]}}]}]}]}`), 0)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name          string
+		unit          string
+		scale, offset int32
+		counts        []uint64
+		zero          uint64
+		want          map[int]uint64 // explicit bucket index: count
+	}{
+		// (0.25, 0.5], (0.5, 1], (1, 2] at scale 0: le 2^-1 is bucket 60.
+		{"coarser", "s", 0, -2, []uint64{1, 2, 3}, 1, map[int]uint64{0: 1, 60: 1, 64: 2, 68: 3}},
+		// indexes 0..7 at scale 5 are index 0 at scale 2, (1, 2^(1/4)].
+		{"finer", "s", 5, 0, []uint64{1, 1, 1, 1, 1, 1, 1, 1, 1}, 0, map[int]uint64{65: 8, 66: 1}},
+		{"outside", "s", 0, -30, []uint64{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}, 0, map[int]uint64{0: 1, 97: 2}},
+		// ms: the same layout 10 octaves up, 1 ms = 2^0 is bucket 24.
+		{"ms", "ms", 0, -1, []uint64{4}, 0, map[int]uint64{24: 4}},
+	} {
+		p := Point{Scale: tc.scale, Offset: tc.offset, ExpCounts: tc.counts, Count: tc.zero}
+		for _, c := range tc.counts {
+			p.Count += c
+		}
+		if err := checkExp(&p); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		p.toExplicit(tc.unit)
+		low := math.Exp2(-16)
+		if tc.unit == "ms" {
+			low = math.Exp2(-6)
+		}
+		if len(p.Bounds) != 97 || len(p.Counts) != 98 || p.Bounds[0] != low || p.Bounds[96] != low*math.Exp2(24) {
+			t.Fatalf("%s: %d bounds %v..%v, %d counts", tc.name, len(p.Bounds), p.Bounds[0], p.Bounds[len(p.Bounds)-1], len(p.Counts))
+		}
+		for i, c := range p.Counts {
+			if c != tc.want[i] {
+				t.Errorf("%s: bucket %d (le %v) holds %d, want %d", tc.name, i, append(p.Bounds, math.Inf(1))[i], c, tc.want[i])
+			}
+		}
 	}
-	p := ex.Resources[0].Metrics[0].Points[0]
-	// (0, 0.25] holds the zero bucket; then (0.25, 0.5], (0.5, 1], (1, 2].
-	wantB, wantC := []float64{0.25, 0.5, 1, 2}, []uint64{1, 1, 2, 3, 0}
-	if fmt.Sprint(p.Bounds) != fmt.Sprint(wantB) || fmt.Sprint(p.Counts) != fmt.Sprint(wantC) {
-		t.Errorf("scale 0: bounds %v counts %v, want %v %v", p.Bounds, p.Counts, wantB, wantC)
+}
+
+// An exponential histogram whose range grows from push to push keeps
+// one layout: the second push applies and the counts add up.
+func TestExponentialLayoutStable(t *testing.T) {
+	st := NewState(Limits{})
+	for _, body := range []string{
+		`{"count":"2","scale":3,"positive":{"offset":-3,"bucketCounts":["1","1"]}}`,
+		`{"count":"5","scale":3,"positive":{"offset":-20,"bucketCounts":["1","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","4"]}}`,
+	} {
+		ex, err := DecodeJSON([]byte(`{"resourceMetrics":[{"scopeMetrics":[{"metrics":[
+		  {"name":"d","unit":"s","exponentialHistogram":{"aggregationTemporality":1,"dataPoints":[`+body+`]}}]}]}]}`), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Apply(ex, "a"); err != nil {
+			t.Fatalf("apply: %v", err)
+		}
 	}
-	// Scale 5 to 3: indexes 0..3 are 0 at scale 3 (four into one).
-	q := ex.Resources[0].Metrics[1].Points[0]
-	if len(q.Counts) != 3 || q.Counts[0] != 0 || q.Counts[1] != 4 || q.Bounds[0] != 1 || q.Bounds[1] != math.Exp2(1.0/8) {
-		t.Errorf("scale 5: bounds %v counts %v, want (1, 2^(1/8)] holding 4", q.Bounds, q.Counts)
+	got, _ := st.Exposition("unknown_service")
+	if !strings.Contains(string(got), "d_seconds_count 7\n") || !strings.Contains(string(got), `d_seconds_bucket{le="+Inf"} 7`+"\n") {
+		t.Errorf("exposition:\n%s", got)
 	}
 }

@@ -140,7 +140,7 @@ func (r *Receiver) export(w http.ResponseWriter, req *http.Request) {
 	if err != nil {
 		sender = req.RemoteAddr
 	}
-	status, err := r.take(req)
+	status, err := r.take(req, sender)
 	if err != nil {
 		r.mu.Lock()
 		r.refused[sender]++
@@ -164,7 +164,7 @@ func isJSON(ct string) bool {
 }
 
 // take reads, decodes and applies one export; the status says why not.
-func (r *Receiver) take(req *http.Request) (int, error) {
+func (r *Receiver) take(req *http.Request, sender string) (int, error) {
 	if req.Method != http.MethodPost {
 		return http.StatusMethodNotAllowed, fmt.Errorf("method %s: exports are POSTed", req.Method)
 	}
@@ -194,9 +194,12 @@ func (r *Receiver) take(req *http.Request) (int, error) {
 		}
 		return http.StatusBadRequest, fmt.Errorf("malformed export: %w", err)
 	}
-	added, err := r.state.Apply(ex)
-	if err != nil {
+	added, err := r.state.Apply(ex, sender)
+	switch {
+	case errors.Is(err, ErrLimit):
 		return http.StatusRequestEntityTooLarge, err
+	case err != nil:
+		return http.StatusBadRequest, fmt.Errorf("export contradicts what was pushed: %w", err)
 	}
 	if added {
 		r.announce()

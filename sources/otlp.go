@@ -26,6 +26,9 @@ type OTLPSpec struct {
 	// CertFile and KeyFile serve the pushes over TLS; ClientCAFile, with
 	// them, requires and verifies a client certificate (mTLS).
 	CertFile, KeyFile, ClientCAFile string
+	// MaxBytes bounds the memory the received series take (0: the
+	// receiver's default, otlp.Limits.Bytes).
+	MaxBytes int64
 }
 
 // pushes is an OTLP receiver listening for a command: each resource that
@@ -49,7 +52,7 @@ func listenOTLP(spec OTLPSpec, interval time.Duration) (*pushes, error) {
 	if host == "" {
 		return nil, fmt.Errorf("--otlp %q: name the address to listen on: 127.0.0.1:4318 for this machine, 0.0.0.0:4318 for every interface", spec.Addr)
 	}
-	var opts otlp.Options
+	opts := otlp.Options{Limits: otlp.Limits{Bytes: spec.MaxBytes}}
 	if spec.TokenFile != "" {
 		b, err := os.ReadFile(spec.TokenFile)
 		if err != nil {
