@@ -3,6 +3,7 @@ package otlp
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -296,5 +297,31 @@ func TestExponentialLayoutStable(t *testing.T) {
 	got, _ := st.Exposition("unknown_service")
 	if !strings.Contains(string(got), "d_seconds_count 7\n") || !strings.Contains(string(got), `d_seconds_bucket{le="+Inf"} 7`+"\n") {
 		t.Errorf("exposition:\n%s", got)
+	}
+}
+
+// An export refused by a limit partway through leaves the series it had
+// already added to as they were.
+func TestRefusedExportChangesNothing(t *testing.T) {
+	st := NewState(Limits{SeriesPerResource: 8}) // the export's 8: 2 counters, a gauge, 3 buckets with _sum and _count
+	first, err := DecodeJSON([]byte(export(1, 100, 10, [3]int{5, 2, 1})), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Apply(first, "a"); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := st.Exposition("checkout@a")
+	then, err := DecodeJSON([]byte(export(1, 30, 2, [3]int{1, 1, 0})), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &then.Resources[0].Metrics[0]
+	m.Points = append(m.Points, Point{Attrs: []Attr{{Key: "outcome", Value: "other"}}, Value: 1})
+	if _, err := st.Apply(then, "a"); !errors.Is(err, ErrLimit) {
+		t.Fatalf("apply: %v, want the series limit", err)
+	}
+	if after, _ := st.Exposition("checkout@a"); string(after) != string(before) {
+		t.Errorf("after a refused export\n%s\nwant\n%s", after, before)
 	}
 }

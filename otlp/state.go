@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -74,6 +75,9 @@ type resourceState struct {
 	info   []Attr // service.* attributes, for target_info
 	series map[string]*seriesState
 	flat   int // flat series held (buckets, _sum and _count counted)
+	// owned, while an export is staged on a clone, marks the series
+	// copied for it (nil when not staged).
+	owned map[string]bool
 }
 
 // seriesState is one series: the current run's values (the newest
@@ -133,31 +137,51 @@ func seriesBytes(key string, buckets int) int64 {
 	return 256 + 2*int64(len(key)) + 24*int64(buckets)
 }
 
-// TargetName is the target a resource becomes: service.namespace/
-// service.name, with @service.instance.id when the resource has one
-// ("unknown_service" without a name, as the SDKs default it).
+// TargetName is the target a resource becomes: its job
+// (service.namespace/service.name, as target_info names a scraped
+// service), with @service.instance.id when the resource has one.
 func TargetName(attrs []Attr) string {
-	var name, ns, inst string
+	job, inst := jobInstance(attrs)
+	if inst != "" {
+		return job + "@" + inst
+	}
+	return job
+}
+
+// jobInstance are a resource's job (service.namespace/service.name;
+// "unknown_service" without a name, as the SDKs default it) and
+// service.instance.id.
+func jobInstance(attrs []Attr) (job, instance string) {
+	var ns string
 	for _, a := range attrs {
 		switch a.Key {
 		case "service.name":
-			name = a.Value
+			job = a.Value
 		case "service.namespace":
 			ns = a.Value
 		case "service.instance.id":
-			inst = a.Value
+			instance = a.Value
 		}
 	}
-	if name == "" {
-		name = "unknown_service"
+	if job == "" {
+		job = "unknown_service"
 	}
 	if ns != "" {
-		name = ns + "/" + name
+		job = ns + "/" + job
 	}
-	if inst != "" {
-		name += "@" + inst
+	return job, instance
+}
+
+// Job is a held target's job: service.namespace/service.name ("" when
+// no export named the target).
+func (st *State) Job(target string) string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if rs := st.resources[target]; rs != nil {
+		job, _ := jobInstance(rs.info)
+		return job
 	}
-	return name
+	return ""
 }
 
 // Apply adds sender's export to the state. It is all or nothing: an
@@ -202,6 +226,7 @@ func (st *State) Apply(ex *Export, sender string) (added bool, err error) {
 		}
 	}
 	for _, c := range fresh {
+		c.rs.owned = nil
 		st.resources[c.name] = c.rs
 	}
 	st.senders[sender], st.bytes = &b.use, b.bytes
@@ -242,15 +267,25 @@ func (b *budget) series(rs *resourceState, key string, s *seriesState) error {
 	return nil
 }
 
+// clone is rs to stage an export on: the series map copied, each series
+// copied only when the export touches it (own), so a refused export
+// leaves rs as it was.
 func (rs *resourceState) clone() *resourceState {
-	c := &resourceState{info: rs.info, series: make(map[string]*seriesState, len(rs.series)), flat: rs.flat}
-	for k, s := range rs.series {
-		cp := *s
-		cp.bounds = slices.Clone(s.bounds)
-		cp.run, cp.carry = s.run.clone(), s.carry.clone()
-		c.series[k] = &cp
+	return &resourceState{info: rs.info, series: maps.Clone(rs.series), flat: rs.flat, owned: map[string]bool{}}
+}
+
+// own is the series at key, copied first when rs is staged and the copy
+// is not made yet.
+func (rs *resourceState) own(key string) *seriesState {
+	s := rs.series[key]
+	if s == nil || rs.owned == nil || rs.owned[key] {
+		return s
 	}
-	return c
+	cp := *s
+	cp.bounds = slices.Clone(s.bounds)
+	cp.run, cp.carry = s.run.clone(), s.carry.clone()
+	rs.series[key], rs.owned[key] = &cp, true
+	return &cp
 }
 
 func serviceAttrs(attrs []Attr) []Attr {
@@ -272,7 +307,7 @@ func (rs *resourceState) apply(m *Metric, b *budget) error {
 		}
 		labels := renderLabels(p.Attrs)
 		key := family + "{" + labels + "}"
-		s := rs.series[key]
+		s := rs.own(key)
 		if s == nil {
 			s = &seriesState{family: family, typ: typ, labels: labels}
 			if typ == "histogram" {
@@ -284,6 +319,9 @@ func (rs *resourceState) apply(m *Metric, b *budget) error {
 				return err
 			}
 			rs.series[key] = s
+			if rs.owned != nil {
+				rs.owned[key] = true
+			}
 		}
 		if err := s.add(m, p); err != nil {
 			return fmt.Errorf("%s: %w", key, err)

@@ -109,7 +109,7 @@ func serverTLS(spec OTLPSpec) (*tls.Config, error) {
 }
 
 // targets are the receiver's resources as scrape targets on its local
-// listener.
+// listener, each in its job's layer.
 func (p *pushes) targets() []scrape.Target {
 	base := "http://" + p.local.Addr().String()
 	var out []scrape.Target
@@ -119,6 +119,7 @@ func (p *pushes) targets() []scrape.Target {
 			continue // a URL the receiver made: parseable
 		}
 		t.Name = name
+		t.Layer = p.recv.State().Job(name) // replicas of a service fold as a job's do
 		t.Interval = p.interval
 		out = append(out, t)
 	}

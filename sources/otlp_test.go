@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,5 +132,32 @@ func TestOTLPFlagsNeedEachOther(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.spec, err, tc.want)
 		}
+	}
+}
+
+// A pushing resource is a target named job@instance in its job's layer
+// (service.namespace/service.name), so replicas fold as a job's do.
+func TestOTLPTargetLayerIsJob(t *testing.T) {
+	p, err := listenOTLP(OTLPSpec{Addr: "127.0.0.1:0"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.ln.Close()
+	defer p.local.Close()
+	for _, inst := range []string{"a", "b"} {
+		body := `{"resourceMetrics":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}},` +
+			`{"key":"service.namespace","value":{"stringValue":"shop"}},{"key":"service.instance.id","value":{"stringValue":"` + inst + `"}}]},` +
+			`"scopeMetrics":[{"metrics":[{"name":"g","gauge":{"dataPoints":[{"asInt":"1"}]}}]}]}]}`
+		req := httptest.NewRequest(http.MethodPost, "/v1/metrics", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		p.recv.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("push: %d %s", rec.Code, rec.Body)
+		}
+	}
+	ts := p.targets()
+	if len(ts) != 2 || ts[0].Name != "shop/svc@a" || ts[1].Name != "shop/svc@b" || ts[0].Layer != "shop/svc" || ts[1].Layer != "shop/svc" {
+		t.Errorf("targets %+v, want shop/svc@a and @b in layer shop/svc", ts)
 	}
 }
