@@ -10,12 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	otelmetric "go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -43,7 +41,7 @@ func TestPushedExponentialHistogram(t *testing.T) {
 			recv := otlp.NewReceiver(otlp.Options{})
 			recvSrv := httptest.NewServer(recv)
 			t.Cleanup(recvSrv.Close)
-			push, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(recvSrv.URL+"/v1/metrics"),
+			mp, reg := pushAndPull(t, recvSrv.URL, resource.NewSchemaless(attribute.String("service.name", "svc")),
 				otlpmetrichttp.WithTemporalitySelector(func(sdkmetric.InstrumentKind) metricdata.Temporality { return temp }),
 				otlpmetrichttp.WithAggregationSelector(func(k sdkmetric.InstrumentKind) sdkmetric.Aggregation {
 					if k == sdkmetric.InstrumentKindHistogram {
@@ -51,18 +49,6 @@ func TestPushedExponentialHistogram(t *testing.T) {
 					}
 					return sdkmetric.DefaultAggregationSelector(k)
 				}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			reg := prometheus.NewRegistry()
-			pull, err := otelprom.New(otelprom.WithRegisterer(reg))
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := resource.NewSchemaless(attribute.String("service.name", "svc"))
-			mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(pull),
-				sdkmetric.WithReader(sdkmetric.NewPeriodicReader(push, sdkmetric.WithInterval(time.Hour))))
-			t.Cleanup(func() { _ = mp.Shutdown(ctx) })
 			h, err := mp.Meter("test").Float64Histogram("rpc.latency", otelmetric.WithUnit("s"))
 			if err != nil {
 				t.Fatal(err)
