@@ -224,6 +224,11 @@ func TestPromName(t *testing.T) {
 		{Metric{Name: "process.cpu.utilization", Unit: "1", Kind: KindGauge}, "process_cpu_utilization_ratio"},
 		{Metric{Name: "rpc.server.duration", Unit: "ms", Kind: KindHistogram}, "rpc_server_duration_milliseconds"},
 		{Metric{Name: "queue.size", Kind: KindSum}, "queue_size"},
+		{Metric{Name: "retry_attempts_total", Kind: KindSum, Monotonic: true}, "retry_attempts_total"},
+		{Metric{Name: "total.busy_total", Unit: "s", Kind: KindSum, Monotonic: true}, "busy_seconds_total"},
+		{Metric{Name: "total", Kind: KindSum, Monotonic: true}, "total"},
+		{Metric{Name: "total", Unit: "s", Kind: KindSum, Monotonic: true}, "seconds_total"},
+		{Metric{Name: "total.count", Kind: KindGauge}, "total_count"},
 		{Metric{Name: "net.io", Unit: "By/s", Kind: KindGauge}, "net_io_bytes_per_second"},
 	} {
 		if got, _ := promName(&tc.m); got != tc.want {

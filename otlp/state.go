@@ -364,16 +364,24 @@ func (s *seriesState) add(m *Metric, p *Point) error {
 // promName is the family name the OpenTelemetry Prometheus exporter
 // gives an instrument: invalid characters as underscores, the unit as a
 // suffix (s: _seconds, ms: _milliseconds, By: _bytes, 1: _ratio on a
-// gauge; annotations in braces dropped), _total on a monotonic sum; and
+// gauge; annotations in braces dropped), _total on a monotonic sum (once,
+// last: the name's own "total" words dropped); and
 // the family's type. A non-monotonic sum is a gauge.
 func promName(m *Metric) (string, string) {
 	name := sanitize(m.Name)
+	counter := m.Kind == KindSum && m.Monotonic
+	if counter { // every "total" word goes; one is added back last
+		name = strings.Join(slices.DeleteFunc(strings.Split(name, "_"), func(w string) bool { return w == "total" }), "_")
+	}
 	if u := unitSuffix(m.Unit, m.Kind == KindGauge); u != "" && !strings.HasSuffix(name, "_"+u) {
-		name += "_" + u
+		name = strings.TrimPrefix(name+"_"+u, "_")
 	}
 	switch m.Kind {
 	case KindSum:
-		if m.Monotonic {
+		if counter && name == "" {
+			return "total", "counter"
+		}
+		if counter {
 			return name + "_total", "counter"
 		}
 		return name, "gauge"
