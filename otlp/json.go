@@ -153,6 +153,9 @@ func (kv jsonKV) attr() Attr {
 
 func (d *decoder) jsonMetric(jm jsonMetric) (Metric, error) {
 	m := Metric{Name: jm.Name, Unit: jm.Unit}
+	if err := checkName(m.Name); err != nil {
+		return m, err
+	}
 	var data *jsonData
 	switch {
 	case jm.Gauge != nil:

@@ -229,10 +229,21 @@ func TestPromName(t *testing.T) {
 		{Metric{Name: "total", Kind: KindSum, Monotonic: true}, "total"},
 		{Metric{Name: "total", Unit: "s", Kind: KindSum, Monotonic: true}, "seconds_total"},
 		{Metric{Name: "total.count", Kind: KindGauge}, "total_count"},
+		{Metric{Name: "2xx..responses-", Kind: KindGauge}, "_2xx_responses"},
 		{Metric{Name: "net.io", Unit: "By/s", Kind: KindGauge}, "net_io_bytes_per_second"},
 	} {
 		if got, _ := promName(&tc.m); got != tc.want {
 			t.Errorf("%s (%s): %s, want %s", tc.m.Name, tc.m.Unit, got, tc.want)
+		}
+	}
+}
+
+// Attribute keys become label names as the exporter writes them.
+func TestLabelName(t *testing.T) {
+	for k, want := range map[string]string{"http.request.resend_count": "http_request_resend_count", "2xx": "key_2xx",
+		"_private": "_private", "__name__": "_name_", "a:b": "a_b", "": "key"} {
+		if got := labelName(k); got != want {
+			t.Errorf("%q: %q, want %q", k, got, want)
 		}
 	}
 }

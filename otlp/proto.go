@@ -231,10 +231,22 @@ func (d *decoder) metric(b []byte) (Metric, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		err = checkName(m.Name)
+	}
 	if err != nil {
 		return m, fmt.Errorf("metric %q: %w", m.Name, err)
 	}
 	return m, nil
+}
+
+// checkName refuses a metric whose name has nothing a Prometheus name
+// can keep.
+func checkName(name string) error {
+	if sanitize(name) == "" {
+		return bad("metric", "no name: want one with a letter or digit")
+	}
+	return nil
 }
 
 // data reads a Gauge, Sum, Histogram or ExponentialHistogram message.

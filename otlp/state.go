@@ -424,27 +424,34 @@ func unitWord(u string) string {
 	return u
 }
 
-// sanitize maps a name onto [a-zA-Z0-9_:], a leading digit behind an
-// underscore, runs of underscores folded.
+// sanitize maps a metric name onto [a-zA-Z0-9_:]: other characters as
+// underscores, runs of underscores folded, none at either end, a leading
+// digit behind one.
 func sanitize(s string) string {
+	n := strings.Trim(fold(s, true), "_")
+	if n != "" && n[0] >= '0' && n[0] <= '9' {
+		n = "_" + n
+	}
+	return n
+}
+
+// fold is s with every character outside [a-zA-Z0-9_] (and ':' unless
+// colon is false) as an underscore, runs of underscores folded.
+func fold(s string, colon bool) string {
 	var b strings.Builder
 	last := byte(0)
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		ok := c == '_' || c == ':' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-		if !ok {
+		if !(c == '_' || colon && c == ':' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
 			c = '_'
 		}
 		if c == '_' && last == '_' {
 			continue
 		}
-		if i == 0 && c >= '0' && c <= '9' {
-			b.WriteByte('_')
-		}
 		b.WriteByte(c)
 		last = c
 	}
-	return strings.Trim(b.String(), "_")
+	return b.String()
 }
 
 // renderLabels is the attributes as sorted Prometheus labels.
@@ -473,17 +480,26 @@ func renderLabels(attrs []Attr) string {
 	return b.String()
 }
 
+// labelName is an attribute's label name as the OpenTelemetry Prometheus
+// exporter writes it: characters outside [a-zA-Z0-9_] as underscores,
+// runs folded (so never the reserved "__"), a leading digit behind
+// "key_".
 func labelName(k string) string {
-	n := strings.ReplaceAll(sanitize(k), ":", "_")
-	if n == "" {
+	n := fold(k, false)
+	switch {
+	case n == "":
 		return "key"
+	case n[0] >= '0' && n[0] <= '9':
+		return "key_" + n
 	}
 	return n
 }
 
 var escaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 
-func escape(v string) string { return escaper.Replace(v) }
+// escape is a label value as the text format quotes it, invalid UTF-8
+// replaced (the parsers refuse it).
+func escape(v string) string { return escaper.Replace(strings.ToValidUTF8(v, "\uFFFD")) }
 
 // Targets are the resources held, sorted.
 func (st *State) Targets() []string {

@@ -46,6 +46,12 @@ func TestPushedNamesEqualExporters(t *testing.T) {
 		}
 		h.Record(ctx, 0.5)
 	}
+	labelled, err := m.Int64Counter("labelled")
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelled.Add(ctx, 1, otelmetric.WithAttributes(attribute.Int("http.request.resend_count", 1), attribute.String("2xx", "a"),
+		attribute.String("_private", "b"), attribute.String("a-b", "c"), attribute.Bool("ok", true), attribute.String("__name", "d")))
 	for _, c := range []struct{ name, unit string }{{"process.cpu.utilization", "1"}, {"queue.bytes", "By"}} {
 		g, err := m.Float64Gauge(c.name, otelmetric.WithUnit(c.unit))
 		if err != nil {
@@ -67,10 +73,17 @@ func TestPushedNamesEqualExporters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []string
+	var want, wantLabels []string
 	for _, mf := range mfs {
 		if !strings.HasPrefix(mf.GetName(), "otel_") && mf.GetName() != "target_info" {
 			want = append(want, mf.GetName()+" "+strings.ToLower(mf.GetType().String()))
+		}
+		if mf.GetName() == "labelled_total" {
+			for _, l := range mf.GetMetric()[0].GetLabel() {
+				if !strings.HasPrefix(l.GetName(), "otel_scope_") {
+					wantLabels = append(wantLabels, l.GetName()+`="`+l.GetValue()+`"`)
+				}
+			}
 		}
 	}
 	expo := httptest.NewServer(recv.Expositions())
@@ -85,6 +98,14 @@ func TestPushedNamesEqualExporters(t *testing.T) {
 	for _, line := range strings.Split(string(body), "\n") {
 		if f, ok := strings.CutPrefix(line, "# TYPE "); ok && !strings.HasPrefix(f, "target_info ") {
 			got = append(got, f)
+		}
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if l, ok := strings.CutPrefix(line, "labelled_total{"); ok {
+			l, _, _ = strings.Cut(l, "} ")
+			if got, want := l, strings.Join(wantLabels, ","); got != want {
+				t.Errorf("pushed labels %s, the Prometheus exporter's %s", got, want)
+			}
 		}
 	}
 	slices.Sort(want)
