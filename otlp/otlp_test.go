@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // export is an OTLP/JSON export of one resource (checkout, instance a)
@@ -339,5 +340,36 @@ func TestRefusedExportChangesNothing(t *testing.T) {
 	}
 	if after, _ := st.Exposition("checkout@a"); string(after) != string(before) {
 		t.Errorf("after a refused export\n%s\nwant\n%s", after, before)
+	}
+}
+
+// A resource that stops exporting answers 503 once StaleAfter has passed
+// since its last export, so its target shows down; the next export
+// brings it back.
+func TestStaleResourceAnswers503(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	r := NewReceiver(Options{StaleAfter: time.Minute, Now: func() time.Time { return now }})
+	push := func() {
+		if code, msg := serve(r, "10.0.0.5", "application/json", []byte(export(1, 1, 0, [3]int{1, 0, 0}))); code != http.StatusOK {
+			t.Fatalf("export: %d %s", code, msg)
+		}
+	}
+	get := func() (int, string) {
+		rec := httptest.NewRecorder()
+		r.Expositions().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, MetricsPath("checkout@a"), nil))
+		return rec.Code, rec.Body.String()
+	}
+	push()
+	now = now.Add(time.Minute)
+	if code, _ := get(); code != http.StatusOK {
+		t.Errorf("a minute after the export: %d, want 200", code)
+	}
+	now = now.Add(time.Second)
+	if code, msg := get(); code != http.StatusServiceUnavailable || !strings.Contains(msg, "no export from this resource for 1m1s") {
+		t.Errorf("past StaleAfter: %d %q, want 503", code, msg)
+	}
+	push()
+	if code, _ := get(); code != http.StatusOK {
+		t.Errorf("after a new export: %d, want 200", code)
 	}
 }
