@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/otlp"
 	"github.com/retrytop/retrytop/scrape"
 )
@@ -168,4 +169,26 @@ func (s *Sources) OTLPAddr() string {
 		return ""
 	}
 	return s.pushes.ln.Addr().String()
+}
+
+// badge is the receiver's refusals, then what prev shows: how many
+// exports were refused, and the sender refused most with its last
+// reason.
+func (p *pushes) badge(prev func() string) func() string {
+	return func() string {
+		ref := p.recv.Refused()
+		b := ""
+		if len(ref) > 0 {
+			total, most := 0, ref[0]
+			for _, r := range ref {
+				total += r.Count
+				if r.Count > most.Count {
+					most = r
+				}
+			}
+			b = fmt.Sprintf("otlp: %d exports refused, %d from %s: %s", total, most.Count,
+				safetext.TerminalN(most.Sender, 40), safetext.TerminalN(most.Last, 60))
+		}
+		return joinBadges(b, prev)
+	}
 }

@@ -161,3 +161,33 @@ func TestOTLPTargetLayerIsJob(t *testing.T) {
 		t.Errorf("targets %+v, want shop/svc@a and @b in layer shop/svc", ts)
 	}
 }
+
+// The dashboard's header names the receiver's refusals: how many, and
+// the sender refused most with its last reason, before what prev shows.
+func TestOTLPRefusalBadge(t *testing.T) {
+	p, err := listenOTLP(OTLPSpec{Addr: "127.0.0.1:0"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.ln.Close()
+	defer p.local.Close()
+	s := &Sources{pushes: p}
+	status := s.Status(func() string { return "REC" })
+	if got := status(); got != "REC" {
+		t.Errorf("before a refusal: %q", got)
+	}
+	for i, sender := range []string{"10.0.0.66", "10.0.0.66", "10.0.0.7"} {
+		req := httptest.NewRequest(http.MethodPost, "/v1/metrics", strings.NewReader(`{"resourceMetrics":[`))
+		req.RemoteAddr = sender + ":1234"
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		p.recv.ServeHTTP(rec, req)
+		if rec.Code != http.StatusBadRequest {
+			t.Fatalf("export %d: %d", i, rec.Code)
+		}
+	}
+	want := "otlp: 3 exports refused, 2 from 10.0.0.66: malformed export: request: unexpected EOF REC"
+	if got := status(); got != want {
+		t.Errorf("badge %q\nwant %q", got, want)
+	}
+}

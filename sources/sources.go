@@ -152,8 +152,12 @@ func (s *Sources) setBadge(d discovery.Set) {
 }
 
 // Status returns the header badge function for the dashboard: the
-// discovery problems now, then whatever prev shows.
+// discovery problems now, the OTLP receiver's refusals, then whatever
+// prev shows.
 func (s *Sources) Status(prev func() string) func() string {
+	if s.pushes != nil {
+		prev = s.pushes.badge(prev)
+	}
 	if s.watcher == nil {
 		return prev
 	}
