@@ -33,6 +33,9 @@ type Options struct {
 	StaleAfter time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// OnRefuse, if set, is called with a sender's refusals after each
+	// export refused, outside the receiver's lock.
+	OnRefuse func(Refusal)
 }
 
 func (o Options) withDefaults() Options {
@@ -170,7 +173,11 @@ func (r *Receiver) export(w http.ResponseWriter, req *http.Request) {
 		r.mu.Lock()
 		r.refused[sender]++
 		r.last[sender] = err.Error()
+		ref := Refusal{Sender: sender, Count: r.refused[sender], Last: err.Error()}
 		r.mu.Unlock()
+		if r.opts.OnRefuse != nil {
+			r.opts.OnRefuse(ref)
+		}
 		http.Error(w, err.Error(), status)
 		return
 	}

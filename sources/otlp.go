@@ -6,11 +6,13 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/retrytop/retrytop/internal/safetext"
@@ -40,6 +42,26 @@ type pushes struct {
 	ln, local net.Listener
 	recv      *otlp.Receiver
 	interval  time.Duration
+	// log, once set (Follow's), is told of refused exports.
+	log atomic.Pointer[io.Writer]
+}
+
+// refused tells log of a sender's first refused export, then of its
+// 10th, 100th, … (a hostile sender must not flood it).
+func (p *pushes) refused(r otlp.Refusal) {
+	w := p.log.Load()
+	if w == nil || !powerOfTen(r.Count) {
+		return
+	}
+	fmt.Fprintf(*w, "retrytop: otlp: export from %s refused (%d so far): %s\n",
+		safetext.TerminalN(r.Sender, 40), r.Count, safetext.TerminalN(r.Last, 200))
+}
+
+func powerOfTen(n int) bool {
+	for n >= 10 && n%10 == 0 {
+		n /= 10
+	}
+	return n == 1
 }
 
 // listenOTLP opens the receiver's two listeners. An address without a
@@ -79,7 +101,10 @@ func listenOTLP(spec OTLPSpec, interval time.Duration) (*pushes, error) {
 		ln.Close()
 		return nil, fmt.Errorf("--otlp: %w", err)
 	}
-	return &pushes{ln: ln, local: local, recv: otlp.NewReceiver(opts), interval: interval}, nil
+	p := &pushes{ln: ln, local: local, interval: interval}
+	opts.OnRefuse = p.refused
+	p.recv = otlp.NewReceiver(opts)
+	return p, nil
 }
 
 // serverTLS is the push port's TLS: nil without a certificate.

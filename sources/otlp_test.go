@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -9,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -176,6 +178,9 @@ func TestOTLPRefusalBadge(t *testing.T) {
 	if got := status(); got != "REC" {
 		t.Errorf("before a refusal: %q", got)
 	}
+	var log bytes.Buffer
+	w := io.Writer(&log)
+	p.log.Store(&w)
 	for i, sender := range []string{"10.0.0.66", "10.0.0.66", "10.0.0.7"} {
 		req := httptest.NewRequest(http.MethodPost, "/v1/metrics", strings.NewReader(`{"resourceMetrics":[`))
 		req.RemoteAddr = sender + ":1234"
@@ -189,5 +194,16 @@ func TestOTLPRefusalBadge(t *testing.T) {
 	want := "otlp: 3 exports refused, 2 from 10.0.0.66: malformed export: request: unexpected EOF REC"
 	if got := status(); got != want {
 		t.Errorf("badge %q\nwant %q", got, want)
+	}
+	// The log names each sender's first refusal, then its 10th, 100th, ….
+	wantLog := "retrytop: otlp: export from 10.0.0.66 refused (1 so far): malformed export: request: unexpected EOF\n" +
+		"retrytop: otlp: export from 10.0.0.7 refused (1 so far): malformed export: request: unexpected EOF\n"
+	if log.String() != wantLog {
+		t.Errorf("log\n%s\nwant\n%s", log.String(), wantLog)
+	}
+	for n, want := range map[int]bool{1: true, 2: false, 10: true, 20: false, 100: true, 101: false, 1000: true} {
+		if powerOfTen(n) != want {
+			t.Errorf("powerOfTen(%d) = %v", n, !want)
+		}
 	}
 }
