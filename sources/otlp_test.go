@@ -137,15 +137,21 @@ func TestOTLPFlagsNeedEachOther(t *testing.T) {
 	}
 }
 
-// A pushing resource is a target named job@instance in its job's layer
-// (service.namespace/service.name), so replicas fold as a job's do.
-func TestOTLPTargetLayerIsJob(t *testing.T) {
+// loopbackPushes is a receiver on loopback, closed when t ends.
+func loopbackPushes(t *testing.T) *pushes {
+	t.Helper()
 	p, err := listenOTLP(OTLPSpec{Addr: "127.0.0.1:0"}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.ln.Close()
-	defer p.local.Close()
+	t.Cleanup(func() { p.ln.Close(); p.local.Close() })
+	return p
+}
+
+// A pushing resource is a target named job@instance in its job's layer
+// (service.namespace/service.name), so replicas fold as a job's do.
+func TestOTLPTargetLayerIsJob(t *testing.T) {
+	p := loopbackPushes(t)
 	for _, inst := range []string{"a", "b"} {
 		body := `{"resourceMetrics":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}},` +
 			`{"key":"service.namespace","value":{"stringValue":"shop"}},{"key":"service.instance.id","value":{"stringValue":"` + inst + `"}}]},` +
@@ -167,12 +173,7 @@ func TestOTLPTargetLayerIsJob(t *testing.T) {
 // The dashboard's header names the receiver's refusals: how many, and
 // the sender refused most with its last reason, before what prev shows.
 func TestOTLPRefusalBadge(t *testing.T) {
-	p, err := listenOTLP(OTLPSpec{Addr: "127.0.0.1:0"}, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.ln.Close()
-	defer p.local.Close()
+	p := loopbackPushes(t)
 	s := &Sources{pushes: p}
 	status := s.Status(func() string { return "REC" })
 	if got := status(); got != "REC" {
