@@ -153,6 +153,9 @@ func (kv jsonKV) attr() Attr {
 
 func (d *decoder) jsonMetric(jm jsonMetric) (Metric, error) {
 	m := Metric{Name: jm.Name, Unit: jm.Unit}
+	if err := checkName(m.Name); err != nil {
+		return m, err
+	}
 	var data *jsonData
 	switch {
 	case jm.Gauge != nil:
@@ -233,19 +236,19 @@ func jsonPointOf(k Kind, jp *jsonPoint) (Point, error) {
 		}
 		return p, checkBuckets(&p)
 	}
-	var pos expBuckets
+	p.Scale = jp.Scale
 	if jp.Positive != nil {
-		pos.offset = jp.Positive.Offset
-		if len(jp.Positive.BucketCounts) > 1<<16 {
-			return p, bad("exponential_histogram_data_point", "%d buckets", len(jp.Positive.BucketCounts))
+		p.Offset = jp.Positive.Offset
+		if len(jp.Positive.BucketCounts) > maxExpBuckets {
+			return p, bad("exponential_histogram_data_point", "%d buckets, more than %d", len(jp.Positive.BucketCounts), maxExpBuckets)
 		}
 		for _, c := range jp.Positive.BucketCounts {
 			v, err := c.uint()
 			if err != nil {
 				return p, err
 			}
-			pos.counts = append(pos.counts, v)
+			p.ExpCounts = append(p.ExpCounts, v)
 		}
 	}
-	return p, explicit(&p, jp.Scale, pos)
+	return p, checkExp(&p)
 }

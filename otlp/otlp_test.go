@@ -3,6 +3,7 @@ package otlp
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // export is an OTLP/JSON export of one resource (checkout, instance a)
@@ -115,7 +117,8 @@ func TestDeltaAndCumulativeAgree(t *testing.T) {
 }
 
 // A restarted process's cumulative counter starts again from its new
-// start time: the exposition goes down, which readers take as a reset.
+// start time: what the run before counted is carried, so the exposition
+// goes on from there and the increase across the restart is exact.
 func TestCumulativeRestartIsAReset(t *testing.T) {
 	r := NewReceiver(Options{})
 	srv := httptest.NewServer(r)
@@ -123,7 +126,9 @@ func TestCumulativeRestartIsAReset(t *testing.T) {
 	post(t, srv.URL, "application/json", "", []byte(export(2, 100, 10, [3]int{1, 0, 0})))
 	restarted := strings.ReplaceAll(export(2, 3, 0, [3]int{1, 0, 0}), `"startTimeUnixNano":"1000","timeUnixNano":"2000"`, `"startTimeUnixNano":"5000","timeUnixNano":"6000"`)
 	post(t, srv.URL, "application/json", "", []byte(restarted))
-	if got := read(t, r, "checkout@a"); !strings.Contains(got, `retry_attempts_total{dependency="payments",outcome="success"} 3`+"\n") {
+	if got := read(t, r, "checkout@a"); !strings.Contains(got, `retry_attempts_total{dependency="payments",outcome="success"} 103`+"\n") ||
+		!strings.Contains(got, `retry_attempts_total{dependency="payments",outcome="timeout"} 10`+"\n") ||
+		!strings.Contains(got, "http_client_request_duration_seconds_count 2\n") {
 		t.Errorf("after the restart:\n%s", got)
 	}
 }
@@ -198,7 +203,7 @@ func TestSeriesLimitRefusesWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Apply(ex); err == nil || !strings.Contains(err.Error(), "over the limit of 4 series") {
+	if _, err := st.Apply(ex, "sender"); err == nil || !strings.Contains(err.Error(), "over a limit of 4 series per resource") {
 		t.Fatalf("apply: %v", err)
 	}
 	if len(st.Targets()) != 0 {
@@ -220,6 +225,12 @@ func TestPromName(t *testing.T) {
 		{Metric{Name: "process.cpu.utilization", Unit: "1", Kind: KindGauge}, "process_cpu_utilization_ratio"},
 		{Metric{Name: "rpc.server.duration", Unit: "ms", Kind: KindHistogram}, "rpc_server_duration_milliseconds"},
 		{Metric{Name: "queue.size", Kind: KindSum}, "queue_size"},
+		{Metric{Name: "retry_attempts_total", Kind: KindSum, Monotonic: true}, "retry_attempts_total"},
+		{Metric{Name: "total.busy_total", Unit: "s", Kind: KindSum, Monotonic: true}, "busy_seconds_total"},
+		{Metric{Name: "total", Kind: KindSum, Monotonic: true}, "total"},
+		{Metric{Name: "total", Unit: "s", Kind: KindSum, Monotonic: true}, "seconds_total"},
+		{Metric{Name: "total.count", Kind: KindGauge}, "total_count"},
+		{Metric{Name: "2xx..responses-", Kind: KindGauge}, "_2xx_responses"},
 		{Metric{Name: "net.io", Unit: "By/s", Kind: KindGauge}, "net_io_bytes_per_second"},
 	} {
 		if got, _ := promName(&tc.m); got != tc.want {
@@ -228,27 +239,137 @@ func TestPromName(t *testing.T) {
 	}
 }
 
-// An exponential histogram becomes explicit buckets at its scale's
-// boundaries: at scale 0 bucket i is (2^i, 2^(i+1)]; a finer scale is
-// coarsened to 3 by merging neighbours, counts kept.
+// Attribute keys become label names as the exporter writes them.
+func TestLabelName(t *testing.T) {
+	for k, want := range map[string]string{"http.request.resend_count": "http_request_resend_count", "2xx": "key_2xx",
+		"_private": "_private", "__name__": "_name_", "a:b": "a_b", "": "key"} {
+		if got := labelName(k); got != want {
+			t.Errorf("%q: %q, want %q", k, got, want)
+		}
+	}
+}
+
+// An exponential histogram becomes explicit buckets at scale 2 over a
+// fixed layout (2^-16 s to 2^8 s): a coarser scale's bucket lands in the
+// explicit bucket holding its upper bound, a finer scale's neighbours
+// merge, values outside go to the first bucket or +Inf, the zero bucket
+// to the first.
 func TestExponentialToExplicit(t *testing.T) {
-	ex, err := DecodeJSON([]byte(`{"resourceMetrics":[{"scopeMetrics":[{"metrics":[
-	  {"name":"d","unit":"s","exponentialHistogram":{"aggregationTemporality":2,"dataPoints":[
-	    {"count":"7","sum":9,"scale":0,"zeroCount":"1","positive":{"offset":-2,"bucketCounts":["1","2","3"]}}]}},
-	  {"name":"f","unit":"s","exponentialHistogram":{"aggregationTemporality":2,"dataPoints":[
-	    {"count":"4","scale":5,"positive":{"offset":0,"bucketCounts":["1","1","1","1"]}}]}}]}]}]}`), 0)
+	for _, tc := range []struct {
+		name          string
+		unit          string
+		scale, offset int32
+		counts        []uint64
+		zero          uint64
+		want          map[int]uint64 // explicit bucket index: count
+	}{
+		// (0.25, 0.5], (0.5, 1], (1, 2] at scale 0: le 2^-1 is bucket 60.
+		{"coarser", "s", 0, -2, []uint64{1, 2, 3}, 1, map[int]uint64{0: 1, 60: 1, 64: 2, 68: 3}},
+		// indexes 0..7 at scale 5 are index 0 at scale 2, (1, 2^(1/4)].
+		{"finer", "s", 5, 0, []uint64{1, 1, 1, 1, 1, 1, 1, 1, 1}, 0, map[int]uint64{65: 8, 66: 1}},
+		{"outside", "s", 0, -30, []uint64{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}, 0, map[int]uint64{0: 1, 97: 2}},
+		// ms: the same layout 10 octaves up, 1 ms = 2^0 is bucket 24.
+		{"ms", "ms", 0, -1, []uint64{4}, 0, map[int]uint64{24: 4}},
+	} {
+		p := Point{Scale: tc.scale, Offset: tc.offset, ExpCounts: tc.counts, Count: tc.zero}
+		for _, c := range tc.counts {
+			p.Count += c
+		}
+		if err := checkExp(&p); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		p.toExplicit(tc.unit)
+		low := math.Exp2(-16)
+		if tc.unit == "ms" {
+			low = math.Exp2(-6)
+		}
+		if len(p.Bounds) != 97 || len(p.Counts) != 98 || p.Bounds[0] != low || p.Bounds[96] != low*math.Exp2(24) {
+			t.Fatalf("%s: %d bounds %v..%v, %d counts", tc.name, len(p.Bounds), p.Bounds[0], p.Bounds[len(p.Bounds)-1], len(p.Counts))
+		}
+		for i, c := range p.Counts {
+			if c != tc.want[i] {
+				t.Errorf("%s: bucket %d (le %v) holds %d, want %d", tc.name, i, append(p.Bounds, math.Inf(1))[i], c, tc.want[i])
+			}
+		}
+	}
+}
+
+// An exponential histogram whose range grows from push to push keeps
+// one layout: the second push applies and the counts add up.
+func TestExponentialLayoutStable(t *testing.T) {
+	st := NewState(Limits{})
+	for _, body := range []string{
+		`{"count":"2","scale":3,"positive":{"offset":-3,"bucketCounts":["1","1"]}}`,
+		`{"count":"5","scale":3,"positive":{"offset":-20,"bucketCounts":["1","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","0","4"]}}`,
+	} {
+		ex, err := DecodeJSON([]byte(`{"resourceMetrics":[{"scopeMetrics":[{"metrics":[
+		  {"name":"d","unit":"s","exponentialHistogram":{"aggregationTemporality":1,"dataPoints":[`+body+`]}}]}]}]}`), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Apply(ex, "a"); err != nil {
+			t.Fatalf("apply: %v", err)
+		}
+	}
+	got, _ := st.Exposition("unknown_service")
+	if !strings.Contains(string(got), "d_seconds_count 7\n") || !strings.Contains(string(got), `d_seconds_bucket{le="+Inf"} 7`+"\n") {
+		t.Errorf("exposition:\n%s", got)
+	}
+}
+
+// An export refused by a limit partway through leaves the series it had
+// already added to as they were.
+func TestRefusedExportChangesNothing(t *testing.T) {
+	st := NewState(Limits{SeriesPerResource: 8}) // the export's 8: 2 counters, a gauge, 3 buckets with _sum and _count
+	first, err := DecodeJSON([]byte(export(1, 100, 10, [3]int{5, 2, 1})), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := ex.Resources[0].Metrics[0].Points[0]
-	// (0, 0.25] holds the zero bucket; then (0.25, 0.5], (0.5, 1], (1, 2].
-	wantB, wantC := []float64{0.25, 0.5, 1, 2}, []uint64{1, 1, 2, 3, 0}
-	if fmt.Sprint(p.Bounds) != fmt.Sprint(wantB) || fmt.Sprint(p.Counts) != fmt.Sprint(wantC) {
-		t.Errorf("scale 0: bounds %v counts %v, want %v %v", p.Bounds, p.Counts, wantB, wantC)
+	if _, err := st.Apply(first, "a"); err != nil {
+		t.Fatal(err)
 	}
-	// Scale 5 to 3: indexes 0..3 are 0 at scale 3 (four into one).
-	q := ex.Resources[0].Metrics[1].Points[0]
-	if len(q.Counts) != 3 || q.Counts[0] != 0 || q.Counts[1] != 4 || q.Bounds[0] != 1 || q.Bounds[1] != math.Exp2(1.0/8) {
-		t.Errorf("scale 5: bounds %v counts %v, want (1, 2^(1/8)] holding 4", q.Bounds, q.Counts)
+	before, _ := st.Exposition("checkout@a")
+	then, err := DecodeJSON([]byte(export(1, 30, 2, [3]int{1, 1, 0})), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &then.Resources[0].Metrics[0]
+	m.Points = append(m.Points, Point{Attrs: []Attr{{Key: "outcome", Value: "other"}}, Value: 1})
+	if _, err := st.Apply(then, "a"); !errors.Is(err, ErrLimit) {
+		t.Fatalf("apply: %v, want the series limit", err)
+	}
+	if after, _ := st.Exposition("checkout@a"); string(after) != string(before) {
+		t.Errorf("after a refused export\n%s\nwant\n%s", after, before)
+	}
+}
+
+// A resource that stops exporting answers 503 once StaleAfter has passed
+// since its last export, so its target shows down; the next export
+// brings it back.
+func TestStaleResourceAnswers503(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	r := NewReceiver(Options{StaleAfter: time.Minute, Now: func() time.Time { return now }})
+	push := func() {
+		if code, msg := serve(r, "10.0.0.5", "application/json", []byte(export(1, 1, 0, [3]int{1, 0, 0}))); code != http.StatusOK {
+			t.Fatalf("export: %d %s", code, msg)
+		}
+	}
+	get := func() (int, string) {
+		rec := httptest.NewRecorder()
+		r.Expositions().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, MetricsPath("checkout@a"), nil))
+		return rec.Code, rec.Body.String()
+	}
+	push()
+	now = now.Add(time.Minute)
+	if code, _ := get(); code != http.StatusOK {
+		t.Errorf("a minute after the export: %d, want 200", code)
+	}
+	now = now.Add(time.Second)
+	if code, msg := get(); code != http.StatusServiceUnavailable || !strings.Contains(msg, "no export from this resource for 1m1s") {
+		t.Errorf("past StaleAfter: %d %q, want 503", code, msg)
+	}
+	push()
+	if code, _ := get(); code != http.StatusOK {
+		t.Errorf("after a new export: %d, want 200", code)
 	}
 }

@@ -56,8 +56,9 @@ type Metric struct {
 }
 
 // Point is a data point of any kind: Value for gauges and sums, the rest
-// for histograms. An exponential histogram's buckets are turned into
-// explicit ones while decoding (expBuckets).
+// for histograms. An exponential histogram's positive buckets are Scale,
+// Offset and ExpCounts until the state turns them into explicit ones
+// (toExplicit).
 type Point struct {
 	Attrs           []Attr
 	StartNs, TimeNs uint64
@@ -67,6 +68,8 @@ type Point struct {
 	HasSum          bool
 	Bounds          []float64 // upper bounds, ascending, without +Inf
 	Counts          []uint64  // len(Bounds)+1: the last is (last bound, +Inf)
+	Scale, Offset   int32
+	ExpCounts       []uint64
 }
 
 // decodeError is a malformed message: where, and what.
@@ -228,10 +231,22 @@ func (d *decoder) metric(b []byte) (Metric, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		err = checkName(m.Name)
+	}
 	if err != nil {
 		return m, fmt.Errorf("metric %q: %w", m.Name, err)
 	}
 	return m, nil
+}
+
+// checkName refuses a metric whose name has nothing a Prometheus name
+// can keep.
+func checkName(name string) error {
+	if sanitize(name) == "" {
+		return bad("metric", "no name: want one with a letter or digit")
+	}
+	return nil
 }
 
 // data reads a Gauge, Sum, Histogram or ExponentialHistogram message.
@@ -347,54 +362,58 @@ func histPoint(b []byte) (Point, error) {
 }
 
 // checkBuckets holds a histogram point to OTLP's rules: bucket counts one
-// more than the bounds (or none), bounds ascending.
+// more than the bounds (or none), bounds finite and ascending, counts
+// adding up to the count.
 func checkBuckets(p *Point) error {
 	if len(p.Counts) == 0 && len(p.Bounds) == 0 {
+		p.Counts = []uint64{p.Count} // no buckets: one, (-Inf, +Inf]
 		return nil
 	}
 	if len(p.Counts) != len(p.Bounds)+1 {
 		return bad("histogram_data_point", "%d bucket counts for %d bounds (want one more)", len(p.Counts), len(p.Bounds))
 	}
-	for i := 1; i < len(p.Bounds); i++ {
-		if !(p.Bounds[i] > p.Bounds[i-1]) {
-			return bad("histogram_data_point", "explicit_bounds not ascending at %d", i)
+	for i, b := range p.Bounds {
+		if math.IsNaN(b) || math.IsInf(b, 0) || i > 0 && !(b > p.Bounds[i-1]) {
+			return bad("histogram_data_point", "explicit_bounds[%d] = %v: want finite and ascending", i, b)
 		}
+	}
+	var sum uint64
+	for _, c := range p.Counts {
+		if sum+c < sum {
+			return bad("histogram_data_point", "bucket counts overflow")
+		}
+		sum += c
+	}
+	if sum != p.Count {
+		return bad("histogram_data_point", "bucket counts add up to %d, count is %d", sum, p.Count)
 	}
 	return nil
 }
 
-// expBuckets are one side of an exponential histogram.
-type expBuckets struct {
-	offset int32
-	counts []uint64
-}
-
 func expPoint(b []byte) (Point, error) {
 	var p Point
-	var scale int32
-	var pos expBuckets
 	err := each(b, "exponential_histogram_data_point", func(f field) error {
 		if done, err := p.histField(f, 1); done {
 			return err
 		}
 		switch {
 		case f.num == 6 && f.typ == protowire.VarintType:
-			scale = int32(protowire.DecodeZigZag(f.v))
+			p.Scale = int32(protowire.DecodeZigZag(f.v))
 		case f.num == 8 && f.typ == protowire.BytesType: // positive
 			return each(f.raw, "buckets", func(g field) error {
 				switch {
 				case g.num == 1 && g.typ == protowire.VarintType:
-					pos.offset = int32(protowire.DecodeZigZag(g.v))
+					p.Offset = int32(protowire.DecodeZigZag(g.v))
 				case g.num == 2 && g.typ == protowire.BytesType:
 					for r := g.raw; len(r) > 0; {
 						v, n := protowire.ConsumeVarint(r)
 						if n < 0 {
 							return bad("buckets", "bucket_counts: %v", protowire.ParseError(n))
 						}
-						pos.counts, r = append(pos.counts, v), r[n:]
+						p.ExpCounts, r = append(p.ExpCounts, v), r[n:]
 					}
 				case g.num == 2 && g.typ == protowire.VarintType:
-					pos.counts = append(pos.counts, g.v)
+					p.ExpCounts = append(p.ExpCounts, g.v)
 				}
 				return nil
 			})
@@ -404,67 +423,34 @@ func expPoint(b []byte) (Point, error) {
 	if err != nil {
 		return p, err
 	}
-	return p, explicit(&p, scale, pos)
+	return p, checkExp(&p)
 }
 
-// maxExpBuckets bounds the explicit buckets one exponential histogram
-// becomes.
-const maxExpBuckets = 160
+// maxExpBuckets bounds an exponential histogram's positive buckets (the
+// SDKs' default is 160).
+const maxExpBuckets = 1 << 14
 
-// explicit turns an exponential histogram's positive buckets into
-// explicit ones: bucket i holds (base^i, base^(i+1)] with base =
-// 2^(2^-scale). The zero bucket and the negative side (latencies have
-// none) go into the first bucket, whose upper bound is the lowest
-// positive bucket's lower bound. More than maxExpBuckets are coarsened
-// a scale at a time. Bounds are exact at the recorded scale;
-// a scale finer than 3 is coarsened to 3 (a factor of 2^(1/8), 9 % per
-// bucket), which the split-latency views never need finer.
-func explicit(p *Point, scale int32, pos expBuckets) error {
-	if scale < -10 || scale > 20 {
-		return bad("exponential_histogram_data_point", "scale %d out of range", scale)
+// checkExp holds an exponential histogram point to OTLP's rules: a scale
+// in [-10, 20], its buckets' counts within its count.
+func checkExp(p *Point) error {
+	const at = "exponential_histogram_data_point"
+	if p.Scale < -10 || p.Scale > 20 {
+		return bad(at, "scale %d out of [-10, 20]", p.Scale)
 	}
-	if len(pos.counts) > 1<<16 {
-		return bad("exponential_histogram_data_point", "%d buckets", len(pos.counts))
+	if len(p.ExpCounts) > maxExpBuckets {
+		return bad(at, "%d buckets, more than %d", len(p.ExpCounts), maxExpBuckets)
 	}
-	for scale > 3 || len(pos.counts) > maxExpBuckets-1 {
-		pos, scale = pos.halve(), scale-1
+	if int64(p.Offset)+int64(len(p.ExpCounts)) > math.MaxInt32 {
+		return bad(at, "bucket index past 2^31")
 	}
-	base := math.Exp2(math.Exp2(-float64(scale)))
-	lower := math.Pow(base, float64(pos.offset))
-	p.Bounds = append(p.Bounds[:0], lower)
-	p.Counts = append(p.Counts[:0], p.Count-sum(pos.counts)) // zero and negative
-	if sum(pos.counts) > p.Count {
-		return bad("exponential_histogram_data_point", "buckets hold %d, count %d", sum(pos.counts), p.Count)
-	}
-	for i, c := range pos.counts {
-		p.Bounds = append(p.Bounds, math.Pow(base, float64(pos.offset+int32(i)+1)))
-		p.Counts = append(p.Counts, c)
-	}
-	p.Counts = append(p.Counts, 0) // (last bound, +Inf]
-	return nil
-}
-
-// halve is the buckets at the next coarser scale: index i becomes i>>1
-// (a floor, negative indexes included), two buckets one.
-func (b expBuckets) halve() expBuckets {
-	off := b.offset >> 1
-	var merged []uint64
-	for i, c := range b.counts {
-		j := int((b.offset+int32(i))>>1 - off)
-		for len(merged) <= j {
-			merged = append(merged, 0)
+	var sum uint64
+	for _, c := range p.ExpCounts {
+		if sum+c < sum || sum+c > p.Count {
+			return bad(at, "buckets hold more than the count %d", p.Count)
 		}
-		merged[j] += c
+		sum += c
 	}
-	return expBuckets{offset: off, counts: merged}
-}
-
-func sum(xs []uint64) uint64 {
-	var s uint64
-	for _, x := range xs {
-		s += x
-	}
-	return s
+	return nil
 }
 
 // attr reads a KeyValue; a value that is not a scalar is kept as its

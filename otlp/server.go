@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Options configure a Receiver.
@@ -26,6 +27,15 @@ type Options struct {
 	MaxPoints int
 	// Token, when set, is the bearer token every export must carry.
 	Token string
+	// StaleAfter is how long after a resource's last export its
+	// exposition answers 503, so its target shows down (default 5 min,
+	// five of the SDKs' default export interval; negative: never).
+	StaleAfter time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// OnRefuse, if set, is called with a sender's refusals after each
+	// export refused, outside the receiver's lock.
+	OnRefuse func(Refusal)
 }
 
 func (o Options) withDefaults() Options {
@@ -37,6 +47,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxPoints <= 0 {
 		o.MaxPoints = 100000
+	}
+	if o.StaleAfter == 0 {
+		o.StaleAfter = 5 * time.Minute
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return o
 }
@@ -50,13 +66,14 @@ type Receiver struct {
 	mu      sync.Mutex
 	refused map[string]int // per sender address
 	last    map[string]string
-	changed chan struct{} // closed when a resource appears, then replaced
+	pushed  map[string]time.Time // per target, its last export
+	changed chan struct{}        // closed when a resource appears, then replaced
 }
 
 // NewReceiver returns a receiver with an empty state.
 func NewReceiver(opts Options) *Receiver {
 	opts = opts.withDefaults()
-	return &Receiver{opts: opts, state: NewState(opts.Limits), refused: map[string]int{}, last: map[string]string{}, changed: make(chan struct{})}
+	return &Receiver{opts: opts, state: NewState(opts.Limits), refused: map[string]int{}, last: map[string]string{}, pushed: map[string]time.Time{}, changed: make(chan struct{})}
 }
 
 // Changed is closed when a resource appears after the call: a reader
@@ -129,9 +146,20 @@ func (r *Receiver) Expositions() http.Handler {
 			http.Error(w, "no export named this resource", http.StatusNotFound)
 			return
 		}
+		if since := r.sincePush(name); r.opts.StaleAfter > 0 && since > r.opts.StaleAfter {
+			http.Error(w, fmt.Sprintf("no export from this resource for %s", since.Round(time.Second)), http.StatusServiceUnavailable)
+			return
+		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		_, _ = w.Write(body)
 	})
+}
+
+// sincePush is the time since target's last export.
+func (r *Receiver) sincePush(target string) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.opts.Now().Sub(r.pushed[target])
 }
 
 // export takes one POST /v1/metrics.
@@ -140,12 +168,16 @@ func (r *Receiver) export(w http.ResponseWriter, req *http.Request) {
 	if err != nil {
 		sender = req.RemoteAddr
 	}
-	status, err := r.take(req)
+	status, err := r.take(req, sender)
 	if err != nil {
 		r.mu.Lock()
 		r.refused[sender]++
 		r.last[sender] = err.Error()
+		ref := Refusal{Sender: sender, Count: r.refused[sender], Last: err.Error()}
 		r.mu.Unlock()
+		if r.opts.OnRefuse != nil {
+			r.opts.OnRefuse(ref)
+		}
 		http.Error(w, err.Error(), status)
 		return
 	}
@@ -164,7 +196,7 @@ func isJSON(ct string) bool {
 }
 
 // take reads, decodes and applies one export; the status says why not.
-func (r *Receiver) take(req *http.Request) (int, error) {
+func (r *Receiver) take(req *http.Request, sender string) (int, error) {
 	if req.Method != http.MethodPost {
 		return http.StatusMethodNotAllowed, fmt.Errorf("method %s: exports are POSTed", req.Method)
 	}
@@ -194,10 +226,19 @@ func (r *Receiver) take(req *http.Request) (int, error) {
 		}
 		return http.StatusBadRequest, fmt.Errorf("malformed export: %w", err)
 	}
-	added, err := r.state.Apply(ex)
-	if err != nil {
+	added, err := r.state.Apply(ex, sender)
+	switch {
+	case errors.Is(err, ErrLimit):
 		return http.StatusRequestEntityTooLarge, err
+	case err != nil:
+		return http.StatusBadRequest, fmt.Errorf("export contradicts what was pushed: %w", err)
 	}
+	now := r.opts.Now()
+	r.mu.Lock()
+	for _, res := range ex.Resources {
+		r.pushed[TargetName(res.Attrs)] = now
+	}
+	r.mu.Unlock()
 	if added {
 		r.announce()
 	}

@@ -2,7 +2,9 @@ package otlp
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -13,23 +15,41 @@ import (
 
 // Limits bound what the receiver keeps.
 type Limits struct {
-	// Resources caps the resources (targets) kept (default 1,000).
-	Resources int
+	// Resources caps the resources (targets) kept (default 1,000), and
+	// ResourcesPerSender those one sender's exports create (default 100).
+	Resources, ResourcesPerSender int
 	// SeriesPerResource caps each resource's series, a histogram's
-	// buckets counted (default 20,000, the store's per-target cap); an
-	// export that would pass it is refused whole.
-	SeriesPerResource int
+	// buckets counted (default 20,000, the store's per-target cap), and
+	// SeriesPerSender those one sender's exports create across resources
+	// (default 100,000).
+	SeriesPerResource, SeriesPerSender int
+	// Bytes caps the memory the series take, estimated per series
+	// (seriesBytes); default 64 MiB, an eighth of the default
+	// --memory-limit.
+	Bytes int64
 }
 
 func (l Limits) withDefaults() Limits {
 	if l.Resources <= 0 {
 		l.Resources = 1000
 	}
+	if l.ResourcesPerSender <= 0 {
+		l.ResourcesPerSender = 100
+	}
 	if l.SeriesPerResource <= 0 {
 		l.SeriesPerResource = 20000
 	}
+	if l.SeriesPerSender <= 0 {
+		l.SeriesPerSender = 100000
+	}
+	if l.Bytes <= 0 {
+		l.Bytes = 64 << 20
+	}
 	return l
 }
+
+// ErrLimit marks an export refused by a limit rather than as malformed.
+var ErrLimit = errors.New("over a limit")
 
 // State is every resource's metrics, accumulated from the exports applied
 // to it. It is safe for concurrent use.
@@ -37,32 +57,70 @@ type State struct {
 	mu        sync.Mutex
 	limits    Limits
 	resources map[string]*resourceState
+	senders   map[string]*senderUse
+	bytes     int64 // seriesBytes of every series held
+}
+
+// senderUse is what one sender's exports created.
+type senderUse struct {
+	resources, series int
 }
 
 // NewState returns an empty State.
 func NewState(l Limits) *State {
-	return &State{limits: l.withDefaults(), resources: map[string]*resourceState{}}
+	return &State{limits: l.withDefaults(), resources: map[string]*resourceState{}, senders: map[string]*senderUse{}}
 }
 
 type resourceState struct {
 	info   []Attr // service.* attributes, for target_info
 	series map[string]*seriesState
 	flat   int // flat series held (buckets, _sum and _count counted)
+	// owned, while an export is staged on a clone, marks the series
+	// copied for it (nil when not staged).
+	owned map[string]bool
 }
 
+// seriesState is one series: the current run's values (the newest
+// cumulative point, or the deltas added up) and, for a counter or a
+// histogram, carry: what the runs before a moved start time had counted,
+// so a reset never takes counts back.
 type seriesState struct {
 	family  string // Prometheus family name
 	typ     string // counter, gauge, histogram
 	labels  string // rendered {…} without braces, sorted
 	startNs uint64
 	timeNs  uint64
-	value   float64
-	// histogram
-	bounds []float64
-	counts []uint64 // per bucket, not cumulative; len(bounds)+1
+	seen    bool
+	run     values
+	carry   values
+	bounds  []float64 // histogram: upper bounds, without +Inf
+}
+
+// values are a counter's or gauge's value, or a histogram's buckets (per
+// bucket, not cumulative; len(bounds)+1), count and sum.
+type values struct {
+	value  float64
+	counts []uint64
 	count  uint64
 	sum    float64
 	hasSum bool
+}
+
+func (v *values) addTo(o values) {
+	v.value += o.value
+	v.count += o.count
+	v.sum += o.sum
+	v.hasSum = v.hasSum || o.hasSum
+	for i, c := range o.counts {
+		if i < len(v.counts) {
+			v.counts[i] += c
+		}
+	}
+}
+
+func (v values) clone() values {
+	v.counts = slices.Clone(v.counts)
+	return v
 }
 
 func (s *seriesState) flat() int {
@@ -72,39 +130,72 @@ func (s *seriesState) flat() int {
 	return 1
 }
 
-// TargetName is the target a resource becomes: service.namespace/
-// service.name, with @service.instance.id when the resource has one
-// ("unknown_service" without a name, as the SDKs default it).
+// seriesBytes estimates what a series held costs: its state, its key
+// twice (map and labels) and a histogram's bounds and two sets of
+// counts.
+func seriesBytes(key string, buckets int) int64 {
+	return 256 + 2*int64(len(key)) + 24*int64(buckets)
+}
+
+// TargetName is the target a resource becomes: its job
+// (service.namespace/service.name, as target_info names a scraped
+// service), with @service.instance.id when the resource has one.
 func TargetName(attrs []Attr) string {
-	var name, ns, inst string
+	job, inst := jobInstance(attrs)
+	if inst != "" {
+		return job + "@" + inst
+	}
+	return job
+}
+
+// jobInstance are a resource's job (service.namespace/service.name;
+// "unknown_service" without a name, as the SDKs default it) and
+// service.instance.id.
+func jobInstance(attrs []Attr) (job, instance string) {
+	var ns string
 	for _, a := range attrs {
 		switch a.Key {
 		case "service.name":
-			name = a.Value
+			job = a.Value
 		case "service.namespace":
 			ns = a.Value
 		case "service.instance.id":
-			inst = a.Value
+			instance = a.Value
 		}
 	}
-	if name == "" {
-		name = "unknown_service"
+	if job == "" {
+		job = "unknown_service"
 	}
 	if ns != "" {
-		name = ns + "/" + name
+		job = ns + "/" + job
 	}
-	if inst != "" {
-		name += "@" + inst
-	}
-	return name
+	return job, instance
 }
 
-// Apply adds an export to the state. It is all or nothing: an export
-// that would pass a limit changes nothing and says which. added says a
-// resource appeared.
-func (st *State) Apply(ex *Export) (added bool, err error) {
+// Job is a held target's job: service.namespace/service.name ("" when
+// no export named the target).
+func (st *State) Job(target string) string {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if rs := st.resources[target]; rs != nil {
+		job, _ := jobInstance(rs.info)
+		return job
+	}
+	return ""
+}
+
+// Apply adds sender's export to the state. It is all or nothing: an
+// export that would pass a limit (ErrLimit) or whose points contradict
+// what is held changes nothing and says which. added says a resource
+// appeared.
+func (st *State) Apply(ex *Export, sender string) (added bool, err error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	use := st.senders[sender]
+	if use == nil {
+		use = &senderUse{}
+	}
+	b := &budget{limits: st.limits, use: *use, bytes: st.bytes}
 	type change struct {
 		name string
 		rs   *resourceState
@@ -118,8 +209,8 @@ func (st *State) Apply(ex *Export) (added bool, err error) {
 			if old := st.resources[name]; old != nil {
 				rs = old.clone()
 			} else {
-				if len(st.resources)+len(fresh) >= st.limits.Resources {
-					return false, fmt.Errorf("resource %q: over the limit of %d resources", name, st.limits.Resources)
+				if err := b.resource(len(st.resources) + len(fresh)); err != nil {
+					return false, fmt.Errorf("resource %q: %w", name, err)
 				}
 				rs = &resourceState{series: map[string]*seriesState{}}
 				added = true
@@ -129,26 +220,72 @@ func (st *State) Apply(ex *Export) (added bool, err error) {
 		}
 		rs.info = serviceAttrs(r.Attrs)
 		for i := range r.Metrics {
-			if err := rs.apply(&r.Metrics[i], st.limits.SeriesPerResource); err != nil {
+			if err := rs.apply(&r.Metrics[i], b); err != nil {
 				return false, fmt.Errorf("resource %q: %w", name, err)
 			}
 		}
 	}
 	for _, c := range fresh {
+		c.rs.owned = nil
 		st.resources[c.name] = c.rs
 	}
+	st.senders[sender], st.bytes = &b.use, b.bytes
 	return added, nil
 }
 
-func (rs *resourceState) clone() *resourceState {
-	c := &resourceState{info: rs.info, series: make(map[string]*seriesState, len(rs.series)), flat: rs.flat}
-	for k, s := range rs.series {
-		cp := *s
-		cp.bounds = slices.Clone(s.bounds)
-		cp.counts = slices.Clone(s.counts)
-		c.series[k] = &cp
+// budget is what an export may still add under the limits.
+type budget struct {
+	limits Limits
+	use    senderUse
+	bytes  int64
+}
+
+func (b *budget) resource(held int) error {
+	switch {
+	case held >= b.limits.Resources:
+		return fmt.Errorf("%w of %d resources", ErrLimit, b.limits.Resources)
+	case b.use.resources >= b.limits.ResourcesPerSender:
+		return fmt.Errorf("%w of %d resources per sender", ErrLimit, b.limits.ResourcesPerSender)
 	}
-	return c
+	b.use.resources++
+	return nil
+}
+
+func (b *budget) series(rs *resourceState, key string, s *seriesState) error {
+	f, cost := s.flat(), seriesBytes(key, len(s.bounds)+1)
+	switch {
+	case rs.flat+f > b.limits.SeriesPerResource:
+		return fmt.Errorf("%w of %d series per resource", ErrLimit, b.limits.SeriesPerResource)
+	case b.use.series+f > b.limits.SeriesPerSender:
+		return fmt.Errorf("%w of %d series per sender", ErrLimit, b.limits.SeriesPerSender)
+	case b.bytes+cost > b.limits.Bytes:
+		return fmt.Errorf("%w of %d bytes the receiver's series may take", ErrLimit, b.limits.Bytes)
+	}
+	rs.flat += f
+	b.use.series += f
+	b.bytes += cost
+	return nil
+}
+
+// clone is rs to stage an export on: the series map copied, each series
+// copied only when the export touches it (own), so a refused export
+// leaves rs as it was.
+func (rs *resourceState) clone() *resourceState {
+	return &resourceState{info: rs.info, series: maps.Clone(rs.series), flat: rs.flat, owned: map[string]bool{}}
+}
+
+// own is the series at key, copied first when rs is staged and the copy
+// is not made yet.
+func (rs *resourceState) own(key string) *seriesState {
+	s := rs.series[key]
+	if s == nil || rs.owned == nil || rs.owned[key] {
+		return s
+	}
+	cp := *s
+	cp.bounds = slices.Clone(s.bounds)
+	cp.run, cp.carry = s.run.clone(), s.carry.clone()
+	rs.series[key], rs.owned[key] = &cp, true
+	return &cp
 }
 
 func serviceAttrs(attrs []Attr) []Attr {
@@ -161,24 +298,30 @@ func serviceAttrs(attrs []Attr) []Attr {
 	return out
 }
 
-func (rs *resourceState) apply(m *Metric, maxFlat int) error {
+func (rs *resourceState) apply(m *Metric, b *budget) error {
 	family, typ := promName(m)
 	for i := range m.Points {
 		p := &m.Points[i]
+		if m.Kind == KindExpHistogram {
+			p.toExplicit(m.Unit)
+		}
 		labels := renderLabels(p.Attrs)
 		key := family + "{" + labels + "}"
-		s := rs.series[key]
+		s := rs.own(key)
 		if s == nil {
 			s = &seriesState{family: family, typ: typ, labels: labels}
 			if typ == "histogram" {
 				s.bounds = slices.Clone(p.Bounds)
-				s.counts = make([]uint64, len(p.Bounds)+1)
+				s.run.counts = make([]uint64, len(p.Bounds)+1)
+				s.carry.counts = make([]uint64, len(p.Bounds)+1)
 			}
-			if rs.flat+s.flat() > maxFlat {
-				return fmt.Errorf("over the limit of %d series", maxFlat)
+			if err := b.series(rs, key, s); err != nil {
+				return err
 			}
 			rs.series[key] = s
-			rs.flat += s.flat()
+			if rs.owned != nil {
+				rs.owned[key] = true
+			}
 		}
 		if err := s.add(m, p); err != nil {
 			return fmt.Errorf("%s: %w", key, err)
@@ -187,42 +330,33 @@ func (rs *resourceState) apply(m *Metric, maxFlat int) error {
 	return nil
 }
 
-// add applies one point: a cumulative point replaces the value (a reset
-// shows as the counter going down, as a restarted process's does), a
-// delta point adds to it, a gauge replaces it.
+// add applies one point. A gauge's replaces the value; a delta point
+// adds to it; a cumulative one replaces the run's values, and when its
+// start time moved on (the process restarted) the run before is carried,
+// so the counter goes on from where it was. A cumulative point older
+// than the one held, or of an earlier run, is late and left out.
 func (s *seriesState) add(m *Metric, p *Point) error {
-	delta := m.Temporality == TemporalityDelta
-	if !delta && p.TimeNs < s.timeNs && p.StartNs == s.startNs {
-		return nil // an older point of the same run: keep the newer
+	if s.typ == "histogram" && !slices.Equal(s.bounds, p.Bounds) {
+		return fmt.Errorf("bucket bounds changed: %d bounds held, %d pushed", len(s.bounds), len(p.Bounds))
 	}
-	s.startNs, s.timeNs = p.StartNs, max(p.TimeNs, s.timeNs)
-	if s.typ != "histogram" {
-		if delta {
-			s.value += p.Value
-		} else {
-			s.value = p.Value
-		}
+	delta := m.Temporality == TemporalityDelta
+	if !delta && s.seen && (p.StartNs < s.startNs || p.StartNs == s.startNs && p.TimeNs < s.timeNs) {
 		return nil
 	}
-	if !slices.Equal(s.bounds, p.Bounds) {
-		if len(s.bounds) != len(p.Bounds) {
-			return fmt.Errorf("bucket bounds changed from %d to %d", len(s.bounds), len(p.Bounds))
-		}
-		s.bounds = slices.Clone(p.Bounds) // same layout, moved bounds (an exponential scale change): take the new
+	if !delta && s.seen && p.StartNs > s.startNs && s.typ != "gauge" {
+		s.carry.addTo(s.run)
+		s.run = values{counts: make([]uint64, len(s.run.counts))}
 	}
-	if !delta {
-		s.count, s.sum, s.hasSum = 0, 0, false
-		clear(s.counts)
-	}
-	s.count += p.Count
-	if p.HasSum {
-		s.sum += p.Sum
-		s.hasSum = true
-	}
-	for i, c := range p.Counts {
-		if i < len(s.counts) {
-			s.counts[i] += c
-		}
+	s.seen = true
+	s.startNs, s.timeNs = p.StartNs, max(p.TimeNs, s.timeNs)
+	pv := values{value: p.Value, counts: p.Counts, count: p.Count, sum: p.Sum, hasSum: p.HasSum}
+	switch {
+	case delta:
+		s.run.addTo(pv)
+	case s.typ == "histogram":
+		s.run = values{counts: slices.Clone(p.Counts), count: p.Count, sum: p.Sum, hasSum: p.HasSum}
+	default:
+		s.run.value = p.Value
 	}
 	return nil
 }
@@ -230,16 +364,24 @@ func (s *seriesState) add(m *Metric, p *Point) error {
 // promName is the family name the OpenTelemetry Prometheus exporter
 // gives an instrument: invalid characters as underscores, the unit as a
 // suffix (s: _seconds, ms: _milliseconds, By: _bytes, 1: _ratio on a
-// gauge; annotations in braces dropped), _total on a monotonic sum; and
+// gauge; annotations in braces dropped), _total on a monotonic sum (once,
+// last: the name's own "total" words dropped); and
 // the family's type. A non-monotonic sum is a gauge.
 func promName(m *Metric) (string, string) {
 	name := sanitize(m.Name)
+	counter := m.Kind == KindSum && m.Monotonic
+	if counter { // every "total" word goes; one is added back last
+		name = strings.Join(slices.DeleteFunc(strings.Split(name, "_"), func(w string) bool { return w == "total" }), "_")
+	}
 	if u := unitSuffix(m.Unit, m.Kind == KindGauge); u != "" && !strings.HasSuffix(name, "_"+u) {
-		name += "_" + u
+		name = strings.TrimPrefix(name+"_"+u, "_")
 	}
 	switch m.Kind {
 	case KindSum:
-		if m.Monotonic {
+		if counter && name == "" {
+			return "total", "counter"
+		}
+		if counter {
 			return name + "_total", "counter"
 		}
 		return name, "gauge"
@@ -282,27 +424,34 @@ func unitWord(u string) string {
 	return u
 }
 
-// sanitize maps a name onto [a-zA-Z0-9_:], a leading digit behind an
-// underscore, runs of underscores folded.
+// sanitize maps a metric name onto [a-zA-Z0-9_:]: other characters as
+// underscores, runs of underscores folded, none at either end, a leading
+// digit behind one.
 func sanitize(s string) string {
+	n := strings.Trim(fold(s, true), "_")
+	if n != "" && n[0] >= '0' && n[0] <= '9' {
+		n = "_" + n
+	}
+	return n
+}
+
+// fold is s with every character outside [a-zA-Z0-9_] (and ':' unless
+// colon is false) as an underscore, runs of underscores folded.
+func fold(s string, colon bool) string {
 	var b strings.Builder
 	last := byte(0)
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		ok := c == '_' || c == ':' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-		if !ok {
+		if !(c == '_' || colon && c == ':' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
 			c = '_'
 		}
 		if c == '_' && last == '_' {
 			continue
 		}
-		if i == 0 && c >= '0' && c <= '9' {
-			b.WriteByte('_')
-		}
 		b.WriteByte(c)
 		last = c
 	}
-	return strings.Trim(b.String(), "_")
+	return b.String()
 }
 
 // renderLabels is the attributes as sorted Prometheus labels.
@@ -331,17 +480,26 @@ func renderLabels(attrs []Attr) string {
 	return b.String()
 }
 
+// labelName is an attribute's label name as the OpenTelemetry Prometheus
+// exporter writes it: characters outside [a-zA-Z0-9_] as underscores,
+// runs folded (so never the reserved "__"), a leading digit behind
+// "key_".
 func labelName(k string) string {
-	n := strings.ReplaceAll(sanitize(k), ":", "_")
-	if n == "" {
+	n := fold(k, false)
+	switch {
+	case n == "":
 		return "key"
+	case n[0] >= '0' && n[0] <= '9':
+		return "key_" + n
 	}
 	return n
 }
 
 var escaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 
-func escape(v string) string { return escaper.Replace(v) }
+// escape is a label value as the text format quotes it, invalid UTF-8
+// replaced (the parsers refuse it).
+func escape(v string) string { return escaper.Replace(strings.ToValidUTF8(v, "\uFFFD")) }
 
 // Targets are the resources held, sorted.
 func (st *State) Targets() []string {
@@ -381,12 +539,14 @@ func (st *State) Exposition(target string) ([]byte, bool) {
 			fmt.Fprintf(&b, "# TYPE %s %s\n", s.family, s.typ)
 			lastFamily = s.family
 		}
+		v := s.carry.clone()
+		v.addTo(s.run)
 		if s.typ != "histogram" {
-			writeSample(&b, s.family, s.labels, "", s.value)
+			writeSample(&b, s.family, s.labels, "", v.value)
 			continue
 		}
 		var cum uint64
-		for i, c := range s.counts {
+		for i, c := range v.counts {
 			cum += c
 			le := "+Inf"
 			if i < len(s.bounds) {
@@ -394,10 +554,10 @@ func (st *State) Exposition(target string) ([]byte, bool) {
 			}
 			writeSample(&b, s.family+"_bucket", s.labels, `le="`+le+`"`, float64(cum))
 		}
-		if s.hasSum {
-			writeSample(&b, s.family+"_sum", s.labels, "", s.sum)
+		if v.hasSum {
+			writeSample(&b, s.family+"_sum", s.labels, "", v.sum)
 		}
-		writeSample(&b, s.family+"_count", s.labels, "", float64(s.count))
+		writeSample(&b, s.family+"_count", s.labels, "", float64(v.count))
 	}
 	return b.Bytes(), true
 }

@@ -6,13 +6,16 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/otlp"
 	"github.com/retrytop/retrytop/scrape"
 )
@@ -26,6 +29,9 @@ type OTLPSpec struct {
 	// CertFile and KeyFile serve the pushes over TLS; ClientCAFile, with
 	// them, requires and verifies a client certificate (mTLS).
 	CertFile, KeyFile, ClientCAFile string
+	// MaxBytes bounds the memory the received series take (0: the
+	// receiver's default, otlp.Limits.Bytes).
+	MaxBytes int64
 }
 
 // pushes is an OTLP receiver listening for a command: each resource that
@@ -36,6 +42,26 @@ type pushes struct {
 	ln, local net.Listener
 	recv      *otlp.Receiver
 	interval  time.Duration
+	// log, once set (Follow's), is told of refused exports.
+	log atomic.Pointer[io.Writer]
+}
+
+// refused tells log of a sender's first refused export, then of its
+// 10th, 100th, … (a hostile sender must not flood it).
+func (p *pushes) refused(r otlp.Refusal) {
+	w := p.log.Load()
+	if w == nil || !powerOfTen(r.Count) {
+		return
+	}
+	fmt.Fprintf(*w, "retrytop: otlp: export from %s refused (%d so far): %s\n",
+		safetext.TerminalN(r.Sender, 40), r.Count, safetext.TerminalN(r.Last, 200))
+}
+
+func powerOfTen(n int) bool {
+	for n >= 10 && n%10 == 0 {
+		n /= 10
+	}
+	return n == 1
 }
 
 // listenOTLP opens the receiver's two listeners. An address without a
@@ -49,7 +75,7 @@ func listenOTLP(spec OTLPSpec, interval time.Duration) (*pushes, error) {
 	if host == "" {
 		return nil, fmt.Errorf("--otlp %q: name the address to listen on: 127.0.0.1:4318 for this machine, 0.0.0.0:4318 for every interface", spec.Addr)
 	}
-	var opts otlp.Options
+	opts := otlp.Options{Limits: otlp.Limits{Bytes: spec.MaxBytes}}
 	if spec.TokenFile != "" {
 		b, err := os.ReadFile(spec.TokenFile)
 		if err != nil {
@@ -75,7 +101,10 @@ func listenOTLP(spec OTLPSpec, interval time.Duration) (*pushes, error) {
 		ln.Close()
 		return nil, fmt.Errorf("--otlp: %w", err)
 	}
-	return &pushes{ln: ln, local: local, recv: otlp.NewReceiver(opts), interval: interval}, nil
+	p := &pushes{ln: ln, local: local, interval: interval}
+	opts.OnRefuse = p.refused
+	p.recv = otlp.NewReceiver(opts)
+	return p, nil
 }
 
 // serverTLS is the push port's TLS: nil without a certificate.
@@ -106,7 +135,7 @@ func serverTLS(spec OTLPSpec) (*tls.Config, error) {
 }
 
 // targets are the receiver's resources as scrape targets on its local
-// listener.
+// listener, each in its job's layer.
 func (p *pushes) targets() []scrape.Target {
 	base := "http://" + p.local.Addr().String()
 	var out []scrape.Target
@@ -116,6 +145,7 @@ func (p *pushes) targets() []scrape.Target {
 			continue // a URL the receiver made: parseable
 		}
 		t.Name = name
+		t.Layer = p.recv.State().Job(name) // replicas of a service fold as a job's do
 		t.Interval = p.interval
 		out = append(out, t)
 	}
@@ -164,4 +194,26 @@ func (s *Sources) OTLPAddr() string {
 		return ""
 	}
 	return s.pushes.ln.Addr().String()
+}
+
+// badge is the receiver's refusals, then what prev shows: how many
+// exports were refused, and the sender refused most with its last
+// reason.
+func (p *pushes) badge(prev func() string) func() string {
+	return func() string {
+		ref := p.recv.Refused()
+		b := ""
+		if len(ref) > 0 {
+			total, most := 0, ref[0]
+			for _, r := range ref {
+				total += r.Count
+				if r.Count > most.Count {
+					most = r
+				}
+			}
+			b = fmt.Sprintf("otlp: %d exports refused, %d from %s: %s", total, most.Count,
+				safetext.TerminalN(most.Sender, 40), safetext.TerminalN(most.Last, 60))
+		}
+		return joinBadges(b, prev)
+	}
 }

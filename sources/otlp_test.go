@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -9,9 +10,11 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,6 +133,78 @@ func TestOTLPFlagsNeedEachOther(t *testing.T) {
 		_, err := (&Spec{OTLP: tc.spec}).Resolve(nil, time.Second)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.spec, err, tc.want)
+		}
+	}
+}
+
+// loopbackPushes is a receiver on loopback, closed when t ends.
+func loopbackPushes(t *testing.T) *pushes {
+	t.Helper()
+	p, err := listenOTLP(OTLPSpec{Addr: "127.0.0.1:0"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.ln.Close(); p.local.Close() })
+	return p
+}
+
+// A pushing resource is a target named job@instance in its job's layer
+// (service.namespace/service.name), so replicas fold as a job's do.
+func TestOTLPTargetLayerIsJob(t *testing.T) {
+	p := loopbackPushes(t)
+	for _, inst := range []string{"a", "b"} {
+		body := `{"resourceMetrics":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}},` +
+			`{"key":"service.namespace","value":{"stringValue":"shop"}},{"key":"service.instance.id","value":{"stringValue":"` + inst + `"}}]},` +
+			`"scopeMetrics":[{"metrics":[{"name":"g","gauge":{"dataPoints":[{"asInt":"1"}]}}]}]}]}`
+		req := httptest.NewRequest(http.MethodPost, "/v1/metrics", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		p.recv.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("push: %d %s", rec.Code, rec.Body)
+		}
+	}
+	ts := p.targets()
+	if len(ts) != 2 || ts[0].Name != "shop/svc@a" || ts[1].Name != "shop/svc@b" || ts[0].Layer != "shop/svc" || ts[1].Layer != "shop/svc" {
+		t.Errorf("targets %+v, want shop/svc@a and @b in layer shop/svc", ts)
+	}
+}
+
+// The dashboard's header names the receiver's refusals: how many, and
+// the sender refused most with its last reason, before what prev shows.
+func TestOTLPRefusalBadge(t *testing.T) {
+	p := loopbackPushes(t)
+	s := &Sources{pushes: p}
+	status := s.Status(func() string { return "REC" })
+	if got := status(); got != "REC" {
+		t.Errorf("before a refusal: %q", got)
+	}
+	var log bytes.Buffer
+	w := io.Writer(&log)
+	p.log.Store(&w)
+	for i, sender := range []string{"10.0.0.66", "10.0.0.66", "10.0.0.7"} {
+		req := httptest.NewRequest(http.MethodPost, "/v1/metrics", strings.NewReader(`{"resourceMetrics":[`))
+		req.RemoteAddr = sender + ":1234"
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		p.recv.ServeHTTP(rec, req)
+		if rec.Code != http.StatusBadRequest {
+			t.Fatalf("export %d: %d", i, rec.Code)
+		}
+	}
+	want := "otlp: 3 exports refused, 2 from 10.0.0.66: malformed export: request: unexpected EOF REC"
+	if got := status(); got != want {
+		t.Errorf("badge %q\nwant %q", got, want)
+	}
+	// The log names each sender's first refusal, then its 10th, 100th, ….
+	wantLog := "retrytop: otlp: export from 10.0.0.66 refused (1 so far): malformed export: request: unexpected EOF\n" +
+		"retrytop: otlp: export from 10.0.0.7 refused (1 so far): malformed export: request: unexpected EOF\n"
+	if log.String() != wantLog {
+		t.Errorf("log\n%s\nwant\n%s", log.String(), wantLog)
+	}
+	for n, want := range map[int]bool{1: true, 2: false, 10: true, 20: false, 100: true, 101: false, 1000: true} {
+		if powerOfTen(n) != want {
+			t.Errorf("powerOfTen(%d) = %v", n, !want)
 		}
 	}
 }

@@ -86,7 +86,8 @@ func (s *Sources) Scraper(store *model.Store, opts scrape.Options) *scrape.Scrap
 
 // Follow makes a running scraper take up every new target set of the
 // discovery files. Their errors and warnings feed Status (the header
-// badge) and, when log is set, are printed there as they change.
+// badge) and, when log is set, are printed there as they change, as are
+// the OTLP receiver's refused exports.
 func (s *Sources) Follow(opts scrape.Options, log io.Writer) scrape.Options {
 	if opts.Memory == nil {
 		opts.Memory = s.Memory
@@ -125,6 +126,9 @@ func (s *Sources) Follow(opts scrape.Options, log io.Writer) scrape.Options {
 			})
 		}
 		if s.pushes != nil {
+			if log != nil {
+				s.pushes.log.Store(&log)
+			}
 			wg.Go(func() { s.pushes.run(ctx, static, set) })
 		}
 		wg.Wait()
@@ -152,8 +156,12 @@ func (s *Sources) setBadge(d discovery.Set) {
 }
 
 // Status returns the header badge function for the dashboard: the
-// discovery problems now, then whatever prev shows.
+// discovery problems now, the OTLP receiver's refusals, then whatever
+// prev shows.
 func (s *Sources) Status(prev func() string) func() string {
+	if s.pushes != nil {
+		prev = s.pushes.badge(prev)
+	}
 	if s.watcher == nil {
 		return prev
 	}

@@ -42,7 +42,7 @@ func (m *memoryLimit) Set(s string) error {
 // else defaultMemoryLimit.
 func registerMemoryLimit(root *cobra.Command) {
 	limit := memoryLimit(defaultMemoryLimit)
-	root.PersistentFlags().Var(&limit, "memory-limit", "soft memory limit of the process (sets Go's GOMEMLIMIT); half of it bounds the scrapes in flight, the largest shed first, and a quarter the series the store holds across targets (docs/limits.md)")
+	root.PersistentFlags().Var(&limit, "memory-limit", "soft memory limit of the process (sets Go's GOMEMLIMIT); half of it bounds the scrapes in flight, the largest shed first, a quarter the series the store holds across targets and an eighth what --otlp holds (docs/limits.md)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("memory-limit") || os.Getenv("GOMEMLIMIT") == "" {
 			debug.SetMemoryLimit(int64(limit))
@@ -55,17 +55,22 @@ func registerMemoryLimit(root *cobra.Command) {
 // large reservation must also fit under the whole limit beside the live
 // heap (scrape.MemoryBudget.CheckHeap).
 func scrapeMemory(cmd *cobra.Command) *scrape.MemoryBudget {
-	limit := int64(defaultMemoryLimit)
-	if cmd != nil {
-		if f := cmd.Flag("memory-limit"); f != nil {
-			if m, ok := f.Value.(*memoryLimit); ok {
-				limit = int64(*m)
-			}
-		}
-	}
+	limit := commandMemoryLimit(cmd)
 	b := scrape.NewMemoryBudget(limit / 2)
 	b.CheckHeap(limit)
 	return b
+}
+
+// commandMemoryLimit is the command's --memory-limit in bytes.
+func commandMemoryLimit(cmd *cobra.Command) int64 {
+	if cmd != nil {
+		if f := cmd.Flag("memory-limit"); f != nil {
+			if m, ok := f.Value.(*memoryLimit); ok {
+				return int64(*m)
+			}
+		}
+	}
+	return defaultMemoryLimit
 }
 
 // parseSize reads 512MiB, 1GiB, 300MB, 64K or a number of bytes.

@@ -51,6 +51,9 @@ var discoveryPoll = discovery.DefaultPoll
 func (f *sourceFlags) spec() *sources.Spec {
 	s := &sources.Spec{Config: f.config, Chains: f.chains, FileSD: f.fileSD, PromConfig: f.promConfig, Jobs: f.jobs,
 		Memory: scrapeMemory(f.cmd), Poll: discoveryPoll, OTLP: f.otlp}
+	if s.OTLP.Addr != "" {
+		s.OTLP.MaxBytes = commandMemoryLimit(f.cmd) / 8 // the receiver's share (docs/otlp.md)
+	}
 	if f.cmd != nil {
 		s.IntervalGiven = f.cmd.Flags().Changed("interval")
 		s.Warn = f.cmd.ErrOrStderr()

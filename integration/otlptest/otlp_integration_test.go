@@ -85,21 +85,9 @@ func TestPushedEqualsScraped(t *testing.T) {
 			expoSrv := httptest.NewServer(recv.Expositions()) // what the scraper reads
 			t.Cleanup(expoSrv.Close)
 
-			push, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(recvSrv.URL+"/v1/metrics"),
+			mp, reg := pushAndPull(t, recvSrv.URL, resource.NewSchemaless(attribute.String("service.name", "client"), attribute.String("service.instance.id", "i1")),
 				otlpmetrichttp.WithCompression(otlpmetrichttp.GzipCompression),
 				otlpmetrichttp.WithTemporalitySelector(func(sdkmetric.InstrumentKind) metricdata.Temporality { return temp }))
-			if err != nil {
-				t.Fatal(err)
-			}
-			reg := prometheus.NewRegistry()
-			pull, err := otelprom.New(otelprom.WithRegisterer(reg))
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := resource.NewSchemaless(attribute.String("service.name", "client"), attribute.String("service.instance.id", "i1"))
-			mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(pull),
-				sdkmetric.WithReader(sdkmetric.NewPeriodicReader(push, sdkmetric.WithInterval(time.Hour))))
-			t.Cleanup(func() { _ = mp.Shutdown(ctx) })
 			client := &http.Client{Transport: otelhttp.NewTransport(http.DefaultTransport,
 				otelhttp.WithMeterProvider(mp),
 				otelhttp.WithMetricAttributesFn(func(r *http.Request) []attribute.KeyValue {
@@ -159,6 +147,27 @@ func TestPushedEqualsScraped(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pushAndPull is a meter provider of res with two readers: the
+// Prometheus exporter on reg, and otlpmetrichttp (with opts) pushing to
+// the receiver at recvURL on ForceFlush.
+func pushAndPull(t *testing.T, recvURL string, res *resource.Resource, opts ...otlpmetrichttp.Option) (*sdkmetric.MeterProvider, *prometheus.Registry) {
+	t.Helper()
+	ctx := context.Background()
+	push, err := otlpmetrichttp.New(ctx, append([]otlpmetrichttp.Option{otlpmetrichttp.WithEndpointURL(recvURL + "/v1/metrics")}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	pull, err := otelprom.New(otelprom.WithRegisterer(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(pull),
+		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(push, sdkmetric.WithInterval(time.Hour))))
+	t.Cleanup(func() { _ = mp.Shutdown(ctx) })
+	return mp, reg
 }
 
 // rig reads one process two ways: through its Prometheus exporter
