@@ -43,7 +43,8 @@ type Phase struct {
 	// may be back while latency or amplification still read high):
 	// the seconds from the trigger's end until goodput came back for good
 	// to RecoveryFraction of its ratio to the offered load before the
-	// trigger (Recovery: read inside a bin; 0 when it was back at once).
+	// trigger (Recovery: 0 when it was back at once). A report dates both
+	// from the scrapes (scrapeRecovery); Phases alone, from the bins.
 	RecoveryS model.Value `json:"recovery_s"`
 }
 
@@ -132,8 +133,10 @@ func binKind(s *model.Signals, b baseline, on bool, th Thresholds) PhaseKind {
 // service time: stuck or abandoned work, not a normal service time); rows
 // whose dependency exports no service time have no trigger, and no
 // RecoveryS. RecoveryS is Recovery of the row's goodput over its offered
-// load from the end of the trigger's last bin, with RecoveryFraction of
-// that ratio before the trigger as the threshold (rowRecovery).
+// load per bin from the end of the trigger's last bin, with
+// RecoveryFraction of that ratio before the trigger as the threshold
+// (rowRecovery); a report replaces it with the one its scrapes date
+// (fineRecovery).
 // Consecutive bins of one kind make a phase.
 func Phases(timeline []model.Signals, th Thresholds) []Phase {
 	if len(timeline) == 0 {
