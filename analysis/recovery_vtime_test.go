@@ -111,41 +111,19 @@ func TestRecoveryIndependentOfBins(t *testing.T) {
 // and the sim's within recoveryTolerance.
 func TestRecoveryStreamed(t *testing.T) {
 	const phase = 400 * time.Millisecond
-	for _, name := range []string{"chain", "metastable-bounded"} {
+	// chain: the slow phase ends inside a 4 s and a 5 s bin, and dated by
+	// them its recovery read 3 s and 6 s against the sim's 1 s.
+	for _, name := range []string{"chain"} {
 		t.Run(name, func(t *testing.T) {
 			sc, _ := sim.ScenarioByName(name)
 			ps := sc.Schedule.Phases
 			ps[len(ps)-1].Duration += 180 * time.Second // past 33 bins of 5 s: more than the store keeps
 			d := recordAt(t, sc, phase)
-			r, err := dump.OpenRecording(d.run.Path, dump.OpenOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			byTarget := map[string][]int64{}
-			for i := 0; i < r.Len(); i++ {
-				byTarget[r.Target(i)] = append(byTarget[r.Target(i)], r.Time(i).UnixMilli())
-			}
-			var times [][]int64
-			for _, ts := range byTarget {
-				times = append(times, ts)
-			}
+			r, times := openRecording(t, d.run.Path)
 			for _, bin := range []time.Duration{4 * time.Second, 5 * time.Second} {
-				opts := ReportOptions{Bin: bin}
-				st := model.NewStore(model.StoreConfig{History: WholeHistory(times, opts), KeepSeries: true, MaxSeriesPerTarget: 20000})
-				wb := NewWholeBuilder(st, opts)
-				statuses := dump.LoadStoreRangeFunc(r, 0, r.Len(), st, nil, wb.Observe)
-				whole, err := wb.Report(statuses)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sp := IncidentSpan(&whole)
+				st, sp, inc := streamIncident(t, r, times, ReportOptions{Bin: bin})
 				if oldest := st.Times(sim.NameProvider)[0]; oldest <= sp.StartMs() {
 					t.Fatalf("%v bins: the store still holds the incident's start", bin)
-				}
-				inc, err := wb.ReportSpan(statuses, sp)
-				if err != nil {
-					t.Fatal(err)
 				}
 				full := BuildReport(d.store, d.targets, ReportOptions{Bin: bin, Span: &sp})
 				got, want := clientRecovery(t, &inc), clientRecovery(t, &full)
