@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -25,7 +26,11 @@ type recording struct {
 	targets []model.TargetStatus
 }
 
-func recordAt(t *testing.T, sc sim.Scenario, phase time.Duration) recording {
+// recordAt records sc with its first scrape phase after the sim's start;
+// the client's scrapes in the first late of the run are refused, as a
+// target's that starts after the recorder does (its row then starts
+// after the others').
+func recordAt(t *testing.T, sc sim.Scenario, phase, late time.Duration) recording {
 	t.Helper()
 	run := simrec.RecordScenario(t, sc, sim.Options{Seed: 1}, time.Second, phase)
 	r, err := dump.OpenRecording(run.Path, dump.OpenOptions{})
@@ -33,8 +38,14 @@ func recordAt(t *testing.T, sc sim.Scenario, phase time.Duration) recording {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	refuse := func(s *model.Snapshot) (*model.Snapshot, error) {
+		if s.Target == sim.NameClient && s.Time.Before(run.Start.Add(late)) {
+			return nil, errors.New("connection refused")
+		}
+		return s, nil
+	}
 	st := model.NewStore(model.StoreConfig{History: r.Len() + 1, MaxSeriesPerTarget: 20000})
-	return recording{run: run, store: st, targets: dump.LoadStore(r, st, nil)}
+	return recording{run: run, store: st, targets: dump.LoadStore(r, st, refuse)}
 }
 
 // clientRecovery is the client -> provider row's recovery in rep: the
@@ -66,9 +77,10 @@ func checkRecovery(t *testing.T, what string, got model.Value, truth sim.Recover
 // widths whose edges miss the phases' (the slow phase ends inside a bin)
 // and with the scrapes off the sim's whole seconds, the client ->
 // provider recovery is the sim's within recoveryTolerance, and a run
-// that does not recover has none.
+// that does not recover has none. With the first scrape 300 ms after
+// the sim's start, the client answers its first two late.
 func TestRecoveryIndependentOfBins(t *testing.T) {
-	phases := []time.Duration{300 * time.Millisecond, 700 * time.Millisecond}
+	phases := []struct{ phase, late time.Duration }{{300 * time.Millisecond, 2 * time.Second}, {700 * time.Millisecond, 0}}
 	if testing.Short() {
 		phases = phases[:1]
 	}
@@ -87,8 +99,9 @@ func TestRecoveryIndependentOfBins(t *testing.T) {
 			if !ok {
 				t.Fatalf("no scenario %q", tc.name)
 			}
-			for _, phase := range phases {
-				d := recordAt(t, sc, phase)
+			for _, ph := range phases {
+				phase := ph.phase
+				d := recordAt(t, sc, phase, ph.late)
 				truth := d.run.Truth.Recovery
 				if truth.Recovered != tc.recovered {
 					t.Fatalf("the sim recovered %v, want %v", truth.Recovered, tc.recovered)
@@ -118,7 +131,7 @@ func TestRecoveryStreamed(t *testing.T) {
 			sc, _ := sim.ScenarioByName(name)
 			ps := sc.Schedule.Phases
 			ps[len(ps)-1].Duration += 180 * time.Second // past 33 bins of 5 s: more than the store keeps
-			d := recordAt(t, sc, phase)
+			d := recordAt(t, sc, phase, 0)
 			r, times := openRecording(t, d.run.Path)
 			for _, bin := range []time.Duration{4 * time.Second, 5 * time.Second} {
 				st, sp, inc := streamIncident(t, r, times, ReportOptions{Bin: bin})
