@@ -43,7 +43,8 @@ type Phase struct {
 	// may be back while latency or amplification still read high):
 	// the seconds from the trigger's end until goodput came back for good
 	// to RecoveryFraction of its ratio to the offered load before the
-	// trigger (Recovery: read inside a bin; 0 when it was back at once).
+	// trigger (Recovery: 0 when it was back at once). A report dates both
+	// from the scrapes (scrapeRecovery); Phases alone, from the bins.
 	RecoveryS model.Value `json:"recovery_s"`
 }
 
@@ -57,34 +58,41 @@ const (
 	triggerOn
 )
 
-// triggers classifies every bin's trigger and returns the index of the
-// last bin where it was on (-1 when never).
+// triggers classifies every bin's trigger (triggerOf) and returns the
+// index of the last bin where it was on (-1 when never).
 func triggers(tl []model.Signals, th Thresholds) ([]triggerState, int) {
-	base := model.Absent
-	for i := range tl {
-		base = minValue(base, tl[i].DependencyServiceTimeP50)
-	}
+	base := serviceBase(tl)
 	out := make([]triggerState, len(tl))
 	last := -1
 	for i := range tl {
-		v := tl[i].DependencyServiceTimeP50
-		switch {
-		case !base.OK:
-		case !v.OK:
-			// Busy but finishing nothing: requests are stuck or abandoned,
-			// so its service time is anything but known to be normal.
-			if tl[i].DependencyReceivedPerS.Or(0) >= th.MinOriginalsPerS {
-				out[i] = triggerOn
-				last = i
-			}
-		case rising(v, base, th.TriggerRise, th.LatencyRiseMin.Seconds()):
-			out[i] = triggerOn
+		out[i] = triggerOf(tl[i].DependencyServiceTimeP50, tl[i].DependencyReceivedPerS, base, th)
+		if out[i] == triggerOn {
 			last = i
-		default:
-			out[i] = triggerOff
 		}
 	}
 	return out, last
+}
+
+// triggerOf is the trigger over a span (a bin, or the time between two
+// scrapes) in which the dependency's service time had median p50 and it
+// received requests at received per second, against its baseline base
+// (its lowest): on when p50 rose to th.TriggerRise times base; unknown
+// without a baseline.
+func triggerOf(p50, received, base model.Value, th Thresholds) triggerState {
+	switch {
+	case !base.OK:
+		return triggerUnknown
+	case !p50.OK:
+		// Busy but finishing nothing: requests are stuck or abandoned,
+		// so its service time is anything but known to be normal.
+		if received.Or(0) >= th.MinOriginalsPerS {
+			return triggerOn
+		}
+		return triggerUnknown
+	case rising(p50, base, th.TriggerRise, th.LatencyRiseMin.Seconds()):
+		return triggerOn
+	}
+	return triggerOff
 }
 
 // binKind classifies one bin before the recovering rule.
@@ -125,8 +133,10 @@ func binKind(s *model.Signals, b baseline, on bool, th Thresholds) PhaseKind {
 // service time: stuck or abandoned work, not a normal service time); rows
 // whose dependency exports no service time have no trigger, and no
 // RecoveryS. RecoveryS is Recovery of the row's goodput over its offered
-// load from the end of the trigger's last bin, with RecoveryFraction of
-// that ratio before the trigger as the threshold (rowRecovery).
+// load per bin from the end of the trigger's last bin, with
+// RecoveryFraction of that ratio before the trigger as the threshold
+// (rowRecovery); a report replaces it with the one its scrapes date
+// (fineRecovery).
 // Consecutive bins of one kind make a phase.
 func Phases(timeline []model.Signals, th Thresholds) []Phase {
 	if len(timeline) == 0 {
@@ -253,12 +263,7 @@ func metastable(k model.Key, tl []model.Signals, th Thresholds) (Finding, bool) 
 		f.Message = fmt.Sprintf("%s -> %s: after %s's service time went back to normal, goodput stayed at %s of originals with %s attempts each for %s before recovering (metastable)",
 			k.Target, k.Dependency, k.Dependency, pct(eff), x2(amp), secs(stuck))
 	}
-	base := model.Absent
-	var after model.Value
-	for i := range tl {
-		base = minValue(base, tl[i].DependencyServiceTimeP50)
-	}
-	after = tl[end].DependencyServiceTimeP50
+	base, after := serviceBase(tl), tl[end].DependencyServiceTimeP50
 	f.Evidence.add("stuck_s", stuck)
 	f.Evidence.add("effective_success", eff)
 	f.Evidence.add("goodput_per_s", succ/width)

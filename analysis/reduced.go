@@ -67,6 +67,9 @@ type WholeBuilder struct {
 	// what reducing allocated).
 	scratch []model.Point
 	rd      model.SinceReader // the store's points, read into buffers reused a series at a time
+	// stepsOn: some target exports a service time, so rows keep their
+	// goodput steps (scrapeSteps.gather).
+	stepsOn bool
 }
 
 type wholeTarget struct {
@@ -75,6 +78,7 @@ type wholeTarget struct {
 	first, last int64
 	seen        bool
 	series      map[string]*wholeSeries
+	steps       scrapeSteps // every scrape's goodput and service time (recovery)
 }
 
 // binInfo is the part of a bin a target's scrapes cover (coverage).
@@ -225,6 +229,7 @@ func (b *WholeBuilder) reduce(edges []binEdge, from int) {
 	}
 	since := edges[min(from, len(edges)-1)].start
 	upTo := edges[len(edges)-1].end
+	b.stepsOn = b.stepsOn || anyServiceTime(b.st)
 	for _, t := range b.st.Targets() {
 		times := b.st.TimesSince(t, since)
 		wt := b.targets[t]
@@ -238,6 +243,7 @@ func (b *WholeBuilder) reduce(edges []binEdge, from int) {
 			}
 			wt.last = max(wt.last, times[n-1])
 		}
+		wt.steps.gather(b.st, t, b.stepsOn)
 		ws := make([]window, max(len(edges)-from, 0))
 		for k := range ws {
 			e := edges[from+k]

@@ -281,7 +281,7 @@ func (b *reportBuild) targetRows(t string) ([]DependencyReport, error) {
 				bins[i] = r.timelineOver(b.grid)
 			}
 			b.rowBudget(&dr, t, bins[i])
-			b.fineRecovery(&dr, r)
+			b.fineRecovery(&dr, r, bins[i])
 			deps[i] = dr
 		}
 	})

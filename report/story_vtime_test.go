@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"html"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -166,6 +167,30 @@ func TestReportLeadsWithTheIncident(t *testing.T) {
 				if v := pageValue(t, prov, p); !v.OK {
 					t.Errorf("provider section: %s %v", p, v)
 				}
+			}
+
+			// The headline's recovery is the sim's: the client -> provider
+			// row's, dated from the scrapes (the sim dates it to a whole
+			// second; the scrapes are 1 s apart); "-" when the run never
+			// recovered.
+			const recoveryTolerance = 1.0 // s
+			kpi = kpi[strings.Index(kpi, `<div class="k">Recovery</div>`):]
+			kpi = kpi[:strings.Index(kpi, "</div></div>")]
+			rec := model.Absent
+			if m := regexp.MustCompile(`data-v="([^"]*)"`).FindStringSubmatch(kpi); m != nil && m[1] != "null" {
+				v, err := strconv.ParseFloat(m[1], 64)
+				if err != nil {
+					t.Fatalf("recovery data-v %q", m[1])
+				}
+				rec = model.Some(v)
+			}
+			truth := d.truth.Recovery
+			t.Logf("recovery %v, the sim's %v (recovered %v)", rec, truth.UserRecovery, truth.Recovered)
+			switch {
+			case truth.Recovered && (!rec.OK || math.Abs(rec.V-truth.UserRecovery.Seconds()) > recoveryTolerance):
+				t.Errorf("headline recovery %v, the sim's %v", rec, truth.UserRecovery)
+			case !truth.Recovered && (rec.OK || !strings.Contains(kpi, ">-<")):
+				t.Errorf("headline recovery %v of a run that never recovered: %s", rec, kpi)
 			}
 
 			// Detection beside the trigger.
