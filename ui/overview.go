@@ -92,14 +92,9 @@ func colValue(id colID, s *model.Signals) model.Value {
 
 // emptyCols marks the columns that are zero or absent in every row.
 func emptyCols(rows []model.Signals) (empty [numCols]bool) {
-	for id := colID(0); id < numCols; id++ {
-		empty[id] = true
-		for i := range rows {
-			if v := colValue(id, &rows[i]); v.OK && v.V != 0 {
-				empty[id] = false
-				break
-			}
-		}
+	byCol := celltext.EmptyColumns(len(rows), func(i int) *model.Signals { return &rows[i] })
+	for id := range empty {
+		empty[id] = byCol[colSpecs[id].prio]
 	}
 	return empty
 }
