@@ -54,8 +54,8 @@ func curveOf(f Fitted) *Curve {
 	if inc != nil {
 		var failed, timedOut float64
 		for i := rec.Trigger.Start; i < rec.Trigger.End; i++ {
-			failed += nanZero(at(rec.Failed, i))
-			timedOut += nanZero(at(rec.TimedOut, i))
+			failed += zeroNaN(at(rec.Failed, i))
+			timedOut += zeroNaN(at(rec.TimedOut, i))
 		}
 		o.Timeouts = timedOut*2 > failed
 	}
@@ -90,13 +90,7 @@ func incidentPoint(rec Series) *IncidentPoint {
 	return &IncidentPoint{P: min(failed/att, 1), Amplification: att / off}
 }
 
-func nanZero(v float64) float64 {
-	if math.IsNaN(v) {
-		return 0
-	}
-	return v
-}
-
+// finite is v, nil when NaN or infinite (unknown to the check).
 func finite(v float64) *float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil
