@@ -226,8 +226,9 @@ func writeFamily(w *bufio.Writer, name string, typ model.MetricType, help string
 	}
 }
 
-// legacyName reports whether n needs no quoting.
-func legacyName(n string, label bool) bool {
+// LegacyName reports whether n needs no quoting in the text formats: a
+// metric name (label false, colons allowed) or a label name.
+func LegacyName(n string, label bool) bool {
 	if n == "" {
 		return false
 	}
@@ -242,14 +243,14 @@ func legacyName(n string, label bool) bool {
 }
 
 func omName(n string) string {
-	if legacyName(n, false) {
+	if LegacyName(n, false) {
 		return n
 	}
 	return `"` + escapeValue(n) + `"`
 }
 
 func appendSeries(dst []byte, name string, labels model.Labels, extra, extraVal string) []byte {
-	quoted := !legacyName(name, false)
+	quoted := !LegacyName(name, false)
 	if !quoted {
 		dst = append(dst, name...)
 	}
@@ -269,7 +270,7 @@ func appendSeries(dst []byte, name string, labels model.Labels, extra, extraVal 
 			dst = append(dst, ',')
 		}
 		first = false
-		if legacyName(n, true) {
+		if LegacyName(n, true) {
 			dst = append(dst, n...)
 		} else {
 			dst = append(dst, '"')

@@ -672,34 +672,45 @@ func (im *importer) openMetrics(b []byte) error {
 			}
 			continue
 		}
-		name, labels, rest, err := parseSeries(line)
+		name, labels, v, ms, err := ParseSampleLine(line)
 		if err != nil {
 			return fail("%v", err)
 		}
-		if i := strings.Index(rest, " # "); i >= 0 {
-			rest = rest[:i] // an exemplar
-		}
-		fields := strings.Fields(rest)
-		if len(fields) < 2 {
-			return fail("sample of %q has no timestamp; every sample needs one (seconds since the epoch)", safetext.Terminal(name))
-		}
-		if len(fields) > 2 {
-			return fail("unexpected %q after the timestamp", safetext.Terminal(fields[2]))
-		}
-		v, err := model.ParseFloat(fields[0])
-		if err != nil {
-			return fail("bad value %q", safetext.Terminal(fields[0]))
-		}
-		ts, err := strconv.ParseFloat(fields[1], 64)
-		if err != nil || math.IsNaN(ts) || math.IsInf(ts, 0) || math.Abs(ts) > 1e13 {
-			return fail("bad timestamp %q (want seconds since the epoch)", safetext.Terminal(fields[1]))
-		}
 		im.line = int32(min(lineNo, math.MaxInt32))
-		if err := im.add(name, labels, int64(math.Round(ts*1000)), v); err != nil {
+		if err := im.add(name, labels, ms, v); err != nil {
 			return fail("%v", err)
 		}
 	}
 	return nil
+}
+
+// ParseSampleLine reads one sample line of OpenMetrics text with a
+// timestamp (what ExportOpenMetrics writes): name{labels} value seconds,
+// a UTF-8 name quoted inside the braces, an exemplar after " # " ignored.
+// It returns the time in Unix milliseconds.
+func ParseSampleLine(line string) (name string, labels model.Labels, v float64, ms int64, err error) {
+	name, labels, rest, err := parseSeries(line)
+	if err != nil {
+		return "", nil, 0, 0, err
+	}
+	if i := strings.Index(rest, " # "); i >= 0 {
+		rest = rest[:i] // an exemplar
+	}
+	fields := strings.Fields(rest)
+	if len(fields) < 2 {
+		return "", nil, 0, 0, fmt.Errorf("sample of %q has no timestamp; every sample needs one (seconds since the epoch)", safetext.Terminal(name))
+	}
+	if len(fields) > 2 {
+		return "", nil, 0, 0, fmt.Errorf("unexpected %q after the timestamp", safetext.Terminal(fields[2]))
+	}
+	if v, err = model.ParseFloat(fields[0]); err != nil {
+		return "", nil, 0, 0, fmt.Errorf("bad value %q", safetext.Terminal(fields[0]))
+	}
+	ts, err := strconv.ParseFloat(fields[1], 64)
+	if err != nil || math.IsNaN(ts) || math.IsInf(ts, 0) || math.Abs(ts) > 1e13 {
+		return "", nil, 0, 0, fmt.Errorf("bad timestamp %q (want seconds since the epoch)", safetext.Terminal(fields[1]))
+	}
+	return name, labels, v, int64(math.Round(ts * 1000)), nil
 }
 
 // parseSeries reads name{labels} at the start of line and returns the rest.

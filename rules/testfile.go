@@ -137,7 +137,7 @@ func Inputs(rec dump.Recording) (Series, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		name, ls, v, ms, err := parseLine(line)
+		name, ls, v, ms, err := dump.ParseSampleLine(line)
 		if err != nil {
 			return Series{}, fmt.Errorf("export line %d: %w", n+1, err)
 		}
@@ -145,7 +145,7 @@ func Inputs(rec dump.Recording) (Series, error) {
 			continue
 		}
 		for _, l := range ls {
-			if !legacy(l.Name) || strings.Contains(l.Name, ":") {
+			if !dump.LegacyName(l.Name, true) {
 				return Series{}, fmt.Errorf("export line %d: label name %q cannot be written in promtool's series notation", n+1, l.Name)
 			}
 		}
@@ -176,110 +176,13 @@ func Inputs(rec dump.Recording) (Series, error) {
 	return out, nil
 }
 
-// parseLine reads one sample line of the export: name{labels} value
-// seconds, where a name (and a label name) that is not a legacy one is
-// quoted inside the braces ({"a.b",l="v"}).
-func parseLine(s string) (string, model.Labels, float64, int64, error) {
-	bad := func(what string) (string, model.Labels, float64, int64, error) {
-		return "", nil, 0, 0, fmt.Errorf("%s in %q", what, s)
-	}
-	i := strings.IndexAny(s, "{ ")
-	if i < 0 {
-		return bad("no value")
-	}
-	name, rest := s[:i], s[i:]
-	var pairs []string
-	if rest[0] == '{' {
-		rest = rest[1:]
-		for !strings.HasPrefix(rest, "}") {
-			var key string
-			if strings.HasPrefix(rest, `"`) {
-				q, r, ok := unquote(rest)
-				if !ok {
-					return bad("an unterminated quoted name")
-				}
-				rest = r
-				if name == "" && len(pairs) == 0 && !strings.HasPrefix(rest, "=") {
-					name, rest = q, strings.TrimPrefix(rest, ",")
-					continue
-				}
-				key = q
-			} else {
-				eq := strings.IndexByte(rest, '=')
-				if eq <= 0 {
-					return bad("bad labels")
-				}
-				key, rest = rest[:eq], rest[eq:]
-			}
-			if !strings.HasPrefix(rest, "=") {
-				return bad("a label without a value")
-			}
-			val, r, ok := unquote(rest[1:])
-			if !ok {
-				return bad("an unterminated label value")
-			}
-			pairs, rest = append(pairs, key, val), strings.TrimPrefix(r, ",")
-		}
-		rest = rest[1:]
-	}
-	if name == "" {
-		return bad("no metric name")
-	}
-	f := strings.Fields(rest)
-	if len(f) != 2 {
-		return bad("no value and timestamp")
-	}
-	v, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
-		return bad("a bad value")
-	}
-	sec, err := strconv.ParseFloat(f[1], 64)
-	if err != nil {
-		return bad("a bad timestamp")
-	}
-	return name, model.LabelsFromPairs(pairs...), v, int64(math.Round(sec * 1000)), nil
-}
-
-// unquote reads a double-quoted string with the exposition's escapes
-// (\\, \", \n) from the start of s, and returns it and what follows.
-func unquote(s string) (string, string, bool) {
-	if !strings.HasPrefix(s, `"`) {
-		return "", s, false
-	}
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"':
-			return b.String(), s[i+1:], true
-		case c == '\\' && i+1 < len(s):
-			i++
-			c = s[i]
-			if c == 'n' {
-				c = '\n'
-			}
-		}
-		b.WriteByte(c)
-	}
-	return "", s, false
-}
-
 // seriesText writes a series in promtool's notation: name{labels}, or
 // {__name__="name", labels} for a name PromQL cannot write bare.
 func seriesText(name string, ls model.Labels) string {
-	if legacy(name) {
+	if dump.LegacyName(name, false) {
 		return name + ls.String()
 	}
 	return ls.With("__name__", name).String()
-}
-
-func legacy(n string) bool {
-	for i, c := range n {
-		if !(c == '_' || c == ':' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return n != ""
 }
 
 // expanding writes values in promtool's notation: "_" for a slot
