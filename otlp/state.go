@@ -505,12 +505,7 @@ func escape(v string) string { return escaper.Replace(strings.ToValidUTF8(v, "\u
 func (st *State) Targets() []string {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	out := make([]string, 0, len(st.resources))
-	for name := range st.resources {
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(st.resources))
 }
 
 // Exposition is a resource's metrics in the Prometheus text format
