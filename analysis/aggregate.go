@@ -268,6 +268,7 @@ type memberSums struct {
 	successes, deadline, attOK                     acc
 	completed, admitted                            acc
 	cancelledAtt, abandoned, late, nested, hedges  acc
+	hedgesWon, hedgesAbandoned                     acc
 	opAttempts, poolMean, queueDepth               acc
 	opAttemptsMissing                              bool
 	// A basis of amplification counts only if every replica with
@@ -292,6 +293,8 @@ func (m *memberSums) add(s *model.Signals) {
 	m.abandoned.add(s.AbandonedAttemptsPerS)
 	m.late.add(s.LateSuccessesPerS)
 	m.hedges.add(s.HedgesPerS)
+	m.hedgesWon.add(s.HedgesWonPerS)
+	m.hedgesAbandoned.add(s.HedgesAbandonedPerS)
 	m.opAttempts.add(s.OperationAttemptsPerS)
 	m.opAttemptsMissing = m.opAttemptsMissing || (s.AttemptsPerS.OK && !s.OperationAttemptsPerS.OK)
 	m.nested.add(s.NestedPerS)
@@ -334,6 +337,8 @@ func (m *memberSums) fill(out *model.Signals) {
 	out.AbandonedAttemptsPerS = m.abandoned.value()
 	out.LateSuccessesPerS = m.late.value()
 	out.HedgesPerS = m.hedges.value()
+	out.HedgesWonPerS = m.hedgesWon.value()
+	out.HedgesAbandonedPerS = m.hedgesAbandoned.value()
 	if !m.opAttemptsMissing {
 		out.OperationAttemptsPerS = m.opAttempts.value()
 	}

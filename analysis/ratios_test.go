@@ -293,6 +293,8 @@ func TestNestedOwnersAndLateWork(t *testing.T) {
 		ts{model.MetricLateSuccesses, dep(), "0+1x10"},
 		ts{model.MetricNestedOperations, dep(model.LabelOuterDependency, "quote-service"), "0+10x10"},
 		ts{model.MetricHedges, dep(), "0+3x10"},
+		ts{model.MetricHedgesWon, dep(), "0+2x10"},
+		ts{model.MetricHedgesAbandoned, dep(), "0+1x10"},
 		ts{model.MetricPolicyMaxAttempts, dep(), "3x10"},
 	)
 	s := SignalsFor(st, "svc", "provider", t0, t0+10000)
@@ -302,6 +304,8 @@ func TestNestedOwnersAndLateWork(t *testing.T) {
 	checkValue(t, "late successes", s.LateSuccessesPerS, 1)
 	checkValue(t, "nested", s.NestedPerS, 10)
 	checkValue(t, "hedges", s.HedgesPerS, 3)
+	checkValue(t, "hedges won", s.HedgesWonPerS, 2)
+	checkValue(t, "hedges abandoned", s.HedgesAbandonedPerS, 1)
 	if len(s.NestedIn) != 1 || s.NestedIn[0].Key != "quote-service" || s.NestedIn[0].PerS != 10 {
 		t.Errorf("NestedIn = %+v, want quote-service at 10/s", s.NestedIn)
 	}

@@ -48,6 +48,8 @@ var signalsValueFields = []struct {
 	{"abandoned_attempts_per_s", func(s *model.Signals) model.Value { return s.AbandonedAttemptsPerS }},
 	{"late_successes_per_s", func(s *model.Signals) model.Value { return s.LateSuccessesPerS }},
 	{"hedges_per_s", func(s *model.Signals) model.Value { return s.HedgesPerS }},
+	{"hedges_won_per_s", func(s *model.Signals) model.Value { return s.HedgesWonPerS }},
+	{"hedges_abandoned_per_s", func(s *model.Signals) model.Value { return s.HedgesAbandonedPerS }},
 	{"limit_exceeded_per_s", func(s *model.Signals) model.Value { return s.RetryLimitExceededPerS }},
 	{"request_timeouts_per_s", func(s *model.Signals) model.Value { return s.RequestTimeoutsPerS }},
 	{"breaker_rejected_per_s", func(s *model.Signals) model.Value { return s.BreakerRejectedPerS }},

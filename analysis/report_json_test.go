@@ -61,7 +61,7 @@ func randomBin(rng *rand.Rand) BinReport {
 	vs := []*model.Value{&s.OriginalsPerS, &s.AttemptsPerS, &s.Amplification, &s.AttemptsPerOriginal, &s.CompletedPerS, &s.AdmittedPerS,
 		&s.OperationAttemptsPerS, &s.RetriesPerS, &s.RescuedPerS, &s.BudgetDeniedPerS, &s.AdmissionRejectedPerS, &s.ProviderErrorsPerS,
 		&s.TemporaryErrorsPerS, &s.PermanentErrorsPerS, &s.TimeoutsPerS, &s.SuccessesPerS, &s.DeadlineExhaustedPerS,
-		&s.CancelledAttemptsPerS, &s.AbandonedAttemptsPerS, &s.LateSuccessesPerS, &s.HedgesPerS, &s.NestedPerS, &s.EffectiveSuccess,
+		&s.CancelledAttemptsPerS, &s.AbandonedAttemptsPerS, &s.LateSuccessesPerS, &s.HedgesPerS, &s.HedgesWonPerS, &s.HedgesAbandonedPerS, &s.NestedPerS, &s.EffectiveSuccess,
 		&s.AttemptSuccess, &s.ActiveCalls, &s.ConcurrencyLimit, &s.PoolWaitP50, &s.PoolWaitP99, &s.PoolWaitMean, &s.QueueDepth,
 		&s.BackoffP50, &s.BackoffP99, &s.BudgetBalance, &s.MaxAttempts, &s.DeadlineSeconds, &s.DependencyReceivedPerS,
 		&s.DependencyServiceTimeP50, &s.DependencyWorkAfterCancelPerS, &s.DependencyDeadlinePropagatedPerS, &s.DependencyDeadlineMissingPerS,

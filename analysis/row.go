@@ -21,6 +21,8 @@ const (
 	cLateSuccesses
 	cNested
 	cHedges
+	cHedgesWon
+	cHedgesAbandoned
 	cOperationAttempts
 	cLimitExceeded
 	cRequestTimeouts
@@ -41,6 +43,8 @@ var counterNames = [numCounters]string{
 	cLateSuccesses:     model.MetricLateSuccesses,
 	cNested:            model.MetricNestedOperations,
 	cHedges:            model.MetricHedges,
+	cHedgesWon:         model.MetricHedgesWon,
+	cHedgesAbandoned:   model.MetricHedgesAbandoned,
 	cOperationAttempts: model.MetricOperationAttempts,
 	cLimitExceeded:     model.MetricRetryLimitExceeded,
 	cRequestTimeouts:   model.MetricRequestTimeouts,

@@ -80,6 +80,8 @@ func (r *row) eval(w window) model.Signals {
 	s.AbandonedAttemptsPerS = w.rate(r.sum(cAbandoned, &w))
 	s.LateSuccessesPerS = w.rate(r.sum(cLateSuccesses, &w))
 	s.HedgesPerS = w.rate(r.sum(cHedges, &w))
+	s.HedgesWonPerS = w.rate(r.sum(cHedgesWon, &w))
+	s.HedgesAbandonedPerS = w.rate(r.sum(cHedgesAbandoned, &w))
 	s.OperationAttemptsPerS = w.rate(r.sum(cOperationAttempts, &w))
 	r.nested(&s, &w)
 	deriveRatios(&s)

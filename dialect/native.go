@@ -14,7 +14,7 @@ var contractFamilies = []string{
 	model.MetricRetryLimitExceeded, model.MetricRequestTimeouts, model.MetricPendingCalls,
 	model.MetricPoolWaitAverage,
 	model.MetricAbandonedAttempts, model.MetricLateSuccesses, model.MetricNestedOperations,
-	model.MetricHedges, model.MetricServerRequests, model.MetricOperationAttempts,
+	model.MetricHedges, model.MetricHedgesWon, model.MetricHedgesAbandoned, model.MetricServerRequests, model.MetricOperationAttempts,
 	model.MetricBreakerState,
 }
 

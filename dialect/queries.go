@@ -107,6 +107,8 @@ var queryFamilies = []queryFamily{
 	{model.MetricLateSuccesses, model.Counter, nil, "sum"},
 	{model.MetricNestedOperations, model.Counter, []string{model.LabelOuterDependency}, "sum"},
 	{model.MetricHedges, model.Counter, nil, "sum"},
+	{model.MetricHedgesWon, model.Counter, nil, "sum"},
+	{model.MetricHedgesAbandoned, model.Counter, nil, "sum"},
 	{model.MetricOperationAttempts, model.Counter, nil, "sum"},
 	// Fleet totals: in-flight calls, admitted calls and budget add up
 	// across replicas (a limit of 10 on 20 replicas admits 200).

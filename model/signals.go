@@ -31,6 +31,8 @@ const (
 	MetricLateSuccesses     = "retry_late_successes_total"
 	MetricNestedOperations  = "retry_nested_operations_total"
 	MetricHedges            = "retry_hedges_total"
+	MetricHedgesWon         = "retry_hedges_won_total"
+	MetricHedgesAbandoned   = "retry_hedges_abandoned_total"
 	MetricOperationAttempts = "retry_operation_attempts_total"
 )
 
@@ -337,6 +339,13 @@ type Signals struct {
 	// HedgesPerS is hedged attempts (a second attempt sent while the
 	// first still runs): part of AttemptsPerS and RetriesPerS.
 	HedgesPerS Value `json:"hedges_per_s"`
+	// HedgesWonPerS is hedges whose success decided their operation;
+	// HedgesAbandonedPerS hedges still running when their round was
+	// decided, cancelled with their answer unused. Null unless the
+	// emitter counts them (the contract does; gRPC, Polly and Envoy do
+	// not).
+	HedgesWonPerS       Value `json:"hedges_won_per_s"`
+	HedgesAbandonedPerS Value `json:"hedges_abandoned_per_s"`
 	// RetryLimitExceededPerS is originals that wanted another retry but
 	// had used every allowed attempt (retry_limit_exceeded_total: Envoy,
 	// Linkerd, resilience4j); RequestTimeoutsPerS those that ended at

@@ -39,6 +39,8 @@ type attemptCtx struct {
 	err error
 	val any // DoValue's result, set by the attempt before it returns
 	n   int // the attempt's number in its operation
+	// hedge: sent beside a running attempt of its operation (startHedge).
+	hedge bool
 	// notify, in a hedged round, receives the attempt once it has
 	// finished (never when abandoned); buffered, so run never blocks.
 	notify   chan *attemptCtx

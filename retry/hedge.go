@@ -60,6 +60,9 @@ func (op *operation) hedgedRound(ctx context.Context, a *attemptCtx, deadline ti
 					op.unwound(f)
 					f.rethrow()
 				}
+				if f.hedge && f.err == nil {
+					o.in.hedgesWon.Inc()
+				}
 				return f, nil, false
 			}
 			// Failed while another attempt still runs: that one decides.
@@ -114,6 +117,7 @@ func (op *operation) startHedge(ctx context.Context, deadline time.Time, fn func
 	}
 	b := o.newAttempt(ctx, now, timeout, fn)
 	b.n = op.attempts
+	b.hedge = true
 	b.notify = notify
 	go b.run()
 	return b
@@ -129,6 +133,9 @@ func (op *operation) dropLosers(running []*attemptCtx, outcome int) {
 	o := op.o
 	for _, l := range running {
 		if l.state.CompareAndSwap(attemptRunning, attemptAbandoned) {
+			if l.hedge {
+				o.in.hedgesAbandoned.Inc()
+			}
 			op.observe(l, outcome, o.clock.Now().Sub(l.start), context.Canceled)
 			l.cancel(context.Canceled)
 			l.stopWaiting()

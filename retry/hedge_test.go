@@ -57,6 +57,8 @@ func TestHedgedRequests(t *testing.T) {
 		attempt      func(n int32, ctx context.Context, c *controls) error
 		wantErr      error
 		wantHedges   float64
+		wantWon      float64 // hedges whose success decided
+		wantLost     float64 // hedges still running when the round was decided
 		wantOutcomes map[string]float64
 		wantDecided  []bool // hedgeDecided calls
 	}{
@@ -79,6 +81,25 @@ func TestHedgedRequests(t *testing.T) {
 				return nil
 			},
 			wantHedges:   1,
+			wantWon:      1,
+			wantOutcomes: map[string]float64{"success": 1, "cancelled": 1},
+			wantDecided:  []bool{true},
+		},
+		{
+			name:   "the first answers while the hedge runs: the hedge is abandoned",
+			budget: full(),
+			attempt: func(n int32, ctx context.Context, c *controls) error {
+				if n == 1 {
+					close(c.fire)
+					<-c.hedgeRunning
+					return nil
+				}
+				close(c.hedgeRunning)
+				<-ctx.Done()
+				return ctx.Err()
+			},
+			wantHedges:   1,
+			wantLost:     1,
 			wantOutcomes: map[string]float64{"success": 1, "cancelled": 1},
 			wantDecided:  []bool{true},
 		},
@@ -96,6 +117,7 @@ func TestHedgedRequests(t *testing.T) {
 				return nil
 			},
 			wantHedges:   1,
+			wantWon:      1,
 			wantOutcomes: map[string]float64{"success": 1, "permanent_error": 1},
 			wantDecided:  []bool{true},
 		},
@@ -163,6 +185,12 @@ func TestHedgedRequests(t *testing.T) {
 			}
 			if got := h.counter(t, h.m.hedges, "quote"); got != tt.wantHedges {
 				t.Errorf("retry_hedges_total = %v, want %v", got, tt.wantHedges)
+			}
+			if got := h.counter(t, h.m.hedgesWon, "quote"); got != tt.wantWon {
+				t.Errorf("retry_hedges_won_total = %v, want %v", got, tt.wantWon)
+			}
+			if got := h.counter(t, h.m.hedgesAbandoned, "quote"); got != tt.wantLost {
+				t.Errorf("retry_hedges_abandoned_total = %v, want %v", got, tt.wantLost)
 			}
 			var attempts float64
 			for _, o := range outcomeNames {

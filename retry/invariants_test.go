@@ -163,4 +163,9 @@ func TestMetricInvariantsUnderLoad(t *testing.T) {
 	if metric(t, reg, "retry_attempt_panics_total") == 0 {
 		t.Error("no panic counted: the mix lost its panics")
 	}
+	// A hedge wins, is abandoned, or ends without deciding: never two.
+	hedges := metric(t, reg, "retry_hedges_total")
+	if won, lost := metric(t, reg, "retry_hedges_won_total"), metric(t, reg, "retry_hedges_abandoned_total"); won+lost > hedges {
+		t.Errorf("hedges won %v + abandoned %v > sent %v", won, lost, hedges)
+	}
 }

@@ -65,6 +65,8 @@ type Metrics struct {
 	lateSuccesses     *prometheus.CounterVec
 	nested            *prometheus.CounterVec
 	hedges            *prometheus.CounterVec
+	hedgesWon         *prometheus.CounterVec
+	hedgesAbandoned   *prometheus.CounterVec
 	operationAttempts *prometheus.CounterVec
 	panics            *prometheus.CounterVec
 }
@@ -125,6 +127,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			"Attempts of the operations that ended, added when each ends: over the admitted operations that ended, amplification counted at one moment.", "dependency"),
 		hedges: counter("retry_hedges_total",
 			"Hedged attempts: sent while an earlier attempt of the same operation was still running (also counted as attempts and retries).", "dependency"),
+		hedgesWon: counter("retry_hedges_won_total",
+			"Hedged attempts whose success decided their operation: the hedge answered first.", "dependency"),
+		hedgesAbandoned: counter("retry_hedges_abandoned_total",
+			"Hedged attempts still running when their round was decided (an earlier attempt answered first, or the operation ended): cancelled, their answer unused.", "dependency"),
 		panics: counter("retry_attempt_panics_total",
 			"Attempts that panicked: re-raised in Do's goroutine when Do waited for them, recovered and handed to Config.OnPanic otherwise.", "dependency"),
 		budgetBalance: &budgetCollector{
@@ -137,7 +143,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(m.originals, m.attempts, m.retries, m.rescued, m.budgetDenied,
 			m.admissionRejected, m.results, m.active, m.concurrencyLimit, m.poolWait,
 			m.requestDuration, m.attemptDuration, m.backoff, m.policyMaxAttempts,
-			m.policyDeadline, m.budgetBalance, m.abandoned, m.lateSuccesses, m.nested, m.hedges, m.operationAttempts,
+			m.policyDeadline, m.budgetBalance, m.abandoned, m.lateSuccesses, m.nested, m.hedges, m.hedgesWon, m.hedgesAbandoned, m.operationAttempts,
 			m.panics)
 	}
 	return m
@@ -190,6 +196,8 @@ type instruments struct {
 	abandoned         prometheus.Counter
 	lateSuccesses     prometheus.Counter
 	hedges            prometheus.Counter
+	hedgesWon         prometheus.Counter
+	hedgesAbandoned   prometheus.Counter
 	operationAttempts prometheus.Counter
 	panics            prometheus.Counter
 	nested            *prometheus.CounterVec // by outer dependency, rare: looked up per use
@@ -207,6 +215,8 @@ func (m *Metrics) bind(dep string, p Policy, l *Limiter, b *Budget) *instruments
 		abandoned:         m.abandoned.WithLabelValues(dep),
 		lateSuccesses:     m.lateSuccesses.WithLabelValues(dep),
 		hedges:            m.hedges.WithLabelValues(dep),
+		hedgesWon:         m.hedgesWon.WithLabelValues(dep),
+		hedgesAbandoned:   m.hedgesAbandoned.WithLabelValues(dep),
 		operationAttempts: m.operationAttempts.WithLabelValues(dep),
 		panics:            m.panics.WithLabelValues(dep),
 		nested:            m.nested,

@@ -34,6 +34,8 @@ var contract = map[string]string{
 	"retry_nested_operations_total":  "COUNTER",
 	"retry_operation_attempts_total": "COUNTER",
 	"retry_hedges_total":             "COUNTER",
+	"retry_hedges_won_total":         "COUNTER",
+	"retry_hedges_abandoned_total":   "COUNTER",
 	"retry_attempt_panics_total":     "COUNTER",
 }
 

@@ -115,3 +115,35 @@ func TestHedgeColumn(t *testing.T) {
 		t.Errorf("at 120 columns: %q, want RETR/s without HDG/s", head)
 	}
 }
+
+// Where the emitter counts them, the detail view says how many hedges won
+// and how many were abandoned, under the hedges; where it does not, the
+// two lines are absent rather than zero.
+func TestHedgesWonAndAbandoned(t *testing.T) {
+	f := fixtureFrame(dataTime, time.Minute, 0)
+	for i := range f.Rows {
+		f.Rows[i].HedgesPerS = some(3)
+		f.Rows[i].HedgesWonPerS = some(2)
+		f.Rows[i].HedgesAbandonedPerS = some(0.5)
+	}
+	m := newTestModel(t, Options{}, nil)
+	send(m, tea.WindowSizeMsg{Width: 200, Height: 60}, liveFrame(f), keyMsg("enter"))
+	scr := screen(t, m)
+	for _, want := range []string{"of them hedges", "hedges won", "hedges abandoned"} {
+		if !strings.Contains(scr, want) {
+			t.Fatalf("no %q in the detail view:\n%s", want, scr)
+		}
+	}
+	if won := lineWith(scr, "hedges won"); !strings.Contains(won, "2.00") {
+		t.Errorf("hedges won line %q, want 2.00/s", won)
+	}
+	if lost := lineWith(scr, "hedges abandoned"); !strings.Contains(lost, "0.50") {
+		t.Errorf("hedges abandoned line %q, want 0.50/s", lost)
+	}
+	plain := newTestModel(t, Options{}, nil)
+	g := fixtureFrame(dataTime, time.Minute, 0)
+	send(plain, tea.WindowSizeMsg{Width: 200, Height: 60}, liveFrame(g), keyMsg("enter"))
+	if scr := screen(t, plain); strings.Contains(scr, "hedges won") {
+		t.Errorf("hedges won shown for an emitter that does not count them:\n%s", scr)
+	}
+}

@@ -531,6 +531,10 @@ func (p *painter) signalsSection(dst []line, row *model.Signals, width int) []li
 	k.add("attempts / original", st.text, func(d []byte) []byte { return appendAmp(d, row.AttemptsPerOriginal) })
 	k.rate("retries", st.text, row.RetriesPerS)
 	k.rate("  of them hedges", st.text, row.HedgesPerS)
+	if row.HedgesWonPerS.OK || row.HedgesAbandonedPerS.OK {
+		k.rate("    hedges won", st.text, row.HedgesWonPerS)
+		k.rate("    hedges abandoned", st.text, row.HedgesAbandonedPerS)
+	}
 	k.rate(g.outcome[outRescued]+" rescued", rateSpan(st, row.RescuedPerS, st.outcome[outRescued]), row.RescuedPerS)
 	k.pct("effective success", st.text, row.EffectiveSuccess)
 	k.pct("attempt success", st.text, row.AttemptSuccess)

@@ -66,6 +66,8 @@ func TestLibraryFamiliesReachAnalyze(t *testing.T) {
 			Late       *float64 `json:"late_successes_per_s"`
 			Abandoned  *float64 `json:"abandoned_attempts_per_s"`
 			Hedges     *float64 `json:"hedges_per_s"`
+			HedgesWon  *float64 `json:"hedges_won_per_s"`
+			HedgesLost *float64 `json:"hedges_abandoned_per_s"`
 			Nested     *float64 `json:"nested_operations_per_s"`
 		} `json:"dependencies"`
 	}
@@ -77,6 +79,9 @@ func TestLibraryFamiliesReachAnalyze(t *testing.T) {
 		seen[d.Dependency] = true
 		if d.Late == nil || d.Abandoned == nil || d.Hedges == nil || *d.Late != 0 || *d.Hedges != 0 {
 			t.Errorf("%s: late %v abandoned %v hedges %v, want present zeros", d.Dependency, d.Late, d.Abandoned, d.Hedges)
+		}
+		if d.HedgesWon == nil || d.HedgesLost == nil || *d.HedgesWon != 0 || *d.HedgesLost != 0 {
+			t.Errorf("%s: hedges won %v abandoned %v, want present zeros", d.Dependency, d.HedgesWon, d.HedgesLost)
 		}
 		if d.Dependency == "pay" && (d.Nested == nil || *d.Nested <= 0) {
 			t.Errorf("pay: nested %v, want operations nested inside quote's attempts", d.Nested)
