@@ -62,6 +62,15 @@ func TestFatesBreakersHedgesAcrossEmitters(t *testing.T) {
 		// once.
 		{"polly hedging", "polly_hedging.prom", "search-hedging", map[string]float64{
 			"hedges": 3, "retries": 3, "attempts": 13, "originals": 10, "attempts_per_original": 1.3, "breaker_state": nan}, nil},
+		// Polly's breaker tells its transitions, not its state: more
+		// opens than half-opens is open; as many of all three is
+		// closed; 2/2/1 may be closed or half-open: unknown.
+		{"polly breaker open", "polly_breaker.prom", "payments", map[string]float64{
+			"breaker_state": model.BreakerOpen, "originals": 20}, nil},
+		{"polly breaker closed", "polly_breaker.prom", "inventory", map[string]float64{
+			"breaker_state": model.BreakerClosed}, nil},
+		{"polly breaker closed or half-open", "polly_breaker.prom", "catalog", map[string]float64{
+			"breaker_state": nan}, nil},
 		// gRPC A96: hedges per call apart from retries; the attempts
 		// started hold them once.
 		{"grpc hedges", "grpc_a96_hedges.prom", "dns:///search:50051", map[string]float64{

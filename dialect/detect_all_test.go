@@ -26,6 +26,7 @@ var fixtureOwners = map[string][]string{
 	"otel_http_post.prom":                {dialect.NameOTelHTTP},
 	"resilience4j_breaker.prom":          {dialect.NameResilience4j},
 	"polly_hedging.prom":                 {dialect.NamePolly},
+	"polly_breaker.prom":                 {dialect.NamePolly},
 	"grpc_a96_hedges.prom":               {dialect.NameGRPC},
 	"envoy_track_remaining.prom":         {dialect.NameEnvoy},
 	"envoy_summary.prom":                 {dialect.NameEnvoy},

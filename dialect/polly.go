@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/retrytop/retrytop/model"
@@ -112,8 +113,11 @@ func (polly) Translate(snap *model.Snapshot) *model.Snapshot {
 	// over from the attempts and count their history again.
 	onRetry := map[string]bool{}
 	events := r[plEvents]
+	breakers := newPlBreakers()
 	each(events, func(s *model.Sample, ls model.Labels) {
-		switch s.Labels.Get(plEventLbl) {
+		ev := s.Labels.Get(plEventLbl)
+		breakers.add(ev, ls, scalar(events, s))
+		switch ev {
 		case "OnRetry":
 			dep := ls.Get(model.LabelDependency)
 			if numbered[dep] {
@@ -136,5 +140,64 @@ func (polly) Translate(snap *model.Snapshot) *model.Snapshot {
 			o.counter(model.MetricRetries, withAttempts[dep], later[dep])
 		}
 	}
+	breakers.emit(o)
 	return o.snapshot(snap)
+}
+
+// Polly's circuit breaker reports its transitions as events, never its
+// state: OnCircuitOpened (from closed, or from half-open when the probe
+// fails), OnCircuitHalfOpened (from open, when the break ends) and
+// OnCircuitClosed (from half-open, when the probe succeeds).
+const (
+	plOpened   = "OnCircuitOpened"
+	plHalfOpen = "OnCircuitHalfOpened"
+	plClosed   = "OnCircuitClosed"
+)
+
+// plBreakers counts each pipeline's breaker transitions since the process
+// started, which is when its breaker was closed. Every half-open follows
+// an open, so more opens than half-opens means open now. With as many
+// of each, every half-open ended (closed, or opened again) or one runs
+// now; only when the closes match too is the breaker certainly closed.
+// Otherwise, and when the pipeline reported no transition at all, the
+// state is unknown: counts cannot tell a closed breaker from a half-open
+// one. A manual Isolate or Close (CircuitBreakerManualControl) breaks the
+// sequence the counts rely on, as does a severity provider that silences
+// one of the three events (docs/dialects.md).
+type plBreakers struct {
+	order  []string
+	labels map[string]model.Labels
+	counts map[string]*[3]float64 // opened, half-opened, closed
+}
+
+func newPlBreakers() *plBreakers {
+	return &plBreakers{labels: map[string]model.Labels{}, counts: map[string]*[3]float64{}}
+}
+
+func (b *plBreakers) add(event string, ls model.Labels, v float64) {
+	i := slices.Index([]string{plOpened, plHalfOpen, plClosed}, event)
+	if i < 0 {
+		return
+	}
+	dep := ls.Get(model.LabelDependency)
+	c := b.counts[dep]
+	if c == nil {
+		c = &[3]float64{}
+		b.counts[dep] = c
+		b.labels[dep] = ls.Without(plEventLbl, "event_severity", "strategy_name", "operation_key", "pipeline_instance")
+		b.order = append(b.order, dep)
+	}
+	c[i] += v
+}
+
+func (b *plBreakers) emit(o *out) {
+	for _, dep := range b.order {
+		c := b.counts[dep]
+		switch opened, half, closed := c[0], c[1], c[2]; {
+		case opened > half:
+			o.gauge(model.MetricBreakerState, b.labels[dep], model.BreakerOpen)
+		case opened == half && half == closed:
+			o.gauge(model.MetricBreakerState, b.labels[dep], model.BreakerClosed)
+		}
+	}
 }

@@ -34,6 +34,7 @@ var queryFixtures = []string{
 	"otel_http_client.prom",
 	"envoy_retry_breaker.prom", "envoy_usedonly.prom", "istio_stats_off.prom", "traefik_entrypoints.prom",
 	"traefik_post.prom", "resilience4j_breaker.prom", "polly_hedging.prom", "grpc_a96_hedges.prom",
+	"polly_breaker.prom",
 }
 
 func loadFixture(t *testing.T, name string) []model.Family {

@@ -215,7 +215,7 @@ func TestSourceQueryFailsHoldsTarget(t *testing.T) {
 		},
 	}} {
 		t.Run(c.name, func(t *testing.T) {
-			store := runCounting(t, &countingAPI{t0: t0, steady: true, attemptsFail: c.fails}, 6, "1 of 63 queries failed",
+			store := runCounting(t, &countingAPI{t0: t0, steady: true, attemptsFail: c.fails}, 6, "1 of 65 queries failed",
 				func(i int) bool { return slices.Contains(c.fails, float64(i)) })
 			points := func(name string) string { return countingPoints(store, t0, "app", name) }
 			if got := points(model.MetricOriginals); got != c.origs {

@@ -80,10 +80,10 @@ func TestBuildQueriesGolden(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", name, got[name], want)
 		}
 	}
-	// 17 counters, 9 gauges, 5 histograms of 3 series each, as they are
-	// (41: the contract, server side, breakers, settings and extensions),
+	// 19 counters, 9 gauges, 5 histograms of 3 series each, as they are
+	// (43: the contract, server side, breakers, settings and extensions),
 	// and for the services view 6 counters, 7 gauges and 3 histograms (22).
-	if len(qs) != 17+9+5*3+6+7+3*3 {
+	if len(qs) != 19+9+5*3+6+7+3*3 {
 		t.Errorf("%d queries", len(qs))
 	}
 	for _, q := range qs {

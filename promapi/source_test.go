@@ -82,9 +82,9 @@ func (f *fakeAPI) refresh(t *testing.T, src *Source) []model.TargetStatus {
 }
 
 // fakeQueriesPerRefresh is what the Source asks the fake per refresh:
-// the 63 signal queries of the native contract and the clock query (each
+// the 65 signal queries of the native contract and the clock query (each
 // target's newest scrape time).
-const fakeQueriesPerRefresh = 64
+const fakeQueriesPerRefresh = 66
 
 // noTimeout is the client's timeout where the server answers every query:
 // never reached.
@@ -186,7 +186,7 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 	// The fake answers every query, the slow one last with a timeout
 	// error (fakeAPI): no client timeout is reached, so none can decide
 	// which queries fail (under -race at load 10 a fast answer once took
-	// over a 300 ms one: "3 of 63 queries failed").
+	// over a 300 ms one: "3 of 65 queries failed").
 	fake := &fakeAPI{}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
@@ -285,7 +285,7 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 			t.Errorf("selector not merged: %s", q)
 		}
 	}
-	// 63 signal queries and the clock query (each target's newest scrape
+	// 65 signal queries and the clock query (each target's newest scrape
 	// time) per refresh.
 	if ranges != fakeQueriesPerRefresh || instants != fakeQueriesPerRefresh {
 		t.Errorf("%d range and %d instant queries, want %d each", ranges, instants, fakeQueriesPerRefresh)
