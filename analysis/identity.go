@@ -45,19 +45,24 @@ const (
 // else the service_name of the target's newest target_info series in st;
 // else its job (the status's Layer, which discovery sets to the job);
 // else its address. A name is the user's when it is not the host:port of
-// the target's URL, which is what an unnamed target is called.
+// the target's URL, which is what an unnamed target is called, nor the
+// name its own target_info makes (namespace/service@instance: how the
+// OTLP receiver names a pushed resource).
 func Identities(st *model.Store, statuses []model.TargetStatus) map[string]Identity {
 	out := make(map[string]Identity, len(statuses))
 	for _, s := range statuses {
 		id := Identity{Service: s.Name, Source: NameAddress}
+		resource := ""
 		if info, ok := targetInfo(st, s.Name); ok {
 			id.Namespace, id.Instance = info.Get(labelServiceNamespace), info.Get(labelServiceInstance)
 			if name := info.Get(labelServiceName); name != "" && !strings.HasPrefix(name, "unknown_service") {
 				id.Service, id.Source = name, NameTargetInfo
 			}
+			resource = resourceName(info)
 		}
 		switch {
-		case s.Name != "" && !isAddressName(s.Name, s.URL):
+		case s.Name != "" && s.Name == resource && id.Source == NameTargetInfo:
+		case s.Name != "" && !isAddressName(s.Name, s.URL) && s.Name != resource:
 			id.Service, id.Source = s.Name, NameUser
 		case id.Source == NameTargetInfo:
 		case s.Layer != "":
@@ -66,6 +71,24 @@ func Identities(st *model.Store, statuses []model.TargetStatus) map[string]Ident
 		out[s.Name] = id
 	}
 	return out
+}
+
+// resourceName is the target name a pushed resource gets from its
+// service attributes: service.namespace/service.name, then
+// @service.instance.id when it has one ("unknown_service" without a
+// name, as the SDKs default it).
+func resourceName(info model.Labels) string {
+	job := info.Get(labelServiceName)
+	if job == "" {
+		job = "unknown_service"
+	}
+	if ns := info.Get(labelServiceNamespace); ns != "" {
+		job = ns + "/" + job
+	}
+	if inst := info.Get(labelServiceInstance); inst != "" {
+		return job + "@" + inst
+	}
+	return job
 }
 
 // targetInfo returns the labels of target's newest target_info series.

@@ -14,12 +14,23 @@ func TestIdentities(t *testing.T) {
 		ts{model.MetricTargetInfo, []string{"service_name", "unknown_service:go"}, "1 1"})
 	load(t, st, "mine", every(t0, 1000, 2),
 		ts{model.MetricTargetInfo, []string{"service_name", "app"}, "1 1"})
+	// Resources pushed over OTLP, named by the receiver from their
+	// attributes.
+	load(t, st, "shop/payments@p-1", every(t0, 1000, 2),
+		ts{model.MetricTargetInfo, []string{"service_name", "payments", "service_namespace", "shop", "service_instance_id", "p-1"}, "1 1"})
+	load(t, st, "checkout", every(t0, 1000, 2),
+		ts{model.MetricTargetInfo, []string{"service_name", "checkout"}, "1 1"})
+	load(t, st, "unknown_service:go@x", every(t0, 1000, 2),
+		ts{model.MetricTargetInfo, []string{"service_name", "unknown_service:go", "service_instance_id", "x"}, "1 1"})
 	statuses := []model.TargetStatus{
 		{Name: "127.0.0.1:9101", URL: "http://127.0.0.1:9101/metrics"},
 		{Name: "127.0.0.1:9102", URL: "http://127.0.0.1:9102/metrics", Layer: "checkout"},
 		{Name: "mine", URL: "http://127.0.0.1:9103/metrics"},
 		{Name: "10.0.0.7:8080", URL: "http://10.0.0.7:8080/metrics"},
 		{Name: "target-3", URL: "http://[::1]:1/metrics"},
+		{Name: "shop/payments@p-1", URL: "http://127.0.0.1:40001/metrics/shop%2Fpayments%40p-1", Layer: "shop/payments"},
+		{Name: "checkout", URL: "http://127.0.0.1:40001/metrics/checkout", Layer: "checkout"},
+		{Name: "unknown_service:go@x", URL: "http://127.0.0.1:40001/metrics/unknown_service%3Ago%40x", Layer: "unknown_service:go"},
 	}
 	got := Identities(st, statuses)
 	want := map[string]Identity{
@@ -31,6 +42,13 @@ func TestIdentities(t *testing.T) {
 		"mine":          {Service: "mine", Source: NameUser},
 		"10.0.0.7:8080": {Service: "10.0.0.7:8080", Source: NameAddress},
 		"target-3":      {Service: "target-3", Source: NameAddress},
+		// A pushed resource's name is its attributes', not the user's:
+		// the service is service.name, so callers' dependencies link.
+		"shop/payments@p-1": {Service: "payments", Namespace: "shop", Instance: "p-1", Source: NameTargetInfo},
+		"checkout":          {Service: "checkout", Source: NameTargetInfo},
+		// Without a service name, the job (the receiver's layer) names
+		// it, as for a scraped target.
+		"unknown_service:go@x": {Service: "unknown_service:go", Instance: "x", Source: NameJob},
 	}
 	for k, w := range want {
 		if got[k] != w {

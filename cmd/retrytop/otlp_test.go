@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -154,5 +155,61 @@ func TestAnalyzeOTLPPushes(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %s in\n%.2000s", want, out)
 		}
+	}
+}
+
+// Two services that only push, checkout calling payments and payments
+// calling a database: each resource is named by its attributes
+// (service@instance), and its service is service.name, so checkout's
+// dependency "payments" links to the pushed payments by name and the
+// chain is inferred, as for scraped services.
+func TestAnalyzeOTLPChainLinksByService(t *testing.T) {
+	addr := freeAddr(t)
+	payments := strings.NewReplacer(`"checkout"`, `"payments"`, `"stringValue":"a"`, `"stringValue":"p-1"`,
+		`"stringValue":"payments"}},{"key":"outcome"`, `"stringValue":"orders-db"}},{"key":"outcome"`).Replace(pushBody)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { pushUntil(addr, "", pushBody, stop) })
+	wg.Go(func() { pushUntil(addr, "", payments, stop) })
+	out, stderr, err := execute(t, "analyze", "--otlp", addr, "--window", "2s", "--interval", "200ms", "--format", "json")
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("analyze: %v\n%s", err, stderr)
+	}
+	var rep struct {
+		Targets []struct {
+			Name       string `json:"name"`
+			Service    string `json:"service"`
+			NameSource string `json:"name_source"`
+		} `json:"targets"`
+		Links []struct {
+			Target     string `json:"target"`
+			Dependency string `json:"dependency"`
+			Service    string `json:"service"`
+			Link       string `json:"link"`
+		} `json:"links"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	services := map[string]string{}
+	for _, tg := range rep.Targets {
+		services[tg.Name] = tg.Service + " (" + tg.NameSource + ")"
+	}
+	if services["checkout@a"] != "checkout (target_info)" || services["payments@p-1"] != "payments (target_info)" {
+		t.Errorf("services %v, want checkout and payments from target_info", services)
+	}
+	linked := false
+	for _, l := range rep.Links {
+		if l.Target == "checkout" && l.Dependency == "payments" {
+			linked = l.Service == "payments" && l.Link == "name"
+			if !linked {
+				t.Errorf("checkout → payments linked as %+v, want to service payments by name", l)
+			}
+		}
+	}
+	if !linked {
+		t.Errorf("no link for checkout → payments in %+v", rep.Links)
 	}
 }
