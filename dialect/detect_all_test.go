@@ -27,6 +27,7 @@ var fixtureOwners = map[string][]string{
 	"resilience4j_breaker.prom":          {dialect.NameResilience4j},
 	"polly_hedging.prom":                 {dialect.NamePolly},
 	"polly_breaker.prom":                 {dialect.NamePolly},
+	"aws_sdk_go_v2.prom":                 {dialect.NameAWSSDK},
 	"grpc_a96_hedges.prom":               {dialect.NameGRPC},
 	"envoy_track_remaining.prom":         {dialect.NameEnvoy},
 	"envoy_summary.prom":                 {dialect.NameEnvoy},

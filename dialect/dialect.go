@@ -107,6 +107,7 @@ func init() {
 	Register(NameKong, func() Dialect { return kong{} })
 	Register(NameAPISIX, func() Dialect { return apisix{} })
 	Register(NameOTelHTTP, func() Dialect { return otelHTTP{} })
+	Register(NameAWSSDK, func() Dialect { return awsSDK{} })
 	Register(NamePools, func() Dialect { return &Pools{} })
 	Register(NameNative, func() Dialect { return native{} })
 }
@@ -129,6 +130,7 @@ const (
 	NameKong           = "kong"
 	NameAPISIX         = "apisix"
 	NameOTelHTTP       = "otel-http"
+	NameAWSSDK         = "aws-sdk"
 )
 
 // Names lists the registered dialects in detection order.

@@ -325,3 +325,29 @@ func TestAPISIX(t *testing.T) {
 	checkSignals(t, map[string]model.Value{"originals": sig.OriginalsPerS, "effective_success": sig.EffectiveSuccess,
 		"attempts": sig.AttemptsPerS}, map[string]float64{"originals": 88, "effective_success": 800.0 / 880, "attempts": nan()})
 }
+
+// aws-sdk-go-v2: the call duration's count is originals, the attempts
+// counter attempts, both by rpc.service with the operations summed;
+// errors are not read, so attempts have no outcome and retries are
+// unknown. Over the window (counters doubled, 10 s) DynamoDB's
+// amplification is 130/100.
+func TestAWSSDK(t *testing.T) {
+	s := translate(t, dialect.NameAWSSDK, "aws_sdk_go_v2.prom")
+	contractOnly(t, s)
+	d := []string{dep, "DynamoDB"}
+	want(t, s, 100, model.MetricOriginals, d...)
+	want(t, s, 130, model.MetricAttempts, d...)
+	want(t, s, 40, model.MetricOriginals, dep, "S3")
+	want(t, s, 40, model.MetricAttempts, dep, "S3")
+	h := histogramOf(t, s, model.MetricRequestDuration, d...)
+	if h.Count != 100 || bucketAt(t, h, 0.1) != 80 {
+		t.Errorf("DynamoDB request duration = %+v, want 100 calls, 80 within 100 ms", h)
+	}
+	absent(t, s, model.MetricRetries)
+	absent(t, s, model.MetricResults)
+	sig := windowSignals(t, load(t, "aws_sdk_go_v2.prom"), "DynamoDB")
+	nan := nan()
+	checkSignals(t, map[string]model.Value{"originals": sig.OriginalsPerS, "attempts": sig.AttemptsPerS,
+		"attempts_per_original": sig.AttemptsPerOriginal, "retries": sig.RetriesPerS, "provider_errors": sig.ProviderErrorsPerS},
+		map[string]float64{"originals": 10, "attempts": 13, "attempts_per_original": 1.3, "retries": nan, "provider_errors": nan})
+}

@@ -34,7 +34,7 @@ var queryFixtures = []string{
 	"otel_http_client.prom",
 	"envoy_retry_breaker.prom", "envoy_usedonly.prom", "istio_stats_off.prom", "traefik_entrypoints.prom",
 	"traefik_post.prom", "resilience4j_breaker.prom", "polly_hedging.prom", "grpc_a96_hedges.prom",
-	"polly_breaker.prom",
+	"polly_breaker.prom", "aws_sdk_go_v2.prom",
 }
 
 func loadFixture(t *testing.T, name string) []model.Family {
@@ -173,7 +173,7 @@ func TestQueriesErrors(t *testing.T) {
 		opts  QueryOptions
 		want  string
 	}{
-		{[]string{"envoy", "nginx"}, opts, `unknown dialect "nginx" (known: istio, envoy, linkerd, linkerd1, haproxy, grpc, resilience4j, client-go, traefik, grpc-prometheus, polly, kong, apisix, otel-http, pools, native)`},
+		{[]string{"envoy", "nginx"}, opts, `unknown dialect "nginx" (known: istio, envoy, linkerd, linkerd1, haproxy, grpc, resilience4j, client-go, traefik, grpc-prometheus, polly, kong, apisix, otel-http, aws-sdk, pools, native)`},
 		{nil, opts, "no dialect to query"},
 		{[]string{"native"}, QueryOptions{Range: time.Minute}, "no grouping label (--by)"},
 		{[]string{"native"}, QueryOptions{By: []string{"job-name"}, Range: time.Minute}, `"job-name" is not a label name`},

@@ -60,6 +60,8 @@ var ecosystemCases = []dialectCase{
 	{"traefik", "../dialect/testdata/traefik.prom"},
 	{"grpc-prometheus", "../dialect/testdata/grpc_middleware_v2.prom"},
 	{"polly", "../dialect/testdata/polly_v8.prom"},
+	{"polly-breaker", "../dialect/testdata/polly_breaker.prom"},
+	{"aws-sdk", "../dialect/testdata/aws_sdk_go_v2.prom"},
 	{"kong", "../dialect/testdata/kong_3.x.prom"},
 	{"apisix", "../dialect/testdata/apisix_3.x.prom"},
 	{"linkerd1", "../dialect/testdata/linkerd1_1.7.prom"},
@@ -319,7 +321,7 @@ func TestDialectQueriesAgainstPrometheus(t *testing.T) {
 	})
 	t.Run("ecosystem", func(t *testing.T) {
 		dialectEquivalence(t, acmeDerived, ecosystemCases, nil,
-			"prometheus-api:acmed+linkerd1+client-go+traefik+grpc-prometheus+polly+kong+apisix+otel-http")
+			"prometheus-api:acmed+linkerd1+client-go+traefik+grpc-prometheus+polly+kong+apisix+otel-http+aws-sdk")
 	})
 }
 

@@ -40,6 +40,7 @@ var goldenQueries = []struct {
 	{"apisix", []string{"apisix"}},
 	{"linkerd1", []string{"linkerd1"}},
 	{"otel-http", []string{"otel-http"}},
+	{"aws-sdk", []string{"aws-sdk"}},
 	{"acme", []string{"acme"}},
 	{"acmed", []string{"acmed"}},
 	{"istio+envoy", []string{"istio", "envoy"}},

@@ -38,7 +38,7 @@ func TestPushedNamesEqualExporters(t *testing.T) {
 		ctr.Add(ctx, 1)
 	}
 	for _, c := range []struct{ name, unit string }{
-		{"http.client.request.duration", "s"}, {"grpc.client.call.retries", "{retry}"}, {"rpc.server.duration", "ms"}, {"retry_request_duration_seconds", ""},
+		{"http.client.request.duration", "s"}, {"client.call.duration", "s"}, {"grpc.client.call.retries", "{retry}"}, {"rpc.server.duration", "ms"}, {"retry_request_duration_seconds", ""},
 	} {
 		h, err := m.Float64Histogram(c.name, otelmetric.WithUnit(c.unit))
 		if err != nil {
