@@ -96,6 +96,11 @@ const (
 	LabelResult          = "result"
 	LabelResultClass     = "result_class"
 
+	// Priorities of the contract's originals: critical calls are shed
+	// last; sheddable ones first.
+	PriorityCritical  = "critical"
+	PrioritySheddable = "sheddable"
+
 	OutcomeSuccess        = "success"
 	OutcomeTemporaryError = "temporary_error"
 	OutcomePermanentError = "permanent_error"

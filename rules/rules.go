@@ -250,6 +250,13 @@ func derivedRules(have map[string]bool) []Rule {
 			add(rate(s), sumRate(s, ""))
 		}
 	}
+	if have["admission_rejected"] {
+		// Rejections of calls not marked sheddable (critical, or of an
+		// emitter without priorities): shedding has reached traffic the
+		// caller did not offer to lose.
+		add(rate("admission_rejected_unsheddable"), sumRate("admission_rejected",
+			model.LabelPriority+`!="`+model.PrioritySheddable+`"`))
+	}
 	if have["attempts"] {
 		add(rate("timeouts"), sumRate("attempts", model.LabelOutcome+`="`+model.OutcomeTimeout+`"`))
 		add(rate("provider_errors"), sumRate("attempts", model.LabelOutcome+`=~"`+model.OutcomeTemporaryError+"|"+model.OutcomePermanentError+`"`))
@@ -361,8 +368,10 @@ func alertRules(have map[string]bool) []Rule {
 		as = append(as, alert{"RetryBudgetExhausted", analysis.CodeBudgetExhausted, analysis.SeverityWarning, e + ")", For()})
 	}
 	if have["admission_rejected"] {
+		// Shedding only what callers marked sheddable is protection
+		// working (ADMISSION_SHEDDING says so): recorded, not alerted.
 		as = append(as, alert{"AdmissionRejections", analysis.CodeAdmissionShedding, analysis.SeverityInfo,
-			rate("admission_rejected") + " >= " + num(th.MinEventsPerS), For()})
+			rate("admission_rejected_unsheddable") + " >= " + num(th.MinEventsPerS), For()})
 	}
 	if have["server_service_time_bucket"] && have["results"] && have["attempts"] && have["originals"] {
 		w := dialect.PromDuration(triggerBaseline)

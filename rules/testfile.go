@@ -316,6 +316,9 @@ func Expect(f File, in Series, fs []analysis.Finding, ruleFile string) TestFile 
 			if t < s-analysis.DefaultBin || t > e+Window {
 				continue
 			}
+			if !fires(x) && code == analysis.CodeAdmissionShedding {
+				continue // only sheddable calls shed: the alert stays silent
+			}
 			if at := min(rel(evalAt(x, in.Start)), rel(in.End)); !fires(x) || t < at || t > min(e, rel(in.End)) {
 				return nil, false
 			}
@@ -375,6 +378,11 @@ func fires(x analysis.Finding) bool {
 	switch x.Code {
 	case analysis.CodeBudgetExhausted, analysis.CodeMultipleRetryLayers:
 		return x.Severity >= analysis.SeverityWarning
+	case analysis.CodeAdmissionShedding:
+		// The alert counts rejections of calls not marked sheddable.
+		rej, _ := x.Evidence.Get("admission_rejected_per_s")
+		shed, _ := x.Evidence.Get("rejected_per_s." + model.PrioritySheddable)
+		return rej-shed >= analysis.DefaultThresholds().MinEventsPerS
 	}
 	_, ok := Alerts[x.Code]
 	return ok
