@@ -430,8 +430,8 @@ func (a *aggregator) addLatency(s *model.Signals) {
 	}
 	nq, nh := 0, 0
 	for _, class := range model.LatencyClasses {
-		q, okQ := s.Latency[class]
-		h, okH := s.LatencyHist[class]
+		q, okQ := s.Latency.Get(class)
+		h, okH := s.LatencyHist.Get(class)
 		if okQ {
 			nq++
 		}
@@ -445,15 +445,15 @@ func (a *aggregator) addLatency(s *model.Signals) {
 	if nq == len(s.Latency) && nh == len(s.LatencyHist) {
 		return
 	}
-	for class, q := range s.Latency {
-		if !slices.Contains(model.LatencyClasses, class) {
-			h, okH := s.LatencyHist[class]
-			a.class(class).add(q, true, h, okH)
+	for _, e := range s.Latency {
+		if !slices.Contains(model.LatencyClasses, e.Class) {
+			h, okH := s.LatencyHist.Get(e.Class)
+			a.class(e.Class).add(e.V, true, h, okH)
 		}
 	}
-	for class, h := range s.LatencyHist {
-		if _, okQ := s.Latency[class]; !okQ && !slices.Contains(model.LatencyClasses, class) {
-			a.class(class).add(model.Quantiles{}, false, h, true)
+	for _, e := range s.LatencyHist {
+		if !s.Latency.Has(e.Class) && !slices.Contains(model.LatencyClasses, e.Class) {
+			a.class(e.Class).add(model.Quantiles{}, false, e.V, true)
 		}
 	}
 }
@@ -517,18 +517,18 @@ func (a *aggregator) latency(out *model.Signals, hasLatency bool, mixedWorst mod
 		}
 		return strings.Compare(x.class, y.class)
 	})
-	out.Latency = make(map[string]model.Quantiles, len(a.classes))
+	out.Latency = make(model.ByClass[model.Quantiles], 0, len(a.classes))
 	allAgree := true
 	var merged []model.HistogramWindow
 	for i := range a.classes {
 		c := &a.classes[i]
 		if !c.agree {
 			allAgree = false
-			out.Latency[c.class] = c.worst
+			out.Latency.Set(c.class, c.worst)
 			continue
 		}
 		if c.hists == 0 {
-			out.Latency[c.class] = model.Quantiles{}
+			out.Latency.Set(c.class, model.Quantiles{})
 			continue
 		}
 		h := model.HistogramWindow{Buckets: make([]model.Bucket, len(c.bounds)), Count: c.count, Sum: c.sum}
@@ -536,10 +536,10 @@ func (a *aggregator) latency(out *model.Signals, hasLatency bool, mixedWorst mod
 			h.Buckets[j] = model.Bucket{UpperBound: c.bounds[j].UpperBound, Count: c.counts[j]}
 		}
 		if out.LatencyHist == nil {
-			out.LatencyHist = make(map[string]model.HistogramWindow, len(a.classes))
+			out.LatencyHist = make(model.ByClass[model.HistogramWindow], 0, len(a.classes))
 		}
-		out.LatencyHist[c.class] = h
-		out.Latency[c.class] = Quantiles(h.Buckets)
+		out.LatencyHist.Set(c.class, h)
+		out.Latency.Set(c.class, Quantiles(h.Buckets))
 		merged = append(merged, h)
 	}
 	switch {

@@ -49,10 +49,10 @@ func member(target string, orig, att, asucc float64) model.Signals {
 		DependencyReceivedPerS: sv(64), DependencyServiceTimeP50: sv(0.125), DependencyWorkAfterCancelPerS: sv(4),
 		AdmissionRejectedBy: []model.Breakdown{{Key: "queue/critical", PerS: 1.5}, {Key: "concurrency/batch", PerS: 0.5}},
 		ResultsPerS:         map[string]model.Value{model.ResultSuccess: sv(orig / 2), model.ResultDeadlineExhausted: sv(0.25)},
-		Latency: map[string]model.Quantiles{
+		Latency: model.ClassesOf(map[string]model.Quantiles{
 			model.ClassSuccess: Quantiles(cum(bA, 2, 2, 0).Buckets),
-		},
-		LatencyHist:  map[string]model.HistogramWindow{model.ClassSuccess: cum(bA, 2, 2, 0)},
+		}),
+		LatencyHist:  model.ClassesOf(map[string]model.HistogramWindow{model.ClassSuccess: cum(bA, 2, 2, 0)}),
 		MixedLatency: Quantiles(cum(bA, 2, 2, 0).Buckets),
 	}
 }
@@ -85,8 +85,8 @@ func TestAggregate(t *testing.T) {
 			DependencyReceivedPerS: sv(64), DependencyServiceTimeP50: sv(0.125), DependencyWorkAfterCancelPerS: sv(4),
 			AdmissionRejectedBy: []model.Breakdown{{Key: "concurrency/batch", PerS: 1}, {Key: "queue/critical", PerS: 3}},
 			ResultsPerS:         map[string]model.Value{model.ResultSuccess: sv(4), model.ResultDeadlineExhausted: sv(0.5)},
-			Latency:             map[string]model.Quantiles{model.ClassSuccess: Quantiles(cum(bA, 4, 4, 0).Buckets)},
-			LatencyHist:         map[string]model.HistogramWindow{model.ClassSuccess: cum(bA, 4, 4, 0)},
+			Latency:             model.ClassesOf(map[string]model.Quantiles{model.ClassSuccess: Quantiles(cum(bA, 4, 4, 0).Buckets)}),
+			LatencyHist:         model.ClassesOf(map[string]model.HistogramWindow{model.ClassSuccess: cum(bA, 4, 4, 0)}),
 			MixedLatency:        Quantiles(cum(bA, 4, 4, 0).Buckets),
 		}
 	}
@@ -112,15 +112,15 @@ func TestAggregate(t *testing.T) {
 			func() []model.Signals {
 				ms := two()
 				h := cum(bB, 1, 3, 0) // slower: p99 0.988 s against 0.492 s
-				ms[1].LatencyHist = map[string]model.HistogramWindow{model.ClassSuccess: h}
-				ms[1].Latency = map[string]model.Quantiles{model.ClassSuccess: Quantiles(h.Buckets)}
+				ms[1].LatencyHist = model.ClassesOf(map[string]model.HistogramWindow{model.ClassSuccess: h})
+				ms[1].Latency = model.ClassesOf(map[string]model.Quantiles{model.ClassSuccess: Quantiles(h.Buckets)})
 				ms[1].MixedLatency = Quantiles(h.Buckets)
 				return ms
 			}(),
 			func() model.Signals {
 				w := full()
 				q := Quantiles(cum(bB, 1, 3, 0).Buckets)
-				w.Latency = map[string]model.Quantiles{model.ClassSuccess: q}
+				w.Latency = model.ClassesOf(map[string]model.Quantiles{model.ClassSuccess: q})
 				w.LatencyHist = nil
 				w.MixedLatency = q
 				return w
@@ -251,7 +251,7 @@ func TestAggregateIsOneRow(t *testing.T) {
 		t.Fatalf("fixture lost its point: %+v", wv)
 	}
 	for _, class := range model.LatencyClasses {
-		g, w := got.Latency[class], want.Latency[class]
+		g, w := got.Latency.At(class), want.Latency.At(class)
 		for i, p := range [3][2]model.Value{{g.P50, w.P50}, {g.P90, w.P90}, {g.P99, w.P99}} {
 			if p[0].OK != p[1].OK || !near(p[0].V, p[1].V) {
 				t.Errorf("%s q%d: aggregated %+v, one row %+v", class, i, p[0], p[1])
@@ -332,11 +332,12 @@ func fleet(n, bins int) (rows []model.Signals, tls [][]model.Signals) {
 		for _, r := range contractResults {
 			s.ResultsPerS[r] = sv(float64(i % 3))
 		}
-		s.LatencyHist = map[string]model.HistogramWindow{}
-		s.Latency = map[string]model.Quantiles{}
+		s.LatencyHist = model.ClassesOf(map[string]model.HistogramWindow{})
+		s.Latency = model.ClassesOf(map[string]model.Quantiles{})
 		for _, c := range model.LatencyClasses {
 			h := cum(bounds, counts...)
-			s.LatencyHist[c], s.Latency[c] = h, Quantiles(h.Buckets)
+			s.LatencyHist.Set(c, h)
+			s.Latency.Set(c, Quantiles(h.Buckets))
 		}
 		return s
 	}
@@ -358,9 +359,9 @@ func TestAggregateFleetSums(t *testing.T) {
 	for i := range rows {
 		want += rows[i].OriginalsPerS.V
 	}
-	if g.OriginalsPerS != sv(want) || g.ConcurrencyLimit != sv(2000) || g.LatencyHist[model.ClassFailure].Count != 200*742 {
+	if g.OriginalsPerS != sv(want) || g.ConcurrencyLimit != sv(2000) || g.LatencyHist.At(model.ClassFailure).Count != 200*742 {
 		t.Errorf("200 members: originals %v (want %v), limit %v (want 2000), failure n %v (want %v)",
-			g.OriginalsPerS, want, g.ConcurrencyLimit, g.LatencyHist[model.ClassFailure].Count, 200*742)
+			g.OriginalsPerS, want, g.ConcurrencyLimit, g.LatencyHist.At(model.ClassFailure).Count, 200*742)
 	}
 	tl := AggregateTimeline("checkout", tls)
 	if len(tl) != 30 || tl[29].StartMs != 290000 || tl[29].OriginalsPerS != sv(want) {

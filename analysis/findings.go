@@ -337,7 +337,7 @@ func rising(v, base model.Value, factor, minAbs float64) bool {
 // successP50 is the success class's median latency, or the mixed one when
 // the classes are not split.
 func successP50(s *model.Signals) model.Value {
-	if q, ok := s.Latency[model.ClassSuccess]; ok && q.P50.OK {
+	if q, ok := s.Latency.Get(model.ClassSuccess); ok && q.P50.OK {
 		return q.P50
 	}
 	return s.MixedLatency.P50
@@ -1069,9 +1069,9 @@ func capacityShortfall(s *model.Signals, _ baseline, th Thresholds) (Finding, bo
 		return Finding{}, false
 	}
 	lat, how := model.Absent, "mean"
-	if h, ok := s.LatencyHist[model.ClassSuccess]; ok && h.Count > 0 && h.Sum > 0 {
+	if h, ok := s.LatencyHist.Get(model.ClassSuccess); ok && h.Count > 0 && h.Sum > 0 {
 		lat = model.Some(h.Sum / h.Count)
-	} else if q, ok := s.Latency[model.ClassSuccess]; ok && q.P50.OK {
+	} else if q, ok := s.Latency.Get(model.ClassSuccess); ok && q.P50.OK {
 		lat, how = q.P50, "p50"
 	}
 	if !lat.OK || lat.V <= 0 {
@@ -1098,15 +1098,15 @@ func capacityShortfall(s *model.Signals, _ baseline, th Thresholds) (Finding, bo
 
 func misleadingLatency(s *model.Signals, _ baseline, th Thresholds) (Finding, bool) {
 	mixed, ok1 := s.MixedLatency.P99.Get()
-	succ, ok2 := s.Latency[model.ClassSuccess].P99.Get()
+	succ, ok2 := s.Latency.At(model.ClassSuccess).P99.Get()
 	if !ok1 || !ok2 || succ <= 0 || !busy(s, th) || mixed > th.MisleadingRatio*succ {
 		return Finding{}, false
 	}
 	var total float64
-	for _, h := range s.LatencyHist {
-		total += h.Count
+	for _, e := range s.LatencyHist {
+		total += e.V.Count
 	}
-	fast := s.LatencyHist[model.ClassFastFailure].Count
+	fast := s.LatencyHist.At(model.ClassFastFailure).Count
 	if total <= 0 || fast/total < th.FastFailureShare {
 		return Finding{}, false
 	}
@@ -1117,7 +1117,7 @@ func misleadingLatency(s *model.Signals, _ baseline, th Thresholds) (Finding, bo
 	f.Evidence.add("success_p99_s", succ)
 	f.Evidence.add("ratio", mixed/succ)
 	f.Evidence.add("fast_failure_share", fast/total)
-	f.Evidence.addValue("fast_failure_p99_s", s.Latency[model.ClassFastFailure].P99)
+	f.Evidence.addValue("fast_failure_p99_s", s.Latency.At(model.ClassFastFailure).P99)
 	return f, true
 }
 

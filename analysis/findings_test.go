@@ -73,20 +73,20 @@ func setResult(s *model.Signals, r string, v float64) {
 
 func setLatency(s *model.Signals, class string, f func(*model.Quantiles)) {
 	if s.Latency == nil {
-		s.Latency = map[string]model.Quantiles{}
+		s.Latency = model.ClassesOf(map[string]model.Quantiles{})
 	}
-	q := s.Latency[class]
+	q := s.Latency.At(class)
 	f(&q)
-	s.Latency[class] = q
+	s.Latency.Set(class, q)
 }
 
 func setHist(s *model.Signals, class string, f func(*model.HistogramWindow)) {
 	if s.LatencyHist == nil {
-		s.LatencyHist = map[string]model.HistogramWindow{}
+		s.LatencyHist = model.ClassesOf(map[string]model.HistogramWindow{})
 	}
-	h := s.LatencyHist[class]
+	h := s.LatencyHist.At(class)
 	f(&h)
-	s.LatencyHist[class] = h
+	s.LatencyHist.Set(class, h)
 }
 
 // derive fills amplification and effective success from the rates, unless

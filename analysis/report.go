@@ -298,7 +298,7 @@ func (b *reportBuild) rowSignals(r, rr *row) DependencyReport {
 	dr.Fates = Fates(dr.Signals)
 	dr.LatencyP99 = make(map[string]model.Value, len(model.LatencyClasses))
 	for _, c := range model.LatencyClasses {
-		dr.LatencyP99[c] = dr.Latency[c].P99
+		dr.LatencyP99[c] = dr.Latency.At(c).P99
 	}
 	return dr
 }

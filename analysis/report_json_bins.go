@@ -221,8 +221,8 @@ func appendBinJSON(dst []byte, b *BinReport, prefix string) ([]byte, bool) {
 			return dst, false
 		}
 	}
-	for k := range s.Latency {
-		if !plainJSONString(k) {
+	for _, e := range s.Latency {
+		if !plainJSONString(e.Class) {
 			return dst, false
 		}
 	}
@@ -274,12 +274,11 @@ func appendBinJSON(dst []byte, b *BinReport, prefix string) ([]byte, bool) {
 		out = append(out, ',')
 		out = appendKey(out, prefix, 1, "latency")
 		out = append(out, '{')
-		keys := sortedStrings(s.Latency)
-		for i, k := range keys {
+		for i, e := range s.Latency { // sorted by class
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = appendQuantiles(appendKey(out, prefix, 2, k), prefix, 2, s.Latency[k])
+			out = appendQuantiles(appendKey(out, prefix, 2, e.Class), prefix, 2, e.V)
 		}
 		out = jsonIndent(out, prefix, 1)
 		out = append(out, '}')

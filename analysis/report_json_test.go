@@ -73,15 +73,15 @@ func randomBin(rng *rand.Rand) BinReport {
 	switch rng.IntN(3) {
 	case 1:
 		s.ResultsPerS = map[string]model.Value{}
-		s.Latency = map[string]model.Quantiles{}
+		s.Latency = model.ClassesOf(map[string]model.Quantiles{})
 	case 2:
 		s.ResultsPerS = map[string]model.Value{}
 		for range 1 + rng.IntN(4) {
 			s.ResultsPerS[plain()+plain()] = val()
 		}
-		s.Latency = map[string]model.Quantiles{"": q(), "success": q(), "fast_failure": q(), "failure": q()}
+		s.Latency = model.ClassesOf(map[string]model.Quantiles{"": q(), "success": q(), "fast_failure": q(), "failure": q()})
 		if rng.IntN(4) == 0 {
-			s.Latency[str()] = q()
+			s.Latency.Set(str(), q())
 		}
 	}
 	if rng.IntN(10) == 0 {
@@ -113,7 +113,8 @@ func TestAppendBinJSONEqualsMarshalIndent(t *testing.T) {
 		for k := range b.ResultsPerS {
 			plain = plain && plainJSONString(k)
 		}
-		for k := range b.Latency {
+		for _, e := range b.Latency {
+			k := e.Class
 			plain = plain && plainJSONString(k)
 		}
 		if ok != plain {

@@ -351,19 +351,19 @@ func (r *row) latency(s *model.Signals, w *window) {
 	if len(groups) == 0 {
 		return
 	}
-	s.Latency = make(map[string]model.Quantiles, len(groups))
+	s.Latency = make(model.ByClass[model.Quantiles], 0, len(groups))
 	var present []model.HistogramWindow
 	for _, g := range groups {
 		h, ok := g.parts.increase(*w)
 		if !ok {
-			s.Latency[g.class] = model.Quantiles{}
+			s.Latency.Set(g.class, model.Quantiles{})
 			continue
 		}
 		if s.LatencyHist == nil {
-			s.LatencyHist = make(map[string]model.HistogramWindow, len(groups))
+			s.LatencyHist = make(model.ByClass[model.HistogramWindow], 0, len(groups))
 		}
-		s.LatencyHist[g.class] = h
-		s.Latency[g.class] = Quantiles(h.Buckets)
+		s.LatencyHist.Set(g.class, h)
+		s.Latency.Set(g.class, Quantiles(h.Buckets))
 		present = append(present, h)
 	}
 	if len(present) > 0 {

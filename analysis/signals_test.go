@@ -208,22 +208,22 @@ func TestSignalsForAllFamilies(t *testing.T) {
 		t.Errorf("Latency classes = %v", s.Latency)
 	}
 	// success: 150 <= 0.1, 240 <= 0.5, none above.
-	lat := s.Latency["success"]
+	lat := s.Latency.At("success")
 	checkValue(t, "success p50", lat.P50, 0.1*120/150)
 	checkValue(t, "success p90", lat.P90, 0.1+0.4*66/90)
 	checkValue(t, "success p99", lat.P99, 0.1+0.4*87.6/90)
-	lat = s.Latency["fast_failure"]
+	lat = s.Latency.At("fast_failure")
 	checkValue(t, "fast_failure p50", lat.P50, 0.05)
 	checkValue(t, "fast_failure p90", lat.P90, 0.09)
 	checkValue(t, "fast_failure p99", lat.P99, 0.099)
-	lat = s.Latency["failure"]
+	lat = s.Latency.At("failure")
 	checkValue(t, "failure p50", lat.P50, absent)
 	checkValue(t, "failure p99", lat.P99, absent)
 
-	if _, ok := s.LatencyHist["failure"]; ok || len(s.LatencyHist) != 2 {
+	if s.LatencyHist.Has("failure") || len(s.LatencyHist) != 2 {
 		t.Errorf("LatencyHist classes = %v", s.LatencyHist)
 	}
-	checkHistogram(t, s.LatencyHist["success"], model.HistogramWindow{
+	checkHistogram(t, s.LatencyHist.At("success"), model.HistogramWindow{
 		Buckets: bk(0.1, 150, 0.5, 240, 1, 240, inf, 240), Count: 240, Sum: 45,
 	})
 }

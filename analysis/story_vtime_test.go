@@ -245,7 +245,7 @@ func TestWholeSpanMatchesStore(t *testing.T) {
 		same(k+" amplification", g.Amplification, w.Amplification)
 		same(k+" effective success", g.EffectiveSuccess, w.EffectiveSuccess)
 		same(k+" timeouts", g.TimeoutsPerS, w.TimeoutsPerS)
-		same(k+" success p50", g.Latency[model.ClassSuccess].P50, w.Latency[model.ClassSuccess].P50)
+		same(k+" success p50", g.Latency.At(model.ClassSuccess).P50, w.Latency.At(model.ClassSuccess).P50)
 		same(k+" provider received", g.DependencyReceivedPerS, w.DependencyReceivedPerS)
 		same(k+" active calls", g.ActiveCalls, w.ActiveCalls)
 	}

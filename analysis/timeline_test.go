@@ -296,7 +296,7 @@ func TestTimelineMatchesWindow(t *testing.T) {
 		}
 	}
 	// Histograms per bin: the success class sees 5 s of observations.
-	checkHistogram(t, bins[0].LatencyHist["success"], model.HistogramWindow{
+	checkHistogram(t, bins[0].LatencyHist.At("success"), model.HistogramWindow{
 		Buckets: bk(0.1, 25, 0.5, 40, 1, 40, inf, 40), Count: 40, Sum: 7.5,
 	})
 }

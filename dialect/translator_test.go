@@ -258,7 +258,8 @@ func TestAbsentThroughAnalysis(t *testing.T) {
 		}
 		sig := analysis.SignalsFor(st, c.target, c.dependency, t0.UnixMilli(), t0.Add(10*time.Second).UnixMilli())
 		latency := sig.MixedLatency.P50
-		for _, q := range sig.Latency {
+		for _, e := range sig.Latency {
+			q := e.V
 			if q.P50.OK {
 				latency = q.P50
 			}

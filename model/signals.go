@@ -434,10 +434,10 @@ type Signals struct {
 	ResultsPerS map[string]Value `json:"results_per_s,omitempty"`
 	// Latency is the whole-operation latency per result class
 	// (success, fast_failure, failure) and MixedLatency all classes together.
-	Latency      map[string]Quantiles `json:"latency,omitempty"`
-	MixedLatency Quantiles            `json:"mixed_latency"`
+	Latency      ByClass[Quantiles] `json:"latency,omitempty"`
+	MixedLatency Quantiles          `json:"mixed_latency"`
 	// LatencyHist is the window's latency histogram per result class.
-	LatencyHist map[string]HistogramWindow `json:"-"`
+	LatencyHist ByClass[HistogramWindow] `json:"-"`
 }
 
 // Key identifies a row: one dependency as seen by one target.

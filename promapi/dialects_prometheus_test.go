@@ -572,7 +572,8 @@ func signalValues(s model.Signals) map[string]model.Value {
 		"breaker state": s.BreakerState, "hedges/s": s.HedgesPerS, "limit exceeded/s": s.RetryLimitExceededPerS,
 		"request timeouts/s": s.RequestTimeoutsPerS,
 	}
-	for class, q := range s.Latency {
+	for _, e := range s.Latency {
+		class, q := e.Class, e.V
 		out["latency p50["+class+"]"], out["latency p99["+class+"]"] = q.P50, q.P99
 	}
 	for r, v := range s.ResultsPerS {

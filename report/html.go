@@ -217,7 +217,7 @@ type metric struct {
 
 func quantile(class, q string) func(s *model.Signals) model.Value {
 	return func(s *model.Signals) model.Value {
-		qs, ok := s.Latency[class]
+		qs, ok := s.Latency.Get(class)
 		if !ok {
 			return model.Value{}
 		}

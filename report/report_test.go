@@ -31,7 +31,7 @@ func fixture(client, provider string) analysis.Report {
 		return model.Signals{Target: target, Dependency: dep, OriginalsPerS: some(orig), AttemptsPerS: some(att), Amplification: some(att / orig),
 			SuccessesPerS: some(orig * 0.8), TimeoutsPerS: some(att - orig), ActiveCalls: some(4), ConcurrencyLimit: some(8),
 			BudgetDeniedPerS: model.Value{}, MaxAttempts: some(3),
-			Latency: map[string]model.Quantiles{model.ClassSuccess: {P50: some(0.02), P99: some(0.2)}}, MixedLatency: model.Quantiles{P99: some(0.5)}}
+			Latency: model.ClassesOf(map[string]model.Quantiles{model.ClassSuccess: {P50: some(0.02), P99: some(0.2)}}), MixedLatency: model.Quantiles{P99: some(0.5)}}
 	}
 	row := func(target, dep string, amp []float64) analysis.DependencyReport {
 		d := analysis.DependencyReport{Signals: sig(target, dep, 50, 50*amp[len(amp)-1])}

@@ -79,14 +79,14 @@ func row(target, dep string, orig, amp, errFrac float64) model.Signals {
 		fast.Buckets[i].Count *= errFrac * 40
 	}
 	fast.Count *= errFrac * 40
-	s.LatencyHist = map[string]model.HistogramWindow{
+	s.LatencyHist = model.ClassesOf(map[string]model.HistogramWindow{
 		model.ClassSuccess: succ, model.ClassFastFailure: fast, model.ClassFailure: fail,
-	}
-	s.Latency = map[string]model.Quantiles{
+	})
+	s.Latency = model.ClassesOf(map[string]model.Quantiles{
 		model.ClassSuccess:     {P50: some(0.042), P90: some(0.11), P99: some(0.48)},
 		model.ClassFastFailure: {P50: some(0.0021), P90: some(0.0062), P99: some(0.019)},
 		model.ClassFailure:     {P50: some(0.31), P90: some(1.4), P99: some(2.6)},
-	}
+	})
 	mixed := some(0.41)
 	if errFrac >= 0.3 {
 		mixed = some(0.0095) // fast failures dominate: the mixed p99 misleads

@@ -1221,9 +1221,9 @@ func (o *overviewModel) cellValue(id colID, s *model.Signals, b []byte) ([]byte,
 	case colPool:
 		return secondsCell(b, s.PoolWaitP99, g, st)
 	case colOK99:
-		return secondsCell(b, s.Latency[model.ClassSuccess].P99, g, st)
+		return secondsCell(b, s.Latency.At(model.ClassSuccess).P99, g, st)
 	case colFF99:
-		return secondsCell(b, s.Latency[model.ClassFastFailure].P99, g, st)
+		return secondsCell(b, s.Latency.At(model.ClassFastFailure).P99, g, st)
 	}
 	return append(b, absentText...), st.dim
 }

@@ -562,7 +562,7 @@ func (p *painter) signalsSection(dst []line, row *model.Signals, width int) []li
 	k.gauge("max attempts", st.text, row.MaxAttempts)
 	k.secs("deadline", st.text, row.DeadlineSeconds)
 	for ci, class := range model.LatencyClasses {
-		k.secs(g.classGlyph[ci]+" "+classLabel(class)+" p99", st.class[ci], row.Latency[class].P99)
+		k.secs(g.classGlyph[ci]+" "+classLabel(class)+" p99", st.class[ci], row.Latency.At(class).P99)
 	}
 	k.secs("mixed p99", st.text, row.MixedLatency.P99)
 	k.rate("dep. received", st.text, row.DependencyReceivedPerS)
@@ -651,7 +651,7 @@ func (p *painter) latencySection(dst []line, row *model.Signals, width int, side
 		b = append(b, " misleads: "...)
 		b = appendPct(b, model.Some(w.fastShare))
 		b = append(b, " of calls are fast failures; success p99 is "...)
-		b = appendSeconds(b, row.Latency[model.ClassSuccess].P99, g.micro)
+		b = appendSeconds(b, row.Latency.At(model.ClassSuccess).P99, g.micro)
 		l.num = b
 		l.cell(string(b), width, false, st.warn)
 		dst = append(dst, trimSpaceRight(l.line()))
@@ -661,7 +661,7 @@ func (p *painter) latencySection(dst []line, row *model.Signals, width int, side
 	// bucket with observations in any class.
 	p.bounds = p.bounds[:0]
 	for _, class := range model.LatencyClasses {
-		for _, b := range row.LatencyHist[class].Buckets {
+		for _, b := range row.LatencyHist.At(class).Buckets {
 			p.bounds = append(p.bounds, b.UpperBound)
 		}
 	}
@@ -669,7 +669,7 @@ func (p *painter) latencySection(dst []line, row *model.Signals, width int, side
 	p.bounds = slices.Compact(p.bounds)
 	lo, hi := len(p.bounds), -1
 	for ci, class := range model.LatencyClasses {
-		p.counts[ci] = perBucket(p.counts[ci][:0], row.LatencyHist[class].Buckets, p.bounds)
+		p.counts[ci] = perBucket(p.counts[ci][:0], row.LatencyHist.At(class).Buckets, p.bounds)
 		for i, n := range p.counts[ci] {
 			if n > 0 {
 				lo, hi = min(lo, i), max(hi, i)
@@ -713,19 +713,19 @@ type warning struct {
 // least half of the observations and the mixed p99 is under half the
 // success p99, so a latency dashboard would call a melting dependency fast.
 func mixedWarning(row *model.Signals) warning {
-	succ := row.Latency[model.ClassSuccess].P99
+	succ := row.Latency.At(model.ClassSuccess).P99
 	mixed := row.MixedLatency.P99
 	if !succ.OK || !mixed.OK || succ.V <= 0 {
 		return warning{}
 	}
 	var total float64
-	for _, h := range row.LatencyHist {
-		total += h.Count
+	for _, e := range row.LatencyHist {
+		total += e.V.Count
 	}
 	if total <= 0 {
 		return warning{}
 	}
-	share := row.LatencyHist[model.ClassFastFailure].Count / total
+	share := row.LatencyHist.At(model.ClassFastFailure).Count / total
 	if share >= 0.5 && mixed.V < succ.V/2 {
 		return warning{show: true, fastShare: share}
 	}
@@ -753,8 +753,8 @@ func perBucket(dst []float64, buckets []model.Bucket, bounds []float64) []float6
 func (p *painter) histColumn(dst []line, row *model.Signals, ci, lo, hi, width int) []line {
 	l, st, g := &p.l, &p.c.st, p.c.g
 	class := model.LatencyClasses[ci]
-	h, has := row.LatencyHist[class]
-	q := row.Latency[class]
+	h, has := row.LatencyHist.Get(class)
+	q := row.Latency.At(class)
 	sp := st.class[ci]
 
 	l.text(g.classGlyph[ci], sp)

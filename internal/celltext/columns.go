@@ -64,9 +64,9 @@ func ColumnValue(c Column, s *model.Signals) model.Value {
 	case ColPool:
 		return s.PoolWaitP99
 	case ColOK99:
-		return s.Latency[model.ClassSuccess].P99
+		return s.Latency.At(model.ClassSuccess).P99
 	case ColFF99:
-		return s.Latency[model.ClassFastFailure].P99
+		return s.Latency.At(model.ClassFastFailure).P99
 	}
 	return model.Absent
 }

@@ -177,7 +177,7 @@ func TestGRPCIntegration(t *testing.T) {
 			t.Errorf("%s = %v, want absent", name, v.V)
 		}
 	}
-	if q := sig.Latency[model.ClassSuccess].P50; !q.OK {
+	if q := sig.Latency.At(model.ClassSuccess).P50; !q.OK {
 		t.Errorf("success latency p50 absent; want it from grpc_client_call_duration_seconds")
 	}
 }
