@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -50,14 +48,7 @@ func TestPrometheusAlertsOnLiveSim(t *testing.T) {
 	}
 	defer stack.Close()
 	dir := t.TempDir()
-	b, err := Generate(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules := filepath.Join(dir, "rules.yml")
-	if err := os.WriteFile(rules, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rules, _ := nativeRules(t, dir)
 	cfg := fmt.Sprintf("global:\n  scrape_interval: %[1]s\n  scrape_timeout: %[1]s\n  evaluation_interval: %[1]s\nrule_files: [%[2]q]\nscrape_configs:\n", liveEvery, rules)
 	for _, tg := range stack.Targets() {
 		u, err := url.Parse(tg.URL)

@@ -52,14 +52,7 @@ func TestCheckRulesEveryDialect(t *testing.T) {
 func TestAdmissionAlertSparesSheddable(t *testing.T) {
 	promtool := testpeer.Require(t, "promtool", "prometheus")
 	dir := t.TempDir()
-	b, err := Generate(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules := filepath.Join(dir, "rules.yml")
-	if err := os.WriteFile(rules, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	_, b := nativeRules(t, dir)
 	var f File
 	if err := yaml.Unmarshal(b, &f); err != nil {
 		t.Fatal(err)
@@ -106,4 +99,19 @@ tests:
 	if err != nil {
 		t.Fatalf("promtool test rules: %v\n%s", err, out)
 	}
+}
+
+// nativeRules writes the native dialect's rules to dir/rules.yml and
+// returns the path and the bytes.
+func nativeRules(t *testing.T, dir string) (string, []byte) {
+	t.Helper()
+	b, err := Generate(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "rules.yml")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, b
 }
