@@ -92,7 +92,9 @@
 // answered after the delay gets a second attempt beside it; the first
 // success wins and the other is cancelled. A hedge is an attempt and a
 // retry (MaxAttempts, Limiter, Budget, deadline all apply; any refusal
-// means no hedge) and is counted in retry_hedges_total. Attempts of a
+// means no hedge) and is counted in retry_hedges_total; one whose success
+// decides its operation in retry_hedges_won_total, one still running when
+// the round is decided in retry_hedges_abandoned_total. Attempts of a
 // hedged operation run on goroutines of their own even with
 // InlineAttempts; HTTPClient and RoundTripper hedge idempotent requests
 // only.
