@@ -111,8 +111,10 @@ func (ps parts) increase(w window) (model.HistogramWindow, bool) {
 		hasCount bool
 		n        int
 	)
+	// Parts are sorted by kind and bound (parts.sort): the buckets are the
+	// distinct bounds, however many series share each.
 	for i := range ps {
-		if ps[i].kind == partBucket {
+		if ps[i].kind == partBucket && (n == 0 || ps[i-1].kind != partBucket || ps[i-1].le != ps[i].le) {
 			n++
 		}
 	}
