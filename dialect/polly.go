@@ -187,13 +187,14 @@ func (b *plBreakers) add(event string, ls model.Labels, v float64) {
 		b.labels[dep] = ls.Without(plEventLbl, "event_severity", "strategy_name", "operation_key", "pipeline_instance")
 		b.order = append(b.order, dep)
 	}
-	c[i] += v
+	c[i] += v // a count that is not a number makes the state unknown
 }
 
 func (b *plBreakers) emit(o *out) {
 	for _, dep := range b.order {
 		c := b.counts[dep]
 		switch opened, half, closed := c[0], c[1], c[2]; {
+		case !valid(opened) || !valid(half) || !valid(closed):
 		case opened > half:
 			o.gauge(model.MetricBreakerState, b.labels[dep], model.BreakerOpen)
 		case opened == half && half == closed:
