@@ -89,7 +89,8 @@ func productPackages(t *testing.T) (map[string]*pkg, *token.FileSet) {
 
 // isTestOnly reports the packages only tests import.
 func isTestOnly(dir string) bool {
-	return dir == "internal/testpeer" || dir == "internal/expotest" || dir == "internal/archtest" || dir == "internal/testdump" || dir == "internal/simrec"
+	return dir == "internal/testpeer" || dir == "internal/expotest" || dir == "internal/archtest" || dir == "internal/testdump" || dir == "internal/simrec" ||
+		dir == "internal/watchrig"
 }
 
 // docTable reads docs/architecture.md's package table: each row's package
