@@ -25,6 +25,10 @@
 #                 minutes; needs tmux, bc and prometheus, else "-"), and
 #                 the range of the load average at the end of each
 #                 measured minute (idle-cpu/load-average)
+#   -r            also watch's RSS against Prometheus scraping the same
+#                 fleet: scripts/rss-fleet.sh, 100 targets x 2,016
+#                 series at 1 s for 2 minutes (about 3 more minutes; needs
+#                 tmux and prometheus, else "-")
 #   -c            the parse figures as instruction counts under valgrind's
 #                 callgrind instead of time: repeatable on a busy machine,
 #                 where time is not. Each contender runs alone
@@ -40,12 +44,13 @@
 # through the Go module proxy.
 set -euo pipefail
 cd "$(dirname "$0")/../bench"
-verbose=0 seek=0 idle=0
+verbose=0 seek=0 idle=0 rss=0
 while :; do
 	case "${1:-}" in
 	-v) verbose=1 ;;
 	-s) seek=1 ;;
 	-i) idle=1 ;;
+	-r) rss=1 ;;
 	*) break ;;
 	esac
 	shift
@@ -111,6 +116,11 @@ if [ "$idle" = 1 ]; then
 	../scripts/idle-cpu.sh "$rt" | awk '$3 ~ /%$/ {v = $3; sub(/%$/, "", v); print "idle/" $1 "/" $2, v
 		if ($7 == "(load") { l = $8; sub(/\)$/, "", l); print "idle/load/" $1 "/" $2, l } }' >>"$out"
 fi
+if [ "$rss" = 1 ]; then
+	# rss-fleet.sh prints "rss/watch-prometheus <ratio> <goal>" first.
+	(cd .. && go build -o "$rt" ./cmd/retrytop)
+	../scripts/rss-fleet.sh "$rt" | awk '/^rss\/watch-prometheus/ {print "rss/ratio " $2}' >>"$out" || true
+fi
 if [ "$seek" = 1 ]; then
 	# As retrytop replay runs: the dialects' filter and translation.
 	# AnalyzeWindow: analyze FILE --from T --to T+30s on the same dump.
@@ -128,7 +138,7 @@ fi
 [ "$verbose" = 1 ] && cat "$out" >&2
 # metric NAME of sub-benchmark BODY: the number before the unit NAME.
 awk '
-/^seek\// || /^idle\// || /^demo\// { m[$1] = $2 }
+/^seek\// || /^idle\// || /^demo\// || /^rss\// { m[$1] = $2 }
 /^Benchmark/ {
 	split($1, p, "/"); bench = p[1]; sub(/^Benchmark/, "", bench)
 	body = p[2]; sub(/^body=/, "", body); sub(/-[0-9]+$/, "", body)
@@ -183,5 +193,7 @@ END {
 		if (hi == "" || m[key] + 0 > hi + 0) hi = m[key]
 	}
 	if (lo != "") printf "idle-cpu/load-average %s-%s -\n", lo, hi
+	if ("rss/ratio" in m) printf "watch-rss/prometheus/100x2k %.3g 1.0\n", m["rss/ratio"]
+	else print "watch-rss/prometheus/100x2k - 1.0 (scripts/bench-ratios.sh -r)"
 	print "frame-200x60/ms - 0.3 (go test ./ui -bench .)"
 }' "$out"

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Measures the resident memory of `retrytop watch` against a Prometheus
+# scraping the same fleet (docs/performance.md, "Watch RSS"): TARGETS
+# (default 100) Envoy-shaped targets of 2,016 series each, served by
+# bench's fleetgen with counters growing every scrape, scraped every
+# second by both for DURATION seconds (default 120). Prints
+#   rss/watch-prometheus <ratio of the peaks> <goal>
+# and each process's peak and current RSS. Needs tmux and prometheus.
+# Usage: scripts/rss-fleet.sh [RETRYTOP_BINARY]
+#
+# It takes free ports, names its tmux session after its own PID and, on
+# exit, stops only the processes it started (by PID).
+set -u
+cd "$(dirname "$0")/.."
+bin=${1:-}
+targets=${TARGETS:-100}
+duration=${DURATION:-120}
+work=$(mktemp -d)
+session="rssfleet-$$"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	tmux kill-session -t "$session" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+for p in tmux prometheus; do
+	command -v "$p" >/dev/null || { echo "rss-fleet: $p not on PATH" >&2; exit 2; }
+done
+if [ -z "$bin" ]; then
+	go build -o "$work/retrytop" ./cmd/retrytop || exit 1
+	bin=$work/retrytop
+fi
+(cd bench && go build -o "$work/fleetgen" ./cmd/fleetgen) || exit 1
+
+"$work/fleetgen" -series 2000 >"$work/gen.addr" 2>"$work/gen.err" &
+pids+=($!)
+for _ in $(seq 50); do [ -s "$work/gen.addr" ] && break; sleep 0.1; done
+addr=$(head -1 "$work/gen.addr")
+[ -n "$addr" ] || { echo "rss-fleet: fleetgen did not start: $(cat "$work/gen.err")" >&2; exit 1; }
+
+# A free port for Prometheus: bind-test from a random base.
+for ((port = 20000 + RANDOM % 20000; ; port += 7)); do
+	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
+done
+{
+	printf 'global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: fleet\n    static_configs:\n'
+	for ((i = 0; i < targets; i++)); do
+		printf '      - targets: ["%s"]\n        labels: {__metrics_path__: "/metrics/%d", target: "t%d"}\n' "$addr" "$i" "$i"
+	done
+} >"$work/prometheus.yml"
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
+	--web.listen-address="127.0.0.1:$port" >"$work/prometheus.log" 2>&1 &
+prom=$!
+pids+=($prom)
+
+args=
+for ((i = 0; i < targets; i++)); do args="$args t$i=http://$addr/metrics/$i"; done
+# A memory limit far above what it holds: the series cap must not drop any.
+tmux new -d -s "$session" -x 200 -y 50 "exec $bin watch --memory-limit 64GiB$args"
+sleep 2
+watch=$(tmux display -p -t "$session" '#{pane_pid}')
+sleep "$duration"
+kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
+wp=$(kb "$watch" VmHWM); wn=$(kb "$watch" VmRSS)
+pp=$(kb "$prom" VmHWM); pn=$(kb "$prom" VmRSS)
+if [ -z "$wp" ] || [ -z "$pp" ]; then
+	echo "rss-fleet: a process ended early; prometheus log:" >&2
+	tail -5 "$work/prometheus.log" >&2
+	exit 1
+fi
+echo "rss/watch-prometheus $(awk -v a="$wp" -v b="$pp" 'BEGIN {printf "%.3f", a / b}') 1.0"
+printf 'watch      peak %6d MB  now %6d MB\n' $((wp / 1024)) $((wn / 1024))
+printf 'prometheus peak %6d MB  now %6d MB\n' $((pp / 1024)) $((pn / 1024))
+up=$(curl -s "http://127.0.0.1:$port/api/v1/query?query=count(up%3D%3D1)" | sed -n 's/.*"value":\[[^,]*,"\([0-9]*\)".*/\1/p')
+printf '%d targets x 2,016 series for %d s (%s up in Prometheus); load %s\n' "$targets" "$duration" "${up:-?}" "$(cut -d' ' -f1 /proc/loadavg)"
