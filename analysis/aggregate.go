@@ -102,15 +102,15 @@ type acc struct {
 }
 
 func (s *acc) add(v model.Value) {
-	if v.OK {
-		s.v += v.V
+	if v.OK() {
+		s.v += v.V()
 		s.ok = true
 	}
 }
 
 func (s *acc) max(v model.Value) {
-	if v.OK && (!s.ok || v.V > s.v) {
-		s.v, s.ok = v.V, true
+	if v.OK() && (!s.ok || v.V() > s.v) {
+		s.v, s.ok = v.V(), true
 	}
 }
 
@@ -123,7 +123,7 @@ func (s acc) value() model.Value {
 
 // firstOf keeps the first present value.
 func firstOf(dst *model.Value, v model.Value) {
-	if !dst.OK && v.OK {
+	if !dst.OK() && v.OK() {
 		*dst = v
 	}
 }
@@ -160,18 +160,18 @@ func worse(a, b model.Quantiles) bool {
 	for _, p := range [3][2]model.Value{{a.P99, b.P99}, {a.P90, b.P90}, {a.P50, b.P50}} {
 		x, y := p[0], p[1]
 		switch {
-		case x.OK && !y.OK:
+		case x.OK() && !y.OK():
 			return true
-		case !x.OK && y.OK:
+		case !x.OK() && y.OK():
 			return false
-		case x.OK && y.OK && x.V != y.V:
-			return x.V > y.V
+		case x.OK() && y.OK() && x.V() != y.V():
+			return x.V() > y.V()
 		}
 	}
 	return false
 }
 
-func hasAny(q model.Quantiles) bool { return q.P50.OK || q.P90.OK || q.P99.OK }
+func hasAny(q model.Quantiles) bool { return q.P50.OK() || q.P90.OK() || q.P99.OK() }
 
 func sameBounds(a, b []model.Bucket) bool {
 	if len(a) != len(b) {
@@ -296,10 +296,10 @@ func (m *memberSums) add(s *model.Signals) {
 	m.hedgesWon.add(s.HedgesWonPerS)
 	m.hedgesAbandoned.add(s.HedgesAbandonedPerS)
 	m.opAttempts.add(s.OperationAttemptsPerS)
-	m.opAttemptsMissing = m.opAttemptsMissing || (s.AttemptsPerS.OK && !s.OperationAttemptsPerS.OK)
+	m.opAttemptsMissing = m.opAttemptsMissing || (s.AttemptsPerS.OK() && !s.OperationAttemptsPerS.OK())
 	m.nested.add(s.NestedPerS)
-	m.completedMissing = m.completedMissing || (s.AttemptsPerS.OK && !s.CompletedPerS.OK)
-	m.admittedMissing = m.admittedMissing || (s.AttemptsPerS.OK && !s.AdmittedPerS.OK)
+	m.completedMissing = m.completedMissing || (s.AttemptsPerS.OK() && !s.CompletedPerS.OK())
+	m.admittedMissing = m.admittedMissing || (s.AttemptsPerS.OK() && !s.AdmittedPerS.OK())
 	m.retries.add(s.RetriesPerS)
 	m.rescued.add(s.RescuedPerS)
 	m.budget.add(s.BudgetDeniedPerS)
@@ -313,7 +313,7 @@ func (m *memberSums) add(s *model.Signals) {
 	m.attOK.add(attemptSuccesses(s))
 	m.active.add(s.ActiveCalls)
 	m.activeChange.add(s.ActiveCallsChangePerS)
-	m.activeChangeMissing = m.activeChangeMissing || (s.AttemptsPerS.OK && !s.ActiveCallsChangePerS.OK)
+	m.activeChangeMissing = m.activeChangeMissing || (s.AttemptsPerS.OK() && !s.ActiveCallsChangePerS.OK())
 	m.limit.add(s.ConcurrencyLimit)
 	m.balance.add(s.BudgetBalance)
 	m.maxAtt.max(s.MaxAttempts)
@@ -478,9 +478,9 @@ func (c *classAcc) add(q model.Quantiles, okQ bool, h model.HistogramWindow, okH
 // outcome rate, are then absent).
 func attemptSuccesses(s *model.Signals) model.Value {
 	switch {
-	case s.AttemptSuccess.OK && s.AttemptsPerS.OK:
-		return model.Some(s.AttemptSuccess.V * s.AttemptsPerS.V)
-	case s.TimeoutsPerS.OK && s.AttemptsPerS.OK && s.AttemptsPerS.V == 0:
+	case s.AttemptSuccess.OK() && s.AttemptsPerS.OK():
+		return model.Some(s.AttemptSuccess.V() * s.AttemptsPerS.V())
+	case s.TimeoutsPerS.OK() && s.AttemptsPerS.OK() && s.AttemptsPerS.V() == 0:
 		return model.Some(0)
 	}
 	return model.Absent

@@ -232,10 +232,10 @@ func TestAggregateIsOneRow(t *testing.T) {
 	// TestAggregate pins down.
 	partial := map[string]bool{"temporary_errors": true, "permanent_errors": true, "provider_errors": true, "attempt_success": true}
 	for k := range partial {
-		if wv[k].OK {
+		if wv[k].OK() {
 			t.Errorf("%s of the mixed row = %v, want absent", k, wv[k])
 		}
-		if !gv[k].OK {
+		if !gv[k].OK() {
 			t.Errorf("%s of the aggregate absent, want a's", k)
 		}
 	}
@@ -243,17 +243,17 @@ func TestAggregateIsOneRow(t *testing.T) {
 		if strings.HasPrefix(k, "pool_wait") || strings.HasPrefix(k, "backoff") || partial[k] {
 			continue
 		}
-		if gv[k].OK != wv[k].OK || !near(gv[k].V, wv[k].V) {
+		if gv[k].OK() != wv[k].OK() || !near(gv[k].V(), wv[k].V()) {
 			t.Errorf("%s: aggregated %+v, one row %+v", k, gv[k], wv[k])
 		}
 	}
-	if !wv["timeouts"].OK || !wv["max_attempts"].OK || wv["max_attempts"].V != 5 {
+	if !wv["timeouts"].OK() || !wv["max_attempts"].OK() || wv["max_attempts"].V() != 5 {
 		t.Fatalf("fixture lost its point: %+v", wv)
 	}
 	for _, class := range model.LatencyClasses {
 		g, w := got.Latency.At(class), want.Latency.At(class)
 		for i, p := range [3][2]model.Value{{g.P50, w.P50}, {g.P90, w.P90}, {g.P99, w.P99}} {
-			if p[0].OK != p[1].OK || !near(p[0].V, p[1].V) {
+			if p[0].OK() != p[1].OK() || !near(p[0].V(), p[1].V()) {
 				t.Errorf("%s q%d: aggregated %+v, one row %+v", class, i, p[0], p[1])
 			}
 		}
@@ -357,7 +357,7 @@ func TestAggregateFleetSums(t *testing.T) {
 	g := Aggregate("checkout", rows)
 	want := 0.0
 	for i := range rows {
-		want += rows[i].OriginalsPerS.V
+		want += rows[i].OriginalsPerS.V()
 	}
 	if g.OriginalsPerS != sv(want) || g.ConcurrencyLimit != sv(2000) || g.LatencyHist.At(model.ClassFailure).Count != 200*742 {
 		t.Errorf("200 members: originals %v (want %v), limit %v (want 2000), failure n %v (want %v)",

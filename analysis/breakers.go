@@ -94,7 +94,7 @@ func timelineFindings(k model.Key, tl []model.Signals, th Thresholds) []Finding 
 // errors and timeouts, at least FailureShare of the attempts.
 func failing(s *model.Signals, th Thresholds) bool {
 	att, ok := s.AttemptsPerS.Get()
-	if !ok || att <= 0 || (!s.ProviderErrorsPerS.OK && !s.TimeoutsPerS.OK) {
+	if !ok || att <= 0 || (!s.ProviderErrorsPerS.OK() && !s.TimeoutsPerS.OK()) {
 		return false
 	}
 	bad := s.ProviderErrorsPerS.Or(0) + s.TimeoutsPerS.Or(0)
@@ -107,13 +107,13 @@ func failing(s *model.Signals, th Thresholds) bool {
 // FailureShare failing; or the dependency's own service time is measured
 // and back at its baseline.
 func answering(s *model.Signals, base model.Value, th Thresholds) bool {
-	if att, ok := s.AttemptsPerS.Get(); ok && att >= th.MinEventsPerS && (s.ProviderErrorsPerS.OK || s.TimeoutsPerS.OK) {
+	if att, ok := s.AttemptsPerS.Get(); ok && att >= th.MinEventsPerS && (s.ProviderErrorsPerS.OK() || s.TimeoutsPerS.OK()) {
 		if (s.ProviderErrorsPerS.Or(0)+s.TimeoutsPerS.Or(0))/att < th.FailureShare {
 			return true
 		}
 	}
 	v := s.DependencyServiceTimeP50
-	return v.OK && base.OK && s.DependencyReceivedPerS.Or(0) >= th.MinEventsPerS &&
+	return v.OK() && base.OK() && s.DependencyReceivedPerS.Or(0) >= th.MinEventsPerS &&
 		!rising(v, base, th.TriggerRise, th.LatencyRiseMin.Seconds())
 }
 
@@ -200,7 +200,7 @@ func quotaNotRefilling(k model.Key, tl []model.Signals, th Thresholds) (Finding,
 	}
 	before := model.Absent
 	for i := 0; i <= first; i++ {
-		if v := tl[i].BudgetBalance; v.OK && (!before.OK || v.V > before.V) {
+		if v := tl[i].BudgetBalance; v.OK() && (!before.OK() || v.V() > before.V()) {
 			before = v
 		}
 	}
@@ -209,11 +209,11 @@ func quotaNotRefilling(k model.Key, tl []model.Signals, th Thresholds) (Finding,
 		low = minValue(low, tl[i].BudgetBalance)
 	}
 	end := tl[len(tl)-1].BudgetBalance
-	if !before.OK || !low.OK || !end.OK || before.V-low.V < th.BudgetBalanceLow || low.V > before.V/2 {
+	if !before.OK() || !low.OK() || !end.OK() || before.V()-low.V() < th.BudgetBalanceLow || low.V() > before.V()/2 {
 		return Finding{}, false
 	}
 	for i := last + 1; i < len(tl); i++ {
-		if !tl[i].SuccessesPerS.OK && !tl[i].AttemptSuccess.OK {
+		if !tl[i].SuccessesPerS.OK() && !tl[i].AttemptSuccess.OK() {
 			return Finding{}, false
 		}
 		if tl[i].SuccessesPerS.Or(0) < th.MinEventsPerS && tl[i].AttemptsPerS.Or(0)*tl[i].AttemptSuccess.Or(0) < th.MinEventsPerS {
@@ -221,17 +221,17 @@ func quotaNotRefilling(k model.Key, tl []model.Signals, th Thresholds) (Finding,
 		}
 	}
 	quiet := float64(tl[len(tl)-1].EndMs-tl[last].EndMs) / 1000
-	refilled := end.V - low.V
-	if quiet < th.MetastableAfter.Seconds() || refilled >= quotaRefillShare*(before.V-low.V) {
+	refilled := end.V() - low.V()
+	if quiet < th.MetastableAfter.Seconds() || refilled >= quotaRefillShare*(before.V()-low.V()) {
 		return Finding{}, false
 	}
 	f := Finding{Code: CodeQuotaNotRefilling, Severity: SeverityWarning, Target: k.Target, Dependency: k.Dependency,
 		Start: msTime(tl[last].EndMs), End: msTime(tl[len(tl)-1].EndMs)}
 	f.Message = fmt.Sprintf("%s -> %s: the retry quota fell from %s to %s during the failures and is at %s %s after they stopped: it does not refill, so retries stay refused after the dependency recovered",
-		k.Target, k.Dependency, num(before.V), num(low.V), num(end.V), secs(quiet))
-	f.Evidence.add("quota_before", before.V)
-	f.Evidence.add("quota_low", low.V)
-	f.Evidence.add("quota_now", end.V)
+		k.Target, k.Dependency, num(before.V()), num(low.V()), num(end.V()), secs(quiet))
+	f.Evidence.add("quota_before", before.V())
+	f.Evidence.add("quota_low", low.V())
+	f.Evidence.add("quota_now", end.V())
 	f.Evidence.add("quiet_s", quiet)
 	return f, true
 }
@@ -239,7 +239,7 @@ func quotaNotRefilling(k model.Key, tl []model.Signals, th Thresholds) (Finding,
 // countsRefusals reports whether every bin counts the breaker's refusals.
 func countsRefusals(tl []model.Signals) bool {
 	for i := range tl {
-		if !tl[i].BreakerRejectedPerS.OK {
+		if !tl[i].BreakerRejectedPerS.OK() {
 			return false
 		}
 	}

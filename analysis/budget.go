@@ -84,7 +84,7 @@ func BudgetModelFor(dialects []string) string {
 // has one, else the reconstruction of the dialects' model with its
 // defaults, else nil (nothing to say).
 func BudgetFor(dialects []string, window model.Signals, bins []model.Signals) *Budget {
-	if window.BudgetBalance.OK {
+	if window.BudgetBalance.OK() {
 		b := Budget{Model: BudgetExported, Balance: window.BudgetBalance, Timeline: make([]model.Value, len(bins))}
 		for i := range bins {
 			b.Timeline[i] = bins[i].BudgetBalance
@@ -121,7 +121,7 @@ func GRPCBudget(window model.Signals, bins []model.Signals, maxTokens, ratio flo
 	b.Timeline = GRPCTokens(bins, maxTokens, ratio)
 	empty := grpcTokensFrom(bins, 0, maxTokens, ratio)
 	for i := range b.Timeline {
-		if !empty[i].OK || math.Abs(b.Timeline[i].V-empty[i].V) > 1e-9 {
+		if !empty[i].OK() || math.Abs(b.Timeline[i].V()-empty[i].V()) > 1e-9 {
 			b.Timeline[i] = model.Absent
 		}
 	}
@@ -130,7 +130,7 @@ func GRPCBudget(window model.Signals, bins []model.Signals, maxTokens, ratio flo
 		b.DrainPerS = model.Some(failed - ratio*ok)
 	}
 	// Full and filling: the cap holds it where it is.
-	if d, ok := b.DrainPerS.Get(); ok && d < 0 && b.Balance.OK && b.Balance.V >= maxTokens {
+	if d, ok := b.DrainPerS.Get(); ok && d < 0 && b.Balance.OK() && b.Balance.V() >= maxTokens {
 		b.DrainPerS = model.Some(0)
 	}
 	b.TimeToExhaustionS = timeToExhaustion(b.Balance, b.StopAt, b.DrainPerS, true)
@@ -253,7 +253,7 @@ func slopeDrain(window model.Signals, bins []model.Signals, vals []model.Value) 
 			break
 		}
 	}
-	if last < 0 || !vals[last].OK {
+	if last < 0 || !vals[last].OK() {
 		return model.Absent
 	}
 	first := -1
@@ -265,24 +265,24 @@ func slopeDrain(window model.Signals, bins []model.Signals, vals []model.Value) 
 	if first < 0 && last > 0 {
 		first = 0 // a window longer than the timeline: from its first bin
 	}
-	if first < 0 || !vals[first].OK || bins[last].EndMs <= bins[first].EndMs {
+	if first < 0 || !vals[first].OK() || bins[last].EndMs <= bins[first].EndMs {
 		return model.Absent
 	}
-	return model.Some((vals[first].V - vals[last].V) / (float64(bins[last].EndMs-bins[first].EndMs) / 1000))
+	return model.Some((vals[first].V() - vals[last].V()) / (float64(bins[last].EndMs-bins[first].EndMs) / 1000))
 }
 
 // timeToExhaustion is (balance - stopAt) / drain, 0 once retries have
 // stopped (at or below stopAt when atOrBelow, else below it), Absent when
 // an input is or the balance is not draining.
 func timeToExhaustion(balance, stopAt, drain model.Value, atOrBelow bool) model.Value {
-	if !balance.OK || !stopAt.OK {
+	if !balance.OK() || !stopAt.OK() {
 		return model.Absent
 	}
-	if balance.V < stopAt.V || (atOrBelow && balance.V == stopAt.V) {
+	if balance.V() < stopAt.V() || (atOrBelow && balance.V() == stopAt.V()) {
 		return model.Some(0)
 	}
-	if !drain.OK || drain.V <= 0 {
+	if !drain.OK() || drain.V() <= 0 {
 		return model.Absent
 	}
-	return model.Some((balance.V - stopAt.V) / drain.V)
+	return model.Some((balance.V() - stopAt.V()) / drain.V())
 }

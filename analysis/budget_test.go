@@ -46,8 +46,8 @@ func TestGRPCBudget(t *testing.T) {
 	full := bin(0, 200, 1)
 	win := func(endS int, att, succ model.Value) model.Signals {
 		s := model.Signals{StartMs: 0, EndMs: int64(endS) * 1000, AttemptsPerS: att, AttemptSuccess: succ}
-		if att.OK && succ.OK {
-			s.TemporaryErrorsPerS = model.Some(att.V * (1 - succ.V))
+		if att.OK() && succ.OK() {
+			s.TemporaryErrorsPerS = model.Some(att.V() * (1 - succ.V()))
 		}
 		return s
 	}

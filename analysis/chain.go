@@ -141,8 +141,8 @@ type GapTolerance struct {
 // sampling moments explain skew/s (absent: nothing known).
 func (t GapTolerance) allowed(sent float64, skew model.Value) float64 {
 	a := t.Relative*sent + t.AbsolutePerS
-	if skew.OK {
-		a += skew.V
+	if skew.OK() {
+		a += skew.V()
 	}
 	return a
 }
@@ -322,9 +322,9 @@ func (x *rowIndex) evaluate(c Chain, tol GapTolerance, edges map[model.Key]edgeR
 		if e, ok := edges[s.Key()]; ok {
 			return e
 		}
-		e := edgeRates{sent: s.AttemptsPerS.V}
-		if a := arrivedAt(s); a.OK {
-			e.arrived = a.V
+		e := edgeRates{sent: s.AttemptsPerS.V()}
+		if a := arrivedAt(s); a.OK() {
+			e.arrived = a.V()
 		}
 		return e
 	}
@@ -355,16 +355,16 @@ func (x *rowIndex) evaluate(c Chain, tol GapTolerance, edges map[model.Key]edgeR
 	res.ProductAmplification, res.WorstCaseAmplification = product, worst
 	if n := len(res.Hops); n > 0 {
 		res.EndToEndAmplification = product
-		for i := 1; i < n && res.EndToEndAmplification.OK; i++ {
+		for i := 1; i < n && res.EndToEndAmplification.OK(); i++ {
 			// What a hidden layer between hop i-1 and hop i multiplies
 			// by: requests received per attempt sent (all its callers').
 			sent, ok := sentTo[c.Hops[i].Target]
 			arrived := arrivedAt(byKey[model.Key{Target: c.Hops[i].Target, Dependency: c.Hops[i].Dependency}])
-			if ok && sentOK[c.Hops[i].Target] && sent > 0 && arrived.OK {
-				res.EndToEndAmplification = mul(res.EndToEndAmplification, model.Some(arrived.V/sent))
+			if ok && sentOK[c.Hops[i].Target] && sent > 0 && arrived.OK() {
+				res.EndToEndAmplification = mul(res.EndToEndAmplification, model.Some(arrived.V()/sent))
 			}
 		}
-		if !res.EndToEndAmplification.OK {
+		if !res.EndToEndAmplification.OK() {
 			// A hop not found: the last hop's attempts over the first
 			// hop's originals on the basis of its own amplification.
 			res.EndToEndAmplification = ratio(res.Hops[n-1].AttemptsPerS, firstBase)
@@ -393,14 +393,14 @@ func (x *rowIndex) evaluate(c Chain, tol GapTolerance, edges map[model.Key]edgeR
 	}
 	for i := 1; i < len(res.Hops); i++ {
 		prev := res.Hops[i-1]
-		if prev.Found && prev.AttemptsPerS.OK && res.Hops[i].Found {
+		if prev.Found && prev.AttemptsPerS.OK() && res.Hops[i].Found {
 			at := byKey[model.Key{Target: c.Hops[i].Target, Dependency: c.Hops[i].Dependency}]
 			check(c.Hops[i-1], c.Hops[i].Target, at, at.OriginalsPerS, arrivedAt(at))
 		}
 	}
 	if n := len(c.Hops); n > 0 {
 		last := c.Hops[n-1]
-		if s := byKey[model.Key{Target: last.Target, Dependency: last.Dependency}]; s != nil && s.AttemptsPerS.OK {
+		if s := byKey[model.Key{Target: last.Target, Dependency: last.Dependency}]; s != nil && s.AttemptsPerS.OK() {
 			// The dependency's own count is of requests received: when
 			// they start.
 			check(last, last.Dependency, nil, s.DependencyReceivedPerS, s.DependencyReceivedPerS)
@@ -427,16 +427,16 @@ func (x *rowIndex) sides(to string, started, ended model.Value, at *model.Signal
 	if !x.sentOK[to] {
 		return Gap{}, false
 	}
-	if !x.startedBad[to] && started.OK {
-		return Gap{Basis: GapStarted, SentPerS: x.startedTo[to], ArrivedPerS: started.V,
+	if !x.startedBad[to] && started.OK() {
+		return Gap{Basis: GapStarted, SentPerS: x.startedTo[to], ArrivedPerS: started.V(),
 			ActiveChangePerS: model.Some(x.activeTo[to])}, true
 	}
-	if !ended.OK {
+	if !ended.OK() {
 		return Gap{}, false
 	}
-	g := Gap{Basis: GapEnded, SentPerS: x.sentTo[to], ArrivedPerS: ended.V}
-	if at != nil && at.CompletedPerS.OK && at.OriginalsPerS.OK && ended == at.CompletedPerS {
-		g.InFlightPerS = model.Some(math.Abs(at.OriginalsPerS.V - at.CompletedPerS.V))
+	g := Gap{Basis: GapEnded, SentPerS: x.sentTo[to], ArrivedPerS: ended.V()}
+	if at != nil && at.CompletedPerS.OK() && at.OriginalsPerS.OK() && ended == at.CompletedPerS {
+		g.InFlightPerS = model.Some(math.Abs(at.OriginalsPerS.V() - at.CompletedPerS.V()))
 	}
 	return g, true
 }
@@ -482,7 +482,7 @@ func arrivedAt(s *model.Signals) model.Value {
 	if s == nil {
 		return model.Absent
 	}
-	if s.CompletedPerS.OK {
+	if s.CompletedPerS.OK() {
 		return s.CompletedPerS
 	}
 	return s.OriginalsPerS
@@ -521,10 +521,10 @@ func (g Gap) allowed(tol GapTolerance) float64 {
 
 // mul multiplies two values; absent when either is.
 func mul(a, b model.Value) model.Value {
-	if !a.OK || !b.OK {
+	if !a.OK() || !b.OK() {
 		return model.Absent
 	}
-	return model.Some(a.V * b.V)
+	return model.Some(a.V() * b.V())
 }
 
 // EvaluateChains evaluates chains over rows with the given tolerance; with

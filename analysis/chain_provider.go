@@ -41,8 +41,8 @@ func AttachProviders(chains []ChainResult, rows []model.Signals, services []mode
 			if r.Dependency != last.Dependency {
 				continue
 			}
-			if r.AttemptsPerS.OK {
-				sent, seen = sent+r.AttemptsPerS.V, true
+			if r.AttemptsPerS.OK() {
+				sent, seen = sent+r.AttemptsPerS.V(), true
 			}
 			if r.Target == last.Target {
 				p.CallerTimeoutsPerS = r.TimeoutsPerS

@@ -51,7 +51,7 @@ func TestAttachProviders(t *testing.T) {
 		checkValue(t, name, tt.got, tt.want)
 	}
 	// db is no service: its queue is absent, never 0.
-	if q := cs[1].Provider.QueueOldestAge; q.OK {
+	if q := cs[1].Provider.QueueOldestAge; q.OK() {
 		t.Errorf("db queue age %v, want absent", q)
 	}
 	if cs[2].Provider != nil {

@@ -78,7 +78,7 @@ func hopRow(target, dep string, originals, attempts, maxAttempts float64) model.
 	s := model.Signals{Target: target, Dependency: dep}
 	s.OriginalsPerS, s.AttemptsPerS, s.MaxAttempts = val(originals), val(attempts), val(maxAttempts)
 	s.Amplification = ratio(s.AttemptsPerS, s.OriginalsPerS)
-	if s.OriginalsPerS.OK && s.AttemptsPerS.OK {
+	if s.OriginalsPerS.OK() && s.AttemptsPerS.OK() {
 		s.RetriesPerS = model.Some(attempts - originals)
 	}
 	return s
@@ -124,7 +124,7 @@ func TestEvaluateChain(t *testing.T) {
 	if r.Hops[2].Found || !r.Hops[1].Found {
 		t.Errorf("found = %v %v", r.Hops[1].Found, r.Hops[2].Found)
 	}
-	if r := EvaluateChain(Chain{}, rows); r.ProductAmplification.OK || r.WorstCaseAmplification.OK {
+	if r := EvaluateChain(Chain{}, rows); r.ProductAmplification.OK() || r.WorstCaseAmplification.OK() {
 		t.Errorf("empty chain: %+v", r)
 	}
 	// The default name.
@@ -229,7 +229,7 @@ func TestChainGaps(t *testing.T) {
 	}
 	rows = []model.Signals{hopRow("browser", "app", 0, 0, 1), hopRow("app", "client", 5, 5, 1)}
 	r := EvaluateChain(simChain, rows)
-	if len(r.Gaps) != 1 || r.Gaps[0].Relative.OK || r.Gaps[0].Factor.OK || r.Gaps[0].GapPerS != 5 {
+	if len(r.Gaps) != 1 || r.Gaps[0].Relative.OK() || r.Gaps[0].Factor.OK() || r.Gaps[0].GapPerS != 5 {
 		t.Errorf("nothing sent: %+v", r.Gaps)
 	}
 }

@@ -43,9 +43,9 @@ func TestIncreaseAndRate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pts := pointsOf(t, tc.times, tc.vals)
 			inc, ok := Increase(pts, tc.start, tc.end)
-			checkValue(t, "increase", model.Value{V: inc, OK: ok}, tc.inc)
+			checkValue(t, "increase", model.ValueOf(inc, ok), tc.inc)
 			rate, ok := Rate(pts, tc.start, tc.end)
-			checkValue(t, "rate", model.Value{V: rate, OK: ok}, tc.rate)
+			checkValue(t, "rate", model.ValueOf(rate, ok), tc.rate)
 		})
 	}
 }

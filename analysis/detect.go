@@ -55,7 +55,7 @@ func Detect(frame model.Frame, chains []Chain, th Thresholds) Detection {
 	standing := map[string]Severity{}
 	first := -1 // the first bin with any row data
 	sc := h.scratch()
-	for i := 0; i < h.n && !(d.FirstWarningUnix.OK && d.FirstCriticalUnix.OK); i++ {
+	for i := 0; i < h.n && !(d.FirstWarningUnix.OK() && d.FirstCriticalUnix.OK()); i++ {
 		start, end, data := h.binEdges(i)
 		if !data {
 			continue
@@ -75,20 +75,20 @@ func Detect(frame model.Frame, chains []Chain, th Thresholds) Detection {
 				continue
 			}
 			at := model.Some(float64(end) / 1000)
-			if f.Severity >= SeverityWarning && !d.FirstWarningUnix.OK {
+			if f.Severity >= SeverityWarning && !d.FirstWarningUnix.OK() {
 				d.FirstWarningUnix, d.FirstWarningCode = at, f.Code
 			}
-			if f.Severity >= SeverityCritical && !d.FirstCriticalUnix.OK {
+			if f.Severity >= SeverityCritical && !d.FirstCriticalUnix.OK() {
 				d.FirstCriticalUnix, d.FirstCriticalCode = at, f.Code
 			}
 		}
 	}
-	if d.TriggerStartUnix.OK {
+	if d.TriggerStartUnix.OK() {
 		after := func(v model.Value) model.Value {
-			if !v.OK {
+			if !v.OK() {
 				return model.Absent
 			}
-			return model.Some(float64(int64(v.V*1000+0.5)-trigStart) / 1000)
+			return model.Some(float64(int64(v.V()*1000+0.5)-trigStart) / 1000)
 		}
 		d.WarningAfterTriggerS, d.CriticalAfterTriggerS = after(d.FirstWarningUnix), after(d.FirstCriticalUnix)
 	}
@@ -106,7 +106,7 @@ func (h *historyBins) binEdges(i int) (start, end int64, data bool) {
 		if !found {
 			start, end, found = tl[i].StartMs, tl[i].EndMs, true
 		}
-		data = data || tl[i].OriginalsPerS.OK || tl[i].AttemptsPerS.OK
+		data = data || tl[i].OriginalsPerS.OK() || tl[i].AttemptsPerS.OK()
 	}
 	return start, end, data
 }

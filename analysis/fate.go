@@ -56,8 +56,8 @@ func Fates(s model.Signals) FateLedger {
 		}
 		return s.ResultsPerS[k]
 	}
-	if ok, rescued := res(model.ResultSuccess), s.RescuedPerS; ok.OK && rescued.OK {
-		f.SucceededFirstTry = model.Some(max(ok.V-rescued.V, 0))
+	if ok, rescued := res(model.ResultSuccess), s.RescuedPerS; ok.OK() && rescued.OK() {
+		f.SucceededFirstTry = model.Some(max(ok.V()-rescued.V(), 0))
 	}
 	f.SucceededAfterRetry = s.RescuedPerS
 	f.FailedAfterAttempts = either(res(model.ResultProviderError), s.RetryLimitExceededPerS)
@@ -77,7 +77,7 @@ func Fates(s model.Signals) FateLedger {
 // Linkerd's retry_limit_exceeded and overflow, Envoy's and Polly's
 // request timeouts. Absent when neither is known.
 func either(result, own model.Value) model.Value {
-	if result.OK {
+	if result.OK() {
 		return result
 	}
 	return own

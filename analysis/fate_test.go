@@ -31,7 +31,7 @@ func TestFates(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", name, c.got, c.want)
 		}
 	}
-	if g := Fates(model.Signals{}); g.SucceededFirstTry.OK || g.FailedAfterAttempts.OK {
+	if g := Fates(model.Signals{}); g.SucceededFirstTry.OK() || g.FailedAfterAttempts.OK() {
 		t.Errorf("no results: %+v, want everything absent", g)
 	}
 }
@@ -57,11 +57,11 @@ func TestGRPCTokens(t *testing.T) {
 	want := []float64{6, 4.2, 4.6, 3.7, 0, 10}
 	got := GRPCTokens(tl, 10, 0.1)
 	for i, w := range want {
-		if !got[i].OK || math.Abs(got[i].V-w) > 1e-9 {
+		if !got[i].OK() || math.Abs(got[i].V()-w) > 1e-9 {
 			t.Errorf("bin %d: %+v, want %v", i, got[i], w)
 		}
 	}
-	if got[6].OK || got[7].OK {
+	if got[6].OK() || got[7].OK() {
 		t.Errorf("after an unknown bin: %+v %+v, want absent", got[6], got[7])
 	}
 }

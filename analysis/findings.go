@@ -116,8 +116,8 @@ func (e *Evidence) add(name string, v float64) {
 }
 
 func (e *Evidence) addValue(name string, v model.Value) {
-	if v.OK {
-		e.add(name, v.V)
+	if v.OK() {
+		e.add(name, v.V())
 	}
 }
 
@@ -312,7 +312,7 @@ type baseline struct {
 }
 
 func minValue(cur, v model.Value) model.Value {
-	if v.OK && finite(v.V) && (!cur.OK || v.V < cur.V) {
+	if v.OK() && finite(v.V()) && (!cur.OK() || v.V() < cur.V()) {
 		return v
 	}
 	return cur
@@ -331,13 +331,13 @@ func baselineOf(tl []model.Signals) baseline {
 // rising reports whether v is at least factor times base and at least
 // minAbs (seconds) above it.
 func rising(v, base model.Value, factor, minAbs float64) bool {
-	return v.OK && base.OK && v.V >= factor*base.V && v.V-base.V >= minAbs
+	return v.OK() && base.OK() && v.V() >= factor*base.V() && v.V()-base.V() >= minAbs
 }
 
 // successP50 is the success class's median latency, or the mixed one when
 // the classes are not split.
 func successP50(s *model.Signals) model.Value {
-	if q, ok := s.Latency.Get(model.ClassSuccess); ok && q.P50.OK {
+	if q, ok := s.Latency.Get(model.ClassSuccess); ok && q.P50.OK() {
 		return q.P50
 	}
 	return s.MixedLatency.P50
@@ -619,7 +619,7 @@ func aggregate(bins []model.Signals) model.Signals {
 	s.OperationAttemptsPerS = sum(func(s *model.Signals) model.Value { return s.OperationAttemptsPerS })
 	s.AdmissionRejectedPerS = sum(func(s *model.Signals) model.Value { return s.AdmissionRejectedPerS })
 	s.SuccessesPerS = sum(func(s *model.Signals) model.Value { return s.SuccessesPerS })
-	if c := sum(func(s *model.Signals) model.Value { return s.ResultsPerS[model.ResultCapacityRejected] }); c.OK {
+	if c := sum(func(s *model.Signals) model.Value { return s.ResultsPerS[model.ResultCapacityRejected] }); c.OK() {
 		s.ResultsPerS = map[string]model.Value{model.ResultCapacityRejected: c}
 	}
 	deriveRatios(&s)
@@ -861,10 +861,10 @@ func retryAmplification(s *model.Signals, b baseline, th Thresholds) (Finding, b
 		return Finding{}, false
 	}
 	failShare := model.Absent
-	if att, ok := s.AttemptsPerS.Get(); ok && att > 0 && (s.ProviderErrorsPerS.OK || s.TimeoutsPerS.OK) {
+	if att, ok := s.AttemptsPerS.Get(); ok && att > 0 && (s.ProviderErrorsPerS.OK() || s.TimeoutsPerS.OK()) {
 		failShare = model.Some((s.ProviderErrorsPerS.Or(0) + s.TimeoutsPerS.Or(0)) / att)
 	}
-	failing := failShare.OK && failShare.V >= th.FailureShare
+	failing := failShare.OK() && failShare.V() >= th.FailureShare
 	lat := successP50(s)
 	slower := rising(lat, b.successP50, th.LatencyRise, th.LatencyRiseMin.Seconds())
 	if !failing && !slower {
@@ -877,13 +877,13 @@ func retryAmplification(s *model.Signals, b baseline, th Thresholds) (Finding, b
 	var why []string
 	if failing {
 		why = append(why, fmt.Sprintf("%s of attempts fail (errors %s, timeouts %s)",
-			pct(failShare.V), perS(s.ProviderErrorsPerS.Or(0)), perS(s.TimeoutsPerS.Or(0))))
+			pct(failShare.V()), perS(s.ProviderErrorsPerS.Or(0)), perS(s.TimeoutsPerS.Or(0))))
 	}
 	if slower {
-		why = append(why, fmt.Sprintf("success p50 rose %s -> %s", secs(b.successP50.V), secs(lat.V)))
+		why = append(why, fmt.Sprintf("success p50 rose %s -> %s", secs(b.successP50.V()), secs(lat.V())))
 	}
 	f.Message = fmt.Sprintf("%s: %s attempts per admitted original (%s for %s started) while %s; the retries add load to a struggling provider",
-		hop(s), x2(amp), perS(s.AttemptsPerS.V), perS(s.OriginalsPerS.V), strings.Join(why, " and "))
+		hop(s), x2(amp), perS(s.AttemptsPerS.V()), perS(s.OriginalsPerS.V()), strings.Join(why, " and "))
 	f.Evidence.add("amplification", amp)
 	f.Evidence.addValue("originals_per_s", s.OriginalsPerS)
 	f.Evidence.addValue("attempts_per_s", s.AttemptsPerS)
@@ -955,16 +955,16 @@ func budgetExhausted(s *model.Signals, _ baseline, th Thresholds) (Finding, bool
 		share = model.Some(denied / o)
 	}
 	f := Finding{Code: CodeBudgetExhausted, Severity: SeverityInfo}
-	if share.OK && share.V >= th.BudgetDeniedShare {
+	if share.OK() && share.V() >= th.BudgetDeniedShare {
 		f.Severity = SeverityWarning
 	}
 	bal := "no balance exported"
-	if s.BudgetBalance.OK {
-		bal = "balance " + num(s.BudgetBalance.V)
+	if s.BudgetBalance.OK() {
+		bal = "balance " + num(s.BudgetBalance.V())
 	}
 	shareText := ""
-	if share.OK {
-		shareText = fmt.Sprintf(", %s of originals", pct(share.V))
+	if share.OK() {
+		shareText = fmt.Sprintf(", %s of originals", pct(share.V()))
 	}
 	f.Message = fmt.Sprintf("%s: retry budget empty (%s): %s retries denied%s; those operations fail as budget_exhausted instead of adding load",
 		hop(s), bal, perS(denied), shareText)
@@ -1012,8 +1012,8 @@ func admissionShedding(s *model.Signals, _ baseline, th Thresholds) (Finding, bo
 	}
 	f := Finding{Code: CodeAdmissionShedding, Severity: SeverityInfo}
 	shareText := perS(rej) + " rejected"
-	if share.OK {
-		shareText = fmt.Sprintf("%s of originals (%s rejected)", pct(share.V), perS(rej))
+	if share.OK() {
+		shareText = fmt.Sprintf("%s of originals (%s rejected)", pct(share.V()), perS(rej))
 	}
 	shed := ""
 	if len(parts) > 0 {
@@ -1044,8 +1044,8 @@ func poolSaturation(s *model.Signals, b baseline, th Thresholds) (Finding, bool)
 	}
 	f := Finding{Code: CodePoolSaturation, Severity: SeverityWarning}
 	was := ""
-	if b.poolWaitP99.OK {
-		was = " (baseline " + secs(b.poolWaitP99.V) + ")"
+	if b.poolWaitP99.OK() {
+		was = " (baseline " + secs(b.poolWaitP99.V()) + ")"
 	}
 	f.Message = fmt.Sprintf("%s: %s of %s slots busy and pool wait p99 %s%s: the pool is the bottleneck, whatever the CPU says",
 		hop(s), num(active), num(limit), secs(wait), was)
@@ -1071,13 +1071,13 @@ func capacityShortfall(s *model.Signals, _ baseline, th Thresholds) (Finding, bo
 	lat, how := model.Absent, "mean"
 	if h, ok := s.LatencyHist.Get(model.ClassSuccess); ok && h.Count > 0 && h.Sum > 0 {
 		lat = model.Some(h.Sum / h.Count)
-	} else if q, ok := s.Latency.Get(model.ClassSuccess); ok && q.P50.OK {
+	} else if q, ok := s.Latency.Get(model.ClassSuccess); ok && q.P50.OK() {
 		lat, how = q.P50, "p50"
 	}
-	if !lat.OK || lat.V <= 0 {
+	if !lat.OK() || lat.V() <= 0 {
 		return Finding{}, false
 	}
-	needed := arrival * lat.V
+	needed := arrival * lat.V()
 	if needed <= limit {
 		return Finding{}, false
 	}
@@ -1086,13 +1086,13 @@ func capacityShortfall(s *model.Signals, _ baseline, th Thresholds) (Finding, bo
 		f.Severity = SeverityCritical
 	}
 	f.Message = fmt.Sprintf("%s: needs %s slots, has %s (Little's law: %s arriving x %s %s success latency); the excess waits or is shed",
-		hop(s), num(math.Ceil(needed)), num(limit), perS(arrival), secs(lat.V), how)
+		hop(s), num(math.Ceil(needed)), num(limit), perS(arrival), secs(lat.V()), how)
 	f.Evidence.add("needed_slots", needed)
 	f.Evidence.add("concurrency_limit", limit)
 	f.Evidence.add("arrival_per_s", arrival)
 	f.Evidence.add("attempts_per_s", att)
 	f.Evidence.addValue("admission_rejected_per_s", s.AdmissionRejectedPerS)
-	f.Evidence.add("latency_s", lat.V)
+	f.Evidence.add("latency_s", lat.V())
 	return f, true
 }
 
@@ -1131,12 +1131,12 @@ func workAfterCancel(s *model.Signals, th Thresholds) (Finding, bool) {
 	if r, ok := s.DependencyReceivedPerS.Get(); ok && r > 0 {
 		share = model.Some(w / r)
 	}
-	if share.OK && share.V < th.WorkAfterCancelShare {
+	if share.OK() && share.V() < th.WorkAfterCancelShare {
 		return Finding{}, false
 	}
 	shareText := ""
-	if share.OK {
-		shareText = fmt.Sprintf(" (%s of what it received)", pct(share.V))
+	if share.OK() {
+		shareText = fmt.Sprintf(" (%s of what it received)", pct(share.V()))
 	}
 	f.Message = fmt.Sprintf("%s: %s still finishes %s of requests its callers gave up on%s; a local timeout frees the caller, not the provider",
 		hop(s), s.Dependency, perS(w), shareText)
@@ -1185,8 +1185,8 @@ func layerFindings(c ChainResult, th Thresholds) []Finding {
 				Target: c.Hops[0].Target, Dependency: c.Hops[len(c.Hops)-1].Dependency,
 			}
 			worst := ""
-			if c.WorstCaseAmplification.OK {
-				worst = fmt.Sprintf("; worst case %s attempts per user action", num(c.WorstCaseAmplification.V))
+			if c.WorstCaseAmplification.OK() {
+				worst = fmt.Sprintf("; worst case %s attempts per user action", num(c.WorstCaseAmplification.V()))
 			}
 			if len(observed) >= 2 {
 				f.Message = fmt.Sprintf("%s: %d layers retry (%s), their attempts multiply%s; pick one retry owner",
@@ -1221,19 +1221,19 @@ func gapFindings(c ChainResult, th Thresholds) []Finding {
 		}
 		f := Finding{Code: g.Code, Severity: SeverityWarning, Target: g.From.Target, Dependency: g.From.Dependency}
 		if g.Code == CodeHiddenRetries {
-			if g.Factor.OK && g.Factor.V >= th.AmplificationCritical {
+			if g.Factor.OK() && g.Factor.V() >= th.AmplificationCritical {
 				f.Severity = SeverityCritical
 			}
 			factor := ""
-			if g.Factor.OK {
-				factor = " (x" + x2(g.Factor.V) + ")"
+			if g.Factor.OK() {
+				factor = " (x" + x2(g.Factor.V()) + ")"
 			}
 			f.Message = fmt.Sprintf("%s -> %s: %s received %s but its visible callers sent %s: something in between adds %s%s, a hidden retry layer (SDK, proxy, sidecar)",
 				g.From.Target, g.To, g.To, perS(g.ArrivedPerS), perS(g.SentPerS), perS(g.GapPerS), factor)
 		} else {
 			rel := ""
-			if g.Relative.OK {
-				rel = " (" + pct(-g.Relative.V) + ")"
+			if g.Relative.OK() {
+				rel = " (" + pct(-g.Relative.V()) + ")"
 			}
 			f.Message = fmt.Sprintf("%s -> %s: its callers sent %s but %s received %s: %s%s lost, shed in between or not counted",
 				g.From.Target, g.To, perS(g.SentPerS), g.To, perS(g.ArrivedPerS), perS(-g.GapPerS), rel)

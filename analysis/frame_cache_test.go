@@ -403,7 +403,7 @@ func BenchmarkServiceSignalsCache(b *testing.B) {
 				} else {
 					s = ServiceSignalsFor(st, "provider", end-60_000, end)
 				}
-				if !s.ReceivedPerS.OK {
+				if !s.ReceivedPerS.OK() {
 					b.Fatal("no received/s")
 				}
 			}

@@ -22,8 +22,8 @@ func TestActiveCallsChange(t *testing.T) {
 	s := SignalsFor(st, "svc", "db", t0, t0+10000)
 	checkValue(t, "attempts", s.AttemptsPerS, 10)
 	checkValue(t, "active change", s.ActiveCallsChangePerS, 0.8)
-	if v := SignalsFor(st, "svc", "late", t0, t0+10000).ActiveCallsChangePerS; v.OK {
-		t.Errorf("active change of a series without a first sample = %v, want absent", v.V)
+	if v := SignalsFor(st, "svc", "late", t0, t0+10000).ActiveCallsChangePerS; v.OK() {
+		t.Errorf("active change of a series without a first sample = %v, want absent", v.V())
 	}
 	// Over the second half only: 4+1 to 8+3, over 5 s.
 	checkValue(t, "active change, second half", SignalsFor(st, "svc", "db", t0+5000, t0+10000).ActiveCallsChangePerS, 1.2)

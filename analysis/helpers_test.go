@@ -179,12 +179,12 @@ func near(a, b float64) bool {
 func checkValue(t *testing.T, name string, got model.Value, want float64) {
 	t.Helper()
 	switch {
-	case math.IsNaN(want) && got.OK:
-		t.Errorf("%s = %v, want absent", name, got.V)
-	case !math.IsNaN(want) && !got.OK:
+	case math.IsNaN(want) && got.OK():
+		t.Errorf("%s = %v, want absent", name, got.V())
+	case !math.IsNaN(want) && !got.OK():
 		t.Errorf("%s absent, want %v", name, want)
-	case !math.IsNaN(want) && !near(got.V, want):
-		t.Errorf("%s = %v, want %v", name, got.V, want)
+	case !math.IsNaN(want) && !near(got.V(), want):
+		t.Errorf("%s = %v, want %v", name, got.V(), want)
 	}
 }
 

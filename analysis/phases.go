@@ -80,9 +80,9 @@ func triggers(tl []model.Signals, th Thresholds) ([]triggerState, int) {
 // without a baseline.
 func triggerOf(p50, received, base model.Value, th Thresholds) triggerState {
 	switch {
-	case !base.OK:
+	case !base.OK():
 		return triggerUnknown
-	case !p50.OK:
+	case !p50.OK():
 		// Busy but finishing nothing: requests are stuck or abandoned,
 		// so its service time is anything but known to be normal.
 		if received.Or(0) >= th.MinOriginalsPerS {
@@ -203,7 +203,7 @@ func phaseOf(k PhaseKind, bins []model.Signals, trig []triggerState) Phase {
 			orig += v * w
 			origSec += w
 		}
-		if a, ok := s.Amplification.Get(); ok && (!p.PeakAmplification.OK || a > p.PeakAmplification.V) {
+		if a, ok := s.Amplification.Get(); ok && (!p.PeakAmplification.OK() || a > p.PeakAmplification.V()) {
 			p.PeakAmplification = model.Some(a)
 		}
 		if trig[i] == triggerOn {
@@ -242,7 +242,7 @@ func metastable(k model.Key, tl []model.Signals, th Thresholds) (Finding, bool) 
 		}
 		w := rateSeconds(s)
 		succ += s.SuccessesPerS.Or(0) * w
-		orig += s.OriginalsPerS.V * w
+		orig += s.OriginalsPerS.V() * w
 		att += s.AttemptsPerS.Or(0) * w
 		width += w
 		peak = max(peak, amp)

@@ -231,7 +231,7 @@ func TestTriggerBusyWithoutCompletions(t *testing.T) {
 		tl[i].DependencyReceivedPerS = model.Absent
 	}
 	for _, p := range Phases(tl, DefaultThresholds()) {
-		if p.Trigger || p.RecoveryS.OK {
+		if p.Trigger || p.RecoveryS.OK() {
 			t.Errorf("phase %s: trigger %v recovery %v", p.Kind, p.Trigger, p.RecoveryS)
 		}
 	}

@@ -72,7 +72,7 @@ func TestHistogramQuantile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := slices.Clone(tc.buckets)
 			v, ok := HistogramQuantile(tc.q, tc.buckets)
-			checkValue(t, "quantile", model.Value{V: v, OK: ok}, tc.want)
+			checkValue(t, "quantile", model.ValueOf(v, ok), tc.want)
 			if !slices.Equal(in, tc.buckets) {
 				t.Errorf("input modified: %v, was %v", tc.buckets, in)
 			}

@@ -21,15 +21,15 @@ func deriveRatios(s *model.Signals) {
 	s.AttemptsPerOriginal = ratio(s.AttemptsPerS, s.OriginalsPerS)
 	base, basis := admittedBase(s)
 	s.Amplification, s.AmplificationBasis = ratio(s.AttemptsPerS, base), basis
-	if s.OperationAttemptsPerS.OK && s.AdmittedPerS.OK {
+	if s.OperationAttemptsPerS.OK() && s.AdmittedPerS.OK() {
 		// Both sides added when each operation ended: exact in any
 		// window, a short bin included.
 		s.Amplification, s.AmplificationBasis = ratio(s.OperationAttemptsPerS, s.AdmittedPerS), model.AmplificationOperations
 	}
-	if !s.Amplification.OK {
+	if !s.Amplification.OK() {
 		s.AmplificationBasis = ""
 	}
-	if s.CompletedPerS.OK {
+	if s.CompletedPerS.OK() {
 		s.EffectiveSuccess = ratio(s.SuccessesPerS, s.CompletedPerS)
 	} else {
 		s.EffectiveSuccess = ratio(s.SuccessesPerS, s.OriginalsPerS)
@@ -42,11 +42,11 @@ func deriveRatios(s *model.Signals) {
 // started less admission rejections.
 func admittedBase(s *model.Signals) (model.Value, string) {
 	switch {
-	case s.AdmittedPerS.OK:
+	case s.AdmittedPerS.OK():
 		return s.AdmittedPerS, model.AmplificationAdmitted
-	case s.CompletedPerS.OK:
+	case s.CompletedPerS.OK():
 		return less(s.CompletedPerS, s.ResultsPerS[model.ResultCapacityRejected]), model.AmplificationCompleted
-	case s.OriginalsPerS.OK:
+	case s.OriginalsPerS.OK():
 		return less(s.OriginalsPerS, s.AdmissionRejectedPerS), model.AmplificationStarted
 	}
 	return model.Absent, ""
@@ -55,8 +55,8 @@ func admittedBase(s *model.Signals) (model.Value, string) {
 // less is a - b, with an absent b taken as nothing to take off; never below
 // zero (two counters read at slightly different moments).
 func less(a, b model.Value) model.Value {
-	if !a.OK {
+	if !a.OK() {
 		return model.Absent
 	}
-	return model.Some(max(a.V-b.Or(0), 0))
+	return model.Some(max(a.V()-b.Or(0), 0))
 }

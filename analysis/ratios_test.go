@@ -183,14 +183,14 @@ func TestAmplificationIsCountedAtOneMoment(t *testing.T) {
 			}
 			for k := 1; k < len(scrapes); k++ {
 				s := SignalsFor(st, "app", "provider", scrapes[k-1], scrapes[k])
-				if s.AmplificationBasis != model.AmplificationOperations && s.Amplification.OK {
+				if s.AmplificationBasis != model.AmplificationOperations && s.Amplification.OK() {
 					t.Fatalf("bin %d: basis %q, want %q", k, s.AmplificationBasis, model.AmplificationOperations)
 				}
 				// Both sides are added when an operation ends: between 1
 				// and the most attempts an operation makes, in every bin.
 				if a, ok := s.Amplification.Get(); ok && (a < 1 || a > maxAttempts) {
 					t.Errorf("bin %d s: amplification %.3f outside 1..%v (operation attempts %.1f/s, admitted %.1f/s)",
-						k, a, maxAttempts, s.OperationAttemptsPerS.V, s.AdmittedPerS.V)
+						k, a, maxAttempts, s.OperationAttemptsPerS.V(), s.AdmittedPerS.V())
 				}
 				// Without the operation-attempts family (other emitters),
 				// attempts over admitted originals still never read below 1.
@@ -209,7 +209,7 @@ func TestAmplificationIsCountedAtOneMoment(t *testing.T) {
 			s := SignalsFor(st, "app", "provider", scrapes[0], scrapes[len(scrapes)-1])
 			checkValue(t, "amplification over the run", s.Amplification, tt.wantSpan)
 			if tt.limit > 0 {
-				if a := s.AttemptsPerOriginal.V; a >= 1 {
+				if a := s.AttemptsPerOriginal.V(); a >= 1 {
 					t.Errorf("attempts per original started = %.3f; the fixture should shed enough to hide the storm", a)
 				}
 			}
@@ -322,7 +322,7 @@ func TestNestedOwnersAndLateWork(t *testing.T) {
 
 	// Without the family: absent, and no finding.
 	s = SignalsFor(st, "svc", "other", t0, t0+10000)
-	if s.NestedPerS.OK || s.LateSuccessesPerS.OK {
+	if s.NestedPerS.OK() || s.LateSuccessesPerS.OK() {
 		t.Errorf("nested %v late %v for a dependency without them, want absent", s.NestedPerS, s.LateSuccessesPerS)
 	}
 }
@@ -349,13 +349,13 @@ func TestProvenActiveAndPartialOutcomes(t *testing.T) {
 		"permanent errors": s.PermanentErrorsPerS, "attempt success": s.AttemptSuccess,
 		"cancelled attempts": s.CancelledAttemptsPerS,
 	} {
-		if v.OK {
-			t.Errorf("%s = %v, want absent: the emitter labels timeouts only", name, v.V)
+		if v.OK() {
+			t.Errorf("%s = %v, want absent: the emitter labels timeouts only", name, v.V())
 		}
 	}
 	// No traffic data in the window: nothing is proven.
 	s = SignalsFor(st, "proxy", "provider", t0-60000, t0-1)
-	if s.AdmissionRejectedPerS.OK || s.BudgetDeniedPerS.OK {
+	if s.AdmissionRejectedPerS.OK() || s.BudgetDeniedPerS.OK() {
 		t.Errorf("before the data: admission %v budget %v, want absent", s.AdmissionRejectedPerS, s.BudgetDeniedPerS)
 	}
 }

@@ -60,7 +60,7 @@ func Recovery(bins []RecoveryBin, endMs int64, threshold float64) (seconds model
 	var at float64 // ms after endMs
 	if below < 0 {
 		for i := first; i <= last; i++ {
-			if bins[i].Ratio.OK {
+			if bins[i].Ratio.OK() {
 				at = float64(bins[i].StartMs - endMs)
 				break
 			}
@@ -76,7 +76,7 @@ func Recovery(bins []RecoveryBin, endMs int64, threshold float64) (seconds model
 func stepInside(bins []RecoveryBin, l int, threshold float64, endMs int64) float64 {
 	b := &bins[l]
 	n := l + 1
-	for n < len(bins) && !bins[n].Ratio.OK {
+	for n < len(bins) && !bins[n].Ratio.OK() {
 		n++
 	}
 	if n > l+1 {
@@ -88,11 +88,11 @@ func stepInside(bins []RecoveryBin, l int, threshold float64, endMs int64) float
 			before = r
 		}
 	}
-	after := bins[n].Ratio.V
+	after := bins[n].Ratio.V()
 	// mean = f*before + (1-f)*after: f of the bin was still failing.
 	f := 1.0
 	if after > before {
-		f = min(max((after-b.Ratio.V)/(after-before), 0), 1)
+		f = min(max((after-b.Ratio.V())/(after-before), 0), 1)
 	}
 	return float64(b.StartMs-endMs) + f*float64(b.EndMs-b.StartMs)
 }
@@ -125,12 +125,12 @@ func recoveryThreshold(tl []model.Signals, firstOn int, th Thresholds) float64 {
 	var succ, orig float64
 	for i := 0; i < firstOn; i++ {
 		s := &tl[i]
-		if !busy(s, th) || !ratio(s.SuccessesPerS, s.OriginalsPerS).OK {
+		if !busy(s, th) || !ratio(s.SuccessesPerS, s.OriginalsPerS).OK() {
 			continue
 		}
 		w := rateSeconds(s)
-		succ += s.SuccessesPerS.V * w
-		orig += s.OriginalsPerS.V * w
+		succ += s.SuccessesPerS.V() * w
+		orig += s.OriginalsPerS.V() * w
 	}
 	if orig > 0 {
 		return RecoveryFraction * succ / orig
@@ -175,7 +175,7 @@ func scrapeRecovery(tl []model.Signals, g goodputSteps, s serviceSteps, th Thres
 		threshold = RecoveryFraction * succ / orig
 	}
 	rec, _ = Recovery(goodputBins(g, end), end, threshold)
-	return rec, rec.OK
+	return rec, rec.OK()
 }
 
 // triggerRun is the service step where the trigger was on (triggerOf, by
@@ -285,7 +285,7 @@ func serviceBase(tl []model.Signals) model.Value {
 func (b *reportBuild) fineRecovery(dr *DependencyReport, r *row, tl []model.Signals) {
 	at := -1
 	for i := range dr.Phases {
-		if dr.Phases[i].RecoveryS.OK {
+		if dr.Phases[i].RecoveryS.OK() {
 			at = i
 			break
 		}

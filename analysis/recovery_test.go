@@ -176,8 +176,8 @@ func TestGoodputBins(t *testing.T) {
 		t.Fatalf("bins %+v, want %+v", got, want)
 	}
 	for i := range want {
-		if got[i].StartMs != want[i].StartMs || got[i].EndMs != want[i].EndMs || got[i].Ratio.OK != want[i].Ratio.OK ||
-			math.Abs(got[i].Ratio.V-want[i].Ratio.V) > 1e-9 {
+		if got[i].StartMs != want[i].StartMs || got[i].EndMs != want[i].EndMs || got[i].Ratio.OK() != want[i].Ratio.OK() ||
+			math.Abs(got[i].Ratio.V()-want[i].Ratio.V()) > 1e-9 {
 			t.Errorf("bin %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
@@ -211,7 +211,7 @@ func TestScrapeRecovery(t *testing.T) {
 		g, s := steps(r)
 		for _, binS := range []int{4, 5, 7, 10} {
 			rec, ok := scrapeRecovery(timeline(r, binS), g, s, th)
-			if !ok || math.Abs(rec.V-tc.want) > 1e-9 {
+			if !ok || math.Abs(rec.V()-tc.want) > 1e-9 {
 				t.Errorf("%s, %d s bins: recovery %v (%v), want %v s", tc.name, binS, rec, ok, tc.want)
 			}
 		}
@@ -219,7 +219,7 @@ func TestScrapeRecovery(t *testing.T) {
 	// Never back: no recovery.
 	r := run(45, 10, 23, false, storm, func(i int) second { return second{fast, 50, 50, 30, 50} })
 	g, s := steps(r)
-	if rec, ok := scrapeRecovery(timeline(r, 5), g, s, th); ok || rec.OK {
+	if rec, ok := scrapeRecovery(timeline(r, 5), g, s, th); ok || rec.OK() {
 		t.Errorf("recovery %v (%v) of a run whose goodput never came back", rec, ok)
 	}
 }

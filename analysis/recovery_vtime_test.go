@@ -54,7 +54,7 @@ func clientRecovery(t *testing.T, rep *Report) model.Value {
 	t.Helper()
 	row := findRow(t, rep.Dependencies, sim.NameClient, sim.NameProvider)
 	for _, p := range row.Phases {
-		if p.RecoveryS.OK {
+		if p.RecoveryS.OK() {
 			return p.RecoveryS
 		}
 	}
@@ -66,9 +66,9 @@ func checkRecovery(t *testing.T, what string, got model.Value, truth sim.Recover
 	t.Helper()
 	want := truth.UserRecovery.Seconds()
 	switch {
-	case !truth.Recovered && got.OK:
-		t.Errorf("%s: recovery %.2f s, the sim never recovered", what, got.V)
-	case truth.Recovered && (!got.OK || math.Abs(got.V-want) > recoveryTolerance):
+	case !truth.Recovered && got.OK():
+		t.Errorf("%s: recovery %.2f s, the sim never recovered", what, got.V())
+	case truth.Recovered && (!got.OK() || math.Abs(got.V()-want) > recoveryTolerance):
 		t.Errorf("%s: recovery %v, the sim's %v s", what, got, want)
 	}
 }
@@ -141,7 +141,7 @@ func TestRecoveryStreamed(t *testing.T) {
 				full := BuildReport(d.store, d.targets, ReportOptions{Bin: bin, Span: &sp})
 				got, want := clientRecovery(t, &inc), clientRecovery(t, &full)
 				t.Logf("%v bins: streamed %v, every scrape %v, the sim's %v", bin, got, want, d.run.Truth.Recovery.UserRecovery)
-				if got.OK != want.OK || math.Abs(got.V-want.V) > 1e-9 {
+				if got.OK() != want.OK() || math.Abs(got.V()-want.V()) > 1e-9 {
 					t.Errorf("%v bins: streamed recovery %v, a store of every scrape %v", bin, got, want)
 				}
 				checkRecovery(t, bin.String()+" bins, streamed", got, d.run.Truth.Recovery)

@@ -191,10 +191,10 @@ func appendKey(dst []byte, prefix string, depth int, key string) []byte {
 }
 
 func appendValue(dst []byte, v model.Value) []byte {
-	if !v.OK {
+	if !v.OK() {
 		return append(dst, "null"...)
 	}
-	return model.AppendJSONFloat(dst, v.V)
+	return model.AppendJSONFloat(dst, v.V())
 }
 
 func appendQuantiles(dst []byte, prefix string, depth int, q model.Quantiles) []byte {

@@ -103,7 +103,7 @@ func TestReportFates(t *testing.T) {
 	checkValue(t, "attempts used", f.FailedAfterAttempts, 1)
 	checkValue(t, "budget", f.NotRetriedBudget, 2)
 	checkValue(t, "deadline", f.NotRetriedDeadline, 0)
-	if f.NotRetriedBreaker.OK {
+	if f.NotRetriedBreaker.OK() {
 		t.Errorf("breaker %v, want absent (no contract result says so)", f.NotRetriedBreaker)
 	}
 }

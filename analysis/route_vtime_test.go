@@ -65,7 +65,7 @@ func TestRouteOptionFindings(t *testing.T) {
 			}
 			row := findRow(t, rep.Dependencies, key.Target, key.Dependency)
 			t.Logf("whole run: unsafe %v/%v, breaker %v", row.UnsafeAttemptsPerS, row.UnsafeOriginalsPerS, row.BreakerState)
-			if tc.opts.NonIdempotent != row.UnsafeOriginalsPerS.OK || tc.opts.Breaker != row.BreakerState.OK {
+			if tc.opts.NonIdempotent != row.UnsafeOriginalsPerS.OK() || tc.opts.Breaker != row.BreakerState.OK() {
 				t.Errorf("unsafe originals %v, breaker state %v: want present only with the option", row.UnsafeOriginalsPerS, row.BreakerState)
 			}
 		})

@@ -202,7 +202,7 @@ func gaugeSum(series []points, w *window) model.Value {
 	out := model.Absent
 	for _, p := range series {
 		if v, ok := w.gauge(p); ok {
-			out = model.Some(out.V + v)
+			out = model.Some(out.V() + v)
 		}
 	}
 	return out
@@ -311,7 +311,7 @@ func quantiles(ps parts, w window) (p50, p99 model.Value) {
 // first returns the first present value.
 func first(vs ...model.Value) model.Value {
 	for _, v := range vs {
-		if v.OK {
+		if v.OK() {
 			return v
 		}
 	}
@@ -347,7 +347,7 @@ func (sv *service) eval(w window) model.ServiceSignals {
 	_, s.QueueWaitP99 = quantiles(sv.queueWait, w)
 	s.QueueWaitMean = histMean(sv.queueWait, &w)
 	for _, ps := range []parts{sv.serviceTime, sv.phDuration.all, sv.otelDuration.all} {
-		if p50, p99 := quantiles(ps, w); p50.OK || p99.OK {
+		if p50, p99 := quantiles(ps, w); p50.OK() || p99.OK() {
 			s.ServiceTimeP50, s.ServiceTimeP99 = p50, p99
 			break
 		}
@@ -369,9 +369,9 @@ func (sv *service) eval(w window) model.ServiceSignals {
 	// still there, 503 for injected errors and rejections. Its 429s and
 	// other 5xx are then unknown.
 	var sim2xx model.Value
-	if done := counterRate(sv.completed, &w); done.OK {
-		if wac := s.WorkAfterCancelPerS; wac.OK {
-			sim2xx = model.Some(max(done.V-wac.V, 0))
+	if done := counterRate(sv.completed, &w); done.OK() {
+		if wac := s.WorkAfterCancelPerS; wac.OK() {
+			sim2xx = model.Some(max(done.V()-wac.V(), 0))
 		}
 	}
 	var sim503 model.Value

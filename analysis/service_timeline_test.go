@@ -30,7 +30,7 @@ func TestServiceTimeline(t *testing.T) {
 
 	// A target without service families: bins with every signal absent.
 	none := ServiceTimeline(st, "nobody", 5*time.Second, 0, 10000)
-	if len(none) != 2 || none[1].ReceivedPerS.OK || none[1].Target != "nobody" {
+	if len(none) != 2 || none[1].ReceivedPerS.OK() || none[1].Target != "nobody" {
 		t.Errorf("unknown target: %+v", none)
 	}
 	if ServiceTimeline(st, "provider", 0, 0, 10000) != nil || ServiceTimeline(st, "provider", time.Second, 5, 5) != nil {

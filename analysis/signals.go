@@ -117,13 +117,13 @@ func (r *row) eval(w window) model.Signals {
 // has rejected nothing yet, and a budget with a balance has denied
 // nothing. Zero is never absent. Only for a window with traffic data.
 func provenActive(s *model.Signals) {
-	if !s.OriginalsPerS.OK && !s.AttemptsPerS.OK {
+	if !s.OriginalsPerS.OK() && !s.AttemptsPerS.OK() {
 		return
 	}
-	if s.ConcurrencyLimit.OK && !s.AdmissionRejectedPerS.OK {
+	if s.ConcurrencyLimit.OK() && !s.AdmissionRejectedPerS.OK() {
 		s.AdmissionRejectedPerS = model.Some(0)
 	}
-	if s.BudgetBalance.OK && !s.BudgetDeniedPerS.OK {
+	if s.BudgetBalance.OK() && !s.BudgetDeniedPerS.OK() {
 		s.BudgetDeniedPerS = model.Some(0)
 	}
 }
@@ -203,8 +203,8 @@ func (r *row) admissionRejected(s *model.Signals, w *window) {
 		}
 		seen = true
 		total += inc
-		if v := w.rate(inc, true); v.OK {
-			s.AdmissionRejectedBy = append(s.AdmissionRejectedBy, model.Breakdown{Labels: g.labels, Key: g.key, PerS: v.V})
+		if v := w.rate(inc, true); v.OK() {
+			s.AdmissionRejectedBy = append(s.AdmissionRejectedBy, model.Breakdown{Labels: g.labels, Key: g.key, PerS: v.V()})
 		}
 	}
 	s.AdmissionRejectedPerS = w.rate(total, seen)
@@ -249,8 +249,8 @@ func (r *row) nested(s *model.Signals, w *window) {
 		}
 		seen = true
 		total += inc
-		if v := w.rate(inc, true); v.OK {
-			s.NestedIn = append(s.NestedIn, model.Breakdown{Key: c.key, PerS: v.V,
+		if v := w.rate(inc, true); v.OK() {
+			s.NestedIn = append(s.NestedIn, model.Breakdown{Key: c.key, PerS: v.V(),
 				Labels: model.LabelsFromPairs(model.LabelOuterDependency, c.key)})
 		}
 	}
@@ -304,8 +304,8 @@ func (r *row) gauge(g int, w *window, combine func(a, b float64) float64) model.
 		if !ok {
 			continue
 		}
-		if out.OK {
-			v = combine(out.V, v)
+		if out.OK() {
+			v = combine(out.V(), v)
 		}
 		out = model.Some(v)
 	}

@@ -347,7 +347,7 @@ func TestSignalsForJitteredScrapes(t *testing.T) {
 	st := load(t, nil, "svc", times, ts{model.MetricOriginals, []string{"dependency", "db"}, vals})
 	s := SignalsFor(st, "svc", "db", t0+500, t0+5000)
 	checkValue(t, "originals", s.OriginalsPerS, 7)
-	if math.IsNaN(s.OriginalsPerS.V) {
+	if math.IsNaN(s.OriginalsPerS.V()) {
 		t.Fatal("NaN")
 	}
 }

@@ -195,10 +195,10 @@ func spanPeak(st *model.Store, t string, wb *WholeBuilder, grid []binEdge, timel
 			continue
 		}
 		s := eval(e)
-		if q, ok := s.QueueDepth.Get(); ok && (!p.QueueDepth.OK || q > p.QueueDepth.V) {
+		if q, ok := s.QueueDepth.Get(); ok && (!p.QueueDepth.OK() || q > p.QueueDepth.V()) {
 			p.QueueDepth, p.QueueDepthUnix = s.QueueDepth, model.Some(float64(e.start)/1000)
 		}
-		if a, ok := s.QueueOldestAge.Get(); ok && (!p.QueueOldestAge.OK || a > p.QueueOldestAge.V) {
+		if a, ok := s.QueueOldestAge.Get(); ok && (!p.QueueOldestAge.OK() || a > p.QueueOldestAge.V()) {
 			p.QueueOldestAge = s.QueueOldestAge
 		}
 	}

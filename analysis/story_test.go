@@ -168,7 +168,7 @@ func TestDetectStanding(t *testing.T) {
 	}
 	// Without a trigger nothing is measured from it.
 	frame.Timelines = map[model.Key][]model.Signals{tl[0].Key(): tl[:3]}
-	if d := Detect(frame, nil, DefaultThresholds()); d.TriggerStartUnix.OK || d.FirstWarningUnix.OK || d.WarningAfterTriggerS.OK {
+	if d := Detect(frame, nil, DefaultThresholds()); d.TriggerStartUnix.OK() || d.FirstWarningUnix.OK() || d.WarningAfterTriggerS.OK() {
 		t.Errorf("steady timeline: %+v", d)
 	}
 }

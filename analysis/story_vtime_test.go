@@ -133,7 +133,7 @@ func TestStoryOnDemoRecordings(t *testing.T) {
 			checkValue(t, "trigger start", det.TriggerStartUnix, trig)
 			checkValue(t, "first critical", det.FirstCriticalUnix, trig+whole.BinSeconds)
 			checkValue(t, "critical after the trigger", det.CriticalAfterTriggerS, whole.BinSeconds)
-			if !det.FirstWarningUnix.OK || det.FirstWarningUnix.V > det.FirstCriticalUnix.V {
+			if !det.FirstWarningUnix.OK() || det.FirstWarningUnix.V() > det.FirstCriticalUnix.V() {
 				t.Errorf("first warning %v after the first critical %v", det.FirstWarningUnix, det.FirstCriticalUnix)
 			}
 		})
@@ -194,7 +194,7 @@ func findRow(t *testing.T, deps []DependencyReport, target, dep string) *Depende
 // within checks got against want to a relative tolerance.
 func within(t *testing.T, name string, got model.Value, want, tol float64) {
 	t.Helper()
-	if !got.OK || math.Abs(got.V-want) > tol*math.Abs(want) {
+	if !got.OK() || math.Abs(got.V()-want) > tol*math.Abs(want) {
 		t.Errorf("%s %v, want %.4f within %.0f %%", name, got, want, tol*100)
 	}
 }
@@ -233,7 +233,7 @@ func TestWholeSpanMatchesStore(t *testing.T) {
 	}
 	same := func(name string, a, b model.Value) {
 		t.Helper()
-		if a.OK != b.OK || math.Abs(a.V-b.V) > tol*math.Max(1, math.Abs(b.V)) {
+		if a.OK() != b.OK() || math.Abs(a.V()-b.V()) > tol*math.Max(1, math.Abs(b.V())) {
 			t.Errorf("%s: reduced %v, store %v", name, a, b)
 		}
 	}
@@ -264,7 +264,7 @@ func TestWholeSpanMatchesStore(t *testing.T) {
 		same(g.Target+" peak queue", g.QueueDepth, w.QueueDepth)
 		same(g.Target+" peak queue at", g.QueueDepthUnix, w.QueueDepthUnix)
 		same(g.Target+" peak queue age", g.QueueOldestAge, w.QueueOldestAge)
-		if !w.QueueDepth.OK || w.QueueDepth.V == 0 {
+		if !w.QueueDepth.OK() || w.QueueDepth.V() == 0 {
 			t.Errorf("%s: no storm in the peak queue %v", w.Target, w.QueueDepth)
 		}
 	}

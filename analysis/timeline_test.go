@@ -186,7 +186,7 @@ func TestTimelineBinsAddUpToRow(t *testing.T) {
 		var originals, attempts float64
 		for _, b := range Timeline(st, key, bin, start, end) {
 			secs := float64(max(min(b.EndMs, times[len(times)-1])-max(b.StartMs, times[0]), 0)) / 1000
-			if got := sampledSeconds(&b); secs > 0 && (!got.OK || got.V != secs) {
+			if got := sampledSeconds(&b); secs > 0 && (!got.OK() || got.V() != secs) {
 				t.Fatalf("trial %d: bin at %d ms sampled %v s, covers %v s", trial, b.StartMs-start, got, secs)
 			}
 			originals += b.OriginalsPerS.Or(0) * secs
@@ -197,7 +197,7 @@ func TestTimelineBinsAddUpToRow(t *testing.T) {
 		for _, c := range []struct {
 			name      string
 			bins, row float64
-		}{{"originals", originals, row.OriginalsPerS.V * secs}, {"attempts", attempts, row.AttemptsPerS.V * secs}} {
+		}{{"originals", originals, row.OriginalsPerS.V() * secs}, {"attempts", attempts, row.AttemptsPerS.V() * secs}} {
 			if c.row <= 0 || math.Abs(c.bins-c.row) > tolerance*c.row {
 				t.Errorf("trial %d (every %d ms, %v bins): %s bins add up to %.1f, row %.1f", trial, interval, bin, c.name, c.bins, c.row)
 			}
@@ -289,9 +289,9 @@ func TestTimelineMatchesWindow(t *testing.T) {
 	} {
 		var sum float64
 		for i := range bins {
-			sum += sig.get(&bins[i]).V * float64(bins[i].EndMs-bins[i].StartMs) / 1000
+			sum += sig.get(&bins[i]).V() * float64(bins[i].EndMs-bins[i].StartMs) / 1000
 		}
-		if w := sig.get(&whole).V * 30; !near(sum, w) {
+		if w := sig.get(&whole).V() * 30; !near(sum, w) {
 			t.Errorf("%s: bins add up to %v, window %v", sig.name, sum, w)
 		}
 	}

@@ -180,8 +180,8 @@ func (w *window) gauge(p points) (float64, bool) {
 
 // ratio is num/den, absent when either is absent or den is 0.
 func ratio(num, den model.Value) model.Value {
-	if !num.OK || !den.OK || den.V == 0 {
+	if !num.OK() || !den.OK() || den.V() == 0 {
 		return model.Absent
 	}
-	return model.Some(num.V / den.V)
+	return model.Some(num.V() / den.V())
 }

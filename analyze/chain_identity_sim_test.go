@@ -74,7 +74,7 @@ func chainLinksFromBareURLs(t *testing.T) {
 		}
 		t.Fatalf("chains %q, want browser -> app -> client -> provider; links %+v", names, rep.Links)
 	}
-	if !found.WorstCaseAmplification.OK || found.WorstCaseAmplification.V != 27 {
+	if !found.WorstCaseAmplification.OK() || found.WorstCaseAmplification.V() != 27 {
 		t.Errorf("worst case %v, want 27", found.WorstCaseAmplification)
 	}
 	if _, ok := codes(rep.Findings, analysis.SeverityWarning)[analysis.CodeMultipleRetryLayers]; !ok {
@@ -83,12 +83,12 @@ func chainLinksFromBareURLs(t *testing.T) {
 	// The provider's own view joins too: on the chain and on the row that
 	// calls it, though the row names it "provider" and its target is an
 	// address.
-	if found.Provider == nil || !found.Provider.ArrivedPerS.OK {
+	if found.Provider == nil || !found.Provider.ArrivedPerS.OK() {
 		t.Errorf("chain provider %+v, want what arrived at the provider", found.Provider)
 	}
 	joined := false
 	for _, d := range rep.Dependencies {
-		joined = joined || (d.Dependency == "provider" && d.DependencyReceivedPerS.OK)
+		joined = joined || (d.Dependency == "provider" && d.DependencyReceivedPerS.OK())
 	}
 	if !joined {
 		t.Error("no row calling the provider carries the provider's received rate")

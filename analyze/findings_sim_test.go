@@ -80,7 +80,7 @@ func TestFindingsOnTheSimScenarios(t *testing.T) {
 			}
 			worst := false
 			for _, c := range rep.Chains {
-				if c.WorstCaseAmplification.OK && c.WorstCaseAmplification.V == 27 {
+				if c.WorstCaseAmplification.OK() && c.WorstCaseAmplification.V() == 27 {
 					worst = true
 				}
 			}

@@ -141,7 +141,7 @@ type queueWait struct {
 func queueWaitBetween(t *testing.T, run serviceRun, a, b scrapeTruth) queueWait {
 	t.Helper()
 	s := analysis.ServiceSignalsFor(run.store, sim.NameProvider, a.atMs, b.atMs)
-	if !s.QueueWaitMean.OK {
+	if !s.QueueWaitMean.OK() {
 		t.Fatalf("queue wait mean absent over [%d, %d]: %+v", a.atMs, b.atMs, s)
 	}
 	pa, pb := a.truth.Provider, b.truth.Provider
@@ -154,7 +154,7 @@ func queueWaitBetween(t *testing.T, run serviceRun, a, b scrapeTruth) queueWait 
 	// least: the scraped mean lies between.
 	hiWait, loWait := (pb.QueueWaited - qa.QueueWaited).Seconds(), (qb.QueueWaited - pa.QueueWaited).Seconds()
 	hiGranted, loGranted := pb.Granted-qa.Granted, qb.Granted-pa.Granted
-	w := queueWait{scraped: s.QueueWaitMean.V, truth: (pb.QueueWaited - pa.QueueWaited).Seconds() / float64(granted), granted: granted}
+	w := queueWait{scraped: s.QueueWaitMean.V(), truth: (pb.QueueWaited - pa.QueueWaited).Seconds() / float64(granted), granted: granted}
 	w.lo = max(loWait, 0) / float64(hiGranted)
 	w.hi = hiWait / float64(max(loGranted, 1))
 	return w
@@ -213,10 +213,10 @@ func TestServiceSignalsOnTheSim(t *testing.T) {
 
 	run := runServiceScenario(t, "ignore-cancel", phases)
 	s, span := whole(t, run.store)
-	if !s.WorkAfterCancelPerS.OK {
+	if !s.WorkAfterCancelPerS.OK() {
 		t.Fatalf("provider work after cancel absent: %+v", s)
 	}
-	got, want := s.WorkAfterCancelPerS.V*span, float64(run.truth.Provider.WorkAfterCancel)
+	got, want := s.WorkAfterCancelPerS.V()*span, float64(run.truth.Provider.WorkAfterCancel)
 	t.Logf("ignore-cancel: work after cancel scraped %.0f, truth %.0f; services %s", got, want, strings.Join(analysis.Services(run.store), ","))
 	within3("ignore-cancel work after cancel", got, want)
 
@@ -249,7 +249,7 @@ func TestServiceSignalsOnTheSim(t *testing.T) {
 			healthy.scraped, slow.scraped, early.scraped, late.scraped)
 	}
 
-	if s.Source != model.ServiceSourceSim || !s.ReceivedPerS.OK || !s.QueueDepth.OK || !s.QueueOldestAge.OK || !s.ServiceTimeP99.OK {
+	if s.Source != model.ServiceSourceSim || !s.ReceivedPerS.OK() || !s.QueueDepth.OK() || !s.QueueOldestAge.OK() || !s.ServiceTimeP99.OK() {
 		t.Errorf("ignore-cancel: provider signals incomplete: %+v", s)
 	}
 	// Configuration, and what an unbounded ignore-cancel provider never
@@ -265,7 +265,7 @@ func TestServiceSignalsOnTheSim(t *testing.T) {
 		}
 	}
 	// The sim does not split its service time by outcome.
-	if s.SuccessServiceTimeP50.OK || s.ErrorServiceTimeP99.OK {
+	if s.SuccessServiceTimeP50.OK() || s.ErrorServiceTimeP99.OK() {
 		t.Errorf("ignore-cancel: outcome-split service time present: %+v", s)
 	}
 	var found bool
@@ -288,7 +288,7 @@ func TestServiceSignalsOnTheSim(t *testing.T) {
 	ignoring := run.truth.Provider.WorkAfterCancel
 	run = runServiceScenario(t, "baseline", phases)
 	s, span = whole(t, run.store)
-	got = s.WorkAfterCancelPerS.V * span
+	got = s.WorkAfterCancelPerS.V() * span
 	t.Logf("baseline: work after cancel scraped %.0f, truth %d", got, run.truth.Provider.WorkAfterCancel)
 	// The default provider stops on cancel; a request finishing at the
 	// very moment its caller gives up still counts, so a few show (2 to 5
@@ -296,17 +296,17 @@ func TestServiceSignalsOnTheSim(t *testing.T) {
 	// over a thousand. Scraped must equal the truth, and the truth be a
 	// small part (a twentieth at most) of what ignoring the cancel does.
 	wac, done := run.truth.Provider.WorkAfterCancel, run.truth.Provider.Completed
-	if !s.WorkAfterCancelPerS.OK || math.Abs(got-float64(wac)) > 1 || wac*20 > ignoring {
+	if !s.WorkAfterCancelPerS.OK() || math.Abs(got-float64(wac)) > 1 || wac*20 > ignoring {
 		t.Errorf("baseline: work after cancel %v scraped (%.0f), %d true of %d completed, against %d ignoring the cancel; want a few and equal",
 			s.WorkAfterCancelPerS, got, wac, done, ignoring)
 	}
 	// It abandons the work of callers that gave up instead: cancelled.
 	p := run.truth.Provider
-	if !s.CancelledPerS.OK {
+	if !s.CancelledPerS.OK() {
 		t.Fatalf("baseline: cancelled absent: %+v", s)
 	}
-	t.Logf("baseline: cancelled scraped %.0f, truth %d", s.CancelledPerS.V*span, p.CancelledQueued+p.CancelledExecuting)
-	within3("baseline cancelled", s.CancelledPerS.V*span, float64(p.CancelledQueued+p.CancelledExecuting))
+	t.Logf("baseline: cancelled scraped %.0f, truth %d", s.CancelledPerS.V()*span, p.CancelledQueued+p.CancelledExecuting)
+	within3("baseline cancelled", s.CancelledPerS.V()*span, float64(p.CancelledQueued+p.CancelledExecuting))
 }
 
 // TestServiceShapesReachTheStore scrapes a promhttp- and OTel-shaped
@@ -360,13 +360,13 @@ func TestServiceShapesReachTheStore(t *testing.T) {
 	}
 	times := st.Times("api")
 	s := analysis.ServiceSignalsFor(st, "api", times[0], times[len(times)-1])
-	if s.Source != "promhttp+otel" || !s.ReceivedPerS.OK || s.ReceivedPerS.V <= 0 || s.InFlight != model.Some(3) ||
-		!s.ServiceTimeP99.OK || !s.Responses503PerS.OK || s.Responses503PerS.V != 0 || s.WorkAfterCancelPerS.OK || s.QueueDepth.OK {
+	if s.Source != "promhttp+otel" || !s.ReceivedPerS.OK() || s.ReceivedPerS.V() <= 0 || s.InFlight != model.Some(3) ||
+		!s.ServiceTimeP99.OK() || !s.Responses503PerS.OK() || s.Responses503PerS.V() != 0 || s.WorkAfterCancelPerS.OK() || s.QueueDepth.OK() {
 		t.Errorf("api service signals: %+v", s)
 	}
 	// Durations labelled with their code split: 200s only, so successes
 	// have quantiles and errors none; Retry-After is not in these shapes.
-	if !s.SuccessServiceTimeP99.OK || s.ErrorServiceTimeP99.OK || s.Responses5xxPerS != model.Some(0) || s.Responses503RetryAfterPerS.OK {
+	if !s.SuccessServiceTimeP99.OK() || s.ErrorServiceTimeP99.OK() || s.Responses5xxPerS != model.Some(0) || s.Responses503RetryAfterPerS.OK() {
 		t.Errorf("api split service time and 5xx: %+v", s)
 	}
 }

@@ -118,8 +118,8 @@ func TestIstioEdgeAmplification(t *testing.T) {
 		"edge_amplification": sig.EdgeAmplification, "dependency_received": sig.DependencyReceivedPerS, "attempts": sig.AttemptsPerS},
 		map[string]float64{"originals": 93, "edge_received": 125, "edge_amplification": 1250.0 / 930, "dependency_received": 129, "attempts": nan()})
 	// Without the callee's end, the edge is unknown.
-	if sig := analysis.SignalsFor(st, caller, "details", t0.UnixMilli(), t0.Add(10*time.Second).UnixMilli()); sig.EdgeAmplification.OK {
-		t.Errorf("edge amplification to a target not scraped = %v", sig.EdgeAmplification.V)
+	if sig := analysis.SignalsFor(st, caller, "details", t0.UnixMilli(), t0.Add(10*time.Second).UnixMilli()); sig.EdgeAmplification.OK() {
+		t.Errorf("edge amplification to a target not scraped = %v", sig.EdgeAmplification.V())
 	}
 }
 

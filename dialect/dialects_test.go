@@ -76,7 +76,7 @@ func TestEnvoyTrackRemaining(t *testing.T) {
 	want(t, s, 12, model.MetricBudgetDenied, dep, "payments") // the same breaker's overflow
 	// Through analysis: an exported balance, not a reconstructed one.
 	sig := windowSignals(t, load(t, "envoy_track_remaining.prom"), "payments")
-	if b := sig.BudgetBalance; !b.OK || b.V != 2 {
+	if b := sig.BudgetBalance; !b.OK() || b.V() != 2 {
 		t.Errorf("budget balance = %+v, want 2", b)
 	}
 }
@@ -640,12 +640,12 @@ func TestServiceSignalsFromExpositions(t *testing.T) {
 			} {
 				w, ok := tc.want[name]
 				switch {
-				case !ok && v.OK:
-					t.Errorf("%s = %v, want absent", name, v.V)
-				case ok && !v.OK:
+				case !ok && v.OK():
+					t.Errorf("%s = %v, want absent", name, v.V())
+				case ok && !v.OK():
 					t.Errorf("%s absent, want %v", name, w)
-				case ok && math.Abs(v.V-w) > 1e-9*math.Max(1, math.Abs(w)):
-					t.Errorf("%s = %v, want %v", name, v.V, w)
+				case ok && math.Abs(v.V()-w) > 1e-9*math.Max(1, math.Abs(w)):
+					t.Errorf("%s = %v, want %v", name, v.V(), w)
 				}
 			}
 		})

@@ -215,8 +215,8 @@ backend provider
 	}
 	sig := analysis.SignalsFor(scraper.Store(), "haproxy", "provider", start.UnixMilli(), clock.now.UnixMilli())
 	times := func(v model.Value) model.Value {
-		if v.OK {
-			v.V *= 10
+		if v.OK() {
+			v = model.Some(v.V() * 10)
 		}
 		return v
 	}
@@ -242,8 +242,8 @@ backend provider
 	// What HAProxy cannot tell stays absent.
 	for name, v := range map[string]model.Value{"rescued": sig.RescuedPerS, "budget denied": sig.BudgetDeniedPerS,
 		"backoff p50": sig.BackoffP50, "pool wait p50": sig.PoolWaitP50} {
-		if v.OK {
-			t.Errorf("%s = %v, want absent (HAProxy does not export it)", name, v.V)
+		if v.OK() {
+			t.Errorf("%s = %v, want absent (HAProxy does not export it)", name, v.V())
 		}
 	}
 	if lim, ok := sig.ConcurrencyLimit.Get(); !ok || lim != float64(sc.maxconn) {

@@ -59,20 +59,20 @@ func waitHTTP(t *testing.T, url string, deadline time.Duration, alive func() err
 // when want is 0).
 func within(t *testing.T, what string, got model.Value, want, tol float64) {
 	t.Helper()
-	if !got.OK {
+	if !got.OK() {
 		t.Errorf("%s: absent, want %.1f", what, want)
 		return
 	}
 	if want == 0 {
-		if got.V != 0 {
-			t.Errorf("%s = %.2f, want 0", what, got.V)
+		if got.V() != 0 {
+			t.Errorf("%s = %.2f, want 0", what, got.V())
 		}
 		return
 	}
-	if d := math.Abs(got.V-want) / want; d > tol {
-		t.Errorf("%s = %.2f, want %.0f (off by %.1f%%, tolerance %.0f%%)", what, got.V, want, 100*d, 100*tol)
+	if d := math.Abs(got.V()-want) / want; d > tol {
+		t.Errorf("%s = %.2f, want %.0f (off by %.1f%%, tolerance %.0f%%)", what, got.V(), want, 100*d, 100*tol)
 	} else {
-		t.Logf("%s = %.2f, ground truth %.0f (off by %.2f%%)", what, got.V, want, 100*d)
+		t.Logf("%s = %.2f, ground truth %.0f (off by %.2f%%)", what, got.V(), want, 100*d)
 	}
 }
 

@@ -33,12 +33,12 @@ func checkSignals(t *testing.T, got map[string]model.Value, wants map[string]flo
 	for name, w := range wants {
 		v := got[name]
 		switch {
-		case w != w && v.OK:
-			t.Errorf("%s = %v, want absent", name, v.V)
-		case w == w && !v.OK:
+		case w != w && v.OK():
+			t.Errorf("%s = %v, want absent", name, v.V())
+		case w == w && !v.OK():
 			t.Errorf("%s absent, want %v", name, w)
-		case w == w && (v.V-w > 1e-9 || w-v.V > 1e-9):
-			t.Errorf("%s = %v, want %v", name, v.V, w)
+		case w == w && (v.V()-w > 1e-9 || w-v.V() > 1e-9):
+			t.Errorf("%s = %v, want %v", name, v.V(), w)
 		}
 	}
 }
@@ -245,7 +245,7 @@ func TestPoolWaitMeanAndQueueDepth(t *testing.T) {
 			}
 			for key, v := range map[string]model.Value{"pool_wait_mean_s": sig.PoolWaitMean, "queue_depth": sig.QueueDepth} {
 				got, ok := m[key]
-				if !ok || (v.OK && got != v.V) || (!v.OK && got != nil) {
+				if !ok || (v.OK() && got != v.V()) || (!v.OK() && got != nil) {
 					t.Errorf("JSON %s = %v (present %v), want %v", key, got, ok, v)
 				}
 			}

@@ -45,11 +45,11 @@ func TestTraefikAdmissionDerived(t *testing.T) {
 		{"originals", sig.OriginalsPerS, requests},
 		{"attempts", sig.AttemptsPerS, tries},
 	} {
-		if !c.got.OK {
+		if !c.got.OK() {
 			t.Errorf("%s: absent, truth %v", c.name, c.truth)
 			continue
 		}
-		got := c.got.V * span
+		got := c.got.V() * span
 		if math.Abs(got-c.truth) > 1e-9*c.truth {
 			t.Errorf("%s: %.3f, truth %v", c.name, got, c.truth)
 		}

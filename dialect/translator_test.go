@@ -260,7 +260,7 @@ func TestAbsentThroughAnalysis(t *testing.T) {
 		latency := sig.MixedLatency.P50
 		for _, e := range sig.Latency {
 			q := e.V
-			if q.P50.OK {
+			if q.P50.OK() {
 				latency = q.P50
 			}
 		}
@@ -275,13 +275,13 @@ func TestAbsentThroughAnalysis(t *testing.T) {
 			"attempt_success": sig.AttemptSuccess,
 		}
 		for _, n := range c.present {
-			if !signals[n].OK {
+			if !signals[n].OK() {
 				t.Errorf("%s: %s absent, want present", c.fixture, n)
 			}
 		}
 		for _, n := range c.absent {
-			if v := signals[n]; v.OK {
-				t.Errorf("%s: %s = %v, want absent", c.fixture, n, v.V)
+			if v := signals[n]; v.OK() {
+				t.Errorf("%s: %s = %v, want absent", c.fixture, n, v.V())
 			}
 		}
 	}

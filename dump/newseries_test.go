@@ -148,8 +148,8 @@ func TestLazySeriesCountFromZero(t *testing.T) {
 func lazyRates(st *model.Store, target string, startMs, endMs int64) map[string]float64 {
 	out := map[string]float64{}
 	add := func(k string, v model.Value) {
-		if v.OK {
-			out[k] += v.V
+		if v.OK() {
+			out[k] += v.V()
 		}
 	}
 	for _, dep := range analysis.Dependencies(st, target) {

@@ -30,7 +30,7 @@ func TestNonFiniteJSON(t *testing.T) {
 			t.Errorf("Unmarshal(%s): %v", b, err)
 			continue
 		}
-		same := back.OK == tt.in.OK && (back.V == tt.in.V || math.IsNaN(back.V) && math.IsNaN(tt.in.V))
+		same := back.OK() == tt.in.OK() && (back.V() == tt.in.V() || math.IsNaN(back.V()) && math.IsNaN(tt.in.V()))
 		if !same {
 			t.Errorf("round trip of %s: %v, want %v", b, back, tt.in)
 		}

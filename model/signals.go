@@ -147,24 +147,55 @@ var LatencyClasses = []string{ClassSuccess, ClassFastFailure, ClassFailure}
 // Value is a signal that may be absent. Absent (the endpoint does not
 // provide it, or the window has too little data) is different from zero
 // everywhere: in JSON it is null, on screen "-".
-type Value struct {
-	V  float64
-	OK bool
-}
+//
+// It takes 8 bytes, not 16: a float64's bits XOR absentBits, so the zero
+// Value is absent and every float64 but one NaN payload is a present
+// value. A timeline holds some 50 of them per row and bin.
+type Value struct{ bits uint64 }
 
-// Some returns a present value.
-func Some(v float64) Value { return Value{V: v, OK: true} }
+// absentBits is the one float64 a Value cannot hold: a signalling NaN
+// whose payload no arithmetic produces.
+const absentBits = 0x7ff4_6e75_6c6c_0001
+
+// Some returns a present value. Some of the one NaN payload a Value cannot
+// hold is another NaN.
+func Some(v float64) Value {
+	b := math.Float64bits(v)
+	if b == absentBits {
+		b = math.Float64bits(math.NaN())
+	}
+	return Value{bits: b ^ absentBits}
+}
 
 // Absent is the missing value.
 var Absent = Value{}
 
+// ValueOf is v when ok, else Absent (a Value from Go's v, ok idiom).
+func ValueOf(v float64, ok bool) Value {
+	if !ok {
+		return Absent
+	}
+	return Some(v)
+}
+
+// V is the value; 0 when absent.
+func (v Value) V() float64 {
+	if v.bits == 0 {
+		return 0
+	}
+	return math.Float64frombits(v.bits ^ absentBits)
+}
+
+// OK reports whether the value is present.
+func (v Value) OK() bool { return v.bits != 0 }
+
 // Get returns the value and whether it is present.
-func (v Value) Get() (float64, bool) { return v.V, v.OK }
+func (v Value) Get() (float64, bool) { return v.V(), v.OK() }
 
 // Or returns the value, or def when absent.
 func (v Value) Or(def float64) float64 {
-	if v.OK {
-		return v.V
+	if v.OK() {
+		return v.V()
 	}
 	return def
 }
@@ -172,10 +203,10 @@ func (v Value) Or(def float64) float64 {
 // MarshalJSON writes null when absent, and a value JSON numbers cannot
 // hold as Prometheus' HTTP API does (AppendJSONFloat).
 func (v Value) MarshalJSON() ([]byte, error) {
-	if !v.OK {
+	if !v.OK() {
 		return []byte("null"), nil
 	}
-	return AppendJSONFloat(nil, v.V), nil
+	return AppendJSONFloat(nil, v.V()), nil
 }
 
 // UnmarshalJSON reads null as absent, and what MarshalJSON writes.

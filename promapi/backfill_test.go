@@ -227,10 +227,10 @@ func TestBackfilledAgreement(t *testing.T) {
 					// No such event in the window (cache's errors, db's
 					// timeouts before the series is born): absent, or 0
 					// where another series of the family seeds it.
-					if g.OK && g.V != 0 {
+					if g.OK() && g.V() != 0 {
 						t.Errorf("%s window %ds..%ds, app -> %s %s: %v, want none", w.name, w.from, w.to, dep, x.what, g)
 					}
-				case !g.OK || math.Abs(g.V-x.want) > bfTolerance*x.want:
+				case !g.OK() || math.Abs(g.V()-x.want) > bfTolerance*x.want:
 					t.Errorf("%s window %ds..%ds, app -> %s %s: %v, want %.6g", w.name, w.from, w.to, dep, x.what, g, x.want)
 				}
 			}

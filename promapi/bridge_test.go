@@ -110,7 +110,7 @@ func TestFailedScrapesAreBridged(t *testing.T) {
 	got := analysis.SignalsFor(src.Store(), "flaky", "db", first, last).OriginalsPerS
 	// Both are whole counts over the same stamps: only the rounding of a
 	// division differs.
-	if !got.OK || math.Abs(got.V-want) > 1e-9*want {
+	if !got.OK() || math.Abs(got.V()-want) > 1e-9*want {
 		t.Errorf("originals over %d failed scrapes: %v/s, want %.6g/s (%.0f counted in %d ms)\n%s", failed, got, want, vLast-vFirst, last-first,
 			bridgeTrace(src.Store(), counter, up, end))
 	}

@@ -227,8 +227,8 @@ func TestSourceQueryFailsHoldsTarget(t *testing.T) {
 			for _, w := range c.attemptsPerS {
 				v := analysis.SignalsFor(store, "app", "db", t0*1000+w.from, t0*1000+w.to).AttemptsPerS
 				got := "absent"
-				if v.OK {
-					got = fmt.Sprintf("%g", v.V)
+				if v.OK() {
+					got = fmt.Sprintf("%g", v.V())
 				}
 				if got != w.want {
 					t.Errorf("attempts/s over [t0%+dms, t0%+dms] = %s, want %s", w.from, w.to, got, w.want)

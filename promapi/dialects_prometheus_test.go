@@ -447,15 +447,15 @@ func dialectEquivalence(t *testing.T, custom dialect.Mapping, dialectCases []dia
 				va, vb := sa[k], sb[k]
 				what := c.name + " -> " + dep + " " + k
 				switch {
-				case !va.OK && !vb.OK:
-				case va.OK != vb.OK:
+				case !va.OK() && !vb.OK():
+				case va.OK() != vb.OK():
 					// A breakdown entry seeded at 0 on one side only
 					// (a result never seen) is the same number.
-					if !strings.Contains(k, "[") || va.V != 0 || vb.V != 0 {
+					if !strings.Contains(k, "[") || va.V() != 0 || vb.V() != 0 {
 						t.Errorf("%s: direct %v, prometheus %v", what, va, vb)
 					}
 				default:
-					compare(what, va.V, vb.V)
+					compare(what, va.V(), vb.V())
 				}
 			}
 		}
@@ -470,12 +470,12 @@ func dialectEquivalence(t *testing.T, custom dialect.Mapping, dialectCases []dia
 				va, vb := sa[k], sb[k]
 				what := c.name + " service " + k
 				switch {
-				case !va.OK && !vb.OK:
-				case va.OK != vb.OK:
+				case !va.OK() && !vb.OK():
+				case va.OK() != vb.OK():
 					t.Errorf("%s: direct %v, prometheus %v", what, va, vb)
 				default:
 					present++
-					compare(what, va.V, vb.V)
+					compare(what, va.V(), vb.V())
 				}
 			}
 			t.Logf("%s: %d service signals present", c.name, present)
@@ -519,33 +519,33 @@ func dialectEquivalence(t *testing.T, custom dialect.Mapping, dialectCases []dia
 			got, want model.Value
 			literal   float64
 		}{
-			{"in flight", got.InFlight, model.Some(ra.InFlight.V + rb.InFlight.V), 7},
-			{"slots", got.Slots, model.Some(ra.Slots.V + rb.Slots.V), 10},
-			{"queue depth", got.QueueDepth, model.Some(ra.QueueDepth.V + rb.QueueDepth.V), 35},
+			{"in flight", got.InFlight, model.Some(ra.InFlight.V() + rb.InFlight.V()), 7},
+			{"slots", got.Slots, model.Some(ra.Slots.V() + rb.Slots.V()), 10},
+			{"queue depth", got.QueueDepth, model.Some(ra.QueueDepth.V() + rb.QueueDepth.V()), 35},
 			{"queue limit", got.QueueLimit, model.Some(f.limit), f.limit},
-			{"queue oldest age", got.QueueOldestAge, model.Some(max(ra.QueueOldestAge.V, rb.QueueOldestAge.V)), 2.5},
+			{"queue oldest age", got.QueueOldestAge, model.Some(max(ra.QueueOldestAge.V(), rb.QueueOldestAge.V())), 2.5},
 		}
 		for _, g := range gauges {
-			if !g.got.OK || g.got.V != g.want.V || g.want.V != g.literal {
+			if !g.got.OK() || g.got.V() != g.want.V() || g.want.V() != g.literal {
 				t.Errorf("%s %s: prometheus %v, replicas give %v, want %v", f.name, g.what, g.got, g.want, g.literal)
 			}
 		}
 		sa, sb, sg := serviceValues(ra), serviceValues(rb), serviceValues(got)
 		for _, k := range []string{"received/s", "2xx/s", "503/s", "5xx/s", "cancelled/s", "work after cancel/s"} {
-			if !sa[k].OK || !sb[k].OK || !sg[k].OK {
+			if !sa[k].OK() || !sb[k].OK() || !sg[k].OK() {
 				t.Errorf("%s %s: replicas %v %v, prometheus %v", f.name, k, sa[k], sb[k], sg[k])
 				continue
 			}
-			compare(f.name+" service "+k, sa[k].V+sb[k].V, sg[k].V)
+			compare(f.name+" service "+k, sa[k].V()+sb[k].V(), sg[k].V())
 		}
 		for _, k := range []string{"service time p50", "service time p99", "queue wait p99", "queue wait mean"} {
-			if !sa[k].OK || !sg[k].OK {
+			if !sa[k].OK() || !sg[k].OK() {
 				t.Errorf("%s %s: replica %v, prometheus %v", f.name, k, sa[k], sg[k])
 				continue
 			}
 			// The replicas' histograms grow alike: the fleet's
 			// quantiles are each replica's.
-			compare(f.name+" service "+k, sa[k].V, sg[k].V)
+			compare(f.name+" service "+k, sa[k].V(), sg[k].V())
 		}
 	}
 	if rows < len(dialectCases)-len(serviceOnly) {

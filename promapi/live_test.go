@@ -75,12 +75,12 @@ func TestLivePrometheusSmoke(t *testing.T) {
 		t.Fatalf("the Source's snapshots in the window %v: fewer than two, or spanning less than %v", in, liveMinSpan)
 	}
 	sig := analysis.SignalsFor(src.Store(), "live", "db", from, to)
-	if v := sig.OriginalsPerS; !v.OK || math.Abs(v.V-liveRate) > liveTolerance*liveRate {
+	if v := sig.OriginalsPerS; !v.OK() || math.Abs(v.V()-liveRate) > liveTolerance*liveRate {
 		t.Errorf("originals %v/s, want %v/s within %.1f%%", v, liveRate, 100*liveTolerance)
 	}
 	// Both counters come from one answer, attempts exactly twice
 	// originals: only rounding differs.
-	if v := sig.Amplification; !v.OK || math.Abs(v.V-2) > 1e-9 {
+	if v := sig.Amplification; !v.OK() || math.Abs(v.V()-2) > 1e-9 {
 		t.Errorf("amplification %v, want 2", v)
 	}
 }

@@ -156,7 +156,7 @@ func diffService(got, want model.ServiceSignals) string {
 	g, w := serviceValues(got), serviceValues(want)
 	for _, k := range sortedKeys(w) {
 		gv, wv := g[k], w[k]
-		if gv.OK != wv.OK || gv.OK && math.Abs(gv.V-wv.V) > 1e-9 {
+		if gv.OK() != wv.OK() || gv.OK() && math.Abs(gv.V()-wv.V()) > 1e-9 {
 			fmt.Fprintf(&b, "  %s: %v, want %v\n", k, gv, wv)
 		}
 	}

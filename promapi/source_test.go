@@ -267,7 +267,7 @@ func TestSourceIntegratesIncreases(t *testing.T) {
 	if v, ok := sig.ActiveCalls.Get(); !ok || v != 3 {
 		t.Errorf("active calls %v", sig.ActiveCalls)
 	}
-	if sig.AttemptsPerS.OK {
+	if sig.AttemptsPerS.OK() {
 		t.Errorf("attempts present though their query failed: %v", sig.AttemptsPerS)
 	}
 

@@ -181,7 +181,7 @@ var serviceColumns = []serviceColumn{
 	{"SLOTS", 2, func(s *model.ServiceSignals) string { return string(celltext.AppendGauge(nil, s.Slots)) }},
 	{"QUEUE", 3, func(s *model.ServiceSignals) string { return string(celltext.AppendGauge(nil, s.QueueDepth)) }},
 	{"QUEUE-LIMIT", 4, func(s *model.ServiceSignals) string {
-		if s.QueueLimit.OK && s.QueueLimit.V == 0 {
+		if s.QueueLimit.OK() && s.QueueLimit.V() == 0 {
 			return "unbounded" // 0 is a real setting, not a missing value
 		}
 		return string(celltext.AppendGauge(nil, s.QueueLimit))
@@ -509,8 +509,8 @@ func writeStory(w io.Writer, rep analysis.Report, head, item string) {
 			line := fmt.Sprintf("%s  %s-%s %-10s peak amp %s, goodput %s/s of %s/s", item,
 				p.Start.UTC().Format("15:04:05"), p.End.UTC().Format("15:04:05"), p.Kind,
 				celltext.AppendAmp(nil, p.PeakAmplification), celltext.AppendRate(nil, p.GoodputPerS), celltext.AppendRate(nil, p.OriginalsPerS))
-			if p.RecoveryS.OK {
-				line += fmt.Sprintf(", recovered %.0fs after the trigger ended", p.RecoveryS.V)
+			if p.RecoveryS.OK() {
+				line += fmt.Sprintf(", recovered %.0fs after the trigger ended", p.RecoveryS.V())
 			}
 			fmt.Fprintln(w, line)
 		}
@@ -522,7 +522,7 @@ func writeStory(w io.Writer, rep analysis.Report, head, item string) {
 // the provider still finished.
 func cancelLine(c analysis.ChainResult) (string, bool) {
 	p := c.Provider
-	if p == nil || !p.WorkAfterCancelPerS.OK || len(c.Hops) == 0 {
+	if p == nil || !p.WorkAfterCancelPerS.OK() || len(c.Hops) == 0 {
 		return "", false
 	}
 	last := c.Hops[len(c.Hops)-1]

@@ -71,26 +71,26 @@ func fmtSec(v float64) string {
 
 // fmtVal applies f to a present value and prints absent as "-".
 func fmtVal(v model.Value, f func(float64) string) string {
-	if !v.OK {
+	if !v.OK() {
 		return absent
 	}
-	return f(v.V)
+	return f(v.V())
 }
 
 // jsonNum is the value as analyze --format json writes it: a number, or
 // the strings of non-finite values, or null.
 func jsonNum(v model.Value) string {
 	switch {
-	case !v.OK:
+	case !v.OK():
 		return "null"
-	case math.IsInf(v.V, 1):
+	case math.IsInf(v.V(), 1):
 		return "+Inf"
-	case math.IsInf(v.V, -1):
+	case math.IsInf(v.V(), -1):
 		return "-Inf"
-	case math.IsNaN(v.V):
+	case math.IsNaN(v.V()):
 		return "NaN"
 	}
-	return strconv.FormatFloat(v.V, 'g', -1, 64)
+	return strconv.FormatFloat(v.V(), 'g', -1, 64)
 }
 
 // clock prints a data time as UTC wall-clock time.

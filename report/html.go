@@ -148,7 +148,7 @@ func (p *page) headline() {
 // shown the first warning and critical finding live (Report.Detection).
 func (p *page) detection() {
 	d := p.rep.Detection
-	if !d.TriggerStartUnix.OK && !d.FirstWarningUnix.OK && !d.FirstCriticalUnix.OK {
+	if !d.TriggerStartUnix.OK() && !d.FirstWarningUnix.OK() && !d.FirstCriticalUnix.OK() {
 		return
 	}
 	at := func(path string, v model.Value) string {
@@ -336,7 +336,7 @@ func (p *page) timelines() {
 				for j := range d.Timeline {
 					bin := &d.Timeline[j]
 					v := m.get(&bin.Signals)
-					s.pts = append(s.pts, point{t: (bin.StartUnix + bin.EndUnix) / 2, v: v.V, ok: v.OK, path: fmt.Sprintf("%stimeline/%d/%s", base, j, m.key)})
+					s.pts = append(s.pts, point{t: (bin.StartUnix + bin.EndUnix) / 2, v: v.V(), ok: v.OK(), path: fmt.Sprintf("%stimeline/%d/%s", base, j, m.key)})
 				}
 				c.series = append(c.series, s)
 			}

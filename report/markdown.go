@@ -20,19 +20,19 @@ var sparkBlocks = []rune("▁▂▃▄▅▆▇█")
 func sparkline(vals []model.Value) string {
 	top := 0.0
 	for _, v := range vals {
-		if v.OK && !math.IsInf(v.V, 0) {
-			top = max(top, v.V)
+		if v.OK() && !math.IsInf(v.V(), 0) {
+			top = max(top, v.V())
 		}
 	}
 	var b strings.Builder
 	for _, v := range vals {
 		switch {
-		case !v.OK || math.IsInf(v.V, 0) || math.IsNaN(v.V):
+		case !v.OK() || math.IsInf(v.V(), 0) || math.IsNaN(v.V()):
 			b.WriteRune(' ')
 		case top <= 0:
 			b.WriteRune(sparkBlocks[0])
 		default:
-			i := int(math.Round(v.V / top * float64(len(sparkBlocks)-1)))
+			i := int(math.Round(v.V() / top * float64(len(sparkBlocks)-1)))
 			b.WriteRune(sparkBlocks[max(0, min(i, len(sparkBlocks)-1))])
 		}
 	}
@@ -101,7 +101,7 @@ func mdHeadline(b *strings.Builder, rep *analysis.Report, h headline, meta Meta)
 	if h.metastable >= 0 {
 		metastable = "yes (" + rep.Findings[h.metastable].Severity.String() + ")"
 	}
-	if d := rep.Detection; d.TriggerStartUnix.OK || d.FirstWarningUnix.OK || d.FirstCriticalUnix.OK {
+	if d := rep.Detection; d.TriggerStartUnix.OK() || d.FirstWarningUnix.OK() || d.FirstCriticalUnix.OK() {
 		at := func(v model.Value) string { return fmtVal(v, func(s float64) string { return clock(unixTime(s)) }) }
 		fmt.Fprintf(b, "Trigger began %s UTC · first warning shown live %s (%s after it) · first critical %s (%s)\n\n",
 			at(d.TriggerStartUnix), at(d.FirstWarningUnix), fmtVal(d.WarningAfterTriggerS, fmtSec), at(d.FirstCriticalUnix), fmtVal(d.CriticalAfterTriggerS, fmtSec))
@@ -174,8 +174,8 @@ func mdTimelines(b *strings.Builder, rep *analysis.Report) {
 				top, any := 0.0, false
 				for i := range d.Timeline {
 					vals[i] = m.get(&d.Timeline[i].Signals)
-					if vals[i].OK && !math.IsInf(vals[i].V, 0) {
-						top, any = max(top, vals[i].V), true
+					if vals[i].OK() && !math.IsInf(vals[i].V(), 0) {
+						top, any = max(top, vals[i].V()), true
 					}
 				}
 				if !any {

@@ -243,7 +243,7 @@ func TestHeadlineHealthyAndUnknown(t *testing.T) {
 	}
 	rep.Findings = []analysis.Finding{{Code: analysis.CodeAdmissionShedding, Severity: analysis.SeverityInfo, Target: "client", Dependency: "provider"}}
 	h := buildHeadline(&rep)
-	if h.incident || h.lost.OK || h.metastable >= 0 {
+	if h.incident || h.lost.OK() || h.metastable >= 0 {
 		t.Errorf("healthy report: %+v", h)
 	}
 	var b bytes.Buffer
@@ -257,7 +257,7 @@ func TestHeadlineHealthyAndUnknown(t *testing.T) {
 	// smaller.
 	rep = fixture("client", "provider")
 	rep.Dependencies[1].Phases[2].GoodputPerS = model.Value{}
-	if h := buildHeadline(&rep); h.lost.OK {
+	if h := buildHeadline(&rep); h.lost.OK() {
 		t.Errorf("goodput lost %v with a phase's goodput unknown", h.lost)
 	}
 	// No chain: the row with the most unhealthy bins leads.

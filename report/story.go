@@ -90,7 +90,7 @@ func buildHeadline(rep *analysis.Report) headline {
 				bad[i] += p.Bins
 				h.incident = true
 			}
-			if pa := p.PeakAmplification; pa.OK && inSpan(rep, p) && (!h.peak.OK || pa.V > h.peak.V) {
+			if pa := p.PeakAmplification; pa.OK() && inSpan(rep, p) && (!h.peak.OK() || pa.V() > h.peak.V()) {
 				h.peak, h.peakRow = pa, i
 				h.peakPath = fmt.Sprintf("/dependencies/%d/phases/%d/peak_amplification", i, j)
 			}
@@ -129,12 +129,12 @@ func buildHeadline(rep *analysis.Report) headline {
 			if !unhealthy(p.Kind) {
 				continue
 			}
-			if !p.OriginalsPerS.OK || !p.GoodputPerS.OK {
+			if !p.OriginalsPerS.OK() || !p.GoodputPerS.OK() {
 				any = false
 				sum = 0
 				break // one unknown phase makes the total unknown, not smaller
 			}
-			sum += (p.OriginalsPerS.V - p.GoodputPerS.V) * p.End.Sub(p.Start).Seconds()
+			sum += (p.OriginalsPerS.V() - p.GoodputPerS.V()) * p.End.Sub(p.Start).Seconds()
 			any = true
 		}
 		if any {
@@ -149,7 +149,7 @@ func buildHeadline(rep *analysis.Report) headline {
 	}
 	for _, i := range append(first, order...) {
 		for j, p := range rep.Dependencies[i].Phases {
-			if p.RecoveryS.OK && !h.recovery.OK {
+			if p.RecoveryS.OK() && !h.recovery.OK() {
 				h.recovery, h.recoveryRow = p.RecoveryS, i
 				h.recoveryPath = fmt.Sprintf("/dependencies/%d/phases/%d/recovery_s", i, j)
 			}
@@ -233,17 +233,17 @@ func rowOrder(rep *analysis.Report) []int {
 	}
 	sort.SliceStable(out, func(a, b int) bool {
 		la, lb := lost[out[a]], lost[out[b]]
-		if la.OK != lb.OK {
-			return la.OK
+		if la.OK() != lb.OK() {
+			return la.OK()
 		}
-		if la.OK && math.Abs(la.V-lb.V) > sameLoss*max(la.V, lb.V) {
-			return la.V > lb.V
+		if la.OK() && math.Abs(la.V()-lb.V()) > sameLoss*max(la.V(), lb.V()) {
+			return la.V() > lb.V()
 		}
 		aa, ab := rep.Dependencies[out[a]].Amplification, rep.Dependencies[out[b]].Amplification
-		if aa.OK != ab.OK {
-			return aa.OK
+		if aa.OK() != ab.OK() {
+			return aa.OK()
 		}
-		return aa.OK && aa.V > ab.V
+		return aa.OK() && aa.V() > ab.V()
 	})
 	return out
 }

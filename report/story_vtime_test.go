@@ -126,7 +126,7 @@ func TestReportLeadsWithTheIncident(t *testing.T) {
 			for _, k := range []string{"amplification", "successes_per_s", "originals_per_s", "effective_success"} {
 				p := row + "/" + k
 				tv, cv := pageValue(t, table, p), pageValue(t, card, p)
-				if !tv.OK || tv != cv {
+				if !tv.OK() || tv != cv {
 					t.Errorf("%s: table %v, card %v", p, tv, cv)
 				}
 			}
@@ -135,14 +135,14 @@ func TestReportLeadsWithTheIncident(t *testing.T) {
 			best, bestRow := model.Absent, -1
 			for i, dep := range rep.Dependencies {
 				for _, j := range spanPhases(rep, dep) {
-					if v := dep.Phases[j].PeakAmplification; v.OK && (!best.OK || v.V > best.V) {
+					if v := dep.Phases[j].PeakAmplification; v.OK() && (!best.OK() || v.V() > best.V()) {
 						best, bestRow = v, i
 					}
 				}
 			}
 			kpi := page[strings.Index(page, `<div class="kpis">`):]
 			m := regexp.MustCompile(`data-json="/dependencies/(\d+)/phases/\d+/peak_amplification" data-v="([^"]*)"`).FindStringSubmatch(kpi)
-			if m == nil || m[2] != strconv.FormatFloat(best.V, 'g', -1, 64) || m[1] != strconv.Itoa(bestRow) {
+			if m == nil || m[2] != strconv.FormatFloat(best.V(), 'g', -1, 64) || m[1] != strconv.Itoa(bestRow) {
 				t.Errorf("headline peak %v, want %v of row %d", m, best, bestRow)
 			}
 			if tc.peakHere && (m == nil || "/dependencies/"+m[1] != row || !strings.Contains(table, m[0])) {
@@ -156,15 +156,15 @@ func TestReportLeadsWithTheIncident(t *testing.T) {
 			}
 			slots := float64(d.truth.Provider.Slots)
 			t.Logf("peak queue %v at %v, oldest %v; the sim's peak %d, %v slots", pk.QueueDepth, pk.QueueDepthUnix, pk.QueueOldestAge, d.truth.Provider.PeakQueueDepth, slots)
-			if q := pk.QueueDepth; !q.OK || q.V <= slots || q.V > float64(d.truth.Provider.PeakQueueDepth) {
+			if q := pk.QueueDepth; !q.OK() || q.V() <= slots || q.V() > float64(d.truth.Provider.PeakQueueDepth) {
 				t.Errorf("peak queue %v, want above the %v slots and at most the sim's peak %d", q, slots, d.truth.Provider.PeakQueueDepth)
 			}
-			if a := pk.QueueOldestAge; !a.OK || a.V <= 0 {
+			if a := pk.QueueOldestAge; !a.OK() || a.V() <= 0 {
 				t.Errorf("peak queue age %v", a)
 			}
 			prov := page[strings.Index(page, `<section id="provider">`):]
 			for _, p := range []string{"/service_peaks/0/queue_depth", "/service_peaks/0/queue_oldest_age_s"} {
-				if v := pageValue(t, prov, p); !v.OK {
+				if v := pageValue(t, prov, p); !v.OK() {
 					t.Errorf("provider section: %s %v", p, v)
 				}
 			}
@@ -187,16 +187,16 @@ func TestReportLeadsWithTheIncident(t *testing.T) {
 			truth := d.truth.Recovery
 			t.Logf("recovery %v, the sim's %v (recovered %v)", rec, truth.UserRecovery, truth.Recovered)
 			switch {
-			case truth.Recovered && (!rec.OK || math.Abs(rec.V-truth.UserRecovery.Seconds()) > recoveryTolerance):
+			case truth.Recovered && (!rec.OK() || math.Abs(rec.V()-truth.UserRecovery.Seconds()) > recoveryTolerance):
 				t.Errorf("headline recovery %v, the sim's %v", rec, truth.UserRecovery)
-			case !truth.Recovered && (rec.OK || !strings.Contains(kpi, ">-<")):
+			case !truth.Recovered && (rec.OK() || !strings.Contains(kpi, ">-<")):
 				t.Errorf("headline recovery %v of a run that never recovered: %s", rec, kpi)
 			}
 
 			// Detection beside the trigger.
 			det := page[strings.Index(page, `id="detection"`):]
 			for _, p := range []string{"/detection/trigger_start_unix", "/detection/first_warning_unix", "/detection/first_critical_unix"} {
-				if v := pageValue(t, det, p); !v.OK {
+				if v := pageValue(t, det, p); !v.OK() {
 					t.Errorf("detection: %s %v", p, v)
 				}
 			}

@@ -194,8 +194,8 @@ func (p *page) policyCurve(c *whatif.Curve) {
 	worst := series{name: "worst case", class: "s2", dashed: true}
 	for i, pt := range c.Points {
 		path := fmt.Sprintf("/policy_curve/points/%d/", i)
-		steady.pts = append(steady.pts, point{t: pt.P * 100, v: val(pt.SteadyLoad).V, ok: pt.SteadyLoad != nil, path: path + "steady_load"})
-		worst.pts = append(worst.pts, point{t: pt.P * 100, v: val(pt.WorstLoad).V, ok: pt.WorstLoad != nil, path: path + "worst_load"})
+		steady.pts = append(steady.pts, point{t: pt.P * 100, v: val(pt.SteadyLoad).V(), ok: pt.SteadyLoad != nil, path: path + "steady_load"})
+		worst.pts = append(worst.pts, point{t: pt.P * 100, v: val(pt.WorstLoad).V(), ok: pt.WorstLoad != nil, path: path + "worst_load"})
 	}
 	ch.series = []series{steady, worst}
 	if inc := c.Incident; inc != nil {

@@ -119,21 +119,21 @@ func checkBins(t *testing.T, run *virtualRun, k int) (e2eOver []string) {
 			rows = append(rows, s)
 			cmp := func(what string, got model.Value, want float64) {
 				t.Helper()
-				if !got.OK {
+				if !got.OK() {
 					fail("bin %s %s: %s absent, truth %.3f/s", at(), h.Name, what, want)
 					return
 				}
-				d := math.Abs(got.V - want)
+				d := math.Abs(got.V() - want)
 				if want == 0 {
 					if d > 1e-9 {
-						fail("bin %s %s: %s %.3f/s, truth 0", at(), h.Name, what, got.V)
+						fail("bin %s %s: %s %.3f/s, truth 0", at(), h.Name, what, got.V())
 					}
 					return
 				}
 				rel := d / want
 				maxRel = max(maxRel, rel)
 				if rel > relTol {
-					fail("bin %s %s: %s %.3f/s, truth %.3f/s (%.1f %%)", at(), h.Name, what, got.V, want, 100*rel)
+					fail("bin %s %s: %s %.3f/s, truth %.3f/s (%.1f %%)", at(), h.Name, what, got.V(), want, 100*rel)
 				}
 			}
 			cmp("originals", s.OriginalsPerS, h.OriginalsPerS)
@@ -143,10 +143,10 @@ func checkBins(t *testing.T, run *virtualRun, k int) (e2eOver []string) {
 			cmp("retries", s.RetriesPerS, h.RetriesPerS)
 			cmp("timeouts", s.TimeoutsPerS, h.TimeoutsPerS)
 			hopPolicy := run.s.hops[indexOf(truth.Hops, h.Name)].policy
-			if hopPolicy.Limit > 0 || s.AdmissionRejectedPerS.OK {
+			if hopPolicy.Limit > 0 || s.AdmissionRejectedPerS.OK() {
 				cmp("admission rejections", s.AdmissionRejectedPerS, h.AdmissionRejectedPerS)
 			}
-			if hopPolicy.Budget != nil || s.BudgetDeniedPerS.OK {
+			if hopPolicy.Budget != nil || s.BudgetDeniedPerS.OK() {
 				cmp("budget denied", s.BudgetDeniedPerS, h.BudgetDeniedPerS)
 			}
 
@@ -161,8 +161,8 @@ func checkBins(t *testing.T, run *virtualRun, k int) (e2eOver []string) {
 			}
 			// EFF% and ATT% are their counts' ratios, within [0, 1].
 			if e, ok := s.EffectiveSuccess.Get(); ok {
-				if e < 0 || e > 1 || math.Abs(e*s.CompletedPerS.V-s.SuccessesPerS.V) > 1e-6 {
-					fail("bin %s %s: EFF %.4f, successes %.3f/s of %.3f/s completed", at(), h.Name, e, s.SuccessesPerS.V, s.CompletedPerS.V)
+				if e < 0 || e > 1 || math.Abs(e*s.CompletedPerS.V()-s.SuccessesPerS.V()) > 1e-6 {
+					fail("bin %s %s: EFF %.4f, successes %.3f/s of %.3f/s completed", at(), h.Name, e, s.SuccessesPerS.V(), s.CompletedPerS.V())
 				}
 			} else if h.CompletedPerS > 0 {
 				fail("bin %s %s: EFF absent with %.1f completed/s", at(), h.Name, h.CompletedPerS)
@@ -190,11 +190,11 @@ func checkBins(t *testing.T, run *virtualRun, k int) (e2eOver []string) {
 		worst, wok := cr.WorstCaseAmplification.Get()
 		if eok && wok && e2e > worst+1e-9 {
 			msg := fmt.Sprintf("bin %s: end-to-end %.3f > worst case %.0f (%s attempts %.1f/s over %s admitted %.1f/s; per-hop AMP",
-				at(), e2e, worst, rows[len(rows)-1].Target, rows[len(rows)-1].AttemptsPerS.V, rows[0].Target, rows[0].AdmittedPerS.V)
+				at(), e2e, worst, rows[len(rows)-1].Target, rows[len(rows)-1].AttemptsPerS.V(), rows[0].Target, rows[0].AdmittedPerS.V())
 			for _, h := range cr.Hops {
-				msg += fmt.Sprintf(" %s %.3f", h.Target, h.Amplification.V)
+				msg += fmt.Sprintf(" %s %.3f", h.Target, h.Amplification.V())
 			}
-			e2eOver = append(e2eOver, msg+fmt.Sprintf(", product %.3f)", cr.ProductAmplification.V))
+			e2eOver = append(e2eOver, msg+fmt.Sprintf(", product %.3f)", cr.ProductAmplification.V()))
 		}
 		if p, ok := cr.ProductAmplification.Get(); ok && wok && p > worst+1e-9 {
 			fail("bin %s: product of the hops' amplification %.3f above worst case %.3f", at(), p, worst)
@@ -245,7 +245,7 @@ func sameAcrossPaths(t *testing.T, run *virtualRun, timelines map[string][]model
 				"SignalsFor": fields(analysis.SignalsFor(run.store, key.Target, key.Dependency, a, b)),
 			} {
 				for i := range want {
-					if got[i].OK != want[i].OK || math.Abs(got[i].V-want[i].V) > 1e-9 {
+					if got[i].OK() != want[i].OK() || math.Abs(got[i].V()-want[i].V()) > 1e-9 {
 						if bad++; bad <= 10 {
 							t.Errorf("%s bin %d: %s %s %v, timeline %v", key, j, path, names[i], got[i], want[i])
 						}

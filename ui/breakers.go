@@ -23,18 +23,18 @@ var settingHints = map[string]string{
 // QUOTA section shows beyond the budget: a breaker, methods, a mesh edge
 // or a setting that hides data. Rows without any skip the section.
 func hasBreakerSignals(row *model.Signals, tl []model.Signals) bool {
-	return row.UnsafeOriginalsPerS.OK || row.UnsafeAttemptsPerS.OK || row.EdgeAmplification.OK || row.EdgeReceivedPerS.OK ||
+	return row.UnsafeOriginalsPerS.OK() || row.UnsafeAttemptsPerS.OK() || row.EdgeAmplification.OK() || row.EdgeReceivedPerS.OK() ||
 		len(row.SettingsOff) > 0 || hasBreaker(row, tl)
 }
 
 // hasBreaker reports whether the row or a bin tells a breaker's state or
 // refusals.
 func hasBreaker(row *model.Signals, tl []model.Signals) bool {
-	if row.BreakerState.OK || row.BreakerRejectedPerS.OK {
+	if row.BreakerState.OK() || row.BreakerRejectedPerS.OK() {
 		return true
 	}
 	for i := range tl {
-		if tl[i].BreakerState.OK || tl[i].BreakerRejectedPerS.OK {
+		if tl[i].BreakerState.OK() || tl[i].BreakerRejectedPerS.OK() {
 			return true
 		}
 	}
@@ -127,7 +127,7 @@ func (p *painter) breakerSection(dst []line, row *model.Signals, tl []model.Sign
 	sp := st.text
 	if state == absentText {
 		sp = st.dim
-	} else if row.BreakerState.V >= model.BreakerHalfOpen {
+	} else if row.BreakerState.V() >= model.BreakerHalfOpen {
 		sp = st.down
 	}
 	p.valueCell(append(l.num[:0], state...), sp)
@@ -208,7 +208,7 @@ func (p *painter) quotaRow(dst []line, b *analysis.Budget, area int) []line {
 // does not label methods.
 func (p *painter) unsafeLine(dst []line, row *model.Signals, width int) []line {
 	orig, att := row.UnsafeOriginalsPerS, row.UnsafeAttemptsPerS
-	if !orig.OK && !att.OK {
+	if !orig.OK() && !att.OK() {
 		return dst
 	}
 	l, st := &p.l, &p.c.st
@@ -219,11 +219,11 @@ func (p *painter) unsafeLine(dst []line, row *model.Signals, width int) []line {
 	l.plain("  attempts ")
 	l.num = perSecondValue(l.num[:0], att)
 	resent := model.Absent
-	if orig.OK && att.OK {
-		resent = model.Some(max(att.V-orig.V, 0))
+	if orig.OK() && att.OK() {
+		resent = model.Some(max(att.V()-orig.V(), 0))
 	}
 	sp := st.bold
-	if resent.OK && resent.V > 0 {
+	if resent.OK() && resent.V() > 0 {
 		sp = st.warn
 	}
 	l.bytes(l.num, sp)
@@ -236,7 +236,7 @@ func (p *painter) unsafeLine(dst []line, row *model.Signals, width int) []line {
 // edgeLine: what the dependency received from this row's workload and the
 // edge's amplification, derived from both ends of a mesh edge.
 func (p *painter) edgeLine(dst []line, row *model.Signals, width int) []line {
-	if !row.EdgeAmplification.OK && !row.EdgeReceivedPerS.OK {
+	if !row.EdgeAmplification.OK() && !row.EdgeReceivedPerS.OK() {
 		return dst
 	}
 	l, st := &p.l, &p.c.st

@@ -53,8 +53,8 @@ func breakerFrame(t time.Time, window time.Duration) model.Frame {
 	for i := range tl {
 		tl[i].BreakerState = breakerStates(i)
 		tl[i].BudgetBalance = quotaAt(i)
-		if tl[i].BreakerState.OK {
-			tl[i].BreakerRejectedPerS = some(37 * boolf(tl[i].BreakerState.V == model.BreakerOpen))
+		if tl[i].BreakerState.OK() {
+			tl[i].BreakerRejectedPerS = some(37 * boolf(tl[i].BreakerState.V() == model.BreakerOpen))
 		}
 	}
 	return f
@@ -118,8 +118,8 @@ func TestBreakerStripFollowsTheBins(t *testing.T) {
 	var want strings.Builder
 	want.WriteString("breaker         ")
 	for i := range 30 {
-		c := map[bool]string{true: ".", false: " "}[breakerStates(i).OK]
-		switch breakerStates(i).V {
+		c := map[bool]string{true: ".", false: " "}[breakerStates(i).OK()]
+		switch breakerStates(i).V() {
 		case model.BreakerOpen:
 			c = "#"
 		case model.BreakerHalfOpen:

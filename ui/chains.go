@@ -73,12 +73,12 @@ type hopBox [4]string
 // it says arrived (when it reports it) and how old its queue is.
 func (v *chainsView) providerBox(last analysis.HopResult, p *analysis.ChainProvider) hopBox {
 	b := hopBox{safetext.Terminal(last.Dependency), "in  " + string(appendRate(nil, last.AttemptsPerS)) + "/s"}
-	if p == nil || !p.ArrivedPerS.OK {
+	if p == nil || !p.ArrivedPerS.OK() {
 		return b
 	}
 	b[1] = "sent    " + string(appendRate(nil, p.SentPerS)) + "/s"
 	b[2] = "arrived " + string(appendRate(nil, p.ArrivedPerS)) + "/s"
-	if p.QueueOldestAge.OK {
+	if p.QueueOldestAge.OK() {
 		b[3] = "queue age " + string(appendSeconds(nil, p.QueueOldestAge, v.c.g.micro))
 	}
 	return b
@@ -142,14 +142,14 @@ func (v *chainsView) chain(dst []line, c analysis.ChainResult, width int) []line
 	} else {
 		dst = v.vertical(dst, boxes, arrows, gapAt, width)
 	}
-	if p := c.Provider; p != nil && (p.WorkAfterCancelPerS.OK || p.QueueOldestAge.OK || p.InFlight.OK) {
+	if p := c.Provider; p != nil && (p.WorkAfterCancelPerS.OK() || p.QueueOldestAge.OK() || p.InFlight.OK()) {
 		l.text(safetext.Terminal(p.Target), st.text)
 		l.text(": ", st.dim)
 		var b []byte
-		if p.WorkAfterCancelPerS.OK {
+		if p.WorkAfterCancelPerS.OK() {
 			b = append(b, gaveUpText(p)...)
 		}
-		if p.QueueDepth.OK || p.QueueOldestAge.OK {
+		if p.QueueDepth.OK() || p.QueueOldestAge.OK() {
 			if len(b) > 0 {
 				b = append(b, " · "...)
 			}
@@ -158,7 +158,7 @@ func (v *chainsView) chain(dst []line, c analysis.ChainResult, width int) []line
 			b = append(b, ", oldest "...)
 			b = appendSeconds(b, p.QueueOldestAge, v.c.g.micro)
 		}
-		if p.InFlight.OK {
+		if p.InFlight.OK() {
 			if len(b) > 0 {
 				b = append(b, " · "...)
 			}
@@ -175,8 +175,8 @@ func (v *chainsView) chain(dst []line, c analysis.ChainResult, width int) []line
 		l.pad(1)
 		msg := safetext.Terminal(gp.From.Target) + " sent " + string(appendNum(nil, gp.SentPerS)) + "/s to " + safetext.Terminal(gp.To) +
 			", " + string(appendNum(nil, gp.ArrivedPerS)) + "/s arrived"
-		if gp.Factor.OK {
-			msg += " (x" + strconv.FormatFloat(gp.Factor.V, 'f', 2, 64) + ")"
+		if gp.Factor.OK() {
+			msg += " (x" + strconv.FormatFloat(gp.Factor.V(), 'f', 2, 64) + ")"
 		}
 		l.cell(msg, width-l.w, false, st.text)
 		dst = append(dst, trimSpaceRight(l.line()))

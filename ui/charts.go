@@ -14,8 +14,8 @@ import (
 func maxValue(vals []model.Value) float64 {
 	m := 0.0
 	for _, v := range vals {
-		if v.OK && v.V > m && !math.IsInf(v.V, 1) {
-			m = v.V
+		if v.OK() && v.V() > m && !math.IsInf(v.V(), 1) {
+			m = v.V()
 		}
 	}
 	return m
@@ -37,12 +37,12 @@ func (l *lineWriter) spark(vals []model.Value, maxV float64, cols int, g *glyphs
 	for _, v := range vals {
 		for c := 0; c < cols; c++ {
 			switch {
-			case !v.OK || math.IsNaN(v.V):
+			case !v.OK() || math.IsNaN(v.V()):
 				l.glyph(g.gap, span{})
-			case v.V <= 0:
+			case v.V() <= 0:
 				l.glyph(g.zero, dim)
 			default:
-				l.glyph(g.levels[level(v.V, maxV)], sp)
+				l.glyph(g.levels[level(v.V(), maxV)], sp)
 			}
 		}
 	}
@@ -122,13 +122,13 @@ func perSecond(dst []byte, v float64) []byte { return append(appendNum(dst, v), 
 
 // scaled maps a value to chart steps: -1 when absent, 0 when zero.
 func scaled(v model.Value, maxV, steps float64) float64 {
-	if !v.OK || math.IsNaN(v.V) {
+	if !v.OK() || math.IsNaN(v.V()) {
 		return -1
 	}
-	if maxV <= 0 || v.V <= 0 {
+	if maxV <= 0 || v.V() <= 0 {
 		return 0
 	}
-	return math.Min(v.V/maxV, 1) * steps
+	return math.Min(v.V()/maxV, 1) * steps
 }
 
 // gauge writes a bar of width cells filled to v/limit.

@@ -40,7 +40,7 @@ func (p *painter) fateLines(row *model.Signals) []fateLine {
 // section rather than show ten dashes.
 func hasFates(lines []fateLine) bool {
 	for _, fl := range lines {
-		if fl.v.OK {
+		if fl.v.OK() {
 			return true
 		}
 	}

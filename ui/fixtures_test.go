@@ -110,9 +110,9 @@ func timeline(s model.Signals, bins int, phase int) []model.Signals {
 	out := make([]model.Signals, bins)
 	for i := range out {
 		b := model.Signals{Target: s.Target, Dependency: s.Dependency}
-		o := s.OriginalsPerS.V * (0.8 + 0.05*float64((i+phase)%5))
-		amp := 1 + (s.Amplification.V-1)*float64(i+1)/float64(bins)
-		e := 0.01 + 0.4*float64(i)/float64(bins)*boolf(s.Amplification.V > 1.5)
+		o := s.OriginalsPerS.V() * (0.8 + 0.05*float64((i+phase)%5))
+		amp := 1 + (s.Amplification.V()-1)*float64(i+1)/float64(bins)
+		e := 0.01 + 0.4*float64(i)/float64(bins)*boolf(s.Amplification.V() > 1.5)
 		b.OriginalsPerS = some(o)
 		b.AttemptsPerS = some(o * amp)
 		b.Amplification = some(amp)
@@ -298,10 +298,10 @@ func serviceTimeline(s model.ServiceSignals, bins int) []model.ServiceSignals {
 		b := model.ServiceSignals{Target: s.Target}
 		x := float64(i+1) / float64(bins)
 		scale := func(v model.Value, k float64) model.Value {
-			if !v.OK {
+			if !v.OK() {
 				return model.Absent
 			}
-			return some(v.V * k)
+			return some(v.V() * k)
 		}
 		b.ReceivedPerS = scale(s.ReceivedPerS, 0.6+0.4*x)
 		b.InFlight = scale(s.InFlight, x)

@@ -61,10 +61,10 @@ func worstRow(f *model.Frame, fs []analysis.Finding) (model.Key, bool) {
 // as nothing known (0), never as a reason to choose a row.
 func failLoad(r *model.Signals) float64 {
 	ok := func(v model.Value) float64 {
-		if !v.OK || math.IsNaN(v.V) || math.IsInf(v.V, 0) || v.V < 0 {
+		if !v.OK() || math.IsNaN(v.V()) || math.IsInf(v.V(), 0) || v.V() < 0 {
 			return 0
 		}
-		return v.V
+		return v.V()
 	}
 	return ok(r.Amplification) * (ok(r.ProviderErrorsPerS) + ok(r.TimeoutsPerS))
 }

@@ -25,10 +25,10 @@ func appendAmp(dst []byte, v model.Value) []byte { return celltext.AppendAmp(dst
 // appendAmpShort writes an amplification in at most three columns, for
 // per-bin labels: 1.7, 12, 99+.
 func appendAmpShort(dst []byte, v model.Value) []byte {
-	if !v.OK || math.IsNaN(v.V) {
+	if !v.OK() || math.IsNaN(v.V()) {
 		return append(dst, absentText...)
 	}
-	switch a := v.V; {
+	switch a := v.V(); {
 	case a < 9.95:
 		return strconv.AppendFloat(dst, a, 'f', 1, 64)
 	case a < 99.5:

@@ -158,14 +158,14 @@ func compareMembers(a, b *model.Signals) int {
 }
 
 func descAbsentLast(a, b model.Value) int {
-	okA, okB := a.OK && !math.IsNaN(a.V), b.OK && !math.IsNaN(b.V)
+	okA, okB := a.OK() && !math.IsNaN(a.V()), b.OK() && !math.IsNaN(b.V())
 	switch {
 	case okA && !okB:
 		return -1
 	case !okA && okB:
 		return 1
 	case okA && okB:
-		return cmp.Compare(b.V, a.V)
+		return cmp.Compare(b.V(), a.V())
 	}
 	return 0
 }

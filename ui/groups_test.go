@@ -124,14 +124,14 @@ func TestDeriveGroups(t *testing.T) {
 		if r.Dependency != "payments" || gs.of[r.Key()] != gkey("checkout", "payments") {
 			t.Errorf("member %d is %s/%s mapped to %v", i, r.Target, r.Dependency, gs.of[r.Key()])
 		}
-		if a := r.Amplification.V; a > prev {
+		if a := r.Amplification.V(); a > prev {
 			t.Errorf("member %d amplification %v after %v: not sorted", i, a, prev)
 		}
-		prev = r.Amplification.V
-		sum += r.OriginalsPerS.V
+		prev = r.Amplification.V()
+		sum += r.OriginalsPerS.V()
 	}
 	g := &gs.frame.Rows[1]
-	if !g.OriginalsPerS.OK || g.OriginalsPerS.V != sum || gi.down != 1 {
+	if !g.OriginalsPerS.OK() || g.OriginalsPerS.V() != sum || gi.down != 1 {
 		t.Errorf("group originals %v, want %v; %d down, want 1", g.OriginalsPerS, sum, gi.down)
 	}
 	// A limit of 64 per replica admits 12 x 64; the bare replica has none.
@@ -139,10 +139,10 @@ func TestDeriveGroups(t *testing.T) {
 		t.Errorf("group limit %v, want %v", g.ConcurrencyLimit, 11*64)
 	}
 	tl := gs.frame.Timelines[gkey("checkout", "payments")]
-	if len(tl) != 30 || tl[29].EndMs != dataTime.UnixMilli() || !tl[29].OriginalsPerS.OK {
+	if len(tl) != 30 || tl[29].EndMs != dataTime.UnixMilli() || !tl[29].OriginalsPerS.OK() {
 		t.Errorf("group timeline: %d bins, last %+v", len(tl), tl[len(tl)-1])
 	}
-	if tl[3].OriginalsPerS.OK {
+	if tl[3].OriginalsPerS.OK() {
 		t.Errorf("bin 3 is a gap in every member: %v, want absent", tl[3].OriginalsPerS)
 	}
 	if _, ok := gs.frame.Timelines[gkey("legacy", "mainframe")]; !ok {

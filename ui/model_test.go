@@ -173,10 +173,10 @@ func checkSorted(t *testing.T, m *Model, id colID) {
 	for i := 1; i < len(ord); i++ {
 		a, b := colValue(id, &rows[ord[i-1]]), colValue(id, &rows[ord[i]])
 		switch {
-		case !a.OK && b.OK:
-			t.Errorf("sort %s: absent before %v", colSpecs[id].head, b.V)
-		case a.OK && b.OK && worstLow[id] && a.V > b.V, a.OK && b.OK && !worstLow[id] && a.V < b.V:
-			t.Errorf("sort %s: %v before %v", colSpecs[id].head, a.V, b.V)
+		case !a.OK() && b.OK():
+			t.Errorf("sort %s: absent before %v", colSpecs[id].head, b.V())
+		case a.OK() && b.OK() && worstLow[id] && a.V() > b.V(), a.OK() && b.OK() && !worstLow[id] && a.V() < b.V():
+			t.Errorf("sort %s: %v before %v", colSpecs[id].head, a.V(), b.V())
 		}
 	}
 }

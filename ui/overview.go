@@ -507,14 +507,14 @@ func (o *overviewModel) matches(s *model.Signals) bool {
 // then by target and dependency so equal rows never swap between frames.
 func (o *overviewModel) compare(a, b *model.Signals) int {
 	va, vb := colValue(o.sortBy, a), colValue(o.sortBy, b)
-	okA, okB := va.OK && !math.IsNaN(va.V), vb.OK && !math.IsNaN(vb.V)
+	okA, okB := va.OK() && !math.IsNaN(va.V()), vb.OK() && !math.IsNaN(vb.V())
 	switch {
 	case okA && !okB:
 		return -1
 	case !okA && okB:
 		return 1
-	case okA && okB && va.V != vb.V:
-		if (va.V > vb.V) != worstLow[o.sortBy] {
+	case okA && okB && va.V() != vb.V():
+		if (va.V() > vb.V()) != worstLow[o.sortBy] {
 			return -1
 		}
 		return 1
@@ -893,7 +893,7 @@ func findingWhere(fd *analysis.Finding, g *glyphs) string {
 // appendTimes writes an amplification for the chain line: 2.5×, 27×.
 func appendTimes(b []byte, v model.Value, g *glyphs) []byte {
 	b = appendAmpShort(b, v)
-	if v.OK {
+	if v.OK() {
 		b = append(b, g.times...)
 	}
 	return b
@@ -1231,7 +1231,7 @@ func (o *overviewModel) cellValue(id colID, s *model.Signals, b []byte) ([]byte,
 // limitSpan: dim when absent, a warning from 90% of the limit.
 func limitSpan(st *styles, v, limit model.Value) span {
 	switch {
-	case !v.OK:
+	case !v.OK():
 		return st.dim
 	case nearLimit(v, limit):
 		return st.warn
@@ -1240,7 +1240,7 @@ func limitSpan(st *styles, v, limit model.Value) span {
 }
 
 func secondsCell(b []byte, v model.Value, g *glyphs, st *styles) ([]byte, span) {
-	if !v.OK {
+	if !v.OK() {
 		return append(b, absentText...), st.dim
 	}
 	return appendSeconds(b, v, g.micro), st.text
@@ -1248,9 +1248,9 @@ func secondsCell(b []byte, v model.Value, g *glyphs, st *styles) ([]byte, span) 
 
 func pctSpan(st *styles, v model.Value) span {
 	switch {
-	case !v.OK:
+	case !v.OK():
 		return st.dim
-	case v.V < 0.99:
+	case v.V() < 0.99:
 		return st.warn
 	}
 	return st.text

@@ -123,7 +123,7 @@ func (p *painter) valueCell(b []byte, sp span) {
 }
 
 func rateSpan(st *styles, v model.Value, hot span) span {
-	if !v.OK || v.V <= 0 {
+	if !v.OK() || v.V() <= 0 {
 		return st.dim
 	}
 	return hot
@@ -211,7 +211,7 @@ func (p *painter) trafficSection(dst []line, row *model.Signals, tl []model.Sign
 		limit := len(tl) * cols
 		for i := len(p.a) - 1; i >= 0 && np < len(picked); i-- {
 			v := p.a[i]
-			if !v.OK {
+			if !v.OK() {
 				continue
 			}
 			l.num = appendAmpShort(l.num[:0], v)
@@ -303,7 +303,7 @@ func (p *painter) sparkRow(dst []line, glyph string, sp span, name string, vals 
 // perSecondValue is a rate for a value cell: 12.0/s, or "-".
 func perSecondValue(dst []byte, v model.Value) []byte {
 	dst = appendRate(dst, v)
-	if v.OK {
+	if v.OK() {
 		dst = append(dst, "/s"...)
 	}
 	return dst
@@ -311,9 +311,9 @@ func perSecondValue(dst []byte, v model.Value) []byte {
 
 func ampSpan(st *styles, v model.Value) span {
 	switch {
-	case !v.OK:
+	case !v.OK():
 		return st.dim
-	case v.V >= 1.5:
+	case v.V() >= 1.5:
 		return st.warn
 	}
 	return st.text
@@ -431,14 +431,14 @@ func (p *painter) gaugeLine(dst []line, name string, v, limit model.Value, width
 	l, st, g := &p.l, &p.c.st, p.c.g
 	p.gutter("", span{}, name)
 	barW := min(max(width-gutterW-2-8-12, 4), 40)
-	if limit.OK && v.OK {
+	if limit.OK() && v.OK() {
 		sp := gaugeSpan(st, v, limit)
 		l.text("[", st.dim)
-		l.gauge(v.V, limit.V, barW, g, sp, st.dim)
+		l.gauge(v.V(), limit.V(), barW, g, sp, st.dim)
 		l.text("]", st.dim)
-		if limit.V > 0 {
+		if limit.V() > 0 {
 			l.pad(1)
-			l.num = strconvPct(l.num[:0], v.V/limit.V)
+			l.num = strconvPct(l.num[:0], v.V()/limit.V())
 			l.bytes(l.num, sp)
 		}
 	} else {
@@ -459,7 +459,7 @@ func gaugeSpan(st *styles, v, limit model.Value) span {
 }
 
 func nearLimit(v, limit model.Value) bool {
-	return v.OK && limit.OK && limit.V > 0 && v.V >= 0.9*limit.V
+	return v.OK() && limit.OK() && limit.V() > 0 && v.V() >= 0.9*limit.V()
 }
 
 func strconvPct(dst []byte, ratio float64) []byte {
@@ -468,7 +468,7 @@ func strconvPct(dst []byte, ratio float64) []byte {
 
 // appendActive writes active/limit: 12/50, 12/-, -.
 func appendActive(dst []byte, active, limit model.Value) []byte {
-	if !active.OK && !limit.OK {
+	if !active.OK() && !limit.OK() {
 		return append(dst, absentText...)
 	}
 	dst = appendGauge(dst, active)
@@ -531,7 +531,7 @@ func (p *painter) signalsSection(dst []line, row *model.Signals, width int) []li
 	k.add("attempts / original", st.text, func(d []byte) []byte { return appendAmp(d, row.AttemptsPerOriginal) })
 	k.rate("retries", st.text, row.RetriesPerS)
 	k.rate("  of them hedges", st.text, row.HedgesPerS)
-	if row.HedgesWonPerS.OK || row.HedgesAbandonedPerS.OK {
+	if row.HedgesWonPerS.OK() || row.HedgesAbandonedPerS.OK() {
 		k.rate("    hedges won", st.text, row.HedgesWonPerS)
 		k.rate("    hedges abandoned", st.text, row.HedgesAbandonedPerS)
 	}
@@ -715,7 +715,7 @@ type warning struct {
 func mixedWarning(row *model.Signals) warning {
 	succ := row.Latency.At(model.ClassSuccess).P99
 	mixed := row.MixedLatency.P99
-	if !succ.OK || !mixed.OK || succ.V <= 0 {
+	if !succ.OK() || !mixed.OK() || succ.V() <= 0 {
 		return warning{}
 	}
 	var total float64
@@ -726,7 +726,7 @@ func mixedWarning(row *model.Signals) warning {
 		return warning{}
 	}
 	share := row.LatencyHist.At(model.ClassFastFailure).Count / total
-	if share >= 0.5 && mixed.V < succ.V/2 {
+	if share >= 0.5 && mixed.V() < succ.V()/2 {
 		return warning{show: true, fastShare: share}
 	}
 	return warning{}
@@ -788,8 +788,8 @@ func (p *painter) histColumn(dst []line, row *model.Signals, ci, lo, hi, width i
 	var marks [3]int
 	for i := range qs {
 		marks[i] = -1
-		if qs[i].OK {
-			marks[i] = sort64(p.bounds, qs[i].V)
+		if qs[i].OK() {
+			marks[i] = sort64(p.bounds, qs[i].V())
 		}
 	}
 	for i := lo; i <= hi; i++ {

@@ -160,10 +160,10 @@ func respValue(c respClass, s *model.ServiceSignals, raKnown bool) model.Value {
 		if !raKnown {
 			return s.Responses503PerS
 		}
-		if !s.Responses503PerS.OK || !s.Responses503RetryAfterPerS.OK {
+		if !s.Responses503PerS.OK() || !s.Responses503RetryAfterPerS.OK() {
 			return model.Absent
 		}
-		return model.Some(max(s.Responses503PerS.V-s.Responses503RetryAfterPerS.V, 0))
+		return model.Some(max(s.Responses503PerS.V()-s.Responses503RetryAfterPerS.V(), 0))
 	case resp5xx:
 		return other5xx(s)
 	}
@@ -177,9 +177,9 @@ func (p *painter) responseSection(dst []line, s *model.ServiceSignals, tl []mode
 	l := &p.l
 	tl, _, cols := fitTimeline(tl, width-gutterW-valueW)
 	dst = p.title(dst, "RESPONSES", "per bin, each to its own peak; RA: Retry-After", width)
-	raKnown := s.Responses503RetryAfterPerS.OK
+	raKnown := s.Responses503RetryAfterPerS.OK()
 	for i := range tl {
-		raKnown = raKnown || tl[i].Responses503RetryAfterPerS.OK
+		raKnown = raKnown || tl[i].Responses503RetryAfterPerS.OK()
 	}
 	for c := respClass(0); c < numResp; c++ {
 		name := respNames[c]
@@ -274,7 +274,7 @@ func (p *painter) serviceTimeSection(dst []line, s *model.ServiceSignals, tl []m
 
 func anyPresent(vs []model.Value) bool {
 	for _, v := range vs {
-		if v.OK {
+		if v.OK() {
 			return true
 		}
 	}

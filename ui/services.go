@@ -239,12 +239,12 @@ func (o *overviewModel) svcCellValue(id svcColID, s *model.ServiceSignals, b []b
 // appendQueue writes depth/limit: 3/100, 3/∞ (a limit of 0 is unbounded),
 // 3/-, -.
 func appendQueue(dst []byte, depth, limit model.Value, g *glyphs) []byte {
-	if !depth.OK && !limit.OK {
+	if !depth.OK() && !limit.OK() {
 		return append(dst, absentText...)
 	}
 	dst = appendGauge(dst, depth)
 	dst = append(dst, '/')
-	if limit.OK && limit.V == 0 {
+	if limit.OK() && limit.V() == 0 {
 		return append(dst, g.inf...)
 	}
 	return appendGauge(dst, limit)
@@ -253,7 +253,7 @@ func appendQueue(dst []byte, depth, limit model.Value, g *glyphs) []byte {
 // append503 writes the 503 rate with its Retry-After part: 12.0(8.00),
 // 12.0(-) when the service does not say, "-" when 503s are unknown.
 func append503(dst []byte, all, retryAfter model.Value) []byte {
-	if !all.OK {
+	if !all.OK() {
 		return append(dst, absentText...)
 	}
 	dst = appendRate(dst, all)
@@ -284,7 +284,7 @@ func (p *painter) serviceSignalsSection(dst []line, s *model.ServiceSignals, tit
 	k.gauge("slots", st.text, s.Slots)
 	k.gauge("queue depth", limitSpan(st, s.QueueDepth, s.QueueLimit), s.QueueDepth)
 	k.add("queue limit", st.text, func(d []byte) []byte {
-		if s.QueueLimit.OK && s.QueueLimit.V == 0 {
+		if s.QueueLimit.OK() && s.QueueLimit.V() == 0 {
 			return append(d, "unbounded"...)
 		}
 		return appendGauge(d, s.QueueLimit)

@@ -200,7 +200,7 @@ func TestPauseFreezesServices(t *testing.T) {
 	if got := lineWith(ansi.Strip(m.View()), "37/∞"); got != before {
 		t.Errorf("paused service row changed:\n%s\n%s", before, got)
 	}
-	if m.liveDerived.services[1].ReceivedPerS.V != 387 {
+	if m.liveDerived.services[1].ReceivedPerS.V() != 387 {
 		t.Errorf("the newest services were not kept while paused: %+v", m.liveDerived.services[1].ReceivedPerS)
 	}
 	// Opening a service while paused asks for the frozen moment's bins;
@@ -337,7 +337,7 @@ func TestOther5xx(t *testing.T) {
 		t.Errorf("exact codes: %v, want the other 5xx", got)
 	}
 	only503 := model.ServiceSignals{Responses503PerS: some(20), Responses5xxPerS: some(21)}
-	if got := other5xx(&only503); got.OK {
+	if got := other5xx(&only503); got.OK() {
 		t.Errorf("503 known, other 5xx unknown: %v, want absent", got)
 	}
 }

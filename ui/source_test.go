@@ -230,10 +230,10 @@ func TestBuildFrameDerivesServices(t *testing.T) {
 		t.Fatalf("services = %+v, want the provider only (app exports no service family)", d.services)
 	}
 	s := d.services[0]
-	if !s.ReceivedPerS.OK || math.Abs(s.ReceivedPerS.V-40) > 0.01 || s.InFlight != model.Some(5) || s.QueueDepth != model.Some(3) {
+	if !s.ReceivedPerS.OK() || math.Abs(s.ReceivedPerS.V()-40) > 0.01 || s.InFlight != model.Some(5) || s.QueueDepth != model.Some(3) {
 		t.Errorf("newest provider signals: %+v", s)
 	}
-	if s.Responses429PerS.OK || s.Slots.OK {
+	if s.Responses429PerS.OK() || s.Slots.OK() {
 		t.Errorf("signals the provider does not export are present: %+v", s)
 	}
 	if d.svcTarget != "" || d.svcTimeline != nil {
@@ -244,14 +244,14 @@ func TestBuildFrameDerivesServices(t *testing.T) {
 	req.EndMs = t0.Add(60 * time.Second).UnixMilli()
 	req.Service = "provider"
 	f, d := buildFrame(src, req)
-	if !f.Time.Equal(t0.Add(60*time.Second)) || math.Abs(d.services[0].ReceivedPerS.V-20) > 0.01 {
+	if !f.Time.Equal(t0.Add(60*time.Second)) || math.Abs(d.services[0].ReceivedPerS.V()-20) > 0.01 {
 		t.Errorf("frozen frame at %v: received %+v, want 20/s", f.Time, d.services[0].ReceivedPerS)
 	}
 	if d.svcTarget != "provider" || len(d.svcTimeline) != 6 {
 		t.Fatalf("bins of the open service: %q, %d bins, want 6", d.svcTarget, len(d.svcTimeline))
 	}
 	last := d.svcTimeline[len(d.svcTimeline)-1]
-	if last.EndMs != req.EndMs || !last.ReceivedPerS.OK || math.Abs(last.ReceivedPerS.V-20) > 0.01 {
+	if last.EndMs != req.EndMs || !last.ReceivedPerS.OK() || math.Abs(last.ReceivedPerS.V()-20) > 0.01 {
 		t.Errorf("last bin: %+v", last)
 	}
 }

@@ -116,7 +116,7 @@ func (m *Model) whatIfPane(s *scroller, width int) {
 // emitter does not export: rebuilt from its timeline with the model of its
 // target's dialects; nothing when there is no such model.
 func (p *painter) detailBudget(dst []line, row *model.Signals, tl []model.Signals, f *model.Frame, width int) []line {
-	if row.BudgetBalance.OK || f == nil {
+	if row.BudgetBalance.OK() || f == nil {
 		return dst // exported: SIGNALS shows it
 	}
 	b := rowBudget(row, tl, f)

@@ -328,7 +328,7 @@ func fitProvider(st *model.Store, m *Model, rec *Series, prov string, caller []m
 	}
 	w := bin.Seconds()
 	svc := analysis.ServiceTimeline(st, prov, bin, start, end)
-	if len(svc) == n && slices.ContainsFunc(svc, func(s model.ServiceSignals) bool { return s.Slots.OK }) {
+	if len(svc) == n && slices.ContainsFunc(svc, func(s model.ServiceSignals) bool { return s.Slots.OK() }) {
 		slots := 0.0
 		for _, s := range svc {
 			slots = max(slots, s.Slots.Or(0))
@@ -338,8 +338,8 @@ func fitProvider(st *model.Store, m *Model, rec *Series, prov string, caller []m
 		add("slots", fmt.Sprint(m.Provider.Slots), prov+" "+model.MetricServiceSlots, ConfidenceExact)
 		for _, s := range svc {
 			h := math.NaN()
-			if s.InFlight.OK && s.QueueDepth.OK {
-				h = s.InFlight.V + s.QueueDepth.V
+			if s.InFlight.OK() && s.QueueDepth.OK() {
+				h = s.InFlight.V() + s.QueueDepth.V()
 			}
 			rec.Held = append(rec.Held, h)
 			if q := s.QueueLimit.Or(0); q > 0 {

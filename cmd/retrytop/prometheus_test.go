@@ -243,7 +243,7 @@ func TestAnalyzePrometheusBackfilled(t *testing.T) {
 		delete(want, d.Dependency)
 		// Whole counts over whole seconds: exact up to a division's
 		// rounding.
-		exact := func(v model.Value, x float64) bool { return v.OK && math.Abs(v.V-x) <= 1e-9*x }
+		exact := func(v model.Value, x float64) bool { return v.OK() && math.Abs(v.V()-x) <= 1e-9*x }
 		if d.Target != "app" || !ok || !exact(d.OriginalsPerS, w[0]) || !exact(d.AttemptsPerS, w[1]) || !exact(d.Amplification, w[2]) {
 			t.Errorf("row %s -> %s: %v originals/s, %v attempts/s, amplification %v; want %v", d.Target, d.Dependency,
 				d.OriginalsPerS, d.AttemptsPerS, d.Amplification, w)

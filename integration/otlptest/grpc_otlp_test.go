@@ -111,7 +111,7 @@ func TestGRPCPushedEqualsScraped(t *testing.T) {
 			"originals": {sig[name].OriginalsPerS, calls},
 			"attempts":  {sig[name].AttemptsPerS, received},
 		} {
-			if !c.v.OK || math.Abs(c.v.V*10-c.want) > 1e-6*c.want {
+			if !c.v.OK() || math.Abs(c.v.V()*10-c.want) > 1e-6*c.want {
 				t.Errorf("%s %s = %v over 10 s, want %.0f", name, what, c.v, c.want)
 			}
 		}

@@ -68,7 +68,7 @@ func TestForeignEmittersPushedEqualScraped(t *testing.T) {
 			}
 			for what, want := range c.want {
 				for _, way := range []string{"scraped", "pushed"} {
-					if v := get[what](sig[way]); !v.OK || math.Abs(v.V*10-want) > 1e-9*want {
+					if v := get[what](sig[way]); !v.OK() || math.Abs(v.V()*10-want) > 1e-9*want {
 						t.Errorf("%s %s = %v over 10 s, want %.0f", way, what, v, want)
 					}
 				}

@@ -137,7 +137,7 @@ func TestPushedEqualsScraped(t *testing.T) {
 			} {
 				for _, name := range []string{"scraped", "pushed"} {
 					v := c.get(sig[name])
-					if !v.OK || math.Abs(v.V*10-c.want) > 1e-6*c.want {
+					if !v.OK() || math.Abs(v.V()*10-c.want) > 1e-6*c.want {
 						t.Errorf("%s %s = %v over 10 s, want %.0f (counted at the server)", name, c.what, v, c.want)
 					}
 				}

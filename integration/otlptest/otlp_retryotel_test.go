@@ -82,7 +82,7 @@ func TestRetryotelPushedEqualsScraped(t *testing.T) {
 		{"temporary errors", func(s model.Signals) model.Value { return s.TemporaryErrorsPerS }, ops},
 	} {
 		for _, name := range []string{"scraped", "pushed"} {
-			if v := c.get(sig[name]); !v.OK || math.Abs(v.V*10-c.want) > 1e-9*c.want {
+			if v := c.get(sig[name]); !v.OK() || math.Abs(v.V()*10-c.want) > 1e-9*c.want {
 				t.Errorf("%s %s = %v over 10 s, want %.0f", name, c.what, v, c.want)
 			}
 		}

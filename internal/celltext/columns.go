@@ -76,7 +76,7 @@ func EmptyColumns(n int, row func(i int) *model.Signals) (empty [NumColumns]bool
 	for c := range NumColumns {
 		empty[c] = true
 		for i := 0; i < n && empty[c]; i++ {
-			if v := ColumnValue(c, row(i)); v.OK && v.V != 0 {
+			if v := ColumnValue(c, row(i)); v.OK() && v.V() != 0 {
 				empty[c] = false
 			}
 		}

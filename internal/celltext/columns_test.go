@@ -41,8 +41,8 @@ func TestFitRanked(t *testing.T) {
 // absent; one non-zero value in any row keeps it.
 func TestEmptyColumns(t *testing.T) {
 	rows := []model.Signals{
-		{RetriesPerS: model.Value{V: 0, OK: true}, TimeoutsPerS: model.Value{V: 0, OK: true}},
-		{RetriesPerS: model.Value{V: 2, OK: true}},
+		{RetriesPerS: model.Some(0), TimeoutsPerS: model.Some(0)},
+		{RetriesPerS: model.Some(2)},
 	}
 	empty := EmptyColumns(len(rows), func(i int) *model.Signals { return &rows[i] })
 	if empty[ColRetry] || !empty[ColTimeouts] || !empty[ColErrors] {

@@ -69,19 +69,19 @@ func AppendNum(dst []byte, v float64) []byte {
 
 // AppendRate writes a per-second rate, or "-" when absent.
 func AppendRate(dst []byte, v model.Value) []byte {
-	if !v.OK {
+	if !v.OK() {
 		return append(dst, Absent...)
 	}
-	return AppendNum(dst, v.V)
+	return AppendNum(dst, v.V())
 }
 
 // AppendPct writes a 0..1 ratio as a percentage with one decimal,
 // truncated so that 100% means exactly all; "-" when absent.
 func AppendPct(dst []byte, v model.Value) []byte {
-	if !v.OK || math.IsNaN(v.V) {
+	if !v.OK() || math.IsNaN(v.V()) {
 		return append(dst, Absent...)
 	}
-	p := v.V * 100
+	p := v.V() * 100
 	switch {
 	case p >= 100:
 		return append(dst, "100%"...)
@@ -97,10 +97,10 @@ func AppendPct(dst []byte, v model.Value) []byte {
 
 // AppendAmp writes an amplification factor: 1.68x, 12.3x, 123x.
 func AppendAmp(dst []byte, v model.Value) []byte {
-	if !v.OK || math.IsNaN(v.V) {
+	if !v.OK() || math.IsNaN(v.V()) {
 		return append(dst, Absent...)
 	}
-	switch a := v.V; {
+	switch a := v.V(); {
 	case math.IsInf(a, 1):
 		return append(dst, "+Inf"...)
 	case math.IsInf(a, -1):
@@ -118,10 +118,10 @@ func AppendAmp(dst []byte, v model.Value) []byte {
 // AppendSeconds writes a latency given in seconds: 850µs, 1.2ms, 45ms,
 // 1.23s, 12.3s, 123s; "-" when absent.
 func AppendSeconds(dst []byte, v model.Value, micro string) []byte {
-	if !v.OK || math.IsNaN(v.V) {
+	if !v.OK() || math.IsNaN(v.V()) {
 		return append(dst, Absent...)
 	}
-	s := v.V
+	s := v.V()
 	switch {
 	case math.IsInf(s, 1):
 		return append(dst, "+Inf"...)
@@ -149,13 +149,13 @@ func AppendSeconds(dst []byte, v model.Value, micro string) []byte {
 // AppendGauge writes a gauge reading: whole numbers without decimals
 // (12, 64), others like a rate; "-" when absent.
 func AppendGauge(dst []byte, v model.Value) []byte {
-	if !v.OK || math.IsNaN(v.V) {
+	if !v.OK() || math.IsNaN(v.V()) {
 		return append(dst, Absent...)
 	}
-	if v.V == math.Trunc(v.V) && math.Abs(v.V) < 1e4 {
-		return strconv.AppendInt(dst, int64(v.V), 10)
+	if v.V() == math.Trunc(v.V()) && math.Abs(v.V()) < 1e4 {
+		return strconv.AppendInt(dst, int64(v.V()), 10)
 	}
-	return AppendNum(dst, v.V)
+	return AppendNum(dst, v.V())
 }
 
 // WindowLabel names a window or bin: 10s, 1m, 15m, 1h, 90s.

@@ -21,7 +21,7 @@ func BudgetText(b *analysis.Budget) string {
 		d = append(d, ' ')
 		d = append(d, b.Unit...)
 	}
-	if b.StopAt.OK {
+	if b.StopAt.OK() {
 		d = append(d, ", retries stop at "...)
 		d = AppendGauge(d, b.StopAt)
 	}
@@ -29,12 +29,12 @@ func BudgetText(b *analysis.Budget) string {
 	d = AppendRate(d, b.DrainPerS)
 	d = append(d, "/s, "...)
 	switch tte := b.TimeToExhaustionS; {
-	case tte.OK && tte.V == 0:
+	case tte.OK() && tte.V() == 0:
 		d = append(d, "exhausted now"...)
-	case tte.OK:
+	case tte.OK():
 		d = append(d, "exhausted in "...)
 		d = AppendSeconds(d, tte, "us")
-	case b.DrainPerS.OK && b.DrainPerS.V <= 0 && b.Balance.OK:
+	case b.DrainPerS.OK() && b.DrainPerS.V() <= 0 && b.Balance.OK():
 		d = append(d, "not draining"...)
 	default:
 		d = append(d, "exhausted in "+Absent...)
@@ -50,10 +50,10 @@ func BudgetText(b *analysis.Budget) string {
 // GaveUpText is "caller gave up on N/s, provider still finished M/s".
 func GaveUpText(p *analysis.ChainProvider) string {
 	perS := func(v model.Value) string {
-		if !v.OK {
+		if !v.OK() {
 			return Absent
 		}
-		return string(AppendNum(nil, v.V)) + "/s"
+		return string(AppendNum(nil, v.V())) + "/s"
 	}
 	return "caller gave up on " + perS(p.CallerTimeoutsPerS) + ", provider still finished " + perS(p.WorkAfterCancelPerS)
 }
@@ -75,7 +75,7 @@ func ChainLine(c analysis.ChainResult) string {
 // for an emitter that counts responses only by class (HAProxy, Envoy) all
 // of its 5xx, its 503 being unknown.
 func Other5xx(s *model.ServiceSignals) model.Value {
-	if s.ResponsesOther5xxPerS.OK || s.Responses503PerS.OK {
+	if s.ResponsesOther5xxPerS.OK() || s.Responses503PerS.OK() {
 		return s.ResponsesOther5xxPerS
 	}
 	return s.Responses5xxPerS

@@ -150,11 +150,11 @@ func TestGRPCIntegration(t *testing.T) {
 	}
 	exact := func(what string, got model.Value, want float64) {
 		t.Helper()
-		if !got.OK {
+		if !got.OK() {
 			t.Errorf("%s: absent, want %.0f", what, want)
 			return
 		}
-		if g := got.V * 10; math.Abs(g-want) > 1e-6*want {
+		if g := got.V() * 10; math.Abs(g-want) > 1e-6*want {
 			t.Errorf("%s = %.2f, want %.0f (server-side count)", what, g, want)
 		} else {
 			t.Logf("%s = %.0f (ground truth %.0f)", what, g, want)
@@ -173,11 +173,11 @@ func TestGRPCIntegration(t *testing.T) {
 	// admission rejections: absent.
 	for name, v := range map[string]model.Value{"budget denied": sig.BudgetDeniedPerS, "rescued": sig.RescuedPerS,
 		"admission rejected": sig.AdmissionRejectedPerS, "active": sig.ActiveCalls} {
-		if v.OK {
-			t.Errorf("%s = %v, want absent", name, v.V)
+		if v.OK() {
+			t.Errorf("%s = %v, want absent", name, v.V())
 		}
 	}
-	if q := sig.Latency.At(model.ClassSuccess).P50; !q.OK {
+	if q := sig.Latency.At(model.ClassSuccess).P50; !q.OK() {
 		t.Errorf("success latency p50 absent; want it from grpc_client_call_duration_seconds")
 	}
 }

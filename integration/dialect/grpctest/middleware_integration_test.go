@@ -120,9 +120,9 @@ func TestGRPCMiddlewareIntegration(t *testing.T) {
 	// Rates over the fake clock's 10 s: exact counts.
 	exact := func(what string, got model.Value, want float64) {
 		t.Helper()
-		if !got.OK {
+		if !got.OK() {
 			t.Errorf("%s: absent, want %.0f", what, want)
-		} else if g := got.V * 10; math.Abs(g-want) > 1e-6*math.Max(want, 1) {
+		} else if g := got.V() * 10; math.Abs(g-want) > 1e-6*math.Max(want, 1) {
 			t.Errorf("%s = %.2f, want %.0f (counted at client and server)", what, g, want)
 		}
 	}
@@ -131,11 +131,11 @@ func TestGRPCMiddlewareIntegration(t *testing.T) {
 	exact("outer successes", so.SuccessesPerS, float64(ok.Load()))
 	exact("outer provider_error results", so.ResultsPerS[model.ResultProviderError], float64(calls.Load()-ok.Load()))
 	for name, v := range map[string]model.Value{"attempts": so.AttemptsPerS, "retries": so.RetriesPerS, "budget denied": so.BudgetDeniedPerS} {
-		if v.OK {
-			t.Errorf("outer %s = %v, want absent: the retry interceptor exports nothing", name, v.V)
+		if v.OK() {
+			t.Errorf("outer %s = %v, want absent: the retry interceptor exports nothing", name, v.V())
 		}
 	}
-	if q := so.MixedLatency.P50; !q.OK {
+	if q := so.MixedLatency.P50; !q.OK() {
 		t.Errorf("outer latency p50 absent; want it from grpc_client_handling_seconds")
 	}
 	si := analysis.SignalsFor(scraper.Store(), "inner", svc, start.UnixMilli(), clock.now.UnixMilli())

@@ -151,9 +151,9 @@ func TestOTelHTTPIntegration(t *testing.T) {
 	// Rates over the fake clock's 10 s: exact counts.
 	exact := func(what string, got model.Value, want float64) {
 		t.Helper()
-		if !got.OK {
+		if !got.OK() {
 			t.Errorf("%s: absent, want %.0f", what, want)
-		} else if g := got.V * 10; math.Abs(g-want) > 1e-6*want {
+		} else if g := got.V() * 10; math.Abs(g-want) > 1e-6*want {
 			t.Errorf("%s = %.2f, want %.0f (counted at the server)", what, g, want)
 		}
 	}
@@ -168,8 +168,8 @@ func TestOTelHTTPIntegration(t *testing.T) {
 	for name, v := range map[string]model.Value{"effective success": sig.EffectiveSuccess, "successes": sig.SuccessesPerS,
 		"budget denied":      sig.BudgetDeniedPerS,
 		"admission rejected": sig.AdmissionRejectedPerS} {
-		if v.OK {
-			t.Errorf("%s = %v, want absent", name, v.V)
+		if v.OK() {
+			t.Errorf("%s = %v, want absent", name, v.V())
 		}
 	}
 	if *update {

@@ -166,9 +166,9 @@ func TestRetryableHTTPHooks(t *testing.T) {
 	// Rates over the fake clock's 10 s: exact counts.
 	exact := func(what string, got model.Value, want float64) {
 		t.Helper()
-		if !got.OK {
+		if !got.OK() {
 			t.Errorf("%s: absent, want %.0f", what, want)
-		} else if g := got.V * 10; math.Abs(g-want) > 1e-6*want {
+		} else if g := got.V() * 10; math.Abs(g-want) > 1e-6*want {
 			t.Errorf("%s = %.2f, want %.0f", what, g, want)
 		}
 	}
