@@ -12,17 +12,9 @@ import (
 
 	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/expo"
+	"github.com/retrytop/retrytop/internal/watchrig"
 	"github.com/retrytop/retrytop/model"
 )
-
-// liveHeap is the heap in use after a full collection.
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
 
 // BenchmarkStoreMemory fills a store at its default history (900 scrapes,
 // 15 minutes at 1 s) with a body's every family and reports the live heap
@@ -45,14 +37,14 @@ func BenchmarkStoreMemory(b *testing.B) {
 				snaps[i] = fams
 			}
 			for b.Loop() {
-				before := liveHeap()
+				before := watchrig.LiveHeap()
 				st := model.NewStore(model.DefaultStoreConfig)
 				at := time.Unix(1_700_000_000, 0)
 				for i := range history {
 					at = at.Add(time.Second)
 					st.Append(&model.Snapshot{Target: "bench", Time: at, Families: snaps[i%len(snaps)]})
 				}
-				after := liveHeap()
+				after := watchrig.LiveHeap()
 				per := float64(after-before) / float64(body.Series*history)
 				b.ReportMetric(per, "B/sample")
 				b.ReportMetric(per/8, "ratio-goal8B")

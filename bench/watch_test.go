@@ -44,7 +44,7 @@ func TestWatchHeapProfile(t *testing.T) {
 	if targets <= 0 {
 		targets = 10
 	}
-	base := liveHeap()
+	base := watchrig.LiveHeap()
 	w := watchrig.New(t, targets, 2000)
 	var heaps []uint64
 	last, _ := strconv.Atoi(os.Getenv("RETRYTOP_WATCH_SCRAPES"))
@@ -55,7 +55,7 @@ func TestWatchHeapProfile(t *testing.T) {
 		for ; done < m; done++ {
 			w.Scrape(t)
 		}
-		heaps = append(heaps, liveHeap()-base)
+		heaps = append(heaps, watchrig.LiveHeap()-base)
 		t.Logf("%d scrapes: %.0f B per series, %.1f B per sample", m, float64(heaps[len(heaps)-1])/float64(w.Series),
 			float64(heaps[len(heaps)-1])/float64(w.Series*m))
 	}
