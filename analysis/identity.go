@@ -58,7 +58,7 @@ func Identities(st *model.Store, statuses []model.TargetStatus) map[string]Ident
 			if name := info.Get(labelServiceName); name != "" && !strings.HasPrefix(name, "unknown_service") {
 				id.Service, id.Source = name, NameTargetInfo
 			}
-			resource = resourceName(info)
+			resource = model.ResourceTarget(info.Get(labelServiceNamespace), info.Get(labelServiceName), info.Get(labelServiceInstance))
 		}
 		switch {
 		case s.Name != "" && s.Name == resource && id.Source == NameTargetInfo:
@@ -71,24 +71,6 @@ func Identities(st *model.Store, statuses []model.TargetStatus) map[string]Ident
 		out[s.Name] = id
 	}
 	return out
-}
-
-// resourceName is the target name a pushed resource gets from its
-// service attributes: service.namespace/service.name, then
-// @service.instance.id when it has one ("unknown_service" without a
-// name, as the SDKs default it).
-func resourceName(info model.Labels) string {
-	job := info.Get(labelServiceName)
-	if job == "" {
-		job = "unknown_service"
-	}
-	if ns := info.Get(labelServiceNamespace); ns != "" {
-		job = ns + "/" + job
-	}
-	if inst := info.Get(labelServiceInstance); inst != "" {
-		return job + "@" + inst
-	}
-	return job
 }
 
 // targetInfo returns the labels of target's newest target_info series.

@@ -105,6 +105,30 @@ const MetricProcessStart = "process_start_time_seconds"
 // target is (analysis.Identities). Dialects carry it through unchanged.
 const MetricTargetInfo = "target_info"
 
+// ResourceJob is the job of an OpenTelemetry resource of service, in
+// namespace when it has one: namespace/service, "unknown_service" without
+// a service name, as the SDKs default it.
+func ResourceJob(namespace, service string) string {
+	if service == "" {
+		service = "unknown_service"
+	}
+	if namespace != "" {
+		return namespace + "/" + service
+	}
+	return service
+}
+
+// ResourceTarget is the target a resource pushed over OTLP becomes: its
+// job, then @instance when it has one. analysis.Identities knows a target
+// so named as named by its target_info, not by the user.
+func ResourceTarget(namespace, service, instance string) string {
+	job := ResourceJob(namespace, service)
+	if instance != "" {
+		return job + "@" + instance
+	}
+	return job
+}
+
 // ProcessStartOf returns the snapshot's process start time: ProcessStart,
 // else the first valid sample of process_start_time_seconds; 0 when none.
 func (s *Snapshot) ProcessStartOf() float64 {

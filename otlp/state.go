@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/retrytop/retrytop/model"
 )
 
 // Limits bound what the receiver keeps.
@@ -137,39 +139,26 @@ func seriesBytes(key string, buckets int) int64 {
 	return 256 + 2*int64(len(key)) + 24*int64(buckets)
 }
 
-// TargetName is the target a resource becomes: its job
-// (service.namespace/service.name, as target_info names a scraped
-// service), with @service.instance.id when the resource has one.
+// TargetName is the target a resource becomes (model.ResourceTarget).
 func TargetName(attrs []Attr) string {
-	job, inst := jobInstance(attrs)
-	if inst != "" {
-		return job + "@" + inst
-	}
-	return job
+	ns, name, inst := serviceOf(attrs)
+	return model.ResourceTarget(ns, name, inst)
 }
 
-// jobInstance are a resource's job (service.namespace/service.name;
-// "unknown_service" without a name, as the SDKs default it) and
+// serviceOf is a resource's service.namespace, service.name and
 // service.instance.id.
-func jobInstance(attrs []Attr) (job, instance string) {
-	var ns string
+func serviceOf(attrs []Attr) (namespace, name, instance string) {
 	for _, a := range attrs {
 		switch a.Key {
 		case "service.name":
-			job = a.Value
+			name = a.Value
 		case "service.namespace":
-			ns = a.Value
+			namespace = a.Value
 		case "service.instance.id":
 			instance = a.Value
 		}
 	}
-	if job == "" {
-		job = "unknown_service"
-	}
-	if ns != "" {
-		job = ns + "/" + job
-	}
-	return job, instance
+	return namespace, name, instance
 }
 
 // Job is a held target's job: service.namespace/service.name ("" when
@@ -178,8 +167,8 @@ func (st *State) Job(target string) string {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if rs := st.resources[target]; rs != nil {
-		job, _ := jobInstance(rs.info)
-		return job
+		ns, name, _ := serviceOf(rs.info)
+		return model.ResourceJob(ns, name)
 	}
 	return ""
 }
