@@ -1,9 +1,9 @@
-// Package watchrig is for tests and benchmarks only: what `retrytop watch`
-// runs on generated Envoy targets, without the terminal. The scraper
-// sources.Spec builds (expo's parser, the dialects' filter and
-// translation, model.Store at the default config) and, after every
-// scrape, the frame, services and service signals the dashboard builds
-// (ui's buildFrame, through the exported analysis calls it makes).
+// Package watchrig is for tests only: the scraping side of `retrytop
+// watch` on generated Envoy targets. The scraper sources.Spec builds
+// (expo's parser, the dialects' filter and translation, model.Store at the
+// default config) on a clock that advances a second a scrape; the Rig is a
+// dashboard source (ui.Source), so ui's tests drive the dashboard's own
+// frames from it (ui/watch_heap_test.go).
 package watchrig
 
 import (
@@ -30,8 +30,7 @@ type Rig struct {
 	scraper *scrape.Scraper
 	store   *model.Store
 	links   []analysis.LinkRule
-	cache   *analysis.FrameCache
-	prev    *model.Frame
+	updates chan struct{}
 	// Series is how many flat series a scrape of every target reads.
 	Series int
 }
@@ -40,7 +39,7 @@ type Rig struct {
 // targets of at least perTarget series each, the store without a series
 // cap.
 func New(tb testing.TB, targets, perTarget int) *Rig {
-	w := &Rig{cache: analysis.NewFrameCache()}
+	w := &Rig{updates: make(chan struct{})}
 	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		rw.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		body, _ := expotest.EnvoyAt(perTarget, int(w.step.Load()))
@@ -72,7 +71,17 @@ func New(tb testing.TB, targets, perTarget int) *Rig {
 // Store is the rig's store.
 func (w *Rig) Store() *model.Store { return w.store }
 
-// Scrape scrapes every target once and builds the dashboard's frame.
+// Statuses are the targets' scrape statuses.
+func (w *Rig) Statuses() []model.TargetStatus { return w.scraper.Statuses() }
+
+// Updates never fires: the test builds a frame after each Scrape.
+func (w *Rig) Updates() <-chan struct{} { return w.updates }
+
+// Links are the links the sources resolved (none from bare targets).
+func (w *Rig) Links() []analysis.LinkRule { return w.links }
+
+// Scrape scrapes every target once; the next scrape's counters are one
+// step further and its clock a second later.
 func (w *Rig) Scrape(tb testing.TB) {
 	for _, st := range w.scraper.ScrapeOnce(tb.Context()) {
 		if !st.Up {
@@ -80,26 +89,10 @@ func (w *Rig) Scrape(tb testing.TB) {
 		}
 	}
 	w.step.Add(1)
-	w.frame()
-}
-
-func (w *Rig) frame() {
-	st := w.store
-	f := analysis.BuildFrame(st, w.scraper.Statuses(), analysis.FrameOptions{
-		Window: 30 * time.Second, Align: true, Prev: w.prev, Cache: w.cache,
-	})
-	_, _, _ = analysis.ServiceFrame(st, f, w.links)
-	if !f.Time.IsZero() {
-		end := f.Time.UnixMilli()
-		for _, t := range analysis.Services(st) {
-			w.cache.ServiceSignalsFor(st, t, end-30_000, end)
-		}
-	}
-	w.prev = &f
 }
 
 // StoreShare is the live heap the store's targets hold: what forgetting
-// them all frees (the frames keep their labels). It empties the store.
+// them all frees (frames keep their labels). It empties the store.
 func (w *Rig) StoreShare() uint64 {
 	before := LiveHeap()
 	for _, t := range w.store.Targets() {
