@@ -9,27 +9,8 @@
 # anything else, a second copy of itself included.
 set -u
 bin=${1:-retrytop}
-work=$(mktemp -d)
-session="idlecpu-$$"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	tmux kill-session -t "$session" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
 
-# free_base prints a port P such that P..P+3 are free on 127.0.0.1.
-free_base() {
-	local p i used
-	for ((p = 20000 + RANDOM % 20000; ; p += 7)); do
-		used=
-		for i in 0 1 2 3; do
-			if (exec 3<>"/dev/tcp/127.0.0.1/$((p + i))") 2>/dev/null; then used=1; break; fi
-		done
-		[ -z "$used" ] && { echo "$p"; return; }
-	done
-}
 free_port() { local p; p=$(free_base); echo "$p"; }
 
 base=$(free_base)

@@ -15,15 +15,7 @@ cd "$(dirname "$0")/.."
 bin=${1:-}
 targets=${TARGETS:-100}
 duration=${DURATION:-120}
-work=$(mktemp -d)
-session="rssfleet-$$"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	tmux kill-session -t "$session" 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
+. scripts/lib.sh
 for p in tmux prometheus; do
 	command -v "$p" >/dev/null || { echo "rss-fleet: $p not on PATH" >&2; exit 2; }
 done
@@ -39,10 +31,7 @@ for _ in $(seq 50); do [ -s "$work/gen.addr" ] && break; sleep 0.1; done
 addr=$(head -1 "$work/gen.addr")
 [ -n "$addr" ] || { echo "rss-fleet: fleetgen did not start: $(cat "$work/gen.err")" >&2; exit 1; }
 
-# A free port for Prometheus: bind-test from a random base.
-for ((port = 20000 + RANDOM % 20000; ; port += 7)); do
-	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
-done
+port=$(free_base)
 {
 	printf 'global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: fleet\n    static_configs:\n'
 	for ((i = 0; i < targets; i++)); do
