@@ -154,6 +154,9 @@ const (
 	plClosed   = "OnCircuitClosed"
 )
 
+// plTransitions are the transitions in plBreakers' count order.
+var plTransitions = []string{plOpened, plHalfOpen, plClosed}
+
 // plBreakers counts each pipeline's breaker transitions since the process
 // started, which is when its breaker was closed. Every half-open follows
 // an open, so more opens than half-opens means open now. With as many
@@ -175,7 +178,7 @@ func newPlBreakers() *plBreakers {
 }
 
 func (b *plBreakers) add(event string, ls model.Labels, v float64) {
-	i := slices.Index([]string{plOpened, plHalfOpen, plClosed}, event)
+	i := slices.Index(plTransitions, event)
 	if i < 0 {
 		return
 	}
