@@ -11,9 +11,14 @@ import (
 
 // The done-when again on the real sim in virtual time: baseline and
 // bounded with identical options and seed (what `demo --compare` runs),
-// each recorded at 1 s (simrec.Record). Same tolerances and the same
-// recovery rule as TestDoneWhen; and the recording's recovery is the
-// sim's own, to a second (its truth counts whole seconds).
+// each recorded at 1 s (simrec.Record). Same tolerances as TestDoneWhen
+// but for a short recovery: the recording's recovery is the sim's own to
+// a second (its truth counts whole seconds), and so is the prediction's.
+// Virtual time fixes when things happen, not in which order goroutines
+// ready at one instant run (a select, a limiter's free slot): runs of one
+// seed differ, on a loaded machine by up to 0.24 s of an immediate
+// recovery, so TestDoneWhen's tenth of a second, made for one fixed
+// recording, does not hold here.
 func TestDoneWhenVirtualSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two 50 s sim runs in virtual time: 4 s, 40 s under -race on the shared 2-core machine")
@@ -33,5 +38,5 @@ func TestDoneWhenVirtualSim(t *testing.T) {
 		}
 		fits = append(fits, fit)
 	}
-	checkPredictions(t, fits[0], fits[1], 0.1)
+	checkPredictions(t, fits[0], fits[1], recoveryTolerance)
 }
