@@ -352,21 +352,28 @@ func (r *row) latency(s *model.Signals, w *window) {
 		return
 	}
 	s.Latency = make(model.ByClass[model.Quantiles], 0, len(groups))
-	var present []model.HistogramWindow
+	// The histograms are sized to the classes present: a timeline keeps
+	// one per row and bin, and a bin often has one class of several.
+	var (
+		buf     [4]model.HistogramWindow
+		classes [4]string
+	)
+	present, names := buf[:0], classes[:0]
 	for _, g := range groups {
 		h, ok := g.parts.increase(*w)
 		if !ok {
 			s.Latency.Set(g.class, model.Quantiles{})
 			continue
 		}
-		if s.LatencyHist == nil {
-			s.LatencyHist = make(model.ByClass[model.HistogramWindow], 0, len(groups))
-		}
-		s.LatencyHist.Set(g.class, h)
 		s.Latency.Set(g.class, Quantiles(h.Buckets))
-		present = append(present, h)
+		present, names = append(present, h), append(names, g.class)
 	}
-	if len(present) > 0 {
-		s.MixedLatency = Quantiles(MergeHistograms(present...).Buckets)
+	if len(present) == 0 {
+		return
 	}
+	s.LatencyHist = make(model.ByClass[model.HistogramWindow], 0, len(present))
+	for i, h := range present {
+		s.LatencyHist.Set(names[i], h)
+	}
+	s.MixedLatency = Quantiles(MergeHistograms(present...).Buckets)
 }
