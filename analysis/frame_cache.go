@@ -56,7 +56,7 @@ type targetCache struct {
 	// being copied may be in some series and not others).
 	times  []int64
 	newest int64
-	series map[string][]model.Series
+	series map[string][]cachedSeries
 	// names and match are what was selected: names that match accepts
 	// (nil: all).
 	names []string
@@ -154,9 +154,9 @@ func (c *cacheMap) series(st *model.Store, target string, names []string, match 
 		delete(c.m, target)
 		return out
 	}
-	// The cache keeps its own slices: rows read the selection's, and
+	// The cache keeps its own arrays: rows read the selection's, and
 	// update appends to the cache's.
-	kept := make(map[string][]model.Series, len(out))
+	kept := make(map[string][]cachedSeries, len(out))
 	for n, ss := range out {
 		kept[n] = cloneSeries(ss)
 	}
@@ -201,19 +201,15 @@ func (tc *targetCache) update(st *model.Store, target string, all, ts []int64, s
 		out := make([]model.Series, len(d))
 		for i := range d {
 			c := &cached[i]
-			pts := c.Points
 			last := int64(-1 << 63)
-			if len(pts) > 0 {
-				last = pts[len(pts)-1].T
+			if k := len(c.Points); k > 0 {
+				last = c.Points[k-1].T
 			}
-			for _, p := range d[i].Points {
-				if p.T > last {
-					pts = append(pts, p)
-				}
-			}
-			c.Points = trimPoints(pts, tFrom, oldest)
+			add := d[i].Points
+			add = add[sort.Search(len(add), func(j int) bool { return add[j].T > last }):]
+			c.appendTrim(add, tFrom, oldest)
 			c.Stale = d[i].Stale
-			out[i] = *c
+			out[i] = c.Series
 		}
 		series[n] = out
 	}
@@ -221,27 +217,57 @@ func (tc *targetCache) update(st *model.Store, target string, all, ts []int64, s
 	return series, true
 }
 
-// trimPoints cuts pts (in time order) to what SelectSince holds for a range
-// starting at the scrape at tFrom: the samples from tFrom on and, when
-// there is none at tFrom, the newest one before it that the store still
-// retains (oldest is its oldest retained scrape).
-func trimPoints(pts []model.Point, tFrom, oldest int64) []model.Point {
-	k := sort.Search(len(pts), func(i int) bool { return pts[i].T >= tFrom })
-	if (k == len(pts) || pts[k].T != tFrom) && k > 0 && pts[k-1].T >= oldest {
+// cachedSeries is a series as the cache keeps it: Points are the end of
+// buf, the array they live in, whose start the range has left behind.
+type cachedSeries struct {
+	model.Series
+	buf []model.Point
+}
+
+// appendTrim appends add (newer than every point) to c's points and cuts
+// them to what SelectSince holds for a range starting at the scrape at
+// tFrom: the samples from tFrom on and, when there is none at tFrom, the
+// newest one before it that the store still retains (oldest is its
+// oldest retained scrape). The points are appended in place while buf has
+// room; else the kept ones move to a new array of an eighth more than
+// they need, so that a series keeps little more than its range (grown by
+// append and cut at the front, an array held about half again as much).
+// Points before tFrom that the selection no longer returns are never
+// written over: a new array takes them only from the kept ones.
+func (c *cachedSeries) appendTrim(add []model.Point, tFrom, oldest int64) {
+	old := c.Points
+	n := len(old) + len(add)
+	at := func(i int) model.Point {
+		if i < len(old) {
+			return old[i]
+		}
+		return add[i-len(old)]
+	}
+	k := sort.Search(n, func(i int) bool { return at(i).T >= tFrom })
+	if (k == n || at(k).T != tFrom) && k > 0 && at(k-1).T >= oldest {
 		k--
 	}
-	if k > len(pts)/2 && k > 64 {
-		// Most of the array is behind: copy, so it does not grow forever.
-		return append([]model.Point(nil), pts[k:]...)
+	if len(c.buf)+len(add) <= cap(c.buf) {
+		c.buf = append(c.buf, add...)
+		c.Points = c.buf[len(c.buf)-(n-k):]
+		return
 	}
-	return pts[k:]
+	keep := n - k
+	nb := make([]model.Point, 0, keep+keep/8+2)
+	if k < len(old) {
+		nb = append(nb, old[k:]...)
+		nb = append(nb, add...)
+	} else {
+		nb = append(nb, add[k-len(old):]...)
+	}
+	c.buf, c.Points = nb, nb
 }
 
 // sameSeries reports whether the store's series d are the cached ones, in
 // the same order. The store hands out each series' own labels, so the same
 // series has the same label array; a series created again (forgotten,
 // then back) gets a new one.
-func sameSeries(cached, d []model.Series) bool {
+func sameSeries(cached []cachedSeries, d []model.Series) bool {
 	if len(cached) != len(d) {
 		return false
 	}
@@ -255,11 +281,11 @@ func sameSeries(cached, d []model.Series) bool {
 	return true
 }
 
-func cloneSeries(ss []model.Series) []model.Series {
-	out := make([]model.Series, len(ss))
+func cloneSeries(ss []model.Series) []cachedSeries {
+	out := make([]cachedSeries, len(ss))
 	for i, s := range ss {
 		s.Points = slices.Clone(s.Points)
-		out[i] = s
+		out[i] = cachedSeries{Series: s, buf: s.Points}
 	}
 	return out
 }

@@ -74,8 +74,9 @@ func TestBuildFrame(t *testing.T) {
 }
 
 // benchStore is 10 targets x 5 dependencies x 900 scrapes at 1 s, each
-// dependency exposing every contract family (160 flat series, real
-// histogram families): 8,000 series, 7.2 M samples.
+// dependency exposing every contract family (155 flat series and one per
+// gauge the rows read, real histogram families): about 8,000 series and
+// 7.3 M samples.
 var benchStore = sync.OnceValue(func() *model.Store {
 	st := model.NewStore(model.StoreConfig{History: 900})
 	bounds := []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, inf}
@@ -142,8 +143,9 @@ var benchStore = sync.OnceValue(func() *model.Store {
 
 func BenchmarkBuildFrame(b *testing.B) {
 	st := benchStore()
-	if got := st.Stats("svc-0").Series; got != 800 {
-		b.Fatalf("%d series per target, want 800", got)
+	// 5 dependencies x (155 flat series of the fixed families + one per gauge).
+	if got, want := st.Stats("svc-0").Series, 5*(155+numGauges); got != want {
+		b.Fatalf("%d series per target, want %d", got, want)
 	}
 	opts := FrameOptions{Window: 30 * time.Second, Bin: 10 * time.Second, Bins: 30}
 	b.ReportAllocs()
