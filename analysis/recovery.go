@@ -280,12 +280,13 @@ func serviceBase(tl []model.Signals) model.Value {
 
 // fineRecovery dates a row's recovery from the scrapes (scrapeRecovery)
 // where they are known: those the store holds, or those a WholeBuilder
-// gathered while the recording streamed. tl is the row's timeline; the
-// value replaces the one its bins gave, on the same phase.
-func (b *reportBuild) fineRecovery(dr *DependencyReport, r *row, tl []model.Signals) {
+// gathered while the recording streamed. tl is the row's timeline and
+// phases the phases it tells; the value replaces the one its bins gave,
+// on the same phase.
+func (b *reportBuild) fineRecovery(phases []Phase, r *row, tl []model.Signals) {
 	at := -1
-	for i := range dr.Phases {
-		if dr.Phases[i].RecoveryS.OK() {
+	for i := range phases {
+		if phases[i].RecoveryS.OK() {
 			at = i
 			break
 		}
@@ -298,7 +299,7 @@ func (b *reportBuild) fineRecovery(dr *DependencyReport, r *row, tl []model.Sign
 		return
 	}
 	if rec, ok := scrapeRecovery(tl, g, s, b.th); ok {
-		dr.Phases[at].RecoveryS = rec
+		phases[at].RecoveryS = rec
 	}
 }
 

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -95,6 +96,12 @@ type ReportOptions struct {
 	// (interpolated at its edges), from the reduced bins of a whole
 	// recording (WholeBuilder), whose store keeps only its end.
 	Span *Span
+	// Incident, when set, makes the rows (and the findings and services
+	// of the current window) cover IncidentSpan of the report without it:
+	// the timeline and its phases are evaluated once, then the span they
+	// tell; Span is ignored. A WholeBuilder lets its per-bin results go
+	// once the rows are evaluated and builds no further report.
+	Incident bool
 	// RecordingEnd is when the recording the store was loaded from ended
 	// (zero: live data): targets down at its end with every other are
 	// RECORDING_ENDED, not TARGET_DOWN.
@@ -126,28 +133,61 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		sortFindings(b.rep.Findings)
 		return b.rep, nil
 	}
+	if wb != nil && wb.released {
+		return b.rep, errors.New("analysis: the recording's per-bin results were let go by its incident report")
+	}
 	if wb != nil && !wb.finish(b.start, b.end) {
 		return b.rep, fmt.Errorf("analysis: the timeline's bins from %d to %d ms are not those reduced while loading", b.start, b.end)
 	}
 	b.rep.StartUnix, b.rep.EndUnix = float64(b.start)/1000, float64(b.end)/1000
 	b.grid = newReportGrid(opts.Bin.Milliseconds(), b.start).edges(b.end)
-	b.rep.Span = rowSpan(opts, b.end)
-	b.winStart, b.winEnd = b.rep.Span.StartMs(), b.rep.Span.EndMs()
-	b.rep.WindowSeconds = float64(b.winEnd-b.winStart) / 1000
 	b.history = model.Frame{Time: time.UnixMilli(b.end), Window: opts.Window, Bin: opts.Bin, Targets: targets, Timelines: map[model.Key][]model.Signals{}}
 	b.selectServers()
+	b.phases = make(map[model.Key][]Phase)
 	var perTarget [][]DependencyReport // joined once at the end: grown row by row, they were copied over and over
-	for _, t := range st.Targets() {
-		deps, err := b.targetRows(t)
-		if err != nil {
+	if opts.Incident {
+		// The timeline's phases first, then the rows over the span they tell.
+		for _, t := range b.st.Targets() {
+			if err := b.targetRows(t, true, false); err != nil {
+				return b.rep, err
+			}
+		}
+		span := b.incidentSpan()
+		b.opts.Span = &span
+	}
+	b.setSpan()
+	b.spanServices()
+	for _, t := range b.st.Targets() {
+		if err := b.targetRows(t, !opts.Incident, true); err != nil {
 			return b.rep, err
 		}
-		perTarget = append(perTarget, deps)
+		perTarget = append(perTarget, b.deps)
+	}
+	if opts.Incident && wb != nil {
+		wb.release()
 	}
 	b.joinRows(perTarget)
 	b.evaluateFindings()
 	b.makeTimelines()
 	return b.rep, nil
+}
+
+// setSpan sets the rows' span: opts.Span, or the window ending at the end.
+func (b *reportBuild) setSpan() {
+	b.rep.Span = rowSpan(b.opts, b.end)
+	b.winStart, b.winEnd = b.rep.Span.StartMs(), b.rep.Span.EndMs()
+	b.rep.WindowSeconds = float64(b.winEnd-b.winStart) / 1000
+}
+
+// incidentSpan is IncidentSpan of a report whose rows have the phases
+// the timelines told (targetRows).
+func (b *reportBuild) incidentSpan() Span {
+	rep := Report{StartUnix: b.rep.StartUnix, EndUnix: b.rep.EndUnix, BinSeconds: b.rep.BinSeconds,
+		Dependencies: make([]DependencyReport, 0, len(b.phases))}
+	for _, ps := range b.phases {
+		rep.Dependencies = append(rep.Dependencies, DependencyReport{Phases: ps})
+	}
+	return IncidentSpan(&rep)
 }
 
 // reportBuild is buildReport's state, shared by its phases.
@@ -163,6 +203,10 @@ type reportBuild struct {
 	start, end, winStart, winEnd int64
 	grid                         []binEdge
 	history                      model.Frame
+	// phases are each row's phases, told by its timeline's bins (kept in
+	// history.Timelines); deps the rows targetRows evaluated last.
+	phases map[model.Key][]Phase
+	deps   []DependencyReport
 	// servers are each target's server-side metrics, reducedServers the
 	// WholeBuilder's, by target and its aliases.
 	servers, reducedServers map[string]*server
@@ -219,12 +263,6 @@ func (b *reportBuild) selectServers() {
 		if sv := selectServer(st, t, st.Times(t), b.start); sv != nil {
 			b.servers[t] = sv
 		}
-		if svc := spanService(st, t, b.wb, b.opts.Span != nil, b.winStart, b.winEnd); svc != nil {
-			b.rep.Services = append(b.rep.Services, *svc)
-			if pk := spanPeak(st, t, b.wb, b.grid, b.start, b.winStart, b.winEnd); pk != nil {
-				b.rep.ServicePeaks = append(b.rep.ServicePeaks, *pk)
-			}
-		}
 	}
 	b.dialects = make(map[string][]string, len(b.targets))
 	for _, t := range b.targets {
@@ -242,16 +280,32 @@ func (b *reportBuild) selectServers() {
 		}
 		aliasServers(ids, b.reducedServers)
 	}
+}
+
+// spanServices sets the service signals and peaks of every target over
+// the rows' span.
+func (b *reportBuild) spanServices() {
+	st := b.st
+	for _, t := range st.Targets() {
+		if svc := spanService(st, t, b.wb, b.opts.Span != nil, b.winStart, b.winEnd); svc != nil {
+			b.rep.Services = append(b.rep.Services, *svc)
+			if pk := spanPeak(st, t, b.wb, b.grid, b.start, b.winStart, b.winEnd); pk != nil {
+				b.rep.ServicePeaks = append(b.rep.ServicePeaks, *pk)
+			}
+		}
+	}
 	sort.Slice(b.rep.Services, func(i, j int) bool { return b.rep.Services[i].Target < b.rep.Services[j].Target })
 	sort.Slice(b.rep.ServicePeaks, func(i, j int) bool { return b.rep.ServicePeaks[i].Target < b.rep.ServicePeaks[j].Target })
 }
 
 // targetRows evaluates target t's rows, in the order of their
-// dependencies, and keeps their bins in the history. They are evaluated
-// on up to GOMAXPROCS goroutines (a row reads only its own series and its
+// dependencies: with timelines, their bins, kept in the history, and the
+// phases these tell; with rows, their signals over the span (into
+// b.deps), the phases and bins being those kept. They are evaluated on
+// up to GOMAXPROCS goroutines (a row reads only its own series and its
 // dependency's server, which no evaluation changes), one target at a time
 // so that only its rows' series are held.
-func (b *reportBuild) targetRows(t string) ([]DependencyReport, error) {
+func (b *reportBuild) targetRows(t string, timelines, spanRows bool) error {
 	var reduced map[string]*row
 	if b.wb != nil {
 		reduced = b.wb.rows(t)
@@ -261,34 +315,56 @@ func (b *reportBuild) targetRows(t string) ([]DependencyReport, error) {
 	for _, dep := range slices.Sorted(maps.Keys(byDep)) {
 		rows = append(rows, byDep[dep])
 	}
-	deps := make([]DependencyReport, len(rows))
-	bins := make([][]model.Signals, len(rows))
 	for _, r := range rows {
 		r.server = b.servers[r.dep] // the dependency's own server-side metrics
 		if rr := reduced[r.dep]; rr != nil {
 			rr.server = b.reducedServers[r.dep]
 		} else if b.wb != nil {
-			return nil, fmt.Errorf("analysis: row %s -> %s has no reduced timeline", t, r.dep)
+			return fmt.Errorf("analysis: row %s -> %s has no reduced timeline", t, r.dep)
 		}
 	}
+	bins := make([][]model.Signals, len(rows))
+	phases := make([][]Phase, len(rows))
+	if timelines {
+		parallelFor(len(rows), 4, func() func(i int) {
+			return func(i int) {
+				r := rows[i]
+				if rr := reduced[r.dep]; rr != nil {
+					bins[i] = b.wb.timeline(rr)
+				} else {
+					bins[i] = r.timelineOver(b.grid)
+				}
+				phases[i] = Phases(bins[i], b.th)
+				if phases[i] == nil {
+					phases[i] = []Phase{}
+				}
+				b.fineRecovery(phases[i], r, bins[i])
+			}
+		})
+		for i, r := range rows {
+			key := model.Key{Target: t, Dependency: r.dep}
+			b.history.Timelines[key], b.phases[key] = bins[i], phases[i]
+		}
+	}
+	if !spanRows {
+		return nil
+	}
+	for i, r := range rows {
+		key := model.Key{Target: t, Dependency: r.dep}
+		bins[i], phases[i] = b.history.Timelines[key], b.phases[key]
+	}
+	deps := make([]DependencyReport, len(rows))
 	parallelFor(len(rows), 4, func() func(i int) {
 		return func(i int) {
 			r := rows[i]
 			dr := b.rowSignals(r, reduced[r.dep])
-			if rr := reduced[r.dep]; rr != nil {
-				bins[i] = b.wb.timeline(rr)
-			} else {
-				bins[i] = r.timelineOver(b.grid)
-			}
 			b.rowBudget(&dr, t, bins[i])
-			b.fineRecovery(&dr, r, bins[i])
+			dr.Phases = phases[i]
 			deps[i] = dr
 		}
 	})
-	for i, dr := range deps {
-		b.history.Timelines[dr.Key()] = bins[i]
-	}
-	return deps, nil
+	b.deps = deps
+	return nil
 }
 
 // rowSignals is the report of row r (rr its reduced row, if any) over the
@@ -303,15 +379,11 @@ func (b *reportBuild) rowSignals(r, rr *row) DependencyReport {
 	return dr
 }
 
-// rowBudget sets the budget, derived families and phases of a row of
-// target t, whose timeline's bins are bins.
+// rowBudget sets the budget and derived families of a row of target t,
+// whose timeline's bins are bins.
 func (b *reportBuild) rowBudget(dr *DependencyReport, t string, bins []model.Signals) {
 	dr.Fates.Budget = BudgetFor(b.dialects[t], dr.Signals, bins)
 	dr.Derived = derivedOf(b.dialects[t], b.opts.Derived)
-	dr.Phases = Phases(bins, b.th)
-	if dr.Phases == nil {
-		dr.Phases = []Phase{}
-	}
 }
 
 // joinRows makes the targets' rows the report's dependencies and the

@@ -96,22 +96,16 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 }
 
 // buildRecordingReport builds the recording's report over its last window, or, with
-// incident, over the span a first report's phases tell (IncidentSpan).
+// incident, over the span its timeline's phases tell (IncidentSpan).
 func buildRecordingReport(st *model.Store, whole *analysis.WholeBuilder, statuses []model.TargetStatus, ropts analysis.ReportOptions, incident bool) (analysis.Report, error) {
+	ropts.Incident = incident
 	if whole == nil {
-		rep := analysis.BuildReport(st, statuses, ropts)
-		if !incident || rep.EndUnix == 0 {
-			return rep, nil
-		}
-		span := analysis.IncidentSpan(&rep)
-		ropts.Span = &span
 		return analysis.BuildReport(st, statuses, ropts), nil
 	}
-	rep, err := whole.Report(statuses)
-	if err != nil || !incident || rep.EndUnix == 0 {
-		return rep, err
+	if incident {
+		return whole.ReportIncident(statuses)
 	}
-	return whole.ReportSpan(statuses, analysis.IncidentSpan(&rep))
+	return whole.Report(statuses)
 }
 
 // recordingEnd is when the recordings' last read entry was taken.
