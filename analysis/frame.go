@@ -115,7 +115,7 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 	fullSince := min(winStart, tlStart)
 	selectRows := func(i int, since int64) map[string]*row {
 		if cache != nil {
-			return cache.selectTarget(st, names[i], times[i], selectFrom(i, since), since).rows()
+			return cache.selectTarget(st, names[i], selectFrom(i, since), since).rows()
 		}
 		return selectTarget(st, names[i], selectFrom(i, since), nil, since).rows()
 	}

@@ -9,25 +9,32 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// FrameCache keeps each target's contract series as the last frame
-// selected them, so that the next frame of a live view copies from the
-// store only the scrapes since then (Store.SelectSince from the newest
-// scrape the cache holds) instead of its whole window every second: on an
-// idle dashboard of ten targets that copy was the largest part of building
-// a frame. Frames built with it are the frames built without it
-// (TestFrameCacheMatchesFresh); anything the cache cannot prove unchanged
-// (a series appearing or leaving, a store or a target replaced, an older
-// range asked for) is selected from the store again.
+// FrameCache is what the frames of a live view keep from one to the
+// next. A target's contract series are selected into one buffer
+// (model.SelectBuffer), reused target after target: a frame reads a
+// target's rows before it selects the next, so the points of every
+// target are never held at once, and nothing is allocated per series
+// once the buffer has grown (a cache of every target's points was a
+// fifth of watch's heap). The server-side series, which every target's
+// rows read during the whole frame, and the service families are kept
+// as the last frame selected them, so that the next frame copies from
+// the store only the scrapes since then (Store.SelectSince from the
+// newest scrape the cache holds). Frames built with it are the frames
+// built without it (TestFrameCacheMatchesFresh); anything the cache
+// cannot prove unchanged (a series appearing or leaving, a store or a
+// target replaced, an older range asked for) is selected from the store
+// again.
 //
 // A FrameCache serves one store; frames that use it are built one at a
 // time (BuildFrame holds it). The zero value is not usable: NewFrameCache.
 type FrameCache struct {
 	mu    sync.Mutex
 	store *model.Store
-	// targets are the targets' contract series (selectNames), servers
-	// their server-side series (serverNames), services their service
-	// families (serviceNames, ServiceSignalsFor).
-	targets, servers, services cacheMap
+	// buf holds the selection of the target whose rows are being read.
+	buf model.SelectBuffer
+	// servers are the targets' server-side series (serverNames),
+	// services their service families (serviceNames, ServiceSignalsFor).
+	servers, services cacheMap
 }
 
 // cacheMap is one kind of series of every target.
@@ -40,8 +47,7 @@ type cacheMap struct {
 
 // NewFrameCache returns an empty cache.
 func NewFrameCache() *FrameCache {
-	return &FrameCache{targets: cacheMap{m: make(map[string]*targetCache)}, servers: cacheMap{m: make(map[string]*targetCache)},
-		services: cacheMap{m: make(map[string]*targetCache)}}
+	return &FrameCache{servers: cacheMap{m: make(map[string]*targetCache)}, services: cacheMap{m: make(map[string]*targetCache)}}
 }
 
 // targetCache is one target's series as of its newest frame.
@@ -69,7 +75,7 @@ func (c *FrameCache) lock(st *model.Store) bool {
 	c.mu.Lock()
 	if c.store != st {
 		c.store = st
-		clear(c.targets.m)
+		c.buf = model.SelectBuffer{}
 		clear(c.servers.m)
 		clear(c.services.m)
 		return false
@@ -81,7 +87,7 @@ func (c *FrameCache) unlock() { c.mu.Unlock() }
 
 // forgetExcept drops the targets not in names (gone from the store).
 func (c *FrameCache) forgetExcept(names []string) {
-	for _, m := range []map[string]*targetCache{c.targets.m, c.servers.m, c.services.m} {
+	for _, m := range []map[string]*targetCache{c.servers.m, c.services.m} {
 		if len(m) <= len(names) {
 			continue
 		}
@@ -93,12 +99,18 @@ func (c *FrameCache) forgetExcept(names []string) {
 	}
 }
 
-// selectTarget is selectTarget(st, target, ts, nil, since), served from
-// the cache when it can be. all are the target's retained scrape times,
-// ts the ones from the last at or before since on. c is locked.
-func (c *FrameCache) selectTarget(st *model.Store, target string, all, ts []int64, since int64) *selection {
-	series := c.targets.series(st, target, selectNames, nil, all, ts, since)
-	return &selection{target: target, times: ts, series: series}
+// selectTarget is selectTarget(st, target, ts, nil, since) in the
+// cache's buffer: valid until the next selectTarget. ts are the target's
+// scrape times from the last at or before since on. c is locked.
+func (c *FrameCache) selectTarget(st *model.Store, target string, ts []int64, since int64) *selection {
+	c.buf.Reset()
+	sel := &selection{target: target, times: ts, series: make(map[string][]model.Series, len(selectNames))}
+	for _, n := range selectNames {
+		if ss := st.SelectSinceInto(&c.buf, target, n, nil, since); len(ss) > 0 {
+			sel.series[n] = ss
+		}
+	}
+	return sel
 }
 
 // selectServer is selectServer(st, target, ts, since) through the cache.

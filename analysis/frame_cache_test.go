@@ -198,10 +198,10 @@ func TestFrameCacheMatchesFresh(t *testing.T) {
 				prevFresh, prevCached = &fresh, &cached
 				checkSelections(t, i, st, check, fresh.Time.UnixMilli()-tc.window.Milliseconds())
 			}
-			// Most frames bring a target up to date instead of selecting
-			// it again: new series, forgotten ones and the wider ranges
-			// of new rows are the exceptions.
-			for _, c := range []*cacheMap{&cache.targets, &cache.servers, &check.targets, &check.servers} {
+			// Most frames bring a target's server-side series up to date
+			// instead of selecting them again: new series, forgotten ones
+			// and the wider ranges of new rows are the exceptions.
+			for _, c := range []*cacheMap{&cache.servers, &check.servers} {
 				t.Logf("%d events: %d targets brought up to date, %d selected afresh", len(sc.events), c.delta, c.fresh)
 				if c.delta < 2*c.fresh {
 					t.Errorf("cache: %d targets brought up to date, %d selected afresh", c.delta, c.fresh)
@@ -227,7 +227,7 @@ func checkSelections(t *testing.T, step int, st *model.Store, cache *FrameCache,
 			t.Fatalf("event %d, %s since %d: server\n got %+v\nwant %+v", step, target, since, got, want)
 		}
 		want := selectTarget(st, target, ts, nil, since)
-		got := cache.selectTarget(st, target, all, ts, since)
+		got := cache.selectTarget(st, target, ts, since)
 		if !reflect.DeepEqual(got.series, want.series) || !reflect.DeepEqual(got.times, want.times) {
 			for n, ss := range want.series {
 				if !reflect.DeepEqual(got.series[n], ss) {

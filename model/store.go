@@ -1075,6 +1075,38 @@ func (s *Store) Select(target, name string, match func(Labels) bool) []Series {
 // newest earlier sample: a window and the sample just before it, which is
 // all a rate over the window needs.
 func (s *Store) SelectSince(target, name string, match func(Labels) bool, sinceMs int64) []Series {
+	return s.selectSince(nil, target, name, match, sinceMs)
+}
+
+// SelectBuffer holds what SelectSinceInto hands out, reused from one
+// Reset to the next: a reader that selects a target's series, reads them
+// and lets them go before the next target (analysis.FrameCache, a frame
+// at a time) allocates nothing once the buffer has grown to its largest
+// target. The zero value is ready; it is not safe for concurrent use.
+type SelectBuffer struct {
+	series []Series
+	points []Point
+	keys   []string
+	vals   []float64
+}
+
+// Reset lets everything the buffer handed out go: none of it may be read
+// after.
+func (b *SelectBuffer) Reset() {
+	clear(b.series) // no labels kept alive by a series nobody reads
+	b.series, b.points = b.series[:0], b.points[:0]
+}
+
+// SelectSinceInto is SelectSince with the series and their points in b,
+// valid until b.Reset. Each series' Points has no room beyond its
+// length, so appending to it copies.
+func (s *Store) SelectSinceInto(b *SelectBuffer, target, name string, match func(Labels) bool, sinceMs int64) []Series {
+	return s.selectSince(b, target, name, match, sinceMs)
+}
+
+// selectSince is SelectSince, into b when it is not nil, else into fresh
+// slices (a series' points an array of their own).
+func (s *Store) selectSince(b *SelectBuffer, target, name string, match func(Labels) bool, sinceMs int64) []Series {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	th := s.targets[target]
@@ -1082,15 +1114,31 @@ func (s *Store) SelectSince(target, name string, match func(Labels) bool, sinceM
 		return nil
 	}
 	list := th.byName[name]
-	out := make([]Series, 0, len(list))
 	from, n := th.rangeSince(sinceMs)
-	keys := make([]string, 0, len(list))
-	var vals []float64
+	var (
+		out    []Series
+		keys   []string
+		vals   []float64
+		points []Point
+	)
+	first := 0
+	if b != nil {
+		first = len(b.series)
+		out, keys, vals, points = b.series, b.keys[:0], b.vals, b.points
+	} else {
+		out, keys = make([]Series, 0, len(list)), make([]string, 0, len(list))
+	}
 	for _, ss := range list {
 		if match != nil && !match(ss.labels) {
 			continue
 		}
-		pts := make([]Point, 0, n+1)
+		var pts []Point
+		p0 := len(points)
+		if b != nil {
+			pts = points
+		} else {
+			pts = make([]Point, 0, n+1)
+		}
 		// A series absent at the first scrape of the range still needs its
 		// newest earlier sample: it is where an increase starts from. Every
 		// scrape after the series' last left it absent (Append's gap; Load
@@ -1125,8 +1173,18 @@ func (s *Store) SelectSince(target, name string, match func(Labels) bool, sinceM
 				slot = 0
 			}
 		}
+		if b != nil {
+			// The series' points are the end of the buffer's array (a new
+			// one when it grew: the series before keep the old).
+			points = pts
+			pts = pts[p0:len(pts):len(pts)]
+		}
 		out = append(out, Series{Target: target, Name: name, Labels: ss.labels, Type: MetricType(ss.typ), Points: pts, Stale: ss.lastSeen != th.next-1})
 		keys = append(keys, ss.key)
+	}
+	if b != nil {
+		b.series, b.keys, b.vals, b.points = out, keys, vals, points
+		out = out[first:len(out):len(out)]
 	}
 	sort.Sort(byKey{out, keys})
 	return out
