@@ -73,3 +73,49 @@ func TestSelectSinceIntoEqualsSelectSince(t *testing.T) {
 		t.Errorf("%d series compared", compared)
 	}
 }
+
+// TestSelectBufferShrinks: a buffer whose selections stay far under its
+// array for two periods of selectBufferPeriod Resets (the first may hold
+// the large one) is cut to what they took; one they keep using stays.
+func TestSelectBufferShrinks(t *testing.T) {
+	st := NewStore(StoreConfig{History: 400})
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 300 {
+		st.Append(selectWorld(rng, i))
+	}
+	times := st.Times("t")
+	recent := times[len(times)-20]
+	var b SelectBuffer
+	selectAll := func(since int64) int {
+		b.Reset()
+		n := 0
+		for _, name := range st.Names("t") {
+			for _, s := range st.SelectSinceInto(&b, "t", name, nil, since) {
+				n += len(s.Points)
+			}
+		}
+		return n
+	}
+	whole := selectAll(math.MinInt64)
+	big := cap(b.points)
+	if big < whole {
+		t.Fatalf("buffer of %d points after selecting %d", big, whole)
+	}
+	few := 0
+	for range 2 * selectBufferPeriod {
+		few = selectAll(recent)
+	}
+	if few > whole/4 {
+		t.Fatalf("%d recent points of %d: the store's world is not what the test needs", few, whole)
+	}
+	if got, most := cap(b.points), few+few/8; got > 2*few+1 {
+		t.Errorf("after %d selections of %d points the buffer holds %d (was %d), want about %d", 2*selectBufferPeriod, few, got, big, most)
+	}
+	for range 2 * selectBufferPeriod {
+		selectAll(recent)
+		selectAll(math.MinInt64)
+	}
+	if cap(b.points) < whole {
+		t.Errorf("a buffer still selecting %d points shrank to %d", whole, cap(b.points))
+	}
+}

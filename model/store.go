@@ -1088,13 +1088,31 @@ type SelectBuffer struct {
 	points []Point
 	keys   []string
 	vals   []float64
+	// most is the most points a selection between two Resets took over
+	// the last selectBufferPeriod Resets.
+	most, resets int
 }
+
+// selectBufferPeriod is how many Resets make a period: an array more
+// than twice what the selections of a whole period took is cut to that
+// at its end, so within two periods of the last large selection. A
+// frame selecting a new row's whole timeline (300 scrapes of every
+// series of its target) should not leave watch holding that array while
+// its frames read 60.
+const selectBufferPeriod = 64
 
 // Reset lets everything the buffer handed out go: none of it may be read
 // after.
 func (b *SelectBuffer) Reset() {
 	clear(b.series) // no labels kept alive by a series nobody reads
+	b.most = max(b.most, len(b.points))
 	b.series, b.points = b.series[:0], b.points[:0]
+	if b.resets++; b.resets == selectBufferPeriod {
+		if cap(b.points) > 2*b.most {
+			b.points = make([]Point, 0, b.most+b.most/8)
+		}
+		b.most, b.resets = 0, 0
+	}
 }
 
 // SelectSinceInto is SelectSince with the series and their points in b,
