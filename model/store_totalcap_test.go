@@ -86,6 +86,8 @@ func TestSeriesCapIsAlsoTotalAcrossTargets(t *testing.T) {
 // it over a series' cost at the store's history, never below one target's
 // cap.
 func TestDefaultMaxSeries(t *testing.T) {
+	// scripts/bench-ratios.sh -r prints it against its goal.
+	t.Logf("figure series-cap-512MiB %d", DefaultMaxSeries(512<<20, DefaultStoreConfig.History, DefaultStoreConfig.MaxSeriesPerTarget))
 	for _, c := range []struct {
 		limit              int64
 		history, perTarget int

@@ -25,10 +25,14 @@
 #                 minutes; needs tmux, bc and prometheus, else "-"), and
 #                 the range of the load average at the end of each
 #                 measured minute (idle-cpu/load-average)
-#   -r            also watch's RSS against Prometheus scraping the same
-#                 fleet: scripts/rss-fleet.sh, 100 targets x 2,016
-#                 series at 1 s for 2 minutes (about 3 more minutes; needs
-#                 tmux and prometheus, else "-")
+#   -r            also the memory figures: watch's and record's RSS
+#                 against Prometheus scraping the same fleet
+#                 (scripts/rss-fleet.sh, 100 targets x 2,016 series at 1 s
+#                 for 2 minutes, each; needs tmux and prometheus, else
+#                 "-"), record's RSS after the first minute and at the end,
+#                 watch's live heap per scraped series at 1,000 scrapes of
+#                 10 targets (ui TestWatchHeapProfile) and the series cap
+#                 at the default --memory-limit (about 7 more minutes)
 #   -c            the parse figures as instruction counts under valgrind's
 #                 callgrind instead of time: repeatable on a busy machine,
 #                 where time is not. Each contender runs alone
@@ -95,7 +99,7 @@ fi
 pattern=${1:-'Parse|Record|StoreMemory|DumpSize'}
 out=$(mktemp)
 rt=$(mktemp)
-trap 'rm -f "$out" "$rt"' EXIT
+trap 'rm -f "$out" "$rt" "$rt".*' EXIT # "$rt".*: the hour's dump, the heap profile
 go test -run '^$' -bench "$pattern" -benchtime 1x -timeout 30m . >"$out"
 case "$pattern" in
 *DumpSize*)
@@ -117,9 +121,16 @@ if [ "$idle" = 1 ]; then
 		if ($7 == "(load") { l = $8; sub(/\)$/, "", l); print "idle/load/" $1 "/" $2, l } }' >>"$out"
 fi
 if [ "$rss" = 1 ]; then
-	# rss-fleet.sh prints "rss/watch-prometheus <ratio> <goal>" first.
+	# rss-fleet.sh prints "rss/<mode>-prometheus <ratio> <goal>" first,
+	# and with MODE=record "record at <s> s <MB> MB" and "record peak <MB>".
 	(cd .. && go build -o "$rt" ./cmd/retrytop)
 	../scripts/rss-fleet.sh "$rt" | awk '/^rss\/watch-prometheus/ {print "rss/ratio " $2}' >>"$out" || true
+	MODE=record ../scripts/rss-fleet.sh "$rt" | awk '/^rss\/record-prometheus/ {print "rss/record-ratio " $2}
+		/^record +at/ {print "rss/record-minute " $5} /^record +peak/ {print "rss/record-peak " $3}' >>"$out" || true
+	(cd .. && RETRYTOP_WATCH_PROFILE="$rt.heap" RETRYTOP_WATCH_SCRAPES=1000 go test ./ui -count=1 -run '^TestWatchHeapProfile$' -v -timeout 10m) |
+		awk '/figure watch-heap-per-series/ {for (i = 1; i < NF; i++) if ($i == "watch-heap-per-series") print "rss/watch-heap " $(i+1)}' >>"$out" || true
+	(cd .. && go test ./model -count=1 -run '^TestDefaultMaxSeries$' -v) |
+		awk '/figure series-cap-512MiB/ {for (i = 1; i < NF; i++) if ($i == "series-cap-512MiB") print "rss/series-cap " $(i+1)}' >>"$out" || true
 fi
 if [ "$seek" = 1 ]; then
 	# As retrytop replay runs: the dialects' filter and translation.
@@ -128,12 +139,22 @@ if [ "$seek" = 1 ]; then
 	# (not timed; its build time and size are printed), and each round's
 	# seek over decoding (no parse) the lookback's frames at the same
 	# playhead, the median.
-	(cd .. && go test ./dump -run '^$' -bench 'ReplaySeek/(quick|full)/dialects|ReplaySeekIndexed|AnalyzeWindow' -benchtime 3x -benchmem -timeout 30m) |
+	# The hour's dump is written once, for analyze FILE of the whole hour
+	# after (CPU user + sys and peak RSS, by GNU time).
+	hour="$rt.hour.rtd"
+	(cd .. && RETRYTOP_BENCH_DUMP="$hour" go test ./dump -run '^$' -bench 'ReplaySeek/(quick|full)/dialects|ReplaySeekIndexed|AnalyzeWindow' -benchtime 3x -benchmem -timeout 30m) |
 		awk '/^BenchmarkReplaySeek\/quick/ {print "seek/quick " $3} /^BenchmarkReplaySeek\/full/ {print "seek/full " $3}
 			/^BenchmarkReplaySeekIndexed\/seek/ {for (i = 3; i < NF; i++) {if ($(i+1) == "ns/op") print "seek/indexed " $i; if ($(i+1) == "cpu-ms/op") print "seek/indexed-cpu-ms " $i; if ($(i+1) == "index-s") print "seek/index-s " $i; if ($(i+1) == "index-MB") print "seek/index-MB " $i}}
 			/^BenchmarkReplaySeekIndexed\/ratio-noindex/ {for (i = 3; i < NF; i++) if ($(i+1) == "seek/decode") print "seek/ratio-noindex " $i; next}
 			/^BenchmarkReplaySeekIndexed\/ratio/ {for (i = 3; i < NF; i++) if ($(i+1) == "seek/decode") print "seek/ratio " $i}
 			/^BenchmarkAnalyzeWindow/ {print "seek/window " $3; print "seek/window-bytes " $5}' >>"$out"
+	[ -s "$hour" ] && echo "seek/hour-MB $(($(stat -c %s "$hour") / 1000000))" >>"$out"
+	if [ -x /usr/bin/time ] && [ -s "$hour" ]; then
+		(cd .. && go build -o "$rt" ./cmd/retrytop)
+		/usr/bin/time -f 'whole %U %S %M' -o "$rt.time" "$rt" analyze "$hour" --format json >/dev/null &&
+			awk '/^whole/ {print "seek/whole-cpu " $2 + $3; print "seek/whole-rss " $4 / 1024}' "$rt.time" >>"$out"
+		rm -f "$rt.time"
+	fi
 fi
 [ "$verbose" = 1 ] && cat "$out" >&2
 # metric NAME of sub-benchmark BODY: the number before the unit NAME.
@@ -164,8 +185,10 @@ END {
 	for (i = 1; i <= n; i++) line("dump-size/zstd-19-long/" bs[i], "DumpSize/" bs[i] "/ratio-dump/zstd", 1.0)
 	line("dump-bytes-per-sample/demo-virtual-time", "demo/dump-bytes-per-sample", 0.6)
 	line("dump-size/zstd-19-long/demo-virtual-time", "demo/ratio-dump/zstd", 1.0)
-	if ("seek/quick" in m) printf "replay-seek-rows/seconds %.3g 5\n", m["seek/quick"] / 1e9
-	else print "replay-seek-rows/seconds - 5 (scripts/bench-ratios.sh -s)"
+	# A seek without the index until the rows of the window show: the first
+	# screen of a replay.
+	if ("seek/quick" in m) printf "replay-seek-rows/seconds %.3g 0.3\n", m["seek/quick"] / 1e9
+	else print "replay-seek-rows/seconds - 0.3 (scripts/bench-ratios.sh -s)"
 	if ("seek/full" in m) printf "replay-seek-full-lookback/seconds %.3g 0.2\n", m["seek/full"] / 1e9
 	else print "replay-seek-full-lookback/seconds - 0.2 (scripts/bench-ratios.sh -s)"
 	if ("seek/indexed" in m) {
@@ -174,6 +197,7 @@ END {
 		printf "replay-seek-indexed/decode-lookback %.3g 1\n", m["seek/ratio"]
 		printf "replay-seek-noindex/decode-lookback %.3g -\n", m["seek/ratio-noindex"]
 		printf "replay-seek-index-build/seconds %.3g -\nreplay-seek-index/MB %.3g -\n", m["seek/index-s"], m["seek/index-MB"]
+		if (m["seek/hour-MB"] > 0) printf "replay-seek-index/recording %.3g 0.1\n", m["seek/index-MB"] / m["seek/hour-MB"]
 	}
 	if ("seek/window" in m) printf "analyze-window-30s/seconds %.3g 5\nanalyze-window-30s/allocated-MB %.3g 200\n", m["seek/window"] / 1e9, m["seek/window-bytes"] / 1e6
 	else print "analyze-window-30s/seconds - 5 (scripts/bench-ratios.sh -s)"
@@ -195,5 +219,17 @@ END {
 	if (lo != "") printf "idle-cpu/load-average %s-%s -\n", lo, hi
 	if ("rss/ratio" in m) printf "watch-rss/prometheus/100x2k %.3g 1.0\n", m["rss/ratio"]
 	else print "watch-rss/prometheus/100x2k - 1.0 (scripts/bench-ratios.sh -r)"
+	if ("rss/watch-heap" in m) printf "watch-heap/bytes-per-scraped-series/10x2k-1000-scrapes %d 3024\n", m["rss/watch-heap"]
+	else print "watch-heap/bytes-per-scraped-series/10x2k-1000-scrapes - 3024 (scripts/bench-ratios.sh -r)"
+	if ("rss/series-cap" in m) printf "series-cap/512MiB-900-scrapes %d 150000\n", m["rss/series-cap"]
+	else print "series-cap/512MiB-900-scrapes - 150000 (scripts/bench-ratios.sh -r)"
+	if ("rss/record-peak" in m) {
+		printf "record-rss/MB/100x2k-2min %d 100\n", m["rss/record-peak"]
+		printf "record-rss/growth-after-first-minute %.3g 1.0\n", m["rss/record-peak"] / m["rss/record-minute"]
+		printf "record-rss/prometheus/100x2k %.3g -\n", m["rss/record-ratio"]
+	} else print "record-rss/MB/100x2k-2min - 100 (scripts/bench-ratios.sh -r)"
+	if ("seek/whole-cpu" in m) printf "analyze-whole-hour/cpu-seconds %.3g 5\nanalyze-whole-hour/rss-MB %d 300\n", m["seek/whole-cpu"], m["seek/whole-rss"]
+	else print "analyze-whole-hour/cpu-seconds - 5 (scripts/bench-ratios.sh -s; GNU time)"
+	print "replay-end-on-screen/seconds - 0.2 (G in retrytop replay, index ready: not measured by a script)"
 	print "frame-200x60/ms - 0.3 (go test ./ui -bench .)"
 }' "$out"

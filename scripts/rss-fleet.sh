@@ -6,6 +6,10 @@
 # second by both for DURATION seconds (default 120). Prints
 #   rss/watch-prometheus <ratio of the peaks> <goal>
 # and each process's peak and current RSS. Needs tmux and prometheus.
+# MODE=record measures `retrytop record` (to a file in the work
+# directory) instead, and prints its RSS after the first minute too
+# (rss/record-prometheus; the goal is flat after that minute, under
+# 100 MB).
 # Usage: scripts/rss-fleet.sh [RETRYTOP_BINARY]
 #
 # It takes free ports, names its tmux session after its own PID and, on
@@ -15,6 +19,8 @@ cd "$(dirname "$0")/.."
 bin=${1:-}
 targets=${TARGETS:-100}
 duration=${DURATION:-120}
+mode=${MODE:-watch}
+case $mode in watch | record) ;; *) echo "rss-fleet: MODE is watch or record, not $mode" >&2; exit 2 ;; esac
 . scripts/lib.sh
 for p in tmux prometheus; do
 	command -v "$p" >/dev/null || { echo "rss-fleet: $p not on PATH" >&2; exit 2; }
@@ -45,12 +51,22 @@ pids+=($prom)
 
 args=
 for ((i = 0; i < targets; i++)); do args="$args t$i=http://$addr/metrics/$i"; done
-# A memory limit far above what it holds: the series cap must not drop any.
-tmux new -d -s "$session" -x 200 -y 50 "exec $bin watch --memory-limit 64GiB$args"
-sleep 2
-watch=$(tmux display -p -t "$session" '#{pane_pid}')
-sleep "$duration"
 kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
+if [ "$mode" = record ]; then
+	"$bin" record$args -o "$work/fleet.rtd" --duration "$((duration + 10))s" 2>"$work/record.err" &
+	watch=$!
+	pids+=($watch)
+	minute=$((duration < 60 ? duration : 60))
+	sleep "$minute"
+	w1=$(kb "$watch" VmRSS)
+	sleep "$((duration - minute))"
+else
+	# A memory limit far above what it holds: the series cap must not drop any.
+	tmux new -d -s "$session" -x 200 -y 50 "exec $bin watch --memory-limit 64GiB$args"
+	sleep 2
+	watch=$(tmux display -p -t "$session" '#{pane_pid}')
+	sleep "$duration"
+fi
 wp=$(kb "$watch" VmHWM); wn=$(kb "$watch" VmRSS)
 pp=$(kb "$prom" VmHWM); pn=$(kb "$prom" VmRSS)
 if [ -z "$wp" ] || [ -z "$pp" ]; then
@@ -58,8 +74,11 @@ if [ -z "$wp" ] || [ -z "$pp" ]; then
 	tail -5 "$work/prometheus.log" >&2
 	exit 1
 fi
-echo "rss/watch-prometheus $(awk -v a="$wp" -v b="$pp" 'BEGIN {printf "%.3f", a / b}') 1.0"
-printf 'watch      peak %6d MB  now %6d MB\n' $((wp / 1024)) $((wn / 1024))
+echo "rss/$mode-prometheus $(awk -v a="$wp" -v b="$pp" 'BEGIN {printf "%.3f", a / b}') 1.0"
+printf '%-10s peak %6d MB  now %6d MB\n' "$mode" $((wp / 1024)) $((wn / 1024))
+if [ "$mode" = record ]; then
+	printf 'record     at %d s %6d MB; %s\n' "$minute" $((w1 / 1024)) "$(tail -c 300 "$work/record.err" | tr '\r' '\n' | grep . | tail -1)"
+fi
 printf 'prometheus peak %6d MB  now %6d MB\n' $((pp / 1024)) $((pn / 1024))
 up=$(curl -s "http://127.0.0.1:$port/api/v1/query?query=count(up%3D%3D1)" | sed -n 's/.*"value":\[[^,]*,"\([0-9]*\)".*/\1/p')
 printf '%d targets x 2,016 series for %d s (%s up in Prometheus); load %s\n' "$targets" "$duration" "${up:-?}" "$(cut -d' ' -f1 /proc/loadavg)"

@@ -116,6 +116,8 @@ func TestWatchHeapProfile(t *testing.T) {
 		h := float64(heaps[len(heaps)-1])
 		t.Logf("%d scrapes: %.0f B per series, %.1f B per sample", m, h/series, h/(series*float64(m)))
 	}
+	// scripts/bench-ratios.sh -r prints it against its goal.
+	t.Logf("figure watch-heap-per-series %.0f at %d scrapes", float64(heaps[2])/series, marks[2])
 	slope := float64(heaps[2]-heaps[1]) / (series * float64(marks[2]-marks[1]))
 	held := w.rig.Store().Totals().Series
 	t.Logf("%.0f series scraped, %d stored; slope %.2f B per sample between %d and %d scrapes", series, held, slope, marks[1], marks[2])
