@@ -67,14 +67,14 @@ func Run(ctx context.Context, errw io.Writer, w *dump.Writer, src *sources.Sourc
 		})
 		hook = rel.Hook(hook)
 	}
-	// The recorder keeps no history: one scrape per target is enough.
+	// The recorder keeps no history and stores nothing (NoStore).
 	// Bodies are written as served (or as --only-relevant selects them); a
 	// parse now and then only validates them and counts series for the
 	// progress line (ParseEvery). Parsed once a minute, a body gains
 	// nothing from the parser's line caches, which were a fifth of the
 	// recorder's heap on 100 targets of 2,000 series: none are kept.
 	scraper := scrape.NewScraper(src.Targets, model.NewStore(model.StoreConfig{History: 2}),
-		src.Follow(scrape.Options{OnScrape: hook, ParseEvery: ParseEvery, Parser: expo.ExpfmtParser{}}, out))
+		src.Follow(scrape.Options{OnScrape: hook, ParseEvery: ParseEvery, NoStore: true, Parser: expo.ExpfmtParser{}}, out))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/retrytop/retrytop/model"
 )
 
 // TestParseEvery: with Options.ParseEvery a recorder's scraper parses the
@@ -75,5 +77,26 @@ func TestParseEvery(t *testing.T) {
 	}
 	if seen != 8 {
 		t.Errorf("OnScrape saw %d bodies, want all 8", seen)
+	}
+}
+
+// TestNoStore: with Options.NoStore a parsed body counts its series in
+// the target's status and stores nothing, so no series cap applies.
+func TestNoStore(t *testing.T) {
+	body := "# TYPE c_total counter\nc_total{dependency=\"a\"} 1\nc_total{dependency=\"b\"} 2\nc_total{dependency=\"c\"} 3\n"
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ctText)
+		_, _ = w.Write([]byte(body))
+	})
+	sc := NewScraper([]Target{target("app", srv.URL)}, model.NewStore(model.StoreConfig{History: 2, MaxSeriesPerTarget: 1}),
+		Options{Clock: stepClock(), NoStore: true})
+	for i := range 2 {
+		st := statusOf(t, sc.ScrapeOnce(context.Background()), "app")
+		if !st.Up || st.Series != 3 || st.DroppedSeries != 0 || st.SeriesCap != nil {
+			t.Errorf("scrape %d: up %v, series %d, dropped %d, cap %+v; want up, 3, 0, none", i+1, st.Up, st.Series, st.DroppedSeries, st.SeriesCap)
+		}
+	}
+	if got := sc.Store().Stats("app"); got.Scrapes != 0 || got.Series != 0 {
+		t.Errorf("the store holds %d scrapes of %d series, want none", got.Scrapes, got.Series)
 	}
 }

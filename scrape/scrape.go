@@ -114,6 +114,11 @@ type Options struct {
 	// keeps the series count of its newest parse. For a recorder, which
 	// writes bodies and reads none (0: parse every body).
 	ParseEvery int
+	// NoStore makes a parse only check the body and count its series:
+	// nothing is appended to the store, so no series cap applies. For a
+	// recorder, whose store nobody reads (on 100 targets of 2,000 series
+	// its series were half of record's heap).
+	NoStore bool
 	// OnForget, when set, is called with the name of a target that left
 	// the set (SetTargets), after its history was dropped from the store:
 	// state kept per target elsewhere (a dialect Translator's) can go too.
@@ -746,7 +751,7 @@ func (s *Scraper) scrape(ctx context.Context, st *scrapeTarget) {
 	// Appended under s.mu so that a target SetTargets removed (and whose
 	// history it dropped) is not brought back by its last scrape.
 	var res model.AppendResult
-	if err == nil && snap != nil && !st.removed {
+	if err == nil && snap != nil && !st.removed && !s.opts.NoStore {
 		res = s.store.Append(snap)
 	}
 	ts := &st.status
