@@ -148,20 +148,26 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 	if opts.Incident {
 		// The timeline's phases first, then the rows over the span they tell.
 		for _, t := range b.st.Targets() {
-			if err := b.targetRows(t, true, false); err != nil {
+			rows, reduced, err := b.selectRows(t)
+			if err != nil {
 				return b.rep, err
 			}
+			b.timelines(t, rows, reduced)
 		}
-		span := b.incidentSpan()
+		span := incidentSpan(b.start, b.end, opts.Bin.Milliseconds(), maps.Values(b.phases))
 		b.opts.Span = &span
 	}
 	b.setSpan()
 	b.spanServices()
 	for _, t := range b.st.Targets() {
-		if err := b.targetRows(t, !opts.Incident, true); err != nil {
+		rows, reduced, err := b.selectRows(t)
+		if err != nil {
 			return b.rep, err
 		}
-		perTarget = append(perTarget, b.deps)
+		if !opts.Incident {
+			b.timelines(t, rows, reduced)
+		}
+		perTarget = append(perTarget, b.spanRows(t, rows, reduced))
 	}
 	if opts.Incident && wb != nil {
 		wb.release()
@@ -179,17 +185,6 @@ func (b *reportBuild) setSpan() {
 	b.rep.WindowSeconds = float64(b.winEnd-b.winStart) / 1000
 }
 
-// incidentSpan is IncidentSpan of a report whose rows have the phases
-// the timelines told (targetRows).
-func (b *reportBuild) incidentSpan() Span {
-	rep := Report{StartUnix: b.rep.StartUnix, EndUnix: b.rep.EndUnix, BinSeconds: b.rep.BinSeconds,
-		Dependencies: make([]DependencyReport, 0, len(b.phases))}
-	for _, ps := range b.phases {
-		rep.Dependencies = append(rep.Dependencies, DependencyReport{Phases: ps})
-	}
-	return IncidentSpan(&rep)
-}
-
 // reportBuild is buildReport's state, shared by its phases.
 type reportBuild struct {
 	st      *model.Store
@@ -204,9 +199,8 @@ type reportBuild struct {
 	grid                         []binEdge
 	history                      model.Frame
 	// phases are each row's phases, told by its timeline's bins (kept in
-	// history.Timelines); deps the rows targetRows evaluated last.
+	// history.Timelines).
 	phases map[model.Key][]Phase
-	deps   []DependencyReport
 	// servers are each target's server-side metrics, reducedServers the
 	// WholeBuilder's, by target and its aliases.
 	servers, reducedServers map[string]*server
@@ -298,20 +292,15 @@ func (b *reportBuild) spanServices() {
 	sort.Slice(b.rep.ServicePeaks, func(i, j int) bool { return b.rep.ServicePeaks[i].Target < b.rep.ServicePeaks[j].Target })
 }
 
-// targetRows evaluates target t's rows, in the order of their
-// dependencies: with timelines, their bins, kept in the history, and the
-// phases these tell; with rows, their signals over the span (into
-// b.deps), the phases and bins being those kept. They are evaluated on
-// up to GOMAXPROCS goroutines (a row reads only its own series and its
-// dependency's server, which no evaluation changes), one target at a time
-// so that only its rows' series are held.
-func (b *reportBuild) targetRows(t string, timelines, spanRows bool) error {
-	var reduced map[string]*row
+// selectRows selects target t's rows, in the order of their
+// dependencies, each with its dependency's server-side metrics, and with
+// a WholeBuilder their reduced rows, by dependency.
+func (b *reportBuild) selectRows(t string) (rows []*row, reduced map[string]*row, err error) {
 	if b.wb != nil {
 		reduced = b.wb.rows(t)
 	}
 	byDep := selectTarget(b.st, t, b.st.Times(t), nil, b.start).rows()
-	rows := make([]*row, 0, len(byDep))
+	rows = make([]*row, 0, len(byDep))
 	for _, dep := range slices.Sorted(maps.Keys(byDep)) {
 		rows = append(rows, byDep[dep])
 	}
@@ -320,51 +309,57 @@ func (b *reportBuild) targetRows(t string, timelines, spanRows bool) error {
 		if rr := reduced[r.dep]; rr != nil {
 			rr.server = b.reducedServers[r.dep]
 		} else if b.wb != nil {
-			return fmt.Errorf("analysis: row %s -> %s has no reduced timeline", t, r.dep)
+			return nil, nil, fmt.Errorf("analysis: row %s -> %s has no reduced timeline", t, r.dep)
 		}
 	}
+	return rows, reduced, nil
+}
+
+// timelines evaluates the bins of target t's rows, kept in the history,
+// and the phases these tell. Rows are evaluated on up to GOMAXPROCS
+// goroutines (a row reads only its own series and its dependency's
+// server, which no evaluation changes), one target at a time so that
+// only its rows' series are held.
+func (b *reportBuild) timelines(t string, rows []*row, reduced map[string]*row) {
 	bins := make([][]model.Signals, len(rows))
 	phases := make([][]Phase, len(rows))
-	if timelines {
-		parallelFor(len(rows), 4, func() func(i int) {
-			return func(i int) {
-				r := rows[i]
-				if rr := reduced[r.dep]; rr != nil {
-					bins[i] = b.wb.timeline(rr)
-				} else {
-					bins[i] = r.timelineOver(b.grid)
-				}
-				phases[i] = Phases(bins[i], b.th)
-				if phases[i] == nil {
-					phases[i] = []Phase{}
-				}
-				b.fineRecovery(phases[i], r, bins[i])
+	parallelFor(len(rows), 4, func() func(i int) {
+		return func(i int) {
+			r := rows[i]
+			if rr := reduced[r.dep]; rr != nil {
+				bins[i] = b.wb.timeline(rr)
+			} else {
+				bins[i] = r.timelineOver(b.grid)
 			}
-		})
-		for i, r := range rows {
-			key := model.Key{Target: t, Dependency: r.dep}
-			b.history.Timelines[key], b.phases[key] = bins[i], phases[i]
+			phases[i] = Phases(bins[i], b.th)
+			if phases[i] == nil {
+				phases[i] = []Phase{}
+			}
+			b.fineRecovery(phases[i], r, bins[i])
 		}
-	}
-	if !spanRows {
-		return nil
-	}
+	})
 	for i, r := range rows {
 		key := model.Key{Target: t, Dependency: r.dep}
-		bins[i], phases[i] = b.history.Timelines[key], b.phases[key]
+		b.history.Timelines[key], b.phases[key] = bins[i], phases[i]
 	}
+}
+
+// spanRows are target t's rows over the span, with the phases and the
+// budget their kept timelines tell (timelines), on goroutines as
+// timelines evaluates them.
+func (b *reportBuild) spanRows(t string, rows []*row, reduced map[string]*row) []DependencyReport {
 	deps := make([]DependencyReport, len(rows))
 	parallelFor(len(rows), 4, func() func(i int) {
 		return func(i int) {
 			r := rows[i]
+			key := model.Key{Target: t, Dependency: r.dep}
 			dr := b.rowSignals(r, reduced[r.dep])
-			b.rowBudget(&dr, t, bins[i])
-			dr.Phases = phases[i]
+			b.rowBudget(&dr, t, b.history.Timelines[key])
+			dr.Phases = b.phases[key]
 			deps[i] = dr
 		}
 	})
-	b.deps = deps
-	return nil
+	return deps
 }
 
 // rowSignals is the report of row r (rr its reduced row, if any) over the

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/retrytop/retrytop/model"
@@ -44,9 +45,20 @@ func spanOf(kind string, startMs, endMs int64) Span {
 func IncidentSpan(rep *Report) Span {
 	startMs, endMs := int64(rep.StartUnix*1000+0.5), int64(rep.EndUnix*1000+0.5)
 	binMs := int64(rep.BinSeconds*1000 + 0.5)
+	return incidentSpan(startMs, endMs, binMs, func(yield func([]Phase) bool) {
+		for i := range rep.Dependencies {
+			if !yield(rep.Dependencies[i].Phases) {
+				return
+			}
+		}
+	})
+}
+
+// incidentSpan is IncidentSpan of a recording from startMs to endMs in
+// bins of binMs whose rows tell the phases rows yields.
+func incidentSpan(startMs, endMs, binMs int64, rows iter.Seq[[]Phase]) Span {
 	var from, to time.Time
-	for i := range rep.Dependencies {
-		ps := rep.Dependencies[i].Phases
+	for ps := range rows {
 		storm := false
 		for _, p := range ps {
 			storm = storm || p.Kind == PhaseOverloaded || p.Trigger

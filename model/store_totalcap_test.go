@@ -98,7 +98,7 @@ func TestDefaultMaxSeries(t *testing.T) {
 		{0, 900, 20000, 30161},
 		{math.MaxInt64, 900, 20000, 30161},
 		{2 << 30, 900, 20000, 120645},
-		// record's store of 2 scrapes: 128 MiB / (8 + 1 + 400 B)
+		// a store of 2 scrapes: 128 MiB / (8 + 1 + 400 B)
 		{512 << 20, 2, 20000, 328160},
 		// a small limit still holds one target at its cap
 		{64 << 20, 900, 20000, 20000},

@@ -73,7 +73,7 @@ func Run(ctx context.Context, errw io.Writer, w *dump.Writer, src *sources.Sourc
 	// progress line (ParseEvery). Parsed once a minute, a body gains
 	// nothing from the parser's line caches, which were a fifth of the
 	// recorder's heap on 100 targets of 2,000 series: none are kept.
-	scraper := scrape.NewScraper(src.Targets, model.NewStore(model.StoreConfig{History: 2}),
+	scraper := scrape.NewScraper(src.Targets, model.NewStore(model.StoreConfig{History: 2}), // stays empty
 		src.Follow(scrape.Options{OnScrape: hook, ParseEvery: ParseEvery, NoStore: true, Parser: expo.ExpfmtParser{}}, out))
 	done := make(chan struct{})
 	go func() {
