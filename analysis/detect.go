@@ -38,7 +38,10 @@ func Detect(frame model.Frame, chains []Chain, th Thresholds) Detection {
 	var d Detection
 	h := newHistoryBins(frame, chains, th)
 	trigStart := int64(0)
-	for _, tl := range h.tls {
+	var buf []model.Signals
+	for _, t := range h.tls {
+		tl := t.AppendBins(buf[:0])
+		buf = tl
 		trig, _ := triggers(tl, th)
 		for i, s := range trig {
 			if s == triggerOn {
@@ -100,13 +103,14 @@ func Detect(frame model.Frame, chains []Chain, th Thresholds) Detection {
 func (h *historyBins) binEdges(i int) (start, end int64, data bool) {
 	found := false
 	for _, tl := range h.tls {
-		if i >= len(tl) {
+		if i >= tl.Len() {
 			continue
 		}
+		b := tl.At(i)
 		if !found {
-			start, end, found = tl[i].StartMs, tl[i].EndMs, true
+			start, end, found = b.StartMs, b.EndMs, true
 		}
-		data = data || tl[i].OriginalsPerS.OK() || tl[i].AttemptsPerS.OK()
+		data = data || b.OriginalsPerS.OK() || b.AttemptsPerS.OK()
 	}
 	return start, end, data
 }

@@ -349,20 +349,29 @@ func successP50(s *model.Signals) model.Value {
 // METASTABLE over the timelines. Findings are sorted by severity (most
 // severe first), then code, target, dependency and chain.
 func Evaluate(frame model.Frame, chains []ChainResult, th Thresholds) []Finding {
-	bases := make(map[model.Key]baseline, len(frame.Timelines))
-	for k, tl := range frame.Timelines {
-		bases[k] = baselineOf(tl)
+	keys := sortedKeys(frame.Timelines)
+	bases := make(map[model.Key]baseline, len(keys))
+	var tlf []Finding
+	var buf []model.Signals
+	for _, k := range keys {
+		buf = frame.Timelines[k].AppendBins(buf[:0])
+		bases[k] = baselineOf(buf)
+		tlf = timelineRules(tlf, k, buf, th)
 	}
 	out := evaluateRows(frame.Rows, bases, th)
 	out = append(out, evaluateChains(chains, chains, frame.Rows, th)...)
-	for _, k := range sortedKeys(frame.Timelines) {
-		if f, ok := metastable(k, frame.Timelines[k], th); ok {
-			out = append(out, f)
-		}
-		out = append(out, timelineFindings(k, frame.Timelines[k], th)...)
-	}
+	out = append(out, tlf...)
 	sortFindings(out)
 	return out
+}
+
+// timelineRules appends the findings of row k's whole timeline tl:
+// METASTABLE and the timeline rules.
+func timelineRules(out []Finding, k model.Key, tl []model.Signals, th Thresholds) []Finding {
+	if f, ok := metastable(k, tl, th); ok {
+		out = append(out, f)
+	}
+	return append(out, timelineFindings(k, tl, th)...)
 }
 
 // EvaluateHistory runs the row and chain rules over every bin of the
@@ -436,11 +445,10 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 		f.Start, f.End = a.start, a.end
 		out = append(out, f)
 	}
+	var buf []model.Signals
 	for _, k := range keys {
-		if f, ok := metastable(k, frame.Timelines[k], th); ok {
-			out = append(out, f)
-		}
-		out = append(out, timelineFindings(k, frame.Timelines[k], th)...)
+		buf = frame.Timelines[k].AppendBins(buf[:0])
+		out = timelineRules(out, k, buf, th)
 	}
 	sortFindings(out)
 	return out
@@ -450,7 +458,7 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 // if it were the current window (EvaluateHistory's step).
 type historyBins struct {
 	keys   []model.Key
-	tls    [][]model.Signals
+	tls    []*model.Timeline
 	bases  map[model.Key]baseline
 	chains []Chain
 	th     Thresholds
@@ -461,11 +469,13 @@ type historyBins struct {
 func newHistoryBins(frame model.Frame, chains []Chain, th Thresholds) *historyBins {
 	h := &historyBins{keys: sortedKeys(frame.Timelines), th: th}
 	h.bases = make(map[model.Key]baseline, len(h.keys))
-	h.tls = make([][]model.Signals, len(h.keys))
+	h.tls = make([]*model.Timeline, len(h.keys))
+	var buf []model.Signals
 	for j, k := range h.keys {
-		h.bases[k] = baselineOf(frame.Timelines[k])
 		h.tls[j] = frame.Timelines[k]
-		h.n = max(h.n, len(h.tls[j]))
+		buf = h.tls[j].AppendBins(buf[:0])
+		h.bases[k] = baselineOf(buf)
+		h.n = max(h.n, h.tls[j].Len())
 	}
 	if len(chains) == 0 {
 		rows := make([]model.Signals, 0, len(h.keys))
@@ -485,6 +495,7 @@ func newHistoryBins(frame model.Frame, chains []Chain, th Thresholds) *historyBi
 // EvaluateHistory's time on a long recording.
 type binScratch struct {
 	rows, agg []model.Signals
+	win       []model.Signals // a row's bins of the gap window and the one before
 	edges     map[model.Key]edgeRates
 	layers    []ChainResult
 	gaps      []ChainResult
@@ -502,15 +513,20 @@ func (h *historyBins) findings(i int, sc *binScratch) []Finding {
 	clear(sc.edges)
 	for j, k := range h.keys {
 		tl := h.tls[j]
-		if i < len(tl) {
-			sc.rows = append(sc.rows, tl[i])
+		if i >= tl.Len() {
+			continue
 		}
-		if i < len(tl) && i+1 >= h.span {
-			sc.agg = append(sc.agg, aggregate(tl[i+1-h.span:i+1]))
-			// The samples at the span's start edge are at or
-			// before its first bin: the bin before counts too.
-			sc.edges[k] = peakRates(tl[max(i-h.span, 0) : i+1])
+		if i+1 < h.span {
+			sc.rows = append(sc.rows, tl.At(i))
+			continue
 		}
+		// The samples at the span's start edge are at or before its
+		// first bin: the bin before counts too.
+		from := max(i-h.span, 0)
+		sc.win = tl.AppendRange(sc.win[:0], from, i+1)
+		sc.rows = append(sc.rows, sc.win[len(sc.win)-1])
+		sc.agg = append(sc.agg, aggregate(sc.win[i+1-h.span-from:]))
+		sc.edges[k] = peakRates(sc.win)
 	}
 	rowsIdx, aggIdx := indexRows(sc.rows), indexRows(sc.agg)
 	for _, c := range h.chains {
@@ -561,13 +577,14 @@ func parallelFor(n, minEach int, worker func() func(i int)) {
 // scrape to the first edge of its grid (reportGrid), so it may be as
 // short as half a bin, and counted from it the span was up to twice as
 // many bins as the window.
-func gapSpan(bin time.Duration, tls map[model.Key][]model.Signals, keys []model.Key, th Thresholds) int {
+func gapSpan(bin time.Duration, tls map[model.Key]*model.Timeline, keys []model.Key, th Thresholds) int {
 	w := bin.Milliseconds()
 	for _, k := range keys {
 		if w > 0 {
 			break
 		}
-		for _, b := range tls[k][:min(2, len(tls[k]))] {
+		for i := range min(2, tls[k].Len()) {
+			b := tls[k].At(i)
 			w = max(w, b.EndMs-b.StartMs)
 		}
 	}
@@ -663,7 +680,7 @@ func firstEvidence(f Finding) float64 {
 	return math.Abs(f.Evidence[0].Value)
 }
 
-func sortedKeys(m map[model.Key][]model.Signals) []model.Key {
+func sortedKeys[V any](m map[model.Key]V) []model.Key {
 	keys := make([]model.Key, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

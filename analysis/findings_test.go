@@ -193,9 +193,9 @@ type ruleCase struct {
 func runRuleCase(t *testing.T, tc ruleCase) {
 	t.Helper()
 	th := DefaultThresholds()
-	frame := model.Frame{Rows: tc.rows, Timelines: map[model.Key][]model.Signals{}}
+	frame := model.Frame{Rows: tc.rows, Timelines: map[model.Key]*model.Timeline{}}
 	for _, tl := range tc.tls {
-		frame.Timelines[tl[0].Key()] = tl
+		frame.Timelines[tl[0].Key()] = model.NewTimeline(tl)
 	}
 	fs := Evaluate(frame, EvaluateChains(tc.rows, tc.chains, th.Gap), th)
 	got := findCode(fs, tc.code)
@@ -699,7 +699,7 @@ func TestEvaluateHistory(t *testing.T) {
 	})
 	frame := model.Frame{
 		Rows:      []model.Signals{client[5], edge[5]},
-		Timelines: map[model.Key][]model.Signals{client[0].Key(): client, edge[0].Key(): edge},
+		Timelines: timelines(client, edge),
 	}
 	th := DefaultThresholds()
 	fs := EvaluateHistory(frame, nil, th)
@@ -752,7 +752,7 @@ func TestEvaluateHistoryQuotesTheEarliestOfEqualBins(t *testing.T) {
 			"attempts":  "1700 1700 73550 97500x2",
 			"admission": tc.admission,
 		})
-		frame := model.Frame{Rows: []model.Signals{edge[5]}, Timelines: map[model.Key][]model.Signals{edge[0].Key(): edge}}
+		frame := model.Frame{Rows: []model.Signals{edge[5]}, Timelines: timelines(edge)}
 		got := findCode(EvaluateHistory(frame, nil, DefaultThresholds()), CodeAdmissionShedding)
 		if len(got) != 1 {
 			t.Fatalf("%s: shedding = %+v", tc.admission, got)
@@ -771,7 +771,7 @@ func TestHistoryGapWindow(t *testing.T) {
 	bins := func(sent, arrived string) model.Frame {
 		app := tline(t, "app>client", map[string]string{"originals": "50x8", "attempts": sent})
 		client := tline(t, "client>provider", map[string]string{"originals": arrived, "attempts": arrived})
-		return model.Frame{Timelines: map[model.Key][]model.Signals{app[0].Key(): app, client[0].Key(): client}}
+		return model.Frame{Timelines: timelines(app, client)}
 	}
 	th := DefaultThresholds() // 30 s: three 10 s bins
 	for _, tc := range []struct {
@@ -832,4 +832,13 @@ func TestRetryAmplificationNeedsRetries(t *testing.T) {
 	if _, ok := retryAmplification(&s, baseline{}, DefaultThresholds()); !ok {
 		t.Error("RETRY_AMPLIFICATION did not fire with retries and failures")
 	}
+}
+
+// timelines holds each of tls by its first bin's key.
+func timelines(tls ...[]model.Signals) map[model.Key]*model.Timeline {
+	m := make(map[model.Key]*model.Timeline, len(tls))
+	for _, tl := range tls {
+		m[tl[0].Key()] = model.NewTimeline(tl)
+	}
+	return m
 }

@@ -71,7 +71,7 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 		Window:    opts.Window,
 		Bin:       opts.Bin,
 		Targets:   targets,
-		Timelines: make(map[model.Key][]model.Signals),
+		Timelines: make(map[model.Key]*model.Timeline),
 	}
 	names := st.Targets()
 	times, newest, end := scrapeTimes(st, names, opts.EndMs)
@@ -134,6 +134,7 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 	if len(servers) > 0 {
 		aliasServers(Identities(st, targets), servers)
 	}
+	var tl []model.Signals // a row's bins, held by field once made (model.Timeline)
 	for i, t := range names {
 		since := fullSince
 		if prev != nil {
@@ -154,15 +155,15 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 			r.server = servers[d]
 			key := model.Key{Target: t, Dependency: d}
 			f.Rows = append(f.Rows, r.eval(rangeWindow(r.times, winStart, end)))
-			tl := make([]model.Signals, len(bins))
-			for j, b := range bins {
+			tl = tl[:0]
+			for _, b := range bins {
 				if s, ok := prev.bin(key, b); ok {
-					tl[j] = s
+					tl = append(tl, s)
 				} else {
-					tl[j] = r.eval(binWindow(r.times, b.start, b.end))
+					tl = append(tl, r.eval(binWindow(r.times, b.start, b.end)))
 				}
 			}
-			f.Timelines[key] = tl
+			f.Timelines[key] = model.NewTimeline(tl)
 			if f.FinalMs != nil {
 				final := newest[t]
 				if r.server != nil {
@@ -324,16 +325,27 @@ func reusable(opts FrameOptions) *prevBins {
 // bin returns the previous frame's bin of key with these edges, when it
 // was final.
 func (p *prevBins) bin(key model.Key, b binEdge) (model.Signals, bool) {
+	if i, ok := p.index(key, b); ok {
+		return p.frame.Timelines[key].At(i), true
+	}
+	return model.Signals{}, false
+}
+
+// index is where the previous frame's timeline of key has the bin with
+// these edges, when it was final.
+func (p *prevBins) index(key model.Key, b binEdge) (int, bool) {
 	if p == nil || b.end > p.frame.FinalMs[key] {
-		return model.Signals{}, false
+		return 0, false
 	}
 	tl := p.frame.Timelines[key]
 	// Bins are aligned and consecutive: find by start.
-	i := sort.Search(len(tl), func(i int) bool { return tl[i].StartMs >= b.start })
-	if i < len(tl) && tl[i].StartMs == b.start && tl[i].EndMs == b.end {
-		return tl[i], true
+	i := sort.Search(tl.Len(), func(i int) bool { s, _ := tl.Edges(i); return s >= b.start })
+	if i < tl.Len() {
+		if s, e := tl.Edges(i); s == b.start && e == b.end {
+			return i, true
+		}
 	}
-	return model.Signals{}, false
+	return 0, false
 }
 
 // needFrom is the start of the oldest bin of target's rows that cannot be
@@ -349,7 +361,7 @@ func (p *prevBins) needFrom(target string, bins []binEdge) int64 {
 	need := bins[len(bins)-1].start
 	for _, k := range keys {
 		for _, b := range bins {
-			if _, ok := p.bin(k, b); !ok {
+			if _, ok := p.index(k, b); !ok {
 				need = min(need, b.start)
 				break
 			}

@@ -65,14 +65,14 @@ func TestBuildFrameReusesFinalBins(t *testing.T) {
 		if !reflect.DeepEqual(got.Timelines, fresh.Timelines) {
 			for k, tl := range fresh.Timelines {
 				if !reflect.DeepEqual(got.Timelines[k], tl) {
-					t.Fatalf("scrape %d (%s appended at %d): timeline %v differs with reuse:\n got %+v\nwant %+v", i, sc.snap.Target, sc.at, k, got.Timelines[k], tl)
+					t.Fatalf("scrape %d (%s appended at %d): timeline %v differs with reuse:\n got %+v\nwant %+v", i, sc.snap.Target, sc.at, k, got.Timelines[k].Bins(), tl.Bins())
 				}
 			}
 			t.Fatalf("scrape %d: timelines differ in keys", i)
 		}
 		if prev != nil {
 			for k, tl := range got.Timelines {
-				for _, b := range tl {
+				for _, b := range tl.Bins() {
 					if _, ok := (&prevBins{frame: prev}).bin(k, binEdge{b.StartMs, b.EndMs}); ok {
 						reused++
 					}
@@ -86,7 +86,7 @@ func TestBuildFrameReusesFinalBins(t *testing.T) {
 	if reused < len(all)*3 {
 		t.Errorf("only %d bins reused over %d frames", reused, len(all))
 	}
-	last := prev.Timelines[model.Key{Target: "app", Dependency: "provider"}]
+	last := prev.Timelines[model.Key{Target: "app", Dependency: "provider"}].Bins()
 	if len(last) != 8 || last[len(last)-1].EndMs != prev.Time.UnixMilli() || last[0].StartMs%5000 != 0 {
 		t.Errorf("aligned timeline: %d bins, %d..%d", len(last), last[0].StartMs, last[len(last)-1].EndMs)
 	}

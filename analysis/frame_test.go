@@ -48,7 +48,7 @@ func TestBuildFrame(t *testing.T) {
 		if !reflect.DeepEqual(r, want) {
 			t.Errorf("row %v = %+v\nwant %+v", r.Key(), r, want)
 		}
-		tl := f.Timelines[r.Key()]
+		tl := f.Timelines[r.Key()].Bins()
 		if len(tl) != 4 || tl[0].StartMs != end-20000 || tl[3].EndMs != end {
 			t.Fatalf("timeline %v: %d bins", r.Key(), len(tl))
 		}
@@ -61,7 +61,7 @@ func TestBuildFrame(t *testing.T) {
 
 	// An explicit end and the defaults.
 	f = BuildFrame(st, nil, FrameOptions{EndMs: t0 + 20000})
-	if f.Window != DefaultWindow || f.Bin != DefaultBin || len(f.Timelines[model.Key{Target: "svc", Dependency: "db"}]) != DefaultBins {
+	if f.Window != DefaultWindow || f.Bin != DefaultBin || f.Timelines[model.Key{Target: "svc", Dependency: "db"}].Len() != DefaultBins {
 		t.Errorf("defaults: window %v bin %v", f.Window, f.Bin)
 	}
 	checkValue(t, "db originals at 20 s", f.Rows[3].OriginalsPerS, 10)

@@ -104,7 +104,8 @@ func TestGapSampleSkew(t *testing.T) {
 	frame := BuildFrame(st, nil, FrameOptions{Window: 30 * time.Second, Bin: 10 * time.Second, Bins: 3, EndMs: t0 + 120_000})
 	var rows []model.Signals
 	edges := map[model.Key]edgeRates{}
-	for k, tl := range frame.Timelines {
+	for k, t := range frame.Timelines {
+		tl := t.Bins()
 		rows = append(rows, aggregate(tl))
 		edges[k] = peakRates(tl)
 	}

@@ -15,19 +15,19 @@ func TestGapSpanFromTheBin(t *testing.T) {
 	th := DefaultThresholds()
 	th.GapWindow = 30 * time.Second
 	key := model.Key{Target: "app", Dependency: "db"}
-	bins := func(widths ...int64) map[model.Key][]model.Signals {
+	bins := func(widths ...int64) map[model.Key]*model.Timeline {
 		var tl []model.Signals
 		at := int64(1_000_000)
 		for _, w := range widths {
 			tl = append(tl, model.Signals{Target: key.Target, Dependency: key.Dependency, StartMs: at, EndMs: at + w})
 			at += w
 		}
-		return map[model.Key][]model.Signals{key: tl}
+		return map[model.Key]*model.Timeline{key: model.NewTimeline(tl)}
 	}
 	for _, tc := range []struct {
 		name string
 		bin  time.Duration
-		tls  map[model.Key][]model.Signals
+		tls  map[model.Key]*model.Timeline
 		want int
 	}{
 		{"the frame's bin", 10 * time.Second, bins(5_000, 10_000, 10_000), 3},
@@ -35,7 +35,7 @@ func TestGapSpanFromTheBin(t *testing.T) {
 		{"no bin, whole first bin", 0, bins(10_000, 10_000), 3},
 		{"no bin, one short bin", 0, bins(6_000), 5},
 		{"a window shorter than a bin", time.Minute, bins(60_000), 1},
-		{"nothing", 0, map[model.Key][]model.Signals{key: nil}, 1},
+		{"nothing", 0, map[model.Key]*model.Timeline{key: nil}, 1},
 	} {
 		if got := gapSpan(tc.bin, tc.tls, []model.Key{key}, th); got != tc.want {
 			t.Errorf("%s: gapSpan = %d, want %d", tc.name, got, tc.want)

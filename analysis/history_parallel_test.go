@@ -48,7 +48,7 @@ func TestEvaluateHistoryParallelEqualsSerial(t *testing.T) {
 		"timeouts": series(0, 30, 0.3, 0), "admission": series(0, 7, 0.1, 0),
 	})
 	edge := tline(t, "edge>app", map[string]string{"originals": "50x300", "attempts": series(50, 120, 0.1, 0)})
-	frame := model.Frame{Timelines: map[model.Key][]model.Signals{app[0].Key(): app, client[0].Key(): client, edge[0].Key(): edge}}
+	frame := model.Frame{Timelines: timelines(app, client, edge)}
 	th := DefaultThresholds()
 	th.HistoryMinBins = 1
 

@@ -292,7 +292,7 @@ func sortedCopy(ss []string) []string {
 // (sorted by target, then dependency). When every target is its own
 // service and no dependency is renamed, rows and timelines come back as
 // they are.
-func ServiceView(rows []model.Signals, timelines map[model.Key][]model.Signals, ids map[string]Identity, l *Linker) ([]model.Signals, map[model.Key][]model.Signals, []Link) {
+func ServiceView(rows []model.Signals, timelines map[model.Key]*model.Timeline, ids map[string]Identity, l *Linker) ([]model.Signals, map[model.Key]*model.Timeline, []Link) {
 	type group struct {
 		key     model.Key
 		members []int
@@ -338,14 +338,14 @@ func ServiceView(rows []model.Signals, timelines map[model.Key][]model.Signals, 
 		return rows, timelines, links
 	}
 	outRows := make([]model.Signals, 0, len(groups))
-	outTl := make(map[model.Key][]model.Signals, len(groups))
+	outTl := make(map[model.Key]*model.Timeline, len(groups))
 	for _, g := range groups {
 		members := make([]model.Signals, len(g.members))
 		var tls [][]model.Signals
 		for j, i := range g.members {
 			members[j] = rows[i]
 			if tl, ok := timelines[rows[i].Key()]; ok {
-				tls = append(tls, tl)
+				tls = append(tls, tl.Bins())
 			}
 		}
 		var row model.Signals
@@ -362,7 +362,7 @@ func ServiceView(rows []model.Signals, timelines map[model.Key][]model.Signals, 
 			for b := range tl {
 				tl[b].Target, tl[b].Dependency = g.key.Target, g.key.Dependency
 			}
-			outTl[g.key] = tl
+			outTl[g.key] = model.NewTimeline(tl)
 		}
 	}
 	return outRows, outTl, links

@@ -132,14 +132,11 @@ func TestServiceViewFormsTheChain(t *testing.T) {
 	for _, r := range rows {
 		statuses = append(statuses, model.TargetStatus{Name: r.Target, URL: "http://" + r.Target + "/metrics"})
 	}
-	tl := map[model.Key][]model.Signals{
-		rows[1].Key(): {row("127.0.0.1:2", "client", 30, 45, 3)},
-		rows[2].Key(): {row("127.0.0.1:3", "client", 30, 45, 3)},
-	}
-	for _, v := range tl {
+	bins := [][]model.Signals{{row("127.0.0.1:2", "client", 30, 45, 3)}, {row("127.0.0.1:3", "client", 30, 45, 3)}}
+	for _, v := range bins {
 		v[0].StartMs, v[0].EndMs = 0, 10000
 	}
-	out, outTl, links := ServiceView(rows, tl, ids, NewLinker(statuses, ids, nil))
+	out, outTl, links := ServiceView(rows, timelines(bins...), ids, NewLinker(statuses, ids, nil))
 	chains := InferChains(out)
 	if len(chains) != 1 || chains[0].Name != "browser -> app -> client -> provider" {
 		t.Fatalf("chains %+v", chains)
@@ -147,7 +144,7 @@ func TestServiceViewFormsTheChain(t *testing.T) {
 	r := EvaluateChain(chains[0], out)
 	checkValue(t, "worst case", r.WorstCaseAmplification, 27)
 	checkValue(t, "app hop attempts (two replicas)", r.Hops[1].AttemptsPerS, 90)
-	if got := outTl[model.Key{Target: "app", Dependency: "client"}]; len(got) != 1 || got[0].AttemptsPerS != sv(90) {
+	if got := outTl[model.Key{Target: "app", Dependency: "client"}].Bins(); len(got) != 1 || got[0].AttemptsPerS != sv(90) {
 		t.Errorf("app -> client timeline %+v, want one bin of 90 attempts/s", got)
 	}
 	wantLinks := []Link{

@@ -187,7 +187,7 @@ func TestMetastable(t *testing.T) {
 
 	// The finding covers the stretch after the trigger; EvaluateHistory
 	// reports it once.
-	frame := model.Frame{Rows: []model.Signals{stuck[10]}, Timelines: map[model.Key][]model.Signals{stuck[0].Key(): stuck}}
+	frame := model.Frame{Rows: []model.Signals{stuck[10]}, Timelines: timelines(stuck)}
 	fs := findCode(EvaluateHistory(frame, nil, DefaultThresholds()), CodeMetastable)
 	if len(fs) != 1 || !fs[0].Start.Equal(msTime(t0+40000)) || !fs[0].End.Equal(msTime(t0+110000)) {
 		t.Fatalf("history = %+v", fs)
@@ -198,7 +198,7 @@ func TestMetastable(t *testing.T) {
 	// A longer threshold lets the 30 s case go.
 	th := DefaultThresholds()
 	th.MetastableAfter = 31e9
-	frame = model.Frame{Timelines: map[model.Key][]model.Signals{late[0].Key(): late}}
+	frame = model.Frame{Timelines: timelines(late)}
 	if fs := findCode(Evaluate(frame, nil, th), CodeMetastable); len(fs) != 0 {
 		t.Errorf("31 s threshold: %+v", fs)
 	}

@@ -141,7 +141,7 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 	}
 	b.rep.StartUnix, b.rep.EndUnix = float64(b.start)/1000, float64(b.end)/1000
 	b.grid = newReportGrid(opts.Bin.Milliseconds(), b.start).edges(b.end)
-	b.history = model.Frame{Time: time.UnixMilli(b.end), Window: opts.Window, Bin: opts.Bin, Targets: targets, Timelines: map[model.Key][]model.Signals{}}
+	b.history = model.Frame{Time: time.UnixMilli(b.end), Window: opts.Window, Bin: opts.Bin, Targets: targets, Timelines: map[model.Key]*model.Timeline{}}
 	b.selectServers()
 	b.phases = make(map[model.Key][]Phase)
 	var perTarget [][]DependencyReport // joined once at the end: grown row by row, they were copied over and over
@@ -340,7 +340,7 @@ func (b *reportBuild) timelines(t string, rows []*row, reduced map[string]*row) 
 	})
 	for i, r := range rows {
 		key := model.Key{Target: t, Dependency: r.dep}
-		b.history.Timelines[key], b.phases[key] = bins[i], phases[i]
+		b.history.Timelines[key], b.phases[key] = model.NewTimeline(bins[i]), phases[i]
 	}
 }
 
@@ -354,7 +354,7 @@ func (b *reportBuild) spanRows(t string, rows []*row, reduced map[string]*row) [
 			r := rows[i]
 			key := model.Key{Target: t, Dependency: r.dep}
 			dr := b.rowSignals(r, reduced[r.dep])
-			b.rowBudget(&dr, t, b.history.Timelines[key])
+			b.rowBudget(&dr, t, b.history.Timelines[key].Bins())
 			dr.Phases = b.phases[key]
 			deps[i] = dr
 		}
@@ -433,8 +433,9 @@ func (b *reportBuild) makeTimelines() {
 		d := &b.rep.Dependencies[i]
 		bins := b.history.Timelines[d.Key()]
 		delete(b.history.Timelines, d.Key())
-		d.Timeline = make([]BinReport, len(bins))
-		for j, bin := range bins {
+		d.Timeline = make([]BinReport, bins.Len())
+		for j := range d.Timeline {
+			bin := bins.At(j)
 			bin.LatencyHist = nil
 			d.Timeline[j] = BinReport{StartUnix: float64(bin.StartMs) / 1000, EndUnix: float64(bin.EndMs) / 1000,
 				SampledSeconds: sampledSeconds(&bin), Signals: bin}

@@ -53,7 +53,7 @@ func TestServerSideJoin(t *testing.T) {
 	if s := SignalsFor(st, "client", "provider", end-10000, end); !reflect.DeepEqual(s, prov) {
 		t.Errorf("SignalsFor = %+v\nframe row %+v", s, prov)
 	}
-	tl := f.Timelines[prov.Key()]
+	tl := f.Timelines[prov.Key()].Bins()
 	if want := Timeline(st, prov.Key(), 5*time.Second, end-20000, end); !reflect.DeepEqual(tl, want) {
 		t.Errorf("Timeline differs from the frame's")
 	}

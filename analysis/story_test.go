@@ -152,7 +152,7 @@ func TestDetectStanding(t *testing.T) {
 		"successes":   "50 50 50 5 5 5 50 50 50",
 		"service_p50": "0.015 0.015 0.015 0.11 0.11 0.11 0.015 0.015 0.015",
 	})
-	frame := model.Frame{Bin: 10 * time.Second, Timelines: map[model.Key][]model.Signals{tl[0].Key(): tl}}
+	frame := model.Frame{Bin: 10 * time.Second, Timelines: timelines(tl)}
 	all := EvaluateHistory(frame, nil, DefaultThresholds())
 	if len(findCode(all, CodeRetryAmplification)) == 0 {
 		t.Fatalf("no amplification finding over the timeline: %+v", all)
@@ -167,7 +167,7 @@ func TestDetectStanding(t *testing.T) {
 		t.Errorf("codes %q %q", d.FirstWarningCode, d.FirstCriticalCode)
 	}
 	// Without a trigger nothing is measured from it.
-	frame.Timelines = map[model.Key][]model.Signals{tl[0].Key(): tl[:3]}
+	frame.Timelines = timelines(tl[:3])
 	if d := Detect(frame, nil, DefaultThresholds()); d.TriggerStartUnix.OK() || d.FirstWarningUnix.OK() || d.WarningAfterTriggerS.OK() {
 		t.Errorf("steady timeline: %+v", d)
 	}

@@ -64,7 +64,7 @@ type Frame struct {
 	Bin       time.Duration
 	Targets   []TargetStatus
 	Rows      []Signals
-	Timelines map[Key][]Signals
+	Timelines map[Key]*Timeline
 	// FinalMs says, per row, up to when its timeline is final: every
 	// target the row reads had scraped at or past that time when the frame
 	// was built, so no later scrape can change a bin ending there or

@@ -232,7 +232,7 @@ func sameAcrossPaths(t *testing.T, run *virtualRun, timelines map[string][]model
 	bad := 0
 	for name, tl := range timelines {
 		key := model.Key{Target: name, Dependency: tl[0].Dependency}
-		ftl := f.Timelines[key]
+		ftl := f.Timelines[key].Bins()
 		if len(ftl) != n {
 			t.Errorf("%s: frame timeline of %d bins, want %d", key, len(ftl), n)
 			continue

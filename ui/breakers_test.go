@@ -49,7 +49,7 @@ func breakerFrame(t time.Time, window time.Duration) model.Frame {
 	r.EdgeReceivedPerS = some(289)
 	r.EdgeAmplification = some(2.41)
 	r.SettingsOff = []string{model.SettingIstioProxyStats, "someFlag"}
-	tl := f.Timelines[r.Key()]
+	tl := f.Timelines[r.Key()].Bins()
 	for i := range tl {
 		tl[i].BreakerState = breakerStates(i)
 		tl[i].BudgetBalance = quotaAt(i)
@@ -57,6 +57,7 @@ func breakerFrame(t time.Time, window time.Duration) model.Frame {
 			tl[i].BreakerRejectedPerS = some(37 * boolf(tl[i].BreakerState.V() == model.BreakerOpen))
 		}
 	}
+	f.Timelines[r.Key()] = model.NewTimeline(tl)
 	return f
 }
 
@@ -150,9 +151,11 @@ func TestBreakerSectionOnlyWhenTold(t *testing.T) {
 	r := &f.Rows[0]
 	r.BudgetBalance = model.Absent
 	r.SettingsOff = []string{model.SettingEnvoyUsedOnly}
-	for i := range f.Timelines[r.Key()] {
-		f.Timelines[r.Key()][i].BudgetBalance = model.Absent
+	tl := f.Timelines[r.Key()].Bins()
+	for i := range tl {
+		tl[i].BudgetBalance = model.Absent
 	}
+	f.Timelines[r.Key()] = model.NewTimeline(tl)
 	m = newTestModel(t, Options{}, func(frameRequest) model.Frame { return f })
 	send(m, tea.WindowSizeMsg{Width: 200, Height: 60}, liveFrame(f), keyMsg("enter"))
 	m.View()
@@ -190,9 +193,11 @@ func TestBreakerQuotaRebuilt(t *testing.T) {
 	f := breakerFrame(dataTime, time.Minute)
 	r := &f.Rows[0]
 	r.BudgetBalance = model.Absent
-	for i := range f.Timelines[r.Key()] {
-		f.Timelines[r.Key()][i].BudgetBalance = model.Absent
+	tl := f.Timelines[r.Key()].Bins()
+	for i := range tl {
+		tl[i].BudgetBalance = model.Absent
 	}
+	f.Timelines[r.Key()] = model.NewTimeline(tl)
 	for i := range f.Targets {
 		if f.Targets[i].Name == r.Target {
 			f.Targets[i].Dialect = "grpc"

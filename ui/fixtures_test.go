@@ -167,27 +167,27 @@ func fixtureFrame(t time.Time, window time.Duration, variant int) model.Frame {
 			{Name: "payments", Up: true, LastScrape: t, LastSuccess: t},
 		},
 		Rows:      rows,
-		Timelines: map[model.Key][]model.Signals{},
+		Timelines: map[model.Key]*model.Timeline{},
 	}
 	for i, r := range rows {
 		if r.Target == "legacy" {
 			continue // no timeline: the chart says so
 		}
-		f.Timelines[r.Key()] = timeline(r, 30, i+variant)
+		f.Timelines[r.Key()] = model.NewTimeline(timeline(r, 30, i+variant))
 	}
 	return f
 }
 
 // bigFrame has n rows for scrolling tests and benchmarks.
 func bigFrame(t time.Time, n int, variant int) model.Frame {
-	f := model.Frame{Time: t, Window: time.Minute, Bin: 10 * time.Second, Timelines: map[model.Key][]model.Signals{}}
+	f := model.Frame{Time: t, Window: time.Minute, Bin: 10 * time.Second, Timelines: map[model.Key]*model.Timeline{}}
 	for i := 0; i < 12; i++ {
 		f.Targets = append(f.Targets, model.TargetStatus{Name: "svc-" + strconv.Itoa(i), Up: i != 7, LastError: "timeout", LastScrape: t})
 	}
 	for i := 0; i < n; i++ {
 		r := row("svc-"+strconv.Itoa(i%12), "dependency-"+strconv.Itoa(i), float64(10+(i*37+variant*11)%400), 1+float64((i*13+variant)%30)/10, float64(i%7)/20)
 		f.Rows = append(f.Rows, r)
-		f.Timelines[r.Key()] = timeline(r, 30, i+variant)
+		f.Timelines[r.Key()] = model.NewTimeline(timeline(r, 30, i+variant))
 	}
 	return f
 }

@@ -82,7 +82,7 @@ func deriveGroups(f *model.Frame) *groupSet {
 		of:   make(map[model.Key]model.Key),
 		frame: model.Frame{
 			Time: f.Time, Window: f.Window, Bin: f.Bin, Targets: f.Targets,
-			Timelines: make(map[model.Key][]model.Signals),
+			Timelines: make(map[model.Key]*model.Timeline),
 		},
 	}
 	// Group keys in order of first appearance, so the result does not
@@ -131,13 +131,13 @@ func deriveGroups(f *model.Frame) *groupSet {
 		buf, tls = buf[:0], tls[:0]
 		for _, i := range gi.members {
 			buf = append(buf, rows[i])
-			tls = append(tls, f.Timelines[rows[i].Key()])
+			tls = append(tls, f.Timelines[rows[i].Key()].Bins())
 			gs.of[rows[i].Key()] = gk
 		}
 		g := analysis.Aggregate(name, buf)
 		gs.frame.Rows = append(gs.frame.Rows, g)
 		if tl := analysis.AggregateTimeline(name, tls); tl != nil {
-			gs.frame.Timelines[gk] = tl
+			gs.frame.Timelines[gk] = model.NewTimeline(tl)
 		}
 		info[gk] = gi
 	}
@@ -305,7 +305,7 @@ func (d *groupDetailModel) render(dst []line, gs *groupSet, f *model.Frame, widt
 	}
 	dst = p.endTitle(dst, nil, "", width)
 
-	tl := gs.frame.Timelines[d.key]
+	tl := gs.frame.Timelines[d.key].Bins()
 	replicas := func(dst []line) []line {
 		return d.replicasSection(dst, gs, gi, f, width)
 	}

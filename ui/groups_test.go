@@ -41,7 +41,7 @@ func withEdges(tl []model.Signals, end time.Time, bin time.Duration) []model.Sig
 // name hostile, and replica 5 exposes only originals and attempts.
 // variant shifts the numbers so that refreshes reorder replicas.
 func fleetFrame(t time.Time, layers, replicas, variant int) model.Frame {
-	f := model.Frame{Time: t, Window: time.Minute, Bin: 10 * time.Second, Timelines: map[model.Key][]model.Signals{}}
+	f := model.Frame{Time: t, Window: time.Minute, Bin: 10 * time.Second, Timelines: map[model.Key]*model.Timeline{}}
 	for li := range layers {
 		spec := fleetLayers[li%len(fleetLayers)]
 		layer := spec.layer
@@ -66,14 +66,14 @@ func fleetFrame(t time.Time, layers, replicas, variant int) model.Frame {
 				}
 				f.Rows = append(f.Rows, r)
 				if !(li == 0 && i == 3) {
-					f.Timelines[r.Key()] = withEdges(timeline(r, 30, i+variant), t, f.Bin)
+					f.Timelines[r.Key()] = model.NewTimeline(withEdges(timeline(r, 30, i+variant), t, f.Bin))
 				}
 			}
 		}
 	}
 	legacy := row("legacy", "mainframe", 12, 1.2, 0.01)
 	f.Rows = append(f.Rows, legacy)
-	f.Timelines[legacy.Key()] = withEdges(timeline(legacy, 30, 0), t, f.Bin)
+	f.Timelines[legacy.Key()] = model.NewTimeline(withEdges(timeline(legacy, 30, 0), t, f.Bin))
 	f.Targets = append(f.Targets, model.TargetStatus{Name: "legacy", Up: true, LastScrape: t, LastSuccess: t})
 	return f
 }
@@ -138,7 +138,7 @@ func TestDeriveGroups(t *testing.T) {
 	if g.ConcurrencyLimit != some(11*64) {
 		t.Errorf("group limit %v, want %v", g.ConcurrencyLimit, 11*64)
 	}
-	tl := gs.frame.Timelines[gkey("checkout", "payments")]
+	tl := gs.frame.Timelines[gkey("checkout", "payments")].Bins()
 	if len(tl) != 30 || tl[29].EndMs != dataTime.UnixMilli() || !tl[29].OriginalsPerS.OK() {
 		t.Errorf("group timeline: %d bins, last %+v", len(tl), tl[len(tl)-1])
 	}

@@ -172,10 +172,11 @@ func TestRenderRobustness(t *testing.T) {
 				r.LatencyHist = nil
 				r.Target = strings.Repeat("very-long-target-name-", 4)
 			}
-			tl := f.Timelines[r.Key()]
+			tl := f.Timelines[r.Key()].Bins()
 			for j := range tl {
 				tl[j].OriginalsPerS, tl[j].AttemptsPerS, tl[j].Amplification, tl[j].ActiveCalls = val(), val(), val(), val()
 			}
+			f.Timelines[r.Key()] = model.NewTimeline(tl)
 			if iter%4 == 0 {
 				delete(f.Timelines, r.Key())
 			}

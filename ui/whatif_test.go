@@ -70,7 +70,7 @@ func TestDetailBudgetLine(t *testing.T) {
 	f := model.Frame{Time: dataTime, Window: time.Minute, Bin: 10 * time.Second,
 		Targets:   []model.TargetStatus{{Name: "gw", Up: true, Dialect: "grpc", LastScrape: dataTime, LastSuccess: dataTime}},
 		Rows:      []model.Signals{win},
-		Timelines: map[model.Key][]model.Signals{win.Key(): {fill, bin(0), bin(1)}}}
+		Timelines: map[model.Key]*model.Timeline{win.Key(): model.NewTimeline([]model.Signals{fill, bin(0), bin(1)})}}
 	m := newTestModel(t, Options{}, nil)
 	send(m, tea.WindowSizeMsg{Width: 140, Height: 200}, liveFrame(f))
 	keys(m, "enter")

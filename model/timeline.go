@@ -1,0 +1,252 @@
+package model
+
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
+)
+
+// Timeline is a row's bins, oldest first, held by field rather than by
+// bin: a field absent from every bin costs nothing. A bin's Signals is
+// some 650 bytes of which a dialect fills a fifth (an Envoy row has no
+// admission, breaker or hedge counts), and a view keeps a timeline for
+// every row. At rebuilds a bin; a Timeline is not changed once made.
+//
+// The nil *Timeline is the empty one.
+type Timeline struct {
+	n int
+	// fields are the Value fields some bin has (indexes into
+	// timelineValues), and vals their values, field after field:
+	// vals[k*n+i] is fields[k] of bin i.
+	fields []uint8
+	vals   []Value
+	// times are each bin's StartMs, EndMs, SampledFromMs and SampledToMs.
+	times []int64
+	// strs are the string fields (timelineStrings) when every bin has the
+	// same, else strsBy has them per bin.
+	strs   [numTimelineStrings]string
+	strsBy [][numTimelineStrings]string
+	// The remaining fields, per bin; nil when no bin has one.
+	settingsOff         [][]string
+	nestedIn            [][]Breakdown
+	admissionRejectedBy [][]Breakdown
+	resultsPerS         []map[string]Value
+	latency             []ByClass[Quantiles]
+	latencyHist         []ByClass[HistogramWindow]
+}
+
+const numTimelineStrings = 4
+
+// timelineStrings are Signals' string fields, in Timeline.strs' order.
+func timelineStrings(s *Signals) [numTimelineStrings]*string {
+	return [...]*string{&s.Target, &s.Dependency, &s.Dialect, &s.AmplificationBasis}
+}
+
+// timelineValues are the offsets in Signals of its Value fields,
+// MixedLatency's included; found once by reflection, so that a field
+// added to Signals is held without a change here. Every other field must
+// be one Timeline holds by name: init panics otherwise.
+var timelineValues = func() []uintptr {
+	handled := map[string]bool{
+		"Target": true, "Dependency": true, "Dialect": true, "AmplificationBasis": true,
+		"StartMs": true, "EndMs": true, "SampledFromMs": true, "SampledToMs": true,
+		"SettingsOff": true, "NestedIn": true, "AdmissionRejectedBy": true, "ResultsPerS": true,
+		"Latency": true, "LatencyHist": true,
+	}
+	valueType := reflect.TypeOf(Value{})
+	var offs []uintptr
+	var walk func(t reflect.Type, base uintptr, top bool)
+	walk = func(t reflect.Type, base uintptr, top bool) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			switch {
+			case f.Type == valueType:
+				offs = append(offs, base+f.Offset)
+			case f.Type.Kind() == reflect.Struct && allValues(f.Type, valueType):
+				walk(f.Type, base+f.Offset, false)
+			case top && handled[f.Name]:
+			default:
+				panic(fmt.Sprintf("model: Timeline does not hold Signals.%s (%s)", f.Name, f.Type))
+			}
+		}
+	}
+	walk(reflect.TypeOf(Signals{}), 0, true)
+	if len(offs) > 255 {
+		panic("model: Timeline numbers Signals' values in a byte")
+	}
+	return offs
+}()
+
+func allValues(t, valueType reflect.Type) bool {
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Type != valueType {
+			return false
+		}
+	}
+	return t.NumField() > 0
+}
+
+func valueAt(s *Signals, off uintptr) *Value {
+	return (*Value)(unsafe.Add(unsafe.Pointer(s), off))
+}
+
+// NewTimeline holds bins. It keeps what their slices and maps point to,
+// not the bins themselves.
+func NewTimeline(bins []Signals) *Timeline {
+	n := len(bins)
+	t := &Timeline{n: n}
+	if n == 0 {
+		return t
+	}
+	for k, off := range timelineValues {
+		for i := range bins {
+			if valueAt(&bins[i], off).bits != 0 {
+				t.fields = append(t.fields, uint8(k))
+				break
+			}
+		}
+	}
+	t.vals = make([]Value, len(t.fields)*n)
+	for k, f := range t.fields {
+		off, col := timelineValues[f], t.vals[k*n:(k+1)*n]
+		for i := range bins {
+			col[i] = *valueAt(&bins[i], off)
+		}
+	}
+	t.times = make([]int64, 4*n)
+	for i := range bins {
+		b := &bins[i]
+		t.times[4*i], t.times[4*i+1], t.times[4*i+2], t.times[4*i+3] = b.StartMs, b.EndMs, b.SampledFromMs, b.SampledToMs
+	}
+	for j, p := range timelineStrings(&bins[0]) {
+		t.strs[j] = *p
+	}
+	for i := 1; i < n && t.strsBy == nil; i++ {
+		for j, p := range timelineStrings(&bins[i]) {
+			if *p != t.strs[j] {
+				t.strsBy = make([][numTimelineStrings]string, n)
+				break
+			}
+		}
+	}
+	if t.strsBy != nil {
+		for i := range bins {
+			for j, p := range timelineStrings(&bins[i]) {
+				t.strsBy[i][j] = *p
+			}
+		}
+	}
+	t.settingsOff = column(bins, func(s *Signals) []string { return s.SettingsOff })
+	t.nestedIn = column(bins, func(s *Signals) []Breakdown { return s.NestedIn })
+	t.admissionRejectedBy = column(bins, func(s *Signals) []Breakdown { return s.AdmissionRejectedBy })
+	t.latency = column(bins, func(s *Signals) ByClass[Quantiles] { return s.Latency })
+	t.latencyHist = column(bins, func(s *Signals) ByClass[HistogramWindow] { return s.LatencyHist })
+	for i := range bins {
+		if bins[i].ResultsPerS != nil {
+			t.resultsPerS = make([]map[string]Value, n)
+			for i := range bins {
+				t.resultsPerS[i] = bins[i].ResultsPerS
+			}
+			break
+		}
+	}
+	return t
+}
+
+// column is field of every bin, nil when no bin's is non-nil.
+func column[S ~[]E, E any](bins []Signals, field func(*Signals) S) []S {
+	for i := range bins {
+		if field(&bins[i]) != nil {
+			out := make([]S, len(bins))
+			for i := range bins {
+				out[i] = field(&bins[i])
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// String prints the bins, as fmt prints a []Signals.
+func (t *Timeline) String() string {
+	return fmt.Sprintf("%+v", t.Bins())
+}
+
+// Len is the number of bins.
+func (t *Timeline) Len() int {
+	if t == nil {
+		return 0
+	}
+	return t.n
+}
+
+// Edges are bin i's StartMs and EndMs.
+func (t *Timeline) Edges(i int) (start, end int64) {
+	return t.times[4*i], t.times[4*i+1]
+}
+
+// At is bin i.
+func (t *Timeline) At(i int) Signals {
+	var s Signals
+	t.into(&s, i)
+	return s
+}
+
+func (t *Timeline) into(s *Signals, i int) {
+	if i < 0 || i >= t.Len() {
+		panic(fmt.Sprintf("model: bin %d of a timeline of %d", i, t.Len()))
+	}
+	n := t.n
+	for k, f := range t.fields {
+		*valueAt(s, timelineValues[f]) = t.vals[k*n+i]
+	}
+	s.StartMs, s.EndMs, s.SampledFromMs, s.SampledToMs = t.times[4*i], t.times[4*i+1], t.times[4*i+2], t.times[4*i+3]
+	strs := &t.strs
+	if t.strsBy != nil {
+		strs = &t.strsBy[i]
+	}
+	for j, p := range timelineStrings(s) {
+		*p = strs[j]
+	}
+	if t.settingsOff != nil {
+		s.SettingsOff = t.settingsOff[i]
+	}
+	if t.nestedIn != nil {
+		s.NestedIn = t.nestedIn[i]
+	}
+	if t.admissionRejectedBy != nil {
+		s.AdmissionRejectedBy = t.admissionRejectedBy[i]
+	}
+	if t.resultsPerS != nil {
+		s.ResultsPerS = t.resultsPerS[i]
+	}
+	if t.latency != nil {
+		s.Latency = t.latency[i]
+	}
+	if t.latencyHist != nil {
+		s.LatencyHist = t.latencyHist[i]
+	}
+}
+
+// Bins are the bins, made afresh. Their slices and maps are the
+// timeline's: not to be changed.
+func (t *Timeline) Bins() []Signals {
+	if t.Len() == 0 {
+		return nil
+	}
+	return t.AppendBins(make([]Signals, 0, t.n))
+}
+
+// AppendBins appends the bins to dst.
+func (t *Timeline) AppendBins(dst []Signals) []Signals {
+	return t.AppendRange(dst, 0, t.Len())
+}
+
+// AppendRange appends bins [from, to) to dst.
+func (t *Timeline) AppendRange(dst []Signals, from, to int) []Signals {
+	for i := from; i < to; i++ {
+		dst = append(dst, Signals{})
+		t.into(&dst[len(dst)-1], i)
+	}
+	return dst
+}

@@ -1,0 +1,101 @@
+package model
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+// fullBin is a bin with every field set, each Value to its own number.
+func fullBin(i int) Signals {
+	s := Signals{Target: "app", Dependency: "db", Dialect: "envoy", AmplificationBasis: AmplificationAdmitted,
+		StartMs: int64(i) * 10_000, EndMs: int64(i+1) * 10_000, SampledFromMs: int64(i)*10_000 + 300, SampledToMs: int64(i+1)*10_000 + 300,
+		SettingsOff:         []string{"off"},
+		NestedIn:            []Breakdown{{Key: "outer", PerS: 1}},
+		AdmissionRejectedBy: []Breakdown{{Key: "shed", PerS: 2}},
+		ResultsPerS:         map[string]Value{"ok": Some(3)},
+		Latency:             ByClass[Quantiles]{{Class: ClassSuccess, V: Quantiles{P50: Some(0.1)}}},
+		LatencyHist:         ByClass[HistogramWindow]{{Class: ClassSuccess, V: HistogramWindow{Buckets: []Bucket{{UpperBound: 1, Count: 4}}, Count: 4}}},
+	}
+	for k, off := range timelineValues {
+		*valueAt(&s, off) = Some(float64(1000*i + k))
+	}
+	return s
+}
+
+func TestTimelineHoldsEveryField(t *testing.T) {
+	// The test's own reach: every Value of Signals, MixedLatency's too.
+	if n := reflect.TypeOf(Signals{}).NumField(); len(timelineValues) < n-14 {
+		t.Fatalf("%d values of %d fields", len(timelineValues), n)
+	}
+	bins := []Signals{fullBin(0), fullBin(1), fullBin(2)}
+	bins[1].Dialect = "native" // the strings differ in one bin
+	bins[2].SettingsOff, bins[2].ResultsPerS = nil, nil
+	bins[2].MixedLatency.P99 = Absent
+	tl := NewTimeline(bins)
+	if got := tl.Bins(); !reflect.DeepEqual(got, bins) {
+		t.Fatalf("bins back:\n got %+v\nwant %+v", got, bins)
+	}
+	if tl.Len() != 3 || len(tl.fields) != len(timelineValues) {
+		t.Errorf("Len %d, %d value columns, want 3 and %d", tl.Len(), len(tl.fields), len(timelineValues))
+	}
+	for i := range bins {
+		if got := tl.At(i); !reflect.DeepEqual(got, bins[i]) {
+			t.Errorf("At(%d) = %+v, want %+v", i, got, bins[i])
+		}
+		if s, e := tl.Edges(i); s != bins[i].StartMs || e != bins[i].EndMs {
+			t.Errorf("Edges(%d) = %d, %d", i, s, e)
+		}
+	}
+	if got := tl.AppendRange([]Signals{{}}, 1, 3); !reflect.DeepEqual(got, []Signals{{}, bins[1], bins[2]}) {
+		t.Errorf("AppendRange(1, 3) = %+v", got)
+	}
+}
+
+// A field absent from every bin takes no column, and the strings one copy.
+func TestTimelineSparse(t *testing.T) {
+	bins := make([]Signals, 30)
+	for i := range bins {
+		bins[i] = Signals{Target: "app", Dependency: "db", StartMs: int64(i), EndMs: int64(i + 1),
+			OriginalsPerS: Some(float64(i)), AttemptsPerS: Some(2 * float64(i))}
+	}
+	bins[4].OriginalsPerS = Absent // absent in one bin: still a column
+	bins[7].EffectiveSuccess = Some(0)
+	tl := NewTimeline(bins)
+	if len(tl.fields) != 3 || len(tl.vals) != 3*30 || tl.strsBy != nil || tl.latency != nil || tl.resultsPerS != nil {
+		t.Errorf("%d value columns (%d values), strings per bin %v, latency %v: want 3 columns of 30, no more",
+			len(tl.fields), len(tl.vals), tl.strsBy != nil, tl.latency != nil)
+	}
+	if got := tl.Bins(); !reflect.DeepEqual(got, bins) {
+		t.Fatalf("bins back:\n got %+v\nwant %+v", got, bins)
+	}
+	if got := tl.At(4).OriginalsPerS; got.OK() {
+		t.Errorf("bin 4 originals %v, want absent", got)
+	}
+	if got := tl.At(7).EffectiveSuccess; got != Some(0) {
+		t.Errorf("bin 7 effective success %v, want a present 0", got)
+	}
+}
+
+func TestTimelineEmpty(t *testing.T) {
+	var nilTl *Timeline
+	for name, tl := range map[string]*Timeline{"nil": nilTl, "no bins": NewTimeline(nil)} {
+		if tl.Len() != 0 || tl.Bins() != nil || len(tl.AppendBins(nil)) != 0 {
+			t.Errorf("%s: Len %d, Bins %v", name, tl.Len(), tl.Bins())
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("At past the end did not panic")
+		}
+	}()
+	NewTimeline([]Signals{{}}).At(1)
+}
+
+// Frames are compared by their printing: a timeline prints its bins.
+func TestTimelineString(t *testing.T) {
+	bins := []Signals{{Target: "a", OriginalsPerS: Some(2)}}
+	if got, want := fmt.Sprintf("%+v", map[Key]*Timeline{{}: NewTimeline(bins)}), fmt.Sprintf("%+v", map[Key][]Signals{{}: bins}); got != want {
+		t.Errorf("printed %s, want %s", got, want)
+	}
+}
