@@ -40,7 +40,7 @@ func Detect(frame model.Frame, chains []Chain, th Thresholds) Detection {
 	trigStart := int64(0)
 	var buf []model.Signals
 	for _, t := range h.tls {
-		tl := t.AppendBins(buf[:0])
+		tl := t.AppendRangeNoHist(buf[:0], 0, t.Len())
 		buf = tl
 		trig, _ := triggers(tl, th)
 		for i, s := range trig {
@@ -106,7 +106,7 @@ func (h *historyBins) binEdges(i int) (start, end int64, data bool) {
 		if i >= tl.Len() {
 			continue
 		}
-		b := tl.At(i)
+		b := tl.AtNoHist(i)
 		if !found {
 			start, end, found = b.StartMs, b.EndMs, true
 		}

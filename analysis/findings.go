@@ -354,7 +354,8 @@ func Evaluate(frame model.Frame, chains []ChainResult, th Thresholds) []Finding 
 	var tlf []Finding
 	var buf []model.Signals
 	for _, k := range keys {
-		buf = frame.Timelines[k].AppendBins(buf[:0])
+		tl := frame.Timelines[k]
+		buf = tl.AppendRangeNoHist(buf[:0], 0, tl.Len())
 		bases[k] = baselineOf(buf)
 		tlf = timelineRules(tlf, k, buf, th)
 	}
@@ -447,7 +448,8 @@ func EvaluateHistory(frame model.Frame, chains []Chain, th Thresholds) []Finding
 	}
 	var buf []model.Signals
 	for _, k := range keys {
-		buf = frame.Timelines[k].AppendBins(buf[:0])
+		tl := frame.Timelines[k]
+		buf = tl.AppendRangeNoHist(buf[:0], 0, tl.Len())
 		out = timelineRules(out, k, buf, th)
 	}
 	sortFindings(out)
@@ -473,7 +475,7 @@ func newHistoryBins(frame model.Frame, chains []Chain, th Thresholds) *historyBi
 	var buf []model.Signals
 	for j, k := range h.keys {
 		h.tls[j] = frame.Timelines[k]
-		buf = h.tls[j].AppendBins(buf[:0])
+		buf = h.tls[j].AppendRangeNoHist(buf[:0], 0, h.tls[j].Len())
 		h.bases[k] = baselineOf(buf)
 		h.n = max(h.n, h.tls[j].Len())
 	}
@@ -521,9 +523,11 @@ func (h *historyBins) findings(i int, sc *binScratch) []Finding {
 			continue
 		}
 		// The samples at the span's start edge are at or before its
-		// first bin: the bin before counts too.
+		// first bin: the bin before counts too. Only bin i's rules read
+		// its histograms.
 		from := max(i-h.span, 0)
-		sc.win = tl.AppendRange(sc.win[:0], from, i+1)
+		sc.win = tl.AppendRangeNoHist(sc.win[:0], from, i)
+		sc.win = tl.AppendRange(sc.win, i, i+1)
 		sc.rows = append(sc.rows, sc.win[len(sc.win)-1])
 		sc.agg = append(sc.agg, aggregate(sc.win[i+1-h.span-from:]))
 		sc.edges[k] = peakRates(sc.win)

@@ -134,7 +134,7 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 	if len(servers) > 0 {
 		aliasServers(Identities(st, targets), servers)
 	}
-	var tl []model.Signals // a row's bins, held by field once made (model.Timeline)
+	var tb model.TimelineBuilder
 	for i, t := range names {
 		since := fullSince
 		if prev != nil {
@@ -155,15 +155,15 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 			r.server = servers[d]
 			key := model.Key{Target: t, Dependency: d}
 			f.Rows = append(f.Rows, r.eval(rangeWindow(r.times, winStart, end)))
-			tl = tl[:0]
+			tb.Reset()
 			for _, b := range bins {
-				if s, ok := prev.bin(key, b); ok {
-					tl = append(tl, s)
+				if i, ok := prev.index(key, b); ok {
+					tb.AddFrom(prev.frame.Timelines[key], i)
 				} else {
-					tl = append(tl, r.eval(binWindow(r.times, b.start, b.end)))
+					tb.Add(r.eval(binWindow(r.times, b.start, b.end)))
 				}
 			}
-			f.Timelines[key] = model.NewTimeline(tl)
+			f.Timelines[key] = tb.Timeline()
 			if f.FinalMs != nil {
 				final := newest[t]
 				if r.server != nil {
@@ -324,13 +324,6 @@ func reusable(opts FrameOptions) *prevBins {
 
 // bin returns the previous frame's bin of key with these edges, when it
 // was final.
-func (p *prevBins) bin(key model.Key, b binEdge) (model.Signals, bool) {
-	if i, ok := p.index(key, b); ok {
-		return p.frame.Timelines[key].At(i), true
-	}
-	return model.Signals{}, false
-}
-
 // index is where the previous frame's timeline of key has the bin with
 // these edges, when it was final.
 func (p *prevBins) index(key model.Key, b binEdge) (int, bool) {

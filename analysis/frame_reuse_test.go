@@ -73,7 +73,7 @@ func TestBuildFrameReusesFinalBins(t *testing.T) {
 		if prev != nil {
 			for k, tl := range got.Timelines {
 				for _, b := range tl.Bins() {
-					if _, ok := (&prevBins{frame: prev}).bin(k, binEdge{b.StartMs, b.EndMs}); ok {
+					if _, ok := (&prevBins{frame: prev}).index(k, binEdge{b.StartMs, b.EndMs}); ok {
 						reused++
 					}
 				}

@@ -354,7 +354,8 @@ func (b *reportBuild) spanRows(t string, rows []*row, reduced map[string]*row) [
 			r := rows[i]
 			key := model.Key{Target: t, Dependency: r.dep}
 			dr := b.rowSignals(r, reduced[r.dep])
-			b.rowBudget(&dr, t, b.history.Timelines[key].Bins())
+			tl := b.history.Timelines[key]
+			b.rowBudget(&dr, t, tl.AppendRangeNoHist(nil, 0, tl.Len()))
 			dr.Phases = b.phases[key]
 			deps[i] = dr
 		}
@@ -435,8 +436,7 @@ func (b *reportBuild) makeTimelines() {
 		delete(b.history.Timelines, d.Key())
 		d.Timeline = make([]BinReport, bins.Len())
 		for j := range d.Timeline {
-			bin := bins.At(j)
-			bin.LatencyHist = nil
+			bin := bins.AtNoHist(j)
 			d.Timeline[j] = BinReport{StartUnix: float64(bin.StartMs) / 1000, EndUnix: float64(bin.EndMs) / 1000,
 				SampledSeconds: sampledSeconds(&bin), Signals: bin}
 		}

@@ -61,7 +61,9 @@ func TestChunkCodecSize(t *testing.T) {
 		steady[i] = float32(500 + 3*i)
 		jitter[i] = float32(500 + 3*i + i%2)
 	}
-	if n, want := len(encodeChunk(nil, steady)), 5+2+1; n != want { // raw, 1 dod, runs of 64 and 62
+	// A raw value, one byte of change of its increase, then runs of up
+	// to 64 unchanged increases, a byte each.
+	if n, want := len(encodeChunk(nil, steady)), 5+1+(chunkSlots-2+63)/64; n != want {
 		t.Errorf("steady counter: %d bytes, want %d", n, want)
 	}
 	if n, want := len(encodeChunk(nil, jitter)), 5+chunkSlots-1; n != want {

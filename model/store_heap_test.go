@@ -18,7 +18,7 @@ import (
 func TestStoreHeapPerSeries(t *testing.T) {
 	const series, scrapes = 2000, 1000
 	hist := DefaultStoreConfig.History
-	const bound = 2*chunkSlots*4 + 900*1 + 8*(5+4) + seriesIdentityBytes // 2,396 B
+	bound := 2*chunkSlots*4 + 900*1 + chunks(hist)*(5+4) + seriesIdentityBytes
 	rng := rand.New(rand.NewPCG(3, 4))
 	fam := Family{Name: "c_total", Type: Counter, Samples: make([]Sample, series)}
 	for i := range fam.Samples {
@@ -36,7 +36,7 @@ func TestStoreHeapPerSeries(t *testing.T) {
 	fam.Samples = nil // the generator's own memory out of the measure
 	per := float64(liveHeap()-before) / series
 	t.Logf("%.0f B per series, %.2f B per sample at %d scrapes", per, per/float64(hist), hist)
-	if per > bound {
+	if per > float64(bound) {
 		t.Errorf("%.0f B of live heap per series, want at most %d", per, bound)
 	}
 	runtime.KeepAlive(st)

@@ -32,7 +32,10 @@ type Timeline struct {
 	admissionRejectedBy [][]Breakdown
 	resultsPerS         []map[string]Value
 	latency             []ByClass[Quantiles]
-	latencyHist         []ByClass[HistogramWindow]
+	// LatencyHist: hist when each class keeps its bounds in every bin,
+	// else latencyHist per bin.
+	hist        *timelineHist
+	latencyHist []ByClass[HistogramWindow]
 }
 
 const numTimelineStrings = 4
@@ -93,6 +96,56 @@ func valueAt(s *Signals, off uintptr) *Value {
 // NewTimeline holds bins. It keeps what their slices and maps point to,
 // not the bins themselves.
 func NewTimeline(bins []Signals) *Timeline {
+	return newTimeline(bins, nil)
+}
+
+// TimelineBuilder makes a Timeline of bins made afresh and of bins of
+// other timelines (a frame reusing its previous frame's final bins): a
+// bin taken from a timeline is not made again, its histograms are copied
+// as they are held. Reset makes it ready for the next timeline.
+type TimelineBuilder struct {
+	bins  []Signals
+	from  []histSource
+	taken bool // some bin came from a compact timeline
+}
+
+// Reset empties the builder.
+func (b *TimelineBuilder) Reset() {
+	clear(b.bins) // the bins' slices and maps: the builder does not keep them
+	b.bins, b.from, b.taken = b.bins[:0], b.from[:0], false
+}
+
+// Add appends a bin.
+func (b *TimelineBuilder) Add(s Signals) {
+	b.bins = append(b.bins, s)
+	b.from = append(b.from, histSource{})
+}
+
+// AddFrom appends bin i of t.
+func (b *TimelineBuilder) AddFrom(t *Timeline, i int) {
+	b.bins = append(b.bins, Signals{})
+	t.into(&b.bins[len(b.bins)-1], i, t.hist == nil)
+	src := histSource{}
+	if t.hist != nil {
+		src, b.taken = histSource{t: t.hist, i: i}, true
+	}
+	b.from = append(b.from, src)
+}
+
+// Len is the number of bins added since Reset.
+func (b *TimelineBuilder) Len() int { return len(b.bins) }
+
+// Timeline holds the bins added since Reset.
+func (b *TimelineBuilder) Timeline() *Timeline {
+	if !b.taken {
+		return newTimeline(b.bins, nil)
+	}
+	return newTimeline(b.bins, b.from)
+}
+
+// newTimeline holds bins; from[j], when set, holds bin j's histograms
+// (bins[j].LatencyHist is then nil).
+func newTimeline(bins []Signals, from []histSource) *Timeline {
 	n := len(bins)
 	t := &Timeline{n: n}
 	if n == 0 {
@@ -140,7 +193,6 @@ func NewTimeline(bins []Signals) *Timeline {
 	t.nestedIn = column(bins, func(s *Signals) []Breakdown { return s.NestedIn })
 	t.admissionRejectedBy = column(bins, func(s *Signals) []Breakdown { return s.AdmissionRejectedBy })
 	t.latency = column(bins, func(s *Signals) ByClass[Quantiles] { return s.Latency })
-	t.latencyHist = column(bins, func(s *Signals) ByClass[HistogramWindow] { return s.LatencyHist })
 	for i := range bins {
 		if bins[i].ResultsPerS != nil {
 			t.resultsPerS = make([]map[string]Value, n)
@@ -150,6 +202,20 @@ func NewTimeline(bins []Signals) *Timeline {
 			break
 		}
 	}
+	hist, ok := newTimelineHist(bins, from)
+	if ok {
+		t.hist = hist
+		return t
+	}
+	// Bounds that change between bins: each bin's histograms as they are.
+	if from != nil {
+		for j := range from {
+			if from[j].t != nil {
+				bins[j].LatencyHist = from[j].t.at(from[j].i)
+			}
+		}
+	}
+	t.latencyHist = column(bins, func(s *Signals) ByClass[HistogramWindow] { return s.LatencyHist })
 	return t
 }
 
@@ -188,11 +254,19 @@ func (t *Timeline) Edges(i int) (start, end int64) {
 // At is bin i.
 func (t *Timeline) At(i int) Signals {
 	var s Signals
-	t.into(&s, i)
+	t.into(&s, i, true)
 	return s
 }
 
-func (t *Timeline) into(s *Signals, i int) {
+// AtNoHist is bin i without its LatencyHist (AppendRangeNoHist).
+func (t *Timeline) AtNoHist(i int) Signals {
+	var s Signals
+	t.into(&s, i, false)
+	return s
+}
+
+// into sets s to bin i; its LatencyHist only when hist is set.
+func (t *Timeline) into(s *Signals, i int, hist bool) {
 	if i < 0 || i >= t.Len() {
 		panic(fmt.Sprintf("model: bin %d of a timeline of %d", i, t.Len()))
 	}
@@ -223,8 +297,14 @@ func (t *Timeline) into(s *Signals, i int) {
 	if t.latency != nil {
 		s.Latency = t.latency[i]
 	}
+	if !hist {
+		return
+	}
 	if t.latencyHist != nil {
 		s.LatencyHist = t.latencyHist[i]
+	}
+	if t.hist != nil {
+		s.LatencyHist = t.hist.at(i)
 	}
 }
 
@@ -244,9 +324,20 @@ func (t *Timeline) AppendBins(dst []Signals) []Signals {
 
 // AppendRange appends bins [from, to) to dst.
 func (t *Timeline) AppendRange(dst []Signals, from, to int) []Signals {
+	return t.appendRange(dst, from, to, true)
+}
+
+// AppendRangeNoHist appends bins [from, to) to dst without their
+// LatencyHist, which a timeline holds compactly and makes afresh for
+// each bin asked: for readers of the other fields.
+func (t *Timeline) AppendRangeNoHist(dst []Signals, from, to int) []Signals {
+	return t.appendRange(dst, from, to, false)
+}
+
+func (t *Timeline) appendRange(dst []Signals, from, to int, hist bool) []Signals {
 	for i := from; i < to; i++ {
 		dst = append(dst, Signals{})
-		t.into(&dst[len(dst)-1], i)
+		t.into(&dst[len(dst)-1], i, hist)
 	}
 	return dst
 }

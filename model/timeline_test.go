@@ -2,7 +2,9 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -97,5 +99,87 @@ func TestTimelineString(t *testing.T) {
 	bins := []Signals{{Target: "a", OriginalsPerS: Some(2)}}
 	if got, want := fmt.Sprintf("%+v", map[Key]*Timeline{{}: NewTimeline(bins)}), fmt.Sprintf("%+v", map[Key][]Signals{{}: bins}); got != want {
 		t.Errorf("printed %s, want %s", got, want)
+	}
+}
+
+// histBin is a bin whose latency histograms are those of classes, with
+// bounds and counts of its own number.
+func histBin(i int, bounds []float64, classes ...string) Signals {
+	s := Signals{Target: "app", Dependency: "db", StartMs: int64(i), EndMs: int64(i + 1), OriginalsPerS: Some(float64(i))}
+	for c, class := range classes {
+		h := HistogramWindow{Count: float64(10*i + c), Sum: float64(i) / 4}
+		for k, b := range bounds {
+			h.Buckets = append(h.Buckets, Bucket{UpperBound: b, Count: float64(i + c + k)})
+		}
+		s.LatencyHist.Set(class, h)
+	}
+	return s
+}
+
+func TestTimelineHistograms(t *testing.T) {
+	b3 := []float64{0.1, 1, math.Inf(1)}
+	for _, tc := range []struct {
+		name    string
+		bins    []Signals
+		compact bool
+	}{
+		{"classes come and go", []Signals{histBin(0, b3, ClassSuccess), histBin(1, b3), histBin(2, b3, ClassFailure, ClassSuccess),
+			histBin(3, b3, ClassFastFailure)}, true},
+		{"bounds change", []Signals{histBin(0, b3, ClassSuccess), histBin(1, b3[:2], ClassSuccess)}, false},
+		{"bounds move", []Signals{histBin(0, b3, ClassSuccess), histBin(1, []float64{0.2, 1, math.Inf(1)}, ClassSuccess)}, false},
+		{"an empty histogram", []Signals{histBin(0, b3, ClassSuccess), {LatencyHist: ByClass[HistogramWindow]{}}}, false},
+		{"a class without buckets", []Signals{histBin(0, nil, ClassSuccess)}, false},
+		{"none", []Signals{histBin(0, b3), histBin(1, b3)}, true},
+	} {
+		tl := NewTimeline(tc.bins)
+		if got := tl.Bins(); !reflect.DeepEqual(got, tc.bins) {
+			t.Errorf("%s: bins back:\n got %+v\nwant %+v", tc.name, got, tc.bins)
+		}
+		if compact := tl.latencyHist == nil; compact != tc.compact {
+			t.Errorf("%s: held compactly %v, want %v", tc.name, compact, tc.compact)
+		}
+		bare := tl.AppendRangeNoHist(nil, 0, tl.Len())
+		for i := range bare {
+			want := tc.bins[i]
+			want.LatencyHist = nil
+			if !reflect.DeepEqual(bare[i], want) {
+				t.Errorf("%s: bin %d without histograms %+v, want %+v", tc.name, i, bare[i], want)
+			}
+		}
+	}
+}
+
+// A timeline built from another's bins and new ones is the timeline of
+// all of them, and shares the other's bounds.
+func TestTimelineBuilder(t *testing.T) {
+	b3 := []float64{0.1, 1, math.Inf(1)}
+	old := []Signals{histBin(0, b3, ClassSuccess), histBin(1, b3, ClassSuccess, ClassFailure), histBin(2, b3)}
+	prev := NewTimeline(old)
+	for _, tc := range []struct {
+		name    string
+		fresh   Signals
+		compact bool
+	}{
+		{"same bounds", histBin(3, b3, ClassFastFailure, ClassSuccess), true},
+		{"other bounds", histBin(3, b3[1:], ClassSuccess), false},
+	} {
+		var b TimelineBuilder
+		b.Add(Signals{Target: "discarded"})
+		b.Reset()
+		for i := 1; i < 3; i++ {
+			b.AddFrom(prev, i)
+		}
+		b.Add(tc.fresh)
+		tl := b.Timeline()
+		want := []Signals{old[1], old[2], tc.fresh}
+		if got := tl.Bins(); b.Len() != 3 || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %d bins:\n got %+v\nwant %+v", tc.name, b.Len(), got, want)
+		}
+		if compact := tl.latencyHist == nil; compact != tc.compact {
+			t.Errorf("%s: held compactly %v, want %v", tc.name, compact, tc.compact)
+		}
+		if tc.compact && &tl.hist.bounds[slices.Index(tl.hist.classes, ClassSuccess)][0] != &prev.hist.bounds[slices.Index(prev.hist.classes, ClassSuccess)][0] {
+			t.Errorf("%s: the success bounds are a copy", tc.name)
+		}
 	}
 }
