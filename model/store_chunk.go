@@ -9,7 +9,7 @@ import (
 // chunk of its tiles: the unit a tile set seals (compresses) once the
 // target's scrapes have moved past it, and opens again (decodes to
 // float32) when they come back to it. A multiple of tileSlots.
-const chunkSlots = 128
+const chunkSlots = 64
 
 // chunkLen is the number of slots of chunk c of a history of slots.
 func chunkLen(c, slots int) int { return min(chunkSlots, slots-c*chunkSlots) }

@@ -46,7 +46,7 @@ func (w *watching) scrape(t *testing.T) {
 // costs. The generator's counters grow by increases that jitter by
 // hundreds, two-byte tokens once sealed (model.TestStoreHeapPerSeries),
 // and each sealed chunk of chunkScrapes adds its first value raw and its
-// column offset: 2 + 16/128 B per stored sample. The marks are chunk
+// column offset: 2 + 16/64 B per stored sample. The marks are chunk
 // boundaries after the charts filled (the 5-minute range in 30 bins, 10 s
 // each once full, and the 30 s window: by about 330 scrapes), so the
 // chunks written and left between them are whole. What the model keeps
@@ -57,8 +57,8 @@ func TestWatchHeapFlat(t *testing.T) {
 		t.Skip("scrapes two targets 640 times")
 	}
 	const (
-		chunkScrapes = 128
-		from, to     = 3 * chunkScrapes, 5 * chunkScrapes
+		chunkScrapes = 64 // model's chunkSlots
+		from, to     = 6 * chunkScrapes, 10 * chunkScrapes
 		perSample    = 2 + 16.0/chunkScrapes
 	)
 	base := watchrig.LiveHeap()
