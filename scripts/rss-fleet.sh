@@ -5,7 +5,8 @@
 # bench's fleetgen with counters growing every scrape, scraped every
 # second by both for DURATION seconds (default 120). Prints
 #   rss/watch-prometheus <ratio of the peaks> <goal>
-# and each process's peak and current RSS. Needs tmux and prometheus.
+# and each process's peak and current RSS, and the CPU seconds each used
+# (and their ratio). Needs tmux and prometheus.
 # MODE=record measures `retrytop record` (to a file in the work
 # directory) instead, and prints its RSS after the first minute too
 # (rss/record-prometheus; the goal is flat after that minute, under
@@ -67,6 +68,9 @@ else
 	watch=$(tmux display -p -t "$session" '#{pane_pid}')
 	sleep "$duration"
 fi
+# CPU seconds (user + system) of a process so far.
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{sub(/^.*\) /, ""); printf "%.1f", ($12 + $13) / hz}' "/proc/$1/stat"; }
+wc=$(cpu "$watch"); pc=$(cpu "$prom")
 wp=$(kb "$watch" VmHWM); wn=$(kb "$watch" VmRSS)
 pp=$(kb "$prom" VmHWM); pn=$(kb "$prom" VmRSS)
 if [ -z "$wp" ] || [ -z "$pp" ]; then
@@ -80,5 +84,6 @@ if [ "$mode" = record ]; then
 	printf 'record     at %d s %6d MB; %s\n' "$minute" $((w1 / 1024)) "$(tail -c 300 "$work/record.err" | tr '\r' '\n' | grep . | tail -1)"
 fi
 printf 'prometheus peak %6d MB  now %6d MB\n' $((pp / 1024)) $((pn / 1024))
+printf 'cpu %s %s s, prometheus %s s: %s\n' "$mode" "$wc" "$pc" "$(awk -v a="$wc" -v b="$pc" 'BEGIN {printf "%.3f", a / b}')"
 up=$(curl -s "http://127.0.0.1:$port/api/v1/query?query=count(up%3D%3D1)" | sed -n 's/.*"value":\[[^,]*,"\([0-9]*\)".*/\1/p')
 printf '%d targets x 2,016 series for %d s (%s up in Prometheus); load %s\n' "$targets" "$duration" "${up:-?}" "$(cut -d' ' -f1 /proc/loadavg)"

@@ -171,7 +171,9 @@ func watchPrometheus(ctx context.Context, pf *promFlags, srcFlags *sourceFlags, 
 	if rec != nil {
 		feeds = append(feeds, rec.Feed(src.Store(), f.interval))
 	}
+	restoreGC := dashboard.LiveGC()
 	err = dashboard.Run(ctx, src, opts, feeds...)
+	restoreGC()
 	if rec != nil {
 		return closeRecording(err, rec.Close)
 	}

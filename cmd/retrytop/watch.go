@@ -166,5 +166,6 @@ func runWatch(ctx context.Context, f *dashboardFlags, src *sourceFlags, args []s
 // runDashboard scrapes in the background while the dashboard runs, and
 // stops both when either ends.
 func runDashboard(ctx context.Context, scraper *scrape.Scraper, opts ui.Options) error {
+	defer dashboard.LiveGC()()
 	return dashboard.Run(ctx, scraper, opts, func(ctx context.Context) { _ = scraper.Run(ctx) })
 }
