@@ -55,16 +55,18 @@ func Aggregate(name string, members []model.Signals) model.Signals {
 }
 
 // AggregateTimeline combines the members' timelines bin by bin with the
-// rules of Aggregate. Bins are matched by their edges (StartMs, EndMs), as
-// the timelines of one frame built with aligned bins share them: the
-// result has the bins of the longest member timeline (the first of the
-// longest), and a member's bin whose edges are not among those is left out
-// (a member with fewer bins contributes to the bins it has). Each
-// timeline must be oldest first. It returns nil when no member has a bin.
-func AggregateTimeline(name string, members [][]model.Signals) []model.Signals {
+// rules of Aggregate, each bin named key: its Target key.Target and, when
+// key.Dependency is set, its Dependency that (else the members'). Bins are
+// matched by their edges (StartMs, EndMs), as the timelines of one frame
+// built with aligned bins share them: the result has the bins of the
+// longest member timeline (the first of the longest), and a member's bin
+// whose edges are not among those is left out (a member with fewer bins
+// contributes to the bins it has). It returns nil when no member has a
+// bin. Each member's bin is read once, into scratch.
+func AggregateTimeline(key model.Key, members []*model.Timeline) *model.Timeline {
 	ref := -1
 	for i, tl := range members {
-		if len(tl) > 0 && (ref < 0 || len(tl) > len(members[ref])) {
+		if tl.Len() > 0 && (ref < 0 || tl.Len() > members[ref].Len()) {
 			ref = i
 		}
 	}
@@ -72,27 +74,39 @@ func AggregateTimeline(name string, members [][]model.Signals) []model.Signals {
 		return nil
 	}
 	edges := members[ref]
-	out := make([]model.Signals, len(edges))
+	scratch := make([]model.BinScratch, len(members))
 	pos := make([]int, len(members))
 	buf := make([]*model.Signals, 0, len(members))
-	var a aggregator
-	for i := range edges {
-		start, end := edges[i].StartMs, edges[i].EndMs
+	var (
+		a  aggregator
+		tb model.TimelineBuilder
+	)
+	for i := range edges.Len() {
+		start, end := edges.Edges(i)
 		buf = buf[:0]
 		for m, tl := range members {
 			j := pos[m]
-			for j < len(tl) && tl[j].StartMs < start {
+			for j < tl.Len() {
+				if s, _ := tl.Edges(j); s >= start {
+					break
+				}
 				j++
 			}
 			pos[m] = j
-			if j < len(tl) && tl[j].StartMs == start && tl[j].EndMs == end {
-				buf = append(buf, &tl[j])
+			if j < tl.Len() {
+				if s, e := tl.Edges(j); s == start && e == end {
+					buf = append(buf, tl.Into(&scratch[m], j))
+				}
 			}
 		}
-		out[i] = a.aggregate(name, buf)
-		out[i].StartMs, out[i].EndMs = start, end
+		s := a.aggregate(key.Target, buf)
+		s.StartMs, s.EndMs = start, end
+		if key.Dependency != "" {
+			s.Dependency = key.Dependency
+		}
+		tb.Add(s)
 	}
-	return out
+	return tb.Timeline()
 }
 
 // acc sums Values: absent until a present value is added.

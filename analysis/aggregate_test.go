@@ -312,7 +312,11 @@ func TestAggregateTimeline(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := AggregateTimeline("g", tc.members)
+			var members []*model.Timeline
+			for _, m := range tc.members {
+				members = append(members, model.NewTimeline(m))
+			}
+			got := AggregateTimeline(model.Key{Target: "g"}, members).Bins()
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("AggregateTimeline:\n got %+v\nwant %+v", got, tc.want)
 			}
@@ -322,7 +326,7 @@ func TestAggregateTimeline(t *testing.T) {
 
 // fleet is n replicas with every signal, full latency histograms and
 // bins bins each, as a frame holds them.
-func fleet(n, bins int) (rows []model.Signals, tls [][]model.Signals) {
+func fleet(n, bins int) (rows []model.Signals, tls []*model.Timeline) {
 	bounds := []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, math.Inf(1)}
 	counts := []float64{0, 2, 10, 40, 120, 300, 180, 60, 20, 8, 2, 0}
 	mk := func(i int, start int64) model.Signals {
@@ -347,7 +351,7 @@ func fleet(n, bins int) (rows []model.Signals, tls [][]model.Signals) {
 		for j := range tl {
 			tl[j] = mk(i, int64(j)*10000)
 		}
-		tls = append(tls, tl)
+		tls = append(tls, model.NewTimeline(tl))
 	}
 	return rows, tls
 }
@@ -363,7 +367,7 @@ func TestAggregateFleetSums(t *testing.T) {
 		t.Errorf("200 members: originals %v (want %v), limit %v (want 2000), failure n %v (want %v)",
 			g.OriginalsPerS, want, g.ConcurrencyLimit, g.LatencyHist.At(model.ClassFailure).Count, 200*742)
 	}
-	tl := AggregateTimeline("checkout", tls)
+	tl := AggregateTimeline(model.Key{Target: "checkout"}, tls).Bins()
 	if len(tl) != 30 || tl[29].StartMs != 290000 || tl[29].OriginalsPerS != sv(want) {
 		t.Errorf("timeline: %d bins, last from %d with originals %v", len(tl), tl[len(tl)-1].StartMs, tl[len(tl)-1].OriginalsPerS)
 	}
@@ -377,8 +381,8 @@ func BenchmarkAggregate200x30(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		Aggregate("checkout", rows)
-		if tl := AggregateTimeline("checkout", tls); len(tl) != 30 {
-			b.Fatalf("%d bins", len(tl))
+		if tl := AggregateTimeline(model.Key{Target: "checkout"}, tls); tl.Len() != 30 {
+			b.Fatalf("%d bins", tl.Len())
 		}
 	}
 }

@@ -341,11 +341,11 @@ func ServiceView(rows []model.Signals, timelines map[model.Key]*model.Timeline, 
 	outTl := make(map[model.Key]*model.Timeline, len(groups))
 	for _, g := range groups {
 		members := make([]model.Signals, len(g.members))
-		var tls [][]model.Signals
+		var tls []*model.Timeline
 		for j, i := range g.members {
 			members[j] = rows[i]
 			if tl, ok := timelines[rows[i].Key()]; ok {
-				tls = append(tls, tl.Bins())
+				tls = append(tls, tl)
 			}
 		}
 		var row model.Signals
@@ -358,11 +358,7 @@ func ServiceView(rows []model.Signals, timelines map[model.Key]*model.Timeline, 
 		row.Dependency = g.key.Dependency
 		outRows = append(outRows, row)
 		if len(tls) > 0 {
-			tl := AggregateTimeline(g.key.Target, tls)
-			for b := range tl {
-				tl[b].Target, tl[b].Dependency = g.key.Target, g.key.Dependency
-			}
-			outTl[g.key] = model.NewTimeline(tl)
+			outTl[g.key] = AggregateTimeline(g.key, tls)
 		}
 	}
 	return outRows, outTl, links

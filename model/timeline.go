@@ -258,6 +258,27 @@ func (t *Timeline) At(i int) Signals {
 	return s
 }
 
+// BinScratch is a bin read by Timeline.Into, whose histograms are made
+// in arrays it keeps from one read to the next.
+type BinScratch struct {
+	s    Signals
+	hist ByClass[HistogramWindow] // arrays of its own, never a timeline's
+}
+
+// Into reads bin i into sc and returns it: valid until sc's next Into,
+// not to be kept or changed.
+func (t *Timeline) Into(sc *BinScratch, i int) *Signals {
+	sc.s = Signals{}
+	t.into(&sc.s, i, t.hist == nil)
+	if t.hist != nil {
+		sc.hist = t.hist.into(sc.hist, i)
+		if len(sc.hist) > 0 {
+			sc.s.LatencyHist = sc.hist
+		}
+	}
+	return &sc.s
+}
+
 // AtNoHist is bin i without its LatencyHist (AppendRangeNoHist).
 func (t *Timeline) AtNoHist(i int) Signals {
 	var s Signals

@@ -149,6 +149,29 @@ func newTimelineHist(bins []Signals, from []histSource) (*timelineHist, bool) {
 	return th, true
 }
 
+// into is bin i's LatencyHist in dst's arrays where they have room
+// (empty when it has no class).
+func (th *timelineHist) into(dst ByClass[HistogramWindow], i int) ByClass[HistogramWindow] {
+	nc := len(th.classes)
+	out := dst[:0]
+	rec := th.vals[i*th.rec : (i+1)*th.rec]
+	for k, class := range th.classes {
+		if !th.has[i*nc+k] {
+			continue
+		}
+		var bk []Bucket
+		if n := len(out); n < cap(out) {
+			bk = out[:n+1][n].V.Buckets[:0]
+		}
+		b, r := th.bounds[k], rec[th.off[k]:]
+		for x := range b {
+			bk = append(bk, Bucket{UpperBound: b[x], Count: r[2+x]})
+		}
+		out = append(out, ClassValue[HistogramWindow]{Class: class, V: HistogramWindow{Buckets: bk, Count: r[0], Sum: r[1]}})
+	}
+	return out
+}
+
 // at is bin i's LatencyHist, made afresh (nil when it has no class).
 func (th *timelineHist) at(i int) ByClass[HistogramWindow] {
 	nc := len(th.classes)

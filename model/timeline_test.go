@@ -183,3 +183,36 @@ func TestTimelineBuilder(t *testing.T) {
 		}
 	}
 }
+
+// Into reads what At reads, makes a compact timeline's histograms in the
+// scratch's own arrays (no allocation once they have room) and never
+// writes into a timeline's.
+func TestTimelineInto(t *testing.T) {
+	b3 := []float64{0.1, 1, math.Inf(1)}
+	compact := NewTimeline([]Signals{histBin(0, b3, ClassSuccess, ClassFailure), histBin(1, b3), histBin(2, b3, ClassSuccess)})
+	perBin := []Signals{histBin(0, b3, ClassSuccess), histBin(1, b3[:2], ClassSuccess)}
+	asIs := NewTimeline(perBin) // bounds that change: held per bin
+	if asIs.hist != nil || compact.hist == nil {
+		t.Fatal("the fixtures are not one compact and one per-bin timeline")
+	}
+	var sc BinScratch
+	for _, step := range []struct {
+		tl *Timeline
+		i  int
+	}{{asIs, 0}, {compact, 0}, {compact, 1}, {asIs, 1}, {compact, 2}, {compact, 0}} {
+		if got, want := *step.tl.Into(&sc, step.i), step.tl.At(step.i); !reflect.DeepEqual(got, want) {
+			t.Errorf("Into(%d) = %+v, want %+v", step.i, got, want)
+		}
+	}
+	// perBin's slices are the timeline's: compare with bins made again.
+	if got, want := asIs.Bins(), []Signals{histBin(0, b3, ClassSuccess), histBin(1, b3[:2], ClassSuccess)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("reading into a scratch changed a timeline's bins: %+v", got)
+	}
+	if n := testing.AllocsPerRun(20, func() {
+		for i := range compact.Len() {
+			compact.Into(&sc, i)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations a pass once the scratch has room, want 0", n)
+	}
+}

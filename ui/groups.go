@@ -118,7 +118,7 @@ func deriveGroups(f *model.Frame) *groupSet {
 	}
 	info := make(map[model.Key]*groupInfo, len(keys))
 	var buf []model.Signals
-	var tls [][]model.Signals
+	var tls []*model.Timeline
 	for _, k := range keys {
 		gi := gs.info[k]
 		rows := f.Rows
@@ -131,13 +131,15 @@ func deriveGroups(f *model.Frame) *groupSet {
 		buf, tls = buf[:0], tls[:0]
 		for _, i := range gi.members {
 			buf = append(buf, rows[i])
-			tls = append(tls, f.Timelines[rows[i].Key()].Bins())
+			if tl, ok := f.Timelines[rows[i].Key()]; ok {
+				tls = append(tls, tl)
+			}
 			gs.of[rows[i].Key()] = gk
 		}
 		g := analysis.Aggregate(name, buf)
 		gs.frame.Rows = append(gs.frame.Rows, g)
-		if tl := analysis.AggregateTimeline(name, tls); tl != nil {
-			gs.frame.Timelines[gk] = model.NewTimeline(tl)
+		if tl := analysis.AggregateTimeline(model.Key{Target: name}, tls); tl != nil {
+			gs.frame.Timelines[gk] = tl
 		}
 		info[gk] = gi
 	}
