@@ -6,7 +6,8 @@
 # second by both for DURATION seconds (default 120). Prints
 #   rss/watch-prometheus <ratio of the peaks> <goal>
 # and each process's peak and current RSS, and the CPU seconds each used
-# (and their ratio). Needs tmux and prometheus.
+# (and their ratio, over the whole run and after the first minute). Needs
+# tmux and prometheus.
 # MODE=record measures `retrytop record` (to a file in the work
 # directory) instead, and prints its RSS after the first minute too
 # (rss/record-prometheus; the goal is flat after that minute, under
@@ -53,23 +54,23 @@ pids+=($prom)
 args=
 for ((i = 0; i < targets; i++)); do args="$args t$i=http://$addr/metrics/$i"; done
 kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
+# CPU seconds (user + system) of a process so far.
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{sub(/^.*\) /, ""); printf "%.1f", ($12 + $13) / hz}' "/proc/$1/stat"; }
+minute=$((duration < 60 ? duration : 60))
 if [ "$mode" = record ]; then
 	"$bin" record$args -o "$work/fleet.rtd" --duration "$((duration + 10))s" 2>"$work/record.err" &
 	watch=$!
 	pids+=($watch)
-	minute=$((duration < 60 ? duration : 60))
-	sleep "$minute"
-	w1=$(kb "$watch" VmRSS)
-	sleep "$((duration - minute))"
 else
 	# A memory limit far above what it holds: the series cap must not drop any.
 	tmux new -d -s "$session" -x 200 -y 50 "exec $bin watch --memory-limit 64GiB$args"
-	sleep 2
+	sleep 0.5
 	watch=$(tmux display -p -t "$session" '#{pane_pid}')
-	sleep "$duration"
 fi
-# CPU seconds (user + system) of a process so far.
-cpu() { awk -v hz="$(getconf CLK_TCK)" '{sub(/^.*\) /, ""); printf "%.1f", ($12 + $13) / hz}' "/proc/$1/stat"; }
+sleep "$minute"
+w1=$(kb "$watch" VmRSS)
+wc1=$(cpu "$watch"); pc1=$(cpu "$prom")
+sleep "$((duration - minute))"
 wc=$(cpu "$watch"); pc=$(cpu "$prom")
 wp=$(kb "$watch" VmHWM); wn=$(kb "$watch" VmRSS)
 pp=$(kb "$prom" VmHWM); pn=$(kb "$prom" VmRSS)
@@ -84,6 +85,8 @@ if [ "$mode" = record ]; then
 	printf 'record     at %d s %6d MB; %s\n' "$minute" $((w1 / 1024)) "$(tail -c 300 "$work/record.err" | tr '\r' '\n' | grep . | tail -1)"
 fi
 printf 'prometheus peak %6d MB  now %6d MB\n' $((pp / 1024)) $((pn / 1024))
-printf 'cpu %s %s s, prometheus %s s: %s\n' "$mode" "$wc" "$pc" "$(awk -v a="$wc" -v b="$pc" 'BEGIN {printf "%.3f", a / b}')"
+printf 'cpu %s %s s, prometheus %s s: %s; after the first minute %s\n' "$mode" "$wc" "$pc" \
+	"$(awk -v a="$wc" -v b="$pc" 'BEGIN {printf "%.3f", a / b}')" \
+	"$(awk -v a="$wc" -v b="$pc" -v a1="$wc1" -v b1="$pc1" 'BEGIN {if (b > b1) printf "%.3f", (a - a1) / (b - b1); else print "-"}')"
 up=$(curl -s "http://127.0.0.1:$port/api/v1/query?query=count(up%3D%3D1)" | sed -n 's/.*"value":\[[^,]*,"\([0-9]*\)".*/\1/p')
 printf '%d targets x 2,016 series for %d s (%s up in Prometheus); load %s\n' "$targets" "$duration" "${up:-?}" "$(cut -d' ' -f1 /proc/loadavg)"
