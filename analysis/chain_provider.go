@@ -25,8 +25,35 @@ type ChainProvider struct {
 
 // AttachProviders fills each chain's Provider from the rows (what callers
 // sent, the last hop's timeouts) and the service signals of its last
-// dependency. A chain without hops gets none.
+// dependency. A chain without hops gets none. The rows and services are
+// indexed once: a fleet infers a chain per hop, and scanning every row
+// for each was most of the dashboard's CPU on 100 targets.
 func AttachProviders(chains []ChainResult, rows []model.Signals, services []model.ServiceSignals) {
+	if len(chains) == 0 {
+		return
+	}
+	type sentTo struct {
+		sum  float64
+		seen bool
+	}
+	sent := make(map[string]*sentTo)
+	lastRow := make(map[model.Key]*model.Signals, len(rows))
+	for j := range rows {
+		r := &rows[j]
+		st := sent[r.Dependency]
+		if st == nil {
+			st = &sentTo{}
+			sent[r.Dependency] = st
+		}
+		if r.AttemptsPerS.OK() {
+			st.sum, st.seen = st.sum+r.AttemptsPerS.V(), true
+		}
+		lastRow[model.Key{Target: r.Target, Dependency: r.Dependency}] = r // the last of a key, as a scan finds it
+	}
+	svcs := make(map[string][]*model.ServiceSignals, len(services))
+	for j := range services {
+		svcs[services[j].Target] = append(svcs[services[j].Target], &services[j])
+	}
 	for i := range chains {
 		c := &chains[i]
 		if len(c.Hops) == 0 {
@@ -35,29 +62,15 @@ func AttachProviders(chains []ChainResult, rows []model.Signals, services []mode
 		}
 		last := c.Hops[len(c.Hops)-1]
 		p := &ChainProvider{Target: last.Dependency}
-		sent, seen := 0.0, false
-		for j := range rows {
-			r := &rows[j]
-			if r.Dependency != last.Dependency {
-				continue
-			}
-			if r.AttemptsPerS.OK() {
-				sent, seen = sent+r.AttemptsPerS.V(), true
-			}
-			if r.Target == last.Target {
-				p.CallerTimeoutsPerS = r.TimeoutsPerS
-				p.ArrivedPerS = r.DependencyReceivedPerS
-				p.WorkAfterCancelPerS = r.DependencyWorkAfterCancelPerS
-			}
+		if st := sent[last.Dependency]; st != nil && st.seen {
+			p.SentPerS = model.Some(st.sum)
 		}
-		if seen {
-			p.SentPerS = model.Some(sent)
+		if r := lastRow[model.Key{Target: last.Target, Dependency: last.Dependency}]; r != nil {
+			p.CallerTimeoutsPerS = r.TimeoutsPerS
+			p.ArrivedPerS = r.DependencyReceivedPerS
+			p.WorkAfterCancelPerS = r.DependencyWorkAfterCancelPerS
 		}
-		for j := range services {
-			s := &services[j]
-			if s.Target != last.Dependency {
-				continue
-			}
+		for _, s := range svcs[last.Dependency] {
 			p.ArrivedPerS = first(s.ReceivedPerS, p.ArrivedPerS)
 			p.WorkAfterCancelPerS = first(s.WorkAfterCancelPerS, p.WorkAfterCancelPerS)
 			p.QueueDepth, p.QueueOldestAge, p.QueueWaitP99 = s.QueueDepth, s.QueueOldestAge, s.QueueWaitP99

@@ -1,6 +1,9 @@
 package analysis
 
 import (
+	"reflect"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/retrytop/retrytop/model"
@@ -71,4 +74,110 @@ func hopResults(hops []Hop) []HopResult {
 		out[i] = HopResult{Target: h.Target, Dependency: h.Dependency, Found: true}
 	}
 	return out
+}
+
+// attachByScan is AttachProviders as it scanned every row and service for
+// each chain: the reference its indexes must agree with.
+func attachByScan(chains []ChainResult, rows []model.Signals, services []model.ServiceSignals) {
+	for i := range chains {
+		c := &chains[i]
+		if len(c.Hops) == 0 {
+			c.Provider = nil
+			continue
+		}
+		last := c.Hops[len(c.Hops)-1]
+		p := &ChainProvider{Target: last.Dependency}
+		sent, seen := 0.0, false
+		for j := range rows {
+			r := &rows[j]
+			if r.Dependency != last.Dependency {
+				continue
+			}
+			if r.AttemptsPerS.OK() {
+				sent, seen = sent+r.AttemptsPerS.V(), true
+			}
+			if r.Target == last.Target {
+				p.CallerTimeoutsPerS = r.TimeoutsPerS
+				p.ArrivedPerS = r.DependencyReceivedPerS
+				p.WorkAfterCancelPerS = r.DependencyWorkAfterCancelPerS
+			}
+		}
+		if seen {
+			p.SentPerS = model.Some(sent)
+		}
+		for j := range services {
+			s := &services[j]
+			if s.Target != last.Dependency {
+				continue
+			}
+			p.ArrivedPerS = first(s.ReceivedPerS, p.ArrivedPerS)
+			p.WorkAfterCancelPerS = first(s.WorkAfterCancelPerS, p.WorkAfterCancelPerS)
+			p.QueueDepth, p.QueueOldestAge, p.QueueWaitP99 = s.QueueDepth, s.QueueOldestAge, s.QueueWaitP99
+			p.InFlight, p.Slots = s.InFlight, s.Slots
+		}
+		c.Provider = p
+	}
+}
+
+// providerFleet is n targets calling deps dependencies each (some rows
+// twice, some without attempts or timeouts), a chain per hop, and service
+// signals for some dependencies (two for one).
+func providerFleet(n, deps int) ([]ChainResult, []model.Signals, []model.ServiceSignals) {
+	var rows []model.Signals
+	var chains []ChainResult
+	val := func(k int) model.Value {
+		if k%5 == 0 {
+			return model.Absent
+		}
+		return model.Some(float64(k%97) / 7)
+	}
+	for t := range n {
+		for d := range deps {
+			tgt, dep := "t"+strconv.Itoa(t), "d"+strconv.Itoa(d)
+			k := t*deps + d
+			r := model.Signals{Target: tgt, Dependency: dep, AttemptsPerS: val(k), TimeoutsPerS: val(k + 1),
+				DependencyReceivedPerS: val(k + 2), DependencyWorkAfterCancelPerS: val(k + 3)}
+			rows = append(rows, r)
+			if k%11 == 0 { // the same key twice: the later row is the hop's
+				r.TimeoutsPerS = val(k + 4)
+				rows = append(rows, r)
+			}
+			chains = append(chains, ChainResult{Name: tgt + ">" + dep, Hops: hopResults([]Hop{{tgt, dep}})})
+		}
+	}
+	chains = append(chains, ChainResult{Name: "empty"})
+	var services []model.ServiceSignals
+	for d := 0; d < deps; d += 3 {
+		services = append(services, model.ServiceSignals{Target: "d" + strconv.Itoa(d), ReceivedPerS: val(d), QueueDepth: val(d + 1), Slots: val(d + 2)})
+	}
+	services = append(services, model.ServiceSignals{Target: "d0", WorkAfterCancelPerS: model.Some(3), InFlight: model.Some(2)})
+	return chains, rows, services
+}
+
+func TestAttachProvidersAsScan(t *testing.T) {
+	chains, rows, services := providerFleet(12, 9)
+	want := slices.Clone(chains)
+	attachByScan(want, rows, services)
+	AttachProviders(chains, rows, services)
+	for i := range chains {
+		if !reflect.DeepEqual(chains[i].Provider, want[i].Provider) {
+			t.Errorf("chain %s: provider %+v, want %+v", chains[i].Name, chains[i].Provider, want[i].Provider)
+		}
+	}
+}
+
+// BenchmarkAttachProviders: 100 targets of 36 dependencies, a chain per
+// hop, as the dashboard infers them on a fleet; "scan" is the reference
+// (every row and service for each chain).
+func BenchmarkAttachProviders(b *testing.B) {
+	chains, rows, services := providerFleet(100, 36)
+	for name, attach := range map[string]func([]ChainResult, []model.Signals, []model.ServiceSignals){
+		"index": AttachProviders, "scan": attachByScan,
+	} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				attach(chains, rows, services)
+			}
+		})
+	}
 }
