@@ -6,12 +6,12 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"sync/atomic"
 	"time"
 
 	"github.com/retrytop/retrytop/expo"
+	"github.com/retrytop/retrytop/internal/gcpercent"
 	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 )
@@ -377,11 +377,10 @@ const StreamGCPercent = 400
 // target), unless the environment sets GOGC, and returns what puts the
 // previous setting back: defer StreamGC(kept, scrapes)().
 func StreamGC(kept, scrapes int) (restore func()) {
-	if kept >= scrapes || os.Getenv("GOGC") != "" {
+	if kept >= scrapes {
 		return func() {}
 	}
-	prev := debug.SetGCPercent(StreamGCPercent)
-	return func() { debug.SetGCPercent(prev) }
+	return gcpercent.Set(StreamGCPercent)
 }
 
 // maxLoaders bounds LoadStoreRange's reading goroutines: past the cores

@@ -161,7 +161,7 @@ func newWriter(w io.Writer, f *os.File, opts WriterOptions) (*Writer, error) {
 		opts.IndexEvery = DefaultIndexEvery
 	}
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(opts.Level), zstd.WithEncoderConcurrency(1),
-		zstd.WithEncoderCRC(false), zstd.WithWindowSize(8<<20))
+		zstd.WithEncoderCRC(false), zstd.WithWindowSize(1<<20), zstd.WithLowerEncoderMem(true))
 	if err != nil {
 		return nil, err
 	}

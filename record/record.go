@@ -16,6 +16,7 @@ import (
 
 	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/expo"
+	"github.com/retrytop/retrytop/internal/gcpercent"
 	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
 	"github.com/retrytop/retrytop/scrape"
@@ -26,6 +27,14 @@ import (
 // minute at the default interval) and the one after a failure. Parsing
 // every body was four fifths of record's CPU (docs/performance.md).
 const ParseEvery = 60
+
+// GCPercent is the collector's GOGC while recording (unless GOGC is set
+// in the environment). The recorder's live heap is its writer's state
+// per target, steady, and its garbage the bodies it scraped and wrote: at
+// Go's default of 100 its RSS rose to twice the live heap. Collecting
+// twice as often costs little: the recorder's CPU is a tenth of a
+// Prometheus scraping the same targets (docs/performance.md).
+const GCPercent = 10
 
 // Options are a recording's settings.
 type Options struct {
@@ -56,6 +65,7 @@ func (o *Options) now() time.Time {
 // and then a summary on errw, and closes w. Discovery files are followed;
 // their changes and errors are printed.
 func Run(ctx context.Context, errw io.Writer, w *dump.Writer, src *sources.Sources, opts Options) error {
+	defer gcpercent.Set(GCPercent)()
 	out := &lockedWriter{w: errw}
 	hook := w.Hook(func(err error) {
 		fmt.Fprintf(out, "\nretrytop: recording: %s\n", safetext.Terminal(err.Error()))

@@ -1,18 +1,18 @@
-package dashboard
+package gcpercent
 
 import (
 	"runtime/debug"
 	"testing"
 )
 
-func TestLiveGC(t *testing.T) {
+func TestSet(t *testing.T) {
 	prev := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(prev)
 
 	t.Setenv("GOGC", "")
-	restore := LiveGC()
-	if got := debug.SetGCPercent(LiveGCPercent); got != LiveGCPercent {
-		t.Errorf("GOGC %d while live, want %d", got, LiveGCPercent)
+	restore := Set(50)
+	if got := debug.SetGCPercent(50); got != 50 {
+		t.Errorf("GOGC %d once set, want 50", got)
 	}
 	restore()
 	if got := debug.SetGCPercent(100); got != 100 {
@@ -21,7 +21,7 @@ func TestLiveGC(t *testing.T) {
 
 	// GOGC set by the user is theirs.
 	t.Setenv("GOGC", "200")
-	restore = LiveGC()
+	restore = Set(50)
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("GOGC %d with GOGC=200 in the environment, want it untouched (100)", got)
 	}
