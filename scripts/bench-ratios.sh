@@ -29,7 +29,9 @@
 #                 against Prometheus scraping the same fleet
 #                 (scripts/rss-fleet.sh, 100 targets x 2,016 series at 1 s
 #                 for 2 minutes, each; needs tmux and prometheus, else
-#                 "-"), record's RSS after the first minute and at the end,
+#                 "-"; watch's CPU after the first minute too, against
+#                 Prometheus' and without a goal), record's RSS after the
+#                 first minute and at the end,
 #                 watch's live heap per scraped series at 1,000 scrapes of
 #                 10 targets (ui TestWatchHeapProfile) and the series cap
 #                 at the default --memory-limit (about 7 more minutes)
@@ -124,7 +126,9 @@ if [ "$rss" = 1 ]; then
 	# rss-fleet.sh prints "rss/<mode>-prometheus <ratio> <goal>" first,
 	# and with MODE=record "record at <s> s <MB> MB" and "record peak <MB>".
 	(cd .. && go build -o "$rt" ./cmd/retrytop)
-	../scripts/rss-fleet.sh "$rt" | awk '/^rss\/watch-prometheus/ {print "rss/ratio " $2}' >>"$out" || true
+	# and "cpu <mode> ...: <ratio>; after the first minute <ratio>".
+	../scripts/rss-fleet.sh "$rt" | awk '/^rss\/watch-prometheus/ {print "rss/ratio " $2}
+		/^cpu watch/ {print "rss/watch-cpu " $NF}' >>"$out" || true
 	MODE=record ../scripts/rss-fleet.sh "$rt" | awk '/^rss\/record-prometheus/ {print "rss/record-ratio " $2}
 		/^record +at/ {print "rss/record-minute " $5} /^record +peak/ {print "rss/record-peak " $3}' >>"$out" || true
 	(cd .. && RETRYTOP_WATCH_PROFILE="$rt.heap" RETRYTOP_WATCH_SCRAPES=1000 go test ./ui -count=1 -run '^TestWatchHeapProfile$' -v -timeout 10m) |
@@ -217,6 +221,7 @@ END {
 		if (hi == "" || m[key] + 0 > hi + 0) hi = m[key]
 	}
 	if (lo != "") printf "idle-cpu/load-average %s-%s -\n", lo, hi
+	if ("rss/watch-cpu" in m) printf "watch-cpu-after-first-minute/prometheus/100x2k %s -\n", m["rss/watch-cpu"]
 	if ("rss/ratio" in m) printf "watch-rss/prometheus/100x2k %.3g 1.0\n", m["rss/ratio"]
 	else print "watch-rss/prometheus/100x2k - 1.0 (scripts/bench-ratios.sh -r)"
 	if ("rss/watch-heap" in m) printf "watch-heap/bytes-per-scraped-series/10x2k-1000-scrapes %d 3024\n", m["rss/watch-heap"]
