@@ -386,3 +386,25 @@ func BenchmarkAggregate200x30(b *testing.B) {
 		}
 	}
 }
+
+// A group's timeline merges its members' histograms bin by bin, read from
+// timelines held by field.
+func TestAggregateTimelineHistograms(t *testing.T) {
+	bounds := []float64{0.1, 1, math.Inf(1)}
+	mk := func(start int64, counts ...float64) model.Signals {
+		s := bin("m", start, start+10, 1, 1)
+		s.LatencyHist.Set(model.ClassSuccess, cum(bounds, counts...))
+		return s
+	}
+	a := model.NewTimeline([]model.Signals{mk(0, 1, 2, 0), mk(10, 4, 0, 0)})
+	b := model.NewTimeline([]model.Signals{mk(0, 0, 3, 1), mk(10, 1, 1, 1)})
+	got := AggregateTimeline(model.Key{Target: "g"}, []*model.Timeline{a, b}).Bins()
+	for i, want := range []float64{7, 7} {
+		if len(got) != 2 || got[i].LatencyHist.At(model.ClassSuccess).Count != want {
+			t.Fatalf("bin %d: group histogram %+v, want %v observations", i, got[i].LatencyHist, want)
+		}
+	}
+	if h := got[0].LatencyHist.At(model.ClassSuccess); h.Buckets[0].Count != 1 || h.Buckets[1].Count != 6 {
+		t.Errorf("bin 0 buckets %+v, want 1 and 6 cumulative in the first two", h.Buckets)
+	}
+}

@@ -588,8 +588,8 @@ func gapSpan(bin time.Duration, tls map[model.Key]*model.Timeline, keys []model.
 			break
 		}
 		for i := range min(2, tls[k].Len()) {
-			b := tls[k].At(i)
-			w = max(w, b.EndMs-b.StartMs)
+			start, end := tls[k].Edges(i)
+			w = max(w, end-start)
 		}
 	}
 	if w <= 0 {

@@ -842,3 +842,31 @@ func timelines(tls ...[]model.Signals) map[model.Key]*model.Timeline {
 	}
 	return m
 }
+
+// The history's rules read each bin's own histograms: MISLEADING_LATENCY
+// (the fast failures' share of the histograms' counts) fires from bins
+// held by field.
+func TestHistoryReadsEachBinsHistograms(t *testing.T) {
+	var bins []model.Signals
+	for i := range 3 {
+		s := sig(t, "client>provider", "originals=50 mixed_p99=0.004 success_p99=0.4 fast_p99=0.002 success_count=30 fast_count=70")
+		s.StartMs, s.EndMs = int64(i)*10_000, int64(i+1)*10_000
+		bins = append(bins, s)
+	}
+	if bins[0].LatencyHist.At(model.ClassFastFailure).Count != 70 {
+		t.Fatalf("fixture: fast failures %v, want 70", bins[0].LatencyHist.At(model.ClassFastFailure).Count)
+	}
+	th := DefaultThresholds()
+	fs := EvaluateHistory(model.Frame{Bin: 10 * time.Second, Timelines: timelines(bins)}, nil, th)
+	for _, f := range fs {
+		if f.Code == CodeMisleadingLatency {
+			for _, n := range f.Evidence {
+				if n.Name == "bins" && n.Value != 3 {
+					t.Errorf("MISLEADING_LATENCY held in %v bins, want 3", n.Value)
+				}
+			}
+			return
+		}
+	}
+	t.Errorf("no MISLEADING_LATENCY from the history: %+v", fs)
+}

@@ -216,3 +216,47 @@ func TestTimelineInto(t *testing.T) {
 		t.Errorf("%v allocations a pass once the scratch has room, want 0", n)
 	}
 }
+
+// A slice or map field set only in a later bin is held, and a builder
+// mixing bins of timelines held either way, or of two compact timelines
+// whose bounds differ, gives back every bin as it was.
+func TestTimelineLaterFieldsAndMixedSources(t *testing.T) {
+	b3, moved := []float64{0.1, 1, math.Inf(1)}, []float64{0.2, 1, math.Inf(1)}
+	late := []Signals{{Target: "a", StartMs: 0, EndMs: 1}, {Target: "a", StartMs: 1, EndMs: 2,
+		SettingsOff: []string{"x"}, NestedIn: []Breakdown{{Key: "o"}}, AdmissionRejectedBy: []Breakdown{{Key: "r"}},
+		ResultsPerS: map[string]Value{"ok": Some(1)}, Latency: ByClass[Quantiles]{{Class: ClassSuccess}}}}
+	if got := NewTimeline(late).Bins(); !reflect.DeepEqual(got, late) {
+		t.Errorf("fields set in the second bin only:\n got %+v\nwant %+v", got, late)
+	}
+
+	fallback := NewTimeline([]Signals{histBin(0, b3, ClassSuccess), histBin(1, b3[:2], ClassSuccess)})
+	compact, other := NewTimeline([]Signals{histBin(2, b3, ClassSuccess)}), NewTimeline([]Signals{histBin(3, moved, ClassSuccess)})
+	if fallback.hist != nil || compact.hist == nil || other.hist == nil {
+		t.Fatal("fixtures: one timeline per bin, two compact")
+	}
+	for _, tc := range []struct {
+		name string
+		add  func(b *TimelineBuilder)
+		want []Signals
+	}{
+		{"a per-bin timeline's bins and a fresh one", func(b *TimelineBuilder) {
+			b.AddFrom(fallback, 0)
+			b.AddFrom(fallback, 1)
+			b.Add(histBin(4, b3, ClassSuccess))
+		}, []Signals{histBin(0, b3, ClassSuccess), histBin(1, b3[:2], ClassSuccess), histBin(4, b3, ClassSuccess)}},
+		{"two compact timelines of other bounds", func(b *TimelineBuilder) {
+			b.AddFrom(compact, 0)
+			b.AddFrom(other, 0)
+		}, []Signals{histBin(2, b3, ClassSuccess), histBin(3, moved, ClassSuccess)}},
+		{"a fresh bin, then a compact one of other bounds", func(b *TimelineBuilder) {
+			b.Add(histBin(4, b3, ClassSuccess))
+			b.AddFrom(other, 0)
+		}, []Signals{histBin(4, b3, ClassSuccess), histBin(3, moved, ClassSuccess)}},
+	} {
+		var b TimelineBuilder
+		tc.add(&b)
+		if got := b.Timeline().Bins(); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, tc.want)
+		}
+	}
+}

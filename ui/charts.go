@@ -48,6 +48,14 @@ func (l *lineWriter) spark(vals []model.Value, maxV float64, cols int, g *glyphs
 	}
 }
 
+// binsNoHist are a timeline's bins for the charts and sections, which
+// read a bin's values and quantiles, never its histograms (those of the
+// row's window are the row's own): a timeline makes histograms afresh
+// for each bin read with them.
+func binsNoHist(tl *model.Timeline) []model.Signals {
+	return tl.AppendRangeNoHist(nil, 0, tl.Len())
+}
+
 // seriesOf extracts one signal of every bin (caller or service) into dst.
 func seriesOf[T any](dst []model.Value, tl []T, f func(*T) model.Value) []model.Value {
 	dst = dst[:0]

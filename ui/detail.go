@@ -150,7 +150,7 @@ func (d *detailModel) render(dst []line, f *model.Frame, width int) []line {
 		l.text("this row is not in the current data (esc: back to the overview)", st.dim)
 		return append(dst, l.line())
 	}
-	return p.detailBody(dst, row, f.Timelines[d.key].Bins(), f, width, nil)
+	return p.detailBody(dst, row, binsNoHist(f.Timelines[d.key]), f, width, nil)
 }
 
 // detailBody renders a row's detail sections under its title. extra, when

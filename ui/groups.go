@@ -307,7 +307,7 @@ func (d *groupDetailModel) render(dst []line, gs *groupSet, f *model.Frame, widt
 	}
 	dst = p.endTitle(dst, nil, "", width)
 
-	tl := gs.frame.Timelines[d.key].Bins()
+	tl := binsNoHist(gs.frame.Timelines[d.key])
 	replicas := func(dst []line) []line {
 		return d.replicasSection(dst, gs, gi, f, width)
 	}

@@ -766,7 +766,7 @@ func (o *overviewModel) view(dst []line, width, height int) []line {
 // attempts and the outcomes side by side when wide (the latency
 // histograms under them when they fit), stacked otherwise.
 func (o *overviewModel) preview(out []line, sel *model.Signals, width, room int, wide bool) []line {
-	tl := o.frame.Timelines[sel.Key()].Bins()
+	tl := binsNoHist(o.frame.Timelines[sel.Key()])
 	p := &o.pane
 	names := o.namesOf(sel)
 	name := names.target + " " + o.c.g.to + " " + names.dep
