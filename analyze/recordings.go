@@ -49,6 +49,10 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 	var statuses []model.TargetStatus
 	var st *model.Store
 	var whole *analysis.WholeBuilder
+	// A fixed total cap, the unmeasured one of a store of every scrape
+	// (model.DefaultMaxSeries): the series kept never depend on how the
+	// recording is streamed or on how its values compress.
+	maxSeries := model.DefaultMaxSeries(debug.SetMemoryLimit(-1), hist, model.DefaultStoreConfig.MaxSeriesPerTarget)
 	if len(recs) == 1 && opts.sequential == nil {
 		// One recording: its bins are reduced while it loads, and the store
 		// keeps a few minutes (analysis.WholeBuilder). Its total series cap
@@ -56,8 +60,7 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 		// kept.
 		wh := analysis.WholeHistory(entryTimes(recs[0], spans[0]), ropts)
 		defer dump.StreamGC(wh, hist)()
-		st = model.NewStore(model.StoreConfig{History: wh, KeepSeries: true,
-			MaxSeries: model.DefaultMaxSeries(debug.SetMemoryLimit(-1), hist, model.DefaultStoreConfig.MaxSeriesPerTarget)})
+		st = model.NewStore(model.StoreConfig{History: wh, KeepSeries: true, MaxSeries: maxSeries})
 		whole = analysis.NewWholeBuilder(st, ropts)
 		statuses = dump.LoadStoreRangeFunc(recs[0], spans[0][0], spans[0][1], st, translate, whole.Observe)
 	} else {
@@ -67,7 +70,7 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 		if opts.sequential != nil {
 			load = opts.sequential
 		}
-		st = model.NewStore(model.StoreConfig{History: hist})
+		st = model.NewStore(model.StoreConfig{History: hist, MaxSeries: maxSeries})
 		for k, rec := range recs {
 			statuses = append(statuses, load(rec, spans[k][0], spans[k][1], st, translate)...)
 		}

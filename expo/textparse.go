@@ -1688,8 +1688,8 @@ func (l *LineCaches) limit() int64 {
 func (l *LineCaches) Bytes() int64 { return l.bytes.Load() }
 
 // lineCacheShare is the part of the memory limit the line caches may
-// take: MemoryBudget gives the scrapes in flight half, the store takes a
-// quarter (model.StoreMemoryShare).
+// take: MemoryBudget gives the scrapes in flight half, the store five
+// eighths (model.StoreShareEighths).
 const lineCacheShare = 8
 
 // maxLineCacheBytes bounds the line caches together: about 250,000

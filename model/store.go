@@ -36,11 +36,18 @@ type StoreConfig struct {
 	// MaxSeriesPerTarget caps distinct flat series per target (default
 	// 20,000). Series beyond it are dropped and counted, never stored.
 	MaxSeriesPerTarget int
-	// MaxSeries caps distinct flat series across all targets (0:
-	// DefaultMaxSeries of the process' memory limit, which --memory-limit
-	// sets). Series beyond it are dropped and counted like those over
-	// MaxSeriesPerTarget; the store never holds more than this many.
+	// MaxSeries caps distinct flat series across all targets: the store
+	// never takes a new series while it holds this many. 0: the cap
+	// follows MaxBytes. Series beyond it are dropped and counted like
+	// those over MaxSeriesPerTarget.
 	MaxSeries int
+	// MaxBytes is the store's memory budget when MaxSeries is 0 (0:
+	// DefaultMaxBytes of the process' memory limit, which --memory-limit
+	// sets). The total cap is then what the budget holds at what a
+	// series costs over the whole history: SeriesBytes until a chunk is
+	// sealed, then what the sealed chunks measure (SeriesCost), never
+	// below MaxSeriesPerTarget.
+	MaxBytes int64
 	// FirstValueIsBaseline turns off reading a new series' first value as
 	// an increase from 0 (see Append): Prometheus' own rule, for sources
 	// that already account for it.
@@ -54,44 +61,77 @@ type StoreConfig struct {
 }
 
 // DefaultStoreConfig is 15 minutes at 1 s and 20,000 series per target;
-// the total cap is derived from the memory limit (DefaultMaxSeries).
+// the total cap follows the memory budget (DefaultMaxBytes).
 var DefaultStoreConfig = StoreConfig{History: 900, MaxSeriesPerTarget: 20000}
 
-// StoreMemoryShare is the part of the process' memory limit the total
-// series cap is sized for (a quarter: half goes to the scrapes in flight,
-// scrape.MemoryBudget; the rest to frames and the runtime).
-const StoreMemoryShare = 4
+// StoreShareEighths is the part of the process' memory limit, in eighths,
+// the store's budget takes (five: the scrapes in flight may reserve half,
+// but a reservation of a MiB or more must fit beside the live heap, the
+// store's included, so the two shares never both fill; the rest goes to
+// frames, parse caches and the runtime).
+const StoreShareEighths = 5
 
-// unlimitedMemory is the memory limit DefaultMaxSeries assumes when the
+// unlimitedMemory is the memory limit DefaultMaxBytes assumes when the
 // process has none: the command's default --memory-limit.
 const unlimitedMemory = 512 << 20
 
-// seriesIdentityBytes is what a series costs besides its ring: key,
-// labels, name, map and byName entries (measured about 370 B).
+// seriesIdentityBytes is what a series costs besides its values: key,
+// labels, name, map, byName and series cache entries (measured about
+// 370 B).
 const seriesIdentityBytes = 400
 
-// SeriesBytes is what one series is taken to cost at history scrapes: a
-// ring of float32 values (counts are exact as float32), an eighth more
-// for Go's size classes, and its identity. A series holding values that
-// are not exact as float32 (a histogram's _sum) costs twice the ring.
-// It is the unsealed bound: sealed chunks hold a steady counter series
-// at 900 scrapes in about 1,550 B of live heap (TestStoreHeapPerSeries).
+// SeriesBytes is what one series is taken to cost at history scrapes
+// before anything is measured: a ring of float32 values none of which
+// compresses (counts are exact as float32), an eighth more for Go's size
+// classes, and its identity. A series holding values that are not exact
+// as float32 (a histogram's _sum) costs up to twice the ring.
 func SeriesBytes(history int) int64 {
 	ring := 4 * int64(max(history, 1))
 	return ring + ring/8 + seriesIdentityBytes
 }
 
-// DefaultMaxSeries is the total series cap of a store with history
-// scrapes per series in a process whose memory limit is memLimit bytes
-// (<= 0 or math.MaxInt64, no limit: 512 MiB): StoreMemoryShare of it
-// divided by SeriesBytes, and never below perTarget, so one target at its
-// own cap always fits. At the defaults (512 MiB, 900 scrapes) it is
-// 30,161.
-func DefaultMaxSeries(memLimit int64, history, perTarget int) int {
+// SeriesCost is what one series costs at history scrapes once chunks are
+// sealed, from m, the store's measure: its identity, the chunk being
+// written open as float32 (float64 for the wide series' share), and
+// every other slot at what a sealed value measures (m's sealed bytes
+// over its sealed slots, each slice at its capacity: what it holds on the
+// heap). Without a sealed chunk it is SeriesBytes.
+func SeriesCost(history int, m memMeasure) int64 {
+	if m.sealedSlots <= 0 || m.series <= 0 {
+		return SeriesBytes(history)
+	}
+	open := int64(min(history, chunkSlots))
+	rest := int64(history) - open
+	return seriesIdentityBytes + 4*open*(m.series+m.wide)/m.series + (rest*m.sealed+m.sealedSlots-1)/m.sealedSlots
+}
+
+// DefaultMaxBytes is the store's budget in a process whose memory limit
+// is memLimit bytes (<= 0 or math.MaxInt64, no limit: 512 MiB):
+// StoreShareEighths of it.
+func DefaultMaxBytes(memLimit int64) int64 {
 	if memLimit <= 0 || memLimit == math.MaxInt64 {
 		memLimit = unlimitedMemory
 	}
-	return max(int(memLimit/StoreMemoryShare/SeriesBytes(history)), perTarget)
+	return memLimit / 8 * StoreShareEighths
+}
+
+// DefaultMaxSeries is the total series cap of a store with history
+// scrapes per series in a process whose memory limit is memLimit bytes,
+// before anything is measured: DefaultMaxBytes (less its margin) over
+// SeriesBytes, never
+// below perTarget, so one target at its own cap always fits. At the
+// defaults (512 MiB, 900 scrapes) it is 73,046. A store whose cap must not
+// depend on its values (analyze's, so that streaming a recording keeps the
+// series a whole load keeps) sets it as MaxSeries.
+func DefaultMaxSeries(memLimit int64, history, perTarget int) int {
+	return max(seriesIn(DefaultMaxBytes(memLimit), SeriesBytes(history)), perTarget)
+}
+
+// seriesIn is how many series of cost bytes a budget of left bytes holds,
+// the margin kept back (budgetMargin).
+func seriesIn(left, cost int64) int {
+	left = max(left-left/budgetMargin, 0)
+	return int(min(left/cost, math.MaxInt32))
 }
 
 // Store keeps bounded history for many targets: per target, a ring of scrape
@@ -104,7 +144,16 @@ type Store struct {
 	mu      sync.RWMutex
 	cfg     StoreConfig
 	targets map[string]*targetHistory
-	total   int // series held across targets, at most cfg.MaxSeries
+	total   int // series held across targets
+	// maxSeries is the total cap now: cfg.MaxSeries, or what budget
+	// holds at the measured cost (updateCap).
+	maxSeries int
+	budget    int64 // bytes; 0 when cfg.MaxSeries is fixed
+	// mem sums the targets' measures (targetHistory.mem); ident the
+	// held series' identities (storedSeries.identBytes).
+	mem     memMeasure
+	ident   int64
+	dropped int // series refused at the targets' newest scrapes
 	// noSeriesCache makes every series a key lookup: the reference the
 	// cache's tests compare against.
 	noSeriesCache bool
@@ -133,7 +182,9 @@ type targetHistory struct {
 	// start is the target's process start time at its newest scrape that
 	// had one (0: never seen).
 	start float64
-	fresh []freshSeries // reused by Append
+	fresh []freshSeries // reused by Append while small
+	// mem is what the target's values held when a chunk was last sealed.
+	mem memMeasure
 	// tiles hold the float32 rings of the target's series (ring).
 	tiles []*ringTiles
 	// orderExact says that order lists every series given a value at the
@@ -199,11 +250,11 @@ type freshSeries struct {
 
 type storedSeries struct {
 	// What a steady scrape reads and writes comes first, in one cache
-	// line: the sample check (sid, sfx, extraVal), the ring's column and
-	// lastSeen. A histogram's flat series proven by their sample then
-	// touch one line each, not three (the struct is padded to a multiple
-	// of 64 bytes, whose size classes start every object on a line;
-	// TestStoredSeriesLayout).
+	// line: the sample check (sid, sfx, extraVal), the ring's column,
+	// lastSeen, and the family is compares by pointer. A histogram's flat
+	// series proven by their sample then touch one line each, not three,
+	// and a counter's two (the struct is two lines, whose size class
+	// starts every object on a line; TestStoredSeriesLayout).
 
 	// sid is the sample the series was made from, shared by the flat
 	// series made from it at once (a histogram's buckets, _count and
@@ -214,24 +265,28 @@ type storedSeries struct {
 	// extraVal is the le or quantile of a bucket or quantile series, which
 	// the series cache compares as a number instead of formatting it.
 	extraVal float64
-	lastSeen int64 // scrape index of the newest value
+	ring     ring // values aligned with targetHistory.times; NaN = absent
+	// lastSeen is the scrape index of the newest value (a target's
+	// scrapes are counted in int64; 2^31 of them are 68 years at 1 s).
+	lastSeen int32
 	// fam and sfx are name's family name and suffix (flatRef.sfx) as the
 	// newest scrape that matched gave them: a parser interns names, so
 	// the series cache's check is then a pointer comparison (fam "" until
 	// known).
-	sfx  uint8
-	typ  uint8 // a MetricType
-	ring ring  // values aligned with targetHistory.times; NaN = absent
-	_    [8]byte
+	sfx uint8
+	typ uint8 // a MetricType
+	fam string
 
 	// What is, the check of a series without a sample (counters, gauges),
 	// reads besides lies in the second line.
 	labels Labels
-	fam    string // see sfx
 	key    string // identity within the target; also the stable sort order
 	name   string
-	_      [56]byte
+	_      [8]byte
 }
+
+// seen is the scrape index of the series' newest value.
+func (ss *storedSeries) seen() int64 { return int64(ss.lastSeen) }
 
 // sameKey reports whether r is ss by ss's sample: ss.sid proven to be r's
 // family and sample labels (proven), and the same suffix and extra value,
@@ -275,6 +330,7 @@ type ringTiles struct {
 	v       [][]float32 // per chunk: its values, nil while sealed
 	packed  [][]byte    // per chunk: its sealed columns (nil and v nil: all absent)
 	cleared [][]uint64  // per sealed chunk: columns made absent since sealing
+	present []int32     // per sealed chunk: the values it held that were not absent
 	slots   int         // the target's history
 	cols    int
 	used    int   // columns handed out, free ones included
@@ -512,11 +568,16 @@ func NewStore(cfg StoreConfig) *Store {
 	if cfg.MaxSeriesPerTarget <= 0 {
 		cfg.MaxSeriesPerTarget = DefaultStoreConfig.MaxSeriesPerTarget
 	}
+	st := &Store{cfg: cfg, targets: make(map[string]*targetHistory), maxSeries: cfg.MaxSeries}
 	if cfg.MaxSeries <= 0 {
-		// debug.SetMemoryLimit(-1) reads the limit without changing it.
-		cfg.MaxSeries = DefaultMaxSeries(debug.SetMemoryLimit(-1), cfg.History, cfg.MaxSeriesPerTarget)
+		st.budget = cfg.MaxBytes
+		if st.budget <= 0 {
+			// debug.SetMemoryLimit(-1) reads the limit without changing it.
+			st.budget = DefaultMaxBytes(debug.SetMemoryLimit(-1))
+		}
+		st.updateCap()
 	}
-	return &Store{cfg: cfg, targets: make(map[string]*targetHistory)}
+	return st
 }
 
 // Config returns the bounds the store was built with.
@@ -590,6 +651,11 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	res.Restarted = th.restarted(snap, &tl)
 	if len(th.fresh) > 0 {
 		res.Seeded = th.seed(prev, res.Restarted || snap.Baseline)
+		if cap(th.fresh) > 64 {
+			// A target's first scrape after a restart of retrytop makes
+			// every series fresh: not kept for the few a scrape adds.
+			th.fresh = nil
+		}
 	}
 	// A series given a value at two positions (a family given twice) is
 	// in order twice: Export then dedups with a map.
@@ -599,12 +665,20 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	for _, t := range th.tiles {
 		t.sealBehind(slot)
 	}
-	if slot%chunkSlots == 1 { // the scrapes just left a chunk
+	if slot%chunkSlots == 0 { // the scrapes just left a chunk
+		m := memMeasure{series: int64(len(th.series))}
 		for _, ss := range th.series {
 			if w := ss.ring.wide; w != nil {
 				w.sealBehind(slot)
+				m.addWide(w)
 			}
 		}
+		for _, t := range th.tiles {
+			m.addTiles(t)
+		}
+		s.mem.add(m, th.mem)
+		th.mem = m
+		s.updateCap()
 	}
 	return res
 }
@@ -619,6 +693,7 @@ func (s *Store) history(target string) *targetHistory {
 			byName: make(map[string][]*storedSeries),
 		}
 		s.targets[target] = th
+		s.updateCap()
 	}
 	return th
 }
@@ -651,7 +726,7 @@ func (s *Store) storeScrape(th *targetHistory, snap *Snapshot, idx int64, slot, 
 	flat := -1             // the scrape's flat series, counted when a series is created
 	created := 0           // series created by this scrape so far
 	byTotal := 0           // series refused because the store was full
-	full := func() bool { return len(th.series) >= s.cfg.MaxSeriesPerTarget || s.total >= s.cfg.MaxSeries }
+	full := func() bool { return len(th.series) >= s.cfg.MaxSeriesPerTarget || s.total >= s.maxSeries }
 	// The sample identity last proven to be r's family and sample
 	// (labels compared once a sample), and the one made last this scrape.
 	var provenID *sampleID
@@ -751,10 +826,10 @@ func (s *Store) storeScrape(th *targetHistory, snap *Snapshot, idx int64, slot, 
 		if !ss.ring.setTile(slot, r.value) {
 			ss.ring.set(slot, r.value)
 		}
-		if ss.lastSeen != idx {
+		if ss.seen() != idx {
 			seen++
 		}
-		ss.lastSeen = idx
+		ss.lastSeen = int32(idx)
 		res.Series++
 	}
 	clear(th.order[pos:]) // no series kept alive by a longer scrape before
@@ -787,11 +862,12 @@ func (s *Store) newSeries(th *targetHistory, r *flatRef, left int, made *madeSam
 	if s.noTiles {
 		ss.ring = newRing(len(th.times))
 	} else {
-		room := min(s.cfg.MaxSeriesPerTarget-len(th.series), s.cfg.MaxSeries-s.total)
+		room := min(s.cfg.MaxSeriesPerTarget-len(th.series), s.maxSeries-s.total)
 		ss.ring = th.newColumn(min(left, room))
 	}
 	th.series[key] = ss
 	s.total++
+	s.ident += ss.identBytes()
 	th.byName[fs.Name] = append(th.byName[fs.Name], ss)
 	return ss
 }
@@ -822,14 +898,15 @@ func (s *Store) markMissing(th *targetHistory, idx int64, slot, seen int) {
 		return
 	}
 	for key, ss := range th.series {
-		if ss.lastSeen == idx {
+		if ss.seen() == idx {
 			continue
 		}
 		ss.ring.set(slot, math.NaN())
-		if idx-ss.lastSeen >= int64(len(th.times)) && !s.cfg.KeepSeries {
+		if idx-ss.seen() >= int64(len(th.times)) && !s.cfg.KeepSeries {
 			delete(th.series, key)
 			ss.ring.release()
 			s.total--
+			s.ident -= ss.identBytes()
 			th.removeByName(ss)
 			continue
 		}
@@ -850,6 +927,7 @@ func (th *targetHistory) sampleID(r *flatRef, made *madeSample) *sampleID {
 
 // noteCaps records what the caps refused of the scrape just appended.
 func (s *Store) noteCaps(th *targetHistory, res *AppendResult, byTotal int) {
+	s.dropped += res.Dropped - th.dropped
 	th.dropped = res.Dropped
 	th.capped = SeriesCap{}
 	if res.Dropped == 0 {
@@ -857,7 +935,7 @@ func (s *Store) noteCaps(th *targetHistory, res *AppendResult, byTotal int) {
 	}
 	th.capped = SeriesCap{
 		ByTarget: res.Dropped - byTotal, ByTotal: byTotal,
-		PerTarget: s.cfg.MaxSeriesPerTarget, Total: s.cfg.MaxSeries,
+		PerTarget: s.cfg.MaxSeriesPerTarget, Total: s.maxSeries,
 		Kept: len(th.series), StoreKept: s.total,
 	}
 	res.Cap = th.capped
@@ -936,6 +1014,12 @@ func (s *Store) Forget(target string) {
 	defer s.mu.Unlock()
 	if th := s.targets[target]; th != nil {
 		s.total -= len(th.series)
+		s.dropped -= th.dropped
+		for _, ss := range th.series {
+			s.ident -= ss.identBytes()
+		}
+		s.mem.add(memMeasure{}, th.mem)
+		s.updateCap()
 	}
 	delete(s.targets, target)
 }
@@ -987,6 +1071,10 @@ func (s *Store) Stats(target string) TargetStats {
 type StoreTotals struct {
 	Series    int // series held
 	MaxSeries int // the total cap
+	// Budget is the store's memory budget (0: MaxSeries is fixed), and
+	// SeriesBytes what a series costs over the whole history as the cap
+	// takes it (SeriesCost).
+	Budget, SeriesBytes int64
 	// Dropped is the series refused at each target's newest scrape,
 	// summed; ByTotal the part of it refused by the total cap.
 	Dropped, ByTotal int
@@ -996,7 +1084,10 @@ type StoreTotals struct {
 func (s *Store) Totals() StoreTotals {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := StoreTotals{Series: s.total, MaxSeries: s.cfg.MaxSeries}
+	out := StoreTotals{Series: s.total, MaxSeries: s.maxSeries, Budget: s.budget}
+	if s.budget > 0 {
+		out.SeriesBytes = s.seriesCost()
+	}
 	for _, th := range s.targets {
 		out.Dropped += th.dropped
 		out.ByTotal += th.capped.ByTotal
@@ -1165,8 +1256,8 @@ func (s *Store) selectSince(b *SelectBuffer, target, name string, match func(Lab
 		// since it left.
 		if v := ss.ring.get(int(from % int64(len(th.times)))); math.IsNaN(v) {
 			start := from - 1
-			if ss.lastSeen < start && !s.noWalkBound {
-				start = ss.lastSeen
+			if ss.seen() < start && !s.noWalkBound {
+				start = ss.seen()
 			}
 			for i := start; i >= th.next-int64(th.retained()); i-- {
 				slot := i % int64(len(th.times))
@@ -1197,7 +1288,7 @@ func (s *Store) selectSince(b *SelectBuffer, target, name string, match func(Lab
 			points = pts
 			pts = pts[p0:len(pts):len(pts)]
 		}
-		out = append(out, Series{Target: target, Name: name, Labels: ss.labels, Type: MetricType(ss.typ), Points: pts, Stale: ss.lastSeen != th.next-1})
+		out = append(out, Series{Target: target, Name: name, Labels: ss.labels, Type: MetricType(ss.typ), Points: pts, Stale: ss.seen() != th.next-1})
 		keys = append(keys, ss.key)
 	}
 	if b != nil {

@@ -101,7 +101,7 @@ func (s *Store) ExportReuse(target string, from int64, buf *ExportBuffer) Target
 		slab = slab[n:]
 		ss.ring.read(vals, int(from%hist), int(hist))
 		out.Series = append(out.Series, SeriesHistory{Key: ss.key, Name: ss.name, Labels: ss.labels, Type: MetricType(ss.typ),
-			Extra: ss.extraVal, Values: vals, LastSeen: ss.lastSeen})
+			Extra: ss.extraVal, Values: vals, LastSeen: ss.seen()})
 	}
 	if th.orderExact && !s.noExportOrder && th.ordered()+len(th.stale) == held {
 		// The newest scrape's series in its order, then the others by
@@ -151,7 +151,7 @@ func (th *targetHistory) exportByMap(add func(*storedSeries)) {
 	taken := make(map[*storedSeries]bool, len(th.series))
 	newest := th.next - 1
 	for _, cs := range th.order {
-		if ss := cs.ss; ss != nil && ss.lastSeen == newest && !taken[ss] && th.series[ss.key] == ss {
+		if ss := cs.ss; ss != nil && ss.seen() == newest && !taken[ss] && th.series[ss.key] == ss {
 			add(ss)
 			taken[ss] = true
 		}
@@ -226,12 +226,13 @@ func (s *Store) Load(target string, h TargetHistory) error {
 	if th != nil {
 		held = len(th.series)
 	}
-	if s.targets[target] != th || (th != nil && th.next != next0) || s.total-held+len(h.Series) > s.cfg.MaxSeries {
+	if s.targets[target] != th || (th != nil && th.next != next0) || s.total-held+len(h.Series) > s.maxSeries {
 		return fmt.Errorf("store load %q: the store changed while loading", target)
 	}
 	if th == nil {
 		th = &targetHistory{times: make([]int64, hist)}
 		s.targets[target] = th
+		s.updateCap()
 	}
 	for idx := first; idx < h.Next; idx++ {
 		th.times[idx%hist] = h.Times[idx-first]
@@ -250,17 +251,24 @@ func (s *Store) Load(target string, h TargetHistory) error {
 				}
 			}
 		}
-		ss.lastSeen = sh.LastSeen
+		ss.lastSeen = int32(sh.LastSeen)
 		th.byName[ss.name] = append(th.byName[ss.name], ss)
 	}
 	s.total += len(series) - held
 	for key, ss := range th.series {
 		if series[key] != ss {
 			ss.ring.release() // forgotten: its tile column goes back
+			s.ident -= ss.identBytes()
+		}
+	}
+	for key, ss := range series {
+		if th.series[key] != ss {
+			s.ident += ss.identBytes()
 		}
 	}
 	th.series = series
 	th.next = h.Next
+	s.dropped += h.Dropped - th.dropped
 	th.start, th.dropped, th.capped = h.Start, h.Dropped, h.Cap
 	clear(th.order) // the series cache only saves work; it starts afresh
 	th.order = th.order[:0]
@@ -310,8 +318,8 @@ func (s *Store) loadPrepare(target string, h *TargetHistory) (*targetHistory, in
 			return fail(fmt.Errorf("store load %q: scrape %d not after the held newest", target, first))
 		}
 	}
-	if len(h.Series) > s.cfg.MaxSeriesPerTarget || s.total-held+len(h.Series) > s.cfg.MaxSeries {
-		return fail(fmt.Errorf("store load %q: %d series over the caps (%d per target, %d in all)", target, len(h.Series), s.cfg.MaxSeriesPerTarget, s.cfg.MaxSeries))
+	if len(h.Series) > s.cfg.MaxSeriesPerTarget || s.total-held+len(h.Series) > s.maxSeries {
+		return fail(fmt.Errorf("store load %q: %d series over the caps (%d per target, %d in all)", target, len(h.Series), s.cfg.MaxSeriesPerTarget, s.maxSeries))
 	}
 	var next0 int64
 	if th != nil {
@@ -348,11 +356,11 @@ func (s *Store) loadPrepare(target string, h *TargetHistory) (*targetHistory, in
 		if th != nil {
 			ss = th.series[sh.Key]
 		}
-		if ss != nil && sh.LastSeen < ss.lastSeen {
+		if ss != nil && sh.LastSeen < ss.seen() {
 			// The held values kept (before h's first scrape) must not be
 			// newer than h's last scrape either.
 			oldest := th.next - int64(th.retained())
-			for idx := max(sh.LastSeen+1, oldest); idx < min(ss.lastSeen+1, first); idx++ {
+			for idx := max(sh.LastSeen+1, oldest); idx < min(ss.seen()+1, first); idx++ {
 				if !math.IsNaN(ss.ring.get(int(idx % hist))) {
 					return fail(fmt.Errorf("store load %q: series %s: a held value at scrape %d after its last, %d", target, sh.Name, idx, sh.LastSeen))
 				}

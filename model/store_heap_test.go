@@ -11,14 +11,14 @@ import (
 // TestStoreHeapPerSeries holds the store's live heap (after a full
 // collection) per series at the default history once its chunks are
 // sealed, for counters whose increase changes by less than 32 a scrape
-// (one byte a value sealed). Its bound is the encoding's cost: two open
-// chunks of float32 (the one written and the one just left), every other
-// slot a byte, each sealed chunk's first value raw and its column offset,
-// and the identity SeriesBytes takes.
+// (one byte a value sealed). Its bound is the encoding's cost: the chunk
+// written open as float32, every other slot a byte, each sealed chunk's
+// first value raw and its column offset, and the identity SeriesBytes
+// takes.
 func TestStoreHeapPerSeries(t *testing.T) {
 	const series, scrapes = 2000, 1000
 	hist := DefaultStoreConfig.History
-	bound := 2*chunkSlots*4 + 900*1 + chunks(hist)*(5+4) + seriesIdentityBytes
+	bound := chunkSlots*4 + 900*1 + chunks(hist)*(5+4) + seriesIdentityBytes
 	rng := rand.New(rand.NewPCG(3, 4))
 	fam := Family{Name: "c_total", Type: Counter, Samples: make([]Sample, series)}
 	for i := range fam.Samples {

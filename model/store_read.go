@@ -45,7 +45,7 @@ func (s *Store) EachSince(rd *SinceReader, target, name string, sinceMs int64, f
 		// As SelectSince: a series absent at the range's first scrape
 		// starts with its newest earlier sample, walked back from its last.
 		if v := ss.ring.get(fromSlot); math.IsNaN(v) {
-			start := min(from-1, ss.lastSeen)
+			start := min(from-1, ss.seen())
 			for i := start; i >= oldest; i-- {
 				slot := i % int64(hist)
 				if v := ss.ring.get(int(slot)); !math.IsNaN(v) {

@@ -82,24 +82,23 @@ func TestSeriesCapIsAlsoTotalAcrossTargets(t *testing.T) {
 	}
 }
 
-// The total cap's default follows the process' memory limit: a quarter of
-// it over a series' cost at the store's history, never below one target's
-// cap.
+// Before anything is measured, the total cap follows the process' memory
+// limit: five eighths of it, less a thirty-second kept back, over an
+// incompressible series' cost at the store's history, never below one
+// target's cap.
 func TestDefaultMaxSeries(t *testing.T) {
-	// scripts/bench-ratios.sh -r prints it against its goal.
-	t.Logf("figure series-cap-512MiB %d", DefaultMaxSeries(512<<20, DefaultStoreConfig.History, DefaultStoreConfig.MaxSeriesPerTarget))
 	for _, c := range []struct {
 		limit              int64
 		history, perTarget int
 		want               int
 	}{
-		// 128 MiB / (3,600 + 450 + 400 B)
-		{512 << 20, 900, 20000, 30161},
-		{0, 900, 20000, 30161},
-		{math.MaxInt64, 900, 20000, 30161},
-		{2 << 30, 900, 20000, 120645},
-		// a store of 2 scrapes: 128 MiB / (8 + 1 + 400 B)
-		{512 << 20, 2, 20000, 328160},
+		// 320 MiB × 31/32 / (3,600 + 450 + 400 B)
+		{512 << 20, 900, 20000, 73046},
+		{0, 900, 20000, 73046},
+		{math.MaxInt64, 900, 20000, 73046},
+		{2 << 30, 900, 20000, 292187},
+		// a store of 2 scrapes: 320 MiB × 31/32 / (8 + 1 + 400 B)
+		{512 << 20, 2, 20000, 794764},
 		// a small limit still holds one target at its cap
 		{64 << 20, 900, 20000, 20000},
 	} {
@@ -107,8 +106,11 @@ func TestDefaultMaxSeries(t *testing.T) {
 			t.Errorf("DefaultMaxSeries(%d, %d, %d) = %d, want %d", c.limit, c.history, c.perTarget, got, c.want)
 		}
 	}
-	if got := NewStore(StoreConfig{MaxSeries: 7}).Config().MaxSeries; got != 7 {
+	if got := NewStore(StoreConfig{MaxSeries: 7}).Totals().MaxSeries; got != 7 {
 		t.Errorf("explicit MaxSeries became %d", got)
+	}
+	if got := NewStore(StoreConfig{MaxBytes: 512 << 20 / 8 * 5}).Totals().MaxSeries; got != 73046 {
+		t.Errorf("a budget of 320 MiB caps an empty store at %d series, want 73046", got)
 	}
 }
 
@@ -116,10 +118,16 @@ func TestDefaultMaxSeries(t *testing.T) {
 // through churn: series appearing, going stale and being forgotten, targets
 // removed, the cap refusing.
 func TestStoreTotalFollowsChurn(t *testing.T) {
+	for _, hist := range []int{3, 130} { // 130: chunks sealed and measured
+		t.Run(fmt.Sprint("history=", hist), func(t *testing.T) { totalFollowsChurn(t, hist) })
+	}
+}
+
+func totalFollowsChurn(t *testing.T, hist int) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	st := NewStore(StoreConfig{History: 3, MaxSeriesPerTarget: 12, MaxSeries: 30})
+	st := NewStore(StoreConfig{History: hist, MaxSeriesPerTarget: 12, MaxSeries: 30})
 	names := []string{"a", "b", "c", "d"}
-	for sec := int64(1); sec <= 400; sec++ {
+	for sec := int64(1); sec <= 1200; sec++ {
 		tg := names[rng.IntN(len(names))]
 		if rng.IntN(20) == 0 {
 			st.Forget(tg)
@@ -132,6 +140,21 @@ func TestStoreTotalFollowsChurn(t *testing.T) {
 		}
 		if got := st.Totals().Series; got != sum || got > 30 {
 			t.Fatalf("second %d: total %d, targets hold %d (cap 30)", sec, got, sum)
+		}
+		// So do the sums the budget's cap reads.
+		var ident int64
+		var dropped int
+		var mem memMeasure
+		for _, th := range st.targets {
+			for _, ss := range th.series {
+				ident += ss.identBytes()
+			}
+			dropped += th.dropped
+			mem.add(th.mem, memMeasure{})
+		}
+		if ident != st.ident || dropped != st.dropped || mem != st.mem {
+			t.Fatalf("second %d: the store sums identities %d, refused %d, measures %+v; its targets hold %d, %d, %+v",
+				sec, st.ident, st.dropped, st.mem, ident, dropped, mem)
 		}
 	}
 }

@@ -69,12 +69,11 @@ func (w *wideRing) read(dst []float64, slot int) {
 	}
 }
 
-// sealBehind seals every open chunk but slot's and the previous slot's.
+// sealBehind seals every open chunk but slot's.
 func (w *wideRing) sealBehind(slot int) {
 	cur := slot / chunkSlots
-	prev := (slot + w.slots - 1) % w.slots / chunkSlots
 	for c, v := range w.v {
-		if v == nil || c == cur || c == prev {
+		if v == nil || c == cur {
 			continue
 		}
 		if w.packed == nil {

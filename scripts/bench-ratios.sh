@@ -133,7 +133,7 @@ if [ "$rss" = 1 ]; then
 		/^record +at/ {print "rss/record-minute " $5} /^record +peak/ {print "rss/record-peak " $3}' >>"$out" || true
 	(cd .. && RETRYTOP_WATCH_PROFILE="$rt.heap" RETRYTOP_WATCH_SCRAPES=1000 go test ./ui -count=1 -run '^TestWatchHeapProfile$' -v -timeout 10m) |
 		awk '/figure watch-heap-per-series/ {for (i = 1; i < NF; i++) if ($i == "watch-heap-per-series") print "rss/watch-heap " $(i+1)}' >>"$out" || true
-	(cd .. && go test ./model -count=1 -run '^TestDefaultMaxSeries$' -v) |
+	RETRYTOP_SERIES_CAP=1 go test . -count=1 -run '^TestSeriesCapFigure$' -v -timeout 10m |
 		awk '/figure series-cap-512MiB/ {for (i = 1; i < NF; i++) if ($i == "series-cap-512MiB") print "rss/series-cap " $(i+1)}' >>"$out" || true
 fi
 if [ "$seek" = 1 ]; then

@@ -18,9 +18,9 @@ const defaultMemoryLimit = 512 << 20
 
 // memoryLimit is --memory-limit: the process' soft memory limit (Go's
 // GOMEMLIMIT: the collector works harder near it), half of which bounds
-// the scrapes in flight (scrape.MemoryBudget) and a quarter the store's
-// series across targets (model.DefaultMaxSeries reads the limit it
-// sets). docs/limits.md.
+// the scrapes in flight (scrape.MemoryBudget) and five eighths the
+// store's series (model.DefaultMaxBytes reads the limit it sets).
+// docs/limits.md.
 type memoryLimit int64
 
 func (m *memoryLimit) String() string { return formatFlagSize(int64(*m)) }
@@ -42,7 +42,7 @@ func (m *memoryLimit) Set(s string) error {
 // else defaultMemoryLimit.
 func registerMemoryLimit(root *cobra.Command) {
 	limit := memoryLimit(defaultMemoryLimit)
-	root.PersistentFlags().Var(&limit, "memory-limit", "soft memory limit of the process (sets Go's GOMEMLIMIT); half of it bounds the scrapes in flight, the largest shed first, a quarter the series the store holds across targets and an eighth what --otlp holds (docs/limits.md)")
+	root.PersistentFlags().Var(&limit, "memory-limit", "soft memory limit of the process (sets Go's GOMEMLIMIT); half of it bounds the scrapes in flight, the largest shed first, five eighths the series the store holds across targets (at what they are measured to cost) and an eighth what --otlp holds (docs/limits.md)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("memory-limit") || os.Getenv("GOMEMLIMIT") == "" {
 			debug.SetMemoryLimit(int64(limit))

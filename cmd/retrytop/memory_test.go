@@ -8,8 +8,8 @@ import (
 )
 
 // --memory-limit sizes the process (GOMEMLIMIT), the scrapes' budget (half
-// of it) and the store's total series cap (a quarter of it over a
-// series' cost).
+// of it) and the store's budget (five eighths of it), whose total series
+// cap starts at the budget over an incompressible series' cost.
 func TestMemoryLimitSizesTheStoreTotalSeriesCap(t *testing.T) {
 	prev := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
@@ -19,8 +19,8 @@ func TestMemoryLimitSizesTheStoreTotalSeriesCap(t *testing.T) {
 		limit     int64
 		maxSeries int // at the default history of 900 scrapes
 	}{
-		{[]string{"version"}, 512 << 20, 30161},
-		{[]string{"version", "--memory-limit", "2GiB"}, 2 << 30, 120645},
+		{[]string{"version"}, 512 << 20, 73046},
+		{[]string{"version", "--memory-limit", "2GiB"}, 2 << 30, 292187},
 		{[]string{"version", "--memory-limit", "64MiB"}, 64 << 20, 20000}, // never below one target's cap
 	} {
 		if _, stderr, err := execute(t, c.args...); err != nil {
@@ -29,7 +29,7 @@ func TestMemoryLimitSizesTheStoreTotalSeriesCap(t *testing.T) {
 		if got := debug.SetMemoryLimit(-1); got != c.limit {
 			t.Errorf("%v: GOMEMLIMIT = %d, want %d", c.args, got, c.limit)
 		}
-		if got := model.NewStore(model.StoreConfig{}).Config().MaxSeries; got != c.maxSeries {
+		if got := model.NewStore(model.StoreConfig{}).Totals().MaxSeries; got != c.maxSeries {
 			t.Errorf("%v: store total cap = %d, want %d", c.args, got, c.maxSeries)
 		}
 	}
