@@ -1248,13 +1248,19 @@ func (s *Store) selectSince(b *SelectBuffer, target, name string, match func(Lab
 		} else {
 			pts = make([]Point, 0, n+1)
 		}
+		// The range's values read a run at a time (a sealed chunk's
+		// column decoded once), then the absent ones left out.
+		if cap(vals) < n {
+			vals = make([]float64, n)
+		}
+		ss.ring.read(vals[:n], int(from%int64(len(th.times))), len(th.times))
 		// A series absent at the first scrape of the range still needs its
 		// newest earlier sample: it is where an increase starts from. Every
 		// scrape after the series' last left it absent (Append's gap; Load
 		// refuses a value after the last scrape), so the walk starts at
 		// lastSeen: a stale series costs one step, not one per scrape
 		// since it left.
-		if v := ss.ring.get(int(from % int64(len(th.times)))); math.IsNaN(v) {
+		if n == 0 || math.IsNaN(vals[0]) {
 			start := from - 1
 			if ss.seen() < start && !s.noWalkBound {
 				start = ss.seen()
@@ -1267,12 +1273,6 @@ func (s *Store) selectSince(b *SelectBuffer, target, name string, match func(Lab
 				}
 			}
 		}
-		// The range's values read a run at a time (a sealed chunk's
-		// column decoded once), then the absent ones left out.
-		if cap(vals) < n {
-			vals = make([]float64, n)
-		}
-		ss.ring.read(vals[:n], int(from%int64(len(th.times))), len(th.times))
 		slot := from % int64(len(th.times))
 		for _, v := range vals[:n] {
 			if !math.IsNaN(v) {

@@ -42,9 +42,12 @@ func (s *Store) EachSince(rd *SinceReader, target, name string, sinceMs int64, f
 	vals := rd.vals[:n]
 	for _, ss := range list {
 		pts := rd.pts[:0]
+		// The range's values read a run at a time (ring.read), then the
+		// absent ones left out.
+		ss.ring.read(vals, fromSlot, hist)
 		// As SelectSince: a series absent at the range's first scrape
 		// starts with its newest earlier sample, walked back from its last.
-		if v := ss.ring.get(fromSlot); math.IsNaN(v) {
+		if n == 0 || math.IsNaN(vals[0]) {
 			start := min(from-1, ss.seen())
 			for i := start; i >= oldest; i-- {
 				slot := i % int64(hist)
@@ -54,9 +57,6 @@ func (s *Store) EachSince(rd *SinceReader, target, name string, sinceMs int64, f
 				}
 			}
 		}
-		// The range's values read a run at a time (ring.read), then the
-		// absent ones left out.
-		ss.ring.read(vals, fromSlot, hist)
 		slot := fromSlot
 		for _, v := range vals {
 			if !math.IsNaN(v) {

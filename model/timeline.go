@@ -50,35 +50,50 @@ func timelineStrings(s *Signals) [numTimelineStrings]*string {
 // added to Signals is held without a change here. Every other field must
 // be one Timeline holds by name: init panics otherwise.
 var timelineValues = func() []uintptr {
-	handled := map[string]bool{
+	offs, err := valueOffsets(reflect.TypeOf(Signals{}), map[string]bool{
 		"Target": true, "Dependency": true, "Dialect": true, "AmplificationBasis": true,
 		"StartMs": true, "EndMs": true, "SampledFromMs": true, "SampledToMs": true,
 		"SettingsOff": true, "NestedIn": true, "AdmissionRejectedBy": true, "ResultsPerS": true,
 		"Latency": true, "LatencyHist": true,
+	})
+	if err != nil {
+		panic(err)
 	}
+	return offs
+}()
+
+// valueOffsets are the offsets in t of its Value fields and of those of
+// its struct fields made only of Values; a field of another kind must be
+// one of handled's (t's own fields only), else it is an error naming it.
+func valueOffsets(t reflect.Type, handled map[string]bool) ([]uintptr, error) {
 	valueType := reflect.TypeOf(Value{})
 	var offs []uintptr
-	var walk func(t reflect.Type, base uintptr, top bool)
-	walk = func(t reflect.Type, base uintptr, top bool) {
+	var walk func(t reflect.Type, base uintptr, top bool) error
+	walk = func(t reflect.Type, base uintptr, top bool) error {
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
 			switch {
 			case f.Type == valueType:
 				offs = append(offs, base+f.Offset)
 			case f.Type.Kind() == reflect.Struct && allValues(f.Type, valueType):
-				walk(f.Type, base+f.Offset, false)
+				if err := walk(f.Type, base+f.Offset, false); err != nil {
+					return err
+				}
 			case top && handled[f.Name]:
 			default:
-				panic(fmt.Sprintf("model: Timeline does not hold Signals.%s (%s)", f.Name, f.Type))
+				return fmt.Errorf("model: Timeline does not hold %s.%s (%s)", t.Name(), f.Name, f.Type)
 			}
 		}
+		return nil
 	}
-	walk(reflect.TypeOf(Signals{}), 0, true)
+	if err := walk(t, 0, true); err != nil {
+		return nil, err
+	}
 	if len(offs) > 255 {
-		panic("model: Timeline numbers Signals' values in a byte")
+		return nil, fmt.Errorf("model: Timeline numbers %s's values in a byte, not %d", t.Name(), len(offs))
 	}
-	return offs
-}()
+	return offs, nil
+}
 
 func allValues(t, valueType reflect.Type) bool {
 	for i := 0; i < t.NumField(); i++ {

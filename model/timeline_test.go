@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -258,5 +259,43 @@ func TestTimelineLaterFieldsAndMixedSources(t *testing.T) {
 		if got := b.Timeline().Bins(); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A Signals field of a kind Timeline does not hold stops the program at
+// init, naming it, instead of being dropped from every bin: what init
+// runs, on structs with such a field.
+func TestTimelineRefusesFieldsItDoesNotHold(t *testing.T) {
+	type inner struct {
+		A Value
+		N int
+	}
+	for _, c := range []struct {
+		typ  reflect.Type
+		want string
+	}{
+		{reflect.TypeOf(struct {
+			V     Value
+			Count int
+		}{}), "does not hold .Count (int)"},
+		{reflect.TypeOf(struct {
+			V  Value
+			In inner // not only Values: not walked into
+		}{}), "does not hold .In (model.inner)"},
+		{reflect.TypeOf(struct {
+			V   Value
+			Tag string // a string Timeline holds by name only at the top
+		}{}), "does not hold .Tag (string)"},
+	} {
+		if _, err := valueOffsets(c.typ, map[string]bool{"Target": true}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want it to say %q", c.typ, err, c.want)
+		}
+	}
+	offs, err := valueOffsets(reflect.TypeOf(struct {
+		Target string
+		A, B   Value
+	}{}), map[string]bool{"Target": true})
+	if err != nil || len(offs) != 2 {
+		t.Errorf("a handled field and two Values: %v, %v", offs, err)
 	}
 }
