@@ -3,7 +3,9 @@ package model
 import (
 	"math"
 	"runtime/debug"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -171,11 +173,15 @@ type Store struct {
 }
 
 type targetHistory struct {
-	times   []int64 // ring of scrape times
-	next    int64   // index of the next scrape (monotonic); slot = idx % len(times)
-	series  map[string]*storedSeries
-	byName  map[string][]*storedSeries
-	dropped int // series refused by the caps at the newest scrape
+	times  []int64 // ring of scrape times
+	next   int64   // index of the next scrape (monotonic); slot = idx % len(times)
+	series map[string]*storedSeries
+	// byName lists each name's series sorted by key (selectSince's
+	// order), once Append or Load has returned; unsorted names the lists
+	// a series was added to out of order or removed from since.
+	byName   map[string][]*storedSeries
+	unsorted []string
+	dropped  int // series refused by the caps at the newest scrape
 	// capped says what the caps refused at the newest scrape (zero: none).
 	capped SeriesCap
 	keyBuf []byte
@@ -680,7 +686,17 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 		th.mem = m
 		s.updateCap()
 	}
+	th.sortNames()
 	return res
+}
+
+// sortNames sorts the byName lists changed out of order.
+func (th *targetHistory) sortNames() {
+	for _, name := range th.unsorted {
+		slices.SortFunc(th.byName[name], func(a, b *storedSeries) int { return strings.Compare(a.key, b.key) })
+	}
+	clear(th.unsorted)
+	th.unsorted = th.unsorted[:0]
 }
 
 // history returns the target's history, made empty on its first scrape.
@@ -868,7 +884,11 @@ func (s *Store) newSeries(th *targetHistory, r *flatRef, left int, made *madeSam
 	th.series[key] = ss
 	s.total++
 	s.ident += ss.identBytes()
-	th.byName[fs.Name] = append(th.byName[fs.Name], ss)
+	list := th.byName[fs.Name]
+	if n := len(list); n > 0 && list[n-1].key > key {
+		th.unsorted = append(th.unsorted, fs.Name)
+	}
+	th.byName[fs.Name] = append(list, ss)
 	return ss
 }
 
@@ -1003,6 +1023,7 @@ func (th *targetHistory) removeByName(ss *storedSeries) {
 		delete(th.byName, ss.name)
 	} else {
 		th.byName[ss.name] = list
+		th.unsorted = append(th.unsorted, ss.name)
 	}
 }
 
@@ -1177,7 +1198,6 @@ func (s *Store) SelectSince(target, name string, match func(Labels) bool, sinceM
 type SelectBuffer struct {
 	series []Series
 	points []Point
-	keys   []string
 	vals   []float64
 	// most is the most points a selection between two Resets took over
 	// the last selectBufferPeriod Resets.
@@ -1226,16 +1246,15 @@ func (s *Store) selectSince(b *SelectBuffer, target, name string, match func(Lab
 	from, n := th.rangeSince(sinceMs)
 	var (
 		out    []Series
-		keys   []string
 		vals   []float64
 		points []Point
 	)
 	first := 0
 	if b != nil {
 		first = len(b.series)
-		out, keys, vals, points = b.series, b.keys[:0], b.vals, b.points
+		out, vals, points = b.series, b.vals, b.points
 	} else {
-		out, keys = make([]Series, 0, len(list)), make([]string, 0, len(list))
+		out = make([]Series, 0, len(list))
 	}
 	for _, ss := range list {
 		if match != nil && !match(ss.labels) {
@@ -1289,27 +1308,13 @@ func (s *Store) selectSince(b *SelectBuffer, target, name string, match func(Lab
 			pts = pts[p0:len(pts):len(pts)]
 		}
 		out = append(out, Series{Target: target, Name: name, Labels: ss.labels, Type: MetricType(ss.typ), Points: pts, Stale: ss.seen() != th.next-1})
-		keys = append(keys, ss.key)
 	}
 	if b != nil {
-		b.series, b.keys, b.vals, b.points = out, keys, vals, points
+		b.series, b.vals, b.points = out, vals, points
 		out = out[first:len(out):len(out)]
 	}
-	sort.Sort(byKey{out, keys})
+	// In key order: byName's.
 	return out
-}
-
-// byKey sorts series by their store identity without building strings.
-type byKey struct {
-	series []Series
-	keys   []string
-}
-
-func (b byKey) Len() int           { return len(b.series) }
-func (b byKey) Less(i, j int) bool { return b.keys[i] < b.keys[j] }
-func (b byKey) Swap(i, j int) {
-	b.series[i], b.series[j] = b.series[j], b.series[i]
-	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
 }
 
 // Names lists the series names retained for target, sorted.

@@ -254,6 +254,10 @@ func (s *Store) Load(target string, h TargetHistory) error {
 		ss.lastSeen = int32(sh.LastSeen)
 		th.byName[ss.name] = append(th.byName[ss.name], ss)
 	}
+	for name := range th.byName {
+		th.unsorted = append(th.unsorted, name)
+	}
+	th.sortNames()
 	s.total += len(series) - held
 	for key, ss := range th.series {
 		if series[key] != ss {

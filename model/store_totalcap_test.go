@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -151,6 +153,15 @@ func totalFollowsChurn(t *testing.T, hist int) {
 			}
 			dropped += th.dropped
 			mem.add(th.mem, memMeasure{})
+		}
+		// SelectSince returns byName's order: each list sorted by key
+		// however series came and went.
+		for _, th := range st.targets {
+			for name, list := range th.byName {
+				if !slices.IsSortedFunc(list, func(a, b *storedSeries) int { return strings.Compare(a.key, b.key) }) {
+					t.Fatalf("second %d: %s's series are not in key order", sec, name)
+				}
+			}
 		}
 		if ident != st.ident || dropped != st.dropped || mem != st.mem {
 			t.Fatalf("second %d: the store sums identities %d, refused %d, measures %+v; its targets hold %d, %d, %+v",
