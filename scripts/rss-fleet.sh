@@ -86,7 +86,7 @@ if [ "$mode" = record ]; then
 fi
 printf 'prometheus peak %6d MB  now %6d MB\n' $((pp / 1024)) $((pn / 1024))
 printf 'cpu %s %s s, prometheus %s s: %s; after the first minute %s\n' "$mode" "$wc" "$pc" \
-	"$(awk -v a="$wc" -v b="$pc" 'BEGIN {printf "%.3f", a / b}')" \
+	"$(awk -v a="$wc" -v b="$pc" 'BEGIN {if (b > 0) printf "%.3f", a / b; else print "-"}')" \
 	"$(awk -v a="$wc" -v b="$pc" -v a1="$wc1" -v b1="$pc1" 'BEGIN {if (b > b1) printf "%.3f", (a - a1) / (b - b1); else print "-"}')"
 up=$(curl -s "http://127.0.0.1:$port/api/v1/query?query=count(up%3D%3D1)" | sed -n 's/.*"value":\[[^,]*,"\([0-9]*\)".*/\1/p')
 printf '%d targets x 2,016 series for %d s (%s up in Prometheus); load %s\n' "$targets" "$duration" "${up:-?}" "$(cut -d' ' -f1 /proc/loadavg)"
