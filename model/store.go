@@ -589,6 +589,19 @@ func NewStore(cfg StoreConfig) *Store {
 // Config returns the bounds the store was built with.
 func (s *Store) Config() StoreConfig { return s.cfg }
 
+// FixedConfig is cfg with its defaults taken and, when its total cap
+// follows a budget, that cap fixed where an empty store of cfg starts
+// (the budget over SeriesBytes): stores that must keep the same series
+// however they are filled share it. A store of appended scrapes measures
+// its chunks and raises its cap; one filled by Load measures nothing, so
+// a replay's seeks could not load what its index held.
+func FixedConfig(cfg StoreConfig) StoreConfig {
+	st := NewStore(cfg)
+	out := st.cfg
+	out.MaxSeries = st.maxSeries
+	return out
+}
+
 // SeriesCap says what the store's series caps refused of a target's
 // newest scrape and what the store holds after it: the numbers the
 // series-cap banner and analyze's JSON (targets[].series_cap) show.
@@ -690,13 +703,25 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 	return res
 }
 
-// sortNames sorts the byName lists changed out of order.
+// sortNames sorts the byName lists changed out of order, each once.
 func (th *targetHistory) sortNames() {
-	for _, name := range th.unsorted {
+	if len(th.unsorted) == 0 {
+		return
+	}
+	slices.Sort(th.unsorted)
+	for _, name := range slices.Compact(th.unsorted) {
 		slices.SortFunc(th.byName[name], func(a, b *storedSeries) int { return strings.Compare(a.key, b.key) })
 	}
 	clear(th.unsorted)
 	th.unsorted = th.unsorted[:0]
+}
+
+// markUnsorted notes that name's byName list may be out of order: once
+// for a run of marks of one name (a scrape's new series come by name).
+func (th *targetHistory) markUnsorted(name string) {
+	if n := len(th.unsorted); n == 0 || th.unsorted[n-1] != name {
+		th.unsorted = append(th.unsorted, name)
+	}
 }
 
 // history returns the target's history, made empty on its first scrape.
@@ -886,7 +911,7 @@ func (s *Store) newSeries(th *targetHistory, r *flatRef, left int, made *madeSam
 	s.ident += ss.identBytes()
 	list := th.byName[fs.Name]
 	if n := len(list); n > 0 && list[n-1].key > key {
-		th.unsorted = append(th.unsorted, fs.Name)
+		th.markUnsorted(fs.Name)
 	}
 	th.byName[fs.Name] = append(list, ss)
 	return ss
@@ -1023,7 +1048,7 @@ func (th *targetHistory) removeByName(ss *storedSeries) {
 		delete(th.byName, ss.name)
 	} else {
 		th.byName[ss.name] = list
-		th.unsorted = append(th.unsorted, ss.name)
+		th.markUnsorted(ss.name)
 	}
 }
 
@@ -1040,9 +1065,9 @@ func (s *Store) Forget(target string) {
 			s.ident -= ss.identBytes()
 		}
 		s.mem.add(memMeasure{}, th.mem)
-		s.updateCap()
 	}
 	delete(s.targets, target)
+	s.updateCap()
 }
 
 // Targets lists the targets that have at least one scrape, sorted.

@@ -255,7 +255,7 @@ func (s *Store) Load(target string, h TargetHistory) error {
 		th.byName[ss.name] = append(th.byName[ss.name], ss)
 	}
 	for name := range th.byName {
-		th.unsorted = append(th.unsorted, name)
+		th.markUnsorted(name)
 	}
 	th.sortNames()
 	s.total += len(series) - held

@@ -131,6 +131,7 @@ func TestExportLoadThenAppend(t *testing.T) {
 							if cfg.MaxSeries == 0 { // follows the budget: see storeText
 								a.Cap.Total, b.Cap.Total = 0, 0
 							}
+							checkSums(t, dst, fmt.Sprintf("round %d %s, after a load", i, s.Target))
 							if a != b {
 								t.Fatalf("round %d %s: append %+v, after a load %+v", i, s.Target, a, b)
 							}
@@ -138,6 +139,7 @@ func TestExportLoadThenAppend(t *testing.T) {
 					}
 					if i == at {
 						dst = restored(t, src, cfg, at > 0)
+						checkSums(t, dst, "restored")
 					}
 					// Every round after the load, then every fifth (the race
 					// detector makes a full comparison slow).
@@ -175,6 +177,7 @@ func TestLoadIncrementally(t *testing.T) {
 					if err := dst.Load(s.Target, h); err != nil {
 						t.Fatalf("round %d: %v", i, err)
 					}
+					checkSums(t, dst, fmt.Sprintf("round %d %s, loaded", i, s.Target))
 				}
 				if i == 10 {
 					dst = restored(t, src, cfg, true)

@@ -151,3 +151,19 @@ func BenchmarkSelectSinceStale(b *testing.B) {
 	b.ReportMetric(float64(tw.Nanoseconds())/float64(b.N), "ns/walk")
 	b.ReportMetric(float64(tb)/float64(tw), "ratio-bounded/walk")
 }
+
+// BenchmarkFirstAppendOutOfOrder: a target's first scrape of 20,000
+// series of one name in reverse key order. Each name's list is sorted
+// once at the end of the Append, however many series came out of order.
+func BenchmarkFirstAppendOutOfOrder(b *testing.B) {
+	f := Family{Name: "c_total", Type: Counter}
+	for d := 20000; d > 0; d-- {
+		f.Samples = append(f.Samples, Sample{Labels: LabelsFromPairs("dep", fmt.Sprintf("%05d", d)), Value: 1})
+	}
+	snap := &Snapshot{Target: "t", Time: time.Unix(1000, 0), Families: []Family{f}}
+	b.ReportAllocs()
+	for b.Loop() {
+		st := NewStore(StoreConfig{History: 60})
+		st.Append(snap)
+	}
+}

@@ -143,29 +143,32 @@ func totalFollowsChurn(t *testing.T, hist int) {
 		if got := st.Totals().Series; got != sum || got > 30 {
 			t.Fatalf("second %d: total %d, targets hold %d (cap 30)", sec, got, sum)
 		}
-		// So do the sums the budget's cap reads.
-		var ident int64
-		var dropped int
-		var mem memMeasure
-		for _, th := range st.targets {
-			for _, ss := range th.series {
-				ident += ss.identBytes()
+		checkSums(t, st, fmt.Sprint("second ", sec))
+	}
+}
+
+// checkSums fails t unless the sums the store keeps for its budget's cap
+// (identities, refused series, chunk measures) are those of its targets,
+// and each name's series are in key order (SelectSince's).
+func checkSums(t *testing.T, st *Store, when string) {
+	t.Helper()
+	var ident int64
+	var dropped int
+	var mem memMeasure
+	for _, th := range st.targets {
+		for _, ss := range th.series {
+			ident += ss.identBytes()
+		}
+		dropped += th.dropped
+		mem.add(th.mem, memMeasure{})
+		for name, list := range th.byName {
+			if !slices.IsSortedFunc(list, func(a, b *storedSeries) int { return strings.Compare(a.key, b.key) }) {
+				t.Fatalf("%s: %s's series are not in key order", when, name)
 			}
-			dropped += th.dropped
-			mem.add(th.mem, memMeasure{})
 		}
-		// SelectSince returns byName's order: each list sorted by key
-		// however series came and went.
-		for _, th := range st.targets {
-			for name, list := range th.byName {
-				if !slices.IsSortedFunc(list, func(a, b *storedSeries) int { return strings.Compare(a.key, b.key) }) {
-					t.Fatalf("second %d: %s's series are not in key order", sec, name)
-				}
-			}
-		}
-		if ident != st.ident || dropped != st.dropped || mem != st.mem {
-			t.Fatalf("second %d: the store sums identities %d, refused %d, measures %+v; its targets hold %d, %d, %+v",
-				sec, st.ident, st.dropped, st.mem, ident, dropped, mem)
-		}
+	}
+	if ident != st.ident || dropped != st.dropped || mem != st.mem {
+		t.Fatalf("%s: the store sums identities %d, refused %d, measures %+v; its targets hold %d, %d, %+v",
+			when, st.ident, st.dropped, st.mem, ident, dropped, mem)
 	}
 }

@@ -155,9 +155,9 @@ func New(rec dump.Recording, opts Options) *Player {
 		th := analysis.DefaultThresholds()
 		opts.Thresholds = &th
 	}
-	// Resolved once (the total series cap follows the memory limit), so
+	// Resolved once, the total series cap fixed (model.FixedConfig), so
 	// that the index's store and every store of a seek agree.
-	opts.Store = model.NewStore(opts.Store).Config()
+	opts.Store = model.FixedConfig(opts.Store)
 	p := &Player{
 		rec:     rec,
 		opts:    opts,
