@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"errors"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -50,9 +49,9 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 	var st *model.Store
 	var whole *analysis.WholeBuilder
 	// A fixed total cap, the unmeasured one of a store of every scrape
-	// (model.DefaultMaxSeries): the series kept never depend on how the
+	// (model.FixedConfig): the series kept never depend on how the
 	// recording is streamed or on how its values compress.
-	maxSeries := model.DefaultMaxSeries(debug.SetMemoryLimit(-1), hist, model.DefaultStoreConfig.MaxSeriesPerTarget)
+	maxSeries := model.FixedConfig(model.StoreConfig{History: hist}).MaxSeries
 	if len(recs) == 1 && opts.sequential == nil {
 		// One recording: its bins are reduced while it loads, and the store
 		// keeps a few minutes (analysis.WholeBuilder). Its total series cap

@@ -47,7 +47,7 @@ type StoreConfig struct {
 	// DefaultMaxBytes of the process' memory limit, which --memory-limit
 	// sets). The total cap is then what the budget holds at what a
 	// series costs over the whole history: SeriesBytes until a chunk is
-	// sealed, then what the sealed chunks measure (SeriesCost), never
+	// sealed, then what the sealed chunks measure (docs/limits.md), never
 	// below MaxSeriesPerTarget.
 	MaxBytes int64
 	// FirstValueIsBaseline turns off reading a new series' first value as
@@ -65,76 +65,6 @@ type StoreConfig struct {
 // DefaultStoreConfig is 15 minutes at 1 s and 20,000 series per target;
 // the total cap follows the memory budget (DefaultMaxBytes).
 var DefaultStoreConfig = StoreConfig{History: 900, MaxSeriesPerTarget: 20000}
-
-// StoreShareEighths is the part of the process' memory limit, in eighths,
-// the store's budget takes (five: the scrapes in flight may reserve half,
-// but a reservation of a MiB or more must fit beside the live heap, the
-// store's included, so the two shares never both fill; the rest goes to
-// frames, parse caches and the runtime).
-const StoreShareEighths = 5
-
-// unlimitedMemory is the memory limit DefaultMaxBytes assumes when the
-// process has none: the command's default --memory-limit.
-const unlimitedMemory = 512 << 20
-
-// seriesIdentityBytes is what a series costs besides its values: key,
-// labels, name, map, byName and series cache entries (measured about
-// 370 B).
-const seriesIdentityBytes = 400
-
-// SeriesBytes is what one series is taken to cost at history scrapes
-// before anything is measured: a ring of float32 values none of which
-// compresses (counts are exact as float32), an eighth more for Go's size
-// classes, and its identity. A series holding values that are not exact
-// as float32 (a histogram's _sum) costs up to twice the ring.
-func SeriesBytes(history int) int64 {
-	ring := 4 * int64(max(history, 1))
-	return ring + ring/8 + seriesIdentityBytes
-}
-
-// SeriesCost is what one series costs at history scrapes once chunks are
-// sealed, from m, the store's measure: its identity, the chunk being
-// written open as float32 (float64 for the wide series' share), and
-// every other slot at what a sealed value measures (m's sealed bytes
-// over its sealed slots, each slice at its capacity: what it holds on the
-// heap). Without a sealed chunk it is SeriesBytes.
-func SeriesCost(history int, m memMeasure) int64 {
-	if m.sealedSlots <= 0 || m.series <= 0 {
-		return SeriesBytes(history)
-	}
-	open := int64(min(history, chunkSlots))
-	rest := int64(history) - open
-	return seriesIdentityBytes + 4*open*(m.series+m.wide)/m.series + (rest*m.sealed+m.sealedSlots-1)/m.sealedSlots
-}
-
-// DefaultMaxBytes is the store's budget in a process whose memory limit
-// is memLimit bytes (<= 0 or math.MaxInt64, no limit: 512 MiB):
-// StoreShareEighths of it.
-func DefaultMaxBytes(memLimit int64) int64 {
-	if memLimit <= 0 || memLimit == math.MaxInt64 {
-		memLimit = unlimitedMemory
-	}
-	return memLimit / 8 * StoreShareEighths
-}
-
-// DefaultMaxSeries is the total series cap of a store with history
-// scrapes per series in a process whose memory limit is memLimit bytes,
-// before anything is measured: DefaultMaxBytes (less its margin) over
-// SeriesBytes, never
-// below perTarget, so one target at its own cap always fits. At the
-// defaults (512 MiB, 900 scrapes) it is 73,046. A store whose cap must not
-// depend on its values (analyze's, so that streaming a recording keeps the
-// series a whole load keeps) sets it as MaxSeries.
-func DefaultMaxSeries(memLimit int64, history, perTarget int) int {
-	return max(seriesIn(DefaultMaxBytes(memLimit), SeriesBytes(history)), perTarget)
-}
-
-// seriesIn is how many series of cost bytes a budget of left bytes holds,
-// the margin kept back (budgetMargin).
-func seriesIn(left, cost int64) int {
-	left = max(left-left/budgetMargin, 0)
-	return int(min(left/cost, math.MaxInt32))
-}
 
 // Store keeps bounded history for many targets: per target, a ring of scrape
 // times and, per series, a ring of values aligned with it. Memory per series
@@ -589,19 +519,6 @@ func NewStore(cfg StoreConfig) *Store {
 // Config returns the bounds the store was built with.
 func (s *Store) Config() StoreConfig { return s.cfg }
 
-// FixedConfig is cfg with its defaults taken and, when its total cap
-// follows a budget, that cap fixed where an empty store of cfg starts
-// (the budget over SeriesBytes): stores that must keep the same series
-// however they are filled share it. A store of appended scrapes measures
-// its chunks and raises its cap; one filled by Load measures nothing, so
-// a replay's seeks could not load what its index held.
-func FixedConfig(cfg StoreConfig) StoreConfig {
-	st := NewStore(cfg)
-	out := st.cfg
-	out.MaxSeries = st.maxSeries
-	return out
-}
-
 // SeriesCap says what the store's series caps refused of a target's
 // newest scrape and what the store holds after it: the numbers the
 // series-cap banner and analyze's JSON (targets[].series_cap) show.
@@ -710,11 +627,14 @@ func (th *targetHistory) sortNames() {
 	}
 	slices.Sort(th.unsorted)
 	for _, name := range slices.Compact(th.unsorted) {
-		slices.SortFunc(th.byName[name], func(a, b *storedSeries) int { return strings.Compare(a.key, b.key) })
+		slices.SortFunc(th.byName[name], byStoreKey)
 	}
 	clear(th.unsorted)
 	th.unsorted = th.unsorted[:0]
 }
+
+// byStoreKey orders series by key: byName's order, and SelectSince's.
+func byStoreKey(a, b *storedSeries) int { return strings.Compare(a.key, b.key) }
 
 // markUnsorted notes that name's byName list may be out of order: once
 // for a run of marks of one name (a scrape's new series come by name).
@@ -1119,7 +1039,7 @@ type StoreTotals struct {
 	MaxSeries int // the total cap
 	// Budget is the store's memory budget (0: MaxSeries is fixed), and
 	// SeriesBytes what a series costs over the whole history as the cap
-	// takes it (SeriesCost).
+	// takes it (Store.seriesCost).
 	Budget, SeriesBytes int64
 	// Dropped is the series refused at each target's newest scrape,
 	// summed; ByTotal the part of it refused by the total cap.

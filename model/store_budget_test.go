@@ -108,7 +108,7 @@ func TestStoreBudgetRefusesWhenValuesStopCompressing(t *testing.T) {
 	got := st.Totals()
 	t.Logf("%d held at a cap of %d; after a history of noise: %+v", held, capBefore, got)
 	// Noise costs what SeriesBytes assumes (4 B a value) or a little less
-	// (two open chunks and a header instead of an eighth for size classes).
+	// (the open chunk and a header instead of an eighth for size classes).
 	if floor := int((budget - targets*targetBytes(hist)) / SeriesBytes(hist)); got.MaxSeries < floor-floor/8 || got.MaxSeries >= held {
 		t.Errorf("after a history of noise: cap %d, want below the %d held and near %d", got.MaxSeries, held, floor)
 	}

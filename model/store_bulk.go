@@ -254,10 +254,9 @@ func (s *Store) Load(target string, h TargetHistory) error {
 		ss.lastSeen = int32(sh.LastSeen)
 		th.byName[ss.name] = append(th.byName[ss.name], ss)
 	}
-	for name := range th.byName {
-		th.markUnsorted(name)
+	for _, list := range th.byName {
+		slices.SortFunc(list, byStoreKey)
 	}
-	th.sortNames()
 	s.total += len(series) - held
 	for key, ss := range th.series {
 		if series[key] != ss {

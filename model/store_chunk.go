@@ -3,7 +3,6 @@ package model
 import (
 	"encoding/binary"
 	"math"
-	"unsafe"
 )
 
 // chunkSlots is how many consecutive slots of a target's history form one
@@ -278,101 +277,3 @@ func appendRun(dst []byte, run int, tok byte) ([]byte, int) {
 
 func zigzag(x int64) uint64   { return uint64(x<<1) ^ uint64(x>>63) }
 func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
-
-// memMeasure is what a target's sealed chunks hold on the heap (the
-// slices' capacities) and how many values they hold (a tile chunk the
-// values present when it was sealed, a wide ring's chunk its slots), with
-// the series it held then, wide ones apart (their open chunks are
-// float64). Absent values are not counted: the many columns a new tile
-// set holds for series not yet taken, or the slots before a series came,
-// would make a value look nearly free; their bytes are, so a value costs
-// a little more than it does.
-type memMeasure struct {
-	series, wide        int64
-	sealed, sealedSlots int64
-}
-
-func (m *memMeasure) addTiles(t *ringTiles) {
-	for c, v := range t.v {
-		if v == nil && t.packed != nil && t.packed[c] != nil {
-			m.sealed += int64(cap(t.packed[c]))
-			m.sealedSlots += int64(t.present[c])
-		}
-	}
-}
-
-func (m *memMeasure) addWide(w *wideRing) {
-	m.wide++
-	// Its struct and chunk lists, beside its values.
-	m.sealed += int64(unsafe.Sizeof(*w)) + int64(len(w.v))*2*24
-	for c, v := range w.v {
-		if v == nil && w.packed != nil && w.packed[c] != nil {
-			m.sealed += int64(cap(w.packed[c]))
-			m.sealedSlots += int64(chunkLen(c, w.slots))
-		}
-	}
-}
-
-// add adds now and takes was away: a target measured again.
-func (m *memMeasure) add(now, was memMeasure) {
-	m.series += now.series - was.series
-	m.wide += now.wide - was.wide
-	m.sealed += now.sealed - was.sealed
-	m.sealedSlots += now.sealedSlots - was.sealedSlots
-}
-
-// targetBytes is what a target costs besides its series: its ring of
-// scrape times, its maps' and tiles' headers.
-func targetBytes(history int) int64 { return 8*int64(history) + 1024 }
-
-// updateCap sets the total cap of a store with a budget to what the
-// budget holds at what a series costs now (SeriesCost of the targets'
-// measures), never below one target's cap. The cap may fall below the
-// series held (values that compress less than they did): none is
-// dropped, new ones are refused.
-func (s *Store) updateCap() {
-	if s.budget <= 0 {
-		return
-	}
-	left := s.budget - int64(len(s.targets))*targetBytes(s.cfg.History) - int64(s.dropped)*refusedBytes
-	s.maxSeries = max(seriesIn(left, s.seriesCost()), s.cfg.MaxSeriesPerTarget)
-}
-
-// refusedBytes is what a series the caps refuse costs while it is
-// offered: its series cache entry and a share of its sample's identity.
-const refusedBytes = 64
-
-// budgetMargin keeps back a part of the budget (1/budgetMargin) for what
-// the measure does not see: values that will compress less than they
-// did (a histogram's _sum turning float64 as it grows), the slack of
-// small allocations.
-const budgetMargin = 32
-
-// seriesCost is what a series costs as the cap takes it: SeriesCost of
-// the store's measure, with the held series' identities as they are
-// when they cost more than seriesIdentityBytes.
-func (s *Store) seriesCost() int64 {
-	cost := SeriesCost(s.cfg.History, s.mem)
-	if s.total > 0 {
-		cost += max(s.ident/int64(s.total)-seriesIdentityBytes, 0)
-	}
-	return cost
-}
-
-// identBytes is what the series' identity holds: the struct, its key,
-// its labels' slice, the strings made for it (a histogram's or summary's
-// flat name with its suffix, a bucket's le or a quantile, a share of its
-// sample's identity), its entries in the series map (a slot and its share
-// of the table's slack), byName and the series cache (with their slack),
-// each string rounded up to a size class of 16 bytes. Label strings a
-// parser interns are shared and not counted. It reads only what never
-// changes once the series is made, so that taking it back on removal
-// takes back what was added.
-func (ss *storedSeries) identBytes() int64 {
-	str := func(n int) int64 { return (int64(n) + 15) &^ 15 }
-	n := int64(unsafe.Sizeof(*ss)) + str(len(ss.key)) + int64(cap(ss.labels))*int64(unsafe.Sizeof(Label{}))
-	if t := MetricType(ss.typ); t == Histogram || t == Summary {
-		n += str(len(ss.name)) + 16 + 16
-	}
-	return n + 40 + 12 + int64(unsafe.Sizeof(cacheSlot{}))*4/3
-}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -87,8 +86,8 @@ func TestSeriesCapIsAlsoTotalAcrossTargets(t *testing.T) {
 // Before anything is measured, the total cap follows the process' memory
 // limit: five eighths of it, less a thirty-second kept back, over an
 // incompressible series' cost at the store's history, never below one
-// target's cap.
-func TestDefaultMaxSeries(t *testing.T) {
+// target's cap. FixedConfig fixes it there.
+func TestFixedConfigCap(t *testing.T) {
 	for _, c := range []struct {
 		limit              int64
 		history, perTarget int
@@ -104,15 +103,16 @@ func TestDefaultMaxSeries(t *testing.T) {
 		// a small limit still holds one target at its cap
 		{64 << 20, 900, 20000, 20000},
 	} {
-		if got := DefaultMaxSeries(c.limit, c.history, c.perTarget); got != c.want {
-			t.Errorf("DefaultMaxSeries(%d, %d, %d) = %d, want %d", c.limit, c.history, c.perTarget, got, c.want)
+		cfg := StoreConfig{History: c.history, MaxSeriesPerTarget: c.perTarget, MaxBytes: DefaultMaxBytes(c.limit)}
+		if got := FixedConfig(cfg).MaxSeries; got != c.want {
+			t.Errorf("limit %d, history %d, %d per target: cap %d, want %d", c.limit, c.history, c.perTarget, got, c.want)
+		}
+		if got := NewStore(cfg).Totals().MaxSeries; got != c.want {
+			t.Errorf("limit %d, history %d: an empty store caps at %d, want %d", c.limit, c.history, got, c.want)
 		}
 	}
-	if got := NewStore(StoreConfig{MaxSeries: 7}).Totals().MaxSeries; got != 7 {
+	if got := FixedConfig(StoreConfig{MaxSeries: 7}).MaxSeries; got != 7 {
 		t.Errorf("explicit MaxSeries became %d", got)
-	}
-	if got := NewStore(StoreConfig{MaxBytes: 512 << 20 / 8 * 5}).Totals().MaxSeries; got != 73046 {
-		t.Errorf("a budget of 320 MiB caps an empty store at %d series, want 73046", got)
 	}
 }
 
@@ -162,7 +162,7 @@ func checkSums(t *testing.T, st *Store, when string) {
 		dropped += th.dropped
 		mem.add(th.mem, memMeasure{})
 		for name, list := range th.byName {
-			if !slices.IsSortedFunc(list, func(a, b *storedSeries) int { return strings.Compare(a.key, b.key) }) {
+			if !slices.IsSortedFunc(list, byStoreKey) {
 				t.Fatalf("%s: %s's series are not in key order", when, name)
 			}
 		}

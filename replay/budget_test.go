@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -58,33 +57,8 @@ func TestSeekRestoredUnderABudgetCap(t *testing.T) {
 		ref := replay.New(rec, replay.Options{Store: cfg, Lookback: 24 * time.Hour, QuickLookback: 24 * time.Hour, IndexMemory: -1})
 		ref.Seek(head)
 		ref.Settle()
-		if got, want := capText(p), capText(ref); got != want {
-			t.Fatalf("seek to %v differs from playing there: %s", head, firstDiff(got, want))
+		if got, want := playerText(p), playerText(ref); got != want {
+			t.Fatalf("seek to %v differs from playing there\n--- seek\n%s\n--- scratch\n%s", head, got, want)
 		}
 	}
 }
-
-// firstDiff is the first line where got and want differ, cut short.
-func firstDiff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := range min(len(g), len(w)) {
-		if g[i] != w[i] {
-			return fmt.Sprintf("line %d:\n  seek    %.300s\n  scratch %.300s", i, g[i], w[i])
-		}
-	}
-	return fmt.Sprintf("%d lines against %d", len(g), len(w))
-}
-
-// capText is playerText with each status' series cap by value (the
-// statuses print pointers).
-func capText(p *replay.Player) string {
-	var caps []string
-	for _, s := range p.Statuses() {
-		if c := s.SeriesCap; c != nil {
-			caps = append(caps, fmt.Sprintf("%s %+v", s.Name, *c))
-		}
-	}
-	return strings.Join(caps, "\n") + "\n" + pointerFree.ReplaceAllString(playerText(p), "")
-}
-
-var pointerFree = regexp.MustCompile(`SeriesCap:0x[0-9a-f]+`)

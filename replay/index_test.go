@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -179,7 +180,14 @@ func playerText(p *replay.Player) string {
 	pos, _, _ := p.Position()
 	fo := analysis.FrameOptions{Window: 30 * time.Second, Bin: 10 * time.Second, Bins: 30}
 	f := analysis.BuildFrame(st, p.Statuses(), fo)
-	return fmt.Sprintf("at %v\n%s\nstatuses %+v\nframe %+v", pos, dumpStore(st), p.Statuses(), f)
+	// The statuses as JSON: their caps by value, not by pointer. The
+	// frame's are the same.
+	statuses, err := json.Marshal(p.Statuses())
+	if err != nil {
+		panic(err)
+	}
+	f.Targets = nil
+	return fmt.Sprintf("at %v\n%s\nstatuses %s\nframe %+v", pos, dumpStore(st), statuses, f)
 }
 
 func indexed(t *testing.T, rec dump.Recording, tf func() replay.Transform, budget int64) *replay.Player {
