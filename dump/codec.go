@@ -154,6 +154,32 @@ func parseNumPrefix(tok []byte, wide bool) (num, int, bool) {
 	return n, i, true
 }
 
+// floatPow10 holds the powers of ten a float64 represents exactly.
+var floatPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// float is the float64 strconv.ParseFloat reads from n's text, when it
+// can be had without the text: m below 2^53 is exact as a float64, and
+// one multiplication or division by an exact power of ten rounds once,
+// correctly, as strconv rounds (Clinger's fast path, which strconv takes
+// for the same numbers). ok is false otherwise.
+func (n num) float() (float64, bool) {
+	const exact = 1 << 53
+	if n.m >= exact || n.m <= -exact {
+		return 0, false
+	}
+	v := float64(n.m)
+	switch k := n.scale(); {
+	case k == 0:
+		return v, true
+	case k > 0 && k < len(floatPow10):
+		return v * floatPow10[k], true
+	case k < 0 && -k < len(floatPow10):
+		return v / floatPow10[-k], true
+	}
+	return 0, false
+}
+
 // appendNum renders n.
 func appendNum(dst []byte, n num) []byte {
 	u := uint64(n.m)

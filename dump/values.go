@@ -2,6 +2,7 @@ package dump
 
 import (
 	"bytes"
+	"math"
 	"sync/atomic"
 
 	"github.com/retrytop/retrytop/expo"
@@ -17,9 +18,11 @@ import (
 // parse's expo.SlotMap (slot -> family, sample and field, built from
 // what the parser reports of each value token it read), and a frame whose
 // structure and content type are the mapped frame's is read by copying
-// the parse and converting each slot's text, at its offset in the
-// rendered body, with the parser's own value function (SlotMap.Apply):
-// the same floats, bit for bit, by construction. The body is still
+// the parse and putting each changed slot's number in (SlotMap.Apply):
+// the decoded digits and power of ten as a float64 where one rounding
+// gives it (num.float, the float strconv reads, bit for bit:
+// TestNumFloatAsParseFloat), else the slot's text at its offset in the
+// rendered body, read with the parser's own value function. The body is still
 // rendered and checked against its checksum (a codec bug must not pass
 // as a wrong number), but into the reader's buffer, not a copy.
 //
@@ -42,8 +45,9 @@ type valueState struct {
 	ct        string
 	structure []byte // the mapped frame's structure (a copy)
 	slots     *expo.SlotMap
-	changed   []bool // scratch: the slots whose number changed
-	size      int64  // what it keeps, as valueMapSize reckons it
+	changed   []bool    // scratch: the slots whose number changed
+	vals      []float64 // scratch: their values (slotValues)
+	size      int64     // what it keeps, as valueMapSize reckons it
 }
 
 // maxValueMapBytes bounds what the value maps of a recording and all its
@@ -90,10 +94,14 @@ func (v *valueFrame) parse(p expo.ValueParser) ([]model.Family, error) {
 		// Decoded right from the frame read last: only the numbers that
 		// changed since are read.
 		var changed []bool
-		if f.sameBase && f.base == vs.idx && len(f.baseNums) == len(f.nums) && len(f.nums)*2 == len(f.offs) {
-			changed = vs.changedSlots(f.nums, f.baseNums)
+		var vals []float64
+		if len(f.nums)*2 == len(f.offs) {
+			if f.sameBase && f.base == vs.idx && len(f.baseNums) == len(f.nums) {
+				changed = vs.changedSlots(f.nums, f.baseNums)
+			}
+			vals = vs.slotValues(f.nums, changed)
 		}
-		if fams, ok := vs.slots.Apply(f.Body, f.offs, changed); ok {
+		if fams, ok := vs.slots.Apply(f.Body, f.offs, changed, vals); ok {
 			vs.idx = f.idx
 			*v.mapped++
 			return fams, nil
@@ -185,4 +193,25 @@ func (vs *valueState) changedSlots(nums, base []num) []bool {
 		c[i] = nums[i].m != base[i].m || !nums[i].sameShape(base[i])
 	}
 	return c
+}
+
+// slotValues gives the value of each slot to be read (changed, or every
+// slot when changed is nil) that num.float knows exactly, NaN for the
+// others: the text is read for those (SlotMap.Apply).
+func (vs *valueState) slotValues(nums []num, changed []bool) []float64 {
+	if cap(vs.vals) < len(nums) {
+		vs.vals = make([]float64, len(nums))
+	}
+	v := vs.vals[:len(nums)]
+	for i := range nums {
+		if changed != nil && !changed[i] {
+			continue // not read
+		}
+		if f, ok := nums[i].float(); ok {
+			v[i] = f
+		} else {
+			v[i] = math.NaN()
+		}
+	}
+	return v
 }

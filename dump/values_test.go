@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -395,7 +396,7 @@ func TestValueMapRefuses(t *testing.T) {
 				t.Fatalf("the case's bodies differ in structure: %q, %q", ta.structure, tb.structure)
 			}
 			bodyB, offsB, _ := tb.renderOffs(nil, nil, len(c.b))
-			got, ok := sm.Apply(bodyB, offsB, nil)
+			got, ok := sm.Apply(bodyB, offsB, nil, nil)
 			if ok != c.keep {
 				t.Fatalf("Apply ok %v, want %v", ok, c.keep)
 			}
@@ -468,7 +469,7 @@ func FuzzValueMap(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := sm.Apply(b, offsB, nil)
+			got, ok := sm.Apply(b, offsB, nil, nil)
 			if !ok {
 				continue
 			}
@@ -494,7 +495,7 @@ func FuzzValueMap(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok = sm.Apply(c, offsC, changed)
+			got, ok = sm.Apply(c, offsC, changed, nil)
 			if !ok {
 				continue
 			}
@@ -568,5 +569,59 @@ func TestValueMapsBoundedInTotal(t *testing.T) {
 	d.Close()
 	if got := d.kept.Load(); got != 0 {
 		t.Fatalf("kept %d bytes after both closed, want 0", got)
+	}
+}
+
+// TestNumFloatAsParseFloat holds num.float to strconv.ParseFloat of the
+// number's text, bit for bit, wherever it claims to know the value, and
+// to claiming it where Clinger's fast path applies (|m| < 2^53, a scale
+// within ±22).
+func TestNumFloatAsParseFloat(t *testing.T) {
+	toks := []string{"0", "1", "-1", "0.0", "0.05", "-0.5", "5.00", "1e+06", "1e+00", "1.5e-07",
+		"0.1", "0.3", "2.675", "9007199254740991", "9007199254740993", "123456789012345678",
+		"0.0000000000000000000001", "0.0007900039999999995", "1e+22", "1e+23", "1e-22", "1e-23",
+		"4.35e+21", "17.000000000000004", "0.000", "1e+100", "-9007199254740992.5"}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for range 20000 {
+		m := rng.Int64N(1 << 55)
+		if rng.IntN(2) == 0 {
+			m = rng.Int64N(1 << 30)
+		}
+		n := num{m: m, f: uint8(rng.IntN(20))}
+		if rng.IntN(2) == 0 {
+			n.m = -n.m
+		}
+		if n.m == 0 && n.f == 0 && rng.IntN(2) == 0 {
+			continue
+		}
+		if rng.IntN(3) == 0 {
+			n.hasExp, n.exp = true, int16(rng.IntN(60)-30)
+		}
+		toks = append(toks, string(appendNum(nil, n)))
+	}
+	claimed := 0
+	for _, tok := range toks {
+		n, ok := parseNumW([]byte(tok), true)
+		if !ok {
+			continue
+		}
+		want, err := strconv.ParseFloat(tok, 64)
+		if err != nil {
+			t.Fatalf("ParseFloat(%q): %v", tok, err)
+		}
+		got, known := n.float()
+		fast := n.m < 1<<53 && n.m > -(1<<53) && n.scale() >= -22 && n.scale() <= 22
+		if known != fast {
+			t.Errorf("%q: float known = %v, want %v", tok, known, fast)
+		}
+		if known {
+			claimed++
+			if math.Float64bits(got) != math.Float64bits(want) {
+				t.Errorf("%q: float = %v (%x), ParseFloat %v (%x)", tok, got, math.Float64bits(got), want, math.Float64bits(want))
+			}
+		}
+	}
+	if claimed < len(toks)/4 {
+		t.Errorf("float claimed %d of %d numbers", claimed, len(toks))
 	}
 }

@@ -259,9 +259,14 @@ func (sm *SlotMap) Slots() int { return len(sm.dest) }
 // last (or bound): the others are not read again. ok false when a number
 // would have made the parser decide otherwise (a negative count, a
 // timestamp that is not an integer, a float out of range): then the body
-// must be parsed.
-func (sm *SlotMap) Apply(body []byte, offs []int32, changed []bool) ([]model.Family, bool) {
-	if len(offs) != 2*len(sm.dest) || (changed != nil && len(changed) != len(sm.dest)) {
+// must be parsed. vals, when not nil, gives each slot's number as the
+// parser's value function reads its text, where the caller knows it
+// exactly (the dump's codec decodes numbers as digits and a power of
+// ten): NaN says to read the text. A timestamp, and a slot of the first
+// line, are always read from the text.
+func (sm *SlotMap) Apply(body []byte, offs []int32, changed []bool, vals []float64) ([]model.Family, bool) {
+	if len(offs) != 2*len(sm.dest) || (changed != nil && len(changed) != len(sm.dest)) ||
+		(vals != nil && len(vals) != len(sm.dest)) {
 		return nil, false
 	}
 	if !sm.valid {
@@ -295,9 +300,13 @@ func (sm *SlotMap) Apply(body []byte, offs []int32, changed []bool) ([]model.Fam
 			ts, err = strconv.ParseInt(string(body[s:e]), 10, 64)
 			ok = err == nil
 		default:
-			var end int
-			v, end, ok = valueAt(body[:e], int(s))
-			ok = ok && end == int(e)
+			if vals != nil && !d.first && !math.IsNaN(vals[i]) {
+				v = vals[i]
+			} else {
+				var end int
+				v, end, ok = valueAt(body[:e], int(s))
+				ok = ok && end == int(e)
+			}
 			switch d.conv {
 			case convHistCount:
 				v, ok = countValueOK(typeHistogram, v, ok)
