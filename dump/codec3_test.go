@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -353,6 +354,71 @@ func TestWideNumbersAreSlots(t *testing.T) {
 		r.dropState("t")
 		if f, err := r.Frame(i); err != nil || !bytes.Equal(f.Body, body(i)) {
 			t.Fatalf("frame %d from its key frame: %q, %v", i, f.Body, err)
+		}
+	}
+}
+
+// appendNumRef is appendNum as it was written first, with strconv: the
+// reference TestAppendNumAsRef holds appendNum to.
+func appendNumRef(dst []byte, n num) []byte {
+	u := uint64(n.m)
+	if n.m < 0 {
+		dst = append(dst, '-')
+		u = -u
+	}
+	var dbuf [24]byte
+	d := strconv.AppendUint(dbuf[:0], u, 10)
+	for len(d) < int(n.f)+1 && len(d) < len(dbuf) {
+		d = append(d, 0)
+		copy(d[1:], d)
+		d[0] = '0'
+	}
+	f := int(n.f)
+	if f > len(d) {
+		f = len(d)
+	}
+	dst = append(dst, d[:len(d)-f]...)
+	if f > 0 {
+		dst = append(dst, '.')
+		dst = append(dst, d[len(d)-f:]...)
+	}
+	if n.hasExp {
+		dst = append(dst, 'e')
+		e := int(n.exp)
+		if e < 0 {
+			dst = append(dst, '-')
+			e = -e
+		} else {
+			dst = append(dst, '+')
+		}
+		if e < 10 {
+			dst = append(dst, '0')
+		}
+		dst = strconv.AppendInt(dst, int64(e), 10)
+	}
+	return dst
+}
+
+// TestAppendNumAsRef: appendNum renders every shape as its first,
+// strconv-based version did.
+func TestAppendNumAsRef(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	nums := []num{{}, {m: -1}, {m: 5, f: 22}, {m: -999999999999999999, f: 22}, {m: 1, hasExp: true, exp: 0},
+		{m: 15, f: 1, hasExp: true, exp: -7}, {m: 1, hasExp: true, exp: 1000}, {m: 1, hasExp: true, exp: -32768}, {m: 7, hasExp: true, exp: 99},
+		{m: 1<<63 - 1}, {m: -1 << 63, f: 3}}
+	for range 100000 {
+		n := num{m: rng.Int64N(1 << (1 + rng.IntN(62))), f: uint8(rng.IntN(maxFrac + 1))}
+		if rng.IntN(2) == 0 {
+			n.m = -n.m
+		}
+		if rng.IntN(3) == 0 {
+			n.hasExp, n.exp = true, int16(rng.IntN(2400)-1200)
+		}
+		nums = append(nums, n)
+	}
+	for _, n := range nums {
+		if got, want := appendNum([]byte("x"), n), appendNumRef([]byte("x"), n); !bytes.Equal(got, want) {
+			t.Fatalf("appendNum(%+v) = %q, want %q", n, got, want)
 		}
 	}
 }
