@@ -104,8 +104,7 @@ func (acc *wholeSeries) distribute(pts []model.Point, edges []binEdge, upTo int6
 		i := sort.Search(len(edges), func(m int) bool { return edges[m].end > lo })
 		for ; i < len(edges) && edges[i].start < hi; i++ {
 			if v, in := segmentShare(prev, cur, max(edges[i].start, lo), min(edges[i].end, hi)); in {
-				acc.vals[i] += v
-				acc.ok[i] = true
+				acc.set(i, acc.vals[i]+v, true)
 			}
 		}
 	}

@@ -60,6 +60,7 @@ type WholeBuilder struct {
 	startMs    int64 // the first stored scrape: the timeline's start
 	newest     int64 // the newest stored scrape
 	done       int   // bins reduced
+	bins       int   // the bins the recording's end implies (ReportOptions.RecordingEnd; 0: not known)
 	targets    map[string]*wholeTarget
 	edges      []binEdge // the final bins, set by finish
 	// scratch holds a series' points with the sample before them while
@@ -115,8 +116,12 @@ func (bi binInfo) window(start, end int64) window {
 }
 
 type wholeSeries struct {
+	// vals are the per-bin results and ok (a bit a bin) says which bins
+	// had one. vals is allocated once for the bins the recording's end
+	// implies (WholeBuilder.bins): grown by append it held up to twice
+	// them, a quarter of analyze's live heap on the 1-hour dump.
 	vals []float64
-	ok   []bool
+	ok   []uint64
 	// rem is the newest sample seen so far: the sample at or before a
 	// later bin's start when the store no longer holds it.
 	rem    model.Point
@@ -125,6 +130,37 @@ type wholeSeries struct {
 	// bins (distribute); started is false before the first call.
 	cur     int64
 	started bool
+}
+
+// has reports whether bin k had a result.
+func (acc *wholeSeries) has(k int) bool {
+	return k>>6 < len(acc.ok) && acc.ok[k>>6]&(1<<(k&63)) != 0
+}
+
+// set sets bin k's result to v (none when !ok).
+func (acc *wholeSeries) set(k int, v float64, ok bool) {
+	acc.vals[k] = v
+	if ok {
+		acc.ok[k>>6] |= 1 << (k & 63)
+	} else {
+		acc.ok[k>>6] &^= 1 << (k & 63)
+	}
+}
+
+// grow makes room for n bins, at least want when it has to allocate.
+func (acc *wholeSeries) grow(n, want int) {
+	if n <= len(acc.vals) {
+		return
+	}
+	if n > cap(acc.vals) {
+		v := make([]float64, len(acc.vals), max(n, want))
+		copy(v, acc.vals)
+		acc.vals = v
+	}
+	acc.vals = acc.vals[:n]
+	if w := (n + 63) >> 6; w > len(acc.ok) {
+		acc.ok = append(acc.ok, make([]uint64, w-len(acc.ok))...)
+	}
 }
 
 // NewWholeBuilder returns a builder over st (empty, with a history of at
@@ -176,6 +212,9 @@ func (b *WholeBuilder) Observe(at time.Time, stored bool) {
 	ms := at.UnixMilli()
 	if !b.started {
 		b.started, b.startMs = true, ms
+		if end := b.opts.RecordingEnd; !end.IsZero() && end.UnixMilli() >= ms {
+			b.bins = len(newReportGrid(b.binMs, ms).edges(end.UnixMilli()))
+		}
 	}
 	b.newest = max(b.newest, ms)
 	// Bin k is final, with the full width, once a scrape later than its
@@ -259,9 +298,7 @@ func (b *WholeBuilder) reduce(edges []binEdge, from int) {
 					acc = &wholeSeries{}
 					wt.series[key] = acc
 				}
-				for len(acc.vals) < len(edges) {
-					acc.vals, acc.ok = append(acc.vals, 0), append(acc.ok, false)
-				}
+				acc.grow(len(edges), b.bins)
 				pts := spts
 				if acc.hasRem && (len(pts) == 0 || acc.rem.T < pts[0].T) {
 					// In b's scratch: the points are read only below.
@@ -271,7 +308,8 @@ func (b *WholeBuilder) reduce(edges []binEdge, from int) {
 				if gauge {
 					p := newPoints(times, pts)
 					for k := range ws {
-						acc.vals[from+k], acc.ok[from+k] = ws[k].gauge(p)
+						v, ok := ws[k].gauge(p)
+						acc.set(from+k, v, ok)
 					}
 				} else {
 					acc.distribute(pts, edges, upTo)
@@ -323,7 +361,7 @@ func (b *WholeBuilder) reducedSeries(t, name string, match func(model.Labels) bo
 		n := 0
 		if acc != nil {
 			for k := range b.edges {
-				if k < len(acc.ok) && acc.ok[k] {
+				if acc.has(k) {
 					n++
 				}
 			}
@@ -332,7 +370,7 @@ func (b *WholeBuilder) reducedSeries(t, name string, match func(model.Labels) bo
 		pts[0] = model.Point{T: reducedMark}
 		if acc != nil {
 			for k, e := range b.edges {
-				if k < len(acc.ok) && acc.ok[k] {
+				if acc.has(k) {
 					pts = append(pts, model.Point{T: e.start}, model.Point{T: e.start, V: acc.vals[k]})
 				}
 			}

@@ -82,3 +82,64 @@ func sameReport(t *testing.T, got, want Report) {
 	}
 	t.Fatalf("reports differ in length: %d and %d bytes", len(g), len(w))
 }
+
+// TestWholeBuilderSizedByRecordingEnd: given the recording's end, every
+// series' per-bin results are allocated once, for exactly the bins the
+// report has, and the report is still BuildReport's.
+func TestWholeBuilderSizedByRecordingEnd(t *testing.T) {
+	const n = 200
+	times := every(1000, 1000, n)
+	svc := snapshots(t, "svc", times,
+		ts{model.MetricOriginals, []string{model.LabelDependency, "db"}, "0+5x199"},
+		ts{model.MetricActiveCalls, []string{model.LabelDependency, "db"}, "3x199"},
+	)
+	opts := ReportOptions{Bin: time.Second, Window: 5 * time.Second, RecordingEnd: time.UnixMilli(times[n-1])}
+	full := model.NewStore(model.StoreConfig{History: n + 1, MaxSeries: 1000})
+	bounded := model.NewStore(model.StoreConfig{History: WholeHistory([][]int64{times}, opts), MaxSeries: 1000, KeepSeries: true})
+	wb := NewWholeBuilder(bounded, opts)
+	for i := range svc {
+		full.Append(&svc[i])
+		bounded.Append(&svc[i])
+		wb.Observe(svc[i].Time, true)
+		if i == n/2 {
+			// Halfway, a few batches are reduced: the results already
+			// have room for every bin.
+			if wb.done < wholeBatch || wb.bins < n-2 {
+				t.Fatalf("halfway: %d bins reduced, %d expected", wb.done, wb.bins)
+			}
+			for _, ws := range wb.targets["svc"].series {
+				if cap(ws.vals) != wb.bins {
+					t.Errorf("halfway: room for %d bins, want %d", cap(ws.vals), wb.bins)
+				}
+			}
+		}
+	}
+	targets := []model.TargetStatus{{Name: "svc", Up: true}}
+	rep, err := wb.Report(targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins := len(rep.Dependencies[0].Timeline)
+	// 200 scrapes 1 s apart from 1 s to 200 s: bins of 1 s on the grid
+	// from the first, the last merged or cut (binEdges).
+	if bins < n-2 || bins > n {
+		t.Fatalf("%d bins, want %d +0/-2", bins, n)
+	}
+	if wb.bins != bins {
+		t.Errorf("the builder expected %d bins, the report has %d", wb.bins, bins)
+	}
+	series := 0
+	for _, ws := range wb.targets["svc"].series {
+		series++
+		if len(ws.vals) != bins || cap(ws.vals) != bins {
+			t.Errorf("per-bin results: len %d cap %d, want %d", len(ws.vals), cap(ws.vals), bins)
+		}
+		if len(ws.ok) != (bins+63)/64 {
+			t.Errorf("%d words of flags for %d bins", len(ws.ok), bins)
+		}
+	}
+	if series != 2 {
+		t.Errorf("%d series reduced, want 2", series)
+	}
+	sameReport(t, rep, BuildReport(full, targets, opts))
+}
