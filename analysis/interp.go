@@ -92,6 +92,7 @@ func (acc *wholeSeries) distribute(pts []model.Point, edges []binEdge, upTo int6
 	if !acc.started {
 		acc.cur, acc.started = math.MinInt64, true
 	}
+	i := -1 // the first bin ending after the last pair's lo, found from the last
 	for k := 1; k < len(pts); k++ {
 		prev, cur := pts[k-1], pts[k]
 		if cur.T <= acc.cur || cur.T <= prev.T {
@@ -101,8 +102,13 @@ func (acc *wholeSeries) distribute(pts []model.Point, edges []binEdge, upTo int6
 		if hi <= lo {
 			continue
 		}
-		i := sort.Search(len(edges), func(m int) bool { return edges[m].end > lo })
-		for ; i < len(edges) && edges[i].start < hi; i++ {
+		if i < 0 || (i > 0 && edges[i-1].end > lo) { // the first pair, or times out of order
+			i = sort.Search(len(edges), func(m int) bool { return edges[m].end > lo })
+		}
+		for i < len(edges) && edges[i].end <= lo {
+			i++
+		}
+		for i := i; i < len(edges) && edges[i].start < hi; i++ {
 			if v, in := segmentShare(prev, cur, max(edges[i].start, lo), min(edges[i].end, hi)); in {
 				acc.set(i, acc.vals[i]+v, true)
 			}
