@@ -1131,6 +1131,18 @@ func baseAlignment(cur, base *tokens, n int, same bool) func(int) int {
 	if len(base.nums) == 0 {
 		return func(int) int { return -1 }
 	}
+	m := alignmentMap(cur, base, n)
+	return func(i int) int {
+		if i >= len(m) {
+			return -1
+		}
+		return int(m[i])
+	}
+}
+
+// alignmentMap is baseAlignment of structures that differ, as a slice:
+// slot i of cur is compared with slot m[i] of base, none when -1.
+func alignmentMap(cur, base *tokens, n int) []int32 {
 	idx := base.lineIndex()
 	m := make([]int32, n)
 	for i := range m {
@@ -1143,12 +1155,7 @@ func baseAlignment(cur, base *tokens, n int, same bool) func(int) int {
 			}
 		}
 	})
-	return func(i int) int {
-		if i >= len(m) {
-			return -1
-		}
-		return int(m[i])
-	}
+	return m
 }
 
 func appendShape(dst []byte, n num) []byte {
@@ -1202,60 +1209,93 @@ func decodeDelta(src []byte, base, cur *tokens, v uint16) error {
 	if r.err != nil {
 		return r.err
 	}
-	cur.nums = cur.nums[:0]
-	align := baseAlignment(cur, base, int(n), flags&1 != 0)
+	// Each number is written in place, field by field: built on the
+	// stack and appended, a slot was copied twice, the second copy
+	// reading back what narrower stores had just written.
+	if cap(cur.nums) < int(n) || sameNums(cur.nums, base.nums) {
+		cur.nums = make([]num, n)
+	}
+	nums := cur.nums[:n]
+	cur.nums = nums[:0] // until every slot is decoded
+	bn := base.nums
+	same := flags&1 != 0
+	var amap []int32 // slot -> base slot when the structures differ
+	if !same && len(bn) > 0 {
+		amap = alignmentMap(cur, base, int(n))
+	}
 	v3 := v >= 3
 	var g1, g2 int64
-	for i := 0; i < int(n); i++ {
+	for i := range nums {
 		k := kinds[i]
-		bi := align(i)
-		if bi >= len(base.nums) {
+		bi := -1
+		switch {
+		case same:
+			bi = i
+		case i < len(amap):
+			bi = int(amap[i])
+		}
+		if bi >= len(bn) {
 			bi = -1
 		}
 		if v3 {
 			pk := byte(slotAbs)
 			if bi >= 0 {
-				pk = base.nums[bi].k
+				pk = bn[bi].k
 			}
 			k ^= pk
 		}
 		if k != slotAbs && bi < 0 {
 			return fmt.Errorf("delta: slot %d has no base", i)
 		}
-		var c num
+		c := &nums[i]
 		var growth int64
 		switch k {
 		case slotSame, slotDelta:
-			b := base.nums[bi]
-			c = b
-			c.d, c.k, c.cost = 0, 0, [numPredictors]uint16{}
+			b := &bn[bi]
+			bm, bd := b.m, b.d
+			c.exp, c.f, c.hasExp, c.k = b.exp, b.f, b.hasExp, 0
 			if !v3 {
+				var d int64
 				if k == slotDelta {
-					c.d = b.d + ints.varint()
-					c.m += c.d
+					d = bd + ints.varint()
 				}
+				c.m, c.d, c.cost = bm+d, d, [numPredictors]uint16{}
 				break
 			}
-			p, sel := predict(b, g1, g2)
+			// predict and learn, written out on the fields.
+			bc := b.cost
+			p0, p1, p2 := bm+bd, bm+g1, bm+2*g1-g2
+			m := bm
 			if k == slotDelta {
-				c.m = p[sel] + ints.varint()
+				best, p := 0, p0
+				if 2*uint32(bc[1]) < uint32(bc[0]) {
+					best, p = 1, p1
+				}
+				if 2*uint32(bc[2]) < uint32(bc[best]) {
+					p = p2
+				}
+				m = p + ints.varint()
 			}
-			growth = c.m - b.m
-			c.d = growth
-			c.learn(b, c.m, p)
+			growth = m - bm
+			c.m, c.d = m, growth
+			c.cost[0] = bc[0] - bc[0]>>3 + residualBits(m-p0)
+			c.cost[1] = bc[1] - bc[1]>>3 + residualBits(m-p1)
+			c.cost[2] = bc[2] - bc[2]>>3 + residualBits(m-p2)
 		case slotReshape:
-			b := base.nums[bi]
-			c = shapes.shape()
+			b := &bn[bi]
+			sh := shapes.shape()
 			d := ints.varint()
-			t := min(c.scale(), b.scale())
+			t := min(sh.scale(), b.scale())
 			bm, ok := rescale(b.m, b.scale()-t)
-			if !ok || c.scale()-t > 18 {
+			if !ok || sh.scale()-t > 18 {
 				return fmt.Errorf("delta: slot %d: bad rescale", i)
 			}
-			c.m = (d + bm) / pow10[c.scale()-t]
+			sh.m = (d + bm) / pow10[sh.scale()-t]
+			*c = sh
 		case slotAbs:
-			c = shapes.shape()
-			c.m = ints.varint()
+			sh := shapes.shape()
+			sh.m = ints.varint()
+			*c = sh
 		default:
 			return fmt.Errorf("delta: slot %d: unknown kind %d", i, k)
 		}
@@ -1263,8 +1303,8 @@ func decodeDelta(src []byte, base, cur *tokens, v uint16) error {
 			c.k = k
 			g2, g1 = g1, growth
 		}
-		cur.nums = append(cur.nums, c)
 	}
+	cur.nums = nums
 	if shapes.err != nil {
 		return shapes.err
 	}
@@ -1275,6 +1315,11 @@ func decodeDelta(src []byte, base, cur *tokens, v uint16) error {
 		return errors.New("delta: trailing bytes")
 	}
 	return nil
+}
+
+// sameNums reports whether a and b share their backing array.
+func sameNums(a, b []num) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:cap(a)][cap(a)-1] == &b[:cap(b)][cap(b)-1]
 }
 
 // sameArray reports whether a and b share their backing array (a
