@@ -168,7 +168,11 @@ func (n num) float() (float64, bool) {
 		return 0, false
 	}
 	v := float64(n.m)
-	switch k := n.scale(); {
+	k := -int(n.f)
+	if n.hasExp { // as appendNum renders it
+		k += int(n.exp)
+	}
+	switch {
 	case k == 0:
 		return v, true
 	case k > 0 && k < len(floatPow10):

@@ -471,6 +471,17 @@ func FuzzValueMap(f *testing.F) {
 			}
 			got, ok := sm.Apply(b, offsB, nil, nil)
 			if !ok {
+				// A failed Apply leaves the map to read every slot
+				// again, from the text whatever values it is given.
+				junk := make([]float64, len(ta.nums))
+				for k := range junk {
+					junk[k] = 12345.5
+				}
+				if got, ok := sm.Apply(a, offs, make([]bool, len(junk)), junk); ok {
+					if d := diffFamilies(got, fams); d != "" {
+						t.Fatalf("%q after a failed Apply: %s", a, d)
+					}
+				}
 				continue
 			}
 			want, err := expo.ExpfmtParser{}.Parse("t", b, "text/plain", filter)
@@ -495,7 +506,12 @@ func FuzzValueMap(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok = sm.Apply(c, offsC, changed, nil)
+			var vs valueState
+			vals := vs.slotValues(tc.nums, changed)
+			if rng.IntN(2) == 0 {
+				vals = nil // the text only
+			}
+			got, ok = sm.Apply(c, offsC, changed, vals)
 			if !ok {
 				continue
 			}

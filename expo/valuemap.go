@@ -259,18 +259,21 @@ func (sm *SlotMap) Slots() int { return len(sm.dest) }
 // last (or bound): the others are not read again. ok false when a number
 // would have made the parser decide otherwise (a negative count, a
 // timestamp that is not an integer, a float out of range): then the body
-// must be parsed. vals, when not nil, gives each slot's number as the
-// parser's value function reads its text, where the caller knows it
-// exactly (the dump's codec decodes numbers as digits and a power of
-// ten): NaN says to read the text. A timestamp, and a slot of the first
-// line, are always read from the text.
+// must be parsed. vals, when not nil, gives each changed slot's number
+// (every slot's when changed is nil) as the parser's value function reads
+// its text, where the caller knows it exactly (the dump's codec decodes
+// numbers as digits and a power of ten): NaN says to read the text. Any
+// other slot read (a field written twice is read again), a timestamp, and
+// a slot of the first line are read from the text.
 func (sm *SlotMap) Apply(body []byte, offs []int32, changed []bool, vals []float64) ([]model.Family, bool) {
 	if len(offs) != 2*len(sm.dest) || (changed != nil && len(changed) != len(sm.dest)) ||
 		(vals != nil && len(vals) != len(sm.dest)) {
 		return nil, false
 	}
 	if !sm.valid {
-		changed = nil
+		// Every slot is read: from the text, as vals may give only the
+		// changed ones.
+		changed, vals = nil, nil
 	}
 	sm.valid = false // until every slot is read
 	fams := sm.cur
@@ -300,7 +303,7 @@ func (sm *SlotMap) Apply(body []byte, offs []int32, changed []bool, vals []float
 			ts, err = strconv.ParseInt(string(body[s:e]), 10, 64)
 			ok = err == nil
 		default:
-			if vals != nil && !d.first && !math.IsNaN(vals[i]) {
+			if vals != nil && (changed == nil || changed[i]) && !d.first && !math.IsNaN(vals[i]) {
 				v = vals[i]
 			} else {
 				var end int
