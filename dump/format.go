@@ -24,9 +24,11 @@ const (
 	// last kind (docs/dump-format.md); version 1 and 2 deltas are still
 	// decoded as they were written. Version 4 shortens a delta frame's
 	// header (its target by number, its time and body length against its
-	// base's) and the index entries (docs/dump-format.md). A file has one
-	// version, in its header.
-	Version = 4
+	// base's) and the index entries (docs/dump-format.md). Version 5
+	// checks a delta frame by its numbers (numsCheck), not its rendered
+	// body, so that neither the writer nor a reader of its values needs
+	// the body's text. A file has one version, in its header.
+	Version = 5
 
 	headerSize      = 16
 	frameHeaderSize = 12

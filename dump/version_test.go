@@ -98,8 +98,9 @@ func writeFixture(t *testing.T, opts WriterOptions) []byte {
 
 // TestWriteVersionFixtures wrote testdata/v1.rtd and v2.rtd (see above)
 // on the version 2 writer, and testdata/v3.rtd (fixtureScrapes, KeyEvery
-// 8) on the version 3 writer at commit 9246580, and testdata/v4.rtd on
-// the version 4 writer (TestWriterWritesVersion4Fixture); it is kept to show how,
+// 8) on the version 3 writer at commit 9246580, testdata/v4.rtd on the
+// version 4 writer at commit 1191405, and testdata/v5.rtd on the version 5
+// writer (TestWriterWritesVersionFixture); it is kept to show how,
 // and runs only when asked: on a version 2 writer it writes v1 and v2, on
 // a later one v<Version>.rtd.
 func TestWriteVersionFixtures(t *testing.T) {
@@ -120,7 +121,7 @@ func TestWriteVersionFixtures(t *testing.T) {
 	}
 }
 
-// TestOlderVersionsRead: the version 1, 2, 3 and 4 fixtures decode to exactly
+// TestOlderVersionsRead: the version 1 to 5 fixtures decode to exactly
 // the bodies they were written from, every frame, in order and by seeking
 // backwards (each frame from its key frame).
 func TestOlderVersionsRead(t *testing.T) {
@@ -129,7 +130,7 @@ func TestOlderVersionsRead(t *testing.T) {
 		file    string
 		version uint16
 		indexed bool
-	}{{"v1.rtd", 1, false}, {"v2.rtd", 2, true}, {"v3.rtd", 3, true}, {"v4.rtd", 4, true}} {
+	}{{"v1.rtd", 1, false}, {"v2.rtd", 2, true}, {"v3.rtd", 3, true}, {"v4.rtd", 4, true}, {"v5.rtd", 5, true}} {
 		b, err := os.ReadFile(filepath.Join("testdata", tc.file))
 		if err != nil {
 			t.Fatal(err)

@@ -102,7 +102,8 @@ type writerTarget struct {
 	sinceKey int
 	keySize  int
 	lastNs   int64
-	lastCRC  uint32 // body checksum of the newest frame: a delta's link to it (baseLink)
+	lastCRC  uint32 // checksum of the newest frame (its header's): a delta's link to it (baseLink)
+	lastSum  uint32 // numsCheck of the newest frame's numbers
 	bound    int64  // frameBound of the newest frame: what a delta on it may declare
 	tid      uint64 // the target's number in the file
 	lastStep int64  // the newest frame's step from its base (0: a key frame): predictStep's input
@@ -237,22 +238,24 @@ type appendingFrame struct {
 	// same: the body is the previous frame's again; sameStruct: it was
 	// tokenized and its delta coded as it was read (tokenizeEncode).
 	same, sameStruct bool
-	tok              *tokens // the body's tokens: the previous frame's when same, else the scratch set
-	key              bool    // a key frame, not a delta
+	// sum is numsCheck of the body's numbers, once summed.
+	sum    uint32
+	summed bool
+	tok    *tokens // the body's tokens: the previous frame's when same, else the scratch set
+	key    bool    // a key frame, not a delta
 }
 
-// tokenize reads f's body into the target's tokens and sets its
-// checksum. A target that served the same bytes again (a quiet service
-// between two scrapes) costs one comparison: its checksum, tokens and
-// previous body are the last frame's, and only the slots' state moves on
-// (encodeSame).
+// tokenize reads f's body into the target's tokens. A target that
+// served the same bytes again (a quiet service between two scrapes) costs
+// one comparison: its tokens, the sum of its numbers and its previous
+// body are the last frame's, and only the slots' state moves on
+// (encodeSame). The frame's checksum is set by deltaFrame or keyFrame.
 func (t *writerTarget) tokenize(f *appendingFrame) {
 	f.same, f.tok = t.have && bytes.Equal(f.body, t.prevBody), &t.cur
 	if f.same {
-		f.m.bodyCRC, f.tok = t.lastCRC, &t.prev
+		f.tok, f.sum, f.summed = &t.prev, t.lastSum, true
 		return
 	}
-	f.m.bodyCRC = crc32.Checksum(f.body, castagnoli)
 	t.prev.decayCosts(t.owed) // before anything reads the slots
 	t.owed, t.steady = 0, false
 	f.sameStruct = tokenizeEncode(f.body, &t.cur, &t.prev, t.prevBody, &t.enc)
@@ -264,6 +267,10 @@ func (t *writerTarget) tokenize(f *appendingFrame) {
 func (w *Writer) deltaFrame(t *writerTarget, f *appendingFrame) error {
 	m := &f.m
 	w.delta = t.encodeDelta(w.delta[:0], f)
+	m.bodyCRC = f.numsSum()
+	if w.delta[0]&1 == 0 { // a structure of its own
+		m.bodyCRC ^= crc32.Checksum(f.tok.structure, castagnoli)
+	}
 	m.kind, m.base = kindDelta, uint64(m.timeNs-t.lastNs)
 	m.stepRes = int64(m.base) - predictStep(t.lastStep)
 	m.lenDiff = int64(len(f.body)) - int64(t.lastLen)
@@ -300,6 +307,14 @@ func (w *Writer) deltaFrame(t *writerTarget, f *appendingFrame) error {
 	return nil
 }
 
+// numsSum is numsCheck of f's numbers, summed once.
+func (f *appendingFrame) numsSum() uint32 {
+	if !f.summed {
+		f.sum, f.summed = numsCheck(f.tok.nums), true
+	}
+	return f.sum
+}
+
 // encodeDelta appends to dst the delta of f's body on the target's
 // previous frame.
 func (t *writerTarget) encodeDelta(dst []byte, f *appendingFrame) []byte {
@@ -327,6 +342,7 @@ func (t *writerTarget) encodeDelta(dst []byte, f *appendingFrame) []byte {
 func (w *Writer) keyFrame(t *writerTarget, f *appendingFrame) {
 	m := &f.m
 	m.kind, m.base, m.contentType = kindKey, 0, f.ct
+	m.bodyCRC = crc32.Checksum(f.body, castagnoli)
 	m.payload = padPayload(stripMagic(w.enc.EncodeAll(f.body, nil), 0), 0, len(f.body))
 	// A reader starts from the key frame's own tokens: no growths,
 	// kinds or predictor costs.
@@ -364,6 +380,7 @@ func (w *Writer) writeFrame(t *writerTarget, m *meta) error {
 // lists and counts it.
 func (w *Writer) advance(t *writerTarget, f *appendingFrame) {
 	m, body := &f.m, f.body
+	t.lastSum = f.numsSum() // the next frame's, if its body is this one again; before f.tok moves
 	if !f.same {
 		t.prev, t.cur = t.cur, t.prev
 		t.prev.lines = nil
