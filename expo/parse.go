@@ -262,7 +262,12 @@ func sampleStart(b []byte) (string, bool) {
 	if i := bytes.IndexByte(b, '\n'); i >= 0 {
 		b = b[:i]
 	}
-	b = bytes.TrimSpace(b)
+	// The blanks NotExposition skips, no others: b keeps its first byte
+	// that is not one.
+	b = bytes.Trim(b, " \t\r")
+	if len(b) == 0 {
+		return "", false
+	}
 	if b[0] == '#' {
 		return "", true
 	}

@@ -21,6 +21,11 @@ func TestPlainTextPageIsNotAnExposition(t *testing.T) {
 		{"healthy: true\n", `"healthy: true" is neither`},
 		{"go-version 1\n", `"go-version 1" is neither`},
 		{strings.Repeat("a", 100) + " b\n", `"` + strings.Repeat("a", 40) + `" is neither`},
+		// White space other than the text format's blanks is no blank:
+		// it was trimmed away, and the empty line read past its end.
+		{"\v", `"\v" is neither`},
+		{"\n\f\n", `line 2: not a Prometheus exposition: "\f"`},
+		{"\u00a0 retry_originals_total 1\n", `"\u00a0 retry_originals_total 1" is neither`},
 	} {
 		for _, f := range []func(string) bool{nil, filter} {
 			_, err := ExpfmtParser{}.Parse("t", []byte(c.body), "text/plain; charset=utf-8", f)
