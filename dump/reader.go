@@ -58,10 +58,11 @@ func (p *Problem) Error() string {
 // every frame header once (checksums included); frames are then decoded on
 // demand, in any order. It is safe for concurrent use.
 type Reader struct {
-	name   string
-	ra     io.ReaderAt
-	closer io.Closer
-	size   int64
+	renders int // bodies rendered (renderChecked): the tests'
+	name    string
+	ra      io.ReaderAt
+	closer  io.Closer
+	size    int64
 
 	entries  []entry // file order
 	order    []int32 // indexes into entries of decodable frames, in time order
@@ -718,12 +719,44 @@ type lentFrame struct {
 	// nums and, when sameBase, baseNums: the frame's numbers and its
 	// base's, slot by slot (not to be written or kept).
 	nums, baseNums []num
+	// rendered: Body and offs are set. A frame lent unrendered
+	// (frameLentTokens) has them set by render.
+	rendered bool
+	r        *Reader
+	st       *decodeState
+	e        *entry
+}
+
+// render sets f's Body and offs, rendering them from its checked tokens
+// when it was lent without them.
+func (f *lentFrame) render() error {
+	if f.rendered {
+		return nil
+	}
+	body, err := f.r.renderChecked(f.st, f.idx, f.e)
+	if err != nil {
+		return err
+	}
+	f.Body, f.offs, f.rendered = body, f.st.offs, true
+	return nil
 }
 
 // frameLent decodes the i-th frame as Frame does, under the reader's
 // lock, and calls fn with it lent (a failed scrape goes to failed
 // instead). fn's error is returned as it is.
 func (r *Reader) frameLent(i int, fn func(*lentFrame) error, failed func(Frame)) error {
+	return r.frameLentMode(i, false, fn, failed)
+}
+
+// frameLentTokens is frameLent lending the frame unrendered (no Body, no
+// offs) when decoding checked its tokens (checkedTokens: version 5): a
+// reader of its numbers renders it (lentFrame.render) only if it needs
+// the text.
+func (r *Reader) frameLentTokens(i int, fn func(*lentFrame) error, failed func(Frame)) error {
+	return r.frameLentMode(i, r.checkedTokens(), fn, failed)
+}
+
+func (r *Reader) frameLentMode(i int, tokens bool, fn func(*lentFrame) error, failed func(Frame)) error {
 	if i < 0 || i >= len(r.order) {
 		return fmt.Errorf("dump: frame %d out of range [0, %d)", i, len(r.order))
 	}
@@ -744,6 +777,28 @@ func (r *Reader) frameLent(i int, fn func(*lentFrame) error, failed func(Frame))
 		r.dropState(e.info.Target)
 		return &Problem{File: r.name, Offset: e.info.Offset, Msg: fmt.Sprintf("frame of target %q cannot be decoded: %v", e.info.Target, err)}
 	}
+	lf := &lentFrame{
+		Frame: Frame{Target: e.info.Target, Time: e.info.Time, ContentType: e.ct},
+		idx:   idx, base: e.base, sameBase: st.steps == 1 && st.same && e.base >= 0,
+		structure: st.cur.structure, nums: st.cur.nums,
+		r: r, st: st, e: e,
+	}
+	if lf.sameBase {
+		lf.baseNums = st.next.nums // apply swapped them: next holds the base's
+	}
+	if !tokens {
+		if err := lf.render(); err != nil {
+			return err
+		}
+	}
+	return fn(lf)
+}
+
+// renderChecked renders entry idx, which st holds decoded, and checks it
+// against the frame's length and, unless decoding checked its tokens,
+// its checksum.
+func (r *Reader) renderChecked(st *decodeState, idx int32, e *entry) ([]byte, error) {
+	r.renders++
 	body, err := st.render(idx, e)
 	if err == nil && len(body) != e.info.BodyLen {
 		err = fmt.Errorf("decoded %d bytes, the frame says %d", len(body), e.info.BodyLen)
@@ -753,17 +808,9 @@ func (r *Reader) frameLent(i int, fn func(*lentFrame) error, failed func(Frame))
 	}
 	if err != nil {
 		r.dropState(e.info.Target)
-		return &Problem{File: r.name, Offset: e.info.Offset, Msg: fmt.Sprintf("frame of target %q cannot be decoded: %v", e.info.Target, err)}
+		return nil, &Problem{File: r.name, Offset: e.info.Offset, Msg: fmt.Sprintf("frame of target %q cannot be decoded: %v", e.info.Target, err)}
 	}
-	lf := &lentFrame{
-		Frame: Frame{Target: e.info.Target, Time: e.info.Time, ContentType: e.ct, Body: body},
-		idx:   idx, base: e.base, sameBase: st.steps == 1 && st.same && e.base >= 0,
-		offs: st.offs, structure: st.cur.structure, nums: st.cur.nums,
-	}
-	if lf.sameBase {
-		lf.baseNums = st.next.nums // apply swapped them: next holds the base's
-	}
-	return fn(lf)
+	return body, nil
 }
 
 func (r *Reader) dropState(target string) { delete(r.states, target) }

@@ -3,7 +3,9 @@ package dump
 import (
 	"bytes"
 	"math"
+	"strconv"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
@@ -46,7 +48,8 @@ type valueState struct {
 	structure []byte // the mapped frame's structure (a copy)
 	slots     *expo.SlotMap
 	changed   []bool    // scratch: the slots whose number changed
-	vals      []float64 // scratch: their values (slotValues)
+	vals      []float64 // scratch: the slots' values (slotValues)
+	text      []byte    // scratch: a number's text (slotValues)
 	size      int64     // what it keeps, as valueMapSize reckons it
 }
 
@@ -89,23 +92,35 @@ type valueFrame struct {
 func (v *valueFrame) parse(p expo.ValueParser) ([]model.Family, error) {
 	f := v.f
 	vs := v.vals[f.Target]
-	if vs != nil && vs.ct == f.ContentType && vs.slots.Slots()*2 == len(f.offs) &&
+	if vs != nil && vs.ct == f.ContentType && vs.slots.Slots() == len(f.nums) &&
 		((f.sameBase && f.base == vs.idx) || bytes.Equal(vs.structure, f.structure)) {
 		// Decoded right from the frame read last: only the numbers that
 		// changed since are read.
 		var changed []bool
-		var vals []float64
-		if len(f.nums)*2 == len(f.offs) {
-			if f.sameBase && f.base == vs.idx && len(f.baseNums) == len(f.nums) {
-				changed = vs.changedSlots(f.nums, f.baseNums)
+		if f.sameBase && f.base == vs.idx && len(f.baseNums) == len(f.nums) {
+			changed = vs.changedSlots(f.nums, f.baseNums)
+		}
+		vals := vs.slotValues(f.nums)
+		if !f.rendered {
+			// Its tokens were checked as they were decoded: no text is
+			// needed unless a slot read must be read from it.
+			if fams, ok := vs.slots.ApplyValues(changed, vals); ok {
+				vs.idx = f.idx
+				*v.mapped++
+				return fams, nil
 			}
-			vals = vs.slotValues(f.nums, changed)
+			if err := f.render(); err != nil {
+				return nil, err
+			}
 		}
 		if fams, ok := vs.slots.Apply(f.Body, f.offs, changed, vals); ok {
 			vs.idx = f.idx
 			*v.mapped++
 			return fams, nil
 		}
+	}
+	if err := f.render(); err != nil {
+		return nil, err
 	}
 	fams, vm, err := p.ParseValues(f.Target, f.Body, f.ContentType, v.filter)
 	v.forget(f.Target)
@@ -135,7 +150,7 @@ func (v *valueFrame) parse(p expo.ValueParser) ([]model.Family, error) {
 func (d *dumpRecording) snapshotValues(i int) (*model.Snapshot, error) {
 	var snap *model.Snapshot
 	var scrapeErr error
-	err := d.r.frameLent(i, func(f *lentFrame) error {
+	err := d.r.frameLentTokens(i, func(f *lentFrame) error {
 		v := &valueFrame{f: f, filter: d.filter, vals: d.vals, mapped: &d.mapped, kept: d.kept}
 		var fams []model.Family
 		var err error
@@ -170,11 +185,20 @@ func (d *dumpRecording) snapshotValues(i int) (*model.Snapshot, error) {
 // wrapper's unfiltered parse of the same body, is parsed.
 type ownParser struct{ d *dumpRecording }
 
-// Parse implements expo.Parser.
+// Parse implements expo.Parser. The frame being read may be lent without
+// its text (frameLentTokens): the wrapper then passes a nil body, which
+// stands for it.
 func (p ownParser) Parse(target string, body []byte, contentType string, filter func(string) bool) ([]model.Family, error) {
-	if v := p.d.reading; v != nil && len(body) > 0 && len(body) == len(v.f.Body) && &body[0] == &v.f.Body[0] &&
-		v.f.Target == target && v.f.ContentType == contentType && expo.SameFilter(filter, v.filter) {
-		return v.parse(expo.ExpfmtParser{Lines: p.d.lines})
+	v := p.d.reading
+	if v != nil && v.f.Target == target && v.f.ContentType == contentType &&
+		(body == nil || (len(body) > 0 && len(body) == len(v.f.Body) && &body[0] == &v.f.Body[0])) {
+		if expo.SameFilter(filter, v.filter) {
+			return v.parse(expo.ExpfmtParser{Lines: p.d.lines})
+		}
+		if err := v.f.render(); err != nil { // another parse of the same body: its text
+			return nil, err
+		}
+		body = v.f.Body
 	}
 	return expo.ExpfmtParser{Lines: p.d.lines}.Parse(target, body, contentType, filter)
 }
@@ -195,22 +219,28 @@ func (vs *valueState) changedSlots(nums, base []num) []bool {
 	return c
 }
 
-// slotValues gives the value of each slot to be read (changed, or every
-// slot when changed is nil) that num.float knows exactly, NaN for the
-// others: the text is read for those (SlotMap.Apply).
-func (vs *valueState) slotValues(nums []num, changed []bool) []float64 {
+// slotValues gives every slot's value that num.float knows exactly, NaN
+// for the others: the text is read for those (SlotMap.Apply). Every slot,
+// not only the changed ones: a field written twice is read on every body.
+func (vs *valueState) slotValues(nums []num) []float64 {
 	if cap(vs.vals) < len(nums) {
 		vs.vals = make([]float64, len(nums))
 	}
 	v := vs.vals[:len(nums)]
 	for i := range nums {
-		if changed != nil && !changed[i] {
-			continue // not read
-		}
 		if f, ok := nums[i].float(); ok {
 			v[i] = f
+			continue
+		}
+		// Past Clinger's fast path (a float64 printed in 17 digits, as
+		// Go and Envoy print sums): strconv on the number's own text, as
+		// the parser reads it (expo's parseFloat: the text's bytes are
+		// all ones it takes), not a render of the body.
+		vs.text = appendNum(vs.text[:0], nums[i])
+		if f, err := strconv.ParseFloat(unsafe.String(&vs.text[0], len(vs.text)), 64); err == nil {
+			v[i] = f
 		} else {
-			v[i] = math.NaN()
+			v[i] = math.NaN() // the text is read, and refused
 		}
 	}
 	return v

@@ -259,21 +259,47 @@ func (sm *SlotMap) Slots() int { return len(sm.dest) }
 // last (or bound): the others are not read again. ok false when a number
 // would have made the parser decide otherwise (a negative count, a
 // timestamp that is not an integer, a float out of range): then the body
-// must be parsed. vals, when not nil, gives each changed slot's number
-// (every slot's when changed is nil) as the parser's value function reads
-// its text, where the caller knows it exactly (the dump's codec decodes
-// numbers as digits and a power of ten): NaN says to read the text. Any
-// other slot read (a field written twice is read again), a timestamp, and
-// a slot of the first line are read from the text.
+// must be parsed. vals, when not nil, gives every slot's number as the
+// parser's value function reads its text, where the caller knows it
+// exactly (the dump's codec decodes numbers as digits and a power of
+// ten): NaN says to read the text. A timestamp and a slot of the first
+// line are always read from the text.
 func (sm *SlotMap) Apply(body []byte, offs []int32, changed []bool, vals []float64) ([]model.Family, bool) {
-	if len(offs) != 2*len(sm.dest) || (changed != nil && len(changed) != len(sm.dest)) ||
-		(vals != nil && len(vals) != len(sm.dest)) {
+	if len(offs) != 2*len(sm.dest) {
+		return nil, false
+	}
+	return sm.apply(body, offs, changed, vals)
+}
+
+// ApplyValues is Apply without the body's text: every slot to be read is
+// read from vals. ok false, with the map as it was, when some slot needs
+// its text (a timestamp, a slot of the first line, a NaN in vals): then
+// call Apply with the text. ok false after reading, as Apply's, when a
+// number would have made the parser decide otherwise.
+func (sm *SlotMap) ApplyValues(changed []bool, vals []float64) ([]model.Family, bool) {
+	if len(vals) != len(sm.dest) || (changed != nil && len(changed) != len(sm.dest)) || !sm.valid {
+		return nil, false
+	}
+	for i := range sm.dest {
+		d := &sm.dest[i]
+		if changed != nil && !changed[i] && !d.always {
+			continue
+		}
+		if d.first || (d.conv != 0xff && (d.conv == convTS || math.IsNaN(vals[i]))) {
+			return nil, false
+		}
+	}
+	return sm.apply(nil, nil, changed, vals)
+}
+
+// apply is Apply, and ApplyValues once it has found that no slot it reads
+// needs the text (body nil).
+func (sm *SlotMap) apply(body []byte, offs []int32, changed []bool, vals []float64) ([]model.Family, bool) {
+	if (changed != nil && len(changed) != len(sm.dest)) || (vals != nil && len(vals) != len(sm.dest)) {
 		return nil, false
 	}
 	if !sm.valid {
-		// Every slot is read: from the text, as vals may give only the
-		// changed ones.
-		changed, vals = nil, nil
+		changed = nil // every slot is read
 	}
 	sm.valid = false // until every slot is read
 	fams := sm.cur
@@ -282,13 +308,16 @@ func (sm *SlotMap) Apply(body []byte, offs []int32, changed []bool, vals []float
 		if changed != nil && !changed[i] && !d.always {
 			continue // its text, and so its reading, is the last body's
 		}
-		s, e := offs[2*i], offs[2*i+1]
-		if s < 0 || e < s || int(e) > len(body) {
-			return nil, false
-		}
-		if d.first {
-			if _, err := strconv.ParseFloat(string(body[s:e]), 64); err != nil {
+		var s, e int32
+		if body != nil {
+			s, e = offs[2*i], offs[2*i+1]
+			if s < 0 || e < s || int(e) > len(body) {
 				return nil, false
+			}
+			if d.first {
+				if _, err := strconv.ParseFloat(string(body[s:e]), 64); err != nil {
+					return nil, false
+				}
 			}
 		}
 		if d.conv == 0xff {
@@ -303,7 +332,7 @@ func (sm *SlotMap) Apply(body []byte, offs []int32, changed []bool, vals []float
 			ts, err = strconv.ParseInt(string(body[s:e]), 10, 64)
 			ok = err == nil
 		default:
-			if vals != nil && (changed == nil || changed[i]) && !d.first && !math.IsNaN(vals[i]) {
+			if vals != nil && !d.first && !math.IsNaN(vals[i]) {
 				v = vals[i]
 			} else {
 				var end int
