@@ -61,6 +61,28 @@ type DependencyReport struct {
 	// after retries, with every attempt used, or not retried and why
 	// (Fates).
 	Fates FateLedger `json:"fates"`
+	// bins are the timeline's bins held compactly, without their latency
+	// histograms, when Timeline is left empty (CompactTimelines).
+	bins *model.Timeline
+}
+
+// TimelineBins are the row's timeline bins: Timeline, or those it holds
+// compactly (ReportOptions.CompactTimelines), made afresh.
+func (d *DependencyReport) TimelineBins() []BinReport {
+	if len(d.Timeline) > 0 || d.bins == nil {
+		return d.Timeline
+	}
+	out := make([]BinReport, d.bins.Len())
+	for j := range out {
+		out[j] = binReport(d.bins.AtNoHist(j))
+	}
+	return out
+}
+
+// binReport is a timeline bin as the report shows it.
+func binReport(bin model.Signals) BinReport {
+	return BinReport{StartUnix: float64(bin.StartMs) / 1000, EndUnix: float64(bin.EndMs) / 1000,
+		SampledSeconds: sampledSeconds(&bin), Signals: bin}
 }
 
 // BinReport is one timeline bin: the same per-second signals over
@@ -102,6 +124,13 @@ type ReportOptions struct {
 	// tell; Span is ignored. A WholeBuilder lets its per-bin results go
 	// once the rows are evaluated and builds no further report.
 	Incident bool
+	// CompactTimelines leaves each row's Timeline empty and keeps its
+	// bins as the findings read them, without their latency histograms:
+	// WriteJSON makes and writes them one row at a time, TimelineBins
+	// makes a row's. For a report only written as JSON: on the 1-hour
+	// dump the rows' BinReports (720 rows x 360 bins of 680 bytes) were
+	// 176 MB held at once.
+	CompactTimelines bool
 	// RecordingEnd is when the recording the store was loaded from ended
 	// (zero: live data): targets down at its end with every other are
 	// RECORDING_ENDED, not TARGET_DOWN.
@@ -429,16 +458,21 @@ func (b *reportBuild) evaluateFindings() {
 // the text, markdown and HTML reports draw the quantiles), and they were
 // a third of the report's live heap (20 minutes of the 1-hour dump: 214
 // MiB, 144 without). The rows' own, over the window, stay.
+//
+// With CompactTimelines each row keeps its timeline without the
+// histograms instead (DependencyReport.TimelineBins).
 func (b *reportBuild) makeTimelines() {
 	for i := range b.rep.Dependencies {
 		d := &b.rep.Dependencies[i]
 		bins := b.history.Timelines[d.Key()]
 		delete(b.history.Timelines, d.Key())
+		if b.opts.CompactTimelines {
+			d.bins = bins.WithoutHist()
+			continue
+		}
 		d.Timeline = make([]BinReport, bins.Len())
 		for j := range d.Timeline {
-			bin := bins.AtNoHist(j)
-			d.Timeline[j] = BinReport{StartUnix: float64(bin.StartMs) / 1000, EndUnix: float64(bin.EndMs) / 1000,
-				SampledSeconds: sampledSeconds(&bin), Signals: bin}
+			d.Timeline[j] = binReport(bins.AtNoHist(j))
 		}
 	}
 }

@@ -91,8 +91,16 @@ const timelineKey = "\n      \"timeline\": []"
 // "    ", "  ") writes it, with its timeline's bins written by
 // appendBinJSON where it can (the same bytes; most of a long recording's
 // JSON).
+//
+// A row whose timeline is held compactly (DependencyReport.TimelineBins)
+// is written as if Timeline held its bins, each made as it is written.
 func dependencyJSON(buf []byte, d *DependencyReport) ([]byte, error) {
-	if len(d.Timeline) == 0 {
+	n := len(d.Timeline)
+	compact := n == 0 && d.bins != nil
+	if compact {
+		n = d.bins.Len()
+	}
+	if n == 0 {
 		b, err := json.MarshalIndent(d, "    ", "  ") // a pointer: addressable, as an element of the encoded slice is
 		return append(buf, b...), err
 	}
@@ -104,20 +112,29 @@ func dependencyJSON(buf []byte, d *DependencyReport) ([]byte, error) {
 	}
 	at := bytes.Index(b, []byte(timelineKey))
 	if at < 0 {
-		b, err := json.MarshalIndent(d, "    ", "  ")
+		full := *d
+		full.Timeline = d.TimelineBins()
+		b, err := json.MarshalIndent(&full, "    ", "  ")
 		return append(buf, b...), err
 	}
 	open := at + len(timelineKey) - 1 // at the ']'
 	buf = append(buf, b[:open]...)
 	const binPrefix = "        "
-	for j := range d.Timeline {
+	var made BinReport
+	for j := range n {
 		if j > 0 {
 			buf = append(buf, ',')
 		}
 		buf = jsonIndent(buf, "    ", 2)
+		bin := &made
+		if compact {
+			made = binReport(d.bins.AtNoHist(j))
+		} else {
+			bin = &d.Timeline[j]
+		}
 		var ok bool
-		if buf, ok = appendBinJSON(buf, &d.Timeline[j], binPrefix); !ok {
-			bb, err := json.MarshalIndent(&d.Timeline[j], binPrefix, "  ")
+		if buf, ok = appendBinJSON(buf, bin, binPrefix); !ok {
+			bb, err := json.MarshalIndent(bin, binPrefix, "  ")
 			if err != nil {
 				return buf, err
 			}

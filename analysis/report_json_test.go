@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/retrytop/retrytop/internal/safetext"
 	"github.com/retrytop/retrytop/model"
@@ -202,5 +203,63 @@ func TestAsciiOnly(t *testing.T) {
 		if got := asciiOnly([]byte(c.s)); got != c.want {
 			t.Errorf("asciiOnly(%q) = %v, want %v", c.s, got, c.want)
 		}
+	}
+}
+
+// TestCompactTimelinesWriteTheSameJSON: with CompactTimelines the rows
+// hold no BinReport (each row's bins, 680 bytes each, were made at once
+// for every row), and WriteJSON writes what it writes for the report with
+// them, as TimelineBins makes them.
+func TestCompactTimelinesWriteTheSameJSON(t *testing.T) {
+	const n = 120
+	times := every(1000, 1000, n)
+	dep := func(d string, more ...string) []string { return append([]string{model.LabelDependency, d}, more...) }
+	svc := snapshots(t, "svc", times,
+		ts{model.MetricOriginals, dep("db"), "0+5x119"},
+		ts{model.MetricAttempts, dep("db", model.LabelOutcome, "success"), "0+6x119"},
+		ts{model.MetricResults, dep("db", model.LabelResult, "success"), "0+4x119"},
+		ts{model.MetricAttempts, dep("cache"), "0+1x50"},
+		ts{model.MetricRequestDuration + "_bucket", dep("db", model.LabelResultClass, "success", "le", "0.1"), "0+2x119"},
+		ts{model.MetricRequestDuration + "_bucket", dep("db", model.LabelResultClass, "success", "le", "+Inf"), "0+5x119"},
+		ts{model.MetricRequestDuration + "_sum", dep("db", model.LabelResultClass, "success"), "0+0.25x119"},
+	)
+	st := model.NewStore(model.StoreConfig{History: n + 1, MaxSeries: 1000})
+	for i := range svc {
+		st.Append(&svc[i])
+	}
+	targets := []model.TargetStatus{{Name: "svc", Up: true}}
+	opts := ReportOptions{Bin: 5 * time.Second, Window: 30 * time.Second}
+	full := BuildReport(st, targets, opts)
+	opts.CompactTimelines = true
+	compact := BuildReport(st, targets, opts)
+	if len(full.Dependencies) != 2 || len(full.Dependencies[0].Timeline) < n/5-1 {
+		t.Fatalf("%d rows: nothing to compare", len(full.Dependencies))
+	}
+	for i := range compact.Dependencies {
+		d := &compact.Dependencies[i]
+		if len(d.Timeline) != 0 || cap(d.Timeline) != 0 {
+			t.Errorf("row %d holds %d BinReports (room for %d), want none", i, len(d.Timeline), cap(d.Timeline))
+		}
+		if got, want := d.TimelineBins(), full.Dependencies[i].Timeline; !reflect.DeepEqual(got, want) {
+			t.Errorf("row %d: TimelineBins\n got %+v\nwant %+v", i, got, want)
+		}
+	}
+	var got, want bytes.Buffer
+	if err := full.WriteJSON(&want); err != nil {
+		t.Fatal(err)
+	}
+	if err := compact.WriteJSON(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		i := 0
+		for i < min(got.Len(), want.Len()) && got.Bytes()[i] == want.Bytes()[i] {
+			i++
+		}
+		t.Fatalf("compact timelines' JSON differs at byte %d:\n got ...%s\nwant ...%s", i,
+			got.Bytes()[max(0, i-200):min(got.Len(), i+100)], want.Bytes()[max(0, i-200):min(want.Len(), i+100)])
+	}
+	if !bytes.Contains(want.Bytes(), []byte(`"latency": {`)) {
+		t.Error("no bin has latency: the histograms were not compared")
 	}
 }

@@ -25,6 +25,10 @@ type RecordingOptions struct {
 	// (analysis.IncidentSpan; the whole recording when it tells none)
 	// instead of the Window ending at its last scrape.
 	Incident bool
+	// CompactTimelines: the report's rows keep their timelines compactly
+	// (analysis.ReportOptions.CompactTimelines), for a report only
+	// written as JSON.
+	CompactTimelines bool
 
 	// sequential loads entry by entry into one store of every scrape:
 	// the reference the tests compare the streaming path with.
@@ -44,7 +48,7 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 		hist = max(hist, dump.WholeHistory(rec, spans[k][0], spans[k][1]))
 	}
 	ropts := analysis.ReportOptions{Window: opts.Window, Bin: opts.Bin, ChainSpecs: rs.Chains, Links: rs.Links, Derived: dialect.DerivedByDialect(rs.Dialects),
-		RecordingEnd: recordingEnd(recs, spans)}
+		RecordingEnd: recordingEnd(recs, spans), CompactTimelines: opts.CompactTimelines}
 	var statuses []model.TargetStatus
 	var st *model.Store
 	var whole *analysis.WholeBuilder

@@ -294,6 +294,18 @@ func (t *Timeline) Into(sc *BinScratch, i int) *Signals {
 	return &sc.s
 }
 
+// WithoutHist is the timeline without its bins' LatencyHist, sharing
+// the rest: for a reader of the other fields that keeps it after the
+// histograms are no longer read (they were most of a timeline's memory).
+func (t *Timeline) WithoutHist() *Timeline {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.hist, c.latencyHist = nil, nil
+	return &c
+}
+
 // AtNoHist is bin i without its LatencyHist (AppendRangeNoHist).
 func (t *Timeline) AtNoHist(i int) Signals {
 	var s Signals

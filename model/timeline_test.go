@@ -147,6 +147,17 @@ func TestTimelineHistograms(t *testing.T) {
 				t.Errorf("%s: bin %d without histograms %+v, want %+v", tc.name, i, bare[i], want)
 			}
 		}
+		// WithoutHist holds none of them, and reads every other field.
+		nh := tl.WithoutHist()
+		if nh.hist != nil || nh.latencyHist != nil {
+			t.Errorf("%s: WithoutHist holds histograms", tc.name)
+		}
+		if got := nh.Bins(); !reflect.DeepEqual(got, bare) {
+			t.Errorf("%s: WithoutHist's bins\n got %+v\nwant %+v", tc.name, got, bare)
+		}
+		if got := tl.Bins(); !reflect.DeepEqual(got, tc.bins) {
+			t.Errorf("%s: the timeline lost its histograms to WithoutHist", tc.name)
+		}
 	}
 }
 

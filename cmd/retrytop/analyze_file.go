@@ -90,7 +90,8 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 		return withCode(exitUsage, err)
 	}
 	rep, err := analyze.Recordings(recs, rs, tr, translate, analyze.RecordingOptions{Window: f.window, Bin: f.bin, Spans: spans,
-		Incident: !cmd.Flags().Changed("window")}) // the incident, unless a window is asked for
+		Incident:         !cmd.Flags().Changed("window"), // the incident, unless a window is asked for
+		CompactTimelines: f.format == "json"})            // written a row at a time (analysis.Report.WriteJSON)
 	if err != nil {
 		return noData(cmd, err)
 	}
