@@ -424,10 +424,11 @@ func (b *WholeBuilder) server(t string) *server {
 }
 
 // timeline evaluates a reduced row over the final bins, each with the
-// part the target's scrapes cover, as binWindow makes it.
-func (b *WholeBuilder) timeline(r *row) []model.Signals {
+// part the target's scrapes cover, as binWindow makes it, into dst's
+// array when it has room.
+func (b *WholeBuilder) timeline(dst []model.Signals, r *row) []model.Signals {
 	wt := b.targets[r.target]
-	out := make([]model.Signals, len(b.edges))
+	out := slices.Grow(dst[:0], len(b.edges))[:len(b.edges)]
 	for k, e := range b.edges {
 		out[k] = r.eval(wt.cover(e.start, e.end).window(e.start, e.end))
 	}

@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -142,4 +143,51 @@ func TestWholeBuilderSizedByRecordingEnd(t *testing.T) {
 		t.Errorf("%d series reduced, want 2", series)
 	}
 	sameReport(t, rep, BuildReport(full, targets, opts))
+}
+
+// TestRowBinsIntoTheirArray: a row's bins, from the store or reduced,
+// are made in the array given when it has room (a report's goroutine
+// reuses one for each row it evaluates), and are those made afresh.
+func TestRowBinsIntoTheirArray(t *testing.T) {
+	const n = 120
+	times := every(1000, 1000, n)
+	svc := snapshots(t, "svc", times,
+		ts{model.MetricOriginals, []string{model.LabelDependency, "db"}, "0+5x119"},
+		ts{model.MetricActiveCalls, []string{model.LabelDependency, "db"}, "3x119"},
+	)
+	opts := ReportOptions{Bin: 5 * time.Second, Window: 30 * time.Second, RecordingEnd: time.UnixMilli(times[n-1])}
+	full := model.NewStore(model.StoreConfig{History: n + 1, MaxSeries: 1000})
+	bounded := model.NewStore(model.StoreConfig{History: WholeHistory([][]int64{times}, opts), MaxSeries: 1000, KeepSeries: true})
+	wb := NewWholeBuilder(bounded, opts)
+	for i := range svc {
+		full.Append(&svc[i])
+		bounded.Append(&svc[i])
+		wb.Observe(svc[i].Time, true)
+	}
+	if !wb.finish(wb.startMs, times[n-1]) {
+		t.Fatal("the builder did not finish")
+	}
+	edges := wb.edges
+	if len(edges) < n/5-1 {
+		t.Fatalf("%d bins: nothing to compare", len(edges))
+	}
+	stored := selectTarget(full, "svc", full.Times("svc"), nil, 0).rows()["db"]
+	reduced := wb.rows("svc")["db"]
+	if stored == nil || reduced == nil {
+		t.Fatal("no row db")
+	}
+	for name, made := range map[string]func([]model.Signals) []model.Signals{
+		"stored":  func(dst []model.Signals) []model.Signals { return stored.timelineInto(dst, edges) },
+		"reduced": func(dst []model.Signals) []model.Signals { return wb.timeline(dst, reduced) },
+	} {
+		want := made(nil)
+		buf := make([]model.Signals, 3, len(edges)) // a previous row's, shorter
+		got := made(buf)
+		if len(got) != len(edges) || &got[0] != &buf[:1][0] {
+			t.Errorf("%s: %d bins in a new array, want %d in the one given", name, len(got), len(edges))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: bins in the array given differ from those made afresh", name)
+		}
+	}
 }

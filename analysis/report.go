@@ -348,28 +348,33 @@ func (b *reportBuild) selectRows(t string) (rows []*row, reduced map[string]*row
 // and the phases these tell. Rows are evaluated on up to GOMAXPROCS
 // goroutines (a row reads only its own series and its dependency's
 // server, which no evaluation changes), one target at a time so that
-// only its rows' series are held.
+// only its rows' series are held. A row's bins are made in its
+// goroutine's array and held compactly at once: a target's rows' bins
+// held together until the last was made were 17 MB of the 1-hour dump's
+// peak, grown by each of its 10 targets.
 func (b *reportBuild) timelines(t string, rows []*row, reduced map[string]*row) {
-	bins := make([][]model.Signals, len(rows))
+	tls := make([]*model.Timeline, len(rows))
 	phases := make([][]Phase, len(rows))
 	parallelFor(len(rows), 4, func() func(i int) {
+		var bins []model.Signals
 		return func(i int) {
 			r := rows[i]
 			if rr := reduced[r.dep]; rr != nil {
-				bins[i] = b.wb.timeline(rr)
+				bins = b.wb.timeline(bins, rr)
 			} else {
-				bins[i] = r.timelineOver(b.grid)
+				bins = r.timelineInto(bins, b.grid)
 			}
-			phases[i] = Phases(bins[i], b.th)
+			phases[i] = Phases(bins, b.th)
 			if phases[i] == nil {
 				phases[i] = []Phase{}
 			}
-			b.fineRecovery(phases[i], r, bins[i])
+			b.fineRecovery(phases[i], r, bins)
+			tls[i] = model.NewTimeline(bins) // keeps what the bins point to, not the bins
 		}
 	})
 	for i, r := range rows {
 		key := model.Key{Target: t, Dependency: r.dep}
-		b.history.Timelines[key], b.phases[key] = model.NewTimeline(bins[i]), phases[i]
+		b.history.Timelines[key], b.phases[key] = tls[i], phases[i]
 	}
 }
 
@@ -379,12 +384,14 @@ func (b *reportBuild) timelines(t string, rows []*row, reduced map[string]*row) 
 func (b *reportBuild) spanRows(t string, rows []*row, reduced map[string]*row) []DependencyReport {
 	deps := make([]DependencyReport, len(rows))
 	parallelFor(len(rows), 4, func() func(i int) {
+		var bins []model.Signals // the goroutine's, a row at a time: the budget keeps none
 		return func(i int) {
 			r := rows[i]
 			key := model.Key{Target: t, Dependency: r.dep}
 			dr := b.rowSignals(r, reduced[r.dep])
 			tl := b.history.Timelines[key]
-			b.rowBudget(&dr, t, tl.AppendRangeNoHist(nil, 0, tl.Len()))
+			bins = tl.AppendRangeNoHist(slices.Grow(bins[:0], tl.Len()), 0, tl.Len())
+			b.rowBudget(&dr, t, bins)
 			dr.Phases = b.phases[key]
 			deps[i] = dr
 		}

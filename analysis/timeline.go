@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"time"
 
 	"github.com/retrytop/retrytop/model"
@@ -39,7 +40,12 @@ func (r *row) timeline(binMs, startMs, endMs int64) []model.Signals {
 
 // timelineOver evaluates the row over the given bins.
 func (r *row) timelineOver(edges []binEdge) []model.Signals {
-	out := make([]model.Signals, len(edges))
+	return r.timelineInto(nil, edges)
+}
+
+// timelineInto is timelineOver into dst's array when it has room.
+func (r *row) timelineInto(dst []model.Signals, edges []binEdge) []model.Signals {
+	out := slices.Grow(dst[:0], len(edges))[:len(edges)]
 	for i, b := range edges {
 		out[i] = r.eval(binWindow(r.times, b.start, b.end))
 	}
