@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"unsafe"
 )
 
@@ -31,7 +32,10 @@ type Timeline struct {
 	nestedIn            [][]Breakdown
 	admissionRejectedBy [][]Breakdown
 	resultsPerS         []map[string]Value
-	latency             []ByClass[Quantiles]
+	// Latency: lat when every bin has the same classes, else latency
+	// per bin.
+	lat     *timelineLatency
+	latency []ByClass[Quantiles]
 	// LatencyHist: hist when each class keeps its bounds in every bin,
 	// else latencyHist per bin.
 	hist        *timelineHist
@@ -207,7 +211,9 @@ func newTimeline(bins []Signals, from []histSource) *Timeline {
 	t.settingsOff = column(bins, func(s *Signals) []string { return s.SettingsOff })
 	t.nestedIn = column(bins, func(s *Signals) []Breakdown { return s.NestedIn })
 	t.admissionRejectedBy = column(bins, func(s *Signals) []Breakdown { return s.AdmissionRejectedBy })
-	t.latency = column(bins, func(s *Signals) ByClass[Quantiles] { return s.Latency })
+	if t.lat = newTimelineLatency(bins); t.lat == nil {
+		t.latency = column(bins, func(s *Signals) ByClass[Quantiles] { return s.Latency })
+	}
 	for i := range bins {
 		if bins[i].ResultsPerS != nil {
 			t.resultsPerS = make([]map[string]Value, n)
@@ -315,6 +321,14 @@ func (t *Timeline) AtNoHist(i int) Signals {
 
 // into sets s to bin i; its LatencyHist only when hist is set.
 func (t *Timeline) into(s *Signals, i int, hist bool) {
+	t.intoExceptLatency(s, i, hist)
+	if t.lat != nil {
+		s.Latency = t.lat.into(make(ByClass[Quantiles], len(t.lat.classes)), i, t.n)
+	}
+}
+
+// intoExceptLatency is into but for a Latency held compactly (lat).
+func (t *Timeline) intoExceptLatency(s *Signals, i int, hist bool) {
 	if i < 0 || i >= t.Len() {
 		panic(fmt.Sprintf("model: bin %d of a timeline of %d", i, t.Len()))
 	}
@@ -383,9 +397,99 @@ func (t *Timeline) AppendRangeNoHist(dst []Signals, from, to int) []Signals {
 }
 
 func (t *Timeline) appendRange(dst []Signals, from, to int, hist bool) []Signals {
+	if to <= from {
+		return dst
+	}
+	dst = slices.Grow(dst, to-from)
+	// The bins' Latency in one array, each its own part of it.
+	var lat ByClass[Quantiles]
+	nc := 0
+	if t.lat != nil {
+		nc = len(t.lat.classes)
+		lat = make(ByClass[Quantiles], (to-from)*nc)
+	}
 	for i := from; i < to; i++ {
 		dst = append(dst, Signals{})
-		t.into(&dst[len(dst)-1], i, hist)
+		s := &dst[len(dst)-1]
+		t.intoExceptLatency(s, i, hist)
+		if t.lat != nil {
+			k := (i - from) * nc
+			s.Latency = t.lat.into(lat[k:k+nc:k+nc], i, t.n)
+		}
+	}
+	return dst
+}
+
+// timelineLatency holds the bins' Latency when every bin has the same
+// classes in the same order: the class names once, and per quantile of
+// a class some bin has (its bits not zero) a column of values. A bin's
+// Latency took a ByClass of its own, 160 bytes for four classes, most
+// of whose quantiles are absent in every bin.
+type timelineLatency struct {
+	classes []string
+	fields  []uint16 // class*3 + quantile (P50, P90, P99)
+	vals    []Value  // vals[k*n+i] is fields[k] of bin i
+}
+
+// newTimelineLatency holds the bins' Latency; nil when a bin has none
+// or its classes differ from the first bin's.
+func newTimelineLatency(bins []Signals) *timelineLatency {
+	first := bins[0].Latency
+	if len(first) == 0 {
+		return nil
+	}
+	for i := range bins {
+		l := bins[i].Latency
+		if len(l) != len(first) {
+			return nil
+		}
+		for c := range l {
+			if l[c].Class != first[c].Class {
+				return nil
+			}
+		}
+	}
+	tl := &timelineLatency{classes: make([]string, len(first))}
+	for c := range first {
+		tl.classes[c] = first[c].Class
+	}
+	for f := range 3 * len(first) {
+		for i := range bins {
+			if quantile(&bins[i].Latency[f/3].V, f%3).bits != 0 {
+				tl.fields = append(tl.fields, uint16(f))
+				break
+			}
+		}
+	}
+	n := len(bins)
+	tl.vals = make([]Value, len(tl.fields)*n)
+	for k, f := range tl.fields {
+		col := tl.vals[k*n : (k+1)*n]
+		for i := range bins {
+			col[i] = *quantile(&bins[i].Latency[f/3].V, int(f%3))
+		}
+	}
+	return tl
+}
+
+func quantile(q *Quantiles, k int) *Value {
+	switch k {
+	case 0:
+		return &q.P50
+	case 1:
+		return &q.P90
+	}
+	return &q.P99
+}
+
+// into sets dst (one entry per class) to bin i's Latency of a timeline
+// of n bins.
+func (tl *timelineLatency) into(dst ByClass[Quantiles], i, n int) ByClass[Quantiles] {
+	for c, class := range tl.classes {
+		dst[c] = ClassValue[Quantiles]{Class: class}
+	}
+	for k, f := range tl.fields {
+		*quantile(&dst[f/3].V, int(f%3)) = tl.vals[k*n+i]
 	}
 	return dst
 }

@@ -310,3 +310,68 @@ func TestTimelineRefusesFieldsItDoesNotHold(t *testing.T) {
 		t.Errorf("a handled field and two Values: %v, %v", offs, err)
 	}
 }
+
+// latencyBin is a bin whose Latency has classes, only the first of them
+// with quantiles.
+func latencyBin(i int, classes ...string) Signals {
+	s := Signals{Target: "app", Dependency: "db", StartMs: int64(i), EndMs: int64(i + 1)}
+	for c, class := range classes {
+		q := Quantiles{}
+		if c == 0 {
+			q = Quantiles{P50: Some(float64(i)), P90: Some(2 * float64(i)), P99: Some(3 * float64(i))}
+		}
+		s.Latency.Set(class, q)
+	}
+	return s
+}
+
+// Bins with the same latency classes hold the names once and a column
+// per quantile some bin has: the class with quantiles in 40 bins is 3
+// columns of 40 values, the three without any none.
+func TestTimelineLatencyCompact(t *testing.T) {
+	classes := []string{"", ClassFailure, ClassFastFailure, ClassSuccess}
+	same := make([]Signals, 40)
+	for i := range same {
+		same[i] = latencyBin(i, classes...)
+	}
+	same[5].Latency[0].V.P90 = Absent // absent in one bin: still a column
+	differ := []Signals{latencyBin(0, classes...), latencyBin(1, ClassSuccess), latencyBin(2)}
+	for _, tc := range []struct {
+		name    string
+		bins    []Signals
+		compact bool
+		vals    int
+	}{
+		{"same classes", same, true, 3 * 40},
+		{"classes differ", differ, false, 0},
+		{"none", []Signals{latencyBin(0), latencyBin(1)}, false, 0},
+	} {
+		tl := NewTimeline(tc.bins)
+		if compact := tl.lat != nil; compact != tc.compact {
+			t.Fatalf("%s: held compactly %v, want %v", tc.name, compact, tc.compact)
+		}
+		if tc.compact {
+			if tl.latency != nil || len(tl.lat.classes) != len(classes) || len(tl.lat.vals) != tc.vals {
+				t.Errorf("%s: %d per-bin latencies, %d classes, %d values; want none, %d and %d",
+					tc.name, len(tl.latency), len(tl.lat.classes), len(tl.lat.vals), len(classes), tc.vals)
+			}
+		}
+		if got := tl.Bins(); !reflect.DeepEqual(got, tc.bins) {
+			t.Errorf("%s: bins back:\n got %+v\nwant %+v", tc.name, got, tc.bins)
+		}
+		for i := range tc.bins {
+			if got := tl.At(i); !reflect.DeepEqual(got, tc.bins[i]) {
+				t.Errorf("%s: At(%d) = %+v, want %+v", tc.name, i, got, tc.bins[i])
+			}
+		}
+		// A range's bins each have their own part of one array: one
+		// changed or grown leaves the next and the timeline as they were.
+		if r := tl.AppendRangeNoHist(nil, 1, tl.Len()); tc.compact {
+			r[0].Latency[0].V.P50 = Some(-1)
+			r[0].Latency = append(r[0].Latency, ClassValue[Quantiles]{Class: "x"})
+			if !reflect.DeepEqual(r[1], tc.bins[2]) || !reflect.DeepEqual(tl.At(1), tc.bins[1]) {
+				t.Errorf("%s: a bin's Latency changed another's", tc.name)
+			}
+		}
+	}
+}
