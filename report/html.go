@@ -326,6 +326,7 @@ func (p *page) timelines() {
 			p.n(base+"originals_per_s", d.OriginalsPerS, fmtRate), p.n(base+"successes_per_s", d.SuccessesPerS, fmtRate), p.n(base+"attempts_per_s", d.AttemptsPerS, fmtRate),
 			p.n(base+"policy_max_attempts", d.MaxAttempts, fmtSig), jsonNum(lost), fmtVal(lost, fmtWhole))
 		p.w("<div class=\"charts\">\n")
+		tl := d.TimelineBins() // held compactly by a report written as JSON too
 		for _, pn := range panels {
 			c := chart{id: fmt.Sprintf("c%d-%s", i, pn.id), title: pn.title, unit: pn.unit, t0: rep.StartUnix, t1: rep.EndUnix, bands: phases, marks: marks}
 			for k, m := range pn.metrics {
@@ -333,8 +334,8 @@ func (p *page) timelines() {
 				if m.class != "" {
 					s.class = m.class
 				}
-				for j := range d.Timeline {
-					bin := &d.Timeline[j]
+				for j := range tl {
+					bin := &tl[j]
 					v := m.get(&bin.Signals)
 					s.pts = append(s.pts, point{t: (bin.StartUnix + bin.EndUnix) / 2, v: v.V(), ok: v.OK(), path: fmt.Sprintf("%stimeline/%d/%s", base, j, m.key)})
 				}

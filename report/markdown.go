@@ -168,12 +168,13 @@ func mdTimelines(b *strings.Builder, rep *analysis.Report) {
 		fmt.Fprintf(b, "**%s → %s**: amplification %s, effective success %s, %s originals did not succeed over %s\n\n```\n", safetext.Markdown(d.Target), safetext.Markdown(d.Dependency),
 			fmtVal(d.Amplification, fmtAmp), fmtVal(d.EffectiveSuccess, fmtPct), fmtVal(rowLost(rep, d), fmtWhole), spanWords(rep))
 		fmt.Fprintf(b, "%-22s %s  (· healthy d degraded O overloaded r recovering)\n", "phase", phaseStrip(d))
+		tl := d.TimelineBins() // held compactly by a report written as JSON too
 		for _, pn := range panels {
 			for _, m := range pn.metrics {
-				vals := make([]model.Value, len(d.Timeline))
+				vals := make([]model.Value, len(tl))
 				top, any := 0.0, false
-				for i := range d.Timeline {
-					vals[i] = m.get(&d.Timeline[i].Signals)
+				for i := range tl {
+					vals[i] = m.get(&tl[i].Signals)
 					if vals[i].OK() && !math.IsInf(vals[i].V(), 0) {
 						top, any = max(top, vals[i].V()), true
 					}
@@ -190,13 +191,14 @@ func mdTimelines(b *strings.Builder, rep *analysis.Report) {
 
 // phaseStrip is a row's phases as one letter per timeline bin.
 func phaseStrip(d analysis.DependencyReport) string {
-	strip := make([]rune, len(d.Timeline))
+	tl := d.TimelineBins()
+	strip := make([]rune, len(tl))
 	for i := range strip {
 		strip[i] = ' '
 	}
 	for _, p := range d.Phases {
 		letter := map[analysis.PhaseKind]rune{analysis.PhaseHealthy: '·', analysis.PhaseDegraded: 'd', analysis.PhaseOverloaded: 'O', analysis.PhaseRecovering: 'r', analysis.PhaseNoData: ' '}[p.Kind]
-		for i, bin := range d.Timeline {
+		for i, bin := range tl {
 			if t := unixTime(bin.StartUnix); !t.Before(p.Start) && t.Before(p.End) {
 				strip[i] = letter
 			}
