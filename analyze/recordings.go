@@ -62,11 +62,10 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 		// is the one a store of every scrape gets, so the same series are
 		// kept.
 		wh := analysis.WholeHistory(entryTimes(recs[0], spans[0]), ropts)
-		restore := dump.StreamGC(wh, hist)
+		defer dump.StreamGC(wh, hist)() // loading and the report
 		st = model.NewStore(model.StoreConfig{History: wh, KeepSeries: true, MaxSeries: maxSeries})
 		whole = analysis.NewWholeBuilder(st, ropts)
 		statuses = dump.LoadStoreRangeFunc(recs[0], spans[0][0], spans[0][1], st, translate, whole.Observe)
-		restore() // the report's garbage is not loading's
 	} else {
 		// Several recordings load one after the other, each in time order
 		// but not together: into one store of every scrape.

@@ -363,14 +363,16 @@ func LoadStoreRangeFunc(rec Recording, lo, hi int, st *model.Store, transform fu
 }
 
 // StreamGCPercent is the collector's GOGC while a recording too long for
-// its store streams through it (docs/performance.md, "Analyze"): loading makes garbage at many times its live heap
-// (every frame's parse and translation is dropped once stored), so at
-// GOGC 100 the collector ran every ~100 MB allocated on the 1-hour dump
-// and marked the ~100 MB live each time. At 400 it runs a quarter as
-// often, and the heap while loading stays under the report's own peak; a
-// memory limit still bounds the heap. A short span (a 30 s window) keeps
-// GOGC 100: there the higher goal would be the peak (96 -> 142-187 MB).
-const StreamGCPercent = 400
+// its store streams through it and its report is built (docs/performance.md,
+// "Analyze"). Loading makes garbage at many times its live heap, which
+// once argued for a high GOGC (400); but the heap then grew to the memory
+// limit, where the limit's own collections and the scavenger giving pages
+// back cost more than the marking saved: on the 1-hour dump at 400, 8.6-9.8
+// s user and 1.9-2.7 s system, 490-495 MB RSS; at 100, 8.8 s and 0.4 s, 365
+// MB; at 50, 9.8-11.3 s and 0.6 s, 280-296 MB. 50 keeps analyze under 300
+// MB for about the CPU 400 took. A short span (a 30 s window) keeps GOGC
+// 100.
+const StreamGCPercent = 50
 
 // StreamGC sets GOGC to StreamGCPercent when a store that keeps kept
 // scrapes of a target is to take a span of more (scrapes: the most of any
