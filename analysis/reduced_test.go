@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -89,32 +90,22 @@ func sameReport(t *testing.T, got, want Report) {
 // report has, and the report is still BuildReport's.
 func TestWholeBuilderSizedByRecordingEnd(t *testing.T) {
 	const n = 200
-	times := every(1000, 1000, n)
-	svc := snapshots(t, "svc", times,
-		ts{model.MetricOriginals, []string{model.LabelDependency, "db"}, "0+5x199"},
-		ts{model.MetricActiveCalls, []string{model.LabelDependency, "db"}, "3x199"},
-	)
-	opts := ReportOptions{Bin: time.Second, Window: 5 * time.Second, RecordingEnd: time.UnixMilli(times[n-1])}
-	full := model.NewStore(model.StoreConfig{History: n + 1, MaxSeries: 1000})
-	bounded := model.NewStore(model.StoreConfig{History: WholeHistory([][]int64{times}, opts), MaxSeries: 1000, KeepSeries: true})
-	wb := NewWholeBuilder(bounded, opts)
-	for i := range svc {
-		full.Append(&svc[i])
-		bounded.Append(&svc[i])
-		wb.Observe(svc[i].Time, true)
-		if i == n/2 {
-			// Halfway, a few batches are reduced: the results already
-			// have room for every bin.
-			if wb.done < wholeBatch || wb.bins < n-2 {
-				t.Fatalf("halfway: %d bins reduced, %d expected", wb.done, wb.bins)
-			}
-			for _, ws := range wb.targets["svc"].series {
-				if cap(ws.vals) != wb.bins {
-					t.Errorf("halfway: room for %d bins, want %d", cap(ws.vals), wb.bins)
-				}
+	opts := ReportOptions{Bin: time.Second, Window: 5 * time.Second}
+	full, wb, _ := wholeSvc(t, n, &opts, func(i int, wb *WholeBuilder) {
+		if i != n/2 {
+			return
+		}
+		// Halfway, a few batches are reduced: the results already have
+		// room for every bin.
+		if wb.done < wholeBatch || wb.bins < n-2 {
+			t.Fatalf("halfway: %d bins reduced, %d expected", wb.done, wb.bins)
+		}
+		for _, ws := range wb.targets["svc"].series {
+			if cap(ws.vals) != wb.bins {
+				t.Errorf("halfway: room for %d bins, want %d", cap(ws.vals), wb.bins)
 			}
 		}
-	}
+	})
 	targets := []model.TargetStatus{{Name: "svc", Up: true}}
 	rep, err := wb.Report(targets)
 	if err != nil {
@@ -150,20 +141,8 @@ func TestWholeBuilderSizedByRecordingEnd(t *testing.T) {
 // reuses one for each row it evaluates), and are those made afresh.
 func TestRowBinsIntoTheirArray(t *testing.T) {
 	const n = 120
-	times := every(1000, 1000, n)
-	svc := snapshots(t, "svc", times,
-		ts{model.MetricOriginals, []string{model.LabelDependency, "db"}, "0+5x119"},
-		ts{model.MetricActiveCalls, []string{model.LabelDependency, "db"}, "3x119"},
-	)
-	opts := ReportOptions{Bin: 5 * time.Second, Window: 30 * time.Second, RecordingEnd: time.UnixMilli(times[n-1])}
-	full := model.NewStore(model.StoreConfig{History: n + 1, MaxSeries: 1000})
-	bounded := model.NewStore(model.StoreConfig{History: WholeHistory([][]int64{times}, opts), MaxSeries: 1000, KeepSeries: true})
-	wb := NewWholeBuilder(bounded, opts)
-	for i := range svc {
-		full.Append(&svc[i])
-		bounded.Append(&svc[i])
-		wb.Observe(svc[i].Time, true)
-	}
+	opts := ReportOptions{Bin: 5 * time.Second, Window: 30 * time.Second}
+	full, wb, times := wholeSvc(t, n, &opts, nil)
 	if !wb.finish(wb.startMs, times[n-1]) {
 		t.Fatal("the builder did not finish")
 	}
@@ -190,4 +169,30 @@ func TestRowBinsIntoTheirArray(t *testing.T) {
 			t.Errorf("%s: bins in the array given differ from those made afresh", name)
 		}
 	}
+}
+
+// wholeSvc stores n scrapes 1 s apart of target svc, a counter and a
+// gauge toward db, in a store of every scrape (full) and in a bounded one
+// a WholeBuilder reduces, calling each (when not nil) after every scrape.
+// opts gets the recording's end.
+func wholeSvc(t *testing.T, n int, opts *ReportOptions, each func(i int, wb *WholeBuilder)) (full *model.Store, wb *WholeBuilder, times []int64) {
+	t.Helper()
+	times = every(1000, 1000, n)
+	svc := snapshots(t, "svc", times,
+		ts{model.MetricOriginals, []string{model.LabelDependency, "db"}, fmt.Sprintf("0+5x%d", n-1)},
+		ts{model.MetricActiveCalls, []string{model.LabelDependency, "db"}, fmt.Sprintf("3x%d", n-1)},
+	)
+	opts.RecordingEnd = time.UnixMilli(times[n-1])
+	full = model.NewStore(model.StoreConfig{History: n + 1, MaxSeries: 1000})
+	bounded := model.NewStore(model.StoreConfig{History: WholeHistory([][]int64{times}, *opts), MaxSeries: 1000, KeepSeries: true})
+	wb = NewWholeBuilder(bounded, *opts)
+	for i := range svc {
+		full.Append(&svc[i])
+		bounded.Append(&svc[i])
+		wb.Observe(svc[i].Time, true)
+		if each != nil {
+			each(i, wb)
+		}
+	}
+	return full, wb, times
 }
