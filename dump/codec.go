@@ -1205,39 +1205,11 @@ func appendShape(dst []byte, n num) []byte {
 // writes into a structure must not write into a shared one (tokenize
 // writes only into a reader's dead scratch, decodeDelta checks).
 func decodeDelta(src []byte, base, cur *tokens, v uint16) error {
-	r := byteReader{b: src}
-	flags := r.uvarint()
-	cur.lines = nil
-	if flags&1 != 0 {
-		// The base's structure, shared rather than copied (a copy of
-		// 100-odd KB a frame was a fifth of decoding); so is its line
-		// index, which depends on the structure only.
-		cur.structure, cur.lines = base.structure, base.lines
-	} else {
-		n := r.uvarint()
-		s := r.bytes(n)
-		if sameArray(cur.structure, base.structure) {
-			cur.structure = nil // shared with the base: never written into
-		}
-		cur.structure = append(cur.structure[:0], s...)
+	same, kinds, shapes, ints, err := deltaParts(src, base, cur)
+	if err != nil {
+		return err
 	}
-	n := r.uvarint()
-	if r.err != nil {
-		return r.err
-	}
-	want := len(base.nums)
-	if flags&1 == 0 {
-		want = countSlots(cur.structure)
-	}
-	if uint64(want) != n {
-		return fmt.Errorf("delta: %d numbers for %d slots", n, want)
-	}
-	kinds := r.bytes(n)
-	shapes := byteReader{b: r.bytes(r.uvarint())}
-	ints := byteReader{b: r.rest()}
-	if r.err != nil {
-		return r.err
-	}
+	n := uint64(len(kinds))
 	// Each number is written in place, field by field: built on the
 	// stack and appended, a slot was copied twice, the second copy
 	// reading back what narrower stores had just written.
@@ -1247,7 +1219,6 @@ func decodeDelta(src []byte, base, cur *tokens, v uint16) error {
 	nums := cur.nums[:n]
 	cur.nums = nums[:0] // until every slot is decoded
 	bn := base.nums
-	same := flags&1 != 0
 	var amap []int32 // slot -> base slot when the structures differ
 	if !same && len(bn) > 0 {
 		amap = alignmentMap(cur, base, int(n))
@@ -1344,6 +1315,42 @@ func decodeDelta(src []byte, base, cur *tokens, v uint16) error {
 		return errors.New("delta: trailing bytes")
 	}
 	return nil
+}
+
+// deltaParts reads a delta's head: cur's structure (same: its base's,
+// shared), then a kind a slot, the shapes and the integers.
+func deltaParts(src []byte, base, cur *tokens) (same bool, kinds []byte, shapes, ints byteReader, err error) {
+	r := byteReader{b: src}
+	same = r.uvarint()&1 != 0 // the flags
+	cur.lines = nil
+	if same {
+		// The base's structure, shared rather than copied (a copy of
+		// 100-odd KB a frame was a fifth of decoding); so is its line
+		// index, which depends on the structure only.
+		cur.structure, cur.lines = base.structure, base.lines
+	} else {
+		n := r.uvarint()
+		s := r.bytes(n)
+		if sameArray(cur.structure, base.structure) {
+			cur.structure = nil // shared with the base: never written into
+		}
+		cur.structure = append(cur.structure[:0], s...)
+	}
+	n := r.uvarint()
+	if r.err != nil {
+		return same, nil, shapes, ints, r.err
+	}
+	want := len(base.nums)
+	if !same {
+		want = countSlots(cur.structure)
+	}
+	if uint64(want) != n {
+		return same, nil, shapes, ints, fmt.Errorf("delta: %d numbers for %d slots", n, want)
+	}
+	kinds = r.bytes(n)
+	shapes = byteReader{b: r.bytes(r.uvarint())}
+	ints = byteReader{b: r.rest()}
+	return same, kinds, shapes, ints, r.err
 }
 
 // sameNums reports whether a and b share their backing array.

@@ -150,12 +150,20 @@ func (v *valueFrame) parse(p expo.ValueParser) ([]model.Family, error) {
 func (d *dumpRecording) snapshotValues(i int) (*model.Snapshot, error) {
 	var snap *model.Snapshot
 	var scrapeErr error
-	err := d.r.frameLentTokens(i, func(f *lentFrame) error {
+	vp, isValues := d.parser.(expo.ValueParser)
+	lend := d.r.frameLent
+	if isValues || d.wrap != nil {
+		// The frame is read through v.parse, directly or as the
+		// wrapper's ownParser, which renders it if it needs the text;
+		// any other parser is given the text.
+		lend = d.r.frameLentTokens
+	}
+	err := lend(i, func(f *lentFrame) error {
 		v := &valueFrame{f: f, filter: d.filter, vals: d.vals, mapped: &d.mapped, kept: d.kept}
 		var fams []model.Family
 		var err error
-		if p, ok := d.parser.(expo.ValueParser); ok {
-			fams, err = v.parse(p)
+		if isValues {
+			fams, err = v.parse(vp)
 		} else {
 			// Under Wrap, the wrapper calls ownParser, which finds v here.
 			d.reading = v
