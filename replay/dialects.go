@@ -104,7 +104,14 @@ func (f parseFunc) Parse(target string, body []byte, contentType string, filter 
 // parses ahead of translating, in parallel, so a translator cannot say
 // which targets it will find unread when their bodies are parsed.
 func (d *Dialects) Parser() expo.Parser {
-	parse := expo.ExpfmtParser{Lines: expo.NewLineCaches(0)}.Parse // the replay's own line caches
+	return d.Wrap(expo.ExpfmtParser{Lines: expo.NewLineCaches(0)}) // the replay's own line caches
+}
+
+// Wrap is Parser around p: a dump recording's own parse
+// (dump.OpenOptions.Wrap), which reads a frame with its previous frame's
+// structure through a value map, without its text, instead of parsing it.
+func (d *Dialects) Wrap(p expo.Parser) expo.Parser {
+	parse := p.Parse
 	return parseFunc(func(target string, body []byte, ct string, filter func(string) bool) ([]model.Family, error) {
 		d.mu.Lock()
 		_, looked := d.seen[target]

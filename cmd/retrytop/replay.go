@@ -179,7 +179,7 @@ func runReplay(ctx context.Context, errw io.Writer, f *replayFlags, path string)
 		return withCode(exitUsage, err)
 	}
 	dialects := replay.NewDialects(rs.NewTranslator, rs.Forced)
-	rec, err := openTranslated(errw, path, f.format, dialects.Filter, dialects.Parser(), nil)
+	rec, err := openTranslated(errw, path, f.format, dialects.Filter, nil, dialects.Wrap)
 	if err != nil {
 		return err
 	}

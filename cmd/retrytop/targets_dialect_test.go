@@ -122,7 +122,7 @@ func TestReplayDialectsAndUnreadBadge(t *testing.T) {
 	}
 	d := replay.NewDialects(rs.NewTranslator, rs.Forced)
 	var errs strings.Builder
-	rec, err := openTranslated(&errs, path, "", d.Filter, d.Parser(), nil)
+	rec, err := openTranslated(&errs, path, "", d.Filter, nil, d.Wrap) // as replay opens it
 	if err != nil {
 		t.Fatal(err)
 	}
