@@ -3,10 +3,15 @@ package dump
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/expo"
 )
 
 // TestNumsCheckSeesEveryNumber: changing any one number of a frame, its
@@ -118,4 +123,78 @@ func TestVersion5DeltaCheckedByNumbers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzSnapshotValues: a body and five more of its structure with other
+// numbers (from the seed), written as one target's frames, read back
+// through the recording's value maps (version 5: without rendering what
+// the maps read), directly and under a wrapper, with and without a
+// filter: each snapshot must be the parse of the frame's text.
+func FuzzSnapshotValues(f *testing.F) {
+	g := newValGen(3)
+	for i := range 6 {
+		f.Add(g.body(), uint64(i))
+	}
+	f.Add([]byte("# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 3\nh_count 3\nh_sum 2.5e+01\nx 17.000000000000004 1700000000000\n"), uint64(7))
+	f.Fuzz(func(t *testing.T, body []byte, seed uint64) {
+		if len(body) > 1<<14 {
+			return
+		}
+		var base tokens
+		base.wide = true
+		tokenize(body, &base)
+		rng := rand.New(rand.NewPCG(seed, 5))
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, WriterOptions{KeyEvery: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := time.Unix(1741057965, 0)
+		for i := range 6 {
+			next := base
+			next.nums = append([]num(nil), base.nums...)
+			for k := range next.nums {
+				n := &next.nums[k]
+				switch rng.IntN(5) {
+				case 0, 1: // unchanged
+				case 2:
+					n.m += int64(rng.IntN(1000))
+				case 3:
+					n.m = int64(rng.Uint64() >> 10) // past 2^53: strconv's reading
+				default:
+					n.m, n.f, n.hasExp, n.exp = int64(rng.IntN(100)), uint8(rng.IntN(3)), false, 0
+				}
+				if n.m == 0 && n.f == 0 {
+					n.hasExp = false
+				}
+			}
+			b, err := next.render(nil)
+			if i == 0 {
+				b, err = body, nil
+			}
+			if err != nil {
+				return
+			}
+			if err := w.Append("t", at.Add(time.Duration(i)*time.Second), "text/plain", b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		data := buf.Bytes()
+		ref := openBytes(t, data)
+		for _, filter := range []func(string) bool{nil, valFilter} {
+			for _, d := range []*dumpRecording{
+				newDumpRecording(openBytes(t, data), expo.ExpfmtParser{}, filter),
+				newWrappedRecording(openBytes(t, data), func(p expo.Parser) expo.Parser { return &wrapParser{inner: p} }, filter, new(atomic.Int64), expo.NewLineCaches(0)),
+			} {
+				for i := 0; i < d.Len(); i++ {
+					got, gerr := d.Snapshot(i)
+					want, werr := refSnapshot(ref, i, filter)
+					compareSnapshots(t, fmt.Sprintf("entry %d", i), got, want, gerr, werr)
+				}
+			}
+		}
+	})
 }
