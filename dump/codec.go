@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/retrytop/retrytop/expo"
 )
 
 // The body codec: a lossless transform of an exposition body into its
@@ -178,34 +180,15 @@ func numsCheck(nums []num) uint32 {
 	return uint32(h ^ h>>32)
 }
 
-// floatPow10 holds the powers of ten a float64 represents exactly.
-var floatPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
-
 // float is the float64 strconv.ParseFloat reads from n's text, when it
-// can be had without the text: m below 2^53 is exact as a float64, and
-// one multiplication or division by an exact power of ten rounds once,
-// correctly, as strconv rounds (Clinger's fast path, which strconv takes
-// for the same numbers). ok is false otherwise.
+// can be had without the text (expo.ExactDecimal, as the text parser
+// reads it). ok is false otherwise.
 func (n num) float() (float64, bool) {
-	const exact = 1 << 53
-	if n.m >= exact || n.m <= -exact {
-		return 0, false
-	}
-	v := float64(n.m)
 	k := -int(n.f)
 	if n.hasExp { // as appendNum renders it
 		k += int(n.exp)
 	}
-	switch {
-	case k == 0:
-		return v, true
-	case k > 0 && k < len(floatPow10):
-		return v * floatPow10[k], true
-	case k < 0 && -k < len(floatPow10):
-		return v / floatPow10[-k], true
-	}
-	return 0, false
+	return expo.ExactDecimal(n.m, k)
 }
 
 // appendNum renders n: written backwards into a buffer and appended
@@ -1213,7 +1196,7 @@ func decodeDelta(src []byte, base, cur *tokens, v uint16) error {
 	// Each number is written in place, field by field: built on the
 	// stack and appended, a slot was copied twice, the second copy
 	// reading back what narrower stores had just written.
-	if cap(cur.nums) < int(n) || sameNums(cur.nums, base.nums) {
+	if cap(cur.nums) < int(n) {
 		cur.nums = make([]num, n)
 	}
 	nums := cur.nums[:n]
@@ -1351,11 +1334,6 @@ func deltaParts(src []byte, base, cur *tokens) (same bool, kinds []byte, shapes,
 	shapes = byteReader{b: r.bytes(r.uvarint())}
 	ints = byteReader{b: r.rest()}
 	return same, kinds, shapes, ints, r.err
-}
-
-// sameNums reports whether a and b share their backing array.
-func sameNums(a, b []num) bool {
-	return cap(a) > 0 && cap(b) > 0 && &a[:cap(a)][cap(a)-1] == &b[:cap(b)][cap(b)-1]
 }
 
 // sameArray reports whether a and b share their backing array (a

@@ -1432,14 +1432,34 @@ func decimalValue(b []byte, i int) (v float64, n int, ok bool) {
 	if digits == 0 || digits > 19 || m >= 1<<53 {
 		return 0, i, false
 	}
-	v = float64(m)
-	if frac > 0 {
-		v /= pow10[frac]
-	}
+	v, _ = ExactDecimal(int64(m), -frac) // m < 2^53, frac <= 19
 	if neg {
 		v = -v
 	}
 	return v, i, true
+}
+
+// ExactDecimal is m·10^k as strconv.ParseFloat reads the decimal text of
+// it, when one rounding gives it: |m| below 2^53 is exact as a float64,
+// and one multiplication or division by a power of ten a float64 holds
+// exactly (|k| <= 22) rounds once, correctly, as strconv rounds
+// (Clinger's fast path, which strconv takes for the same numbers). ok is
+// false otherwise. The text parser reads values with it, and a dump reads
+// its decoded numbers with it.
+func ExactDecimal(m int64, k int) (v float64, ok bool) {
+	if m >= 1<<53 || m <= -1<<53 {
+		return 0, false
+	}
+	v = float64(m)
+	switch {
+	case k == 0:
+		return v, true
+	case k > 0 && k < len(pow10):
+		return v * pow10[k], true
+	case k < 0 && -k < len(pow10):
+		return v / pow10[-k], true
+	}
+	return 0, false
 }
 
 // families converts what was read into model families: empty families
