@@ -284,13 +284,18 @@ func (t *Timeline) At(i int) Signals {
 type BinScratch struct {
 	s    Signals
 	hist ByClass[HistogramWindow] // arrays of its own, never a timeline's
+	lat  ByClass[Quantiles]       // its Latency, when the timeline holds them by column
 }
 
 // Into reads bin i into sc and returns it: valid until sc's next Into,
 // not to be kept or changed.
 func (t *Timeline) Into(sc *BinScratch, i int) *Signals {
 	sc.s = Signals{}
-	t.into(&sc.s, i, t.hist == nil)
+	t.intoExceptLatency(&sc.s, i, t.hist == nil)
+	if t.lat != nil {
+		sc.lat = slices.Grow(sc.lat[:0], len(t.lat.classes))[:len(t.lat.classes)]
+		sc.s.Latency = t.lat.into(sc.lat, i, t.n)
+	}
 	if t.hist != nil {
 		sc.hist = t.hist.into(sc.hist, i)
 		if len(sc.hist) > 0 {

@@ -207,11 +207,19 @@ func TestTimelineInto(t *testing.T) {
 	if asIs.hist != nil || compact.hist == nil {
 		t.Fatal("the fixtures are not one compact and one per-bin timeline")
 	}
+	latBins := []Signals{histBin(0, b3, ClassSuccess), histBin(1, b3, ClassSuccess)}
+	for i := range latBins {
+		latBins[i].Latency = ByClass[Quantiles]{{Class: ClassSuccess, V: Quantiles{P99: Some(float64(i) + 0.5)}}, {Class: ClassFailure}}
+	}
+	withLat := NewTimeline(latBins) // latency quantiles held by column
+	if withLat.lat == nil {
+		t.Fatal("the latency fixture is not held by column")
+	}
 	var sc BinScratch
 	for _, step := range []struct {
 		tl *Timeline
 		i  int
-	}{{asIs, 0}, {compact, 0}, {compact, 1}, {asIs, 1}, {compact, 2}, {compact, 0}} {
+	}{{asIs, 0}, {compact, 0}, {compact, 1}, {asIs, 1}, {compact, 2}, {compact, 0}, {withLat, 1}, {withLat, 0}} {
 		if got, want := *step.tl.Into(&sc, step.i), step.tl.At(step.i); !reflect.DeepEqual(got, want) {
 			t.Errorf("Into(%d) = %+v, want %+v", step.i, got, want)
 		}
@@ -223,6 +231,9 @@ func TestTimelineInto(t *testing.T) {
 	if n := testing.AllocsPerRun(20, func() {
 		for i := range compact.Len() {
 			compact.Into(&sc, i)
+		}
+		for i := range withLat.Len() {
+			withLat.Into(&sc, i)
 		}
 	}); n != 0 {
 		t.Errorf("%v allocations a pass once the scratch has room, want 0", n)
