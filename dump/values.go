@@ -21,12 +21,13 @@ import (
 // what the parser reports of each value token it read), and a frame whose
 // structure and content type are the mapped frame's is read by copying
 // the parse and putting each changed slot's number in (SlotMap.Apply):
-// the decoded digits and power of ten as a float64 where one rounding
-// gives it (num.float, the float strconv reads, bit for bit:
-// TestNumFloatAsParseFloat), else the slot's text at its offset in the
-// rendered body, read with the parser's own value function. The body is still
-// rendered and checked against its checksum (a codec bug must not pass
-// as a wrong number), but into the reader's buffer, not a copy.
+// the decoded digits and power of ten as the float strconv reads
+// (num.float, or strconv on the number's own text past Clinger's fast
+// path; TestNumFloatAsParseFloat). A version 5 frame's tokens are checked
+// as they are decoded, so it is not rendered unless a slot must be read
+// from its text (ApplyValues refuses); an older frame is rendered and
+// checked against its body's checksum (a codec bug must not pass as a
+// wrong number), into the reader's buffer, not a copy.
 //
 // Anything else parses: the first frame of a target (of each Fork: a
 // recording's map belongs to its own reader), another structure or
