@@ -50,7 +50,7 @@ func TestIncidentReportInOnePass(t *testing.T) {
 	}
 	st := model.NewStore(model.StoreConfig{History: WholeHistory(times, opts), KeepSeries: true, MaxSeriesPerTarget: 20000})
 	wb := NewWholeBuilder(st, opts)
-	statuses = dump.LoadStoreRangeFunc(rec, 0, rec.Len(), st, nil, wb.Observe)
+	statuses = dump.LoadStoreRangeWith(rec, 0, rec.Len(), st, dump.Loading{After: wb.Observe})
 	rep, err := wb.ReportIncident(statuses)
 	if err != nil {
 		t.Fatal(err)

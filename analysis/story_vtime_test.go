@@ -168,7 +168,7 @@ func streamIncident(t *testing.T, rec dump.Recording, times [][]int64, opts Repo
 	t.Helper()
 	st = model.NewStore(model.StoreConfig{History: WholeHistory(times, opts), KeepSeries: true, MaxSeriesPerTarget: 20000})
 	wb := NewWholeBuilder(st, opts)
-	statuses := dump.LoadStoreRangeFunc(rec, 0, rec.Len(), st, nil, wb.Observe)
+	statuses := dump.LoadStoreRangeWith(rec, 0, rec.Len(), st, dump.Loading{After: wb.Observe})
 	whole, err := wb.Report(statuses)
 	if err != nil {
 		t.Fatal(err)

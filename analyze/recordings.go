@@ -65,7 +65,7 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 		defer dump.StreamGC(wh, hist)() // loading and the report
 		st = model.NewStore(model.StoreConfig{History: wh, KeepSeries: true, MaxSeries: maxSeries})
 		whole = analysis.NewWholeBuilder(st, ropts)
-		statuses = dump.LoadStoreRangeFunc(recs[0], spans[0][0], spans[0][1], st, translate, whole.Observe)
+		statuses = dump.LoadStoreRangeWith(recs[0], spans[0][0], spans[0][1], st, dump.Loading{Transform: translate, Release: tr.Release, After: whole.Observe})
 	} else {
 		// Several recordings load one after the other, each in time order
 		// but not together: into one store of every scrape.

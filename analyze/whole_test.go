@@ -92,10 +92,12 @@ func analyzeFile(t *testing.T, path string, c wholeCase, sequential bool) string
 // gives byte for byte what it gave when every entry was loaded one at a
 // time and the JSON was encoded whole: the demo's recordings (sim's
 // baseline and bounded scenarios, whatif/testdata), the dump format's
-// fixture and a contract incident, in JSON and text, with and without
+// fixture, a contract incident and an Envoy one (its translations given
+// back to the dialect as they are stored), in JSON and text, with and without
 // --from/--to.
 func TestAnalyzeWholeSameAsSequential(t *testing.T) {
-	files := []string{"../whatif/testdata/baseline.rtd", "../whatif/testdata/bounded.rtd", "../dump/testdata/v2.rtd", testdump.Write(t, 150, "app", "client")}
+	files := []string{"../whatif/testdata/baseline.rtd", "../whatif/testdata/bounded.rtd", "../dump/testdata/v2.rtd", testdump.Write(t, 150, "app", "client"),
+		testdump.WriteBodies(t, 150, testdump.Envoy, "envoy-a", "envoy-b")}
 	w, b := analysis.DefaultWindow, analysis.DefaultBin
 	for _, f := range files {
 		if _, err := os.Stat(f); err != nil {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/retrytop/retrytop/model"
 )
@@ -125,6 +126,10 @@ type out struct {
 	// lives as long as the snapshot, so one allocation serves them all.
 	slab     []model.Bucket
 	nbuckets int
+	// samples is the array the families' samples are cut from when the
+	// memo knows their sizes (samplesOf), nsamples how many were cut.
+	samples  []model.Sample
+	nsamples int
 }
 
 func newOut() *out {
@@ -138,6 +143,11 @@ func newOutMemo(m *slotMemo) *out {
 	if !m.off {
 		m.next()
 		o.memo, o.synced = m, true
+		if n := len(m.spare); n > 0 {
+			o.samples, o.slab = m.spare[n-1].samples[:0], m.spare[n-1].buckets[:0]
+			m.spare[n-1] = outArrays{}
+			m.spare = m.spare[:n-1]
+		}
 	}
 	return o
 }
@@ -161,8 +171,81 @@ type slotMemo struct {
 	// doubling (a fifth of what loading a recording allocated).
 	sizes map[string]int
 	// buckets is how many histogram buckets the previous scrape's
-	// translation made: the next one's are cut from one array that size.
-	buckets int
+	// translation made: the next one's are cut from one array that size;
+	// samples likewise for its families' samples.
+	buckets, samples int
+	// lent are the arrays of the last translations (at most maxLent),
+	// spare those given back (release) for the next translations to cut
+	// from.
+	lent, spare []outArrays
+}
+
+// outArrays are the arrays a translation's samples and buckets were cut
+// from.
+type outArrays struct {
+	samples []model.Sample
+	buckets []model.Bucket
+}
+
+// maxLent bounds the translations a memo remembers lending: a caller that
+// never gives them back (a live scrape's snapshot may be kept) costs
+// nothing but these entries.
+const maxLent = 16
+
+// maxSpare bounds the arrays a memo keeps given back: as many as a
+// loader translates ahead of the store that gives them back.
+const maxSpare = 4
+
+// lend remembers the arrays of a translation just made.
+func (m *slotMemo) lend(a outArrays) {
+	if cap(a.samples) == 0 && cap(a.buckets) == 0 {
+		return
+	}
+	if len(m.lent) == maxLent {
+		copy(m.lent, m.lent[1:])
+		m.lent[maxLent-1] = outArrays{}
+		m.lent = m.lent[:maxLent-1]
+	}
+	m.lent = append(m.lent, a)
+}
+
+// release takes back the arrays of the translation whose families fams
+// are, which nothing reads any longer: a later translation cuts its own
+// from them. Families of any other making are left alone.
+func (m *slotMemo) release(fams []model.Family) {
+	for k, a := range m.lent {
+		if owns(a, fams) {
+			m.lent = slices.Delete(m.lent, k, k+1)
+			if len(m.spare) < maxSpare {
+				m.spare = append(m.spare, a)
+			}
+			return
+		}
+	}
+}
+
+// owns reports whether some of fams' samples or buckets were cut from a.
+func owns(a outArrays, fams []model.Family) bool {
+	within := func(p unsafe.Pointer, arr unsafe.Pointer, size uintptr) bool {
+		return uintptr(p) >= uintptr(arr) && uintptr(p) < uintptr(arr)+size
+	}
+	sArr, sSize := unsafe.Pointer(unsafe.SliceData(a.samples)), uintptr(cap(a.samples))*unsafe.Sizeof(model.Sample{})
+	bArr, bSize := unsafe.Pointer(unsafe.SliceData(a.buckets)), uintptr(cap(a.buckets))*unsafe.Sizeof(model.Bucket{})
+	for i := range fams {
+		ss := fams[i].Samples
+		if cap(ss) == 0 {
+			continue
+		}
+		if within(unsafe.Pointer(unsafe.SliceData(ss)), sArr, sSize) {
+			return true
+		}
+		for j := range ss {
+			if b := ss[j].Buckets; cap(b) > 0 && within(unsafe.Pointer(unsafe.SliceData(b)), bArr, bSize) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 type slotCall struct {
@@ -184,7 +267,7 @@ func (o *out) family(name string, typ model.MetricType, help string) *model.Fami
 		f = &model.Family{Name: name, Type: typ, Help: help}
 		if o.memo != nil {
 			if n := o.memo.sizes[name]; n > 0 {
-				f.Samples = make([]model.Sample, 0, n)
+				f.Samples = o.samplesOf(n)
 			}
 		}
 		o.fams[name] = f
@@ -367,12 +450,14 @@ func (o *out) histogram(name string, ls model.Labels, src *model.Sample, scale f
 
 // bucketsOf returns n buckets for one sample, cut from the translation's
 // slab (capped: an append never reaches the next sample's), which is
-// the previous scrape's number of buckets in all, or at least 256.
+// the previous scrape's number of buckets in all, or at least 256. A slab
+// that runs out is followed by a whole one, not the rest: it is the one
+// given back to a later translation (slotMemo.release), which must fit.
 func (o *out) bucketsOf(n int) []model.Bucket {
 	if cap(o.slab)-len(o.slab) < n {
 		size := max(n, 256)
 		if o.memo != nil {
-			size = max(size, o.memo.buckets-o.nbuckets)
+			size = max(size, o.memo.buckets)
 		}
 		o.slab = make([]model.Bucket, 0, size)
 	}
@@ -380,6 +465,20 @@ func (o *out) bucketsOf(n int) []model.Bucket {
 	o.slab = o.slab[:at+n]
 	o.nbuckets += n
 	return o.slab[at : at+n : at+n]
+}
+
+// samplesOf returns an empty slice of capacity n for one family's
+// samples, cut from the translation's array (capped: an append past n
+// moves the family's samples out of it), which is the previous scrape's
+// number of samples in all; whole again when it runs out, as bucketsOf.
+func (o *out) samplesOf(n int) []model.Sample {
+	if cap(o.samples)-len(o.samples) < n {
+		o.samples = make([]model.Sample, 0, max(n, o.memo.samples))
+	}
+	at := len(o.samples)
+	o.samples = o.samples[:at+n]
+	o.nsamples += n
+	return o.samples[at : at : at+n]
 }
 
 // countSum adds a histogram without buckets (only +Inf) made of an
@@ -427,10 +526,13 @@ func (o *out) families() []model.Family {
 		if o.memo.sizes == nil {
 			o.memo.sizes = make(map[string]int, len(names))
 		}
+		total := 0
 		for _, n := range names {
 			o.memo.sizes[n] = len(o.fams[n].Samples)
+			total += len(o.fams[n].Samples)
 		}
-		o.memo.buckets = o.nbuckets
+		o.memo.buckets, o.memo.samples = o.nbuckets, total
+		o.memo.lend(outArrays{samples: o.samples, buckets: o.slab})
 	}
 	return fams
 }

@@ -205,7 +205,16 @@ type targetState struct {
 	// true once that parse was tried, so it happens once.
 	seen   []string
 	looked bool
+	// released are translations given back (Release), under relMu (not
+	// mu, which a translation holds throughout), for the next Translate
+	// to hand to its dialects.
+	relMu    sync.Mutex
+	released [][]model.Family
 }
+
+// maxReleased bounds the translations a target's state holds given back
+// and not yet handed to its dialects.
+const maxReleased = 4
 
 // Auto returns a Translator over the built-in dialects: each target's
 // dialects are detected from its exposition.
@@ -322,6 +331,7 @@ func (t *Translator) Translate(forced string, snap *model.Snapshot) (*model.Snap
 
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.takeReleased()
 	var added []Dialect
 	if forced != "" {
 		if st.forced != forced || len(st.dialects) == 0 {
@@ -375,6 +385,47 @@ func (t *Translator) Translate(forced string, snap *model.Snapshot) (*model.Snap
 		res = &c
 	}
 	return res, st.names, nil
+}
+
+// Release gives back a snapshot Translate returned, once nothing reads it
+// any longer (the store has taken its values): a later translation of its
+// target cuts its samples from the same memory instead of allocating.
+// Calling it is optional; a snapshot still read must not be given back.
+func (t *Translator) Release(snap *model.Snapshot) {
+	if snap == nil {
+		return
+	}
+	st := t.lookup(snap.Target)
+	if st == nil {
+		return
+	}
+	st.relMu.Lock()
+	if len(st.released) < maxReleased {
+		st.released = append(st.released, snap.Families)
+	}
+	st.relMu.Unlock()
+}
+
+// takeReleased hands the translations given back to the target's
+// dialects; under st.mu.
+func (st *targetState) takeReleased() {
+	st.relMu.Lock()
+	rel := st.released
+	st.released = nil
+	st.relMu.Unlock()
+	for _, fams := range rel {
+		for _, d := range st.dialects {
+			if r, ok := d.(releaser); ok {
+				r.release(fams)
+			}
+		}
+	}
+}
+
+// releaser is a dialect whose translations' memory can serve its later
+// ones (Translator.Release).
+type releaser interface {
+	release(fams []model.Family)
 }
 
 // lookup returns a target's state; nil for a target never translated.

@@ -79,6 +79,9 @@ func (e *envoy) Translate(snap *model.Snapshot) *model.Snapshot {
 	return o.snapshot(snap)
 }
 
+// release implements releaser.
+func (e *envoy) release(fams []model.Family) { e.g.slots.release(fams) }
+
 // envoyIdentity names a sidecar as OpenTelemetry's target_info would
 // (analysis.Identities) from its inbound cluster when the cluster carries
 // the service's host (Istio before 1.10: inbound|9080|http|reviews.default.svc.cluster.local):

@@ -106,14 +106,7 @@ func TestEnvoyCachesEqualUncached(t *testing.T) {
 	}
 	calls, slots := 0, 0
 	for k := range 400 {
-		switch {
-		case k%37 == 0: // a cluster leaves or comes back
-			i := rng.IntN(len(present))
-			present[i] = !present[i]
-		case k%53 == 0: // two clusters swap places in the exposition
-			i, j := rng.IntN(len(present)), rng.IntN(len(present))
-			present[i], present[j] = present[j], present[i]
-		}
+		churn(k, present, rng)
 		if k%5 == 0 {
 			used = rng.IntN(len(pool) + 1) // shift which memory which series reuses
 		}
@@ -134,6 +127,26 @@ func TestEnvoyCachesEqualUncached(t *testing.T) {
 	}
 }
 
+// churn changes which clusters scrape k has, and where: one leaves or
+// comes back every 37 scrapes, two swap places every 53.
+func churn(k int, present []bool, rng *rand.Rand) {
+	switch {
+	case k%37 == 0:
+		i := rng.IntN(len(present))
+		present[i] = !present[i]
+	case k%53 == 0:
+		i, j := rng.IntN(len(present)), rng.IntN(len(present))
+		present[i], present[j] = present[j], present[i]
+	}
+}
+
+// sortedLabels is churnSnapshot's labels, made afresh each call.
+func sortedLabels(pairs ...string) model.Labels {
+	ls := model.LabelsFromPairs(pairs...)
+	ls.Sort()
+	return ls
+}
+
 // BenchmarkEnvoyTranslate translates a steady 72-cluster Envoy scrape with
 // its positional caches (cluster labels, output series) and, as the anchor in the same
 // run, without it: compare the two ns/op.
@@ -144,14 +157,9 @@ func BenchmarkEnvoyTranslate(b *testing.B) {
 	for i := range present {
 		present[i] = i%4 != 3
 	}
-	labels := func(pairs ...string) model.Labels {
-		ls := model.LabelsFromPairs(pairs...)
-		ls.Sort()
-		return ls
-	}
 	snaps := make([]*model.Snapshot, 16)
 	for k := range snaps {
-		snaps[k] = churnSnapshot(k, present, true, labels)
+		snaps[k] = churnSnapshot(k, present, true, sortedLabels)
 	}
 	for _, off := range []bool{true, false} {
 		b.Run(map[bool]string{true: "uncached", false: "cached"}[off], func(b *testing.B) {

@@ -299,14 +299,28 @@ func Range(rec Recording, from, to time.Time) (lo, hi int) {
 // store sees the same snapshots in the same order as ApplyEntry one by one
 // (TestAnalyzeWholeSameAsSequential in cmd/retrytop).
 func LoadStoreRange(rec Recording, lo, hi int, st *model.Store, transform func(*model.Snapshot) (*model.Snapshot, error)) []model.TargetStatus {
-	return LoadStoreRangeFunc(rec, lo, hi, st, transform, nil)
+	return LoadStoreRangeWith(rec, lo, hi, st, Loading{Transform: transform})
 }
 
-// LoadStoreRangeFunc is LoadStoreRange calling after (when not nil) once
-// each entry is applied, in entry order, with its time and whether its
-// scrape went to the store (false: a failed scrape or one that did not
-// parse): analysis.WholeBuilder.Observe.
-func LoadStoreRangeFunc(rec Recording, lo, hi int, st *model.Store, transform func(*model.Snapshot) (*model.Snapshot, error), after func(at time.Time, stored bool)) []model.TargetStatus {
+// Loading is what LoadStoreRangeWith does beside storing.
+type Loading struct {
+	// Transform, when not nil, rewrites each snapshot first (a dialect,
+	// as live).
+	Transform func(*model.Snapshot) (*model.Snapshot, error)
+	// Release, when not nil, is given each transformed snapshot once the
+	// store has taken it, when nothing reads it any longer
+	// (dialect.Translator.Release).
+	Release func(*model.Snapshot)
+	// After, when not nil, is called once each entry is applied, in entry
+	// order, with its time and whether its scrape went to the store
+	// (false: a failed scrape or one that did not parse):
+	// analysis.WholeBuilder.Observe.
+	After func(at time.Time, stored bool)
+}
+
+// LoadStoreRangeWith is LoadStoreRange as l says.
+func LoadStoreRangeWith(rec Recording, lo, hi int, st *model.Store, l Loading) []model.TargetStatus {
+	transform, after := l.Transform, l.After
 	statuses := make(map[string]*model.TargetStatus)
 	owner := make(map[string]int)
 	n := max(1, min(runtime.GOMAXPROCS(0), len(rec.Targets()), maxLoaders))
@@ -351,6 +365,9 @@ func LoadStoreRangeFunc(rec Recording, lo, hi int, st *model.Store, transform fu
 	for i := lo; i < hi; i++ {
 		e := <-chans[owner[rec.Target(i)]]
 		applyParsed(e, st, statuses)
+		if l.Release != nil && e.err == nil && transform != nil {
+			l.Release(e.snap)
+		}
 		if after != nil {
 			after(e.at, e.err == nil)
 		}
@@ -406,9 +423,36 @@ func readEntry(rec Recording, i int, transform func(*model.Snapshot) (*model.Sna
 	e := parsedEntry{target: rec.Target(i), at: rec.Time(i)}
 	e.snap, e.err = rec.Snapshot(i)
 	if e.err == nil && transform != nil {
-		e.snap, e.err = transform(e.snap)
+		raw := e.snap
+		e.snap, e.err = transform(raw)
+		if r, ok := rec.(releaser); ok {
+			r.release(raw, e.snap)
+		}
 	}
 	return e
+}
+
+// releaser is a recording whose snapshots' memory can serve its next
+// ones.
+type releaser interface {
+	// release gives back raw, a snapshot the recording returned, which
+	// its caller no longer reads, unless inUse (nil, or raw's transform
+	// the caller keeps) shares its memory.
+	release(raw, inUse *model.Snapshot) bool
+}
+
+// release implements releaser: the target's value map copies a later
+// frame's parse into raw's families (expo.SlotMap.Release). It reports
+// whether raw was taken.
+func (d *dumpRecording) release(raw, inUse *model.Snapshot) bool {
+	var keep []model.Family
+	if inUse != nil {
+		keep = inUse.Families
+	}
+	d.r.mu.Lock()
+	defer d.r.mu.Unlock()
+	vs := d.vals[raw.Target]
+	return vs != nil && vs.slots.Release(raw.Families, keep)
 }
 
 // ApplyEntry appends entry i of rec to st and updates its target's status

@@ -41,7 +41,7 @@ func TestParseResultOutlivesNextParse(t *testing.T) {
 				if err != nil {
 					continue // malformed on purpose: expfmt's error, nothing kept
 				}
-				all = append(all, kept{st.name + map[int]string{0: "/all", 1: "/some"}[fi], st.body, filter, fams, cloneFamilies(fams)})
+				all = append(all, kept{st.name + map[int]string{0: "/all", 1: "/some"}[fi], st.body, filter, fams, expotest.CloneFamilies(fams)})
 			}
 		}
 	}
@@ -77,22 +77,6 @@ func TestParseResultOutlivesNextParse(t *testing.T) {
 	if d := exactDiff(last.copied, last.fams); d != "" {
 		t.Errorf("%s: an append to a sample's buckets changed another: %s", last.name, d)
 	}
-}
-
-// cloneFamilies copies fams sharing no slice with them.
-func cloneFamilies(fams []model.Family) []model.Family {
-	out := make([]model.Family, len(fams))
-	for i, f := range fams {
-		out[i] = f
-		out[i].Samples = make([]model.Sample, len(f.Samples))
-		for j, s := range f.Samples {
-			s.Labels = append(model.Labels(nil), s.Labels...)
-			s.Buckets = append([]model.Bucket(nil), s.Buckets...)
-			s.Quantiles = append([]model.QuantileValue(nil), s.Quantiles...)
-			out[i].Samples[j] = s
-		}
-	}
-	return out
 }
 
 // TestParseSteadyAllocations: once a target's line cache and the parser's

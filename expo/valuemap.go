@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/retrytop/retrytop/model"
 )
@@ -172,6 +173,9 @@ type SlotMap struct {
 	// refused partway.
 	cur   []model.Family
 	valid bool
+	// out is the copy Apply handed out last, spare one given back
+	// (Release) for the next Apply to copy into.
+	out, spare *familyBuf
 }
 
 // Bind matches the numbers' slots of the parsed body (each slot's start
@@ -245,7 +249,7 @@ func (m *ValueMap) Bind(fams []model.Family, offs []int32) *SlotMap {
 			sm.dest[slotOf[i]-1].always = true // every write is a slot's (above)
 		}
 	}
-	sm.cur, sm.valid = copyFamilies(fams), true
+	sm.cur, sm.valid = new(familyBuf).copyOf(fams), true
 	return sm
 }
 
@@ -373,7 +377,27 @@ func (sm *SlotMap) apply(body []byte, offs []int32, changed []bool, vals []float
 		}
 	}
 	sm.valid = true
-	return copyFamilies(fams), true
+	b := sm.spare
+	if b == nil {
+		b = new(familyBuf)
+	}
+	sm.out, sm.spare = b, nil
+	return b.copyOf(fams), true
+}
+
+// Release gives back fams, the result of this map's last Apply, which
+// its caller no longer reads: the next Apply copies into it instead of
+// allocating. Unless inUse (what the caller goes on reading, such as a
+// translation of fams) shares any of its memory, which is then kept as
+// it is; so is anything that is not the last result. It reports whether
+// fams was taken.
+func (sm *SlotMap) Release(fams, inUse []model.Family) bool {
+	b := sm.out
+	if b == nil || len(fams) == 0 || len(b.fams) == 0 || &fams[0] != &b.fams[0] || b.sharedBy(inUse) {
+		return false
+	}
+	sm.out, sm.spare = nil, b
+	return true
 }
 
 func countValueOK(typ int, v float64, ok bool) (float64, bool) {
@@ -383,10 +407,20 @@ func countValueOK(typ int, v float64, ok bool) (float64, bool) {
 	return countValue(typ, v)
 }
 
-// copyFamilies copies fams with fresh samples, buckets and quantiles (one
-// slice of each, as families cuts them); labels and strings are shared,
-// as the line cache shares them between parses.
-func copyFamilies(fams []model.Family) []model.Family {
+// familyBuf holds a copy of a parse: its families and the samples,
+// buckets and quantiles they are cut from.
+type familyBuf struct {
+	fams      []model.Family
+	samples   []model.Sample
+	buckets   []model.Bucket
+	quantiles []model.QuantileValue
+}
+
+// copyOf copies fams into b with its own samples, buckets and quantiles
+// (one slice of each, as families cuts them), reusing b's arrays when
+// they are large enough; labels and strings are shared, as the line cache
+// shares them between parses.
+func (b *familyBuf) copyOf(fams []model.Family) []model.Family {
 	nS, nB, nQ := 0, 0, 0
 	for i := range fams {
 		nS += len(fams[i].Samples)
@@ -395,16 +429,11 @@ func copyFamilies(fams []model.Family) []model.Family {
 			nQ += len(fams[i].Samples[j].Quantiles)
 		}
 	}
-	out := make([]model.Family, len(fams))
-	samples := make([]model.Sample, nS)
-	var buckets []model.Bucket
-	if nB > 0 {
-		buckets = make([]model.Bucket, nB)
-	}
-	var quantiles []model.QuantileValue
-	if nQ > 0 {
-		quantiles = make([]model.QuantileValue, nQ)
-	}
+	b.fams = grown(b.fams, len(fams))
+	b.samples = grown(b.samples, nS)
+	b.buckets = grown(b.buckets, nB)
+	b.quantiles = grown(b.quantiles, nQ)
+	out, samples, buckets, quantiles := b.fams, b.samples, b.buckets, b.quantiles
 	for i := range fams {
 		out[i] = fams[i]
 		n := len(fams[i].Samples)
@@ -430,4 +459,46 @@ func copyFamilies(fams []model.Family) []model.Family {
 		}
 	}
 	return out
+}
+
+// grown is s with length n: s's array when it holds n, else a new one
+// (nil for none).
+func grown[T any](s []T, n int) []T {
+	if n == 0 {
+		return s[:0]
+	}
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
+}
+
+// sharedBy reports whether any of fams' memory is b's: a family, sample,
+// bucket or quantile array cut from b's.
+func (b *familyBuf) sharedBy(fams []model.Family) bool {
+	in := func(p unsafe.Pointer, arr unsafe.Pointer, size uintptr) bool {
+		return uintptr(p) >= uintptr(arr) && uintptr(p) < uintptr(arr)+size
+	}
+	famArr, famSize := unsafe.Pointer(unsafe.SliceData(b.fams)), uintptr(cap(b.fams))*unsafe.Sizeof(model.Family{})
+	sArr, sSize := unsafe.Pointer(unsafe.SliceData(b.samples)), uintptr(cap(b.samples))*unsafe.Sizeof(model.Sample{})
+	bArr, bSize := unsafe.Pointer(unsafe.SliceData(b.buckets)), uintptr(cap(b.buckets))*unsafe.Sizeof(model.Bucket{})
+	qArr, qSize := unsafe.Pointer(unsafe.SliceData(b.quantiles)), uintptr(cap(b.quantiles))*unsafe.Sizeof(model.QuantileValue{})
+	if len(fams) > 0 && in(unsafe.Pointer(&fams[0]), famArr, famSize) {
+		return true
+	}
+	for i := range fams {
+		ss := fams[i].Samples
+		if cap(ss) > 0 && in(unsafe.Pointer(unsafe.SliceData(ss)), sArr, sSize) {
+			return true
+		}
+		for j := range ss {
+			if cap(ss[j].Buckets) > 0 && in(unsafe.Pointer(unsafe.SliceData(ss[j].Buckets)), bArr, bSize) {
+				return true
+			}
+			if cap(ss[j].Quantiles) > 0 && in(unsafe.Pointer(unsafe.SliceData(ss[j].Quantiles)), qArr, qSize) {
+				return true
+			}
+		}
+	}
+	return false
 }
