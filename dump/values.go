@@ -100,8 +100,9 @@ func (v *valueFrame) parse(p expo.ValueParser) ([]model.Family, error) {
 		var changed []bool
 		if f.sameBase && f.base == vs.idx && len(f.baseNums) == len(f.nums) {
 			changed = vs.changedSlots(f.nums, f.baseNums)
+			vs.slots.MarkAlwaysRead(changed)
 		}
-		vals := vs.slotValues(f.nums)
+		vals := vs.slotValues(f.nums, changed)
 		if !f.rendered {
 			// Its tokens were checked as they were decoded: no text is
 			// needed unless a slot read must be read from it.
@@ -228,15 +229,19 @@ func (vs *valueState) changedSlots(nums, base []num) []bool {
 	return c
 }
 
-// slotValues gives every slot's value that num.float knows exactly, NaN
-// for the others: the text is read for those (SlotMap.Apply). Every slot,
-// not only the changed ones: a field written twice is read on every body.
-func (vs *valueState) slotValues(nums []num) []float64 {
+// slotValues gives the value of every slot read (read[i], every slot when
+// read is nil) that num.float knows exactly, NaN for the others: the text
+// is read for those (SlotMap.Apply). A slot not read keeps whatever it
+// had: Apply does not look at it.
+func (vs *valueState) slotValues(nums []num, read []bool) []float64 {
 	if cap(vs.vals) < len(nums) {
 		vs.vals = make([]float64, len(nums))
 	}
 	v := vs.vals[:len(nums)]
 	for i := range nums {
+		if read != nil && !read[i] {
+			continue
+		}
 		if f, ok := nums[i].float(); ok {
 			v[i] = f
 			continue

@@ -423,6 +423,57 @@ func TestValueMapRefuses(t *testing.T) {
 	}
 }
 
+// TestValueMapTrustsOnlyGivenValues: after an Apply refused partway the
+// map reads every slot again; a value the caller did not mark changed is
+// read from the text, not from vals, which need not hold it.
+func TestValueMapTrustsOnlyGivenValues(t *testing.T) {
+	const hist = "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1\nh_count %s\n"
+	a := "x 1\ny 2\n" + fmt.Sprintf(hist, "1")
+	refused := "x 3\ny 2\n" + fmt.Sprintf(hist, "-1") // x written, then the count refused
+	c := "x 3\ny 5\n" + fmt.Sprintf(hist, "1")
+	render := func(body string) (*tokens, []byte, []int32) {
+		var tk tokens
+		tk.wide = true
+		tokenize([]byte(body), &tk)
+		b, offs, err := tk.renderOffs(nil, nil, len(body))
+		if err != nil || string(b) != body {
+			t.Fatalf("render %q: %q %v", body, b, err)
+		}
+		return &tk, b, offs
+	}
+	fams, vm, err := expo.ExpfmtParser{}.ParseValues("t", []byte(a), "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, offsA := render(a)
+	sm := vm.Bind(fams, offsA)
+	if sm == nil {
+		t.Fatal("no map")
+	}
+	_, bodyR, offsR := render(refused)
+	if _, ok := sm.Apply(bodyR, offsR, nil, nil); ok {
+		t.Fatal("a negative count applied")
+	}
+	tc, bodyC, offsC := render(c)
+	changed := make([]bool, len(tc.nums))
+	vals := make([]float64, len(tc.nums))
+	for i := range vals {
+		vals[i] = 999 // not the slots' numbers: must not be read
+	}
+	changed[1], vals[1] = true, 5 // y
+	got, ok := sm.Apply(bodyC, offsC, changed, vals)
+	if !ok {
+		t.Fatal("Apply refused a body it can read")
+	}
+	want, err := expo.ExpfmtParser{}.Parse("t", []byte(c), "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diffFamilies(got, want); d != "" {
+		t.Fatal(d)
+	}
+}
+
 // FuzzValueMap: a body, and the same structure with other numbers (from
 // the seed): when the map of the first's parse applies to the second, the
 // result must be the second's parse.
@@ -484,7 +535,7 @@ func FuzzValueMap(f *testing.F) {
 				// A failed Apply leaves the map to read every slot
 				// again, whatever changed says.
 				var vs valueState
-				if got, ok := sm.Apply(a, offs, make([]bool, len(ta.nums)), vs.slotValues(ta.nums)); ok {
+				if got, ok := sm.Apply(a, offs, make([]bool, len(ta.nums)), vs.slotValues(ta.nums, nil)); ok {
 					if d := diffFamilies(got, fams); d != "" {
 						t.Fatalf("%q after a failed Apply: %s", a, d)
 					}
@@ -514,7 +565,7 @@ func FuzzValueMap(f *testing.F) {
 				t.Fatal(err)
 			}
 			var vs valueState
-			vals := vs.slotValues(tc.nums)
+			vals := vs.slotValues(tc.nums, nil)
 			if rng.IntN(2) == 0 {
 				vals = nil // the text only
 			}

@@ -253,6 +253,20 @@ func (m *ValueMap) Bind(fams []model.Family, offs []int32) *SlotMap {
 	return sm
 }
 
+// MarkAlwaysRead sets changed[i] for each slot i that Apply reads
+// whether or not its number changed (a field other slots write too):
+// then changed says every slot read.
+func (sm *SlotMap) MarkAlwaysRead(changed []bool) {
+	if len(changed) != len(sm.dest) {
+		return
+	}
+	for i := range sm.dest {
+		if sm.dest[i].always {
+			changed[i] = true
+		}
+	}
+}
+
 // Slots is how many slots the map binds.
 func (sm *SlotMap) Slots() int { return len(sm.dest) }
 
@@ -266,7 +280,9 @@ func (sm *SlotMap) Slots() int { return len(sm.dest) }
 // must be parsed. vals, when not nil, gives every slot's number as the
 // parser's value function reads its text, where the caller knows it
 // exactly (the dump's codec decodes numbers as digits and a power of
-// ten): NaN says to read the text. A timestamp and a slot of the first
+// ten): NaN says to read the text. Only the slots changed marks (every
+// slot when changed is nil) need a value there: another is read from the
+// text when the map must read every slot. A timestamp and a slot of the first
 // line are always read from the text.
 func (sm *SlotMap) Apply(body []byte, offs []int32, changed []bool, vals []float64) ([]model.Family, bool) {
 	if len(offs) != 2*len(sm.dest) {
@@ -302,6 +318,7 @@ func (sm *SlotMap) apply(body []byte, offs []int32, changed []bool, vals []float
 	if (changed != nil && len(changed) != len(sm.dest)) || (vals != nil && len(vals) != len(sm.dest)) {
 		return nil, false
 	}
+	read := changed // the slots whose vals the caller gave
 	if !sm.valid {
 		changed = nil // every slot is read
 	}
@@ -336,7 +353,7 @@ func (sm *SlotMap) apply(body []byte, offs []int32, changed []bool, vals []float
 			ts, err = strconv.ParseInt(string(body[s:e]), 10, 64)
 			ok = err == nil
 		default:
-			if vals != nil && !d.first && !math.IsNaN(vals[i]) {
+			if vals != nil && !d.first && !math.IsNaN(vals[i]) && (read == nil || read[i]) {
 				v = vals[i]
 			} else {
 				var end int
