@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -320,14 +321,61 @@ type Loading struct {
 
 // LoadStoreRangeWith is LoadStoreRange as l says.
 func LoadStoreRangeWith(rec Recording, lo, hi int, st *model.Store, l Loading) []model.TargetStatus {
-	transform, after := l.Transform, l.After
 	statuses := make(map[string]*model.TargetStatus)
-	owner := make(map[string]int)
-	n := max(1, min(runtime.GOMAXPROCS(0), len(rec.Targets()), maxLoaders))
-	for k, t := range rec.Targets() {
+	for _, t := range rec.Targets() {
 		statuses[t] = &model.TargetStatus{Name: t}
-		owner[t] = k % n // a target missing from Targets goes to loader 0 on both sides
 	}
+	EachParsed(rec, lo, hi, l.Transform, func(e Parsed) bool {
+		applyParsed(e, st, statuses)
+		if l.Release != nil && e.Err == nil && l.Transform != nil {
+			l.Release(e.Snap)
+		}
+		if l.After != nil {
+			l.After(e.At, e.Err == nil)
+		}
+		return true
+	})
+	out := make([]model.TargetStatus, 0, len(statuses))
+	for _, t := range rec.Targets() {
+		out = append(out, *statuses[t])
+	}
+	return out
+}
+
+// Parsed is one entry of a recording read and transformed.
+type Parsed struct {
+	Index  int
+	Target string
+	At     time.Time
+	Snap   *model.Snapshot
+	Err    error // a *ScrapeError for a failed scrape; else the parse's or transform's
+}
+
+// EachParsed calls fn with each entry of [lo, hi) of rec, read and
+// transformed (when transform is not nil), in entry order, until fn
+// returns false; it reports whether it went through them all.
+//
+// Entries are decoded, parsed and transformed ahead of fn on up to
+// GOMAXPROCS goroutines, each with its own Fork of rec and its own share
+// of the targets: a target's entries are read and transformed in order by
+// one goroutine (a dump decodes fastest in order, and transform keeps
+// per-target state), different targets' at once; transform must allow
+// that (a dialect.Translator does). A short range is read on the calling
+// goroutine from rec itself.
+func EachParsed(rec Recording, lo, hi int, transform func(*model.Snapshot) (*model.Snapshot, error), fn func(Parsed) bool) bool {
+	n := max(1, min(runtime.GOMAXPROCS(0), len(rec.Targets()), maxLoaders))
+	if hi-lo < minParallel {
+		n = 1
+	}
+	if n == 1 {
+		for i := lo; i < hi; i++ {
+			if !fn(readEntry(rec, i, transform)) {
+				return false
+			}
+		}
+		return true
+	}
+	owner := make(map[string]int)
 	readers := []Recording{rec}
 	for len(readers) < n {
 		f, err := rec.Fork()
@@ -337,18 +385,19 @@ func LoadStoreRangeWith(rec Recording, lo, hi int, st *model.Store, l Loading) [
 		defer f.Close()
 		readers = append(readers, f)
 	}
-	if len(readers) < n {
-		n = len(readers)
-		for k, t := range rec.Targets() {
-			owner[t] = k % n
-		}
+	n = len(readers)
+	for k, t := range rec.Targets() {
+		owner[t] = k % n // a target missing from Targets goes to loader 0 on both sides
 	}
 	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait() // no loader reads a Fork after it is closed
 	defer close(stop)
-	chans := make([]chan parsedEntry, n)
+	chans := make([]chan Parsed, n)
 	for w := range chans {
-		chans[w] = make(chan parsedEntry, loadAhead)
-		go func(r Recording, out chan<- parsedEntry) {
+		chans[w] = make(chan Parsed, loadAhead)
+		wg.Go(func() {
+			r, out := readers[w], chans[w]
 			defer close(out)
 			for i := lo; i < hi; i++ {
 				if owner[r.Target(i)] != w {
@@ -360,24 +409,20 @@ func LoadStoreRangeWith(rec Recording, lo, hi int, st *model.Store, l Loading) [
 					return
 				}
 			}
-		}(readers[w], chans[w])
+		})
 	}
 	for i := lo; i < hi; i++ {
-		e := <-chans[owner[rec.Target(i)]]
-		applyParsed(e, st, statuses)
-		if l.Release != nil && e.err == nil && transform != nil {
-			l.Release(e.snap)
-		}
-		if after != nil {
-			after(e.at, e.err == nil)
+		if !fn(<-chans[owner[rec.Target(i)]]) {
+			return false
 		}
 	}
-	out := make([]model.TargetStatus, 0, len(statuses))
-	for _, t := range rec.Targets() {
-		out = append(out, *statuses[t])
-	}
-	return out
+	return true
 }
+
+// minParallel is the fewest entries EachParsed reads on several
+// goroutines: a shorter range costs less than starting them (each Fork
+// decodes a target's delta chain from its key frame again).
+const minParallel = 16
 
 // StreamGCPercent is the collector's GOGC while a recording too long for
 // its store streams through it and its report is built (docs/performance.md,
@@ -411,22 +456,15 @@ const maxLoaders = 8
 // the parsed snapshots waiting stay small (a few MB at 2,000 series).
 const loadAhead = 8
 
-// parsedEntry is one entry read and transformed, not yet stored.
-type parsedEntry struct {
-	target string
-	at     time.Time
-	snap   *model.Snapshot
-	err    error
-}
-
-func readEntry(rec Recording, i int, transform func(*model.Snapshot) (*model.Snapshot, error)) parsedEntry {
-	e := parsedEntry{target: rec.Target(i), at: rec.Time(i)}
-	e.snap, e.err = rec.Snapshot(i)
-	if e.err == nil && transform != nil {
-		raw := e.snap
-		e.snap, e.err = transform(raw)
+// readEntry reads entry i of rec and transforms it.
+func readEntry(rec Recording, i int, transform func(*model.Snapshot) (*model.Snapshot, error)) Parsed {
+	e := Parsed{Index: i, Target: rec.Target(i), At: rec.Time(i)}
+	e.Snap, e.Err = rec.Snapshot(i)
+	if e.Err == nil && transform != nil {
+		raw := e.Snap
+		e.Snap, e.Err = transform(raw)
 		if r, ok := rec.(releaser); ok {
-			r.release(raw, e.snap)
+			r.release(raw, e.Snap)
 		}
 	}
 	return e
@@ -462,8 +500,8 @@ func ApplyEntry(rec Recording, i int, st *model.Store, statuses map[string]*mode
 }
 
 // applyParsed stores one read entry and updates its target's status.
-func applyParsed(e parsedEntry, st *model.Store, statuses map[string]*model.TargetStatus) {
-	target, at, snap, err := e.target, e.at, e.snap, e.err
+func applyParsed(e Parsed, st *model.Store, statuses map[string]*model.TargetStatus) {
+	target, at, snap, err := e.Target, e.At, e.Snap, e.Err
 	ts := statuses[target]
 	if ts == nil {
 		ts = &model.TargetStatus{Name: target}

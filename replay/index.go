@@ -162,60 +162,44 @@ func (p *Player) BuildIndex(ctx context.Context) error {
 	if p.opts.NewTransform != nil {
 		tf = p.opts.NewTransform()
 	}
-	const batch = 32
-	workers := max(runtime.GOMAXPROCS(0), 1)
-	buf := make([]parsed, batch)
-	for lo := 0; lo < n; lo += batch {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	var stop error
+	dump.EachParsed(rec, 0, n, tf, func(e dump.Parsed) bool {
+		i, target := e.Index, e.Target
+		if i%loadChunk == 0 && ctx.Err() != nil {
+			stop = ctx.Err()
+			return false
 		}
-		hi := min(lo+batch, n)
-		var wg sync.WaitGroup
-		for w := 0; w < workers; w++ {
-			wg.Go(func() {
-				for i := lo; i < hi; i++ {
-					if p.worker(i, workers) == w {
-						snap, err := rec.Snapshot(i)
-						buf[i-lo] = parsed{snap, err}
-					}
-				}
-			})
+		ts := statuses[target]
+		if ts == nil {
+			ts = &model.TargetStatus{Name: target}
+			statuses[target] = ts
 		}
-		wg.Wait()
-		for i := lo; i < hi; i++ {
-			e := buf[i-lo]
-			buf[i-lo] = parsed{}
-			if e.err == nil && tf != nil {
-				e.snap, e.err = tf(e.snap)
-			}
-			target := rec.Target(i)
-			ts := statuses[target]
-			if ts == nil {
-				ts = &model.TargetStatus{Name: target}
-				statuses[target] = ts
-			}
-			var res model.AppendResult
-			if e.err == nil {
-				res = st.Append(e.snap)
-			}
-			updateStatus(ts, rec.Time(i), e.snap, e.err, res)
-			var exp model.TargetHistory
-			if e.err == nil {
-				// The newest scrape and the one before, which holds the
-				// zero a new series is seeded with.
-				// Into one buffer: scrape keeps the store's keys, names
-				// and labels of it, never its slices.
-				exp = st.ExportReuse(target, p.index.nextOf(target)-1, &expBuf)
-			}
-			if !p.index.add(i, target, *ts, e.err, exp, budget) {
-				p.notify()
-				return ErrIndexBudget
-			}
+		var res model.AppendResult
+		if e.Err == nil {
+			res = st.Append(e.Snap)
 		}
-		if pc := 100 * hi / n; pc != percent {
+		updateStatus(ts, e.At, e.Snap, e.Err, res)
+		var exp model.TargetHistory
+		if e.Err == nil {
+			// The newest scrape and the one before, which holds the
+			// zero a new series is seeded with.
+			// Into one buffer: scrape keeps the store's keys, names
+			// and labels of it, never its slices.
+			exp = st.ExportReuse(target, p.index.nextOf(target)-1, &expBuf)
+		}
+		if !p.index.add(i, target, *ts, e.Err, exp, budget) {
+			p.notify()
+			stop = ErrIndexBudget
+			return false
+		}
+		if pc := 100 * (i + 1) / n; pc != percent {
 			percent = pc
 			p.notify() // the progress badge
 		}
+		return true
+	})
+	if stop != nil {
+		return stop
 	}
 	p.index.finish()
 	return nil

@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -148,12 +149,16 @@ func closeAndOpen(t *testing.T, w *dump.Writer, path string) dump.Recording {
 // scrape since the start gets right: a translation with memory, as the
 // dialects' guards are. The index must translate as playing does.
 func countingTransform() replay.Transform {
+	var mu sync.Mutex // targets are translated at once
 	calls := map[string]int{}
 	return func(s *model.Snapshot) (*model.Snapshot, error) {
+		mu.Lock()
 		calls[s.Target]++
+		n := calls[s.Target]
+		mu.Unlock()
 		out := *s
 		out.Families = append(append([]model.Family(nil), s.Families...),
-			model.Family{Name: "transform_calls", Type: model.Gauge, Samples: []model.Sample{{Value: float64(calls[s.Target])}}})
+			model.Family{Name: "transform_calls", Type: model.Gauge, Samples: []model.Sample{{Value: float64(n)}}})
 		return &out, nil
 	}
 }

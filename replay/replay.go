@@ -61,7 +61,9 @@ type Options struct {
 	// snapshot before it is stored, as the scraper's Translate does live
 	// (dialect). It is called for every rebuild of the store and
 	// for ComputeSpikes, so a stateful transform starts afresh; each
-	// transform is called in time order from one goroutine at a time.
+	// transform is called for a target's snapshots in time order from one
+	// goroutine at a time, for different targets' possibly at once (a
+	// dialect.Translator allows that).
 	NewTransform func() Transform
 	// IndexMemory is what the seek index (BuildIndex) may hold, in bytes
 	// (0: half the process' memory limit; negative: no index).
@@ -701,48 +703,25 @@ type parsed struct {
 	err  error
 }
 
-// load appends entries [from, end) to st, parsing them on all cores in
-// chunks and appending in order. abort, when not nil, is asked between
-// chunks; load returns false when it said so.
+// load appends entries [from, end) to st in order, reading and
+// transforming them ahead on all cores (dump.EachParsed). abort, when not
+// nil, is asked every loadChunk entries; load returns false when it said
+// so.
 func (p *Player) load(from, end int, st *model.Store, statuses map[string]*model.TargetStatus, tf Transform, abort func() bool) bool {
-	const chunk = 32
-	workers := max(runtime.GOMAXPROCS(0), 1)
-	buf := make([]parsed, chunk)
-	for lo := from; lo < end; lo += chunk {
-		if abort != nil && abort() {
+	n := 0
+	return dump.EachParsed(p.rec, from, end, tf, func(e dump.Parsed) bool {
+		if n%loadChunk == 0 && abort != nil && abort() {
 			return false
 		}
-		hi := min(lo+chunk, end)
-		if hi-lo == 1 || workers == 1 {
-			for i := lo; i < hi; i++ {
-				buf[i-lo] = p.parse(i)
-			}
-		} else {
-			// Each target's scrapes go to one worker, in order: the dump
-			// reader decodes a target's next delta on top of its last.
-			var wg sync.WaitGroup
-			for w := 0; w < workers; w++ {
-				wg.Go(func() {
-					for i := lo; i < hi; i++ {
-						if p.worker(i, workers) == w {
-							buf[i-lo] = p.parse(i)
-						}
-					}
-				})
-			}
-			wg.Wait()
-		}
-		for i := lo; i < hi; i++ {
-			e := buf[i-lo]
-			if e.err == nil && tf != nil {
-				e.snap, e.err = tf(e.snap)
-			}
-			p.store1(i, e, st, statuses)
-			buf[i-lo] = parsed{}
-		}
-	}
-	return true
+		n++
+		p.store1(e.Index, parsed{e.Snap, e.Err}, st, statuses)
+		return true
+	})
 }
+
+// loadChunk is how many entries load stores between asking whether to
+// stop.
+const loadChunk = 32
 
 // worker is the parse worker of entry i: by target.
 func (p *Player) worker(i, workers int) int {
