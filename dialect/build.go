@@ -560,6 +560,9 @@ type guard struct {
 	// completed and tcp are envoyTCPClusters' maps, reused scrape to
 	// scrape.
 	completed, tcp map[string]bool
+	// tcpPrev are the clusters the previous scrape read as TCP
+	// (envoyLateHTTP).
+	tcpPrev map[string]bool
 }
 
 // labelMemo is a positional cache of a pure function of a raw series'

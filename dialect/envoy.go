@@ -97,6 +97,9 @@ func envoyIdentity(r raw, o *out) {
 			if c == "" {
 				c = s.Labels.Get("cluster_name")
 			}
+			if !strings.HasPrefix(c, "inbound|") {
+				continue // the check below, without splitting every cluster's name
+			}
 			parts := strings.Split(c, "|")
 			if len(parts) != 4 || parts[0] != "inbound" || parts[3] == "" {
 				continue
@@ -219,7 +222,7 @@ func translateEnvoy(r raw, o *out, g *guard, parts envoyParts) {
 	}
 	// A cluster read for the first time after a scrape in which it was a
 	// TCP cluster holds counts from before: its new series are baselines.
-	late := envoyLateHTTP(g, r, tcp)
+	late := envoyLateHTTP(g, tcp)
 	defer func() {
 		if len(late) == 0 {
 			return
@@ -354,30 +357,23 @@ func envoyTCPClusters(r raw, g *guard) map[string]bool {
 
 // envoyLateHTTP returns the clusters read now that were left out as TCP
 // at the guard's previous scrape, and records this scrape's TCP clusters
-// in g (under a key no derived series uses).
-func envoyLateHTTP(g *guard, r raw, tcp map[string]bool) map[string]bool {
-	if g.last == nil {
-		g.begin()
-	}
+// in g.
+func envoyLateHTTP(g *guard, tcp map[string]bool) map[string]bool {
 	var late map[string]bool
-	for k, e := range g.last {
-		d, ok := strings.CutPrefix(k, envoyTCPKey)
-		if !ok {
-			continue
-		}
-		if !tcp[d] && e.gen == g.gen-1 {
+	for d := range g.tcpPrev {
+		if !tcp[d] {
 			if late == nil {
 				late = map[string]bool{}
 			}
 			late[d] = true
 		}
 	}
+	if g.tcpPrev == nil {
+		g.tcpPrev = map[string]bool{}
+	}
+	clear(g.tcpPrev)
 	for d := range tcp {
-		g.last[envoyTCPKey+d] = guardEntry{gen: g.gen}
+		g.tcpPrev[d] = true
 	}
 	return late
 }
-
-// envoyTCPKey prefixes the guard entries that remember TCP clusters; the
-// byte 0xfe never starts a family name.
-const envoyTCPKey = "\xfetcp\x00"
