@@ -292,13 +292,10 @@ func Range(rec Recording, from, to time.Time) (lo, hi int) {
 // just those (and, for each target's first, the delta chain from its key
 // frame), so a window of a long recording costs what the window holds.
 //
-// Decoding, parsing and transforming run ahead of storing, on up to
-// GOMAXPROCS goroutines, each with its own Fork of rec and its own share
-// of the targets: a target's entries are read and transformed in order by
-// one goroutine (a dump decodes fastest in order, and transform keeps
-// per-target state), and the store takes every entry in entry order. The
-// store sees the same snapshots in the same order as ApplyEntry one by one
-// (TestAnalyzeWholeSameAsSequential in cmd/retrytop).
+// Decoding, parsing and transforming run ahead of storing (EachParsed),
+// and the store takes every entry in entry order: the same snapshots in
+// the same order as ApplyEntry one by one (TestAnalyzeWholeSameAsSequential
+// in analyze).
 func LoadStoreRange(rec Recording, lo, hi int, st *model.Store, transform func(*model.Snapshot) (*model.Snapshot, error)) []model.TargetStatus {
 	return LoadStoreRangeWith(rec, lo, hi, st, Loading{Transform: transform})
 }
@@ -360,8 +357,10 @@ type Parsed struct {
 // of the targets: a target's entries are read and transformed in order by
 // one goroutine (a dump decodes fastest in order, and transform keeps
 // per-target state), different targets' at once; transform must allow
-// that (a dialect.Translator does). A short range is read on the calling
-// goroutine from rec itself.
+// that (a dialect.Translator does). transform must not keep its argument
+// past returning, unless its result shares the argument's memory: a
+// recording may read a later entry into it (dumpRecording.release). A
+// short range is read on the calling goroutine from rec itself.
 func EachParsed(rec Recording, lo, hi int, transform func(*model.Snapshot) (*model.Snapshot, error), fn func(Parsed) bool) bool {
 	n := max(1, min(runtime.GOMAXPROCS(0), len(rec.Targets()), maxLoaders))
 	if hi-lo < minParallel {

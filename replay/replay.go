@@ -63,7 +63,8 @@ type Options struct {
 	// for ComputeSpikes, so a stateful transform starts afresh; each
 	// transform is called for a target's snapshots in time order from one
 	// goroutine at a time, for different targets' possibly at once (a
-	// dialect.Translator allows that).
+	// dialect.Translator allows that). It must not keep the snapshot it
+	// is given past returning (dump.EachParsed).
 	NewTransform func() Transform
 	// IndexMemory is what the seek index (BuildIndex) may hold, in bytes
 	// (0: half the process' memory limit; negative: no index).
