@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unsafe"
 
 	"github.com/retrytop/retrytop/model"
 )
@@ -144,8 +143,8 @@ func newOutMemo(m *slotMemo) *out {
 		m.next()
 		o.memo, o.synced = m, true
 		if n := len(m.spare); n > 0 {
-			o.samples, o.slab = m.spare[n-1].samples[:0], m.spare[n-1].buckets[:0]
-			m.spare[n-1] = outArrays{}
+			o.samples, o.slab = m.spare[n-1].Samples[:0], m.spare[n-1].Buckets[:0]
+			m.spare[n-1] = model.FamilyArrays{}
 			m.spare = m.spare[:n-1]
 		}
 	}
@@ -177,14 +176,7 @@ type slotMemo struct {
 	// lent are the arrays of the last translations (at most maxLent),
 	// spare those given back (release) for the next translations to cut
 	// from.
-	lent, spare []outArrays
-}
-
-// outArrays are the arrays a translation's samples and buckets were cut
-// from.
-type outArrays struct {
-	samples []model.Sample
-	buckets []model.Bucket
+	lent, spare []model.FamilyArrays
 }
 
 // maxLent bounds the translations a memo remembers lending: a caller that
@@ -197,14 +189,12 @@ const maxLent = 16
 const maxSpare = 4
 
 // lend remembers the arrays of a translation just made.
-func (m *slotMemo) lend(a outArrays) {
-	if cap(a.samples) == 0 && cap(a.buckets) == 0 {
+func (m *slotMemo) lend(a model.FamilyArrays) {
+	if cap(a.Samples) == 0 && cap(a.Buckets) == 0 {
 		return
 	}
 	if len(m.lent) == maxLent {
-		copy(m.lent, m.lent[1:])
-		m.lent[maxLent-1] = outArrays{}
-		m.lent = m.lent[:maxLent-1]
+		m.lent = slices.Delete(m.lent, 0, 1) // the oldest
 	}
 	m.lent = append(m.lent, a)
 }
@@ -214,7 +204,7 @@ func (m *slotMemo) lend(a outArrays) {
 // from them. Families of any other making are left alone.
 func (m *slotMemo) release(fams []model.Family) {
 	for k, a := range m.lent {
-		if owns(a, fams) {
+		if a.UsedBy(fams) {
 			m.lent = slices.Delete(m.lent, k, k+1)
 			if len(m.spare) < maxSpare {
 				m.spare = append(m.spare, a)
@@ -222,30 +212,6 @@ func (m *slotMemo) release(fams []model.Family) {
 			return
 		}
 	}
-}
-
-// owns reports whether some of fams' samples or buckets were cut from a.
-func owns(a outArrays, fams []model.Family) bool {
-	within := func(p unsafe.Pointer, arr unsafe.Pointer, size uintptr) bool {
-		return uintptr(p) >= uintptr(arr) && uintptr(p) < uintptr(arr)+size
-	}
-	sArr, sSize := unsafe.Pointer(unsafe.SliceData(a.samples)), uintptr(cap(a.samples))*unsafe.Sizeof(model.Sample{})
-	bArr, bSize := unsafe.Pointer(unsafe.SliceData(a.buckets)), uintptr(cap(a.buckets))*unsafe.Sizeof(model.Bucket{})
-	for i := range fams {
-		ss := fams[i].Samples
-		if cap(ss) == 0 {
-			continue
-		}
-		if within(unsafe.Pointer(unsafe.SliceData(ss)), sArr, sSize) {
-			return true
-		}
-		for j := range ss {
-			if b := ss[j].Buckets; cap(b) > 0 && within(unsafe.Pointer(unsafe.SliceData(b)), bArr, bSize) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 type slotCall struct {
@@ -532,7 +498,7 @@ func (o *out) families() []model.Family {
 			total += len(o.fams[n].Samples)
 		}
 		o.memo.buckets, o.memo.samples = o.nbuckets, total
-		o.memo.lend(outArrays{samples: o.samples, buckets: o.slab})
+		o.memo.lend(model.FamilyArrays{Samples: o.samples, Buckets: o.slab})
 	}
 	return fams
 }

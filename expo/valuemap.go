@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/retrytop/retrytop/model"
 )
@@ -410,7 +409,7 @@ func (sm *SlotMap) apply(body []byte, offs []int32, changed []bool, vals []float
 // fams was taken.
 func (sm *SlotMap) Release(fams, inUse []model.Family) bool {
 	b := sm.out
-	if b == nil || len(fams) == 0 || len(b.fams) == 0 || &fams[0] != &b.fams[0] || b.sharedBy(inUse) {
+	if b == nil || len(fams) == 0 || len(b.Families) == 0 || &fams[0] != &b.Families[0] || model.FamilyArrays(*b).UsedBy(inUse) {
 		return false
 	}
 	sm.out, sm.spare = nil, b
@@ -426,12 +425,7 @@ func countValueOK(typ int, v float64, ok bool) (float64, bool) {
 
 // familyBuf holds a copy of a parse: its families and the samples,
 // buckets and quantiles they are cut from.
-type familyBuf struct {
-	fams      []model.Family
-	samples   []model.Sample
-	buckets   []model.Bucket
-	quantiles []model.QuantileValue
-}
+type familyBuf model.FamilyArrays
 
 // copyOf copies fams into b with its own samples, buckets and quantiles
 // (one slice of each, as families cuts them), reusing b's arrays when
@@ -446,11 +440,11 @@ func (b *familyBuf) copyOf(fams []model.Family) []model.Family {
 			nQ += len(fams[i].Samples[j].Quantiles)
 		}
 	}
-	b.fams = grown(b.fams, len(fams))
-	b.samples = grown(b.samples, nS)
-	b.buckets = grown(b.buckets, nB)
-	b.quantiles = grown(b.quantiles, nQ)
-	out, samples, buckets, quantiles := b.fams, b.samples, b.buckets, b.quantiles
+	b.Families = grown(b.Families, len(fams))
+	b.Samples = grown(b.Samples, nS)
+	b.Buckets = grown(b.Buckets, nB)
+	b.Quantiles = grown(b.Quantiles, nQ)
+	out, samples, buckets, quantiles := b.Families, b.Samples, b.Buckets, b.Quantiles
 	for i := range fams {
 		out[i] = fams[i]
 		n := len(fams[i].Samples)
@@ -488,34 +482,4 @@ func grown[T any](s []T, n int) []T {
 		return s[:n]
 	}
 	return make([]T, n)
-}
-
-// sharedBy reports whether any of fams' memory is b's: a family, sample,
-// bucket or quantile array cut from b's.
-func (b *familyBuf) sharedBy(fams []model.Family) bool {
-	in := func(p unsafe.Pointer, arr unsafe.Pointer, size uintptr) bool {
-		return uintptr(p) >= uintptr(arr) && uintptr(p) < uintptr(arr)+size
-	}
-	famArr, famSize := unsafe.Pointer(unsafe.SliceData(b.fams)), uintptr(cap(b.fams))*unsafe.Sizeof(model.Family{})
-	sArr, sSize := unsafe.Pointer(unsafe.SliceData(b.samples)), uintptr(cap(b.samples))*unsafe.Sizeof(model.Sample{})
-	bArr, bSize := unsafe.Pointer(unsafe.SliceData(b.buckets)), uintptr(cap(b.buckets))*unsafe.Sizeof(model.Bucket{})
-	qArr, qSize := unsafe.Pointer(unsafe.SliceData(b.quantiles)), uintptr(cap(b.quantiles))*unsafe.Sizeof(model.QuantileValue{})
-	if len(fams) > 0 && in(unsafe.Pointer(&fams[0]), famArr, famSize) {
-		return true
-	}
-	for i := range fams {
-		ss := fams[i].Samples
-		if cap(ss) > 0 && in(unsafe.Pointer(unsafe.SliceData(ss)), sArr, sSize) {
-			return true
-		}
-		for j := range ss {
-			if cap(ss[j].Buckets) > 0 && in(unsafe.Pointer(unsafe.SliceData(ss[j].Buckets)), bArr, bSize) {
-				return true
-			}
-			if cap(ss[j].Quantiles) > 0 && in(unsafe.Pointer(unsafe.SliceData(ss[j].Quantiles)), qArr, qSize) {
-				return true
-			}
-		}
-	}
-	return false
 }
