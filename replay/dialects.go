@@ -98,18 +98,14 @@ func (f parseFunc) Parse(target string, body []byte, contentType string, filter 
 	return f(target, body, contentType, filter)
 }
 
-// Parser parses the recording: a target's first body whole, once for
-// all the replay's translators (Translator.Saw: Unread names its
-// families, which the filter drops), the rest with the filter. The player
-// parses ahead of translating, in parallel, so a translator cannot say
-// which targets it will find unread when their bodies are parsed.
-func (d *Dialects) Parser() expo.Parser {
-	return d.Wrap(expo.ExpfmtParser{Lines: expo.NewLineCaches(0)}) // the replay's own line caches
-}
-
-// Wrap is Parser around p: a dump recording's own parse
-// (dump.OpenOptions.Wrap), which reads a frame with its previous frame's
-// structure through a value map, without its text, instead of parsing it.
+// Wrap is p, a dump recording's own parse (dump.OpenOptions.Wrap, which
+// reads a frame with its previous frame's structure through a value map
+// instead of parsing it), made the replay's: a target's first body is
+// parsed whole, once for all the replay's translators (Translator.Saw:
+// Unread names its families, which the filter drops), the rest with the
+// filter. The player parses ahead of translating, in parallel, so a
+// translator cannot say which targets it will find unread when their
+// bodies are parsed.
 func (d *Dialects) Wrap(p expo.Parser) expo.Parser {
 	parse := p.Parse
 	return parseFunc(func(target string, body []byte, ct string, filter func(string) bool) ([]model.Family, error) {
