@@ -157,7 +157,7 @@ func (b *MemoryBudget) Start(ctx context.Context, target string, cancel context.
 // larger than this one would be, and waits for shed scrapes to end while
 // their bytes would make room; it fails with a *BudgetError when this
 // scrape is the largest, with its *ShedError when it was shed meanwhile,
-// and with its context's cause when that ends while it waits.
+// and with a *WaitError when its context ends while it waits.
 func (h *Hold) Grow(n int64) error {
 	b := h.b
 	if err := b.checkHeap(h, n, true); err != nil {
@@ -206,7 +206,7 @@ func (h *Hold) Grow(n int64) error {
 			if shed != nil {
 				return shed
 			}
-			return context.Cause(h.ctx)
+			return &WaitError{Limit: b.limit, Err: context.Cause(h.ctx)}
 		}
 		b.mu.Lock()
 	}
@@ -290,6 +290,19 @@ func (e *ShedError) Error() string {
 	return fmt.Sprintf("shed: it held the most memory (%s) when the scrapes' memory budget (%s, --memory-limit) ran out",
 		expo.FormatBytes(e.Size), expo.FormatBytes(e.Limit))
 }
+
+// WaitError is a scrape whose context ended while it waited for shed
+// scrapes to give their memory back; Err is the context's cause.
+type WaitError struct {
+	Limit int64
+	Err   error
+}
+
+func (e *WaitError) Error() string {
+	return fmt.Sprintf("waiting for memory: the scrapes' memory budget (%s, --memory-limit) was in use: %v", expo.FormatBytes(e.Limit), e.Err)
+}
+
+func (e *WaitError) Unwrap() error { return e.Err }
 
 // BudgetError is a scrape that would not fit in the budget even after
 // every smaller one was left alone: it is the largest. Or, when Process

@@ -6,7 +6,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
+
+	"github.com/retrytop/retrytop/model"
 )
 
 // TestMemoryBudgetShedsTheLargest: a reservation that does not fit sheds
@@ -91,8 +95,8 @@ func TestMemoryBudgetShedsTheLargest(t *testing.T) {
 }
 
 // TestMemoryBudgetWaitEndsWithItsScrape: a scrape waiting for a shed one
-// to end gives up when its own context ends (its timeout), with that
-// context's cause, and reserves nothing.
+// to end gives up when its own context ends (its timeout), with a
+// WaitError wrapping that context's cause, and reserves nothing.
 func TestMemoryBudgetWaitEndsWithItsScrape(t *testing.T) {
 	const mib = 1 << 20
 	b := NewMemoryBudget(4 * mib)
@@ -108,8 +112,10 @@ func TestMemoryBudgetWaitEndsWithItsScrape(t *testing.T) {
 	<-bigCtx.Done() // big is shed; it never ends here
 	timeout := errors.New("timed out")
 	askCancel(timeout)
-	if err := <-granted; err != timeout {
-		t.Errorf("grow ended with %v, want its context's cause", err)
+	err := <-granted
+	var wait *WaitError
+	if !errors.As(err, &wait) || !errors.Is(err, timeout) || wait.Limit != 4*mib {
+		t.Errorf("grow ended with %v, want a WaitError of the 4 MiB budget wrapping its context's cause", err)
 	}
 	ask.Release()
 	if got := b.InUse(); got != 3*mib {
@@ -192,4 +198,33 @@ func TestBodyGrowthReservesTheCopy(t *testing.T) {
 		t.Errorf("peak %d, in use %d; want 6 MiB while copying, then the 4 MiB buffer", b.Peak(), b.InUse())
 	}
 	h.Release()
+}
+
+// TestScrapeTimedOutWaitingForMemorySaysSo: a scrape whose timeout
+// strikes while it waits for a shed scrape to give its memory back says
+// it waited for memory, not only that it timed out: the same words as
+// a slow target would mislead whoever reads the status.
+func TestScrapeTimedOutWaitingForMemorySaysSo(t *testing.T) {
+	const mib = 1 << 20
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "retry_originals_total 1\n")
+	}))
+	defer srv.Close()
+	b := NewMemoryBudget(mib)
+	bigCtx, bigCancel := context.WithCancelCause(context.Background())
+	big := b.Start(bigCtx, "big", bigCancel)
+	if err := big.Grow(mib); err != nil {
+		t.Fatal(err)
+	}
+	defer big.Release() // shed by the scrape below, and never ending before it
+	store := model.NewStore(model.StoreConfig{History: 4})
+	sc := NewScraper([]Target{{Name: "t", URL: srv.URL, Interval: time.Second, Timeout: 50 * time.Millisecond}}, store, Options{Memory: b})
+	st := sc.ScrapeOnce(context.Background())
+	want := "GET " + srv.URL + ": timed out after 50ms waiting for memory: the scrapes' memory budget (1 MiB, --memory-limit) was in use"
+	if st[0].LastError != want || st[0].Up {
+		t.Errorf("status: up %v, error %q\nwant %q", st[0].Up, st[0].LastError, want)
+	}
+	if b.Shed() != 1 || bigCtx.Err() == nil {
+		t.Errorf("shed %d, big's context %v: the scrape should have shed big and waited for it", b.Shed(), bigCtx.Err())
+	}
 }
