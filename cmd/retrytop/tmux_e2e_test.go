@@ -36,9 +36,21 @@ type tmuxSession struct {
 	socket string
 }
 
+// newTmux starts command in a detached tmux server private to the test;
+// its first simple command is the program under test.
 func newTmux(t *testing.T, width, height int, command string) *tmuxSession {
 	tmux := testpeer.Require(t, "tmux", "tmux")
 	s := &tmuxSession{t: t, tmux: tmux, socket: filepath.Join(t.TempDir(), "tmux.sock")}
+	// The program (command's first simple command) ends by the test
+	// binary's deadline, plus a minute, even when the test does not:
+	// go test's timeout kills the binary without running cleanups, and
+	// a dashboard left open would keep taking a CPU through the packages
+	// that follow. --foreground keeps it in the terminal's process group.
+	life := 30 * time.Minute
+	if d, ok := t.Deadline(); ok {
+		life = time.Until(d)
+	}
+	command = "timeout --foreground -k 5 " + itoa(int((life+time.Minute)/time.Second)) + " " + command
 	s.run("-f", "/dev/null", "new-session", "-d", "-x", itoa(width), "-y", itoa(height), "-s", "e2e",
 		"env", "TERM=xterm-256color", "LANG=C.UTF-8", "sh", "-c", command)
 	s.run("set-option", "-t", "e2e", "remain-on-exit", "on")
