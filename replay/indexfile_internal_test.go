@@ -3,12 +3,15 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -156,8 +159,13 @@ func checkRefused(t *testing.T, p *Player, file []byte, key [32]byte, want strin
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v, want one saying %q", err, want)
 	}
-	if refused.Offset > int64(len(file)) || !strings.Contains(err.Error(), fmt.Sprintf("at byte %d: ", refused.Offset)) {
-		t.Fatalf("error %v: offset %d, file of %d bytes", err, refused.Offset, len(file))
+	// A byte of the file, or of the payload the header says it holds.
+	at, size := fmt.Sprintf("at byte %d: ", refused.Offset), int64(len(file))
+	if refused.Payload {
+		at, size = fmt.Sprintf("at byte %d of the decompressed index: ", refused.Offset), int64(binary.LittleEndian.Uint64(file[52:60]))
+	}
+	if refused.Offset > size || !strings.Contains(err.Error(), at) {
+		t.Fatalf("error %v: offset %d, %d bytes", err, refused.Offset, size)
 	}
 	if p.index.started || p.index.done != 0 {
 		t.Fatal("a refused file was installed")
@@ -218,17 +226,24 @@ func binaryAppendUvarint(b []byte, v uint64) []byte {
 	return append(b, byte(v))
 }
 
+// writtenIndex is smallRec's player with its index built and written
+// under the zero key.
+func writtenIndex(t *testing.T) (dump.Recording, *Player, *bytes.Buffer) {
+	rec := smallRec(t)
+	p := built(t, rec, Options{})
+	var file bytes.Buffer
+	if err := p.WriteIndex(&file, [32]byte{}); err != nil {
+		t.Fatal(err)
+	}
+	return rec, p, &file
+}
+
 // TestIndexFileBounds: a file larger than MaxIndexFile, or than the
 // player's index memory accepts, is refused from its header, before its
 // payload is read; WriteIndex does not write what a reader would refuse.
 func TestIndexFileBounds(t *testing.T) {
-	rec := smallRec(t)
-	p := built(t, rec, Options{})
+	rec, p, file := writtenIndex(t)
 	var key [32]byte
-	var file bytes.Buffer
-	if err := p.WriteIndex(&file, key); err != nil {
-		t.Fatal(err)
-	}
 	huge := int64(MaxIndexFile) + 1
 	hdr := append([]byte(nil), file.Bytes()[:indexHeaderLen]...)
 	putLen(hdr, uint64(huge-indexHeaderLen))
@@ -238,12 +253,13 @@ func TestIndexFileBounds(t *testing.T) {
 	if !errors.As(err, &refused) || refused.Offset != 40 || !strings.Contains(err.Error(), "MB of index, over") {
 		t.Fatalf("a file of %d bytes: %v", huge, err)
 	}
-	// A budget of 1 KiB accepts 1.25 KiB: the file is larger.
+	// A budget of 1 KiB accepts 1.25 KiB: the payload is larger (the
+	// file, compressed, need not be).
 	small := New(rec, Options{IndexMemory: 1 << 10})
-	if file.Len() <= 1<<10+1<<8 {
-		t.Fatalf("the test's file (%d bytes) is not over the small budget", file.Len())
+	if raw := binary.LittleEndian.Uint64(file.Bytes()[52:60]); raw <= 1<<10+1<<8 {
+		t.Fatalf("the test's payload (%d bytes) is not over the small budget", raw)
 	}
-	checkRefused(t, small, file.Bytes(), key, "MB of index, over")
+	checkRefused(t, small, file.Bytes(), key, "MB of index once decompressed, over")
 	// The same index, its player's budget lowered after the build: the
 	// file a reader with that budget refuses is not written.
 	p.opts.IndexMemory = 1 << 10
@@ -255,6 +271,62 @@ func TestIndexFileBounds(t *testing.T) {
 func putLen(hdr []byte, n uint64) {
 	for k := 0; k < 8; k++ {
 		hdr[40+k] = byte(n >> (8 * k))
+	}
+}
+
+// TestIndexFileDecompressionBounded: the payload is decompressed only
+// into what the header announces. A payload whose decompressed length
+// the player would not accept is refused from the header; stored bytes
+// that are not zstd, or that decompress to more or fewer bytes than
+// announced, are refused at the payload's first byte, their checksum
+// right (a hostile or buggy writer), and the decompression never makes
+// more than the announced length or 1 MiB.
+func TestIndexFileDecompressionBounded(t *testing.T) {
+	rec, _, file := writtenIndex(t)
+	var key [32]byte
+	good := file.Bytes()
+	raw := binary.LittleEndian.Uint64(good[52:60])
+	if stored := len(good) - indexHeaderLen; uint64(stored) >= raw {
+		t.Fatalf("stored %d bytes of a %d-byte payload: not compressed", stored, raw)
+	}
+	// Over what the player accepts once decompressed: from the header.
+	hdr := append([]byte(nil), good[:indexHeaderLen]...)
+	binary.LittleEndian.PutUint64(hdr[52:60], uint64(MaxIndexFile))
+	err := New(rec, Options{}).ReadIndex(headerOnly(hdr), int64(len(good)), key)
+	var refused *IndexFileError
+	if !errors.As(err, &refused) || refused.Offset != 52 || !strings.Contains(err.Error(), "once decompressed, over") {
+		t.Fatalf("a payload of 2 GiB: %v", err)
+	}
+	// The stored bytes replaced, their length and checksum made right.
+	restored := func(lenRaw uint64, stored []byte) []byte {
+		f := append(append([]byte(nil), good[:indexHeaderLen]...), stored...)
+		binary.LittleEndian.PutUint64(f[40:48], uint64(len(stored)))
+		binary.LittleEndian.PutUint32(f[48:52], crc32.Checksum(stored, castagnoli))
+		binary.LittleEndian.PutUint64(f[52:60], lenRaw)
+		return f
+	}
+	zeros := indexEncoder.EncodeAll(make([]byte, 64<<20), nil) // 64 MiB in a few KiB
+	for _, tc := range []struct {
+		name string
+		file []byte
+		want string
+	}{
+		{"not zstd", restored(raw, []byte("# TYPE x counter\nx 1\n")), "at byte 60: decompressing"},
+		{"one byte short of the header's length", restored(raw+1, good[indexHeaderLen:]), "at byte 60: decompressing"},
+		{"one byte over the header's length", restored(raw-1, good[indexHeaderLen:]), "at byte 60: decompressing"},
+		{"a bomb: 64 MiB of zeros announced as the payload", restored(raw, zeros), "at byte 60: decompressing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			checkRefused(t, New(rec, Options{}), tc.file, key, tc.want)
+			runtime.ReadMemStats(&after)
+			// What the zeros would take decompressed, by a margin: the
+			// limit (1 MiB here) is what is allowed.
+			if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+				t.Errorf("refusing it allocated %d MiB", got>>20)
+			}
+		})
 	}
 }
 
