@@ -113,12 +113,6 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 		return ts
 	}
 	fullSince := min(winStart, tlStart)
-	selectRows := func(i int, since int64) map[string]*row {
-		if cache != nil {
-			return cache.selectTarget(st, names[i], selectFrom(i, since), since).rows()
-		}
-		return selectTarget(st, names[i], selectFrom(i, since), nil, since).rows()
-	}
 	for i, t := range names {
 		ts := selectFrom(i, fullSince)
 		var sv *server
@@ -134,46 +128,100 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 	if len(servers) > 0 {
 		aliasServers(Identities(st, targets), servers)
 	}
-	var tb model.TimelineBuilder
-	for i, t := range names {
-		since := fullSince
-		if prev != nil {
-			since = min(winStart, prev.needFrom(t, bins))
-		}
-		rows := selectRows(i, since)
-		if since > fullSince && prev.hasNewRow(t, rows) {
-			since = fullSince
-			rows = selectRows(i, since)
-		}
-		deps := make([]string, 0, len(rows))
-		for d := range rows {
-			deps = append(deps, d)
-		}
-		sort.Strings(deps)
-		for _, d := range deps {
-			r := rows[d]
-			r.server = servers[d]
-			key := model.Key{Target: t, Dependency: d}
-			f.Rows = append(f.Rows, r.eval(rangeWindow(r.times, winStart, end)))
-			tb.Reset()
-			for _, b := range bins {
-				if i, ok := prev.index(key, b); ok {
-					tb.AddFrom(prev.frame.Timelines[key], i)
-				} else {
-					tb.Add(r.eval(binWindow(r.times, b.start, b.end)))
-				}
+	// Each target's rows and timelines, evaluated on every core when the
+	// frame evaluates every bin (no previous frame to take them from: the
+	// first frame, a seek, a paused moment), each worker with its own
+	// selection buffer; a live frame after another, which evaluates a bin
+	// or two a row through the cache's one buffer, stays on this goroutine.
+	out := make([]targetFrame, len(names))
+	minEach := 1
+	if prev != nil && cache != nil {
+		minEach = len(names) + 1 // one goroutine
+	}
+	workers := 0
+	parallelFor(len(names), minEach, func() func(int) {
+		var tb model.TimelineBuilder
+		var buf *model.SelectBuffer
+		if cache != nil {
+			if buf = &cache.buf; workers > 0 {
+				buf = new(model.SelectBuffer)
 			}
-			f.Timelines[key] = tb.Timeline()
-			if f.FinalMs != nil {
+		}
+		workers++
+		return func(i int) {
+			t := names[i]
+			selectRows := func(since int64) map[string]*row {
+				ts := selectFrom(i, since)
+				if buf != nil {
+					return selectTargetInto(buf, st, t, ts, since).rows()
+				}
+				return selectTarget(st, t, ts, nil, since).rows()
+			}
+			since := fullSince
+			if prev != nil {
+				since = min(winStart, prev.needFrom(t, bins))
+			}
+			rows := selectRows(since)
+			if since > fullSince && prev.hasNewRow(t, rows) {
+				since = fullSince
+				rows = selectRows(since)
+			}
+			deps := make([]string, 0, len(rows))
+			for d := range rows {
+				deps = append(deps, d)
+			}
+			sort.Strings(deps)
+			tf := &out[i]
+			tf.keys, tf.rows = make([]model.Key, 0, len(deps)), make([]model.Signals, 0, len(deps))
+			tf.timelines, tf.finals = make([]*model.Timeline, 0, len(deps)), make([]int64, 0, len(deps))
+			for _, d := range deps {
+				r := rows[d]
+				r.server = servers[d]
+				key := model.Key{Target: t, Dependency: d}
+				tf.keys = append(tf.keys, key)
+				tf.rows = append(tf.rows, r.eval(rangeWindow(r.times, winStart, end)))
+				tb.Reset()
+				for _, b := range bins {
+					if i, ok := prev.index(key, b); ok {
+						tb.AddFrom(prev.frame.Timelines[key], i)
+					} else {
+						tb.Add(r.eval(binWindow(r.times, b.start, b.end)))
+					}
+				}
+				tf.timelines = append(tf.timelines, tb.Timeline())
 				final := newest[t]
 				if r.server != nil {
 					final = min(final, newest[d])
 				}
-				f.FinalMs[key] = final
+				tf.finals = append(tf.finals, final)
+			}
+		}
+	})
+	n := 0
+	for i := range out {
+		n += len(out[i].rows)
+	}
+	f.Rows = make([]model.Signals, 0, n)
+	for i := range out {
+		tf := &out[i]
+		for k, key := range tf.keys {
+			f.Rows = append(f.Rows, tf.rows[k])
+			f.Timelines[key] = tf.timelines[k]
+			if f.FinalMs != nil {
+				f.FinalMs[key] = tf.finals[k]
 			}
 		}
 	}
 	return f
+}
+
+// targetFrame is one target's part of a frame: its rows in dependency
+// order, each with its timeline and the newest time its bins are final at.
+type targetFrame struct {
+	keys      []model.Key
+	rows      []model.Signals
+	timelines []*model.Timeline
+	finals    []int64
 }
 
 // scrapeTimes are the scrape times of each of names, each target's

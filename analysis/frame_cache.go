@@ -103,10 +103,16 @@ func (c *FrameCache) forgetExcept(names []string) {
 // cache's buffer: valid until the next selectTarget. ts are the target's
 // scrape times from the last at or before since on. c is locked.
 func (c *FrameCache) selectTarget(st *model.Store, target string, ts []int64, since int64) *selection {
-	c.buf.Reset()
+	return selectTargetInto(&c.buf, st, target, ts, since)
+}
+
+// selectTargetInto is selectTarget(st, target, ts, nil, since) with the
+// points in buf, which it resets.
+func selectTargetInto(buf *model.SelectBuffer, st *model.Store, target string, ts []int64, since int64) *selection {
+	buf.Reset()
 	sel := &selection{target: target, times: ts, series: make(map[string][]model.Series, len(selectNames))}
 	for _, n := range selectNames {
-		if ss := st.SelectSinceInto(&c.buf, target, n, nil, since); len(ss) > 0 {
+		if ss := st.SelectSinceInto(buf, target, n, nil, since); len(ss) > 0 {
 			sel.series[n] = ss
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -187,6 +188,41 @@ func BenchmarkEvalRows(b *testing.B) {
 		for _, r := range rows {
 			r.eval(rangeWindow(r.times, end-30000, end))
 			r.timeline(10000, end-300000, end)
+		}
+	}
+}
+
+// TestBuildFrameOnEveryCoreSameAsOne: a frame built with a worker per
+// core, a target each, equals the one built on one goroutine: without a
+// cache, through a fresh cache (the first worker uses its buffer, the
+// others their own) and reusing a previous frame's bins.
+func TestBuildFrameOnEveryCoreSameAsOne(t *testing.T) {
+	st := benchStore()
+	if n := len(st.Targets()); n < 4 {
+		t.Fatalf("%d targets: too few to spread", n)
+	}
+	opts := FrameOptions{Window: 30 * time.Second, Bin: 10 * time.Second, Bins: 30, Align: true}
+	end := st.Times(st.Targets()[0])
+	older := opts
+	older.EndMs = end[len(end)-40]
+	build := func(procs int) []model.Frame {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		plain := BuildFrame(st, nil, opts)
+		cached := opts
+		cached.Cache = NewFrameCache()
+		viaCache := BuildFrame(st, nil, cached)
+		prev := BuildFrame(st, nil, older)
+		reusing := opts
+		reusing.Prev = &prev
+		return []model.Frame{plain, viaCache, BuildFrame(st, nil, reusing)}
+	}
+	one, many := build(1), build(4)
+	for k, name := range []string{"store", "fresh cache", "previous frame"} {
+		if len(one[k].Rows) != 50 {
+			t.Fatalf("%s: %d rows, want 50", name, len(one[k].Rows))
+		}
+		if !reflect.DeepEqual(one[k], many[k]) {
+			t.Errorf("%s: the frame built on 4 workers differs from the one built on 1", name)
 		}
 	}
 }
