@@ -219,4 +219,7 @@ func BenchmarkAnalyzeWindow(b *testing.B) {
 // countingWriter counts what is written to it.
 type countingWriter int64
 
-func (c *countingWriter) Write(b []byte) (int, error) { *c += countingWriter(len(b)); return len(b), nil }
+func (c *countingWriter) Write(b []byte) (int, error) {
+	*c += countingWriter(len(b))
+	return len(b), nil
+}
