@@ -133,6 +133,8 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 	// first frame, a seek, a paused moment), each worker with its own
 	// selection buffer; a live frame after another, which evaluates a bin
 	// or two a row through the cache's one buffer, stays on this goroutine.
+	fb := &frameBuild{st: st, names: names, newest: newest, servers: servers, prev: prev,
+		bins: bins, winStart: winStart, end: end, fullSince: fullSince, selectFrom: selectFrom}
 	out := make([]targetFrame, len(names))
 	minEach := 1
 	if prev != nil && cache != nil {
@@ -140,62 +142,14 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 	}
 	workers := 0
 	parallelFor(len(names), minEach, func() func(int) {
-		var tb model.TimelineBuilder
-		var buf *model.SelectBuffer
+		w := &frameWorker{frameBuild: fb}
 		if cache != nil {
-			if buf = &cache.buf; workers > 0 {
-				buf = new(model.SelectBuffer)
+			if w.buf = &cache.buf; workers > 0 {
+				w.buf = new(model.SelectBuffer)
 			}
 		}
 		workers++
-		return func(i int) {
-			t := names[i]
-			selectRows := func(since int64) map[string]*row {
-				ts := selectFrom(i, since)
-				if buf != nil {
-					return selectTargetInto(buf, st, t, ts, since).rows()
-				}
-				return selectTarget(st, t, ts, nil, since).rows()
-			}
-			since := fullSince
-			if prev != nil {
-				since = min(winStart, prev.needFrom(t, bins))
-			}
-			rows := selectRows(since)
-			if since > fullSince && prev.hasNewRow(t, rows) {
-				since = fullSince
-				rows = selectRows(since)
-			}
-			deps := make([]string, 0, len(rows))
-			for d := range rows {
-				deps = append(deps, d)
-			}
-			sort.Strings(deps)
-			tf := &out[i]
-			tf.keys, tf.rows = make([]model.Key, 0, len(deps)), make([]model.Signals, 0, len(deps))
-			tf.timelines, tf.finals = make([]*model.Timeline, 0, len(deps)), make([]int64, 0, len(deps))
-			for _, d := range deps {
-				r := rows[d]
-				r.server = servers[d]
-				key := model.Key{Target: t, Dependency: d}
-				tf.keys = append(tf.keys, key)
-				tf.rows = append(tf.rows, r.eval(rangeWindow(r.times, winStart, end)))
-				tb.Reset()
-				for _, b := range bins {
-					if i, ok := prev.index(key, b); ok {
-						tb.AddFrom(prev.frame.Timelines[key], i)
-					} else {
-						tb.Add(r.eval(binWindow(r.times, b.start, b.end)))
-					}
-				}
-				tf.timelines = append(tf.timelines, tb.Timeline())
-				final := newest[t]
-				if r.server != nil {
-					final = min(final, newest[d])
-				}
-				tf.finals = append(tf.finals, final)
-			}
-		}
+		return func(i int) { out[i] = w.target(i) }
 	})
 	n := 0
 	for i := range out {
@@ -213,6 +167,76 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 		}
 	}
 	return f
+}
+
+// frameBuild is what BuildFrame's workers share, read only.
+type frameBuild struct {
+	st                       *model.Store
+	names                    []string
+	newest                   map[string]int64
+	servers                  map[string]*server
+	prev                     *prevBins
+	bins                     []binEdge
+	winStart, end, fullSince int64
+	selectFrom               func(i int, since int64) []int64
+}
+
+// frameWorker evaluates targets one after the other: its buffers are
+// its own (buf nil: each selection allocates).
+type frameWorker struct {
+	*frameBuild
+	tb  model.TimelineBuilder
+	buf *model.SelectBuffer
+}
+
+// target evaluates names[i]'s rows over the window and their timelines.
+func (w *frameWorker) target(i int) targetFrame {
+	t, prev := w.names[i], w.prev
+	selectRows := func(since int64) map[string]*row {
+		ts := w.selectFrom(i, since)
+		if w.buf != nil {
+			return selectTargetInto(w.buf, w.st, t, ts, since).rows()
+		}
+		return selectTarget(w.st, t, ts, nil, since).rows()
+	}
+	since := w.fullSince
+	if prev != nil {
+		since = min(w.winStart, prev.needFrom(t, w.bins))
+	}
+	rows := selectRows(since)
+	if since > w.fullSince && prev.hasNewRow(t, rows) {
+		since = w.fullSince
+		rows = selectRows(since)
+	}
+	deps := make([]string, 0, len(rows))
+	for d := range rows {
+		deps = append(deps, d)
+	}
+	sort.Strings(deps)
+	tf := targetFrame{keys: make([]model.Key, 0, len(deps)), rows: make([]model.Signals, 0, len(deps)),
+		timelines: make([]*model.Timeline, 0, len(deps)), finals: make([]int64, 0, len(deps))}
+	for _, d := range deps {
+		r := rows[d]
+		r.server = w.servers[d]
+		key := model.Key{Target: t, Dependency: d}
+		tf.keys = append(tf.keys, key)
+		tf.rows = append(tf.rows, r.eval(rangeWindow(r.times, w.winStart, w.end)))
+		w.tb.Reset()
+		for _, b := range w.bins {
+			if i, ok := prev.index(key, b); ok {
+				w.tb.AddFrom(prev.frame.Timelines[key], i)
+			} else {
+				w.tb.Add(r.eval(binWindow(r.times, b.start, b.end)))
+			}
+		}
+		tf.timelines = append(tf.timelines, w.tb.Timeline())
+		final := w.newest[t]
+		if r.server != nil {
+			final = min(final, w.newest[d])
+		}
+		tf.finals = append(tf.finals, final)
+	}
+	return tf
 }
 
 // targetFrame is one target's part of a frame: its rows in dependency
