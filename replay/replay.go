@@ -118,7 +118,12 @@ type Player struct {
 	lastErr    error
 	gen        uint64    // bumped by every control: abandons a slow rebuild
 	pending    time.Time // a seek loaded QuickLookback only: load Lookback up to here
-	transform  Transform // of the current store (nil: none); used under work
+	// seeking: a control moved the playhead farther than playing on
+	// would (Seeking), at control generation seekGen; the Tick that
+	// loads the store for it clears it.
+	seeking   bool
+	seekGen   uint64
+	transform Transform // of the current store (nil: none); used under work
 	// indexed: the current store was restored from the index, and playback
 	// goes on from it (used under work, with tnext: each stored target's
 	// scrape count).
@@ -300,6 +305,11 @@ func (p *Player) poke() {
 	p.mu.Lock()
 	p.gen++
 	p.mu.Unlock()
+	p.wakeRun()
+}
+
+// wakeRun makes Run tick now.
+func (p *Player) wakeRun() {
 	select {
 	case p.wake <- struct{}{}:
 	default:
@@ -341,8 +351,7 @@ func (p *Player) Step(n int) {
 	p.playing = false
 	p.playhead = p.clamp(head.Add(time.Duration(n) * p.interval))
 	p.mu.Unlock()
-	p.poke()
-	p.notify()
+	p.moved()
 }
 
 // Jump moves the playhead by d; playing goes on from there.
@@ -352,8 +361,7 @@ func (p *Player) Jump(d time.Duration) {
 	p.playhead = p.clamp(p.headAt(now).Add(d))
 	p.anchorWall, p.anchorData = now, p.playhead
 	p.mu.Unlock()
-	p.poke()
-	p.notify()
+	p.moved()
 }
 
 // SeekStart goes to the start of the recording, SeekEnd to its end.
@@ -375,8 +383,38 @@ func (p *Player) seek(t time.Time) {
 	p.playhead = p.clamp(t)
 	p.anchorWall, p.anchorData = p.opts.Now(), p.playhead
 	p.mu.Unlock()
-	p.poke()
+	p.moved()
+}
+
+// moved follows a control that set the playhead: it wakes the player and
+// the views, and marks the player seeking when the store must be loaded
+// again for the new playhead rather than played forward.
+func (p *Player) moved() {
+	p.mu.Lock()
+	// Under the lock that bumps the generation: a Tick that reads this
+	// generation loads for this playhead, and clears the mark.
+	p.gen++
+	if !p.near(p.loaded, p.playhead) {
+		p.seeking, p.seekGen = true, p.gen
+	}
+	p.mu.Unlock()
+	p.wakeRun()
 	p.notify()
+}
+
+// near: a store loaded up to loaded reaches head by playing forward (a
+// few scrapes), not by a seek.
+func (p *Player) near(loaded, head time.Time) bool {
+	return !loaded.IsZero() && !head.Before(loaded) && head.Sub(loaded) <= max(p.opts.QuickLookback, p.interval)
+}
+
+// Seeking reports that a control moved the playhead away from what the
+// store holds (a seek, a jump, a step back) and the store has not been
+// loaded for it yet: what the views show is of the moment before.
+func (p *Player) Seeking() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.seeking
 }
 
 // Speed is the playback speed.
@@ -465,7 +503,7 @@ func (p *Player) Tick() time.Duration {
 
 	changed := false
 	switch {
-	case !loaded.IsZero() && !head.Before(loaded) && head.Sub(loaded) <= max(p.opts.QuickLookback, p.interval):
+	case p.near(loaded, head):
 		// Forward by a few scrapes (playing, a step): append the entries
 		// up to the playhead. Farther is a seek.
 		st, statuses := p.current()
@@ -510,6 +548,11 @@ func (p *Player) Tick() time.Duration {
 		p.seekTo(head)
 		changed = true
 	}
+	p.mu.Lock()
+	if p.seeking && p.seekGen <= gen {
+		p.seeking = false // loaded for the controls read above
+	}
+	p.mu.Unlock()
 	if changed {
 		p.notify()
 	}

@@ -338,6 +338,52 @@ func TestPlayerControls(t *testing.T) {
 	}
 }
 
+// TestSeekingUntilLoaded: a control that moves the playhead farther than
+// playing on would (a seek, a jump, a step back) marks the player
+// seeking until the Tick that loads the store for it; a step forward
+// within what playing reaches does not. With and without the index.
+func TestSeekingUntilLoaded(t *testing.T) {
+	for _, indexed := range []bool{false, true} {
+		rec := openRec(t, 150)
+		clock := &fakeClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+		p := replay.New(rec, replay.Options{Now: clock.Now, Lookback: 30 * time.Second, QuickLookback: 10 * time.Second})
+		if indexed {
+			if err := p.BuildIndex(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.Settle()
+		if p.Seeking() {
+			t.Fatalf("indexed %v: seeking before any control", indexed)
+		}
+		for _, c := range []struct {
+			name    string
+			control func()
+			seeking bool
+		}{
+			{"the end", p.SeekEnd, true},
+			{"the start", p.SeekStart, true},
+			{"a step forward", func() { p.Step(1) }, false},
+			{"a minute on", func() { p.Jump(time.Minute) }, true},
+			{"a step back", func() { p.Step(-1) }, true},
+			{"12 s on, past the quick lookback", func() { pos, _, _ := p.Position(); p.Seek(pos.Add(12 * time.Second)) }, true},
+		} {
+			c.control()
+			if got := p.Seeking(); got != c.seeking {
+				t.Errorf("indexed %v, %s: seeking %v, want %v", indexed, c.name, got, c.seeking)
+			}
+			p.Settle()
+			if p.Seeking() {
+				t.Errorf("indexed %v, %s: still seeking after the store was loaded", indexed, c.name)
+			}
+			pos, _, _ := p.Position()
+			if got := newest(p.Store()); got.After(pos) || pos.Sub(got) > time.Second {
+				t.Errorf("indexed %v, %s: the store ends at %v, the playhead is %v", indexed, c.name, got, pos)
+			}
+		}
+	}
+}
+
 func TestFromAndRun(t *testing.T) {
 	rec := openRec(t, 40)
 	clock := &fakeClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}

@@ -71,6 +71,11 @@ func (h *headerModel) badges(l *lineWriter, m *Model) {
 		l.pad(1)
 		l.text(safetext.Terminal(b), st.badge)
 	}
+	if p := m.player(); p != nil && (p.Seeking() || m.liveSeeking) {
+		// What the rows show is of the moment before the seek.
+		l.pad(1)
+		l.text("seeking…", st.badge)
+	}
 	if c.opts.Status != nil {
 		if b := c.opts.Status(); b != "" {
 			l.pad(1)

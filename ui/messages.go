@@ -27,6 +27,9 @@ type frameRequest struct {
 	// fixed moment. Frames are never modified once built, so the build
 	// Cmd may read it while Update runs.
 	Prev *model.Frame
+	// Seeking: the replay's player was seeking when the frame was asked
+	// for, so it may show the moment before the seek.
+	Seeking bool
 	// Service is the service target whose per-bin timeline is wanted (its
 	// detail view is open); "" computes none, which keeps frames cheap.
 	Service string

@@ -83,6 +83,7 @@ type Model struct {
 	findings     []string // the strip from FindingsMsg (sanitised)
 	shownDerived derived  // findings, chains and services of the frame on screen
 	liveDerived  derived  // those of the newest frame, shown on resume
+	liveSeeking  bool     // the newest frame was asked for while the replay was seeking
 	chains       chainsView
 	// grouping folds the rows of replicas (targets sharing a layer) into
 	// one row per (layer, dependency). It starts on: it changes nothing
@@ -300,6 +301,9 @@ func (m *Model) maybeBuild() tea.Cmd {
 
 func (m *Model) request(endMs int64) frameRequest {
 	req := frameRequest{Window: m.c.window, Bin: m.c.opts.Bin, EndMs: endMs, Range: m.c.chartRange, Bins: m.c.opts.Bins, Chains: m.c.opts.Chains, Links: m.c.opts.Links, Service: m.wantService()}
+	if p := m.player(); p != nil {
+		req.Seeking = p.Seeking()
+	}
 	if endMs == 0 {
 		req.Prev = m.live
 		req.Cache = m.cache
@@ -443,6 +447,7 @@ func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 	switch msg.kind {
 	case frameLive, frameRebuild:
 		m.live = &f
+		m.liveSeeking = msg.req.Seeking
 		m.liveDerived = m.keepTimeline(msg.derived, &m.liveDerived)
 		if !m.paused {
 			m.show(&f, m.liveDerived)

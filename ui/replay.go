@@ -30,6 +30,9 @@ type Player interface {
 	// (amplification or provider errors over their thresholds), 2
 	// critical, 3 not known yet.
 	Spikes() []uint8
+	// Seeking: a control moved the playhead away from what the store
+	// holds, which is still being loaded for it.
+	Seeking() bool
 }
 
 // ReplaySpeeds are the speeds + and - step through.

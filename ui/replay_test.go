@@ -19,6 +19,7 @@ type fakePlayer struct {
 	start, end time.Time
 	spikes     []uint8
 	calls      []string
+	seeking    bool
 }
 
 func newFakePlayer() *fakePlayer {
@@ -51,6 +52,7 @@ func (f *fakePlayer) Position() (time.Time, time.Time, time.Time) {
 	return f.pos, f.start, f.end
 }
 func (f *fakePlayer) Spikes() []uint8 { return f.spikes }
+func (f *fakePlayer) Seeking() bool   { return f.seeking }
 
 func replayModel(t *testing.T, cs Charset, w, h int) (*Model, *fakePlayer) {
 	p := newFakePlayer()
@@ -111,6 +113,41 @@ func TestReplayKeys(t *testing.T) {
 	send(m, keyMsg("++"))
 	if p.speed != 1 {
 		t.Errorf("speed %v after ++ from 0.25x, want 1", p.speed)
+	}
+}
+
+// TestReplaySeekingBadge: the header says "seeking…" while the player
+// loads the store for a seek, and until a frame asked for after that
+// is shown: the rows of the frame before are of the moment before.
+func TestReplaySeekingBadge(t *testing.T) {
+	m, p := replayModel(t, CharsetBlock, 160, 48)
+	header := func() string {
+		m.dirty = true // as the key or the update that follows a change does
+		return strings.SplitN(screen(t, m), "\n", 2)[0]
+	}
+	if h := header(); strings.Contains(h, "seeking") {
+		t.Fatalf("seeking before any seek: %q", h)
+	}
+	p.seeking = true
+	if h := header(); !strings.Contains(h, "seeking…") {
+		t.Fatalf("the player seeking, the header does not say so: %q", h)
+	}
+	// Loaded, but the frame on screen was asked for while seeking.
+	stale := liveFrame(fixtureFrame(dataTime, time.Minute, 0))
+	stale.req.Seeking = true
+	send(m, stale)
+	p.seeking = false
+	if h := header(); !strings.Contains(h, "seeking…") {
+		t.Fatalf("a frame of the moment before on screen, the header does not say so: %q", h)
+	}
+	send(m, liveFrame(fixtureFrame(dataTime, time.Minute, 0)))
+	if h := header(); strings.Contains(h, "seeking") {
+		t.Fatalf("seeking after the frame of the new moment: %q", h)
+	}
+	// The request says what the player said when it was made.
+	p.seeking = true
+	if req := m.request(0); !req.Seeking {
+		t.Error("a frame asked for while seeking is not marked")
 	}
 }
 
