@@ -75,6 +75,34 @@ func TestServiceSelectionCrossesFromCallers(t *testing.T) {
 	}
 }
 
+// TestFirstCallerRowAfterServicesOnly: a first frame with service rows
+// only (a fleet's first scrapes can bring a service before its callers)
+// puts the cursor on the first without holding to it: the first caller
+// row to come is the selection, as when the callers came first. A
+// service the user chose is held.
+func TestFirstCallerRowAfterServicesOnly(t *testing.T) {
+	m := newTestModel(t, Options{}, nil)
+	only := svcFrame(dataTime, 0)
+	only.frame.Rows, only.frame.Timelines = nil, nil
+	send(m, tea.WindowSizeMsg{Width: 120, Height: 40}, only)
+	if got := cursorAt(m); got != "svc:bank-api" {
+		t.Fatalf("services only: cursor on %q, want the first service", got)
+	}
+	send(m, svcFrame(dataTime.Add(time.Second), 0))
+	want := m.overview.frame.Rows[m.overview.order[0]].Key()
+	if got := cursorAt(m); got != want.Target+"/"+want.Dependency {
+		t.Fatalf("with the callers: cursor on %q, want the first caller row %s/%s", got, want.Target, want.Dependency)
+	}
+	// Chosen, a service is held as the callers come.
+	m = newTestModel(t, Options{}, nil)
+	send(m, tea.WindowSizeMsg{Width: 120, Height: 40}, only)
+	keys(m, "j")
+	send(m, svcFrame(dataTime.Add(time.Second), 0))
+	if got := cursorAt(m); got != "svc:inventory" {
+		t.Fatalf("a chosen service: cursor on %q after the callers came, want svc:inventory", got)
+	}
+}
+
 // The selected service stays selected when the caller rows reorder, the
 // sort changes or other services come and go.
 func TestServiceSelectionStableAcrossRefresh(t *testing.T) {
