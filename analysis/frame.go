@@ -135,7 +135,7 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 	// or two a row through the cache's one buffer, stays on this goroutine.
 	fb := &frameBuild{st: st, names: names, newest: newest, servers: servers, prev: prev,
 		bins: bins, winStart: winStart, end: end, fullSince: fullSince, selectFrom: selectFrom}
-	out := make([]targetFrame, len(names))
+	out := make([][]frameRow, len(names))
 	minEach := 1
 	if prev != nil && cache != nil {
 		minEach = len(names) + 1 // one goroutine
@@ -153,16 +153,15 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 	})
 	n := 0
 	for i := range out {
-		n += len(out[i].rows)
+		n += len(out[i])
 	}
 	f.Rows = make([]model.Signals, 0, n)
 	for i := range out {
-		tf := &out[i]
-		for k, key := range tf.keys {
-			f.Rows = append(f.Rows, tf.rows[k])
-			f.Timelines[key] = tf.timelines[k]
+		for _, r := range out[i] {
+			f.Rows = append(f.Rows, r.row)
+			f.Timelines[r.key] = r.timeline
 			if f.FinalMs != nil {
-				f.FinalMs[key] = tf.finals[k]
+				f.FinalMs[r.key] = r.final
 			}
 		}
 	}
@@ -189,8 +188,9 @@ type frameWorker struct {
 	buf *model.SelectBuffer
 }
 
-// target evaluates names[i]'s rows over the window and their timelines.
-func (w *frameWorker) target(i int) targetFrame {
+// target evaluates names[i]'s rows over the window and their timelines,
+// in dependency order.
+func (w *frameWorker) target(i int) []frameRow {
 	t, prev := w.names[i], w.prev
 	selectRows := func(since int64) map[string]*row {
 		ts := w.selectFrom(i, since)
@@ -213,14 +213,13 @@ func (w *frameWorker) target(i int) targetFrame {
 		deps = append(deps, d)
 	}
 	sort.Strings(deps)
-	tf := targetFrame{keys: make([]model.Key, 0, len(deps)), rows: make([]model.Signals, 0, len(deps)),
-		timelines: make([]*model.Timeline, 0, len(deps)), finals: make([]int64, 0, len(deps))}
-	for _, d := range deps {
+	out := make([]frameRow, len(deps))
+	for k, d := range deps {
 		r := rows[d]
 		r.server = w.servers[d]
 		key := model.Key{Target: t, Dependency: d}
-		tf.keys = append(tf.keys, key)
-		tf.rows = append(tf.rows, r.eval(rangeWindow(r.times, w.winStart, w.end)))
+		fr := &out[k]
+		fr.key, fr.row = key, r.eval(rangeWindow(r.times, w.winStart, w.end))
 		w.tb.Reset()
 		for _, b := range w.bins {
 			if i, ok := prev.index(key, b); ok {
@@ -229,23 +228,22 @@ func (w *frameWorker) target(i int) targetFrame {
 				w.tb.Add(r.eval(binWindow(r.times, b.start, b.end)))
 			}
 		}
-		tf.timelines = append(tf.timelines, w.tb.Timeline())
-		final := w.newest[t]
+		fr.timeline = w.tb.Timeline()
+		fr.final = w.newest[t]
 		if r.server != nil {
-			final = min(final, w.newest[d])
+			fr.final = min(fr.final, w.newest[d])
 		}
-		tf.finals = append(tf.finals, final)
 	}
-	return tf
+	return out
 }
 
-// targetFrame is one target's part of a frame: its rows in dependency
-// order, each with its timeline and the newest time its bins are final at.
-type targetFrame struct {
-	keys      []model.Key
-	rows      []model.Signals
-	timelines []*model.Timeline
-	finals    []int64
+// frameRow is a row of a frame with its timeline and the newest time its
+// bins are final at.
+type frameRow struct {
+	key      model.Key
+	row      model.Signals
+	timeline *model.Timeline
+	final    int64
 }
 
 // scrapeTimes are the scrape times of each of names, each target's

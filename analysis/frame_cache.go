@@ -99,15 +99,10 @@ func (c *FrameCache) forgetExcept(names []string) {
 	}
 }
 
-// selectTarget is selectTarget(st, target, ts, nil, since) in the
-// cache's buffer: valid until the next selectTarget. ts are the target's
-// scrape times from the last at or before since on. c is locked.
-func (c *FrameCache) selectTarget(st *model.Store, target string, ts []int64, since int64) *selection {
-	return selectTargetInto(&c.buf, st, target, ts, since)
-}
-
 // selectTargetInto is selectTarget(st, target, ts, nil, since) with the
-// points in buf, which it resets.
+// points in buf, which it resets: valid until buf's next selection (a
+// frame's first worker uses the cache's, c.buf, with c locked). ts are
+// the target's scrape times from the last at or before since on.
 func selectTargetInto(buf *model.SelectBuffer, st *model.Store, target string, ts []int64, since int64) *selection {
 	buf.Reset()
 	sel := &selection{target: target, times: ts, series: make(map[string][]model.Series, len(selectNames))}

@@ -227,7 +227,7 @@ func checkSelections(t *testing.T, step int, st *model.Store, cache *FrameCache,
 			t.Fatalf("event %d, %s since %d: server\n got %+v\nwant %+v", step, target, since, got, want)
 		}
 		want := selectTarget(st, target, ts, nil, since)
-		got := cache.selectTarget(st, target, ts, since)
+		got := selectTargetInto(&cache.buf, st, target, ts, since)
 		if !reflect.DeepEqual(got.series, want.series) || !reflect.DeepEqual(got.times, want.times) {
 			for n, ss := range want.series {
 				if !reflect.DeepEqual(got.series[n], ss) {

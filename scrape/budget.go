@@ -298,8 +298,11 @@ type WaitError struct {
 	Err   error
 }
 
-func (e *WaitError) Error() string {
-	return fmt.Sprintf("waiting for memory: the scrapes' memory budget (%s, --memory-limit) was in use: %v", expo.FormatBytes(e.Limit), e.Err)
+func (e *WaitError) Error() string { return e.waiting() + ": " + e.Err.Error() }
+
+// waiting says what the scrape waited for, without why it stopped.
+func (e *WaitError) waiting() string {
+	return fmt.Sprintf("waiting for memory: the scrapes' memory budget (%s, --memory-limit) was in use", expo.FormatBytes(e.Limit))
 }
 
 func (e *WaitError) Unwrap() error { return e.Err }

@@ -899,8 +899,7 @@ func (st *scrapeTarget) requestError(ctx context.Context, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		var wait *WaitError
 		if errors.As(err, &wait) {
-			return fmt.Errorf("GET %s: timed out after %s waiting for memory: the scrapes' memory budget (%s, --memory-limit) was in use",
-				st.safeURL, st.t.ScrapeTimeout(), expo.FormatBytes(wait.Limit))
+			return fmt.Errorf("GET %s: timed out after %s %s", st.safeURL, st.t.ScrapeTimeout(), wait.waiting())
 		}
 		return fmt.Errorf("GET %s: timed out after %s", st.safeURL, st.t.ScrapeTimeout())
 	}

@@ -450,13 +450,13 @@ func (o *overviewModel) refresh() {
 		return
 	}
 	o.cursor = 0
+	// With service rows only (the first scrapes of a fleet can bring a
+	// service before its callers) the cursor is on the first but does not
+	// hold to it, so the first caller row to come is the selection, as
+	// when the callers came first.
 	if len(o.order) > 0 {
 		o.selectAt(0)
 	}
-	// Only service rows yet (the first scrapes of a fleet can bring a
-	// service before its callers): the cursor is on the first but does not
-	// hold to it, so the first caller row to come is the selection, as
-	// when the callers came first.
 }
 
 // total is the number of selectable rows: callers, then services.
