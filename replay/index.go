@@ -368,7 +368,11 @@ func (l *tlog) seal() int64 {
 // Column encoding: a flags byte, the presence bits when they are not
 // "not NaN", then the values: integers (the usual counter) as zigzag
 // varints of the difference from the previous number plus one, 0 for NaN;
-// otherwise each value's 8 bytes.
+// otherwise (colRaw) as zigzag varints of the difference between each
+// value's IEEE bits and the previous slot's (the first from 0), every bit
+// kept: a growing sum of fractions (a histogram's _sum) moves by a
+// number of ulps far smaller than its 8 bytes (5 bytes a value on the
+// 1-hour dump's sums, where 8 took 19 MB of a 36 MB file compressed).
 const (
 	colRaw      = 1
 	colPresence = 2
@@ -403,8 +407,12 @@ func encodeColumn(dst []byte, c *column) []byte {
 		dst = binary.LittleEndian.AppendUint64(dst, c.present)
 	}
 	if !integral {
+		var prev int64
 		for _, v := range c.v {
-			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v))
+			b := int64(math.Float64bits(v))
+			d := b - prev
+			prev = b
+			dst = binary.AppendUvarint(dst, uint64(d<<1^d>>63))
 		}
 		return dst
 	}
@@ -440,8 +448,15 @@ func decodeColumn[F float32 | float64](b []byte, lo, hi int, out []F) uint64 {
 	}
 	var notNaN uint64
 	if flags&colRaw != 0 {
-		for s := lo; s < hi; s++ {
-			v := math.Float64frombits(binary.LittleEndian.Uint64(b[8*s:]))
+		var prev int64
+		for s := 0; s < hi; s++ {
+			u, n := binary.Uvarint(b)
+			b = b[n:]
+			prev += int64(u>>1) ^ -int64(u&1)
+			if s < lo {
+				continue
+			}
+			v := math.Float64frombits(uint64(prev))
 			out[s-lo] = F(v)
 			if v == v {
 				notNaN |= 1 << s

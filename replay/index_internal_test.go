@@ -32,7 +32,14 @@ func TestColumnEncoding(t *testing.T) {
 	for s := range chunkLen {
 		small.v[s] = float64(1e6 + s*37 - s%3*10)
 	}
-	cols = append(cols, ints, mixed, column{present: 0}, small)
+	// A histogram's _sum: fractions growing by less than 2^20 ulps a
+	// scrape (its exponent does not change).
+	sum := column{present: ^uint64(0)}
+	sum.v[0] = 1e8 + 1.0/3
+	for s := 1; s < chunkLen; s++ {
+		sum.v[s] = math.Float64frombits(math.Float64bits(sum.v[s-1]) + uint64(s*s*s%(1<<20)))
+	}
+	cols = append(cols, ints, mixed, column{present: 0}, small, sum)
 	for i := range cols[2].v {
 		cols[2].v[i] = math.NaN()
 	}
@@ -40,6 +47,11 @@ func TestColumnEncoding(t *testing.T) {
 		b := encodeColumn(nil, &c)
 		if want := k == 3; (b[0]&colSmall != 0) != want {
 			t.Errorf("column %d: small %v, want %v", k, b[0]&colSmall != 0, want)
+		}
+		// The sum's first value costs at most a 10-byte varint, each
+		// difference under 2^20 ulps (21 bits zigzagged) 3 bytes.
+		if k == 4 && len(b) > 1+10+3*(chunkLen-1) {
+			t.Errorf("the sum's column takes %d bytes, want at most %d", len(b), 1+10+3*(chunkLen-1))
 		}
 		for _, r := range [][2]int{{0, chunkLen}, {5, 40}, {63, 64}, {0, 1}} {
 			out := make([]float64, r[1]-r[0])
