@@ -508,11 +508,28 @@ func convertHistogram(s *model.Sample, h *dto.Histogram) {
 	finishHistogram(s, buckets, count, h.SampleCount != nil || h.SampleCountFloat != nil, h.GetSampleSum(), h.SampleSum != nil)
 }
 
+// countBelieved reports whether a histogram's _count is read as given. A
+// count of 0 under a bucket that counted more is not: it is what expfmt
+// makes of an absent _count once a bucket's count is fractional, and
+// a real _count is never below a bucket; the +Inf bucket stands for it.
+func countBelieved(buckets []model.Bucket, count float64, known bool) bool {
+	if !known || count != 0 {
+		return known
+	}
+	for _, b := range buckets {
+		if b.Count > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // finishHistogram fills a classic histogram: cumulative buckets sorted by
 // upper bound and ending in +Inf. A missing _count is the +Inf bucket (they
 // are equal by definition); a missing _sum is NaN, which the store keeps as
 // absent, never as zero. buckets is used in place.
 func finishHistogram(s *model.Sample, buckets []model.Bucket, count float64, countKnown bool, sum float64, sumKnown bool) {
+	countKnown = countBelieved(buckets, count, countKnown)
 	s.Buckets = buckets
 	// slices' stable sort is sort.SliceStable's algorithm without its
 	// reflection (an allocation per call): the same order, NaN included.

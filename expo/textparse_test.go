@@ -261,3 +261,34 @@ func TestFormatOf(t *testing.T) {
 		}
 	}
 }
+
+// TestHistogramCountUnderItsBuckets: a histogram's _count of 0 under a
+// bucket that counted more (expfmt's reading of an absent _count once a
+// bucket is fractional, or a body that says so) is not believed on
+// either path: the count is the +Inf bucket. A 0 over buckets of 0 is.
+func TestHistogramCountUnderItsBuckets(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		count, inf float64
+	}{
+		{"fractional bucket, no _count", "# TYPE h histogram\nh_bucket{le=\"0\"} .01\n", 0.01, 0.01},
+		{"integer bucket, no _count", "# TYPE h histogram\nh_bucket{le=\"0\"} 2\n", 2, 2},
+		{"_count 0 under a bucket", "# TYPE h histogram\nh_bucket{le=\"1\"} 3\nh_bucket{le=\"+Inf\"} 3\nh_count 0\n", 3, 3},
+		{"_count 0 over buckets of 0", "# TYPE h histogram\nh_bucket{le=\"1\"} 0\nh_count 0\n", 0, 0},
+	} {
+		want, err := expfmtOnly([]byte(c.body), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got, ok := fastText([]byte(c.body), nil)
+		if !ok {
+			t.Fatalf("%s: the fast path refused it", c.name)
+		}
+		for path, fams := range map[string][]model.Family{"expfmt": want, "fast": got} {
+			s := fams[0].Samples[0]
+			if inf := s.Buckets[len(s.Buckets)-1]; s.Count != c.count || !math.IsInf(inf.UpperBound, 1) || inf.Count != c.inf {
+				t.Errorf("%s, %s: count %v, last bucket %+v; want count %v, +Inf %v", c.name, path, s.Count, inf, c.count, c.inf)
+			}
+		}
+	}
+}
