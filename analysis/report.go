@@ -127,9 +127,9 @@ type ReportOptions struct {
 	// CompactTimelines leaves each row's Timeline empty and keeps its
 	// bins as the findings read them, without their latency histograms:
 	// WriteJSON makes and writes them one row at a time, TimelineBins
-	// makes a row's. For a report only written as JSON: on the 1-hour
-	// dump the rows' BinReports (720 rows x 360 bins of 680 bytes) were
-	// 176 MB held at once.
+	// makes a row's. For a report only written (report's writers read
+	// TimelineBins): on the 1-hour dump the rows' BinReports (720 rows x
+	// 360 bins of 680 bytes) were 176 MB held at once.
 	CompactTimelines bool
 	// RecordingEnd is when the recording the store was loaded from ended
 	// (zero: live data): targets down at its end with every other are

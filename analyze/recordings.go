@@ -27,7 +27,7 @@ type RecordingOptions struct {
 	Incident bool
 	// CompactTimelines: the report's rows keep their timelines compactly
 	// (analysis.ReportOptions.CompactTimelines), for a report only
-	// written as JSON.
+	// written (report's writers read them through TimelineBins).
 	CompactTimelines bool
 
 	// sequential loads entry by entry into one store of every scrape:

@@ -11,7 +11,7 @@ import (
 
 // TestCompactTimelinesDrawTheSame: a report whose rows hold their
 // timelines compactly (analysis.ReportOptions.CompactTimelines, as
-// analyze FILE --format json builds it) writes the same markdown and HTML
+// analyze FILE builds it) writes the same text, markdown, story and HTML
 // as the one holding them as BinReports: the writers read a row's bins
 // through TimelineBins.
 func TestCompactTimelinesDrawTheSame(t *testing.T) {
@@ -33,8 +33,11 @@ func TestCompactTimelinesDrawTheSame(t *testing.T) {
 		t.Fatalf("rows %d, bins %d full and %d compact: nothing to compare", len(full.Dependencies), len(full.Dependencies[0].Timeline), len(compact.Dependencies[0].Timeline))
 	}
 	for name, write := range map[string]func(*bytes.Buffer, analysis.Report) error{
-		"markdown": func(b *bytes.Buffer, r analysis.Report) error { return WriteMarkdown(b, r, Meta{}) },
+		"story":    func(b *bytes.Buffer, r analysis.Report) error { return WriteMarkdown(b, r, Meta{}) },
 		"html":     func(b *bytes.Buffer, r analysis.Report) error { return WriteHTML(b, r, Meta{}) },
+		"text":     func(b *bytes.Buffer, r analysis.Report) error { return WriteAnalysis(b, r, "text", 0) },
+		"text-80":  func(b *bytes.Buffer, r analysis.Report) error { return WriteAnalysis(b, r, "text", 80) },
+		"markdown": func(b *bytes.Buffer, r analysis.Report) error { return WriteAnalysis(b, r, "markdown", 0) },
 	} {
 		var a, b bytes.Buffer
 		if err := write(&a, full); err != nil {

@@ -146,7 +146,8 @@ if [ "$seek" = 1 ]; then
 	# seek over decoding (no parse) the lookback's frames at the same
 	# playhead, the median.
 	# The hour's dump is written once, for analyze FILE of the whole hour
-	# after (CPU user + sys and peak RSS, by GNU time).
+	# after, its default text report (CPU user + sys and peak RSS, by GNU
+	# time; --format json holds less).
 	hour="$rt.hour.rtd"
 	(cd .. && RETRYTOP_BENCH_DUMP="$hour" go test ./dump -run '^$' -bench 'ReplaySeek/(quick|full)/dialects|ReplaySeekIndexed|AnalyzeWindow' -benchtime 3x -benchmem -timeout 30m) |
 		awk '/^BenchmarkReplaySeek\/quick/ {print "seek/quick " $3} /^BenchmarkReplaySeek\/full/ {print "seek/full " $3}
@@ -157,7 +158,7 @@ if [ "$seek" = 1 ]; then
 	[ -s "$hour" ] && echo "seek/hour-MB $(($(stat -c %s "$hour") / 1000000))" >>"$out"
 	if [ -x /usr/bin/time ] && [ -s "$hour" ]; then
 		(cd .. && go build -o "$rt" ./cmd/retrytop)
-		/usr/bin/time -f 'whole %U %S %M' -o "$rt.time" "$rt" analyze "$hour" --format json >/dev/null &&
+		/usr/bin/time -f 'whole %U %S %M' -o "$rt.time" "$rt" analyze "$hour" >/dev/null &&
 			awk '/^whole/ {print "seek/whole-cpu " $2 + $3; print "seek/whole-rss " $4 / 1024}' "$rt.time" >>"$out"
 		rm -f "$rt.time"
 	fi
