@@ -1,7 +1,7 @@
 package report
 
 import (
-	"bytes"
+	"bufio"
 	"fmt"
 	"io"
 	"math"
@@ -15,8 +15,11 @@ import (
 )
 
 // page builds the HTML report in a buffer.
+// page writes through b to the caller's writer as it goes: held whole,
+// the 1-hour dump's page (48 MB, most of it the timelines' SVG) was the
+// largest part of analyze --format html's heap at its end.
 type page struct {
-	b   bytes.Buffer
+	b   *bufio.Writer
 	rep *analysis.Report
 	h   headline
 }
@@ -37,7 +40,7 @@ func (p *page) n(path string, v model.Value, f func(float64) string) string {
 	return fmt.Sprintf(`<span class="n" data-json="%s" data-v="%s">%s</span>`, safetext.HTMLAttr(path), jsonNum(v), safetext.HTML(fmtVal(v, f)))
 }
 
-func (p *page) w(format string, args ...any) { fmt.Fprintf(&p.b, format, args...) }
+func (p *page) w(format string, args ...any) { fmt.Fprintf(p.b, format, args...) }
 
 // WriteHTML writes rep as one self-contained HTML page: the incident's
 // headline, per-hop timelines on a shared time axis with phases and
@@ -47,7 +50,7 @@ func (p *page) w(format string, args ...any) { fmt.Fprintf(&p.b, format, args...
 // reads in dark and light mode and on paper. Every string from a target
 // is escaped, every number is a field of rep (data-json names it).
 func WriteHTML(w io.Writer, rep analysis.Report, meta Meta) error {
-	p := &page{rep: &rep, h: buildHeadline(&rep)}
+	p := &page{b: bufio.NewWriterSize(w, 64<<10), rep: &rep, h: buildHeadline(&rep)}
 	title := "retrytop report"
 	if p.h.incident {
 		title = "Incident report"
@@ -79,8 +82,7 @@ func WriteHTML(w io.Writer, rep analysis.Report, meta Meta) error {
 	p.w("</main>\n")
 	p.footer(meta)
 	p.w("</body>\n</html>\n")
-	_, err := w.Write(p.b.Bytes())
-	return err
+	return p.b.Flush() // the first error writing, if any
 }
 
 func (p *page) headline() {
@@ -346,7 +348,7 @@ func (p *page) timelines() {
 				p.w("<p class=\"none\">- (not exported by this source)</p></figure>\n")
 				continue
 			}
-			c.write(&p.b, func(t float64) string { return clock(unixTime(t)) })
+			c.write(p.b, func(t float64) string { return clock(unixTime(t)) })
 			p.w("<ul class=\"keys\">")
 			for _, s := range c.series {
 				present, unlimited := false, false

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"regexp"
@@ -192,6 +193,42 @@ func TestWriteHTMLNumbersAreTheJSONs(t *testing.T) {
 	}
 	if strings.Contains(page, "user-select") || strings.Contains(page, "<script") {
 		t.Errorf("the page blocks selection or carries a script")
+	}
+}
+
+// failAfter accepts n bytes, then fails every write.
+type failAfter struct {
+	n   int
+	err error
+}
+
+func (f *failAfter) Write(b []byte) (int, error) {
+	if len(b) > f.n {
+		w := f.n
+		f.n = 0
+		return w, f.err
+	}
+	f.n -= len(b)
+	return len(b), nil
+}
+
+// TestWriteHTMLSaysWhenTheWriterFails: the page goes out as it is made,
+// so a writer that fails partway (a full disk, a closed pipe) makes
+// WriteHTML return its error, at any point of the page.
+func TestWriteHTMLSaysWhenTheWriterFails(t *testing.T) {
+	rep := fixture("client", "provider")
+	var whole bytes.Buffer
+	if err := WriteHTML(&whole, rep, meta); err != nil {
+		t.Fatal(err)
+	}
+	wantErr := errors.New("disk full")
+	for _, n := range []int{0, 1000, whole.Len() / 2, whole.Len() - 1} {
+		if err := WriteHTML(&failAfter{n: n, err: wantErr}, rep, meta); !errors.Is(err, wantErr) {
+			t.Errorf("failing after %d of %d bytes: %v, want %v", n, whole.Len(), err, wantErr)
+		}
+	}
+	if err := WriteHTML(&failAfter{n: whole.Len(), err: wantErr}, rep, meta); err != nil {
+		t.Errorf("a writer taking the whole page: %v", err)
 	}
 }
 
