@@ -431,10 +431,14 @@ func (m *Model) onFrame(msg frameMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	if msg.kind == frameLive {
 		// Re-arm the wait loop whatever happens to this frame; the next
-		// live frame comes no sooner than MinFrameGap after this one.
-		m.gapClosed = true
-		cmds = append(cmds, waitCmd(m.src, m.done),
-			tea.Tick(m.c.opts.MinFrameGap, func(time.Time) tea.Msg { return frameGapMsg{} }))
+		// live frame comes no sooner than MinFrameGap after this one,
+		// unless this one shows a seek in progress: the frame of its end
+		// is built as soon as the player has loaded it.
+		cmds = append(cmds, waitCmd(m.src, m.done))
+		if !msg.req.Seeking {
+			m.gapClosed = true
+			cmds = append(cmds, tea.Tick(m.c.opts.MinFrameGap, func(time.Time) tea.Msg { return frameGapMsg{} }))
+		}
 	}
 	if msg.req.Window != m.c.window {
 		// Built for a window that is no longer in force.

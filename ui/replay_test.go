@@ -151,6 +151,22 @@ func TestReplaySeekingBadge(t *testing.T) {
 	}
 }
 
+// TestSeekEndNotHeldBackByTheGap: a live frame holds the next back for
+// MinFrameGap, unless it showed a seek in progress: the frame of the
+// seek's end is built at the update that says it is loaded.
+func TestSeekEndNotHeldBackByTheGap(t *testing.T) {
+	m, _ := replayModel(t, CharsetBlock, 160, 48)
+	for _, seeking := range []bool{false, true} {
+		m.gapClosed, m.pending, m.settled = false, false, false
+		f := liveFrame(fixtureFrame(dataTime, time.Minute, 0))
+		f.kind, f.req.Seeking = frameLive, seeking
+		send(m, f)
+		if cmd := m.onUpdate(); (cmd != nil) != seeking {
+			t.Errorf("after a live frame (seeking %v), an update builds at once: %v, want %v", seeking, cmd != nil, seeking)
+		}
+	}
+}
+
 func TestLiveModeIgnoresPlayer(t *testing.T) {
 	p := newFakePlayer()
 	m := goldenModel(t, Options{Mode: ModeLive, Player: p}, 80, 24)
