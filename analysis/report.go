@@ -135,6 +135,11 @@ type ReportOptions struct {
 	// (zero: live data): targets down at its end with every other are
 	// RECORDING_ENDED, not TARGET_DOWN.
 	RecordingEnd time.Time
+	// MaxBinBytes bounds what a WholeBuilder's report holds per bin (0:
+	// no bound), at WholeBytesPerSeriesBin a reduced series and bin: past
+	// it the builder reduces no further series and its report fails with
+	// a *BinBudgetError (WholeBuilder.Err says so while loading).
+	MaxBinBytes int64
 }
 
 // BuildReport computes a Report from the store. The rows cover
@@ -161,6 +166,9 @@ func buildReport(st *model.Store, targets []model.TargetStatus, opts ReportOptio
 		b.rep.Findings = append(b.rep.Findings, recordingEnded(EvaluateTargets(b.rep.Targets, nil, nil), b.rep.Targets, opts.RecordingEnd)...)
 		sortFindings(b.rep.Findings)
 		return b.rep, nil
+	}
+	if wb != nil && wb.err != nil {
+		return b.rep, wb.err
 	}
 	if wb != nil && wb.released {
 		return b.rep, errors.New("analysis: the recording's per-bin results were let go by its incident report")

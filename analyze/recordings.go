@@ -29,6 +29,10 @@ type RecordingOptions struct {
 	// (analysis.ReportOptions.CompactTimelines), for a report only
 	// written (report's writers read them through TimelineBins).
 	CompactTimelines bool
+	// MaxBinBytes bounds what one recording's report holds per bin
+	// (analysis.ReportOptions.MaxBinBytes; 0: no bound): past it the
+	// load stops and Recordings fails with an *analysis.BinBudgetError.
+	MaxBinBytes int64
 
 	// sequential loads entry by entry into one store of every scrape:
 	// the reference the tests compare the streaming path with.
@@ -48,7 +52,7 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 		hist = max(hist, dump.WholeHistory(rec, spans[k][0], spans[k][1]))
 	}
 	ropts := analysis.ReportOptions{Window: opts.Window, Bin: opts.Bin, ChainSpecs: rs.Chains, Links: rs.Links, Derived: dialect.DerivedByDialect(rs.Dialects),
-		RecordingEnd: recordingEnd(recs, spans), CompactTimelines: opts.CompactTimelines}
+		RecordingEnd: recordingEnd(recs, spans), CompactTimelines: opts.CompactTimelines, MaxBinBytes: opts.MaxBinBytes}
 	var statuses []model.TargetStatus
 	var st *model.Store
 	var whole *analysis.WholeBuilder
@@ -65,7 +69,11 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 		defer dump.StreamGC(wh, hist)() // loading and the report
 		st = model.NewStore(model.StoreConfig{History: wh, KeepSeries: true, MaxSeries: maxSeries})
 		whole = analysis.NewWholeBuilder(st, ropts)
-		statuses = dump.LoadStoreRangeWith(recs[0], spans[0][0], spans[0][1], st, dump.Loading{Transform: translate, Release: tr.Release, After: whole.Observe})
+		statuses = dump.LoadStoreRangeWith(recs[0], spans[0][0], spans[0][1], st, dump.Loading{Transform: translate, Release: tr.Release, After: whole.Observe,
+			Stop: func() bool { return whole.Err() != nil }})
+		if err := whole.Err(); err != nil {
+			return analysis.Report{}, err
+		}
 	} else {
 		// Several recordings load one after the other, each in time order
 		// but not together: into one store of every scrape.

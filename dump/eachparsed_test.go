@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/retrytop/retrytop/expo"
 	"github.com/retrytop/retrytop/model"
@@ -54,5 +55,26 @@ func TestEachParsedInOrder(t *testing.T) {
 	seen := 0
 	if EachParsed(d, 0, 240, nil, func(e Parsed) bool { seen++; return e.Index < 99 }) || seen != 100 {
 		t.Errorf("stopped at entry 99: %d entries seen, want 100", seen)
+	}
+}
+
+// TestLoadStoreRangeStops: Loading.Stop, asked after each entry is
+// applied, ends the load at the first entry it says so: the entries
+// after it are never stored.
+func TestLoadStoreRangeStops(t *testing.T) {
+	data := valDump(t, 5, 120, 50) // 240 entries
+	d := newDumpRecording(openBytes(t, data), expo.ExpfmtParser{}, nil)
+	st := model.NewStore(model.StoreConfig{History: 300, MaxSeries: 10000})
+	applied := 0
+	statuses := LoadStoreRangeWith(d, 0, 240, st, Loading{
+		After: func(time.Time, bool) { applied++ },
+		Stop:  func() bool { return applied == 99 },
+	})
+	scrapes := 0
+	for _, s := range statuses {
+		scrapes += s.Scrapes
+	}
+	if applied != 99 || scrapes != 99 {
+		t.Errorf("stopped after entry 99: %d entries applied, %d scrapes stored, want 99", applied, scrapes)
 	}
 }

@@ -314,6 +314,9 @@ type Loading struct {
 	// (false: a failed scrape or one that did not parse):
 	// analysis.WholeBuilder.Observe.
 	After func(at time.Time, stored bool)
+	// Stop, when not nil, is asked after each entry: true ends the load
+	// there (analysis.WholeBuilder.Err: its report is over its budget).
+	Stop func() bool
 }
 
 // LoadStoreRangeWith is LoadStoreRange as l says.
@@ -330,7 +333,7 @@ func LoadStoreRangeWith(rec Recording, lo, hi int, st *model.Store, l Loading) [
 		if l.After != nil {
 			l.After(e.At, e.Err == nil)
 		}
-		return true
+		return l.Stop == nil || !l.Stop()
 	})
 	out := make([]model.TargetStatus, 0, len(statuses))
 	for _, t := range rec.Targets() {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/analyze"
 	"github.com/retrytop/retrytop/dump"
 	"github.com/retrytop/retrytop/sources"
@@ -94,14 +95,31 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 		// Every writer reads a row's bins through TimelineBins, one row at
 		// a time: held as BinReports they were 100 MB of the text report's
 		// 192 MB live heap on the 1-hour dump.
-		CompactTimelines: true})
+		CompactTimelines: true,
+		// Half of --memory-limit for the bins; the rest for the store,
+		// the decoders and the output.
+		MaxBinBytes: commandMemoryLimit(cmd) / 2})
 	if err != nil {
-		return noData(cmd, err)
+		return noData(cmd, binBudget(err))
 	}
 	if err := writeAnalysis(cmd, rep, f.format); err != nil {
 		return err
 	}
 	return failOn(rep.Findings, f.failOn)
+}
+
+// binBudget says what to do about a report over its share of
+// --memory-limit (exit code 1: the flags decide it); other errors pass.
+func binBudget(err error) error {
+	var be *analysis.BinBudgetError
+	if !errors.As(err, &be) {
+		return err
+	}
+	fix := "narrow --from/--to or raise --memory-limit"
+	if b := be.WiderBin(); b > 0 {
+		fix = fmt.Sprintf("use --bin %v or wider, narrow --from/--to, or raise --memory-limit", b)
+	}
+	return withCode(exitUsage, fmt.Errorf("analyze: %w (half of --memory-limit): %s", err, fix))
 }
 
 // recordingSpans reads --from and --to (as replay's --from: an offset from

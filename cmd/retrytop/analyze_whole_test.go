@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/dump"
 )
 
@@ -114,4 +116,27 @@ func BenchmarkAnalyzeWhole(b *testing.B) {
 	b.ReportMetric(decode.Seconds()/float64(b.N), "decode-s/op")
 	b.ReportMetric(analyze.Seconds()/float64(b.N), "analyze-s/op")
 	b.ReportMetric(analyze.Seconds()/decode.Seconds(), "analyze/decode")
+}
+
+// TestBinBudgetSaysWhatToDo: a report over its share of --memory-limit
+// exits 1 (the flags decide it) and names the bin that fits; other errors
+// pass as they are.
+func TestBinBudgetSaysWhatToDo(t *testing.T) {
+	// The 1-hour dump under --memory-limit 128MiB (analysis's
+	// TestBinBudgetWiderBin: 20 s bins fit).
+	be := &analysis.BinBudgetError{Series: 15120, Bins: 360, Bin: 10 * time.Second, Limit: 64 << 20}
+	err := binBudget(fmt.Errorf("loading: %w", be))
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitUsage {
+		t.Fatalf("%v: not exit code %d", err, exitUsage)
+	}
+	for _, want := range []string{"15120 series x 360 bins of 10s", "budget of 64 MB (half of --memory-limit)", "use --bin 20s or wider"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+	other := errors.New("other")
+	if got := binBudget(other); got != other {
+		t.Errorf("another error became %v", got)
+	}
 }

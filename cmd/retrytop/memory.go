@@ -42,7 +42,7 @@ func (m *memoryLimit) Set(s string) error {
 // else defaultMemoryLimit.
 func registerMemoryLimit(root *cobra.Command) {
 	limit := memoryLimit(defaultMemoryLimit)
-	root.PersistentFlags().Var(&limit, "memory-limit", "soft memory limit of the process (sets Go's GOMEMLIMIT); half of it bounds the scrapes in flight, the largest shed first, five eighths the series the store holds across targets (at what they are measured to cost) and an eighth what --otlp holds (docs/limits.md)")
+	root.PersistentFlags().Var(&limit, "memory-limit", "soft memory limit of the process (sets Go's GOMEMLIMIT); half of it bounds the scrapes in flight, the largest shed first, five eighths the series the store holds across targets (at what they are measured to cost), an eighth what --otlp holds and half the bins of analyze FILE's report (docs/limits.md)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("memory-limit") || os.Getenv("GOMEMLIMIT") == "" {
 			debug.SetMemoryLimit(int64(limit))
