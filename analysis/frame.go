@@ -144,13 +144,14 @@ func BuildFrame(st *model.Store, targets []model.TargetStatus, opts FrameOptions
 	parallelFor(len(names), minEach, func() func(int) {
 		w := &frameWorker{frameBuild: fb}
 		if cache != nil {
-			if w.buf = &cache.buf; workers > 0 {
-				w.buf = new(model.SelectBuffer)
-			}
+			w.buf = cache.workerBuf(workers)
 		}
 		workers++
 		return func(i int) { out[i] = w.target(i) }
 	})
+	if cache != nil {
+		cache.keepWorkers(workers)
+	}
 	n := 0
 	for i := range out {
 		n += len(out[i])

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"reflect"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -408,5 +409,40 @@ func BenchmarkServiceSignalsCache(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestFrameCacheKeepsWorkerBuffers: a frame on every core gives each
+// worker a selection buffer of the cache's, kept across a store's change
+// (a replay's seek) and a frame on one goroutine (the seek's first, of
+// the moment before), so the seek's frame does not grow them from
+// nothing; moreKept frames on one goroutine in a row let the other
+// workers' go (watch keeps one buffer).
+func TestFrameCacheKeepsWorkerBuffers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	a, b := benchStore(), benchStore() // ten targets each
+	cache := NewFrameCache()
+	opts := FrameOptions{Window: 30 * time.Second, Bin: 10 * time.Second, Bins: 30, Align: true, Cache: cache}
+	BuildFrame(a, nil, opts)
+	if len(cache.more) != 3 {
+		t.Fatalf("after a frame on 4 workers: %d other buffers, want 3", len(cache.more))
+	}
+	first := cache.more[0]
+	prev := BuildFrame(a, nil, opts)
+	alone := opts
+	alone.Prev = &prev
+	BuildFrame(a, nil, alone) // on one goroutine
+	BuildFrame(b, nil, opts)  // another store: on every core again
+	if len(cache.more) != 3 || cache.more[0] != first {
+		t.Errorf("after another store: %d other buffers, the first kept %v; want 3, the same", len(cache.more), len(cache.more) > 0 && cache.more[0] == first)
+	}
+	prev = BuildFrame(b, nil, opts)
+	alone.Prev = &prev
+	for k := 1; k <= moreKept; k++ {
+		f := BuildFrame(b, nil, alone)
+		if held := len(cache.more) > 0; held != (k < moreKept) {
+			t.Fatalf("after %d frames on one goroutine: other buffers held %v", k, held)
+		}
+		alone.Prev = &f
 	}
 }
