@@ -335,9 +335,63 @@ func parseText(in []byte) ([]*dto.MetricFamily, error) {
 	}
 	out := make([]*dto.MetricFamily, 0, len(m))
 	for _, f := range m {
+		if f.GetType() == dto.MetricType_HISTOGRAM {
+			unmakeCounts(f, in)
+		}
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// unmakeCounts takes back the _count of 0 expfmt gives a histogram that
+// had none once one of its buckets' counts is fractional (its
+// normalizeHistogram turns an absent count into 0 then): absent made
+// zero, where the fast path reads the +Inf bucket. An explicit _count 0
+// reads the same, so the body is looked at: with no _count line of the
+// family at all, the 0 was made. A family with a _count line for some
+// label sets and not others keeps its zeros (both readings are possible).
+func unmakeCounts(f *dto.MetricFamily, body []byte) {
+	checked, given := false, false
+	for _, m := range f.GetMetric() {
+		h := m.GetHistogram()
+		if h == nil || h.SampleCount != nil || h.SampleCountFloat == nil || h.GetSampleCountFloat() != 0 {
+			continue
+		}
+		if !checked {
+			checked, given = true, hasLine(body, f.GetName()+"_count")
+		}
+		if !given {
+			h.SampleCountFloat = nil
+		}
+	}
+}
+
+// hasLine reports whether body has a sample line of the series name:
+// at a line's start (after blanks), followed by '{', a blank or the end,
+// or quoted anywhere (a UTF-8 name; or a label's value, which only makes
+// it keep a zero).
+func hasLine(body []byte, name string) bool {
+	quoted := []byte(strconv.Quote(name))
+	if bytes.Contains(body, quoted) {
+		return true
+	}
+	for i := 0; ; {
+		k := bytes.Index(body[i:], []byte(name))
+		if k < 0 {
+			return false
+		}
+		k += i
+		end := k + len(name)
+		j := k - 1
+		for j >= 0 && (body[j] == ' ' || body[j] == '\t') {
+			j--
+		}
+		atStart := j < 0 || body[j] == '\n'
+		if atStart && (end == len(body) || body[end] == '{' || body[end] == ' ' || body[end] == '\t') {
+			return true
+		}
+		i = k + 1
+	}
 }
 
 func decodeAll(in []byte, format expfmt.Format) ([]*dto.MetricFamily, error) {
@@ -508,28 +562,11 @@ func convertHistogram(s *model.Sample, h *dto.Histogram) {
 	finishHistogram(s, buckets, count, h.SampleCount != nil || h.SampleCountFloat != nil, h.GetSampleSum(), h.SampleSum != nil)
 }
 
-// countBelieved reports whether a histogram's _count is read as given. A
-// count of 0 under a bucket that counted more is not: it is what expfmt
-// makes of an absent _count once a bucket's count is fractional, and
-// a real _count is never below a bucket; the +Inf bucket stands for it.
-func countBelieved(buckets []model.Bucket, count float64, known bool) bool {
-	if !known || count != 0 {
-		return known
-	}
-	for _, b := range buckets {
-		if b.Count > 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // finishHistogram fills a classic histogram: cumulative buckets sorted by
 // upper bound and ending in +Inf. A missing _count is the +Inf bucket (they
 // are equal by definition); a missing _sum is NaN, which the store keeps as
 // absent, never as zero. buckets is used in place.
 func finishHistogram(s *model.Sample, buckets []model.Bucket, count float64, countKnown bool, sum float64, sumKnown bool) {
-	countKnown = countBelieved(buckets, count, countKnown)
 	s.Buckets = buckets
 	// slices' stable sort is sort.SliceStable's algorithm without its
 	// reflection (an allocation per call): the same order, NaN included.

@@ -1522,7 +1522,7 @@ func (p *textParser) families(filter func(string) bool) []model.Family {
 				// finishHistogram may add; the result is capped at its
 				// length, so an append by a caller never reaches the next
 				// sample's buckets.
-				if p.rec != nil && (!bucketsSorted(ts.buckets) || !countBelieved(ts.buckets, ts.count, ts.countKnown) ||
+				if p.rec != nil && (!bucketsSorted(ts.buckets) || !ts.countKnown ||
 					len(ts.buckets) == 0 || !math.IsInf(ts.buckets[len(ts.buckets)-1].UpperBound, +1)) {
 					// finishHistogram would move buckets or derive a
 					// field from a value: a value map cannot follow.

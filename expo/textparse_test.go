@@ -262,18 +262,20 @@ func TestFormatOf(t *testing.T) {
 	}
 }
 
-// TestHistogramCountUnderItsBuckets: a histogram's _count of 0 under a
-// bucket that counted more (expfmt's reading of an absent _count once a
-// bucket is fractional, or a body that says so) is not believed on
-// either path: the count is the +Inf bucket. A 0 over buckets of 0 is.
-func TestHistogramCountUnderItsBuckets(t *testing.T) {
+// TestHistogramCountAbsentOrZero: a histogram without a _count reads
+// its +Inf bucket as the count on both paths, fractional buckets too
+// (expfmt turns that absent count into 0: unmakeCounts takes it back);
+// a _count given is read as given, 0 included, whatever the buckets.
+func TestHistogramCountAbsentOrZero(t *testing.T) {
 	for _, c := range []struct {
 		name, body string
 		count, inf float64
 	}{
 		{"fractional bucket, no _count", "# TYPE h histogram\nh_bucket{le=\"0\"} .01\n", 0.01, 0.01},
+		{"fractional buckets of two series, no _count", "# TYPE h histogram\nh_bucket{a=\"x\",le=\"1\"} .5\nh_bucket{a=\"y\",le=\"1\"} 2.5\n", 0.5, 0.5},
 		{"integer bucket, no _count", "# TYPE h histogram\nh_bucket{le=\"0\"} 2\n", 2, 2},
-		{"_count 0 under a bucket", "# TYPE h histogram\nh_bucket{le=\"1\"} 3\nh_bucket{le=\"+Inf\"} 3\nh_count 0\n", 3, 3},
+		{"_count 0 under a bucket", "# TYPE h histogram\nh_bucket{le=\"1\"} 3\nh_bucket{le=\"+Inf\"} 3\nh_count 0\n", 0, 3},
+		{"_count 0 under a fractional bucket", "# TYPE h histogram\nh_bucket{le=\"1\"} .5\n  h_count 0\n", 0, 0},
 		{"_count 0 over buckets of 0", "# TYPE h histogram\nh_bucket{le=\"1\"} 0\nh_count 0\n", 0, 0},
 	} {
 		want, err := expfmtOnly([]byte(c.body), nil)
@@ -289,6 +291,25 @@ func TestHistogramCountUnderItsBuckets(t *testing.T) {
 			if inf := s.Buckets[len(s.Buckets)-1]; s.Count != c.count || !math.IsInf(inf.UpperBound, 1) || inf.Count != c.inf {
 				t.Errorf("%s, %s: count %v, last bucket %+v; want count %v, +Inf %v", c.name, path, s.Count, inf, c.count, c.inf)
 			}
+		}
+	}
+}
+
+// TestHasLine: a series' sample line at a line's start, after blanks,
+// or its name quoted; not a longer name, nor one inside a line.
+func TestHasLine(t *testing.T) {
+	for body, want := range map[string]bool{
+		"h_count 1\n":                    true,
+		"x 1\nh_count{a=\"b\"} 1\n":      true,
+		"x 1\n\t h_count 1":              true,
+		"x 1\nh_count":                   true,
+		"{\"h_count\",a=\"b\"} 1\n":      true,
+		"h_count_total 1\nx_h_count 1\n": false,
+		"x{a=\"h_count\"} 1\n":           true, // quoted: kept as given (a zero stays)
+		"x{a=\"y h_count z\"} 1\n":       false,
+	} {
+		if got := hasLine([]byte(body), "h_count"); got != want {
+			t.Errorf("%q: %v, want %v", body, got, want)
 		}
 	}
 }
