@@ -371,12 +371,12 @@ func unmakeCounts(f *dto.MetricFamily, body []byte) {
 // or quoted anywhere (a UTF-8 name; or a label's value, which only makes
 // it keep a zero).
 func hasLine(body []byte, name string) bool {
-	quoted := []byte(strconv.Quote(name))
-	if bytes.Contains(body, quoted) {
+	if bytes.Contains(body, []byte(strconv.Quote(name))) {
 		return true
 	}
+	bare := []byte(name)
 	for i := 0; ; {
-		k := bytes.Index(body[i:], []byte(name))
+		k := bytes.Index(body[i:], bare)
 		if k < 0 {
 			return false
 		}

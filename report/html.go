@@ -14,7 +14,6 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// page builds the HTML report in a buffer.
 // page writes through b to the caller's writer as it goes: held whole,
 // the 1-hour dump's page (48 MB, most of it the timelines' SVG) was the
 // largest part of analyze --format html's heap at its end.

@@ -90,18 +90,11 @@ func niceMax(v float64) float64 {
 	return 10 * p
 }
 
-// stringWriter is what a chart writes to: a page's buffered writer or a
-// bytes.Buffer.
-type stringWriter interface {
-	io.Writer
-	io.StringWriter
-}
-
 // write renders the chart as an inline <svg>: shaded phases, finding
 // ticks, axes with the maximum and the times at both ends, one polyline
 // per run of present values (an absent value breaks the line: absent is
 // not zero) and a dot per present value carrying its JSON path and value.
-func (c *chart) write(b stringWriter, timeLabel func(float64) string) {
+func (c *chart) write(b io.Writer, timeLabel func(float64) string) {
 	ymax := 0.0
 	for _, s := range c.series {
 		for _, p := range s.pts {
@@ -179,7 +172,7 @@ func (c *chart) write(b stringWriter, timeLabel func(float64) string) {
 				num(x(p.t)), num(y(p.v)), r, attr, safetext.HTMLAttr(p.path), strconv.FormatFloat(p.v, 'g', -1, 64),
 				safetext.HTML(s.name), safetext.HTML(timeLabel(p.t)), safetext.HTML(c.unit(p.v)))
 		}
-		b.WriteString(`</g>`)
+		io.WriteString(b, `</g>`)
 	}
-	b.WriteString("</svg>")
+	io.WriteString(b, "</svg>")
 }
