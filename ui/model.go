@@ -193,10 +193,9 @@ func NewModel(src Source, opts Options) *Model {
 		grouping:  true,
 		following: true,
 	}
-	if opts.Mode == ModeLive {
-		// A replay's store goes back on a seek: its frames select anew.
-		m.cache = analysis.NewFrameCache()
-	}
+	// A replay's seek replaces its store: the cache starts over then
+	// (FrameCache.lock), keeping its selection buffers.
+	m.cache = analysis.NewFrameCache()
 	for i, w := range opts.Windows {
 		if w == opts.Window {
 			m.windowIdx = i

@@ -167,6 +167,22 @@ func TestSeekEndNotHeldBackByTheGap(t *testing.T) {
 	}
 }
 
+// TestReplayFramesShareACache: a replay's frames go through a
+// FrameCache as watch's do (its workers' selection buffers kept, the
+// server series brought up to date while playing); a seek's new store
+// starts the cache over (analysis.TestFrameCacheNewStore). The frames
+// of a paused moment, built for another end, do not.
+func TestReplayFramesShareACache(t *testing.T) {
+	m, _ := replayModel(t, CharsetBlock, 160, 48)
+	live := m.request(0)
+	if live.Cache == nil || live.Cache != m.request(0).Cache {
+		t.Fatalf("a replay's live frames: cache %p then %p, want one cache", live.Cache, m.request(0).Cache)
+	}
+	if c := m.request(dataTime.UnixMilli()).Cache; c != nil {
+		t.Errorf("a frozen frame's request has the cache %p", c)
+	}
+}
+
 func TestLiveModeIgnoresPlayer(t *testing.T) {
 	p := newFakePlayer()
 	m := goldenModel(t, Options{Mode: ModeLive, Player: p}, 80, 24)
