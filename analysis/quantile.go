@@ -40,23 +40,39 @@ func HistogramQuantile(q float64, buckets []model.Bucket) (float64, bool) {
 		return math.Inf(+1), true
 	}
 	var buf [32]model.Bucket
-	bs := append(buf[:0], buckets...)
+	bs, ok := cumulative(buf[:0], buckets)
+	if !ok {
+		return 0, false
+	}
+	return quantileOf(q, bs)
+}
+
+// cumulative is buckets as HistogramQuantile reads them, appended to dst:
+// sorted by bound, equal bounds added together, counts made monotonic.
+// ok is false when no quantile exists: no buckets, no +Inf bucket, fewer
+// than two distinct bounds, or zero observations.
+func cumulative(dst, buckets []model.Bucket) ([]model.Bucket, bool) {
+	if len(buckets) == 0 {
+		return nil, false
+	}
+	bs := append(dst, buckets...)
 	if !slices.IsSortedFunc(bs, byBound) {
 		slices.SortFunc(bs, byBound)
 	}
 	if !math.IsInf(bs[len(bs)-1].UpperBound, +1) {
-		return 0, false
+		return nil, false
 	}
 	bs = coalesce(bs)
 	monotonic(bs)
-	if len(bs) < 2 {
-		return 0, false
+	if len(bs) < 2 || !(bs[len(bs)-1].Count > 0) {
+		return nil, false
 	}
-	observations := bs[len(bs)-1].Count
-	if !(observations > 0) {
-		return 0, false
-	}
-	rank := q * observations
+	return bs, true
+}
+
+// quantileOf is the q-quantile (0 <= q <= 1) of buckets cumulative made.
+func quantileOf(q float64, bs []model.Bucket) (float64, bool) {
+	rank := q * bs[len(bs)-1].Count
 	b := len(bs) - 1
 	for i := range bs[:len(bs)-1] {
 		if bs[i].Count >= rank {
@@ -90,13 +106,28 @@ func HistogramQuantile(q float64, buckets []model.Bucket) (float64, bool) {
 // Quantiles returns p50, p90 and p99 of a classic histogram; each is absent
 // when the histogram has no observations.
 func Quantiles(buckets []model.Bucket) model.Quantiles {
+	var buf [32]model.Bucket
+	bs, ok := cumulative(buf[:0], buckets)
+	if !ok {
+		return model.Quantiles{}
+	}
 	return model.Quantiles{
-		P50: quantile(0.5, buckets),
-		P90: quantile(0.9, buckets),
-		P99: quantile(0.99, buckets),
+		P50: quantileValue(0.5, bs),
+		P90: quantileValue(0.9, bs),
+		P99: quantileValue(0.99, bs),
 	}
 }
 
+// quantileValue is quantileOf as a Value.
+func quantileValue(q float64, bs []model.Bucket) model.Value {
+	v, ok := quantileOf(q, bs)
+	if !ok {
+		return model.Absent
+	}
+	return model.Some(v)
+}
+
+// quantile is HistogramQuantile as a Value.
 func quantile(q float64, buckets []model.Bucket) model.Value {
 	v, ok := HistogramQuantile(q, buckets)
 	if !ok {

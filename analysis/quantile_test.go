@@ -114,3 +114,47 @@ func BenchmarkHistogramQuantile(b *testing.B) {
 		HistogramQuantile(0.99, bs)
 	}
 }
+
+// TestQuantilesAgreeWithHistogramQuantile: Quantiles prepares the
+// buckets once for its three quantiles; each is what HistogramQuantile
+// gives, on the shapes it takes apart (unsorted, equal bounds, torn,
+// float noise, bounds at or below zero, nothing to read).
+func TestQuantilesAgreeWithHistogramQuantile(t *testing.T) {
+	many := []float64{}
+	for i := 1; i <= 40; i++ {
+		many = append(many, float64(i), float64(i*i))
+	}
+	many = append(many, inf, 1600)
+	for _, in := range [][]model.Bucket{
+		bk(0.1, 10, 0.5, 30, 1, 40, inf, 50),
+		bk(inf, 50, 0.5, 30, 0.1, 10, 1, 40),
+		bk(0.1, 10, 0.5, 12, 0.5, 18, 1, 40, inf, 50),
+		bk(0.1, 10, 0.5, 8, 1, 40, inf, 50),
+		bk(1, 10, 2, 10*(1+1e-13), inf, 10*(1+1e-13)),
+		bk(0.1, 0, 1, 0, inf, 10),
+		bk(-1, 5, 0, 10, 1, 20, inf, 20),
+		bk(0, 5, 1, 20, inf, 20),
+		bk(0.01, 99, 0.1, 99, inf, 100),
+		bk(0.1, 0, 1, 0, inf, 0),
+		bk(0.1, 10, 0.5, 30, 1, 40),
+		bk(inf, 10, inf, 10),
+		bk(0.1, -1, inf, -1),
+		bk(many...),
+		nil,
+	} {
+		before := slices.Clone(in)
+		got := Quantiles(in)
+		for _, c := range []struct {
+			q   float64
+			got model.Value
+		}{{0.5, got.P50}, {0.9, got.P90}, {0.99, got.P99}} {
+			v, ok := HistogramQuantile(c.q, in)
+			if want := model.ValueOf(v, ok); c.got != want {
+				t.Errorf("%v: q=%v is %v, HistogramQuantile %v", in, c.q, c.got, want)
+			}
+		}
+		if !slices.Equal(before, in) {
+			t.Errorf("input modified: %v, was %v", in, before)
+		}
+	}
+}

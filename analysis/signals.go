@@ -359,13 +359,15 @@ func (r *row) latency(s *model.Signals, w *window) {
 		classes [4]string
 	)
 	present, names := buf[:0], classes[:0]
+	var one model.Quantiles
 	for _, g := range groups {
 		h, ok := g.parts.increase(*w)
 		if !ok {
 			s.Latency.Set(g.class, model.Quantiles{})
 			continue
 		}
-		s.Latency.Set(g.class, Quantiles(h.Buckets))
+		one = Quantiles(h.Buckets)
+		s.Latency.Set(g.class, one)
 		present, names = append(present, h), append(names, g.class)
 	}
 	if len(present) == 0 {
@@ -374,6 +376,11 @@ func (r *row) latency(s *model.Signals, w *window) {
 	s.LatencyHist = make(model.ByClass[model.HistogramWindow], 0, len(present))
 	for i, h := range present {
 		s.LatencyHist.Set(names[i], h)
+	}
+	if len(present) == 1 {
+		// One class: the mix is that class.
+		s.MixedLatency = one
+		return
 	}
 	s.MixedLatency = Quantiles(MergeHistograms(present...).Buckets)
 }

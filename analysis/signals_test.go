@@ -136,6 +136,29 @@ func checkSignals(t *testing.T, s *model.Signals, w want) {
 	}
 }
 
+// TestMixedLatencyOfOneClass: a row whose only latency class is success
+// mixes to that class's quantiles (120 requests in 30 s: 30 <= 0.1 s, 60
+// in (0.1, 0.5], 30 above), and an empty one leaves the mix absent.
+func TestMixedLatencyOfOneClass(t *testing.T) {
+	h := func(dep, le, vals string) ts {
+		return ts{model.MetricRequestDuration + "_bucket", []string{model.LabelDependency, dep, "result_class", "success", "le", le}, vals}
+	}
+	st := load(t, nil, "svc", every(t0, 1000, 31),
+		h("db", "0.1", "0+1x30"), h("db", "0.5", "0+3x30"), h("db", "+Inf", "0+4x30"),
+		h("idle", "0.1", "0x30"), h("idle", "+Inf", "0x30"))
+	s := SignalsFor(st, "svc", "db", t0, t0+30000)
+	checkSignals(t, &s, want{
+		"mixed_p50": 0.1 + 0.4*30/60, // rank 60: 30 into (0.1, 0.5] holding 60
+		"mixed_p90": 0.5,             // rank 108 in +Inf: the bound below
+		"mixed_p99": 0.5,
+	})
+	if got, _ := s.Latency.Get(model.ClassSuccess); got != s.MixedLatency {
+		t.Errorf("success %+v, mixed %+v: want the same", got, s.MixedLatency)
+	}
+	s = SignalsFor(st, "svc", "idle", t0, t0+30000)
+	checkSignals(t, &s, want{"mixed_p50": absent, "mixed_p90": absent, "mixed_p99": absent})
+}
+
 func TestSignalsForAllFamilies(t *testing.T) {
 	st := fixture(t)
 	s := SignalsFor(st, "svc", "db", t0, t0+30000)
