@@ -30,7 +30,9 @@ const indexRounds = 330
 //   - a: every counter resets at round 128 (a restart, its process start
 //     moves) and once more at 200 without one; dependency "late" appears
 //     at round 65, after the first boundary; "gone" leaves at round 40
-//     and comes back at 250, long after the store forgot it; a gauge is
+//     and comes back at 250, long after the store forgot it; "edge"
+//     appears at round 192, a boundary (its seed, the zero at 191, lies
+//     in the chunk before, which does not hold it); a gauge is
 //     NaN (present, its value absent) every seventh round.
 //   - b: down from round 60 to 70, across its first boundary; a histogram
 //     appears at round 129.
@@ -56,6 +58,9 @@ func indexBody(target string, n int) string {
 		}
 		if n < 40 || n >= 250 {
 			fmt.Fprintf(&b, "retry_originals_total{dependency=\"gone\"} %d\n", 2*n)
+		}
+		if n >= 3*chunk {
+			fmt.Fprintf(&b, "retry_originals_total{dependency=\"edge\"} %d\n", 4*(n-190))
 		}
 		fmt.Fprintf(&b, "# TYPE retry_attempts_total counter\n")
 		fmt.Fprintf(&b, "retry_attempts_total{dependency=\"provider\",outcome=\"success\"} %d\n", 12*base)
