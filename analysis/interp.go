@@ -65,8 +65,12 @@ func (w *window) increase(p points) (float64, bool) {
 		return 0, false
 	}
 	// Up to the newest scrape the window knows of, so that a sample
-	// appended after the scrape times were read is never used.
-	pts := p.pts[:searchAfter(p.pts, w.newest)]
+	// appended after the scrape times were read is never used (usually
+	// none was: no search then).
+	pts := p.pts
+	if n := len(pts); n > 0 && pts[n-1].T > w.newest {
+		pts = pts[:searchAfter(pts, w.newest)]
+	}
 	return spread(pts, w.from, w.to)
 }
 

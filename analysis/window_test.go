@@ -92,4 +92,12 @@ func TestWindowIgnoresSamplesNewerThanItsTimes(t *testing.T) {
 			t.Errorf("back=%v: gauge %v %v, want 4", w.back, v, ok)
 		}
 	}
+	// A series absent at the newest scrape (4 s) whose next sample came
+	// after it: a bin's interpolated increase stops at its sample at 3 s,
+	// 3; the pair to the sample at 5 s would add a share of 1.
+	late := newPoints(times, []model.Point{{T: 0, V: 0}, {T: 1000, V: 1}, {T: 2000, V: 2}, {T: 3000, V: 3}, {T: 5000, V: 5}})
+	bin := binWindow(times, 0, 10000)
+	if v, ok := bin.increase(late); !ok || v != 3 {
+		t.Errorf("a bin's increase %v %v, want 3", v, ok)
+	}
 }
