@@ -9,12 +9,12 @@ import (
 	"github.com/retrytop/retrytop/model"
 )
 
-// FrameCache is what the frames of a live view keep from one to the
-// next. A target's contract series are selected into one buffer
-// (model.SelectBuffer), reused target after target: a frame reads a
-// target's rows before it selects the next, so the points of every
-// target are never held at once, and nothing is allocated per series
-// once the buffer has grown (a cache of every target's points was a
+// FrameCache is what the frames of a live view (watch's, a replay's)
+// keep from one to the next. A target's contract series are selected
+// into one buffer (model.SelectBuffer), reused target after target: a
+// frame reads a target's rows before it selects the next, so the points
+// of every target are never held at once, and nothing is allocated per
+// series once the buffer has grown (a cache of every target's points was a
 // fifth of watch's heap). The server-side series, which every target's
 // rows read during the whole frame, and the service families are kept
 // as the last frame selected them, so that the next frame copies from
@@ -25,8 +25,9 @@ import (
 // target replaced, an older range asked for) is selected from the store
 // again.
 //
-// A FrameCache serves one store; frames that use it are built one at a
-// time (BuildFrame holds it). The zero value is not usable: NewFrameCache.
+// A FrameCache serves one store at a time (another, a replay's after a
+// seek, starts it over but for its buffers); frames that use it are
+// built one at a time (BuildFrame holds it). The zero value is not usable: NewFrameCache.
 type FrameCache struct {
 	mu    sync.Mutex
 	store *model.Store
