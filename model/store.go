@@ -100,6 +100,9 @@ type Store struct {
 	// when the series cache lists them exactly: the reference its tests
 	// compare against.
 	noExportOrder bool
+	// ret says who holds the store and whether it was retired
+	// (store_retire.go).
+	ret retirement
 }
 
 type targetHistory struct {
@@ -327,7 +330,7 @@ func (r *ring) release() {
 
 // newRing returns a ring of n absent values with its own slice.
 func newRing(n int) ring {
-	v := make([]float32, n)
+	v := takeRingArray(n)
 	nan := float32(math.NaN())
 	for i := range v {
 		v[i] = nan

@@ -644,6 +644,9 @@ func (l *tlog) history(from, next int64, buf *histBuf) model.TargetHistory {
 	return h
 }
 
+// histBufs keep the restores' buffers from one seek to the next.
+var histBufs sync.Pool // *histBuf
+
 // histBuf holds a history's values between restores.
 type histBuf struct {
 	f64 []float64
@@ -783,10 +786,14 @@ func (x *index) restore(end int, cfg model.StoreConfig, targets []string) (st *m
 	workers := max(runtime.GOMAXPROCS(0), 1)
 	for w := 0; w < workers; w++ {
 		wg.Go(func() {
-			var buf histBuf
+			buf, _ := histBufs.Get().(*histBuf)
+			if buf == nil {
+				buf = new(histBuf)
+			}
+			defer histBufs.Put(buf)
 			for k := w; k < len(jobs); k += workers {
 				j := jobs[k]
-				if err := st.Load(j.target, j.l.history(max(0, j.next-hist), j.next, &buf)); err != nil {
+				if err := st.Load(j.target, j.l.history(max(0, j.next-hist), j.next, buf)); err != nil {
 					failed.Do(func() { ok = false })
 				}
 			}

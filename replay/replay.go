@@ -602,11 +602,17 @@ func (p *Player) restore(head time.Time) bool {
 	}
 	p.indexed, p.tnext, p.transform = true, tnext, nil
 	p.mu.Lock()
+	old := p.store
 	p.store, p.statuses, p.next, p.loaded, p.pending = st, statuses, end, head, time.Time{}
 	if lastErr != nil {
 		p.lastErr = lastErr
 	}
 	p.mu.Unlock()
+	if old != nil {
+		// Its rings go to the next restore's store, unless a frame
+		// holds it.
+		old.Retire()
+	}
 	return true
 }
 

@@ -27,10 +27,11 @@ const maxFindingLines = 3
 // buildFrame is the dashboard's one call into analysis: the frame and the
 // findings over its window. It runs inside a tea.Cmd, never in Update.
 func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
-	st := src.Store()
+	st := holdStore(src)
 	if st == nil {
 		return model.Frame{Window: req.Window, Bin: req.Bin, Targets: src.Statuses()}, derived{}
 	}
+	defer st.Release()
 	if req.Bin <= 0 {
 		req.Bin, req.Bins, _ = chartBins(st, req.EndMs, req.Range, req.Bins)
 	}
@@ -86,6 +87,19 @@ func buildFrame(src Source, req frameRequest) (model.Frame, derived) {
 		d.svcTimeline = analysis.ServiceTimeline(st, req.Service, f.Bin, analysis.TimelineStart(end, f.Bin, bins, true), end)
 	}
 	return f, d
+}
+
+// holdStore is the source's store, held for the frame (model.Store.Hold):
+// a replay retires the store a seek replaced, unless a frame holds it.
+// One retired between Store and Hold is replaced already: the source's
+// newest is taken instead. nil when the source has none.
+func holdStore(src Source) *model.Store {
+	for {
+		st := src.Store()
+		if st == nil || st.Hold() {
+			return st
+		}
+	}
 }
 
 // withTargetsDown adds a TARGET_DOWN finding for every target whose

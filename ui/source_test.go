@@ -255,3 +255,45 @@ func TestBuildFrameDerivesServices(t *testing.T) {
 		t.Errorf("last bin: %+v", last)
 	}
 }
+
+// swapSource is a replay's source seen by a frame: its store is
+// retired and replaced between the frame's Store and Hold.
+type swapSource struct {
+	storeSource
+	old   *model.Store
+	calls int
+}
+
+func (s *swapSource) Store() *model.Store {
+	s.calls++
+	if s.calls == 1 {
+		s.old.Retire() // a seek's restore ends right after
+		return s.old
+	}
+	return s.st
+}
+
+// TestFrameHoldsItsStore: a frame holds the store it reads until it is
+// built (a replay's seek retires the store it replaced once no frame
+// holds it), and one retired under it is read from its replacement.
+func TestFrameHoldsItsStore(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	fill := func() *model.Store {
+		st := model.NewStore(model.StoreConfig{History: 300})
+		for i := range 40 {
+			st.Append(contractSnapshot(t0, i))
+		}
+		return st
+	}
+	req := frameRequest{Window: 30 * time.Second, Bin: 10 * time.Second, Bins: 6}
+	src := &swapSource{storeSource: storeSource{st: fill()}, old: fill()}
+	f, _ := buildFrame(src, req)
+	if len(f.Rows) != 1 || src.calls != 2 {
+		t.Fatalf("%d rows after %d calls of Store, want the replacement's 1 row after 2", len(f.Rows), src.calls)
+	}
+	// Built and released: a retirement asked now happens at once.
+	src.st.Retire()
+	if got := src.st.Targets(); len(got) != 0 {
+		t.Errorf("the frame still holds its store: retired, it lists %v", got)
+	}
+}

@@ -1,0 +1,112 @@
+package model
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// A replay's seek replaces its store with one restored from the seek
+// index, of the same shape: the replaced store's rings (about 50 MB on
+// a fleet of 15,000 series) became garbage as the new ones were made,
+// so every second or third seek ran a collection beside the restore and
+// wrote fresh memory. Retire gives the old rings' arrays to the next
+// Loads instead, once no reader holds the store (Hold).
+
+// ringArrays are the arrays retired stores gave back, a sync.Pool per
+// length: what no Load takes goes at the collector's pace.
+var ringArrays sync.Map // int -> *sync.Pool of *[]float32
+
+// takeRingArray is an array of n values, given back by a retired store
+// when there is one (its contents stale: the caller writes every value).
+func takeRingArray(n int) []float32 {
+	if p, ok := ringArrays.Load(n); ok {
+		if v, _ := p.(*sync.Pool).Get().(*[]float32); v != nil {
+			return *v
+		}
+	}
+	return make([]float32, n)
+}
+
+func giveRingArray(v []float32) {
+	p, _ := ringArrays.LoadOrStore(len(v), new(sync.Pool))
+	p.(*sync.Pool).Put(&v)
+}
+
+// retirement is what Hold and Retire share.
+type retirement struct {
+	held atomic.Int32 // readers holding the store
+	// retired: emptied; asked: Retire was called while readers held it,
+	// and the last Release retires it (both under the store's lock).
+	retired, asked bool
+}
+
+// Hold marks a reader that reads the store in several calls (a frame):
+// Retire waits for its Release. False when the store was retired, or
+// asked to be: the caller reads the store that replaced it.
+func (s *Store) Hold() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.ret.retired || s.ret.asked {
+		return false
+	}
+	s.ret.held.Add(1)
+	return true
+}
+
+// Release ends a Hold; the last one retires the store if it was asked
+// to be meanwhile.
+func (s *Store) Release() {
+	if s.ret.held.Add(-1) > 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ret.asked {
+		s.retire()
+	}
+}
+
+// Retire empties the store, giving its rings' arrays to the next
+// stores' Loads; when readers hold it, the last one's Release does.
+// Its owner retires a store it replaced: readers that come after see no
+// target, and Hold refuses it.
+func (s *Store) Retire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ret.asked = true
+	s.retire()
+}
+
+// retire is Retire under the store's lock, once no reader holds it.
+func (s *Store) retire() {
+	if s.ret.held.Load() > 0 || s.ret.retired {
+		return
+	}
+	s.ret.retired = true
+	for _, th := range s.targets {
+		for _, ss := range th.series {
+			if v := ss.ring.ownArray(); v != nil {
+				giveRingArray(v)
+			}
+			ss.ring = ring{}
+		}
+	}
+	s.targets = make(map[string]*targetHistory)
+	s.total, s.ident, s.dropped = 0, 0, 0
+	s.mem = memMeasure{}
+}
+
+// ownArray is the array of a ring of its own (ownRing's), nil for any
+// other.
+func (r *ring) ownArray() []float32 {
+	t := r.tile
+	if t == nil || t.cols != 1 || t.seals || len(t.v) == 0 || cap(t.v[0]) < t.slots {
+		return nil
+	}
+	v := t.v[0][:t.slots:t.slots]
+	// Its chunks lie in it, in order (ownRing): the last one ends it.
+	if last := len(t.v) - 1; len(t.v[last]) == 0 || &t.v[last][0] != &v[last*chunkSlots] {
+		return nil
+	}
+	return v
+}
