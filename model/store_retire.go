@@ -32,6 +32,25 @@ func giveRingArray(v []float32) {
 	p.(*sync.Pool).Put(&v)
 }
 
+// wideChunks are the open chunks of retired stores' float64 rings (a
+// chunk is sealed on its own, so each is an array of its own).
+var wideChunks sync.Map // int -> *sync.Pool of *[]float64
+
+// takeWideChunk is takeRingArray for a float64 chunk of n values.
+func takeWideChunk(n int) []float64 {
+	if p, ok := wideChunks.Load(n); ok {
+		if v, _ := p.(*sync.Pool).Get().(*[]float64); v != nil {
+			return *v
+		}
+	}
+	return make([]float64, n)
+}
+
+func giveWideChunk(v []float64) {
+	p, _ := wideChunks.LoadOrStore(len(v), new(sync.Pool))
+	p.(*sync.Pool).Put(&v)
+}
+
 // retirement is what Hold and Retire share.
 type retirement struct {
 	held atomic.Int32 // readers holding the store
@@ -87,6 +106,13 @@ func (s *Store) retire() {
 		for _, ss := range th.series {
 			if v := ss.ring.ownArray(); v != nil {
 				giveRingArray(v)
+			}
+			if w := ss.ring.wide; w != nil {
+				for _, v := range w.v {
+					if v != nil {
+						giveWideChunk(v)
+					}
+				}
 			}
 			ss.ring = ring{}
 		}
