@@ -10,9 +10,11 @@
 # (the index is built once, in the background, as a first replay does).
 # The end frame, once settled, is the reference; each round goes to the
 # start (g), waits for it to settle, presses G and polls the pane every
-# 10 ms until it equals the reference. What it measures includes tmux
-# taking the key (about 30 ms here) and the polling; a round that does
-# not reach the reference within 5 s prints "-".
+# 10 ms until it equals the reference, reading the clock from bash: a
+# poll starts no process but tmux's capture (bc and date in the loop
+# took CPU from the replay on a 2-core machine). What it measures
+# includes tmux taking the key (about 30 ms here) and the polling; a
+# round that does not reach the reference within 5 s prints "-".
 set -u
 bin=${1:?usage: replay-end.sh RETRYTOP_BINARY DUMP [ROUNDS]}
 dump=${2:?usage: replay-end.sh RETRYTOP_BINARY DUMP [ROUNDS]}
@@ -20,7 +22,7 @@ rounds=${3:-7}
 . "$(dirname "$0")/lib.sh"
 
 screen() { tmux capture-pane -p -t "$session"; }
-now() { date +%s.%N; }
+
 # settle waits until the pane has not changed for a second (at most 60 s).
 settle() {
 	local a b i
@@ -47,15 +49,16 @@ times=()
 for ((r = 0; r < rounds; r++)); do
 	tmux send-keys -t "$session" g
 	settle || continue
-	t0=$(now)
+	t0=${EPOCHREALTIME/./}
 	tmux send-keys -t "$session" G
 	got=-
 	while :; do
 		if [ "$(screen)" = "$want" ]; then
-			got=$(echo "$(now) - $t0" | bc)
+			t=${EPOCHREALTIME/./}
+			got=$(printf '%d.%06d' $(((t - t0) / 1000000)) $(((t - t0) % 1000000)))
 			break
 		fi
-		[ "$(echo "$(now) - $t0 > 5" | bc)" = 1 ] && break
+		((${EPOCHREALTIME/./} - t0 > 5000000)) && break
 		sleep 0.01
 	done
 	echo "round $r $got"
