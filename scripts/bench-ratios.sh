@@ -19,8 +19,8 @@
 #                 decoding the lookback's frames) and BenchmarkAnalyzeWindow
 #                 on its 1-hour, 10 x 2,000-series dump, analyze of the
 #                 whole hour and G in replay to its end on screen
-#                 (scripts/replay-end.sh; tmux, bc) (about 10 more
-#                 minutes)
+#                 (scripts/replay-end.sh, 15 rounds; tmux) (about 12
+#                 more minutes)
 #   -i            also the idle CPU of `watch` and `record` on 10 targets
 #                 at 1 s against Prometheus scraping the same targets:
 #                 scripts/idle-cpu.sh on a fresh build (about 8 more
@@ -162,10 +162,10 @@ if [ "$seek" = 1 ]; then
 			awk '/^whole/ {print "seek/whole-cpu " $2 + $3; print "seek/whole-rss " $4 / 1024}' "$rt.time" >>"$out"
 		rm -f "$rt.time"
 	fi
-	# G in retrytop replay, to the end frame on screen (tmux, bc).
-	if [ -s "$hour" ] && command -v tmux >/dev/null && command -v bc >/dev/null; then
+	# G in retrytop replay, to the end frame on screen (tmux).
+	if [ -s "$hour" ] && command -v tmux >/dev/null; then
 		(cd .. && go build -o "$rt" ./cmd/retrytop)
-		../scripts/replay-end.sh "$rt" "$hour" | awk '/^replay-end-on-screen [0-9]/ {print "seek/end-screen " $2}' >>"$out"
+		../scripts/replay-end.sh "$rt" "$hour" 15 | awk '/^replay-end-on-screen [0-9]/ {print "seek/end-screen " $2}' >>"$out"
 	fi
 fi
 [ "$verbose" = 1 ] && cat "$out" >&2
@@ -245,6 +245,6 @@ END {
 	if ("seek/whole-cpu" in m) printf "analyze-whole-hour/cpu-seconds %.3g 5\nanalyze-whole-hour/rss-MB %d 300\n", m["seek/whole-cpu"], m["seek/whole-rss"]
 	else print "analyze-whole-hour/cpu-seconds - 5 (scripts/bench-ratios.sh -s; GNU time)"
 	if ("seek/end-screen" in m) printf "replay-end-on-screen/seconds %.3g 0.2\n", m["seek/end-screen"]
-	else print "replay-end-on-screen/seconds - 0.2 (scripts/bench-ratios.sh -s; tmux, bc)"
+	else print "replay-end-on-screen/seconds - 0.2 (scripts/bench-ratios.sh -s; tmux)"
 	print "frame-200x60/ms - 0.3 (go test ./ui -bench .)"
 }' "$out"

@@ -3,8 +3,8 @@
 # frame whole on screen, the seek index ready (docs/performance.md,
 # "Frame render"). Prints one line per round, seconds, then the median:
 #   replay-end-on-screen <seconds>
-# Usage: scripts/replay-end.sh RETRYTOP_BINARY DUMP [ROUNDS]  (about a
-# minute, plus indexing the dump once; needs tmux)
+# Usage: scripts/replay-end.sh RETRYTOP_BINARY DUMP [ROUNDS]  (ROUNDS 15:
+# about two minutes, plus indexing the dump once; needs tmux)
 #
 # The replay runs in a tmux pane of 200x60 with its own cache directory
 # (the index is built once, in the background, as a first replay does).
@@ -18,7 +18,7 @@
 set -u
 bin=${1:?usage: replay-end.sh RETRYTOP_BINARY DUMP [ROUNDS]}
 dump=${2:?usage: replay-end.sh RETRYTOP_BINARY DUMP [ROUNDS]}
-rounds=${3:-7}
+rounds=${3:-15}
 . "$(dirname "$0")/lib.sh"
 
 screen() { tmux capture-pane -p -t "$session"; }
