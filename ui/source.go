@@ -13,8 +13,10 @@ import (
 
 // Source is where the dashboard's data comes from: the collector's store
 // and target health, and a channel that receives a value whenever either
-// changed (scrape.Scraper live; a replay source later). Updates may be
-// closed when the source ends; a nil channel never fires.
+// changed (scrape.Scraper live, replay.Player). Updates may be closed
+// when the source ends; a nil channel never fires. Store is never one
+// its owner retired (model.Store.Retire): a replay retires a store once
+// it has replaced it.
 type Source interface {
 	Store() *model.Store
 	Statuses() []model.TargetStatus
