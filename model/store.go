@@ -330,7 +330,7 @@ func (r *ring) release() {
 
 // newRing returns a ring of n absent values with its own slice.
 func newRing(n int) ring {
-	v := takeRingArray(n)
+	v := ringArrays.take(n)
 	nan := float32(math.NaN())
 	for i := range v {
 		v[i] = nan

@@ -384,12 +384,12 @@ func (s *Store) loadPrepare(target string, h *TargetHistory) (*targetHistory, in
 func ringOf(vals []float64, first int64) ring {
 	n := len(vals)
 	at := int(first % int64(n)) // vals[k] goes to slot (at+k) mod n
-	f32 := takeRingArray(n)
+	f32 := ringArrays.take(n)
 	head, tail := f32[at:], f32[:at]
 	for k, v := range vals[:n-at] {
 		f := float32(v)
 		if float64(f) != v && v == v { // not exact as float32 (NaN is)
-			giveRingArray(f32)
+			ringArrays.give(f32)
 			return wideOf(vals, at)
 		}
 		head[k] = f
@@ -397,7 +397,7 @@ func ringOf(vals []float64, first int64) ring {
 	for k, v := range vals[n-at:] {
 		f := float32(v)
 		if float64(f) != v && v == v {
-			giveRingArray(f32)
+			ringArrays.give(f32)
 			return wideOf(vals, at)
 		}
 		tail[k] = f
@@ -409,7 +409,7 @@ func ringOf(vals []float64, first int64) ring {
 func ringOf32(vals []float32, first int64) ring {
 	n := len(vals)
 	at := int(first % int64(n))
-	f32 := takeRingArray(n)
+	f32 := ringArrays.take(n)
 	copy(f32[at:], vals[:n-at])
 	copy(f32[:at], vals[n-at:])
 	return ownRing(f32)

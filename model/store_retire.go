@@ -12,51 +12,45 @@ import (
 // wrote fresh memory. Retire gives the old rings' arrays to the next
 // Loads instead, once no reader holds the store (Hold).
 
-// ringArrays are the arrays retired stores gave back, a sync.Pool per
+// arrayPool holds the arrays retired stores gave back, a sync.Pool per
 // length: what no Load takes goes at the collector's pace.
-var ringArrays sync.Map // int -> *sync.Pool of *[]float32
+type arrayPool[T float32 | float64] struct {
+	pools sync.Map // int -> *sync.Pool of *[]T
+}
 
-// takeRingArray is an array of n values, given back by a retired store
-// when there is one (its contents stale: the caller writes every value).
-func takeRingArray(n int) []float32 {
-	if p, ok := ringArrays.Load(n); ok {
-		if v, _ := p.(*sync.Pool).Get().(*[]float32); v != nil {
+// take is an array of n values, given back by a retired store when
+// there is one (its contents stale: the caller writes every value).
+func (a *arrayPool[T]) take(n int) []T {
+	if p, ok := a.pools.Load(n); ok {
+		if v, _ := p.(*sync.Pool).Get().(*[]T); v != nil {
 			return *v
 		}
 	}
-	return make([]float32, n)
+	return make([]T, n)
 }
 
-func giveRingArray(v []float32) {
-	p, _ := ringArrays.LoadOrStore(len(v), new(sync.Pool))
+func (a *arrayPool[T]) give(v []T) {
+	p, _ := a.pools.LoadOrStore(len(v), new(sync.Pool))
 	p.(*sync.Pool).Put(&v)
 }
 
-// wideChunks are the open chunks of retired stores' float64 rings (a
-// chunk is sealed on its own, so each is an array of its own).
-var wideChunks sync.Map // int -> *sync.Pool of *[]float64
-
-// takeWideChunk is takeRingArray for a float64 chunk of n values.
-func takeWideChunk(n int) []float64 {
-	if p, ok := wideChunks.Load(n); ok {
-		if v, _ := p.(*sync.Pool).Get().(*[]float64); v != nil {
-			return *v
-		}
-	}
-	return make([]float64, n)
-}
-
-func giveWideChunk(v []float64) {
-	p, _ := wideChunks.LoadOrStore(len(v), new(sync.Pool))
-	p.(*sync.Pool).Put(&v)
-}
+var (
+	// ringArrays are the float32 rings' arrays (ownRing's).
+	ringArrays arrayPool[float32]
+	// wideChunks are the float64 rings' open chunks (a chunk is sealed
+	// on its own, so each is an array of its own).
+	wideChunks arrayPool[float64]
+)
 
 // retirement is what Hold and Retire share.
 type retirement struct {
 	held atomic.Int32 // readers holding the store
-	// retired: emptied; asked: Retire was called while readers held it,
-	// and the last Release retires it (both under the store's lock).
-	retired, asked bool
+	// asked: Retire was called, and the last Release retires the store
+	// if readers held it then (set under the store's lock, read without
+	// it by Release: a frame's Release takes the lock only then).
+	asked atomic.Bool
+	// retired: emptied (under the store's lock).
+	retired bool
 }
 
 // Hold marks a reader that reads the store in several calls (a frame):
@@ -65,7 +59,7 @@ type retirement struct {
 func (s *Store) Hold() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.ret.retired || s.ret.asked {
+	if s.ret.retired || s.ret.asked.Load() {
 		return false
 	}
 	s.ret.held.Add(1)
@@ -75,14 +69,14 @@ func (s *Store) Hold() bool {
 // Release ends a Hold; the last one retires the store if it was asked
 // to be meanwhile.
 func (s *Store) Release() {
-	if s.ret.held.Add(-1) > 0 {
+	// Retire sets asked before it counts the readers, Release counts
+	// itself out before it reads asked: one of them sees the other.
+	if s.ret.held.Add(-1) > 0 || !s.ret.asked.Load() {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ret.asked {
-		s.retire()
-	}
+	s.retire()
 }
 
 // Retire empties the store, giving its rings' arrays to the next
@@ -92,7 +86,7 @@ func (s *Store) Release() {
 func (s *Store) Retire() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ret.asked = true
+	s.ret.asked.Store(true)
 	s.retire()
 }
 
@@ -105,12 +99,12 @@ func (s *Store) retire() {
 	for _, th := range s.targets {
 		for _, ss := range th.series {
 			if v := ss.ring.ownArray(); v != nil {
-				giveRingArray(v)
+				ringArrays.give(v)
 			}
 			if w := ss.ring.wide; w != nil {
 				for _, v := range w.v {
 					if v != nil {
-						giveWideChunk(v)
+						wideChunks.give(v)
 					}
 				}
 			}

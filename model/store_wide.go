@@ -22,7 +22,7 @@ func wideOf(vals []float64, at int) ring {
 	n := len(vals)
 	w := &wideRing{v: make([][]float64, chunks(n)), slots: n}
 	for c := range w.v {
-		w.v[c] = takeWideChunk(chunkLen(c, n))
+		w.v[c] = wideChunks.take(chunkLen(c, n))
 	}
 	for k, v := range vals {
 		i := (at + k) % n
