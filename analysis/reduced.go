@@ -45,9 +45,21 @@ func (p points) reduced(start, end int64) []model.Point {
 	return p.pts[i:j]
 }
 
-// wholeBatch is how many bins WholeBuilder reduces at a time: each batch
-// copies the store's series since its first bin once.
+// wholeBatch is how many bins of DefaultBin or narrower WholeBuilder
+// reduces at a time: each batch copies the store's series since its first
+// bin once. Wider bins are reduced in batches of the same span at most
+// (batchBins), so that the store's history does not grow with the bin.
 const wholeBatch = 30
+
+// batchBins is how many bins of binMs a batch reduces: wholeBatch, or for
+// bins wider than DefaultBin as many as wholeBatch of DefaultBin span, at
+// least one.
+func batchBins(binMs int64) int {
+	if binMs <= DefaultBin.Milliseconds() {
+		return wholeBatch
+	}
+	return max(1, int(wholeBatch*DefaultBin.Milliseconds()/binMs))
+}
 
 // WholeBuilder builds the Report of a whole recording loaded into a store
 // with a bounded history (see WholeHistory): call Observe after every
@@ -118,6 +130,30 @@ func (e *BinBudgetError) WiderBin() time.Duration {
 // niceBins are the bin widths WiderBin proposes.
 var niceBins = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 20 * time.Second, 30 * time.Second,
 	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour}
+
+// MaxAutoBins is how many bins a recording's timeline holds at most when
+// no bin width is asked for (AutoBin): an hour of DefaultBin. Past an
+// hour the bins widen instead of growing in number, so what the report
+// holds per series stops growing with the recording's length.
+const MaxAutoBins = 360
+
+// AutoBin is the bin width of a timeline from startMs to endMs when none
+// is asked for: DefaultBin, or the narrowest of niceBins wider than it
+// that lays the span out in at most MaxAutoBins bins (the widest when none
+// does), as Grafana and the Prometheus UI widen a graph's step with its
+// range.
+func AutoBin(startMs, endMs int64) time.Duration {
+	for _, b := range niceBins {
+		ms := b.Milliseconds()
+		if b < DefaultBin || (endMs-startMs)/ms > MaxAutoBins+2 {
+			continue // laying out its bins to count them would be a waste
+		}
+		if len(newReportGrid(ms, startMs).edges(endMs)) <= MaxAutoBins {
+			return b
+		}
+	}
+	return niceBins[len(niceBins)-1]
+}
 
 // Err is the builder's *BinBudgetError once its series and bins exceed
 // ReportOptions.MaxBinBytes (nil before): the loading may stop there,
@@ -256,7 +292,8 @@ func reportDefaults(opts ReportOptions) ReportOptions {
 // times, oldest first.
 func WholeHistory(times [][]int64, opts ReportOptions) int {
 	opts = reportDefaults(opts)
-	span := max((wholeBatch+3)*opts.Bin.Milliseconds(), opts.Window.Milliseconds())
+	binMs := opts.Bin.Milliseconds()
+	span := max(int64(batchBins(binMs)+3)*binMs, opts.Window.Milliseconds())
 	most := 0
 	for _, ts := range times {
 		j := 0
@@ -291,7 +328,7 @@ func (b *WholeBuilder) Observe(at time.Time, stored bool) {
 	// last bin's cut or merge (binEdges) cannot reach it.
 	grid := newReportGrid(b.binMs, b.startMs)
 	complete := grid.endingBy(b.newest - b.binMs/2 - 1)
-	if complete-b.done < wholeBatch {
+	if complete-b.done < batchBins(b.binMs) {
 		return
 	}
 	edges := make([]binEdge, complete)

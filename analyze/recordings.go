@@ -17,7 +17,10 @@ import (
 
 // RecordingOptions are analyze FILE's settings.
 type RecordingOptions struct {
-	Window, Bin time.Duration
+	Window time.Duration
+	// Bin is the timeline's bin width; 0: analysis.AutoBin of the
+	// recordings' span (10 s up to an hour, wider past it).
+	Bin time.Duration
 	// Spans are, per recording, the entries to read [lo, hi) (--from,
 	// --to; dump.Range).
 	Spans [][2]int
@@ -47,6 +50,10 @@ type RecordingOptions struct {
 // (sources.UnreadWrap) and translate reads a snapshot with it.
 func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Translator, translate func(*model.Snapshot) (*model.Snapshot, error), opts RecordingOptions) (analysis.Report, error) {
 	spans := opts.Spans
+	if opts.Bin <= 0 {
+		start, end := recordingsSpan(recs, spans)
+		opts.Bin = analysis.AutoBin(start.UnixMilli(), end.UnixMilli())
+	}
 	hist := 2
 	for k, rec := range recs {
 		hist = max(hist, dump.WholeHistory(rec, spans[k][0], spans[k][1]))
@@ -124,15 +131,26 @@ func buildRecordingReport(st *model.Store, whole *analysis.WholeBuilder, statuse
 
 // recordingEnd is when the recordings' last read entry was taken.
 func recordingEnd(recs []dump.Recording, spans [][2]int) time.Time {
-	var end time.Time
+	_, end := recordingsSpan(recs, spans)
+	return end
+}
+
+// recordingsSpan is when the recordings' first and last read entries
+// were taken (zero times when none is read).
+func recordingsSpan(recs []dump.Recording, spans [][2]int) (start, end time.Time) {
 	for k, rec := range recs {
-		if hi := spans[k][1]; hi > spans[k][0] {
-			if t := rec.Time(hi - 1); t.After(end) {
-				end = t
-			}
+		lo, hi := spans[k][0], spans[k][1]
+		if hi <= lo {
+			continue
+		}
+		if t := rec.Time(lo); start.IsZero() || t.Before(start) {
+			start = t
+		}
+		if t := rec.Time(hi - 1); t.After(end) {
+			end = t
 		}
 	}
-	return end
+	return start, end
 }
 
 // entryTimes lists each target's entry times within span, oldest first.

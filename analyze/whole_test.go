@@ -123,4 +123,50 @@ func TestAnalyzeWholeSameAsSequential(t *testing.T) {
 			}
 		}
 	}
+	// Bins wider than 10 s are reduced in batches of fewer bins (5 of a
+	// minute, 15 of 20 s): a recording of 1,000 s goes through several.
+	long := testdump.Write(t, 1000, "app", "client")
+	for _, c := range []wholeCase{
+		{window: w, bin: 20 * time.Second, format: "json"},
+		{window: time.Minute, bin: time.Minute, format: "json"},
+	} {
+		if got, want := analyzeFile(t, long, c, false), analyzeFile(t, long, c, true); got != want {
+			t.Errorf("%s %+v: output differs from loading entry by entry (%d and %d bytes)", long, c, len(got), len(want))
+		}
+	}
+}
+
+// TestAnalyzeAutoBin: without a bin, a recording's timeline has bins of
+// 10 s up to an hour and wider ones past it: 100 minutes at 1 s are 400
+// bins of 15 s, 300 of 20 s (one more or less where the recording's
+// start and end cut them).
+func TestAnalyzeAutoBin(t *testing.T) {
+	for _, c := range []struct {
+		scrapes int
+		want    float64 // seconds
+		bins    int
+	}{{3000, 10, 300}, {6000, 20, 300}} {
+		path := testdump.Write(t, c.scrapes, "app")
+		var rep struct {
+			BinSeconds   float64 `json:"bin_seconds"`
+			Dependencies []struct {
+				Timeline []json.RawMessage `json:"timeline"`
+			} `json:"dependencies"`
+		}
+		out := analyzeFile(t, path, wholeCase{window: analysis.DefaultWindow, format: "json"}, false)
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.BinSeconds != c.want {
+			t.Errorf("%d scrapes: bins of %v s, want %v", c.scrapes, rep.BinSeconds, c.want)
+		}
+		if len(rep.Dependencies) == 0 {
+			t.Fatalf("%d scrapes: no dependency", c.scrapes)
+		}
+		for _, d := range rep.Dependencies {
+			if n := len(d.Timeline); n < c.bins-1 || n > c.bins+1 {
+				t.Errorf("%d scrapes: a timeline of %d bins, want %d ± 1", c.scrapes, n, c.bins)
+			}
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -23,9 +24,18 @@ var benchDump struct {
 
 const (
 	benchTargets = 10
-	benchScrapes = 3600
 	benchSeries  = 2000
 )
+
+// benchScrapes are the benchmark dump's scrapes per target: an hour at
+// 1 s, or RETRYTOP_BENCH_MINUTES minutes (a longer dump, to measure how
+// analyze's memory follows a recording's length).
+var benchScrapes = func() int {
+	if m, err := strconv.Atoi(os.Getenv("RETRYTOP_BENCH_MINUTES")); err == nil && m > 0 {
+		return m * 60
+	}
+	return 3600
+}()
 
 var benchStart = time.Unix(1741057965, 0)
 
@@ -139,7 +149,7 @@ func BenchmarkSeek(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		at := benchStart.Add(time.Duration(rng.Int64N(int64(benchScrapes * time.Second))))
+		at := benchStart.Add(time.Duration(rng.Int64N(int64(time.Duration(benchScrapes) * time.Second))))
 		j := r.Search(at)
 		// The newest frame of each target at or before at.
 		seen := map[string]bool{}

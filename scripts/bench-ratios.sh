@@ -18,9 +18,10 @@
 #                 BenchmarkReplaySeekIndexed (with it; also as a ratio to
 #                 decoding the lookback's frames) and BenchmarkAnalyzeWindow
 #                 on its 1-hour, 10 x 2,000-series dump, analyze of the
-#                 whole hour and G in replay to its end on screen
-#                 (scripts/replay-end.sh, 15 rounds; tmux) (about 12
-#                 more minutes)
+#                 whole hour and of the same generator's two hours
+#                 (RSS over the hour's), and G in replay to its end on
+#                 screen (scripts/replay-end.sh, 15 rounds; tmux) (about
+#                 15 more minutes)
 #   -i            also the idle CPU of `watch` and `record` on 10 targets
 #                 at 1 s against Prometheus scraping the same targets:
 #                 scripts/idle-cpu.sh on a fresh build (about 8 more
@@ -161,6 +162,12 @@ if [ "$seek" = 1 ]; then
 		/usr/bin/time -f 'whole %U %S %M' -o "$rt.time" "$rt" analyze "$hour" >/dev/null &&
 			awk '/^whole/ {print "seek/whole-cpu " $2 + $3; print "seek/whole-rss " $4 / 1024}' "$rt.time" >>"$out"
 		rm -f "$rt.time"
+		# The same dump's generator for two hours: analyze's memory past
+		# an hour (its bins widen instead of growing in number).
+		(cd .. && RETRYTOP_BENCH_MINUTES=120 RETRYTOP_BENCH_DUMP="$rt.2h.rtd" go test ./dump -run '^$' -bench 'OpenIndex/index' -benchtime 1x -timeout 30m >/dev/null)
+		[ -s "$rt.2h.rtd" ] && /usr/bin/time -f 'whole %U %S %M' -o "$rt.time" "$rt" analyze "$rt.2h.rtd" >/dev/null &&
+			awk '/^whole/ {print "seek/2h-rss " $4 / 1024}' "$rt.time" >>"$out"
+		rm -f "$rt.time" "$rt.2h.rtd"
 	fi
 	# G in retrytop replay, to the end frame on screen (tmux).
 	if [ -s "$hour" ] && command -v tmux >/dev/null; then
@@ -243,6 +250,7 @@ END {
 		printf "record-rss/prometheus/100x2k %.3g -\n", m["rss/record-ratio"]
 	} else print "record-rss/MB/100x2k-2min - 100 (scripts/bench-ratios.sh -r)"
 	if ("seek/whole-cpu" in m) printf "analyze-whole-hour/cpu-seconds %.3g 5\nanalyze-whole-hour/rss-MB %d 300\n", m["seek/whole-cpu"], m["seek/whole-rss"]
+	if ("seek/2h-rss" in m) printf "analyze-two-hours/rss-over-the-hour %.3g 1.0\n", m["seek/2h-rss"] / m["seek/whole-rss"]
 	else print "analyze-whole-hour/cpu-seconds - 5 (scripts/bench-ratios.sh -s; GNU time)"
 	if ("seek/end-screen" in m) printf "replay-end-on-screen/seconds %.3g 0.2\n", m["seek/end-screen"]
 	else print "replay-end-on-screen/seconds - 0.2 (scripts/bench-ratios.sh -s; tmux)"

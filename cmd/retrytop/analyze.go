@@ -91,7 +91,7 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 	cmd.Flags().Bool("wide", false, "text: every column, however wide (by default the table fits the terminal, or $COLUMNS)")
 	cmd.Flags().DurationVarP(&f.window, "window", "w", 30*time.Second, "rate window: how long to scrape before printing")
 	cmd.Flags().DurationVar(&f.interval, "interval", scrape.DefaultInterval, "scrape interval")
-	cmd.Flags().DurationVar(&f.bin, "bin", analysis.DefaultBin, "width of one timeline bin")
+	cmd.Flags().DurationVar(&f.bin, "bin", 0, "width of one timeline bin (default 10s; for a FILE over an hour, the narrowest of 15s, 20s, 30s, 1m, 2m, 5m... that keeps its timeline within 360 bins)")
 	cmd.Flags().StringVarP(&f.format, "format", "o", "text", "output format: text, json, markdown or html (the postmortem page of retrytop report)")
 	// One meaning per flag across verbs: -o/--output names the file a verb
 	// writes (record, export, report), --format the output format,
@@ -107,6 +107,9 @@ TARGET is URL or name=URL. Exit codes: 0 printed, 1 usage error,
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"info", "warning", "critical"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(report.AnalysisFormats, cobra.ShellCompDirectiveNoFileComp))
 	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if f.bin < 0 {
+			return withCode(exitUsage, fmt.Errorf("--bin %v: want a positive width (or none: 10s, wider past an hour of recording)", f.bin))
+		}
 		if f.failOn != "" {
 			if _, err := analysis.ParseSeverity(f.failOn); err != nil {
 				return withCode(exitUsage, err)

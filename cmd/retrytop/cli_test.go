@@ -29,6 +29,7 @@ func TestCLIHabits(t *testing.T) {
 		{[]string{"analyze", "x.rtd", "--windw", "1m"}, exitUsage, "unknown flag: --windw; did you mean --window?"},
 		{[]string{"analyze", "x.rtd", "--fail", "warning"}, exitUsage, "unknown flag: --fail; did you mean --fail-on?"},
 		{[]string{"analyze", "x.rtd", "--form", "json"}, exitUsage, "unknown flag: --form; did you mean --format?"},
+		{[]string{"analyze", "x.rtd", "--bin", "-10s"}, exitUsage, "--bin -10s: want a positive width"},
 		{[]string{"record", "x", "--outptu", "x.rtd"}, exitUsage, "unknown flag: --outptu; did you mean --output?"},
 		{[]string{"--intervl", "1s", "x"}, exitUsage, "unknown flag: --intervl; did you mean --interval?"},
 		{[]string{"replay", page}, exitNoData, "; use --input-format"},
