@@ -348,3 +348,54 @@ func BenchmarkSnapshotValueMaps(b *testing.B) {
 	}
 	b.ReportMetric(float64(tm)/float64(tp), "maps/parse")
 }
+
+// BenchmarkDecodeDelta decodes a chain of 60 delta frames of one
+// generated target (every counter growing), each against the one decoded
+// before it, as a reader does: ns per frame and per slot, the base's
+// slots in cache (in analyze FILE, ten targets' frames interleave).
+func BenchmarkDecodeDelta(b *testing.B) {
+	g := newGenTarget(1, benchSeries)
+	const frames = 60
+	toks := make([]tokens, frames)
+	deltas := make([][]byte, frames)
+	for i := range toks {
+		tokenize(g.body(), &toks[i])
+		if i > 0 {
+			deltas[i] = encodeDelta(nil, &toks[i], &toks[i-1], Version)
+		}
+		g.step()
+	}
+	slots := len(toks[0].nums)
+	var key tokens
+	var bufs [2]tokens
+	chain := func(check bool) {
+		key = toks[0]
+		key.nums = append(key.nums[:0:0], toks[0].nums...)
+		for k := range key.nums {
+			key.nums[k].k, key.nums[k].cost, key.nums[k].d = 0, [numPredictors]uint16{}, 0
+		}
+		base := &key
+		for i := 1; i < frames; i++ {
+			cur := &bufs[i&1]
+			if err := decodeDelta(deltas[i], base, cur, Version); err != nil {
+				b.Fatal(err)
+			}
+			for k := range cur.nums {
+				if !check {
+					break
+				}
+				if !cur.nums[k].sameValue(toks[i].nums[k]) {
+					b.Fatalf("frame %d slot %d: decoded %+v, encoded %+v", i, k, cur.nums[k], toks[i].nums[k])
+				}
+			}
+			base = cur
+		}
+	}
+	chain(true)
+	b.ResetTimer()
+	for b.Loop() {
+		chain(false)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(frames-1)), "ns/frame")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(frames-1)*slots), "ns/slot")
+}
