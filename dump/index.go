@@ -175,12 +175,12 @@ func parseIndex(p []byte, dec *zstd.Decoder, v uint16) (prev int64, entries []in
 	if dec != nil && r.err == nil {
 		// Entries compress about 3:1; the bound keeps a hostile frame
 		// from making the reader allocate much more than it stores.
-		limit := 32*len(r.b) + 64<<10
-		b, derr := dec.DecodeAll(r.b, make([]byte, 0, limit))
+		limit := 32*r.left() + 64<<10
+		b, derr := dec.DecodeAll(r.rest(), make([]byte, 0, limit))
 		if derr != nil {
 			return 0, nil, fmt.Errorf("index: decompressing: %w", derr)
 		}
-		r.b = b
+		r.reset(b)
 	}
 	if err := ip.readLists(); err != nil {
 		return 0, nil, err
@@ -190,7 +190,7 @@ func parseIndex(p []byte, dec *zstd.Decoder, v uint16) (prev int64, entries []in
 	if v >= 4 {
 		minEntry = 5 // gap, size, kind, target, time
 	}
-	if n > uint64(len(r.b))/minEntry {
+	if n > uint64(r.left())/minEntry {
 		return 0, nil, errors.New("index: bad entry count")
 	}
 	if r.err != nil || first > 1<<62 || prev < 0 {
@@ -206,7 +206,7 @@ func parseIndex(p []byte, dec *zstd.Decoder, v uint16) (prev int64, entries []in
 		}
 		entries = append(entries, e)
 	}
-	if len(r.b) != 0 {
+	if r.left() != 0 {
 		return 0, nil, errors.New("index: trailing bytes")
 	}
 	return prev, entries, nil
@@ -230,7 +230,7 @@ func (ip *indexParser) readLists() error {
 	r := &ip.r
 	for k := range ip.lists {
 		n := r.uvarint()
-		if n > uint64(len(r.b)) {
+		if n > uint64(r.left()) {
 			return errors.New("index: bad count")
 		}
 		for range n {

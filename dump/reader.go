@@ -898,7 +898,7 @@ func (r *Reader) apply(st *decodeState, j int32) error {
 	if cap(r.scratch) < limit {
 		r.scratch = make([]byte, 0, limit)
 	}
-	delta, err := dec.DecodeAll(r.withMagic(br.b), r.scratch[:0:limit])
+	delta, err := dec.DecodeAll(r.withMagic(br.rest()), r.scratch[:0:limit])
 	if err != nil {
 		return fmt.Errorf("decompressing: %w", err)
 	}

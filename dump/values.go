@@ -238,6 +238,9 @@ func (vs *valueState) slotValues(nums []num, read []bool) []float64 {
 		vs.vals = make([]float64, len(nums))
 	}
 	v := vs.vals[:len(nums)]
+	// The text buffer is a local while the loop runs: set in vs each
+	// time, it cost a write barrier a number while the collector marks.
+	text := vs.text
 	for i := range nums {
 		if read != nil && !read[i] {
 			continue
@@ -250,12 +253,13 @@ func (vs *valueState) slotValues(nums []num, read []bool) []float64 {
 		// Go and Envoy print sums): strconv on the number's own text, as
 		// the parser reads it (expo's parseFloat: the text's bytes are
 		// all ones it takes), not a render of the body.
-		vs.text = appendNum(vs.text[:0], nums[i])
-		if f, err := strconv.ParseFloat(unsafe.String(&vs.text[0], len(vs.text)), 64); err == nil {
+		text = appendNum(text[:0], nums[i])
+		if f, err := strconv.ParseFloat(unsafe.String(&text[0], len(text)), 64); err == nil {
 			v[i] = f
 		} else {
 			v[i] = math.NaN() // the text is read, and refused
 		}
 	}
+	vs.text = text
 	return v
 }

@@ -45,7 +45,9 @@
 #                 divided by the difference of the counts is its
 #                 instructions per op, set-up excluded. GC is off
 #                 (GOGC=off), one P, no async preemption (callgrind
-#                 cannot follow Go's preemption signals). BODY: envoy2k,
+#                 cannot follow Go's preemption signals) and no RDTSCP
+#                 (valgrind 3.19 does not know the instruction Go's
+#                 clock uses where the CPU has it). BODY: envoy2k,
 #                 envoy100k, gosvc2k (default all three).
 #
 # The anchors live in bench/, a module of its own (bench/go.mod), so the
@@ -73,7 +75,7 @@ if [ "${1:-}" = "-c" ]; then
 	# ir BENCH N: instructions callgrind counted for N iterations.
 	ir() {
 		set -- "$1" "${2//+/\\+}" "$3" # a contender's + is literal
-		GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 GOGC=off valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+		GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off GOMAXPROCS=1 GOGC=off valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 			"$bin" -test.run='^$' -test.bench="^BenchmarkEach\$/^body=$1\$/^$2\$" -test.benchtime="$3x" 2>&1 |
 			awk '/Collected :/ {print $4}'
 	}
