@@ -168,11 +168,17 @@ const (
 // asInt reports whether f is an integer that integer arithmetic keeps
 // exactly (not -0, whose bits differ from 0's).
 func asInt(f float32) (int64, bool) {
-	x := float64(f)
-	if x != math.Trunc(x) || math.Abs(x) > 1<<24 || x == 0 && math.Signbit(x) {
+	// Within ±2^24 (NaN is not) an integer converts to int64 and back
+	// unchanged and a fraction does not: no math.Trunc, which is a call
+	// below GOAMD64=v2.
+	if !(f >= -1<<24 && f <= 1<<24) {
 		return 0, false
 	}
-	return int64(x), true
+	x := int64(f)
+	if float32(x) != f || x == 0 && math.Float32bits(f) != 0 {
+		return 0, false
+	}
+	return x, true
 }
 
 // encodeChunk appends vals' encoding to dst.

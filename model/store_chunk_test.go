@@ -52,6 +52,32 @@ func TestChunkCodecRoundTrips(t *testing.T) {
 	}
 }
 
+// TestAsInt: asInt takes the integers within ±2^24 but -0, as the
+// reference below (math.Trunc's) does, over edge values and random bits.
+func TestAsInt(t *testing.T) {
+	ref := func(f float32) (int64, bool) {
+		x := float64(f)
+		if x != math.Trunc(x) || math.Abs(x) > 1<<24 || x == 0 && math.Signbit(x) {
+			return 0, false
+		}
+		return int64(x), true
+	}
+	vals := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 0.5, -0.5, 1 << 24, -1 << 24, 1<<24 + 2, -1<<24 - 2,
+		16777215, 8388607.5, float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), math.MaxFloat32,
+		-math.MaxFloat32, math.SmallestNonzeroFloat32, 1 << 62, -1 << 63}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		vals = append(vals, math.Float32frombits(rng.Uint32()), float32(rng.IntN(1<<26)-1<<25))
+	}
+	for _, f := range vals {
+		gx, gok := asInt(f)
+		wx, wok := ref(f)
+		if gx != wx || gok != wok {
+			t.Fatalf("asInt(%v) (bits %#x) = %d, %v; want %d, %v", f, math.Float32bits(f), gx, gok, wx, wok)
+		}
+	}
+}
+
 // TestChunkCodecSize: a steady counter costs a raw value and one byte per
 // 64 values; one whose increase changes by less than 32 a byte a value,
 // by less than 4,096 two.
