@@ -100,7 +100,7 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 		// the decoders and the output.
 		MaxBinBytes: commandMemoryLimit(cmd) / 2})
 	if err != nil {
-		return noData(cmd, binBudget(err))
+		return noData(cmd, binBudget(err, cmd.Flags().Changed("bin")))
 	}
 	if err := writeAnalysis(cmd, rep, f.format); err != nil {
 		return err
@@ -110,7 +110,8 @@ func analyzeRecordings(cmd *cobra.Command, f *analyzeFlags, args []string) error
 
 // binBudget says what to do about a report over its share of
 // --memory-limit (exit code 1: the flags decide it); other errors pass.
-func binBudget(err error) error {
+// binGiven: --bin was set, so the width without it is named when it fits.
+func binBudget(err error, binGiven bool) error {
 	var be *analysis.BinBudgetError
 	if !errors.As(err, &be) {
 		return err
@@ -118,6 +119,10 @@ func binBudget(err error) error {
 	fix := "narrow --from/--to or raise --memory-limit"
 	if b := be.WiderBin(); b > 0 {
 		fix = fmt.Sprintf("use --bin %v or wider, narrow --from/--to, or raise --memory-limit", b)
+		span := time.Duration(be.Bins) * be.Bin
+		if auto := analysis.AutoBin(0, span.Milliseconds()); binGiven && auto >= b {
+			fix = fmt.Sprintf("leave --bin out (%v here), ", auto) + fix
+		}
 	}
 	return withCode(exitUsage, fmt.Errorf("analyze: %w (half of --memory-limit): %s", err, fix))
 }

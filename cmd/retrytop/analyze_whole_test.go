@@ -119,13 +119,14 @@ func BenchmarkAnalyzeWhole(b *testing.B) {
 }
 
 // TestBinBudgetSaysWhatToDo: a report over its share of --memory-limit
-// exits 1 (the flags decide it) and names the bin that fits; other errors
-// pass as they are.
+// exits 1 (the flags decide it) and names the bin that fits, and, when
+// --bin was given, the width without it if that fits; other errors pass
+// as they are.
 func TestBinBudgetSaysWhatToDo(t *testing.T) {
 	// The 1-hour dump under --memory-limit 128MiB (analysis's
 	// TestBinBudgetWiderBin: 20 s bins fit).
 	be := &analysis.BinBudgetError{Series: 15120, Bins: 360, Bin: 10 * time.Second, Limit: 64 << 20}
-	err := binBudget(fmt.Errorf("loading: %w", be))
+	err := binBudget(fmt.Errorf("loading: %w", be), true)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != exitUsage {
 		t.Fatalf("%v: not exit code %d", err, exitUsage)
@@ -135,8 +136,20 @@ func TestBinBudgetSaysWhatToDo(t *testing.T) {
 			t.Errorf("%q lacks %q", err, want)
 		}
 	}
+	if strings.Contains(err.Error(), "leave --bin out") {
+		t.Errorf("%q: the hour's width without --bin, 10 s, does not fit", err)
+	}
+	// Two hours at --bin 5s under the default limit: 10 s bins fit
+	// (739 of them at 24 bytes), and so do those without --bin (20 s).
+	be = &analysis.BinBudgetError{Series: 15120, Bins: 1440, Bin: 5 * time.Second, Limit: 256 << 20}
+	for _, given := range []bool{true, false} {
+		err = binBudget(be, given)
+		if want := "leave --bin out (20s here), use --bin 10s or wider"; strings.Contains(err.Error(), want) != given {
+			t.Errorf("--bin given %v: %q, want it to say %q only when given", given, err, want)
+		}
+	}
 	other := errors.New("other")
-	if got := binBudget(other); got != other {
+	if got := binBudget(other, true); got != other {
 		t.Errorf("another error became %v", got)
 	}
 }
