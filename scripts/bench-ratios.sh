@@ -252,8 +252,9 @@ END {
 		printf "record-rss/prometheus/100x2k %.3g -\n", m["rss/record-ratio"]
 	} else print "record-rss/MB/100x2k-2min - 100 (scripts/bench-ratios.sh -r)"
 	if ("seek/whole-cpu" in m) printf "analyze-whole-hour/cpu-seconds %.3g 5\nanalyze-whole-hour/rss-MB %d 300\n", m["seek/whole-cpu"], m["seek/whole-rss"]
-	if ("seek/2h-rss" in m) printf "analyze-two-hours/rss-over-the-hour %.3g 1.0\n", m["seek/2h-rss"] / m["seek/whole-rss"]
 	else print "analyze-whole-hour/cpu-seconds - 5 (scripts/bench-ratios.sh -s; GNU time)"
+	if ("seek/2h-rss" in m && m["seek/whole-rss"] > 0) printf "analyze-two-hours/rss-over-the-hour %.3g 1.0\n", m["seek/2h-rss"] / m["seek/whole-rss"]
+	else print "analyze-two-hours/rss-over-the-hour - 1.0 (scripts/bench-ratios.sh -s; GNU time)"
 	if ("seek/end-screen" in m) printf "replay-end-on-screen/seconds %.3g 0.2\n", m["seek/end-screen"]
 	else print "replay-end-on-screen/seconds - 0.2 (scripts/bench-ratios.sh -s; tmux)"
 	print "frame-200x60/ms - 0.3 (go test ./ui -bench .)"
