@@ -75,3 +75,27 @@ func TestBinBudgetWiderBin(t *testing.T) {
 		}
 	}
 }
+
+// TestBinBudgetAutoBin: the width without a bin asked for is named when
+// it fits the budget (at least WiderBin), else 0.
+func TestBinBudgetAutoBin(t *testing.T) {
+	for _, c := range []struct {
+		e    BinBudgetError
+		want time.Duration
+	}{
+		// The hour: 10 s without a bin asked for, but 20 s is the narrowest that fits.
+		{BinBudgetError{Series: 15120, Bins: 360, Bin: 10 * time.Second, Limit: 64 << 20}, 0},
+		// Two hours at 5 s under 256 MiB: 739 bins fit, so 10 s (720)
+		// does, and 20 s (360) without a bin asked for.
+		{BinBudgetError{Series: 15120, Bins: 1440, Bin: 5 * time.Second, Limit: 256 << 20}, 20 * time.Second},
+		// A day at 10 s where 1,000 bins fit: 2 min (720) does, and
+		// 5 min (288) without a bin asked for.
+		{BinBudgetError{Series: 1, Bins: 8640, Bin: 10 * time.Second, Limit: 1000 * WholeBytesPerSeriesBin}, 5 * time.Minute},
+		// Not even one bin fits.
+		{BinBudgetError{Series: 100, Bins: 360, Bin: 10 * time.Second, Limit: 10}, 0},
+	} {
+		if got := c.e.AutoBin(); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.e, got, c.want)
+		}
+	}
+}

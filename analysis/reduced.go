@@ -127,6 +127,17 @@ func (e *BinBudgetError) WiderBin() time.Duration {
 	return 0
 }
 
+// AutoBin is the width a report of the same span gets without a bin
+// asked for (AutoBin), when it fits the budget; 0 when it does not.
+func (e *BinBudgetError) AutoBin() time.Duration {
+	wider := e.WiderBin()
+	auto := AutoBin(0, (time.Duration(e.Bins) * e.Bin).Milliseconds())
+	if wider == 0 || auto < wider {
+		return 0
+	}
+	return auto
+}
+
 // niceBins are the bin widths WiderBin proposes.
 var niceBins = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 20 * time.Second, 30 * time.Second,
 	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour}

@@ -119,8 +119,7 @@ func binBudget(err error, binGiven bool) error {
 	fix := "narrow --from/--to or raise --memory-limit"
 	if b := be.WiderBin(); b > 0 {
 		fix = fmt.Sprintf("use --bin %v or wider, narrow --from/--to, or raise --memory-limit", b)
-		span := time.Duration(be.Bins) * be.Bin
-		if auto := analysis.AutoBin(0, span.Milliseconds()); binGiven && auto >= b {
+		if auto := be.AutoBin(); binGiven && auto > 0 {
 			fix = fmt.Sprintf("leave --bin out (%v here), ", auto) + fix
 		}
 	}
