@@ -6,12 +6,12 @@ import (
 )
 
 // TestAutoBin: 10 s bins up to an hour, then the narrowest nice width
-// that keeps the timeline within 360 bins. The spans start on a minute
+// that keeps the timeline within 360 bins. The spans start on an hour
 // (every width divides it), so a span of n widths is n bins.
 func TestAutoBin(t *testing.T) {
-	const start = 1_741_057_920_000
-	if start%60_000 != 0 {
-		t.Fatal("start must be on a minute")
+	const start = 1_741_057_200_000
+	if start%3_600_000 != 0 {
+		t.Fatal("start must be on an hour")
 	}
 	for _, c := range []struct {
 		span time.Duration
@@ -20,7 +20,7 @@ func TestAutoBin(t *testing.T) {
 		{0, 10 * time.Second},                          // nothing recorded
 		{90 * time.Second, 10 * time.Second},           // 9 bins
 		{time.Hour, 10 * time.Second},                  // 360 bins
-		{time.Hour + 10*time.Second, 15 * time.Second}, // 361 of 10 s; 241 of 15 s (the last 10 s merged)
+		{time.Hour + 10*time.Second, 15 * time.Second}, // 361 of 10 s; 241 of 15 s (the last 10 s long)
 		{100 * time.Minute, 20 * time.Second},          // 400 of 15 s, 300 of 20 s
 		{3 * time.Hour, 30 * time.Second},              // 360 of 30 s
 		{4 * time.Hour, time.Minute},                   // 480 of 30 s, 240 of 1 m
