@@ -50,8 +50,8 @@ type RecordingOptions struct {
 // (sources.UnreadWrap) and translate reads a snapshot with it.
 func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Translator, translate func(*model.Snapshot) (*model.Snapshot, error), opts RecordingOptions) (analysis.Report, error) {
 	spans := opts.Spans
+	start, end := recordingsSpan(recs, spans)
 	if opts.Bin <= 0 {
-		start, end := recordingsSpan(recs, spans)
 		opts.Bin = analysis.AutoBin(start.UnixMilli(), end.UnixMilli())
 	}
 	hist := 2
@@ -59,7 +59,7 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 		hist = max(hist, dump.WholeHistory(rec, spans[k][0], spans[k][1]))
 	}
 	ropts := analysis.ReportOptions{Window: opts.Window, Bin: opts.Bin, ChainSpecs: rs.Chains, Links: rs.Links, Derived: dialect.DerivedByDialect(rs.Dialects),
-		RecordingEnd: recordingEnd(recs, spans), CompactTimelines: opts.CompactTimelines, MaxBinBytes: opts.MaxBinBytes}
+		RecordingEnd: end, CompactTimelines: opts.CompactTimelines, MaxBinBytes: opts.MaxBinBytes}
 	var statuses []model.TargetStatus
 	var st *model.Store
 	var whole *analysis.WholeBuilder
@@ -127,12 +127,6 @@ func buildRecordingReport(st *model.Store, whole *analysis.WholeBuilder, statuse
 		return whole.ReportIncident(statuses)
 	}
 	return whole.Report(statuses)
-}
-
-// recordingEnd is when the recordings' last read entry was taken.
-func recordingEnd(recs []dump.Recording, spans [][2]int) time.Time {
-	_, end := recordingsSpan(recs, spans)
-	return end
 }
 
 // recordingsSpan is when the recordings' first and last read entries
