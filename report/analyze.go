@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"sort"
@@ -262,6 +263,21 @@ func writeServices(w io.Writer, rep analysis.Report, head string, markdown bool,
 // has a value in going first, a line under each names what was left out,
 // and every longer line is wrapped (wrapLine), so none is wider.
 func WriteAnalysis(w io.Writer, rep analysis.Report, format string, width int) error {
+	// The writers print a cell or a line at a time: unbuffered, a report
+	// of an hour was some 32,000 write calls to a terminal or a pipe.
+	b := bufio.NewWriterSize(w, writeBuffer)
+	err := writeAnalysis(b, rep, format, width)
+	if ferr := b.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// writeBuffer is WriteAnalysis's buffer: the writes it passes on are of
+// this size, but the last.
+const writeBuffer = 64 << 10
+
+func writeAnalysis(w io.Writer, rep analysis.Report, format string, width int) error {
 	switch format {
 	case "json":
 		return rep.WriteJSON(w)
