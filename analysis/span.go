@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"iter"
+	"sort"
 	"time"
 
 	"github.com/retrytop/retrytop/model"
@@ -81,7 +82,27 @@ func incidentSpan(startMs, endMs, binMs int64, rows iter.Seq[[]Phase]) Span {
 	if from.IsZero() {
 		return spanOf(SpanRecording, startMs, endMs)
 	}
-	return spanOf(SpanIncident, max(from.UnixMilli()-binMs, startMs), min(to.UnixMilli()+binMs, endMs))
+	lo, hi := padBins(newReportGrid(binMs, startMs).edges(endMs), from.UnixMilli(), to.UnixMilli())
+	return spanOf(SpanIncident, max(lo, startMs), min(hi, endMs))
+}
+
+// padBins widens [from, to] by one bin of the timeline's edges each
+// side: from the start of the bin before the one holding from to the end
+// of the bin after the one holding to. The timeline's first and last bins
+// may be shorter or longer than the width (the first runs from the first
+// scrape, a short remainder is merged into the last): padded by the
+// width, a span ended inside the merged last bin, and a whole
+// recording's report, which reads a span as the sum of the bins in it,
+// counted that bin's scrapes past the span's end. Without edges, by the
+// width of none: [from, to].
+func padBins(edges []binEdge, from, to int64) (int64, int64) {
+	if len(edges) == 0 {
+		return from, to
+	}
+	i := sort.Search(len(edges), func(k int) bool { return edges[k].end > from }) // the bin holding from
+	j := sort.Search(len(edges), func(k int) bool { return edges[k].end >= to })  // the bin holding to
+	i, j = max(min(i, len(edges)-1)-1, 0), min(j+1, len(edges)-1)
+	return edges[i].start, edges[j].end
 }
 
 // rowSpan is the span a report's rows cover: opts.Span when given, else

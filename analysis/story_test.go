@@ -58,13 +58,15 @@ func TestIncidentSpan(t *testing.T) {
 	phase := func(k PhaseKind, from, to int, trigger bool) Phase {
 		return Phase{Kind: k, Start: at(from), End: at(to), Trigger: trigger}
 	}
-	rep := func(rows ...[]Phase) *Report {
-		r := &Report{StartUnix: float64(t0) / 1000, EndUnix: float64(t0)/1000 + 120, BinSeconds: 10}
+	// A recording from start to end seconds after t0, in bins of 10 s.
+	recording := func(start, end float64, rows ...[]Phase) *Report {
+		r := &Report{StartUnix: float64(t0)/1000 + start, EndUnix: float64(t0)/1000 + end, BinSeconds: 10}
 		for _, ps := range rows {
 			r.Dependencies = append(r.Dependencies, DependencyReport{Phases: ps})
 		}
 		return r
 	}
+	rep := func(rows ...[]Phase) *Report { return recording(0, 120, rows...) }
 	for _, tc := range []struct {
 		name       string
 		rep        *Report
@@ -85,6 +87,15 @@ func TestIncidentSpan(t *testing.T) {
 		), SpanIncident, 20, 90},
 		// Padded by a bin, kept inside the recording.
 		{"at the edges", rep([]Phase{phase(PhaseOverloaded, 0, 120, true)}), SpanIncident, 0, 120},
+		// The timeline's bins 7-20 s (the first, from the first scrape,
+		// merged with the short one before 10 s), 20-30 s, …, 110-124 s
+		// (the 4 s after 120 merged into the last): padded by the bins
+		// before and after, not by 10 s, which ended the span 4 s inside
+		// the last bin and started it 3 s inside the first.
+		{"padded by the first and last bins", recording(7, 124, []Phase{phase(PhaseHealthy, 7, 20, false), phase(PhaseOverloaded, 20, 100, true),
+			phase(PhaseRecovering, 100, 110, false), phase(PhaseHealthy, 110, 124, false)}), SpanIncident, 7, 124},
+		{"padded by a bin inside", recording(7, 124, []Phase{phase(PhaseHealthy, 7, 30, false), phase(PhaseOverloaded, 30, 90, true),
+			phase(PhaseHealthy, 90, 124, false)}), SpanIncident, 20, 100},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := IncidentSpan(tc.rep)

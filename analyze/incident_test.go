@@ -7,6 +7,7 @@ import (
 
 	"github.com/retrytop/retrytop/analysis"
 	"github.com/retrytop/retrytop/dump"
+	"github.com/retrytop/retrytop/sim"
 	"github.com/retrytop/retrytop/sources"
 )
 
@@ -48,6 +49,18 @@ func TestRecordingDefaultsToTheIncident(t *testing.T) {
 		// rounding of one.
 		if got, want := inc.WindowSeconds, inc.Span.EndUnix-inc.Span.StartUnix; math.Abs(got-want) > 0.001 {
 			t.Errorf("sequential %v: window_seconds %v, span %v s", sequential, got, want)
+		}
+		// The sim's originals arrive on a fixed schedule of
+		// sim.DefaultRate a second (sim.Arrivals): over the span, the
+		// entry row counts them to one arrival at each edge, where the
+		// counter is interpolated between two scrapes.
+		for _, d := range inc.Dependencies {
+			if d.Target != "browser" || d.Dependency != "app" {
+				continue
+			}
+			if got := d.OriginalsPerS.Or(math.NaN()); !(math.Abs(got-sim.DefaultRate) <= 2/inc.WindowSeconds) {
+				t.Errorf("sequential %v: browser -> app %v originals/s over %v s, want %v within %.3f", sequential, got, inc.WindowSeconds, sim.DefaultRate, 2/inc.WindowSeconds)
+			}
 		}
 	}
 }
