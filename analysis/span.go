@@ -86,15 +86,14 @@ func incidentSpan(startMs, endMs, binMs int64, rows iter.Seq[[]Phase]) Span {
 	return spanOf(SpanIncident, max(lo, startMs), min(hi, endMs))
 }
 
-// padBins widens [from, to] by one bin of the timeline's edges each
-// side: from the start of the bin before the one holding from to the end
-// of the bin after the one holding to. The timeline's first and last bins
-// may be shorter or longer than the width (the first runs from the first
-// scrape, a short remainder is merged into the last): padded by the
-// width, a span ended inside the merged last bin, and a whole
-// recording's report, which reads a span as the sum of the bins in it,
-// counted that bin's scrapes past the span's end. Without edges, by the
-// width of none: [from, to].
+// padBins widens [from, to] by one bin each side as the timeline lays
+// its bins out (edges): from the start of the bin before the one holding
+// from to the end of the bin after the one holding to. The span's edges
+// are then bins' edges, so a whole recording's report, which reads a span
+// as the sum of its bins, counts nothing outside it; the first and last
+// bins may be shorter or longer than the width (the first runs from the
+// first scrape, a remainder under half a bin is merged into the last).
+// Without edges, [from, to].
 func padBins(edges []binEdge, from, to int64) (int64, int64) {
 	if len(edges) == 0 {
 		return from, to
