@@ -592,7 +592,9 @@ func (b *WholeBuilder) ReportIncident(targets []model.TargetStatus) (Report, err
 
 // ReportSpan is Report with the rows, services and current findings over
 // span (ReportOptions.Span), such as IncidentSpan of Report's: read from
-// the reduced bins, after Report or instead of it.
+// the reduced bins, after Report or instead of it. A bin is read whole,
+// so span's edges are to be the timeline's bins' edges, as IncidentSpan's
+// are.
 func (b *WholeBuilder) ReportSpan(targets []model.TargetStatus, span Span) (Report, error) {
 	opts := b.opts
 	opts.Span = &span
