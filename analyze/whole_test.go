@@ -190,6 +190,8 @@ func TestAnalyzeWholeSameAsSequential(t *testing.T) {
 			{window: w, bin: b, format: "text"},
 			{window: w, bin: b, format: "json", incident: true},
 			{window: 3 * time.Second, bin: time.Second, format: "json", incident: true},
+			{window: w, bin: b, from: 20 * time.Second, to: 90 * time.Second, format: "json", incident: true},
+			{window: w, bin: 5 * time.Second, format: "text", incident: true},
 		} {
 			got := analyzeFile(t, f, c, false)
 			want := analyzeFile(t, f, c, true)
