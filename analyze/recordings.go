@@ -71,10 +71,12 @@ func Recordings(recs []dump.Recording, rs *sources.Recording, tr *dialect.Transl
 		// One recording: its bins are reduced while it loads, and the store
 		// keeps a few minutes (analysis.WholeBuilder). Its total series cap
 		// is the one a store of every scrape gets, so the same series are
-		// kept.
+		// kept. Unsealed: each value is written and read back once, and
+		// sealing it cost a tenth of the CPU; the rings stay within what
+		// that cap takes a series to cost, every scrape uncompressed.
 		wh := analysis.WholeHistory(entryTimes(recs[0], spans[0]), ropts)
 		defer dump.StreamGC(wh, hist)() // loading and the report
-		st = model.NewStore(model.StoreConfig{History: wh, KeepSeries: true, MaxSeries: maxSeries})
+		st = model.NewStore(model.StoreConfig{History: wh, KeepSeries: true, MaxSeries: maxSeries, Unsealed: true})
 		whole = analysis.NewWholeBuilder(st, ropts)
 		statuses = dump.LoadStoreRangeWith(recs[0], spans[0][0], spans[0][1], st, dump.Loading{Transform: translate, Release: tr.Release, After: whole.Observe,
 			Stop: func() bool { return whole.Err() != nil }})

@@ -433,10 +433,12 @@ const minParallel = 16
 // limit, where the limit's own collections and the scavenger giving pages
 // back cost more than the marking saved: on the 1-hour dump at 400, 8.6-9.8
 // s user and 1.9-2.7 s system, 490-495 MB RSS; at 100, 8.8 s and 0.4 s, 365
-// MB; at 50, 9.8-11.3 s and 0.6 s, 280-296 MB. 50 keeps analyze under 300
-// MB for about the CPU 400 took. A short span (a 30 s window) keeps GOGC
-// 100.
-const StreamGCPercent = 50
+// MB; at 50, 9.8-11.3 s and 0.6 s, 280-296 MB. Since analyze's store keeps
+// its short history unsealed (model.StoreConfig.Unsealed), which makes
+// little garbage and holds about 10 MB more, 40: 7.3-7.6 s user, 276-289
+// MB, against 8.1-8.7 s and 270-296 MB sealed at 50. A short span (a 30 s
+// window) keeps GOGC 100.
+const StreamGCPercent = 40
 
 // StreamGC sets GOGC to StreamGCPercent when a store that keeps kept
 // scrapes of a target is to take a span of more (scrapes: the most of any

@@ -60,6 +60,14 @@ type StoreConfig struct {
 	// identity, the total cap's count and the restart rule of a store that
 	// holds it all. Its values outside the history are still gone.
 	KeepSeries bool
+	// Unsealed keeps every chunk of history as float32 and float64
+	// values instead of sealing (compressing) those the scrapes have
+	// moved past: for a short history each of whose values is written
+	// once and read back once (analysis.WholeBuilder), where sealing and
+	// opening again cost more CPU than the memory they save. A series
+	// then holds History*4 bytes, History*8 once a value is not exact as
+	// float32.
+	Unsealed bool
 }
 
 // DefaultStoreConfig is 15 minutes at 1 s and 20,000 series per target;
@@ -286,7 +294,7 @@ func (t *ringTiles) at(col, i int) (int, int) {
 // newColumn returns a ring in a column of th's tiles, every slot absent;
 // want is how many series the scrape being appended may still create,
 // which sizes a new set of tiles.
-func (th *targetHistory) newColumn(want int) ring {
+func (th *targetHistory) newColumn(want int, seals bool) ring {
 	var t *ringTiles
 	col := -1
 	reused := false // a freed column: its old values are still there
@@ -308,7 +316,7 @@ func (th *targetHistory) newColumn(want int) ring {
 		// arrive a few at a time gets few tiles, not one per arrival.
 		// Every chunk starts absent and is made when first written.
 		cols := min(max(want, 8, len(th.series)/8), 4096)
-		t = &ringTiles{v: make([][]float32, chunks(hist)), slots: hist, cols: cols, used: 1, seals: true}
+		t = &ringTiles{v: make([][]float32, chunks(hist)), slots: hist, cols: cols, used: 1, seals: seals}
 		col = 0
 		th.tiles = append(th.tiles, t)
 	}
@@ -608,7 +616,9 @@ func (s *Store) Append(snap *Snapshot) AppendResult {
 		m := memMeasure{series: int64(len(th.series))}
 		for _, ss := range th.series {
 			if w := ss.ring.wide; w != nil {
-				w.sealBehind(slot)
+				if !s.cfg.Unsealed {
+					w.sealBehind(slot)
+				}
 				m.addWide(w)
 			}
 		}
@@ -827,7 +837,7 @@ func (s *Store) newSeries(th *targetHistory, r *flatRef, left int, made *madeSam
 		ss.ring = newRing(len(th.times))
 	} else {
 		room := min(s.cfg.MaxSeriesPerTarget-len(th.series), s.maxSeries-s.total)
-		ss.ring = th.newColumn(min(left, room))
+		ss.ring = th.newColumn(min(left, room), !s.cfg.Unsealed)
 	}
 	th.series[key] = ss
 	s.total++
