@@ -175,6 +175,10 @@ type SlotMap struct {
 	// out is the copy Apply handed out last, spare one given back
 	// (Release) for the next Apply to copy into.
 	out, spare *familyBuf
+	// field is, per slot, the float64 in cur its value goes to (nil: a
+	// timestamp, or kept nowhere), made at the first ApplyValues: cur's
+	// arrays never move.
+	field []*float64
 }
 
 // Bind matches the numbers' slots of the parsed body (each slot's start
@@ -308,7 +312,73 @@ func (sm *SlotMap) ApplyValues(changed []bool, vals []float64) ([]model.Family, 
 			return nil, false
 		}
 	}
-	return sm.apply(nil, nil, changed, vals)
+	if changed != nil && !sm.valid {
+		// Every slot is to be read, those changed does not mark from
+		// the text: apply refuses without it.
+		return sm.apply(nil, nil, changed, vals)
+	}
+	return sm.applyValues(changed, vals)
+}
+
+// applyValues is apply for ApplyValues once it has found every slot to
+// be read in vals: each value, converted as apply converts it, goes
+// straight to its field (a twentieth of analyze's instructions went to
+// finding it, sample and bucket, a slot at a time).
+func (sm *SlotMap) applyValues(changed []bool, vals []float64) ([]model.Family, bool) {
+	if sm.field == nil {
+		sm.field = sm.fields()
+	}
+	dest, field, vals := sm.dest, sm.field[:len(sm.dest)], vals[:len(sm.dest)]
+	sm.valid = false // until every slot is read
+	for i := range dest {
+		d := &dest[i]
+		if changed != nil && !changed[i] && !d.always {
+			continue // its text, and so its reading, is the last body's
+		}
+		v, ok := vals[i], true
+		switch d.conv {
+		case 0xff:
+			continue // a line the parse skipped
+		case convHistCount:
+			v, ok = countValue(typeHistogram, v)
+		case convSummaryCount:
+			v, ok = countValue(typeSummary, v)
+		case convBucket:
+			v, ok = bucketValue(v)
+		}
+		if !ok {
+			return nil, false
+		}
+		if f := field[i]; f != nil {
+			*f = v
+		}
+	}
+	return sm.handOut(), true
+}
+
+// fields is, per slot, where in cur apply writes its value (nil for a
+// timestamp or a value kept nowhere).
+func (sm *SlotMap) fields() []*float64 {
+	out := make([]*float64, len(sm.dest))
+	for i, d := range sm.dest {
+		if d.conv == 0xff || d.fam < 0 || d.field == fieldNone || d.field == fieldTS {
+			continue
+		}
+		smp := &sm.cur[d.fam].Samples[d.sample]
+		switch d.field {
+		case fieldValue:
+			out[i] = &smp.Value
+		case fieldCount:
+			out[i] = &smp.Count
+		case fieldSum:
+			out[i] = &smp.Sum
+		case fieldBucket:
+			out[i] = &smp.Buckets[d.k].Count
+		case fieldQuantile:
+			out[i] = &smp.Quantiles[d.k].Value
+		}
+	}
+	return out
 }
 
 // apply is Apply, and ApplyValues once it has found that no slot it reads
@@ -392,13 +462,19 @@ func (sm *SlotMap) apply(body []byte, offs []int32, changed []bool, vals []float
 			smp.TimestampMs = ts
 		}
 	}
+	return sm.handOut(), true
+}
+
+// handOut marks cur, every slot read, valid and hands out a copy of it,
+// into the spare buffer when there is one.
+func (sm *SlotMap) handOut() []model.Family {
 	sm.valid = true
 	b := sm.spare
 	if b == nil {
 		b = new(familyBuf)
 	}
 	sm.out, sm.spare = b, nil
-	return b.copyOf(fams), true
+	return b.copyOf(sm.cur)
 }
 
 // Release gives back fams, the result of this map's last Apply, which
