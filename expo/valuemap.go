@@ -312,16 +312,12 @@ func (sm *SlotMap) ApplyValues(changed []bool, vals []float64) ([]model.Family, 
 			return nil, false
 		}
 	}
-	if changed != nil && !sm.valid {
-		// Every slot is to be read, those changed does not mark from
-		// the text: apply refuses without it.
-		return sm.apply(nil, nil, changed, vals)
-	}
 	return sm.applyValues(changed, vals)
 }
 
 // applyValues is apply for ApplyValues once it has found every slot to
-// be read in vals: each value, converted as apply converts it, goes
+// be read in vals (the map valid, so only those changed marks and those
+// always read): each value, converted as apply converts it, goes
 // straight to its field (a twentieth of analyze's instructions went to
 // finding it, sample and bucket, a slot at a time).
 func (sm *SlotMap) applyValues(changed []bool, vals []float64) ([]model.Family, bool) {
@@ -381,8 +377,7 @@ func (sm *SlotMap) fields() []*float64 {
 	return out
 }
 
-// apply is Apply, and ApplyValues once it has found that no slot it reads
-// needs the text (body nil).
+// apply is Apply.
 func (sm *SlotMap) apply(body []byte, offs []int32, changed []bool, vals []float64) ([]model.Family, bool) {
 	if (changed != nil && len(changed) != len(sm.dest)) || (vals != nil && len(vals) != len(sm.dest)) {
 		return nil, false
