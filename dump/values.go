@@ -63,10 +63,11 @@ type valueState struct {
 var maxValueMapBytes int64 = 64 << 20 // a var: the tests lower it
 
 // valueMapSize reckons what a map keeps: its structure, a slot
-// destination (16 bytes) and a number's share of the slice headers per
-// slot, and the parse at expo.ParseCost bytes per byte of body.
+// destination (16 bytes), the pointer to its field (8) and a number's
+// share of the slice headers per slot, and the parse at expo.ParseCost
+// bytes per byte of body.
 func valueMapSize(structure, body, slots int) int64 {
-	return int64(structure) + 24*int64(slots) + expo.ParseCost*int64(body)
+	return int64(structure) + 32*int64(slots) + expo.ParseCost*int64(body)
 }
 
 // forget drops target's map, giving its bytes back.
