@@ -1278,20 +1278,15 @@ func decodeAligned(nums []num, kinds []byte, bn []num, amap []int32, same, v3 bo
 			c.cost[0] = bc[0] - bc[0]>>3 + residualBits(m-p0)
 			c.cost[1] = bc[1] - bc[1]>>3 + residualBits(m-p1)
 			c.cost[2] = bc[2] - bc[2]>>3 + residualBits(m-p2)
-		case slotReshape:
-			b := &bn[bi]
-			sh := shapes.shape()
-			d := ints.varint()
-			t := min(sh.scale(), b.scale())
-			bm, ok := rescale(b.m, b.scale()-t)
-			if !ok || sh.scale()-t > 18 {
+		case slotReshape, slotAbs:
+			var b *num // slotAbs has none
+			if k == slotReshape {
+				b = &bn[bi]
+			}
+			sh, ok := decodeShaped(b, shapes, ints)
+			if !ok {
 				return fmt.Errorf("delta: slot %d: bad rescale", i)
 			}
-			sh.m = (d + bm) / pow10[sh.scale()-t]
-			*c = sh
-		case slotAbs:
-			sh := shapes.shape()
-			sh.m = ints.varint()
 			*c = sh
 		default:
 			return fmt.Errorf("delta: slot %d: unknown kind %d", i, k)
@@ -1324,7 +1319,8 @@ func deltaTail(cur *tokens, nums []num, shapes, ints *byteReader) error {
 // later with its base's structure: slot i's base is base slot i, so no
 // slot lacks one. It decodes what the general loop does, with the
 // residuals of one byte read in place (a call a slot was a fifth of
-// decoding).
+// decoding); both write predict and learn out on the fields, as a call
+// to learn (not inlined) a slot would cost.
 func decodeSame(nums []num, kinds []byte, bn []num, shapes, ints *byteReader) error {
 	bn = bn[:len(nums)]
 	kinds = kinds[:len(nums)]
@@ -1364,19 +1360,14 @@ func decodeSame(nums []num, kinds []byte, bn []num, shapes, ints *byteReader) er
 			c.cost[0] = bc[0] - bc[0]>>3 + residualBits(m-p0)
 			c.cost[1] = bc[1] - bc[1]>>3 + residualBits(m-p1)
 			c.cost[2] = bc[2] - bc[2]>>3 + residualBits(m-p2)
-		case slotReshape:
-			sh := shapes.shape()
-			d := ints.varint()
-			t := min(sh.scale(), b.scale())
-			bm, ok := rescale(b.m, b.scale()-t)
-			if !ok || sh.scale()-t > 18 {
+		case slotReshape, slotAbs:
+			if k == slotAbs {
+				b = nil
+			}
+			sh, ok := decodeShaped(b, shapes, ints)
+			if !ok {
 				return fmt.Errorf("delta: slot %d: bad rescale", i)
 			}
-			sh.m = (d + bm) / pow10[sh.scale()-t]
-			*c = sh
-		case slotAbs:
-			sh := shapes.shape()
-			sh.m = ints.varint()
 			*c = sh
 		default:
 			return fmt.Errorf("delta: slot %d: unknown kind %d", i, k)
@@ -1385,6 +1376,26 @@ func decodeSame(nums []num, kinds []byte, bn []num, shapes, ints *byteReader) er
 		g2, g1 = g1, growth
 	}
 	return nil
+}
+
+// decodeShaped reads a slot that takes a new shape: slotReshape against
+// its base b (the difference at the finer of the two scales), or
+// slotAbs (b nil: the number itself). false when the base cannot be
+// rescaled.
+func decodeShaped(b *num, shapes, ints *byteReader) (num, bool) {
+	sh := shapes.shape()
+	d := ints.varint()
+	if b == nil {
+		sh.m = d
+		return sh, true
+	}
+	t := min(sh.scale(), b.scale())
+	bm, ok := rescale(b.m, b.scale()-t)
+	if !ok || sh.scale()-t > 18 {
+		return num{}, false
+	}
+	sh.m = (d + bm) / pow10[sh.scale()-t]
+	return sh, true
 }
 
 // deltaParts reads a delta's head: cur's structure (same: its base's,
