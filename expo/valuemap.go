@@ -176,8 +176,8 @@ type SlotMap struct {
 	// (Release) for the next Apply to copy into.
 	out, spare *familyBuf
 	// field is, per slot, the float64 in cur its value goes to (nil: a
-	// timestamp, or kept nowhere), made at the first ApplyValues: cur's
-	// arrays never move.
+	// timestamp, or kept nowhere), made at the first apply: cur's arrays
+	// never move.
 	field []*float64
 }
 
@@ -321,27 +321,17 @@ func (sm *SlotMap) ApplyValues(changed []bool, vals []float64) ([]model.Family, 
 // straight to its field (a twentieth of analyze's instructions went to
 // finding it, sample and bucket, a slot at a time).
 func (sm *SlotMap) applyValues(changed []bool, vals []float64) ([]model.Family, bool) {
-	if sm.field == nil {
-		sm.field = sm.fields()
-	}
-	dest, field, vals := sm.dest, sm.field[:len(sm.dest)], vals[:len(sm.dest)]
+	dest, field, vals := sm.dest, sm.fields(), vals[:len(sm.dest)]
 	sm.valid = false // until every slot is read
 	for i := range dest {
 		d := &dest[i]
 		if changed != nil && !changed[i] && !d.always {
 			continue // its text, and so its reading, is the last body's
 		}
-		v, ok := vals[i], true
-		switch d.conv {
-		case 0xff:
+		if d.conv == 0xff {
 			continue // a line the parse skipped
-		case convHistCount:
-			v, ok = countValue(typeHistogram, v)
-		case convSummaryCount:
-			v, ok = countValue(typeSummary, v)
-		case convBucket:
-			v, ok = bucketValue(v)
 		}
+		v, ok := convert(d.conv, vals[i])
 		if !ok {
 			return nil, false
 		}
@@ -352,9 +342,27 @@ func (sm *SlotMap) applyValues(changed []bool, vals []float64) ([]model.Family, 
 	return sm.handOut(), true
 }
 
-// fields is, per slot, where in cur apply writes its value (nil for a
-// timestamp or a value kept nowhere).
+// convert is a value token's number as the parse keeps it (conv, the
+// token's conversion, not a timestamp's): a histogram's or summary's
+// count, a bucket's; false where the parser refuses it.
+func convert(conv uint8, v float64) (float64, bool) {
+	switch conv {
+	case convHistCount:
+		return countValue(typeHistogram, v)
+	case convSummaryCount:
+		return countValue(typeSummary, v)
+	case convBucket:
+		return bucketValue(v)
+	}
+	return v, true
+}
+
+// fields is, per slot, where in cur its value goes (nil for a timestamp
+// or a value kept nowhere), made at the first call.
 func (sm *SlotMap) fields() []*float64 {
+	if sm.field != nil {
+		return sm.field[:len(sm.dest)]
+	}
 	out := make([]*float64, len(sm.dest))
 	for i, d := range sm.dest {
 		if d.conv == 0xff || d.fam < 0 || d.field == fieldNone || d.field == fieldTS {
@@ -374,6 +382,7 @@ func (sm *SlotMap) fields() []*float64 {
 			out[i] = &smp.Quantiles[d.k].Value
 		}
 	}
+	sm.field = out
 	return out
 }
 
@@ -387,7 +396,7 @@ func (sm *SlotMap) apply(body []byte, offs []int32, changed []bool, vals []float
 		changed = nil // every slot is read
 	}
 	sm.valid = false // until every slot is read
-	fams := sm.cur
+	field := sm.fields()
 	for i := range sm.dest {
 		d := &sm.dest[i]
 		if changed != nil && !changed[i] && !d.always {
@@ -424,37 +433,17 @@ func (sm *SlotMap) apply(body []byte, offs []int32, changed []bool, vals []float
 				v, end, ok = valueAt(body[:e], int(s))
 				ok = ok && end == int(e)
 			}
-			switch d.conv {
-			case convHistCount:
-				v, ok = countValueOK(typeHistogram, v, ok)
-			case convSummaryCount:
-				v, ok = countValueOK(typeSummary, v, ok)
-			case convBucket:
-				if ok {
-					v, ok = bucketValue(v)
-				}
+			if ok {
+				v, ok = convert(d.conv, v)
 			}
 		}
 		if !ok {
 			return nil, false
 		}
-		if d.field == fieldNone {
-			continue
-		}
-		smp := &fams[d.fam].Samples[d.sample]
-		switch d.field {
-		case fieldValue:
-			smp.Value = v
-		case fieldCount:
-			smp.Count = v
-		case fieldSum:
-			smp.Sum = v
-		case fieldBucket:
-			smp.Buckets[d.k].Count = v
-		case fieldQuantile:
-			smp.Quantiles[d.k].Value = v
-		case fieldTS:
-			smp.TimestampMs = ts
+		if d.field == fieldTS {
+			sm.cur[d.fam].Samples[d.sample].TimestampMs = ts
+		} else if f := field[i]; f != nil {
+			*f = v
 		}
 	}
 	return sm.handOut(), true
@@ -485,13 +474,6 @@ func (sm *SlotMap) Release(fams, inUse []model.Family) bool {
 	}
 	sm.out, sm.spare = nil, b
 	return true
-}
-
-func countValueOK(typ int, v float64, ok bool) (float64, bool) {
-	if !ok {
-		return 0, false
-	}
-	return countValue(typ, v)
 }
 
 // familyBuf holds a copy of a parse: its families and the samples,
