@@ -111,20 +111,9 @@ func TestSealedChunksMatchOwnRings(t *testing.T) {
 	const hist = 300 // three chunks, the last short
 	tiled, own := NewStore(StoreConfig{History: hist}), NewStore(StoreConfig{History: hist})
 	own.noTiles = true
-	rng := rand.New(rand.NewPCG(7, 8))
-	at := time.Unix(1_700_000_000, 0)
-	c := make([]float64, 20)
+	w := newChunkWorld(7, 8, false)
 	for i := range 700 {
-		fams := []Family{{Name: "c_total", Type: Counter}, {Name: "g", Type: Gauge}}
-		for k := range c {
-			c[k] += float64(rng.IntN(4 * (k + 1)))
-			if (i+k)%37 < 3 {
-				continue // absent now and then
-			}
-			fams[0].Samples = append(fams[0].Samples, Sample{Labels: LabelsFromPairs("k", strconv.Itoa(k)), Value: c[k]})
-			fams[1].Samples = append(fams[1].Samples, Sample{Labels: LabelsFromPairs("k", strconv.Itoa(k)), Value: float64(rng.IntN(1<<20)) / 4})
-		}
-		snap := &Snapshot{Target: "t", Time: at.Add(time.Duration(i) * time.Second), Families: fams}
+		snap := w.scrape(i)
 		tiled.Append(snap)
 		own.Append(snap)
 		if i%7 == 0 || i > hist {
@@ -156,6 +145,39 @@ func TestSealedChunksMatchOwnRings(t *testing.T) {
 	if packed == 0 || plain == 0 {
 		t.Errorf("%d sealed chunks, %d plain columns: the world does not test them", packed, plain)
 	}
+}
+
+// chunkWorld is a target whose columns the chunk codec both shrinks and
+// keeps plain: 20 counters absent now and then, as many gauges of noisy
+// quarters (exact as float32, no integers) and, with wide, a sum in
+// halves past float32 (a float64 ring).
+type chunkWorld struct {
+	rng  *rand.Rand
+	c    []float64
+	sum  float64
+	wide bool
+}
+
+func newChunkWorld(seed1, seed2 uint64, wide bool) *chunkWorld {
+	return &chunkWorld{rng: rand.New(rand.NewPCG(seed1, seed2)), c: make([]float64, 20), sum: 1e7, wide: wide}
+}
+
+// scrape is the world's scrape i, a second after scrape i-1.
+func (w *chunkWorld) scrape(i int) *Snapshot {
+	fams := []Family{{Name: "c_total", Type: Counter}, {Name: "g", Type: Gauge}}
+	for k := range w.c {
+		w.c[k] += float64(w.rng.IntN(4 * (k + 1)))
+		if (i+k)%37 < 3 {
+			continue // absent now and then
+		}
+		fams[0].Samples = append(fams[0].Samples, Sample{Labels: LabelsFromPairs("k", strconv.Itoa(k)), Value: w.c[k]})
+		fams[1].Samples = append(fams[1].Samples, Sample{Labels: LabelsFromPairs("k", strconv.Itoa(k)), Value: float64(w.rng.IntN(1<<20)) / 4})
+	}
+	if w.wide {
+		w.sum += float64(w.rng.IntN(5000)) + 0.5
+		fams = append(fams, Family{Name: "s", Type: Gauge, Samples: []Sample{{Value: w.sum}}})
+	}
+	return &Snapshot{Target: "t", Time: time.Unix(1_700_000_000, 0).Add(time.Duration(i) * time.Second), Families: fams}
 }
 
 // TestWideCodecRoundTrips: a float64 chunk decodes to the same bits (NaN

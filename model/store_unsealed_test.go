@@ -1,11 +1,6 @@
 package model
 
-import (
-	"math/rand/v2"
-	"strconv"
-	"testing"
-	"time"
-)
+import "testing"
 
 // TestUnsealedStore: a store with Unsealed shows what a sealing one does,
 // scrape after scrape, for float32 columns (counters with gaps, noisy
@@ -14,23 +9,9 @@ import (
 func TestUnsealedStore(t *testing.T) {
 	const hist = 300 // three chunks, the last short
 	sealing, unsealed := NewStore(StoreConfig{History: hist}), NewStore(StoreConfig{History: hist, Unsealed: true})
-	rng := rand.New(rand.NewPCG(13, 14))
-	at := time.Unix(1_700_000_000, 0)
-	c := make([]float64, 20)
-	sum := 1e7
+	w := newChunkWorld(13, 14, true)
 	for i := range 700 {
-		fams := []Family{{Name: "c_total", Type: Counter}, {Name: "g", Type: Gauge}}
-		for k := range c {
-			c[k] += float64(rng.IntN(4 * (k + 1)))
-			if (i+k)%37 < 3 {
-				continue // absent now and then
-			}
-			fams[0].Samples = append(fams[0].Samples, Sample{Labels: LabelsFromPairs("k", strconv.Itoa(k)), Value: c[k]})
-			fams[1].Samples = append(fams[1].Samples, Sample{Labels: LabelsFromPairs("k", strconv.Itoa(k)), Value: float64(rng.IntN(1<<20)) / 4})
-		}
-		sum += float64(rng.IntN(5000)) + 0.5
-		fams = append(fams, Family{Name: "s", Type: Gauge, Samples: []Sample{{Value: sum}}})
-		snap := &Snapshot{Target: "t", Time: at.Add(time.Duration(i) * time.Second), Families: fams}
+		snap := w.scrape(i)
 		sealing.Append(snap)
 		unsealed.Append(snap)
 		if i%7 == 0 || i > hist {
